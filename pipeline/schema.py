@@ -1,0 +1,150 @@
+"""The corpus schema (``config/schema.yaml``): hierarchies, constraints, type mapping.
+
+:func:`load_schema` validates the file and raises :class:`SchemaError` naming
+the file (and, where YAML knows it, the line) for anything inconsistent: an
+unknown type in a constraint or a mapping, a type defined twice, a bad shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ANY_ENTITY = "<ENTITY>"
+DEFAULT_SCHEMA = Path(__file__).resolve().parent.parent / "config" / "schema.yaml"
+
+
+class SchemaError(ValueError):
+    """An invalid schema file; the message names the file."""
+
+
+@dataclass(frozen=True)
+class Schema:
+    """Entity and relation hierarchies (child -> parent, roots map to None) and the rest of the schema."""
+
+    entity_parent: dict[str, str | None]
+    relation_parent: dict[str, str | None]
+    relation_arguments: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
+    relation_attributes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    mapping: dict[str, dict[str, str | None]] = field(default_factory=dict)
+    path: str = ""
+
+    # -- hierarchy helpers -------------------------------------------------
+    def entity_types(self) -> list[str]:
+        """All entity types, in file (pre-)order."""
+        return list(self.entity_parent)
+
+    def relation_types(self) -> list[str]:
+        return list(self.relation_parent)
+
+    def ancestors(self, type_: str, include_self: bool = False) -> list[str]:
+        """Ancestors of an entity or relation type, nearest first."""
+        parents = self.entity_parent if type_ in self.entity_parent else self.relation_parent
+        out = [type_] if include_self else []
+        current = parents.get(type_)
+        while current is not None:
+            out.append(current)
+            current = parents.get(current)
+        return out
+
+    def is_a(self, type_: str, ancestor: str) -> bool:
+        return type_ == ancestor or ancestor in self.ancestors(type_)
+
+    def children(self, type_: str | None) -> list[str]:
+        parents = self.relation_parent if type_ in self.relation_parent else self.entity_parent
+        return [t for t, p in parents.items() if p == type_]
+
+    def relation_roots(self) -> list[str]:
+        return [t for t, p in self.relation_parent.items() if p is None]
+
+    def entity_roots(self) -> list[str]:
+        return [t for t, p in self.entity_parent.items() if p is None]
+
+    def is_leaf(self, type_: str) -> bool:
+        return not self.children(type_)
+
+    def allowed_arguments(self, relation: str, role: str) -> tuple[str, ...]:
+        """Entity types (expanded to descendants) allowed for ``role`` of ``relation``."""
+        spec = self.relation_arguments.get(relation, {}).get(role, (ANY_ENTITY,))
+        if ANY_ENTITY in spec:
+            return tuple(self.entity_parent)
+        return tuple(t for t in self.entity_parent if any(self.is_a(t, s) for s in spec))
+
+    def map_type(self, source: str, type_: str) -> str | None:
+        """Schema type for a source type; a schema type maps to itself; unknown -> KeyError."""
+        table = self.mapping.get(source, {})
+        if type_ in table:
+            return table[type_]
+        if type_ in self.entity_parent:
+            return type_
+        raise KeyError(f"no mapping for {source} type {type_!r} in {self.path}")
+
+
+def _flatten(tree: Any, parent: str | None, out: dict[str, str | None], what: str, path: str) -> None:
+    if tree is None:
+        return
+    if not isinstance(tree, Mapping):
+        raise SchemaError(f"{path}: {what} hierarchy under {parent!r} must be a mapping, got {tree!r}")
+    for name, sub in tree.items():
+        if not isinstance(name, str) or not name.replace("_", "").isalnum():
+            raise SchemaError(f"{path}: bad {what} type name {name!r}")
+        if name in out:
+            raise SchemaError(f"{path}: {what} type {name!r} defined twice")
+        out[name] = parent
+        _flatten(sub or {}, name, out, what, path)
+
+
+def load_schema(path: str | Path = DEFAULT_SCHEMA) -> Schema:
+    """Load and validate a schema file."""
+    p = Path(path)
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{p}:{mark.line + 1}" if mark is not None else str(p)
+        raise SchemaError(f"{where}: invalid YAML: {exc}") from exc
+    except OSError as exc:
+        raise SchemaError(f"{p}: cannot read schema: {exc}") from exc
+    if not isinstance(data, Mapping):
+        raise SchemaError(f"{p}: top level must be a mapping")
+    unknown = set(data) - {"entities", "relations", "relation_arguments", "relation_attributes", "mapping"}
+    if unknown:
+        raise SchemaError(f"{p}: unknown section(s) {sorted(unknown)}")
+    entities: dict[str, str | None] = {}
+    relations: dict[str, str | None] = {}
+    _flatten(data.get("entities"), None, entities, "entity", str(p))
+    _flatten(data.get("relations"), None, relations, "relation", str(p))
+    if not entities:
+        raise SchemaError(f"{p}: no entity types")
+    overlap = set(entities) & set(relations)
+    if overlap:
+        raise SchemaError(f"{p}: names used for both entities and relations: {sorted(overlap)}")
+
+    arguments: dict[str, dict[str, tuple[str, ...]]] = {}
+    for rel, roles in (data.get("relation_arguments") or {}).items():
+        if rel not in relations:
+            raise SchemaError(f"{p}: relation_arguments names unknown relation {rel!r}")
+        if not isinstance(roles, Mapping):
+            raise SchemaError(f"{p}: relation_arguments.{rel} must map roles to type lists")
+        arguments[rel] = {}
+        for role, types in roles.items():
+            types = [types] if isinstance(types, str) else list(types or [])
+            for t in types:
+                if t != ANY_ENTITY and t not in entities:
+                    raise SchemaError(f"{p}: relation_arguments.{rel}.{role} names unknown entity type {t!r}")
+            arguments[rel][str(role)] = tuple(types)
+
+    attributes = {str(k): dict(v or {}) for k, v in (data.get("relation_attributes") or {}).items()}
+
+    mapping: dict[str, dict[str, str | None]] = {}
+    for source, table in (data.get("mapping") or {}).items():
+        mapping[str(source)] = {}
+        for src_type, target in (table or {}).items():
+            if target is not None and target not in entities:
+                raise SchemaError(f"{p}: mapping.{source}.{src_type} -> unknown entity type {target!r}")
+            mapping[str(source)][str(src_type)] = target
+    return Schema(entities, relations, arguments, attributes, mapping, str(p))

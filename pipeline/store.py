@@ -1,0 +1,157 @@
+"""The document store: sharded, gzip-compressed JSON Lines, sorted by PMID.
+
+Layout of one stage's output directory::
+
+    <stage dir>/
+        shard-000012.jsonl.gz   records whose PMID falls in block 12
+        ...
+        counts.json             what the stage kept, dropped and why
+
+A shard holds the PMIDs ``[k * shard_size, (k + 1) * shard_size)``: blocks are
+stable when a rebuild adds records, so an incremental run only changes the
+shards new PMIDs fall into.  Non-numeric ids go to shard ``-1``.
+
+Files are written deterministically (records sorted by PMID then sentence
+index, ``sort_keys`` JSON, gzip header without name or mtime), so rerunning a
+stage on the same input gives byte-identical files.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import logging
+import os
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pipeline.model import Document, SentenceRecord, from_dict, record_sort_key, to_dict
+
+log = logging.getLogger(__name__)
+
+R = TypeVar("R", Document, SentenceRecord)
+
+DEFAULT_SHARD_SIZE = 1_000_000
+SHARD_RE = re.compile(r"^shard-(-?\d+)\.jsonl\.gz$")
+
+
+class StoreError(ValueError):
+    """A store file that cannot be read; the message names file and line."""
+
+
+def shard_of(pmid: str, shard_size: int = DEFAULT_SHARD_SIZE) -> int:
+    """The block a PMID belongs to (``-1`` for non-numeric ids)."""
+    return int(pmid) // shard_size if pmid.isdigit() else -1
+
+
+def shard_name(shard: int) -> str:
+    return f"shard-{shard:06d}.jsonl.gz" if shard >= 0 else "shard--00001.jsonl.gz"
+
+
+def dumps_records(records: Iterable[Document | SentenceRecord]) -> bytes:
+    """Sorted, compact JSON Lines of ``records`` (uncompressed bytes)."""
+    ordered = sorted(records, key=record_sort_key)
+    lines = [json.dumps(to_dict(r), ensure_ascii=False, sort_keys=True, separators=(",", ":")) for r in ordered]
+    return ("\n".join(lines) + ("\n" if lines else "")).encode("utf-8")
+
+
+def write_bytes_gz(path: str | os.PathLike[str], payload: bytes) -> None:
+    """Write ``payload`` gzip-compressed with a reproducible header (no name, mtime 0)."""
+    with open(path, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz:
+        gz.write(payload)
+
+
+def write_records(path: str | os.PathLike[str], records: Iterable[Document | SentenceRecord]) -> int:
+    """Write records to one gzip JSONL file, sorted; returns how many were written."""
+    payload = dumps_records(records)
+    write_bytes_gz(path, payload)
+    return payload.count(b"\n")
+
+
+def read_records(path: str | os.PathLike[str], cls: type[R]) -> Iterator[R]:
+    """Stream the records of one gzip (or plain) JSONL file.
+
+    Raises :class:`StoreError` naming the file and line for a malformed line.
+    """
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as fh:  # type: ignore[operator]
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                yield from_dict(cls, json.loads(line))
+            except (ValueError, TypeError, KeyError) as exc:
+                raise StoreError(f"{path}:{lineno}: cannot read {cls.__name__}: {exc}") from exc
+
+
+def read_documents(path: str | os.PathLike[str]) -> Iterator[Document]:
+    return read_records(path, Document)
+
+
+def read_sentences(path: str | os.PathLike[str]) -> Iterator[SentenceRecord]:
+    return read_records(path, SentenceRecord)
+
+
+def list_shards(directory: str | os.PathLike[str]) -> list[Path]:
+    """The shard files of a stage directory, in shard order."""
+    d = Path(directory)
+    found = [(int(m.group(1)), p) for p in d.iterdir() if (m := SHARD_RE.match(p.name))] if d.is_dir() else []
+    return [p for _, p in sorted(found)]
+
+
+def shard_ids(directory: str | os.PathLike[str]) -> list[int]:
+    return [int(SHARD_RE.match(p.name).group(1)) for p in list_shards(directory)]  # type: ignore[union-attr]
+
+
+def write_shards(
+    directory: str | os.PathLike[str],
+    records: Iterable[Document | SentenceRecord],
+    shard_size: int = DEFAULT_SHARD_SIZE,
+) -> dict[int, int]:
+    """Split records into PMID-block shards under ``directory``; returns records per shard.
+
+    The directory is created; callers make it appear atomically (write into a
+    temporary directory, then rename).
+    """
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    groups: dict[int, list[Document | SentenceRecord]] = {}
+    for record in records:
+        groups.setdefault(shard_of(record.pmid, shard_size), []).append(record)
+    sizes: dict[int, int] = {}
+    for shard, group in sorted(groups.items()):
+        sizes[shard] = write_records(out / shard_name(shard), group)
+    return sizes
+
+
+def iter_directory(directory: str | os.PathLike[str], cls: type[R]) -> Iterator[R]:
+    """All records of every shard in a stage directory, in shard (hence PMID) order."""
+    for path in list_shards(directory):
+        yield from read_records(path, cls)
+
+
+def dumps_json(data: Any) -> str:
+    """Deterministic, human-readable JSON (sorted keys, 2-space indent, trailing newline)."""
+    return json.dumps(data, ensure_ascii=False, sort_keys=True, indent=2) + "\n"
+
+
+def write_json(path: str | os.PathLike[str], data: Any) -> None:
+    Path(path).write_text(dumps_json(data), encoding="utf-8")
+
+
+def read_json(path: str | os.PathLike[str]) -> Any:
+    with open(path, encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def write_counts(path: str | os.PathLike[str], counts: Mapping[str, Any]) -> None:
+    """Write a stage's counts file (kept, dropped by reason, misaligned...)."""
+    write_json(path, dict(counts))
+
+
+def gunzip_text(payload: bytes) -> str:
+    with gzip.GzipFile(fileobj=io.BytesIO(payload)) as gz:
+        return gz.read().decode("utf-8")
