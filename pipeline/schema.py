@@ -131,12 +131,12 @@ def load_schema(path: str | Path = DEFAULT_SCHEMA) -> Schema:
         if not isinstance(roles, Mapping):
             raise SchemaError(f"{p}: relation_arguments.{rel} must map roles to type lists")
         arguments[rel] = {}
-        for role, types in roles.items():
-            types = [types] if isinstance(types, str) else list(types or [])
-            for t in types:
+        for role, spec in roles.items():
+            allowed = [spec] if isinstance(spec, str) else list(spec or [])
+            for t in allowed:
                 if t != ANY_ENTITY and t not in entities:
                     raise SchemaError(f"{p}: relation_arguments.{rel}.{role} names unknown entity type {t!r}")
-            arguments[rel][str(role)] = tuple(types)
+            arguments[rel][str(role)] = tuple(allowed)
 
     attributes = {str(k): dict(v or {}) for k, v in (data.get("relation_attributes") or {}).items()}
 
