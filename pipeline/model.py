@@ -269,7 +269,7 @@ def _convert(tp: Any, value: Any) -> Any:
         return None
     origin = typing.get_origin(tp)
     if origin in (typing.Union, types.UnionType):
-        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        args = tuple(a for a in typing.get_args(tp) if a is not type(None))
         return _convert(args[0], value) if len(args) == 1 else value
     if origin is tuple:
         args = typing.get_args(tp)
