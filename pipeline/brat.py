@@ -318,3 +318,51 @@ def to_annotations(doc: BratDocument, source: str = "gold") -> list[Annotation]:
             continue
         out.append(Annotation(frags, t.type, source, ids.get(t.id), " ".join(doc.text[s:e] for s, e in frags)))
     return out
+
+
+def read_directory(directory: str | Path) -> tuple[list[BratDocument], list[ParseIssue]]:
+    """Every document under ``directory`` (recursively), sorted by name, ``.ann`` files without ``.txt`` included.
+
+    Unlike :func:`read_collection` (which starts from the ``.txt`` files), a
+    ``NAME.ann`` whose ``NAME.txt`` is missing is read with an empty text, so
+    annotation-only directories (pre-annotations, system outputs) can be
+    scored against a collection that has the texts.  Two files with the same
+    stem in different subdirectories: the first (by path) is kept and the
+    other reported as a :class:`ParseIssue`.  A file that is not valid UTF-8
+    is read with the invalid bytes replaced and reported (file and line).
+    """
+    root = Path(directory)
+    if not root.is_dir():
+        raise FileNotFoundError(f"{root}: not a directory")
+    stems: dict[str, Path] = {}
+    issues: list[ParseIssue] = []
+    for path in sorted(p for p in root.rglob("*") if p.suffix in (".txt", ".ann") and p.is_file()):
+        base = path.with_suffix("")
+        if base.name in stems and stems[base.name] != base:
+            if path.suffix == ".ann" or not path.with_suffix(".ann").exists():
+                kept = stems[base.name]
+                issues.append(ParseIssue(str(path), 0, f"duplicate document name {base.name!r} (kept {kept})"))
+            continue
+        stems[base.name] = base
+    docs: list[BratDocument] = []
+    for name in sorted(stems):
+        base = stems[name]
+        txt, ann = base.with_suffix(".txt"), base.with_suffix(".ann")
+        text = _read_lenient(txt, issues) if txt.exists() else ""
+        content = _read_lenient(ann, issues) if ann.exists() else ""
+        doc, found = parse_ann(name, text, content, str(ann))
+        docs.append(doc)
+        issues.extend(found)
+    return docs, issues
+
+
+def _read_lenient(path: Path, issues: list[ParseIssue]) -> str:
+    """UTF-8 text of ``path``; invalid bytes are replaced (U+FFFD) and reported with their line."""
+    raw = path.read_bytes()
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        issues.append(ParseIssue(str(path), line, f"not valid UTF-8 ({exc.reason} at byte {exc.start}); "
+                                 "invalid bytes replaced"))
+        return raw.decode("utf-8", errors="replace")

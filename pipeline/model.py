@@ -206,9 +206,11 @@ class Document:
 class SentenceRecord:
     """A sentence taken out of its document, annotations sentence-relative.
 
-    ``index`` is k, the 0-based index of the sentence in its document (the
+    ``index`` is the 0-based position of the sentence in its document (the
     title is sentence 0 when it is one sentence); ``start`` is the sentence's
-    offset in the document text.  The brat file name is ``{pmid}_{index}``.
+    offset in the document text.  The brat file name is ``{pmid}_{k}`` with
+    ``k = index + 1``: 1-based with the title as sentence 1, the numbering of
+    the published PGxCorpus files.
     """
 
     pmid: str
@@ -219,7 +221,7 @@ class SentenceRecord:
 
     @property
     def name(self) -> str:
-        return f"{self.pmid}_{self.index}"
+        return f"{self.pmid}_{self.index + 1}"
 
 
 Record = Document | SentenceRecord

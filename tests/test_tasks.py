@@ -1,0 +1,123 @@
+"""End-to-end: the whole DAG on the offline demo, on a local scheduler.
+
+Checks that the build publishes a brat collection that validates clean, that a
+second build does nothing, that a rebuild elsewhere is byte-identical, and that
+``luigi --module pipeline.tasks`` works too.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import luigi
+import pytest
+
+from pipeline import store, tasks
+from pipeline.lexicon import DEFAULT_LEXICON
+from pipeline.model import Document, SentenceRecord
+
+PROJECT = Path(__file__).resolve().parent.parent
+DEMO = PROJECT / "data" / "demo"
+
+pytestmark = pytest.mark.skipif(
+    not DEFAULT_LEXICON.exists(), reason=f"local annotator lexicon missing ({DEFAULT_LEXICON}): run `make setup`"
+)
+
+
+def build_task(out: Path, **extra: object) -> tasks.BuildCorpus:
+    params: dict[str, object] = {
+        "out": str(out),
+        "pubmed_xml": (str(DEMO / "pubmed"),),
+        "annotator": "local",
+        "sample": "all",
+        "roster": str(DEMO / "roster.tsv"),
+    }
+    params.update(extra)
+    return tasks.BuildCorpus(**params)
+
+
+@pytest.fixture
+def started() -> Iterator[list[str]]:
+    """Task ids started while the fixture is active."""
+    seen: list[str] = []
+
+    def on_start(task: luigi.Task) -> None:
+        seen.append(task.task_id)
+
+    luigi.Task.event_handler(luigi.Event.START)(on_start)
+    yield seen
+    luigi.Task._event_callbacks[luigi.Task][luigi.Event.START].discard(on_start)
+
+
+@pytest.fixture(scope="module")
+def demo_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("demo")
+    assert luigi.build([build_task(out)], local_scheduler=True, workers=1)
+    return out
+
+
+def test_build_publishes_a_valid_collection(demo_build: Path) -> None:
+    from pipeline.validate import validate_collection
+
+    collection = demo_build / "brat"
+    names = sorted(p.stem for p in collection.glob("*.txt"))
+    assert names, "no sentence was exported"
+    assert all(name.startswith("900000") and "_" in name for name in names)
+    assert (collection / "annotation.conf").exists()
+    assert validate_collection(collection) == []
+
+
+def test_manifest_records_every_stage(demo_build: Path) -> None:
+    (manifest_path,) = (demo_build / "runs").glob("*/manifest.json")
+    manifest = store.read_json(manifest_path)
+    assert list(manifest["outputs"]) == list(tasks.STAGES)
+    assert manifest["stages"]["documents"]["documents"] >= 18
+    assert manifest["seeds"] == {"sample": 13, "batches": 13}
+    assert manifest["config_hashes"]["schema"] and manifest["config_hashes"]["lexicon"]
+    assert manifest["failures"] == []
+    mapped = list(store.iter_directory(manifest["outputs"]["mapped"], Document))
+    assert any(a.source == "ontology" for d in mapped for a in d.annotations), "no composite entity built"
+    sampled = list(store.read_sentences(Path(manifest["outputs"]["sampled"]) / "sample.jsonl.gz"))
+    filtered = list(store.iter_directory(manifest["outputs"]["filtered"], SentenceRecord))
+    assert len(sampled) == len(filtered) > 0
+
+
+def test_second_build_does_nothing(demo_build: Path, started: list[str]) -> None:
+    assert luigi.build([build_task(demo_build)], local_scheduler=True, workers=1)
+    assert started == []
+
+
+def test_rebuild_is_byte_identical(demo_build: Path, tmp_path: Path) -> None:
+    assert luigi.build([build_task(tmp_path, until="mapped")], local_scheduler=True, workers=2)
+    for stage in ("01_documents", "02_sentences", "03_preannotated", "04_extended", "05_mapped"):
+        (first,) = (demo_build / "work" / stage).iterdir()
+        (second,) = (tmp_path / "work" / stage).iterdir()
+        assert first.name == second.name
+        for shard in store.list_shards(first):
+            assert shard.read_bytes() == (second / shard.name).read_bytes(), shard
+
+
+def test_no_extend_skips_the_parser(demo_build: Path, started: list[str]) -> None:
+    task = build_task(demo_build, extend=False, until="mapped")
+    assert luigi.build([task], local_scheduler=True, workers=1)
+    assert not any(t.startswith("ExtendShard") for t in started)
+    manifest = store.read_json(task.output().path)
+    mapped = store.iter_directory(manifest["outputs"]["mapped"], Document)
+    assert all(a.source != "ontology" for d in mapped for a in d.annotations)
+
+
+def test_luigi_module_entry_point(tmp_path: Path) -> None:
+    env = dict(os.environ, PYTHONPATH=str(PROJECT))
+    cmd = [
+        sys.executable, "-m", "luigi", "--module", "pipeline.tasks", "BuildCorpus", "--local-scheduler",
+        "--out", str(tmp_path), "--pubmed-xml", f'["{DEMO / "pubmed"}"]', "--until", "sentences",
+    ]
+    proc = subprocess.run(cmd, cwd=PROJECT, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (stage,) = (tmp_path / "work" / "02_sentences").iterdir()
+    docs = list(store.iter_directory(stage, Document))
+    assert docs and all(d.sentences for d in docs)
