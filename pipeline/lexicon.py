@@ -162,7 +162,7 @@ STOPWORDS = frozenset(
     substances syndrome target therapy tissue toxin transporter treatment tumour type urine variant
     variants wild human mouse rat patient patients subject subjects unknown various
     luciferase chromatin histone histones proteasome relapse relapses recurrence recurrences
-    strain strains body weight
+    strain strains
     control controls case cases study studies result results risk sex male female adult child
     children infant age aged elderly man woman women men normal healthy positive negative
     activity function expression protein-protein signal signaling pathway system
@@ -331,7 +331,7 @@ def _name_candidates(
         and len(key) == 1
         and priority >= P_DISEASE_NER
         and not DISEASE_SUFFIX.search(key[0])
-        and _zipf(low) >= 3.0
+        and _zipf(low) >= 3.8
     ):
         # One-word synonyms of secondary sources are often qualifiers or anatomy ("rare",
         # "combined", "skin"); keep them only when they look like a disease name.
@@ -577,7 +577,9 @@ def _grounding_map(
         if len(row) < 3 or not row[0].strip() or not row[1]:
             continue
         surface, ns, ident = row[0].strip(), row[1].strip(), row[2].strip()
-        if ns in ("FPLX", "UP", "HGNC"):
+        if ns in ("FPLX", "UP", "HGNC") and surface.casefold().endswith("mab"):
+            type_ = "Chemical"  # therapeutic antibodies grounded to their target are drugs for PubTator
+        elif ns in ("FPLX", "UP", "HGNC"):
             type_ = "Gene"
         elif ns in ("CHEBI", "PUBCHEM"):
             type_ = "Chemical"

@@ -85,6 +85,7 @@ STOP_PHRASES = (
     "single nucleotide variants", "nucleotide polymorphism", "nucleotide substitution", "drinking water",
     "blood group", "blood groups", "reporter gene", "reporter assay", "amino acid substitution",
     "amino acid change", "amino acid residue", "amino acids", "amino acid", "wild type", "wild-type",
+    "body weight", "body weights",
 )
 
 #: Disease heads that PubTator tags on their own after a substance ("alcohol dependence" ->

@@ -13,7 +13,10 @@ Annotators (:attr:`PreannotationConfig.annotator`):
 * ``pubtator-api``: :class:`~pipeline.pubtator_api.PubtatorClient` (batches of
   ``batch_size`` <= 100 PMIDs, ``requests_per_second``, raw responses cached in
   ``cache_dir``).  PMIDs PubTator does not return are counted and logged and,
-  with ``fallback_local``, annotated by the local annotator.
+  with ``fallback_local``, annotated by the local annotator.  A batch that
+  still fails after the client's last try raises
+  :class:`~pipeline.pubtator_api.PubtatorApiError` naming it (a rerun fetches
+  only the batches not yet cached).
 * ``pubtator-file``: the annotations that came with ``--pubtator`` documents
   plus those of ``pubtator_files``: PubTator format (also bulk dumps such as
   ``bioconcepts2pubtator_offsets``, streamed in one pass keeping only the
@@ -28,14 +31,18 @@ when empty) and are re-aligned to the document text by
 BioC/API annotations outside the title/abstract passages are left out.  Then
 annotations are projected onto the sentences: those crossing a sentence
 boundary are counted and dropped, so every kept annotation lies inside one
-sentence (``Document.sentence_records()`` then loses none).
+sentence (``Document.sentence_records()`` then loses none).  The local
+annotator's output is checked too (offsets inside the text, ``text`` = the
+covered text).  Same input, same configuration and same cached responses give
+the same output.
 
 Count keys:
 
 * ``documents``; ``documents_without_sentences`` (annotations kept unprojected);
 * ``source_annotations``: annotations taken from PubTator/BioC sources before alignment;
 * from :mod:`pipeline.align`: ``exact``, ``exact_unverified``, ``realigned``,
-  ``dropped_offset_outside_text``, ``dropped_unalignable``, ``dropped_text_mismatch``;
+  ``dropped_offset_outside_text`` (also negative BioC offsets and local
+  annotations past the text), ``dropped_unalignable``, ``dropped_text_mismatch``;
 * ``dropped_no_type`` (source annotation without a type), ``dropped_empty_span``
   (a location of length <= 0), ``dropped_other_passage`` (BioC annotation
   outside the title/abstract passages);
@@ -46,7 +53,8 @@ Count keys:
   ``missing_pmid:<PMID>`` key per such document (so counts.json lists them; the
   log lists them too); ``fallback_local``: of those, documents annotated by the
   local annotator;
-* ``api_batches``, ``api_requests``, ``api_cache_hits``, ``api_retries``, ``api_unrequested``;
+* ``api_batches``, ``api_requests``, ``api_cache_hits``, ``api_retries``, ``api_unrequested``,
+  ``api_bad_annotations`` (malformed annotations in responses, skipped and logged);
 * ``file_records``: records of ``pubtator_files`` matching a document;
   ``file_duplicate_records``: repeated records of one PMID in one file (first kept);
   the PubTator-format reader's keys for whole files with a ``file_`` prefix
@@ -336,6 +344,8 @@ def preannotate(
                 cache_dir=config.cache_dir,
                 batch_size=config.batch_size,
                 requests_per_second=config.requests_per_second,
+                # parallel shard tasks share the cache directory, and so the rate limit
+                rate_limit_file=None if config.cache_dir is None else Path(config.cache_dir) / ".rate-limit",
             )
         result = client.fetch(pmids)
         counts["api_batches"] += result.batches
@@ -343,6 +353,7 @@ def preannotate(
         counts["api_cache_hits"] += result.cache_hits
         counts["api_retries"] += result.retries
         counts["api_unrequested"] += result.unrequested
+        counts["api_bad_annotations"] += result.bad_annotations
         for doc in documents:
             counts["documents"] += 1
             bdoc = result.documents.get(doc.pmid)

@@ -98,6 +98,7 @@ _CLOSE = "\x02"
 _INDENT_BEFORE_TAG = re.compile(r"\n[ \t\r\n]*([\x01\x02])")
 _INDENT_AFTER_OPEN = re.compile(r"\x01[ \t\r]*\n[ \t\r\n]*")
 _WS = re.compile(r"[ \t\r\n\f\v]+")
+_NEEDS_WS = re.compile(r"[\t\r\n\f\v]|  ")
 _YEAR = re.compile(r"\b(1[5-9]\d\d|2\d\d\d)\b")
 
 
@@ -162,6 +163,9 @@ def flatten_text(elem: etree._Element | None) -> str:
     """The displayed text of a mixed-content element: markup flattened, whitespace normalised."""
     if elem is None:
         return ""
+    if len(elem) == 0:  # fast path: no child element (most fields: MeSH names, dates, plain abstracts)
+        text = elem.text or ""
+        return _WS.sub(" ", text).strip() if _NEEDS_WS.search(text) else text.strip()
     parts: list[str] = []
     _collect(elem, parts)
     raw = _INDENT_BEFORE_TAG.sub(r"\1", "".join(parts))

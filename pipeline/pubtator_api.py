@@ -5,7 +5,8 @@
 * at most 100 PMIDs per request (``batch_size``), PMIDs sorted numerically and
   de-duplicated, so the same set always gives the same batches;
 * at most ``requests_per_second`` request starts per second (default 3, the
-  NCBI limit), with an injectable ``clock``/``sleep``;
+  NCBI limit), with an injectable ``clock``/``sleep``; with
+  ``rate_limit_file`` the limit holds across processes (parallel workers);
 * every request has a timeout and its status checked; 429 (honouring
   ``Retry-After``), 5xx, timeouts and connection errors are retried with
   exponential backoff and jitter (seeded, so reproducible); other 4xx fail at
@@ -39,11 +40,17 @@ import os
 import random
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import requests
+
+try:  # POSIX: a rate limit shared by processes
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: per-process limit only
+    fcntl = None  # type: ignore[assignment]
 
 from pipeline.bioc_io import BiocDocument, BiocFormatError, document_from_json, iter_json_values, json_document_objects
 from pipeline.model import pmid_sort_key
@@ -66,14 +73,18 @@ class PubtatorResponseError(ValueError):
     """A response body that is not a usable BioC JSON answer (malformed JSON, error body, unknown shape)."""
 
 
-def parse_response(raw: bytes | str, where: str = "response") -> list[BiocDocument]:
+def parse_response(
+    raw: bytes | str, where: str = "response", counts: Counter[str] | None = None
+) -> list[BiocDocument]:
     """The documents of a PubTator (BioC JSON) response body.
 
     Shapes: ``{"PubTator3": [doc, ...]}`` (current API), a BioC collection
     ``{"documents": [...]}``, a bare document, a list of documents, and
     several documents concatenated or one per line (the old PubTator API).
     An empty collection gives ``[]``.  Raises :class:`PubtatorResponseError`
-    for malformed JSON, an error body or an unrecognised shape.
+    for malformed JSON, an error body, an unrecognised shape or a malformed
+    document; a malformed annotation (no location, non-integer offset) is
+    skipped, logged and counted in ``counts["bioc_bad_records"]``.
     """
     try:
         text = raw.decode("utf-8-sig") if isinstance(raw, bytes) else raw
@@ -96,7 +107,9 @@ def parse_response(raw: bytes | str, where: str = "response") -> list[BiocDocume
             raise PubtatorResponseError(f"{where}: not a PubTator/BioC JSON shape: {json.dumps(value)[:120]}")
         for index, obj in enumerate(objects):
             try:
-                docs.append(document_from_json(obj, where=f"{where} [document {index}]"))
+                docs.append(
+                    document_from_json(obj, where=f"{where} [document {index}]", counts=counts, skip_bad=True)
+                )
             except BiocFormatError as err:
                 raise PubtatorResponseError(str(err)) from None
     return docs
@@ -122,7 +135,9 @@ class FetchResult:
 
     ``documents`` by PMID; ``missing`` = requested PMIDs PubTator did not
     return (sorted); ``requests`` = HTTP requests made (tries included);
-    ``cache_hits`` = batches read from the cache; ``retries`` = failed tries.
+    ``cache_hits`` = batches read from the cache; ``retries`` = failed tries;
+    ``unrequested`` = documents returned for PMIDs not asked for (ignored);
+    ``bad_annotations`` = malformed annotations skipped (logged).
     """
 
     documents: dict[str, BiocDocument] = field(default_factory=dict)
@@ -132,6 +147,7 @@ class FetchResult:
     cache_hits: int = 0
     retries: int = 0
     unrequested: int = 0
+    bad_annotations: int = 0
 
 
 class _Retry(Exception):
@@ -161,7 +177,8 @@ class PubtatorClient:
 
     ``base_url`` is the API root (tests point it at a loopback server);
     ``sleep`` and ``clock`` are injectable so tests run without waiting;
-    ``seed`` makes the backoff jitter reproducible.
+    ``seed`` makes the backoff jitter reproducible.  With ``rate_limit_file``
+    the request rate is shared by every client (process) using that file.
     """
 
     def __init__(
@@ -177,6 +194,7 @@ class PubtatorClient:
         max_backoff: float = 60.0,
         max_wait: float = 300.0,
         empty_is_missing: bool = True,
+        rate_limit_file: Path | None = None,
         session: requests.Session | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
@@ -199,14 +217,18 @@ class PubtatorClient:
         self.max_backoff = max_backoff
         self.max_wait = max_wait
         self.empty_is_missing = empty_is_missing
-        self.session = session if session is not None else requests.Session()
-        self.session.headers.setdefault("User-Agent", "pgx-corpus (PubTator3 client)")
+        self.rate_limit_file = Path(rate_limit_file) if rate_limit_file is not None else None
+        if session is None:
+            session = requests.Session()
+            session.headers["User-Agent"] = "pgx-corpus (PubTator3 client)"
+        self.session = session
         self._sleep = sleep
         self._clock = clock
         self._rng = random.Random(seed)
         self._next_at: float | None = None
         self.requests = 0
         self.retries = 0
+        self._parse_counts: Counter[str] = Counter()
 
     # -- batching -------------------------------------------------------------
     def batches(self, pmids: Iterable[str]) -> list[list[str]]:
@@ -227,6 +249,7 @@ class PubtatorClient:
             if not pmid.isdigit():
                 logger.warning("PMID %r is not numeric; not sent to PubTator3", pmid)
         requests_before, retries_before = self.requests, self.retries
+        bad_before = self._parse_counts["bioc_bad_records"]
         for batch in self.batches(numeric):
             result.batches += 1
             docs, cached = self.fetch_batch(batch)
@@ -241,6 +264,7 @@ class PubtatorClient:
         result.missing = [p for p in wanted if p not in result.documents]
         result.requests = self.requests - requests_before
         result.retries = self.retries - retries_before
+        result.bad_annotations = self._parse_counts["bioc_bad_records"] - bad_before
         if result.missing:
             shown = ", ".join(result.missing[:20]) + (" ..." if len(result.missing) > 20 else "")
             logger.warning("PubTator3 returned no document for %d PMID(s): %s", len(result.missing), shown)
@@ -256,7 +280,7 @@ class PubtatorClient:
             return None
         try:
             with gzip.open(path, "rb") as fh:
-                docs = parse_response(fh.read(), where=str(path))
+                docs = parse_response(fh.read(), where=str(path), counts=self._parse_counts)
         except (OSError, EOFError, PubtatorResponseError) as err:
             logger.warning("unusable cached response %s (%s); fetching again", path, err)
             path.unlink(missing_ok=True)
@@ -281,11 +305,45 @@ class PubtatorClient:
             raise
 
     def _throttle(self) -> None:
+        if self.rate_limit_file is not None and fcntl is not None:
+            self._throttle_shared(self.rate_limit_file)
+            return
         now = self._clock()
         if self._next_at is not None and now < self._next_at:
             self._sleep(self._next_at - now)
             now = self._next_at
         self._next_at = now + self.interval
+
+    def _throttle_shared(self, path: Path) -> None:
+        """The rate limit across processes (Luigi workers): the next allowed start lives in a locked file.
+
+        The lock is held while waiting, so processes take turns.  ``clock`` must
+        then be system-wide (``time.monotonic`` is, on one machine); a stored
+        time more than one interval ahead is stale (a reboot) and ignored.
+        """
+        assert fcntl is not None
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a+", encoding="ascii") as fh:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+            try:
+                fh.seek(0)
+                try:
+                    stored: float | None = float(fh.read().strip() or "nan")
+                except ValueError:
+                    stored = None
+                now = self._clock()
+                candidates = [t for t in (stored, self._next_at) if t is not None and t == t]
+                next_at = max(candidates) if candidates else None
+                if next_at is not None and now < next_at:
+                    self._sleep(min(next_at - now, self.interval))
+                    now = min(next_at, now + self.interval)
+                self._next_at = now + self.interval
+                fh.seek(0)
+                fh.truncate()
+                fh.write(repr(self._next_at))
+                fh.flush()
+            finally:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         base = min(self.max_backoff, self.backoff * 2 ** (attempt - 1))
@@ -294,7 +352,7 @@ class PubtatorClient:
             delay = max(delay, retry_after)
         return min(delay, self.max_wait)
 
-    def _try(self, batch: Sequence[str]) -> tuple[list[BiocDocument], bytes]:
+    def _try(self, batch: Sequence[str]) -> tuple[list[BiocDocument], bytes, Counter[str]]:
         self._throttle()
         self.requests += 1
         try:
@@ -312,13 +370,14 @@ class PubtatorClient:
         except requests.HTTPError as err:
             raise PubtatorApiError(f"PubTator3 batch {describe_batch(batch)}: {err}") from err
         raw = response.content
+        counts: Counter[str] = Counter()
         try:
-            docs = parse_response(raw, where=f"PubTator3 response for {describe_batch(batch)}")
+            docs = parse_response(raw, where=f"PubTator3 response for {describe_batch(batch)}", counts=counts)
         except PubtatorResponseError as err:
             raise _Retry(str(err)) from None
         if not docs:
             raise _Retry("empty collection")
-        return docs, raw
+        return docs, raw, counts
 
     def fetch_batch(self, batch: Sequence[str]) -> tuple[list[BiocDocument], bool]:
         """The documents of one batch and whether they came from the cache."""
@@ -334,7 +393,7 @@ class PubtatorClient:
         only_empty = True
         for attempt in range(1, self.max_tries + 1):
             try:
-                docs, raw = self._try(batch)
+                docs, raw, counts = self._try(batch)
             except _Retry as retry:
                 last = retry
                 only_empty = only_empty and retry.reason == "empty collection"
@@ -346,6 +405,7 @@ class PubtatorClient:
                 if attempt < self.max_tries:
                     self._sleep(self._delay(attempt, retry.retry_after))
                 continue
+            self._parse_counts.update(counts)
             self._write_cache(batch, raw)
             return docs, False
         assert last is not None

