@@ -156,9 +156,20 @@ def run_build(args: argparse.Namespace) -> int:
         if args.scheduler_host
         else {"local_scheduler": True}
     )
-    result = luigi.build([task], workers=args.workers, detailed_summary=True, **scheduler)
+    failures: list[str] = []
+
+    def on_failure(failed: luigi.Task, exception: BaseException) -> None:
+        failures.append(f"{failed.get_task_family()} failed: {exception}")
+
+    luigi.Task.event_handler(luigi.Event.FAILURE)(on_failure)
+    try:
+        result = luigi.build([task], workers=args.workers, detailed_summary=True, **scheduler)
+    finally:
+        luigi.Task._event_callbacks[luigi.Task][luigi.Event.FAILURE].discard(on_failure)
     log.info("%s", result.summary_text)
     if not result.scheduling_succeeded or not task.complete():
+        for line in failures:
+            print(f"pgx-corpus: {line}", file=sys.stderr)
         print(f"pgx-corpus: build failed ({result.status.name}); see the log above", file=sys.stderr)
         return 1
     manifest = json.loads(Path(task.output().path).read_text(encoding="utf-8"))

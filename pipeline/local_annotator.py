@@ -29,6 +29,7 @@ PubTator output, not any particular sentence):
 
 Counts (``annotate(text, counts)``): ``mentions.<Type>``,
 ``dropped.gene_in_variant`` (lexicon matches inside a variant),
+``dropped.variant_is_symbol`` (``E2F``: a variant pattern that is a lexicon symbol),
 ``dropped.isolated_symbol`` (lone one/two-character matches),
 ``abbreviations`` (short forms added by rule 3).
 """
@@ -198,11 +199,13 @@ class LocalAnnotator:
 
     # --- matching ----------------------------------------------------------
 
-    @staticmethod
-    def _mutations(text: str) -> list[_Match]:
+    def _mutations(self, text: str, counts: collections.Counter[str]) -> list[_Match]:
         found: list[_Match] = []
-        for _name, pattern in MUTATION_PATTERNS:
+        for name, pattern in MUTATION_PATTERNS:
             for m in pattern.finditer(text):
+                if name in ("protein_1", "nucleotide_letters") and lx.exact_key(m.group()) in self.exact.entries:
+                    counts["dropped.variant_is_symbol"] += 1  # "E2F" is a gene, not Glu2Phe
+                    continue
                 found.append(_Match(m.start(), m.end(), "Mutation", None, 0))
         return found
 
@@ -337,7 +340,7 @@ class LocalAnnotator:
         """Mentions in ``text`` (offsets relative to ``text``), sorted, non-overlapping."""
         if counts is None:
             counts = collections.Counter()
-        variants = _resolve_overlaps(self._mutations(text))
+        variants = _resolve_overlaps(self._mutations(text, counts))
         matches: list[_Match] = list(variants)
         for m in self._lexicon_matches(text):
             if any(v.start < m.end and m.start < v.end for v in variants):

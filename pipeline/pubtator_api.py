@@ -278,9 +278,10 @@ class PubtatorClient:
         path = self.cache_path(batch)
         if path is None or not path.exists():
             return None
+        counts: Counter[str] = Counter()
         try:
             with gzip.open(path, "rb") as fh:
-                docs = parse_response(fh.read(), where=str(path), counts=self._parse_counts)
+                docs = parse_response(fh.read(), where=str(path), counts=counts)
         except (OSError, EOFError, PubtatorResponseError) as err:
             logger.warning("unusable cached response %s (%s); fetching again", path, err)
             path.unlink(missing_ok=True)
@@ -288,6 +289,7 @@ class PubtatorClient:
         if not docs:
             path.unlink(missing_ok=True)
             return None
+        self._parse_counts.update(counts)
         return docs
 
     def _write_cache(self, batch: Sequence[str], raw: bytes) -> None:

@@ -71,6 +71,7 @@ class ncbi(luigi.Config):
     batch_size: int = luigi.IntParameter(default=200, significant=False)
     timeout: float = luigi.FloatParameter(default=60.0, significant=False)
     max_tries: int = luigi.IntParameter(default=5, significant=False)
+    backoff: float = luigi.FloatParameter(default=1.0, significant=False)
 
 
 class pubtator(luigi.Config):
@@ -299,6 +300,7 @@ def eutils_client() -> Any:
         api_key=cfg.api_key or os.environ.get("NCBI_API_KEY") or None,
         timeout=cfg.timeout,
         max_tries=cfg.max_tries,
+        backoff=cfg.backoff,
     )
 
 

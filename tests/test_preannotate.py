@@ -32,6 +32,8 @@ PT_ABSTRACT = ("BACKGROUND: Warfarin dosing is difficult. Carriers of CYP2C9*3 n
 
 def sentences_of(text: str) -> tuple[Sentence, ...]:
     """Title one sentence, the abstract split after '. ' (enough for these texts)."""
+    if "\n" not in text:
+        return (Sentence(0, len(text)),)
     title_end = text.index("\n")
     spans = [Sentence(0, title_end)]
     start = title_end + 1
@@ -396,3 +398,37 @@ def test_project_to_sentences() -> None:
 def test_config_rejects_unknown_annotator() -> None:
     with pytest.raises(ValueError, match="unknown annotator 'pubtator'"):
         PreannotationConfig(annotator="pubtator")
+
+
+def test_gzip_pubtator_file_gets_a_clear_error_or_is_read(tmp_path: Path) -> None:
+    import gzip
+
+    path = tmp_path / "dump.pubtator.gz"
+    path.write_bytes(gzip.compress(BAD_LINE_FILE.read_bytes()))
+    config = PreannotationConfig(annotator="pubtator-file", pubtator_files=(path,), skip_bad_lines=True)
+    docs = [make_doc("90000002", "Clopidogrel response and CYP2C19.", "Poor metabolizers had more events.")]
+    try:
+        (out,) = preannotate(docs, config, Counter(), local_annotator=FakeLocal())
+    except PubtatorFormatError as err:  # the PubTator reader does not read gzip
+        assert "dump.pubtator.gz: gzip-compressed PubTator file" in str(err)
+    else:  # it does: the annotations are there
+        assert [a.text for a in out.annotations] == ["Clopidogrel", "CYP2C19"]
+
+
+def test_two_real_pubtator_exports_of_the_same_pmids_agree() -> None:
+    """The PTC BioC XML export (2020) onto documents built from the bioconcepts2pubtator dump sample."""
+    legacy = ("fixtures", "real", "pubtator_legacy")
+    dump = shared_path(*legacy, "greenelab_bioconcepts2pubtator_offsets_sample.txt")
+    biocxml = shared_path(*legacy, "greenelab_ptc_api_export_biocxml_100pmcids_lxml_pretty.xml")
+    docs = []
+    for record in read_pubtator(dump):
+        doc = to_document(record)
+        docs.append(Document(pmid=doc.pmid, title=doc.title, text=doc.text, sentences=sentences_of(doc.text)))
+    counts: Counter[str] = Counter()
+    config = PreannotationConfig(annotator="pubtator-file", pubtator_files=(biocxml,), fallback_local=False)
+    out = list(preannotate(docs, config, counts))
+    assert counts["file_records"] == 100 and counts["missing_pmids"] == len(docs) - 100
+    assert counts["source_annotations"] == 1403  # title/abstract annotations of the BioC export
+    assert counts["exact"] + counts["realigned"] == 1403
+    for doc in out:
+        assert all(a.covered(doc.text) == a.text for a in doc.annotations)

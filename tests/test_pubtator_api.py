@@ -431,3 +431,30 @@ def test_malformed_annotation_is_skipped_and_counted(fake_pubtator: FakePubtator
     # the cached answer is parsed the same way
     again = make_client(fake_pubtator, FakeClock(), cache_dir=tmp_path).fetch(["1001"])
     assert again.requests == 0 and again.bad_annotations == 1
+
+
+def test_rate_limit_shared_by_clients_through_a_file(fake_pubtator: FakePubtator, tmp_path: Path) -> None:
+    """Parallel workers (one client each) share the 3 requests/s through a locked file."""
+    fake_pubtator.add(*(simple_doc(str(p)) for p in (1101, 1102, 1103)))
+    clock = FakeClock()
+    rate_file = tmp_path / "cache" / ".rate-limit"
+    for pmid in ("1101", "1102", "1103"):
+        client = make_client(fake_pubtator, clock, rate_limit_file=rate_file)  # a fresh client each time
+        client.fetch([pmid])
+    # the second and third clients waited for their turn
+    assert clock.sleeps == pytest.approx([1 / 3, 1 / 3])
+    assert float(rate_file.read_text()) == pytest.approx(clock() + 1 / 3)
+    # without the shared file every new client starts at once
+    clock2 = FakeClock()
+    for pmid in ("1101", "1102"):
+        make_client(fake_pubtator, clock2).fetch([pmid])
+    assert clock2.sleeps == []
+
+
+def test_stale_shared_rate_file_is_ignored(fake_pubtator: FakePubtator, tmp_path: Path) -> None:
+    fake_pubtator.add(simple_doc("1201"))
+    rate_file = tmp_path / ".rate-limit"
+    rate_file.write_text("99999999.0")  # from before a reboot: far ahead of the clock
+    clock = FakeClock()
+    make_client(fake_pubtator, clock, rate_limit_file=rate_file).fetch(["1201"])
+    assert sum(clock.sleeps) <= 1 / 3 + 1e-9

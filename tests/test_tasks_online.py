@@ -1,0 +1,133 @@
+"""The online build through the command line, against a fake E-utilities server on 127.0.0.1.
+
+Search -> fetch (incremental cache) -> documents; failed batches make the run
+end non-zero with a summary and are retried by the next run; zero hits fail
+unless --allow-empty; the API key never reaches an output file or a log line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import luigi
+import pytest
+from luigi.task_register import Register
+
+from pipeline import cli, store
+from pipeline.model import Document
+from tests.conftest import PROJECT
+from tests.fixtures.eutils import fake_eutils as fake
+
+TERM = "warfarin[MeSH Terms] AND pharmacogenetics[MeSH Terms]"
+SECRET = "SECRET-key-0042"
+
+
+def demo_records() -> dict[str, bytes]:
+    raw = (PROJECT / "data" / "demo" / "pubmed" / "demo.xml").read_bytes()
+    records = {}
+    for match in re.finditer(rb"<PubmedArticle>.*?</PubmedArticle>", raw, re.DOTALL):
+        pmid = re.search(rb"<PMID[^>]*>(\d+)</PMID>", match.group(0))
+        assert pmid
+        records[pmid.group(1).decode()] = match.group(0) + b"\n"
+    return records
+
+
+@pytest.fixture
+def server() -> Iterator[fake.FakeEutils]:
+    records = demo_records()
+    pmids = sorted(records)
+    corpus = fake.big_corpus(TERM, 0)
+    corpus.terms[TERM] = pmids[:12]
+    for i, pmid in enumerate(pmids):
+        corpus.pdat[pmid] = (fake.dt.date(2014, 1, 1) + fake.dt.timedelta(days=i),)
+        corpus.mdat[pmid] = fake.dt.date(2015, 1, 1)
+    corpus.records.update(records)
+    srv = fake.start(corpus)
+    config = luigi.configuration.get_config()
+    saved = {key: config.get("ncbi", key, None) for key in ("base_url", "batch_size", "backoff", "max_tries")}
+    config.set("ncbi", "base_url", srv.base_url)
+    config.set("ncbi", "batch_size", "4")
+    config.set("ncbi", "backoff", "0.01")
+    config.set("ncbi", "max_tries", "2")
+    Register.clear_instance_cache()
+    yield srv
+    for key, value in saved.items():
+        if value is None:
+            config.remove_option("ncbi", key)
+        else:
+            config.set("ncbi", key, value)
+    Register.clear_instance_cache()
+    fake.stop(srv)
+
+
+def build(out: Path, *extra: str) -> int:
+    Register.clear_instance_cache()
+    return cli.main(["build", "--out", str(out), "--query", TERM, "--until", "documents",
+                     "--annotator", "local", "--api-key", SECRET, "--email", "t@example.org", *extra])
+
+
+def documents(out: Path) -> list[Document]:
+    (manifest,) = sorted((out / "runs").glob("*/manifest.json"), key=lambda p: p.stat().st_mtime)[-1:]
+    return list(store.iter_directory(store.read_json(manifest)["outputs"]["documents"], Document))
+
+
+def test_online_build_then_incremental_rebuild(server: fake.FakeEutils, tmp_path: Path,
+                                               caplog: pytest.LogCaptureFixture) -> None:
+    assert build(tmp_path, "--date", "2026-01-01") == 0
+    first = server.corpus.terms[TERM]
+    assert sorted(server.fetched_ids()) == first
+    assert [d.pmid for d in documents(tmp_path)] == first
+    search = store.read_json(next((tmp_path / "searches").rglob("2026-01-01.json")))
+    assert search["count"] == 12 and search["pmids"] == first and search["query"] == TERM
+
+    # A later rebuild of the same query: only the new PMIDs are downloaded.
+    server.corpus.terms[TERM] = sorted(server.corpus.records)
+    server.requests.clear()
+    assert build(tmp_path, "--date", "2026-01-02") == 0
+    assert sorted(server.fetched_ids()) == sorted(set(server.corpus.records) - set(first))
+    assert len(documents(tmp_path)) == len(server.corpus.records)
+
+    # The same build again does nothing, not even a search.
+    server.requests.clear()
+    assert build(tmp_path, "--date", "2026-01-02") == 0
+    assert server.requests == []
+
+    # The API key was sent, but is nowhere in the outputs or the logs.
+    assert all(r.params.get("api_key") == SECRET for r in server.calls("efetch"))
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            payload = store.gunzip_text(path.read_bytes()) if path.suffix == ".gz" else path.read_text("utf-8")
+            assert SECRET not in payload, path
+    assert SECRET not in caplog.text
+
+
+def test_failed_batch_ends_nonzero_and_is_retried(server: fake.FakeEutils, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    bad = server.corpus.terms[TERM][5]
+    server.fail_batches_with[bad] = "500"
+    assert build(tmp_path, "--date", "2026-01-01") == 1
+    err = capsys.readouterr().err
+    assert "efetch batch(es) failed" in err and "retry" in err
+    (manifest,) = (tmp_path / "runs").glob("*/manifest.json")
+    failures = store.read_json(manifest)["failures"]
+    assert len(failures) == 1 and bad in failures[0]["pmids"]
+    kept = [d.pmid for d in documents(tmp_path)]
+    assert bad not in kept and len(kept) == 12 - len(failures[0]["pmids"])
+
+    # NCBI recovers: the same command retries only what is missing.
+    del server.fail_batches_with[bad]
+    server.requests.clear()
+    assert build(tmp_path, "--date", "2026-01-01") == 0
+    assert sorted(server.fetched_ids()) == sorted(failures[0]["pmids"])
+    assert [d.pmid for d in documents(tmp_path)] == server.corpus.terms[TERM]
+
+
+def test_zero_hits_fail_unless_allowed(server: fake.FakeEutils, tmp_path: Path,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    server.corpus.terms[TERM] = []
+    assert build(tmp_path, "--date", "2026-01-01") == 1
+    assert "Search failed: the query returned no PubMed record (use --allow-empty" in capsys.readouterr().err
+    assert build(tmp_path / "allowed", "--date", "2026-01-01", "--allow-empty") == 0
+    assert documents(tmp_path / "allowed") == []
