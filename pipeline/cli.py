@@ -70,6 +70,9 @@ def add_build_parser(sub: argparse._SubParsersAction) -> None:
     pre.add_argument("--annotator", choices=["pubtator-api", "pubtator-file", "local"],
                      help="key-entity source (default: pubtator-api online, pubtator-file with --pubtator, "
                      "else local)")
+    pre.add_argument("--annotations", nargs="+", type=Path, default=[], metavar="FILE",
+                     help="annotation files for pubtator-file: PubTator dumps (e.g. bioconcepts2pubtator_offsets) "
+                     "or BioC XML/JSON, matched to the documents by PMID")
     pre.add_argument("--no-fallback-local", action="store_true",
                      help="do not annotate PMIDs PubTator does not return with the local annotator")
     pre.add_argument("--lexicon", type=Path, help="local annotator lexicon (default .cache/lexicon/lexicon.json.gz)")
@@ -112,7 +115,10 @@ def build_params(args: argparse.Namespace) -> dict[str, Any]:
         params["pubmed_xml"] = tuple(str(p.resolve()) for p in args.pubmed_xml)
     if args.pubtator:
         params["pubtator"] = tuple(str(p.resolve()) for p in args.pubtator)
-    annotator = args.annotator or ("pubtator-api" if query else "pubtator-file" if args.pubtator else "local")
+    if args.annotations:
+        params["annotation_files"] = tuple(str(p.resolve()) for p in args.annotations)
+    with_files = args.pubtator or args.annotations
+    annotator = args.annotator or ("pubtator-api" if query else "pubtator-file" if with_files else "local")
     params["annotator"] = annotator
     flags = {
         "allow_empty": args.allow_empty,

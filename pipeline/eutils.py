@@ -16,7 +16,7 @@ Behaviour worth knowing:
   per key/IP, not per client object).
 * **Retries** with exponential backoff and jitter (``backoff * 2**(try-1)``,
   scaled by a random factor in [0.5, 1.5), capped at ``max_backoff``) on
-  timeouts, connection errors, HTTP 429 (``Retry-After`` honoured), HTTP 5xx,
+  timeouts, connection errors (including a body cut off mid-transfer), HTTP 429 (``Retry-After`` honoured), HTTP 5xx,
   and HTTP 200 bodies that are NCBI errors: a JSON ``{"error": ...}`` body
   (``API rate limit exceeded``), an ``<ERROR>`` element, or, for EFetch,
   truncated/unparseable XML.  Other 4xx statuses are not retried.  After the
@@ -258,6 +258,9 @@ class EutilsClient:
         self.db = db
         self._rng = random.Random(seed)
         self.requests_sent = 0
+        if not tool or not email:
+            log.warning("E-utilities: NCBI asks every client to send 'tool' and 'email' (got tool=%r, email=%r)",
+                        tool, email)
 
     def __repr__(self) -> str:  # never show the key
         key = "***" if self._api_key else None
@@ -297,7 +300,9 @@ class EutilsClient:
                 response = self.session.post(url, data=data, timeout=self.timeout)
             except requests.Timeout as exc:
                 last = f"timeout after {self.timeout}s ({self.redact(str(exc))})"
-            except requests.ConnectionError as exc:
+            except (requests.ConnectionError, requests.exceptions.ChunkedEncodingError,
+                    requests.exceptions.ContentDecodingError) as exc:
+                # incl. a connection dropped in the middle of the body (truncated transfer)
                 last = f"connection error ({self.redact(str(exc))})"
             except requests.RequestException as exc:
                 raise EutilsError(f"{what}: request failed: {self.redact(str(exc))}") from None

@@ -221,6 +221,13 @@ def _forms(token: Token) -> tuple[str, ...]:
     return (lemma, text) if lemma != text else (text,)
 
 
+def _linker_forms(token: Token) -> tuple[str, ...]:
+    """Lemma and surface form of a possible linker ("-mutated": "mutate", "mutated")."""
+    text = normalise(token.text)
+    lemma = normalise(token.lemma_) if token.lemma_ else text
+    return (lemma, text) if lemma != text else (lemma,)
+
+
 def _anchor(sdoc: Doc, start: int, end: int) -> int:
     """The syntactic head of a token range: the token whose head lies outside it."""
     for i in range(start, end):
@@ -455,14 +462,14 @@ def _drop_subsumed(found: list[_Composite], counts: Counter[str]) -> list[_Compo
 
 
 def _pick(
-    ontology: Ontology, occ: _Occurrence, key: _Key, rel: str, linker: str | None = None
+    ontology: Ontology, occ: _Occurrence, key: _Key, rel: str, linker: Sequence[str] | None = None
 ) -> OntologyClass | None:
     """The class a term occurrence forms with ``key`` through ``rel`` (and ``linker``), if any."""
     for cls in _candidates(ontology, occ):
         if key.type not in cls.modified_by:
             continue
         if linker is not None:
-            if linker in cls.linkers:
+            if any(form in cls.linkers for form in linker):
                 return cls
         elif rel in cls.relations:
             return cls
@@ -565,13 +572,13 @@ def _climb(
                 hit = True
         if rel in _LINKER_KEY_DEPS or rel == "prep:by":
             # A linker may also be a term itself: "EGFR-mutated" (Mutation) + "NSCLC" (a disease subtype).
-            linker = normalise(target.lemma_ or target.text)
+            forms = _linker_forms(target)
             above = target.head
             if above.i != target.i:
                 for occ in _occurrences(above.i, key, occ_at, entity_at):
-                    cls = _pick(ontology, occ, key, rel, linker=linker)
+                    cls = _pick(ontology, occ, key, rel, linker=forms)
                     if cls is not None:
-                        emit(cls, f"linker:{linker}", occ, [*path, *hop_path, target.i])
+                        emit(cls, f"linker:{forms[0]}", occ, [*path, *hop_path, target.i])
                         hit = True
         # Past a prepositional hop or a clause the vicinity ends; after a hit the chain may go on
         # through noun modifiers to a larger composite ("KIT exon 11" -> "KIT exon 11 mutation").

@@ -323,7 +323,11 @@ def _name_candidates(
             return
         yield Candidate(surface, type_, identifier, "exact", priority, source)
         return
-    if len(key) == 1 and key[0].isalpha() and _zipf(low) >= ZIPF_CEILING[type_]:
+    if len(key) == 1 and key[0].isalpha() and max(_zipf(low), _zipf(key[0])) >= ZIPF_CEILING[type_]:
+        counts["dropped.common_word"] += 1
+        return
+    if len(key) == 1 and len(key[0]) <= 3 and _zipf(key[0]) >= 3.0:
+        # The folded key is what text is matched against: "DIDS" folds to "did".
         counts["dropped.common_word"] += 1
         return
     if (
@@ -693,13 +697,15 @@ SUPPLEMENT: tuple[tuple[str, str, str], ...] = (
     ("ototoxicity", "Disease", "MESH:D006311"),
     ("myelotoxicity", "Disease", "MESH:D001855"),
     ("hematotoxicity", "Disease", "MESH:D006402"),
+    ("cytochrome P450", "Gene", "FPLX:CYP"),
+    ("cytochrome P-450", "Gene", "FPLX:CYP"),
 )
 
 
 def _supplement(counts: collections.Counter[str]) -> Iterator[Candidate]:
     for surface, type_, ident in SUPPLEMENT:
         counts["source.supplement"] += 1
-        yield Candidate(surface, type_, ident, "folded", P_MESH_DISEASE, "supplement")
+        yield Candidate(surface, type_, ident, "folded", P_CURATED, "supplement")
 
 
 def collect_candidates(wheels_dir: Path, counts: collections.Counter[str]) -> list[Candidate]:

@@ -93,7 +93,7 @@ STOP_PHRASES = (
 #: Chemical "alcohol" + Disease "dependence").
 SUBSTANCE_DISORDERS = re.compile(
     r"^(?P<chem>.+?)[\s-]+(?P<dis>dependence|addiction|abuse|use disorders?|withdrawal|"
-    r"poisoning|intoxication|overdose|toxicity)$",
+    r"poisoning|intoxication|overdose|overload|toxicity)$",
     re.I,
 )
 
@@ -108,7 +108,8 @@ GENERIC_PROTEIN = re.compile(
 #: Development codes of drugs ("PD98059", "GS-9219", "ARRY-142866", "AZD6244"): Chemical unless the
 #: lexicon knows the token or a cell/cell-line word follows.
 DRUG_CODE = re.compile(
-    r"(?<![\w/*-])[A-Z]{1,5}-?\d{3,7}[A-Z]?(?![\w*]|-\w|\s*/)(?!\s+(?:cells?|cell line|mice|strain)\b)"
+    r"(?<![\w/*-])(?:[A-Z]{2,5}-?\d{3,7}|[A-Z]-\d{3,7}|[A-Z]\d{4,7})[A-Z]?(?![\w*>]|-\w|\s*/)"
+    r"(?!\s+(?:cells?|cell line|mice|strain)\b)"
 )
 
 
@@ -173,6 +174,11 @@ class LocalAnnotator:
         for name, table in (("exact", self.exact), ("relaxed", self.relaxed), ("folded", self.folded)):
             for surface, type_, ident in tables.get(name, ()):
                 table.add(lx.table_key(name, surface), _Entry(type_, ident or None, " " in surface))
+        # Case-folded gene symbols, for "c-kit" / "H-ras" (prefix + symbol written in lower case).
+        self.gene_folded: dict[tuple[str, ...], _Entry] = {}
+        for key, entry in sorted(self.exact.entries.items()):
+            if entry.type == "Gene" and len("".join(key)) >= 3:
+                self.gene_folded.setdefault(tuple(t.casefold() for t in key), entry)
         stop = _Table()
         for phrase in STOP_PHRASES:
             stop.add(lx.folded_key(phrase), _Entry("", None))
@@ -227,6 +233,8 @@ class LocalAnnotator:
                 surface = text[tokens[i][1] : tokens[i + length - 1][2]]
                 if rank in (1, 2) and not entry.spaced and any(c.isspace() for c in surface):
                     continue  # symbols are written in one piece: "or 2" is not OR2
+                if not entry.spaced and _SPLIT_WORD.search(surface):
+                    continue  # "PEG - PEI" is two names, not the one-word name "PEG-PEI"
                 if rank == 2 and surface == surface.lower() and not any(c.isdigit() for c in surface):
                     continue
                 if best is None or length > best[0]:
@@ -234,6 +242,11 @@ class LocalAnnotator:
                 if rank == 0:
                     break
             if best is None:
+                prefixed = self._prefixed_gene(text, tokens, i)
+                if prefixed is not None:
+                    found.append(prefixed[1])
+                    i += prefixed[0]
+                    continue
                 i += 1
                 continue
             length, rank, entry = best
@@ -245,6 +258,19 @@ class LocalAnnotator:
             else:
                 i += 1
         return found
+
+    def _prefixed_gene(self, text: str, tokens: list[tuple[str, int, int]], i: int) -> tuple[int, _Match] | None:
+        """``c-kit``, ``H-ras``, ``v-src``: a one-letter prefix, a hyphen and a gene symbol in any case."""
+        if tokens[i][0] not in GENE_PREFIXES or i + 1 >= len(tokens) or text[tokens[i][2] : tokens[i + 1][1]] != "-":
+            return None
+        prefix = tokens[i][0].casefold()
+        for n in range(min(3, len(tokens) - i - 1), 0, -1):
+            parts = tuple(t.casefold() for t, _, _ in tokens[i + 1 : i + 1 + n])
+            entry = self.gene_folded.get((prefix + parts[0], *parts[1:])) or self.gene_folded.get(parts)
+            start, end = tokens[i][1], tokens[i + n][2]
+            if entry is not None and self._acceptable(text, start, end) and not _SPLIT_WORD.search(text[start:end]):
+                return n + 1, _Match(start, end, "Gene", entry.identifier, 2)
+        return None
 
     def _chemical_entry(self, surface: str) -> _Entry | None:
         entry = self.folded.entries.get(lx.folded_key(surface)) or self.exact.entries.get(lx.exact_key(surface))
@@ -273,6 +299,16 @@ class LocalAnnotator:
                         out.append(_Match(m.start + found.start("dis"), m.end, "Disease", None, m.rank))
                     return out
         if m.type == "Gene" and m.rank == 3:
+            tail = _GENERIC_TAIL.search(covered)
+            if tail:
+                entry = self.folded.entries.get(lx.folded_key(covered[: tail.start()]))
+                if entry is not None and entry.type == "Gene":
+                    # "cytochrome P450 enzymes" -> "cytochrome P450": PubTator leaves generic heads out.
+                    return [_Match(m.start, m.start + tail.start(), "Gene", entry.identifier, m.rank)]
+            member = _MEMBER.match(text, m.end)
+            if member:
+                # "glutamate receptor 1", "keratin 10": a numbered member of a named family.
+                return [dataclasses.replace(m, end=member.end())]
             found = GENERIC_PROTEIN.match(covered)
             if found:
                 entry = self._chemical_entry(found.group("chem"))
@@ -368,6 +404,18 @@ class LocalAnnotator:
             )
         return out
 
+
+#: Whitespace inside a one-word name that marks two words: between letters/digits or around a hyphen.
+_SPLIT_WORD = re.compile(r"\w\s+\w|\s-|-\s")
+
+#: A member number after a protein family name ("receptor 1", "keratin 10", "cyclin B1").
+_MEMBER = re.compile(r"[ -]?(?:\d{1,2}[A-Z]?|[A-Z]\d{1,2})\b(?![.,]\d|\s*%|\s*-?\s*(?:fold|mg|h|min)\b)")
+
+#: One-letter prefixes of oncogene names: cellular/viral ("c-myc", "v-src") and Harvey/Kirsten/neuroblastoma
+#: ("H-ras", "K-ras", "N-ras").
+GENE_PREFIXES = frozenset({"c", "v", "H", "K", "N", "h", "k", "n"})
+
+_GENERIC_TAIL = re.compile(r"\s+(?:enzymes?|proteins?|genes?|system|family|isoforms?|isoenzymes?|isozymes?)$", re.I)
 
 _COORDINATION = re.compile(r"([A-Za-z][\w-]*)\s+(?:and|or|and/or|,)\s+$")
 

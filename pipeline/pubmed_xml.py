@@ -150,7 +150,7 @@ def _collect(elem: etree._Element, parts: list[str]) -> None:
     for child in elem:
         if isinstance(child.tag, str):
             parts.append(_OPEN)
-            if child.tag.startswith("{" + MATHML_NS + "}"):
+            if child.tag.startswith("{" + MATHML_NS + "}") or child.tag == "math":
                 parts.append(_math_text(child))
             else:
                 _collect(child, parts)
@@ -429,6 +429,10 @@ def count_records(payload: bytes, *, name: str = "<bytes>") -> tuple[list[str], 
                 pmid = elem.findtext("MedlineCitation/PMID") or elem.findtext("BookDocument/PMID") or ""
                 pmids.append(pmid.strip())
                 elem.clear(keep_tail=True)
+                parent = elem.getparent()
+                if parent is not None:
+                    while elem.getprevious() is not None:
+                        del parent[0]
     except etree.XMLSyntaxError as exc:
         line = exc.lineno if exc.lineno is not None else "?"
         raise PubmedXmlError(f"{name}:{line}: malformed PubMed XML: {exc.msg}") from exc

@@ -309,6 +309,9 @@ def fetch_to_cache(
             continue
         report.batches += 1
         report.files.append(name)
+        if report.batches % 25 == 0:
+            log.info("efetch: %d batch(es) stored, %d failed, %d/%d PMIDs done", report.batches, len(report.failed),
+                     i + len(batch), len(todo))
         got = set(returned)
         report.downloaded += len(got & set(batch))
         report.refetched += len(got & forced & cached)
@@ -400,13 +403,19 @@ def documents_from_files(
     seen: set[str] = set()
     for path in expand_pubmed_paths(pubmed_xml):
         counts["files_pubmed_xml"] += 1
-        for doc in iter_documents(path, counts):
+        file_counts: Counter[str] = Counter()
+        duplicates = 0
+        for doc in iter_documents(path, file_counts):
             if doc.pmid in seen:
-                counts["duplicate_documents"] += 1
+                duplicates += 1
                 log.warning("%s: PMID %s already read from an earlier file; skipped", path, doc.pmid)
                 continue
             seen.add(doc.pmid)
             yield doc
+        # "kept" counts documents passed on, so duplicates are not kept twice.
+        file_counts["kept"] -= duplicates
+        file_counts["duplicate_documents"] += duplicates
+        counts.update(+file_counts)
     for path in pubtator:
         path = Path(path)
         if path.is_dir():

@@ -177,16 +177,20 @@ class SourceParams(RunParams):
     allow_empty: bool = luigi.BoolParameter(default=False, significant=False)
     refetch_revised: bool = luigi.BoolParameter(default=False, significant=False)
 
+    def data_inputs(self) -> list[str]:
+        """Offline data files and directories this stage reads (fingerprinted, not hashed)."""
+        return [*self.pubmed_xml, *self.pubtator]
+
     def source_fingerprint(self) -> list[tuple[str, int, int]]:
         """(path, size, mtime) of every offline input file: new or updated files make a new build.
 
         Size and mtime rather than content, so that a multi-gigabyte PubMed
         baseline directory is not read just to name an output.
         """
-        key = (*self.pubmed_xml, "|", *self.pubtator)
+        key = tuple(self.data_inputs())
         if key not in _FINGERPRINTS:  # one directory walk per process, not one per shard task
             files: list[Path] = []
-            for value in (*self.pubmed_xml, *self.pubtator):
+            for value in key:
                 p = Path(value)
                 files.extend(sorted(f for f in p.rglob("*") if f.is_file()) if p.is_dir() else [p])
             _FINGERPRINTS[key] = [(str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in files if f.exists()]
@@ -203,12 +207,19 @@ class PreannotateParams(SentenceParams):
     )
     fallback_local: bool = luigi.BoolParameter(default=True, parsing=luigi.BoolParameter.EXPLICIT_PARSING)
     lexicon: str = luigi.Parameter(default="", description="local annotator lexicon (default: .cache/lexicon)")
+    annotation_files: tuple[str, ...] = luigi.ListParameter(
+        default=(), description="PubTator dumps or BioC XML/JSON files with annotations (pubtator-file)"
+    )
 
     def config_inputs(self) -> list[str]:
         from pipeline.lexicon import DEFAULT_LEXICON
 
         uses_lexicon = self.annotator == "local" or self.fallback_local
-        return super().config_inputs() + ([self.lexicon or str(DEFAULT_LEXICON)] if uses_lexicon else [])
+        lexicon = [self.lexicon or str(DEFAULT_LEXICON)] if uses_lexicon else []
+        return super().config_inputs() + lexicon
+
+    def data_inputs(self) -> list[str]:
+        return super().data_inputs() + list(self.annotation_files)
 
 
 class ExtendParams(PreannotateParams):
@@ -489,7 +500,8 @@ def preannotation_config(task: PreannotateParams) -> Any:
     cfg = pubtator()
     return PreannotationConfig(
         annotator=task.annotator,
-        pubtator_files=_paths(task.pubtator),
+        # Documents read with --pubtator already carry their annotations.
+        pubtator_files=_paths(task.annotation_files),
         api_base_url=cfg.base_url,
         cache_dir=Path(task.out) / "cache" / "pubtator",
         fallback_local=task.fallback_local,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 import requests
@@ -199,7 +198,7 @@ def test_efetch_posts_ids_and_returns_xml(small_server) -> None:  # type: ignore
     assert req.method == "POST" and req.params["retmode"] == "xml" and req.ids == ids
 
 
-@pytest.mark.parametrize("fault", ["429", "500", "timeout", "json_rate", "error_xml", "truncated"])
+@pytest.mark.parametrize("fault", ["429", "500", "timeout", "json_rate", "error_xml", "truncated", "cut"])
 def test_efetch_retries_transient_faults(small_server, fault) -> None:  # type: ignore[no-untyped-def]
     small_server.timeout_sleep = 1.0
     ids = small_server.corpus.terms[TERM][:3]
@@ -211,7 +210,7 @@ def test_efetch_retries_transient_faults(small_server, fault) -> None:  # type: 
     assert len(sleeps) == 1 and 0 < sleeps[0] < 1  # one backoff sleep (short in tests)
 
 
-@pytest.mark.parametrize("fault", ["429", "500", "timeout", "json_rate", "error_xml", "truncated"])
+@pytest.mark.parametrize("fault", ["429", "500", "timeout", "json_rate", "error_xml", "truncated", "cut"])
 def test_esearch_retries_transient_faults(small_server, fault) -> None:  # type: ignore[no-untyped-def]
     small_server.queue("esearch", fault, fault)
     result = make_client(small_server, timeout=0.3).esearch(TERM, retmax=10)

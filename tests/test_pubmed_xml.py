@@ -12,7 +12,7 @@ import pytest
 from lxml import etree
 
 from pipeline.model import Document, MeshHeading, MeshQualifier
-from pipeline.pubmed_xml import PubmedXmlError, count_records, flatten_text, iter_documents, parse_bytes
+from pipeline.pubmed_xml import PubmedXmlError, count_records, flatten_text, iter_documents
 from tests.conftest import PROJECT, shared_path
 
 HEAD = '<?xml version="1.0"?>\n<!DOCTYPE PubmedArticleSet PUBLIC "-//NLM//DTD PubMedArticle, 1st January 2025//EN" ' \
@@ -162,6 +162,7 @@ def test_book_article() -> None:
          "<mml:mn>2</mml:mn></mml:mfrac></mml:math> b</t>", "a x/2 b"),
         ('<t xmlns:mml="http://www.w3.org/1998/Math/MathML"><mml:math>\n <mml:msup>\n  <mml:mi>m</mml:mi>\n'
          "  <mml:mn>2</mml:mn>\n </mml:msup>\n</mml:math></t>", "m2"),
+        ("<t>area <math>\n <msup><mi>m</mi><mn>2</mn></msup>\n</math>.</t>", "area m2."),  # no namespace
         ("<t><!-- comment -->kept</t>", "kept"),
         ("<t>  </t>", ""),
     ],

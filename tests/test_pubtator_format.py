@@ -203,8 +203,13 @@ def test_tmvar_seven_columns_and_stray_line() -> None:
         read(path)
     records, counts = read(path, skip_bad_lines=True)
     assert counts["bad_lines"] == 1 and len(records) == counts["documents"]
-    extra = [a.extra for r in records for a in r.annotations if a.extra]
-    assert extra and all(e[0].startswith("RSID:") or e for e in extra)
+    first = records[0]
+    assert first.pmid == "22051099"
+    assert [(a.text, a.type, a.identifier, a.extra) for a in first.annotations[:3]] == [
+        ("rs2234671", "SNP", "rs2234671", ()),
+        ("Ex2+860G>C", "DNAMutation", "c|SUB|G|Ex2+860|C", ("RSID:2234671",)),
+        ("S276T", "ProteinMutation", "p|SUB|S|276|T", ("RSID:2234671",)),
+    ]
     doc_counts: Counter[str] = Counter()
     for record in records:
         to_document(record, doc_counts)

@@ -9,7 +9,6 @@ import re
 import shutil
 from collections import Counter
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -248,7 +247,8 @@ def test_directories_are_recursive_sorted_and_deduplicated(tmp_path) -> None:
                                                tmp_path / "b" / "deeper" / "x.xml"]
     counts: Counter[str] = Counter()
     docs = list(documents_from_files([tmp_path], [], counts))
-    assert len(docs) == 20 and counts["duplicate_documents"] == 17
+    assert len(docs) == 20 and counts["duplicate_documents"] == 17 and counts["kept"] == 20
+    assert counts["records"] == 37
 
 
 def test_pubtator_files_keep_annotations(tmp_path) -> None:

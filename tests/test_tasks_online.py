@@ -8,6 +8,7 @@ unless --allow-empty; the API key never reaches an output file or a log line.
 from __future__ import annotations
 
 import re
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -131,3 +132,44 @@ def test_zero_hits_fail_unless_allowed(server: fake.FakeEutils, tmp_path: Path,
     assert "Search failed: the query returned no PubMed record (use --allow-empty" in capsys.readouterr().err
     assert build(tmp_path / "allowed", "--date", "2026-01-01", "--allow-empty") == 0
     assert documents(tmp_path / "allowed") == []
+
+
+# --- pre-annotation by the PubTator3 API inside the build ------------------------------------
+
+from tests.test_pubtator_api import FakePubtator, fake_pubtator, pubtator3_doc  # noqa: E402,F401
+
+
+def test_pubtator_api_annotator_in_the_build(fake_pubtator: FakePubtator, tmp_path: Path) -> None:  # noqa: F811
+    from pipeline.pubmed_xml import iter_documents
+    from collections import Counter
+
+    demo = sorted(iter_documents(PROJECT / "data" / "demo" / "pubmed" / "demo.xml", Counter()), key=lambda d: d.pmid)
+    known = demo[:5]
+    for doc in known:
+        # PubTator's text joins title and abstract with a space; the build re-aligns to "\n".
+        mentions = [("warfarin", 0, "Chemical", "MESH:D014859")] if "warfarin" in doc.text else []
+        fake_pubtator.add(pubtator3_doc(doc.pmid, doc.title, doc.abstract, mentions))
+    config = luigi.configuration.get_config()
+    config.set("pubtator", "base_url", fake_pubtator.url)
+    Register.clear_instance_cache()
+    try:
+        argv = ["build", "--out", str(tmp_path), "--pubmed-xml", str(PROJECT / "data" / "demo" / "pubmed" / "demo.xml"),
+                "--annotator", "pubtator-api", "--until", "preannotated"]
+        assert cli.main(argv) == 0
+        (manifest,) = (tmp_path / "runs").glob("*/manifest.json")
+        counts = store.read_json(manifest)["stages"]["preannotated"]
+        assert counts["missing_pmids"] == len(demo) - len(known)
+        assert counts["fallback_local"] == len(demo) - len(known)
+        assert counts["source:pubtator"] >= 1 and counts["source:local"] >= 1
+        requests = len(fake_pubtator.requests)
+        assert requests >= 1
+        # a build with other downstream options reuses the cached responses: no request
+        Register.clear_instance_cache()
+        assert cli.main([*argv[:-1], "sentences"]) == 0
+        shutil.rmtree(tmp_path / "work" / "03_preannotated")
+        Register.clear_instance_cache()
+        assert cli.main(argv) == 0
+        assert len(fake_pubtator.requests) == requests
+    finally:
+        config.remove_option("pubtator", "base_url")
+        Register.clear_instance_cache()
