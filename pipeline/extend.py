@@ -509,6 +509,8 @@ def _search(
         _climb(sdoc, key, start, ontology, occ_at, entity_at, counts, found)
         if found:
             break
+    if not found:
+        _shared_head(sdoc, key, ontology, occ_at, entity_at, counts, found)
 
     # 2. Terms depending on the key ("mutant p53").
     head_tok = sdoc[key.head]
@@ -575,10 +577,29 @@ def _climb(
             forms = _linker_forms(target)
             above = target.head
             if above.i != target.i:
-                for occ in _occurrences(above.i, key, occ_at, entity_at):
+                # The term is the linker's head, or a modifier of that head standing between them
+                # ("EGFR-mutated NSCLC patients": linker and NSCLC both modify "patients").
+                spots = [above.i] + [
+                    t.i for t in above.lefts
+                    if target.i < t.i < above.i and t.dep_ in ("compound", "nmod", "amod")
+                ]
+                for spot in spots:
+                    for occ in _occurrences(spot, key, occ_at, entity_at):
+                        cls = _pick(ontology, occ, key, rel, linker=forms)
+                        if cls is not None:
+                            emit(cls, f"linker:{forms[0]}", occ, [*path, *hop_path, target.i])
+                            hit = True
+        if not hit:
+            # A linker hanging on the key itself: "HER2-positive breast cancer" (key -poss-> cancer,
+            # "-positive" a dependent of the key).
+            for child in cur.children:
+                if child.i in keyset or child.i > target.i:
+                    continue
+                forms = _linker_forms(child)
+                for occ in _occurrences(target.i, key, occ_at, entity_at):
                     cls = _pick(ontology, occ, key, rel, linker=forms)
                     if cls is not None:
-                        emit(cls, f"linker:{forms[0]}", occ, [*path, *hop_path, target.i])
+                        emit(cls, f"linker:{forms[0]}", occ, [*path, *hop_path, child.i])
                         hit = True
         # Past a prepositional hop or a clause the vicinity ends; after a hit the chain may go on
         # through noun modifiers to a larger composite ("KIT exon 11" -> "KIT exon 11 mutation").
@@ -590,6 +611,41 @@ def _climb(
             break
         path.append(target.i)
         cur = target
+
+
+def _shared_head(
+    sdoc: Doc,
+    key: _Key,
+    ontology: Ontology,
+    occ_at: dict[int, _Occurrence],
+    entity_at: dict[int, list[_Occurrence]],
+    counts: Counter[str],
+    found: list[_Composite],
+) -> None:
+    """Coordinated modifiers parsed as conjuncts of their shared head noun.
+
+    In "CYP2C9 and SLCO1B1 polymorphisms" parsers often make "polymorphisms" a
+    conjunct of "CYP2C9"; following the conjunct chain to the right (through
+    other key entities) to a term gives the composite "CYP2C9 ... polymorphisms"
+    (the words in between are left out).
+    """
+    cur = sdoc[key.head]
+    keyset = set(key.tokens)
+    for _ in range(8):
+        nxt = next((c for c in cur.children if c.dep_ == "conj" and c.i > cur.i), None)
+        if nxt is None:
+            return
+        for occ in _occurrences(nxt.i, key, occ_at, entity_at):
+            if occ.words is None or occ.anchor != nxt.i:
+                continue
+            cls = _pick(ontology, occ, key, "compound")
+            if cls is not None:
+                between = set(range(key.tokens[-1] + 1, occ.start)) - keyset
+                _emit(sdoc, key, cls, "compound+shared", occ, set(), between, counts, found)
+                return
+        if nxt.i not in entity_at:
+            return  # only through other key entities ("MDR1, EPHX1 and ... variants")
+        cur = nxt
 
 
 def _emit(

@@ -162,7 +162,7 @@ STOPWORDS = frozenset(
     substances syndrome target therapy tissue toxin transporter treatment tumour type urine variant
     variants wild human mouse rat patient patients subject subjects unknown various
     luciferase chromatin histone histones proteasome relapse relapses recurrence recurrences
-    strain strains
+    strain strains infection infections
     control controls case cases study studies result results risk sex male female adult child
     children infant age aged elderly man woman women men normal healthy positive negative
     activity function expression protein-protein signal signaling pathway system

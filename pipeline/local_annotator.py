@@ -86,7 +86,7 @@ STOP_PHRASES = (
     "single nucleotide variants", "nucleotide polymorphism", "nucleotide substitution", "drinking water",
     "blood group", "blood groups", "reporter gene", "reporter assay", "amino acid substitution",
     "amino acid change", "amino acid residue", "amino acids", "amino acid", "wild type", "wild-type",
-    "body weight", "body weights",
+    "body weight", "body weights", "susceptibility to", "predisposition to",
 )
 
 #: Disease heads that PubTator tags on their own after a substance ("alcohol dependence" ->
@@ -181,7 +181,7 @@ class LocalAnnotator:
                 self.gene_folded.setdefault(tuple(t.casefold() for t in key), entry)
         stop = _Table()
         for phrase in STOP_PHRASES:
-            stop.add(lx.folded_key(phrase), _Entry("", None))
+            stop.add(lx.folded_key(phrase), _Entry("", None, " " in phrase))
         self.stop = stop
 
     @classmethod
@@ -431,6 +431,9 @@ def _coordinate(text: str, matches: list[_Match], folded: _Table) -> list[_Match
             before = _COORDINATION.search(text, max(0, m.start - 60), m.start)
             if before:
                 head = text[m.start : m.end].split()[-1]
+                if not head.lower().endswith("s"):
+                    out.append(m)  # "prostate and breast cancer": a singular head is not distributed
+                    continue
                 entry = folded.entries.get(lx.folded_key(f"{before.group(1)} {head}"))
                 if entry is not None and entry.type == "Disease":
                     m = dataclasses.replace(m, start=before.start(1))

@@ -76,8 +76,30 @@ def normalise(word: str) -> str:
     (pre-tokenized PubMed text keeps the hyphen on the right-hand word) and
     British ``-is-`` spellings of the ``metaboliser`` family folded to ``-iz-``.
     """
-    w = word.lower().lstrip("-")
-    return w.replace("metabolis", "metaboliz")
+    w = word.lower()
+    stripped = w.lstrip("-")
+    if not stripped:
+        return w  # a hyphen token stays itself
+    return stripped.replace("metabolis", "metaboliz")
+
+
+_INNER_HYPHEN = re.compile(r"(?<=[^\W_])-(?=[^\W_])")
+
+
+def term_variants(term: str) -> list[tuple[str, ...]]:
+    """The word tuples a term is matched as: as written, and with inner hyphens as tokens of their own.
+
+    spaCy splits "progression-free" into "progression", "-", "free", while
+    pre-tokenized text may keep it whole; both spellings match.
+    """
+    words = tuple(normalise(w) for w in term.split())
+    if not words:
+        return []
+    out = [words]
+    split = tuple(normalise(w) for w in _INNER_HYPHEN.sub(" - ", term).split())
+    if split != words:
+        out.append(split)
+    return out
 
 
 @dataclass(frozen=True)
@@ -410,8 +432,7 @@ def load_ontology(path: str | Path = DEFAULT_ONTOLOGY) -> Ontology:
 
         terms = []
         for term, tline in _str_list(spec.get("terms"), f"{p}:{_line(spec, 'terms', line)}", f"class {name!r}: terms"):
-            words = tuple(normalise(w) for w in term.split())
-            if words:
+            for words in term_variants(term):
                 terms.append(words)
                 term_lines.setdefault((name, words), tline or _line(spec, "terms", line))
         linker_value, linker_owner = inherited(name, "linkers")
@@ -588,4 +609,5 @@ __all__ = [
     "iter_terms",
     "load_ontology",
     "normalise",
+    "term_variants",
 ]

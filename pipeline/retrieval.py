@@ -352,7 +352,8 @@ def load_documents(cache_dir: Path, pmids: Collection[str], counts: Counter[str]
             if doc.pmid in want and doc.pmid not in found:
                 found[doc.pmid] = doc
         lost = want - set(found)
-        counts["no_abstract"] += len(lost)
+        if lost:
+            counts["no_abstract"] += len(lost)
     counts["kept"] += len(found)
     for pmid in sorted(found, key=pmid_sort_key):
         yield found[pmid]

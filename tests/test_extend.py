@@ -109,6 +109,14 @@ CASES = [
      [("Carbamazepine", "Chemical"), ("Stevens-Johnson syndrome", "Disease"), ("HLA-B", "Gene")],
      [("AdverseEvent", "Carbamazepine-induced Stevens-Johnson syndrome", 1, "linker:induce"),
       ("Haplotype", "HLA-B*15:02", 1, "suffix:star_allele")]),
+    # coordinated modifiers parsed as conjuncts of their shared head noun
+    ("We assessed the association between CYP2C9 and SLCO1B1 polymorphisms and the metabolism of nateglinide.",
+     [("CYP2C9", "Gene"), ("SLCO1B1", "Gene"), ("nateglinide", "Chemical")],
+     [("Polymorphism", "CYP2C9 polymorphisms", 2, "compound+shared"),
+      ("Polymorphism", "SLCO1B1 polymorphisms", 1, "compound"),
+      ("Metabolism", "metabolism of nateglinide", 1, "prep:of")]),
+    # hyphenated multiword terms match spaCy's split tokens
+    ("Progression-free survival was longer.", [], [("ClinicalTrait", "Progression-free survival", 1, "standalone")]),
     # no ontology term near the key: nothing
     ("Warfarin was given to all patients.", [("Warfarin", "Chemical")], []),
 ]
@@ -178,6 +186,13 @@ def test_variant_composite_absorbs_the_variant(onto: Ontology, nlp: Language) ->
     remaining = {(a.type, a.covered(text)) for a in out.annotations if a.source == "pubtator"}
     assert remaining == {("Gene", "ABCB1")}  # the gene stays, the bare variant is absorbed
     assert counts["absorbed_Mutation"] == 1
+
+
+def test_disease_subtype_replaces_the_bare_disease(onto: Ontology, nlp: Language) -> None:
+    text = "Patients with metastatic colorectal cancer were included."
+    (out,), counts = _run([_doc(text, [("colorectal cancer", "Disease")])], onto, nlp)
+    assert [(a.type, a.covered(text)) for a in out.annotations] == [("DiseaseSubtype", "metastatic colorectal cancer")]
+    assert counts["absorbed_Disease"] == 1
 
 
 def test_genotype_notation_typed_gene_acts_as_variant(onto: Ontology, nlp: Language) -> None:

@@ -6,7 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.ontology import DEFAULT_ONTOLOGY, KNOWN_DEPENDENCIES, OntologyError, load_ontology, normalise
+from pipeline.ontology import (
+    DEFAULT_ONTOLOGY,
+    KNOWN_DEPENDENCIES,
+    OntologyError,
+    load_ontology,
+    normalise,
+    term_variants,
+)
 from pipeline.schema import load_schema
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "ontology" / "minimal.yaml"
@@ -50,10 +57,22 @@ def test_match_terms(forms: list[tuple[str, ...]], expected: list[tuple[int, int
 
 @pytest.mark.parametrize(
     ("word", "norm"),
-    [("-induced", "induced"), ("Metabolisers", "metabolizers"), ("CYP2D6", "cyp2d6")],
+    [("-induced", "induced"), ("Metabolisers", "metabolizers"), ("CYP2D6", "cyp2d6"), ("-", "-")],
 )
 def test_normalise(word: str, norm: str) -> None:
     assert normalise(word) == norm
+
+
+@pytest.mark.parametrize(
+    ("term", "variants"),
+    [
+        ("progression-free survival", [("progression-free", "survival"), ("progression", "-", "free", "survival")]),
+        ("clearance", [("clearance",)]),
+        ("-induced", [("induced",)]),
+    ],
+)
+def test_term_variants(term: str, variants: list[tuple[str, ...]]) -> None:
+    assert term_variants(term) == variants
 
 
 def _edit(tmp_path: Path, old: str, new: str) -> Path:

@@ -370,3 +370,15 @@ def test_genia_records_and_gold_sentences() -> None:
     assert edited_seen == set(GENIA_EDITED)
     assert outcome["exact"] > 15_400 and outcome["edited"] == len(GENIA_EDITED)
     assert sum(outcome.values()) == 15_687
+
+
+def test_documents_round_trip_through_the_store(tmp_path: Path) -> None:
+    from pipeline import store
+
+    docs = [d for name in ("biopython_pubmed1_2articles_no_abstract_mesh_qualifiers.xml",
+                           "biopython_pubmed5_structured_abstract_sub_28775130.xml",
+                           "ncbi_eutilsjson_pubmedbookarticle_genereviews_20301295_2013dtd.xml")
+            for d in parse(efetch(name))[0]]
+    path = tmp_path / "docs.jsonl.gz"
+    store.write_records(path, docs)
+    assert list(store.read_documents(path)) == sorted(docs, key=lambda d: int(d.pmid))
