@@ -156,6 +156,15 @@ def run_build(args: argparse.Namespace) -> int:
     if args.api_key:
         config.set("ncbi", "api_key", args.api_key)
     task = tasks.BuildCorpus(**build_params(args))
+    if task.roster:
+        # A bad roster is an error before any output, not after hours of parsing.
+        from pipeline.batches import RosterError, read_roster
+
+        try:
+            read_roster(Path(task.roster))
+        except RosterError as exc:
+            print(f"pgx-corpus: {exc}", file=sys.stderr)
+            return 2
     tasks.forget_failed_fetch(task)
     scheduler: dict[str, Any] = (
         {"scheduler_host": args.scheduler_host, "scheduler_port": args.scheduler_port}

@@ -2,31 +2,43 @@
 
 :func:`extend_documents` parses every sentence (``Document.sentences``) with a
 spaCy pipeline (``nlp.pipe``, batched across documents), aligns the key
-entities of the document (annotations whose type is a key-entity type of the
-ontology: Chemical, Gene, Mutation, Disease and their aliases; never earlier
-composites) to tokens, and looks around each key entity's syntactic head for
-ontology terms:
+entities of the document (annotations of sources pubtator/local/gold whose
+type is a key-entity type of the ontology: Chemical, Gene, Mutation, Disease
+and their aliases, or that a surface rule's ``key_type`` makes one, e.g. a
+genotype "A2/A2" PubTator types as Gene acts as a variant) to tokens, and
+looks around each key entity's syntactic head for ontology terms.  Rules
+(recorded in ``Annotation.rule``):
 
-* up the head chain (at most :data:`MAX_HOPS` hops through noun modifiers), the
-  key attaching with one of the class's ``relations`` (``compound``, ``amod``,
-  ``nmod``, ``poss``, ``npadvmod``... or ``prep:<word>`` for a
-  preposition-object path such as "clearance **of** tacrolimus");
-* through a *linker* ("warfarin-**induced** bleeding", "bleeding **induced by**
-  warfarin");
-* down to the key's own dependents with one of the class's ``governs`` labels
-  ("**mutant** p53");
-* to other key entities acting as the term (``term_entities``: "EGFR-mutated
-  NSCLC", "ABCB1 C3435T").
+* ``<label>`` / ``prep:<word>``: up the head chain (at most :data:`MAX_HOPS`
+  hops through noun modifiers), the key attaching with one of the class's
+  ``relations`` ("warfarin sensitivity": ``compound``; "clearance **of**
+  tacrolimus": ``prep:of``); after a hit the chain may continue through noun
+  modifiers to a larger, nesting composite ("KIT exon 11" -> "KIT exon 11
+  mutation");
+* ``linker:<lemma>``: through a linker of the class ("warfarin-**induced**
+  bleeding", "bleeding **induced by** warfarin", "EGFR-**mutated** NSCLC");
+* ``governs:<label>``: down to the key's own dependents ("**mutant** p53");
+* other key entities acting as the term (``term_entities``: "EGFR-mutated
+  NSCLC", "ABCB1 C3435T");
+* ``compound+shared``: coordinated modifiers the parser made conjuncts of
+  their shared head ("CYP2C9 and SLCO1B1 polymorphisms");
+* ``suffix:<rule>``: text right after a key (``suffix_rules``: "CYP2D6*4",
+  "CYP2C9*1, *2 and *3", "HLA-DR 7");
+* ``standalone``: terms of ``standalone`` classes outside any composite and
+  any key entity ("poor metabolizers", "adverse drug reactions").
 
-A key entity in a coordination ("warfarin and acenocoumarol sensitivity") takes
-the attachment of the first conjunct, so every conjunct gets its composite; the
-words in between that do not belong to the composite (the other conjuncts,
-"and", commas) are left out, giving a discontiguous composite
-("warfarin ... sensitivity", brat fragments).  The key entity itself is kept
-(nested), except where the class ``absorbs`` its type (a variant annotated
-together with its gene).  Chains work hop by hop: "CYP2C9 genotype-guided
-warfarin dosing" gives "CYP2C9 genotype" and "warfarin dosing".  Of two
-composites on the same term where one covers the other, the larger is kept.
+Suffixes ``+conj`` (the key is a later conjunct and takes the first
+conjunct's attachment) and ``+merged`` (gene and variant on the same
+variation term, "ABCB1 C3435T polymorphism") qualify a rule.  Words between
+key and term that do not belong to the composite (other conjuncts, "and",
+commas, clauses) are left out, giving a discontiguous composite ("warfarin ...
+sensitivity", brat fragments); a parenthesised abbreviation inside or right
+after the key belongs to it; qualifiers of the class on the term's left
+("plasma") and a number right after it ("exon 11") are taken in.  The key
+entity itself is kept (nested), except where the class ``absorbs`` its type
+(a variant annotated together with its gene).  Of two composites on the same
+term occurrence where one covers the other, the larger is kept.  A composite
+longer than :data:`MAX_SPAN_TOKENS` tokens is a parse accident and dropped.
 
 Offsets: the input and output annotations are document-relative half-open
 character spans (``Document`` convention); composites record their key
@@ -36,13 +48,14 @@ Count keys (``counts``):
 ``documents``, ``documents_without_sentences`` (the whole text is then parsed
 as one sentence), ``sentences_parsed``, ``skipped_empty``,
 ``skipped_too_long`` (more than ``max_tokens`` whitespace tokens or
-``max_chars`` characters), ``key_entities``, ``key_entities_crossing_sentence``,
-``key_entities_in_skipped_sentence``, ``key_aligned``,
-``key_subtoken_expanded`` (the entity ends inside a token at a hyphen or
-slash: "CYP2C9-guided"; the token is used for syntax, the composite keeps the
-entity's own boundary), ``misaligned`` (no safe token alignment; the key is kept
-but not extended), ``composites``, ``composites_<Class>``,
-``composites_discontiguous``, ``composites_subsumed``, ``absorbed_<type>``,
+``max_chars`` characters; logged), ``key_entities``,
+``key_entities_crossing_sentence``, ``key_entities_in_skipped_sentence``,
+``key_aligned``, ``key_subtoken_expanded`` (the entity ends inside a token at
+a hyphen, slash or plus: "CYP2C9+VKORC1"; the token is used for syntax, the
+composite keeps the entity's own boundary), ``misaligned`` (no safe token
+alignment; the key is kept but not extended), ``composites``,
+``composites_<Class>``, ``composites_discontiguous``, ``composites_merged``,
+``composites_subsumed``, ``composites_too_long``, ``absorbed_<type>``,
 ``standalone_<Class>``.
 """
 

@@ -49,6 +49,7 @@ from __future__ import annotations
 import bz2
 import collections
 import csv
+import functools
 import gzip
 import io
 import json
@@ -117,11 +118,13 @@ def _greek(token: str) -> str:
     return _GREEK_RE.sub(lambda m: GREEK[m.group()], token) if _GREEK_RE.search(token) else token
 
 
+@functools.lru_cache(maxsize=1 << 18)
 def exact_token(token: str) -> str:
     """Case-preserving token normal form: Greek letters spelled out, compatibility-folded."""
     return unicodedata.normalize("NFKC", _greek(token))
 
 
+@functools.lru_cache(maxsize=1 << 18)
 def folded_token(token: str) -> str:
     """Case-insensitive token normal form: folded case, US spelling, crude singular."""
     tok = exact_token(token).casefold()

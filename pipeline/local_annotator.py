@@ -140,6 +140,7 @@ class _Table:
     def __init__(self) -> None:
         self.entries: dict[tuple[str, ...], _Entry] = {}
         self.max_len: dict[str, int] = {}
+        self.pairs: set[tuple[str, str]] = set()  # first two tokens of every longer key
 
     def add(self, key: tuple[str, ...], entry: _Entry) -> None:
         if not key:
@@ -147,12 +148,16 @@ class _Table:
         self.entries.setdefault(key, entry)
         if len(key) > self.max_len.get(key[0], 0):
             self.max_len[key[0]] = len(key)
+        if len(key) > 1:
+            self.pairs.add((key[0], key[1]))
 
     def longest(self, keys: list[str], i: int) -> tuple[int, _Entry] | None:
         """Longest entry whose key is ``keys[i:i+n]``: (n, entry) or None."""
         bound = self.max_len.get(keys[i])
         if bound is None:
             return None
+        if bound > 1 and (i + 1 >= len(keys) or (keys[i], keys[i + 1]) not in self.pairs):
+            bound = 1  # no longer key starts with these two tokens: only the one-token key can match
         for n in range(min(bound, len(keys) - i), 0, -1):
             entry = self.entries.get(tuple(keys[i : i + n]))
             if entry is not None:
@@ -326,6 +331,26 @@ class LocalAnnotator:
                 found.append(_Match(code.start(), code.end(), "Chemical", None, 4))
         return found
 
+    def _formulas(self, text: str, taken: list[_Match]) -> list[_Match]:
+        """Inorganic formulas with a two-letter element or a charge: ``SrCl2``, ``MnCl(2)``, ``Na(+)``."""
+        found = []
+        for m in _FORMULA.finditer(text):
+            formula = m.group()
+            elements = _ELEMENT.findall(formula)
+            charged = "+" in formula or formula.endswith("-)")
+            if not (any(len(e) == 2 for e in elements) or charged) or (len(elements) < 2 and not charged):
+                continue
+            if "".join(_ELEMENT.findall(formula)) + "".join(re.findall(r"[\d()+-]", formula)) != formula:
+                continue  # not made of element symbols only
+            entry = self.exact.entries.get(lx.exact_key(formula))
+            if entry is not None and entry.type != "Chemical":
+                continue
+            # A charge makes it an ion even where a gene symbol matched ("Ca2+" is not CA2).
+            blocking = [t for t in taken if not (charged and t.type == "Gene")]
+            if not any(t.start < m.end() and m.start() < t.end for t in blocking):
+                found.append(_Match(m.start(), m.end(), "Chemical", entry.identifier if entry else None, 4))
+        return found
+
     @staticmethod
     def _acceptable(text: str, start: int, end: int) -> bool:
         """Reject matches that are only part of a larger alphanumeric word (token edges inside words)."""
@@ -333,7 +358,8 @@ class LocalAnnotator:
             return False
         if end < len(text) and text[end].isalnum() and text[end - 1].isalnum():
             return False
-        # Entries ending in an opening bracket or starting with a closing one cannot be names.
+        if end - start <= 3 and _GLUED.match(text, end) and _GLUED_LEFT.search(text, 0, start):
+            return False  # "OH" in "4-OH-TAM": a piece of a longer hyphenated name
         return True
 
     @staticmethod
@@ -387,6 +413,11 @@ class LocalAnnotator:
                 continue
             matches.append(m)
         matches.extend(self._drug_codes(text, [m for m in matches if not m.hidden]))
+        formulas = self._formulas(text, [m for m in matches if not m.hidden])
+        if formulas:
+            matches = [m for m in matches if not any(f.start < m.end and m.start < f.end for f in formulas)]
+            matches.extend(formulas)
+        matches = _chemical_names(text, matches)
         matches = _coordinate(text, self._abbreviations(text, matches, counts), self.folded)
         out = []
         for m in sorted(matches, key=lambda x: (x.start, x.end, x.type)):
@@ -416,6 +447,56 @@ _MEMBER = re.compile(r"[ -]?(?:\d{1,2}[A-Z]?|[A-Z]\d{1,2})\b(?![.,]\d|\s*%|\s*-?
 GENE_PREFIXES = frozenset({"c", "v", "H", "K", "N", "h", "k", "n"})
 
 _GENERIC_TAIL = re.compile(r"\s+(?:enzymes?|proteins?|genes?|system|family|isoforms?|isoenzymes?|isozymes?)$", re.I)
+
+_GLUED = re.compile(r"-[A-Za-z0-9]")
+_GLUED_LEFT = re.compile(r"[A-Za-z0-9]-$")
+
+_ELEMENTS = (
+    "He Li Be Ne Na Mg Al Si Cl Ar Ca Sc Ti Cr Mn Fe Co Ni Cu Zn Ga Ge As Se Br Kr Rb Sr Zr Nb Mo Ru Rh Pd Ag "
+    "Cd In Sn Sb Te Xe Cs Ba La Ce Gd Pt Au Hg Tl Pb Bi H B C N O F P S K V I U W Y"
+).split()
+_ELEMENT = re.compile("|".join(sorted(_ELEMENTS, key=len, reverse=True)))
+_FORMULA = re.compile(
+    r"(?<![\w-])(?:(?:" + "|".join(sorted(_ELEMENTS, key=len, reverse=True)) + r")(?:\d{1,2}|\(\d{1,2}\))?){1,4}"
+    r"(?:\(\d?[+-]\)|\d?\+{1,2})?(?![\w(])"
+)
+
+#: Counter-ions and salt words that PubTator keeps in one name with the adjacent chemical.
+_SALT_AFTER = re.compile(
+    r"\s+(?:mesylate|mesilate|hydrochloride|sulfate|sulphate|sodium|potassium|citrate|maleate|tartrate|"
+    r"besylate|phosphate|acetate|succinate|fumarate|bromide|chloride|lithospermate(?:\s+B)?)\b",
+    re.I,
+)
+_SALT_BEFORE = re.compile(r"(?:sodium|potassium|magnesium|calcium|lithium|zinc)$", re.I)
+#: Substituent prefixes glued to a chemical name: "4-hydroxy-tamoxifen", "N-desmethyl-", "25-OH ".
+_CHEM_PREFIX = re.compile(
+    r"(?<![\w-])(?:\d+[',\d]*-)?(?:\d+[',\d]*-)?(?:[a-z]*(?:hydroxy|methyl|acetyl|amino|deoxy|oxo|chloro|fluoro|"
+    r"nitro|ethyl)|OH|N|O)-$|(?<![\w-])\d+-OH\s$"
+)
+
+
+def _chemical_names(text: str, matches: list[_Match]) -> list[_Match]:
+    """Chemical naming conventions: substituent prefixes and salts belong to the name."""
+    chems = sorted((m for m in matches if m.type == "Chemical" and not m.hidden), key=lambda x: x.start)
+    others = [m for m in matches if m.type != "Chemical" or m.hidden]
+    out: list[_Match] = []
+    for m in chems:
+        prefix = _CHEM_PREFIX.search(text, max(0, m.start - 30), m.start)
+        if prefix and not any(o.start < m.start and prefix.start() < o.end for o in others if not o.hidden):
+            while out and out[-1].start >= prefix.start():
+                out.pop()  # "OH" of "25-OH vitamin D" is part of the longer name
+            if not out or out[-1].end <= prefix.start():
+                m = dataclasses.replace(m, start=prefix.start())
+        salt = _SALT_AFTER.match(text, m.end)
+        if salt:
+            m = dataclasses.replace(m, end=salt.end())
+        if out and _SALT_BEFORE.search(text, out[-1].start, out[-1].end) and text[out[-1].end : m.start] == " ":
+            m = dataclasses.replace(out.pop(), end=m.end, identifier=m.identifier)
+        if out and out[-1].end > m.start:
+            continue  # swallowed by the previous (salt) name
+        out.append(m)
+    return out + others
+
 
 _COORDINATION = re.compile(r"([A-Za-z][\w-]*)\s+(?:and|or|and/or|,)\s+$")
 

@@ -340,6 +340,10 @@ def load_ontology(path: str | Path = DEFAULT_ONTOLOGY) -> Ontology:
         key = sorted(unknown, key=str)[0]
         raise OntologyError(f"{p}:{_line(data, key)}: unknown section {key!r} (allowed: {sorted(_TOP_KEYS)})")
 
+    version = data.get("version", 1)
+    if version != 1:
+        raise OntologyError(f"{p}:{_line(data, 'version')}: unsupported ontology version {version!r} (expected 1)")
+
     # Key-entity types and their source aliases.
     entity_types: dict[str, frozenset[str]] = {}
     alias: dict[str, str] = {}

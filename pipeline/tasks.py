@@ -586,7 +586,7 @@ class Filtered(FilterParams, StageWrapper):
 
 
 class Sample(SampleParams, StageTask):
-    """Filtered sentence pool -> seeded sample (stable when the pool grows)."""
+    """Filtered sentence pool -> seeded sample (stable when the pool grows), sharded like the pool."""
 
     stage = "07_sampled"
 
@@ -594,7 +594,7 @@ class Sample(SampleParams, StageTask):
         return {"filtered": self.clone(Filtered), "mapped": self.clone(Mapped)}
 
     def output(self) -> luigi.LocalTarget:
-        return luigi.LocalTarget(str(self.stage_dir() / "sample.jsonl.gz"))
+        return luigi.LocalTarget(str(self.stage_dir()) + "/")
 
     def run(self) -> None:
         from pipeline import sample
@@ -611,9 +611,9 @@ class Sample(SampleParams, StageTask):
             counts=counts,
         )
         with self.output().temporary_path() as tmp:
-            store.write_records(tmp, chosen)
-            store.write_counts(self.counts_path(), counts)
-            self.write_params()
+            store.write_shards(tmp, chosen, self.shard_size)
+            store.write_counts(Path(tmp) / "counts.json", counts)
+            store.write_json(Path(tmp) / "params.json", significant_params(self))
 
     def triggered_pmids(self) -> set[str] | None:
         """PMIDs of abstracts containing a trigger phrase (stratified mode only)."""
@@ -645,7 +645,7 @@ class ExportBrat(BratParams, StageTask):
         from pipeline import brat_export, schema
 
         counts: Counter[str] = Counter()
-        records = list(store.read_sentences(self.input().path))
+        records = list(store.iter_directory(self.input().path, SentenceRecord))
         with self.output().temporary_path() as tmp:
             brat_export.export_collection(records, Path(tmp), schema.load_schema(Path(self.schema)), counts)
             store.write_counts(self.counts_path(), counts)

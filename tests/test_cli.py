@@ -87,3 +87,14 @@ def test_query_file_comments_and_errors(tmp_path: Path) -> None:
         cli.read_query_file(qf)
     with pytest.raises(SystemExit, match="cannot read query file"):
         cli.read_query_file(tmp_path / "missing.txt")
+
+
+def test_bad_roster_fails_before_any_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    roster = tmp_path / "roster.tsv"
+    roster.write_text("id\trole\nann1\tannotator\nann2\tannotator\n")
+    out = tmp_path / "out"
+    code = cli.main(["build", "--out", str(out), "--pubmed-xml", str(PROJECT / "data" / "demo" / "pubmed"),
+                     "--roster", str(roster)])
+    assert code == 2
+    assert "at least three are needed" in capsys.readouterr().err
+    assert not out.exists()

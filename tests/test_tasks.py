@@ -81,7 +81,7 @@ def test_manifest_records_every_stage(demo_build: Path) -> None:
     assert manifest["failures"] == []
     mapped = list(store.iter_directory(manifest["outputs"]["mapped"], Document))
     assert any(a.source == "ontology" for d in mapped for a in d.annotations), "no composite entity built"
-    sampled = list(store.read_sentences(Path(manifest["outputs"]["sampled"]) / "sample.jsonl.gz"))
+    sampled = list(store.iter_directory(manifest["outputs"]["sampled"], SentenceRecord))
     filtered = list(store.iter_directory(manifest["outputs"]["filtered"], SentenceRecord))
     assert len(sampled) == len(filtered) > 0
 

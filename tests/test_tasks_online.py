@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,8 +19,10 @@ from luigi.task_register import Register
 
 from pipeline import cli, store
 from pipeline.model import Document
+from pipeline.pubmed_xml import iter_documents
 from tests.conftest import PROJECT
 from tests.fixtures.eutils import fake_eutils as fake
+from tests.test_pubtator_api import FakePubtator, fake_pubtator, pubtator3_doc  # noqa: F401 (fixture)
 
 TERM = "warfarin[MeSH Terms] AND pharmacogenetics[MeSH Terms]"
 SECRET = "SECRET-key-0042"
@@ -136,13 +139,8 @@ def test_zero_hits_fail_unless_allowed(server: fake.FakeEutils, tmp_path: Path,
 
 # --- pre-annotation by the PubTator3 API inside the build ------------------------------------
 
-from tests.test_pubtator_api import FakePubtator, fake_pubtator, pubtator3_doc  # noqa: E402,F401
-
 
 def test_pubtator_api_annotator_in_the_build(fake_pubtator: FakePubtator, tmp_path: Path) -> None:  # noqa: F811
-    from pipeline.pubmed_xml import iter_documents
-    from collections import Counter
-
     demo = sorted(iter_documents(PROJECT / "data" / "demo" / "pubmed" / "demo.xml", Counter()), key=lambda d: d.pmid)
     known = demo[:5]
     for doc in known:
