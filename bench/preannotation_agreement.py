@@ -30,6 +30,7 @@ PROJECT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT))
 
 from pipeline import brat  # noqa: E402
+from pipeline.agreement import table10_scores  # noqa: E402
 from pipeline.extend import extend_documents  # noqa: E402
 from pipeline.model import Annotation, Document, Sentence  # noqa: E402
 from pipeline.models import DEFAULT_MODEL, load_parser  # noqa: E402
@@ -42,55 +43,6 @@ SETTINGS = ("exact_same", "exact_any", "partial_same", "partial_any")
 PUBTATOR_ALONE = (59.8, 62.0, 66.0, 71.3)
 PAPER_PHARE = (54.2, 59.0, 64.4, 76.2)
 GOAL = (65.0, 68.0, 72.0, 80.0)
-
-Pairs = list[tuple[Sequence[Annotation], Sequence[Annotation]]]
-
-
-def _local_table10(pairs: Pairs) -> dict[str, Any]:
-    """Fallback scorer (same definition as pipeline.agreement.table10_scores)."""
-    from pipeline.matching import max_bipartite_matching, spans_overlap
-
-    out: dict[str, Any] = {"per_type": {}}
-    for name in SETTINGS:
-        exact, same = name.startswith("exact"), name.endswith("same")
-        tp: Counter[str] = Counter()
-        fp: Counter[str] = Counter()
-        fn: Counter[str] = Counter()
-        for gold, pred in pairs:
-            adjacency = {
-                i: [
-                    j
-                    for j, p in enumerate(pred)
-                    if (not same or p.type == g.type)
-                    and (p.fragments == g.fragments if exact else spans_overlap(g.fragments, p.fragments))
-                ]
-                for i, g in enumerate(gold)
-            }
-            matching = max_bipartite_matching(list(range(len(gold))), adjacency)
-            for i, g in enumerate(gold):
-                (tp if i in matching else fn)[g.type] += 1
-            used = set(matching.values())
-            for j, p in enumerate(pred):
-                if j not in used:
-                    fp[p.type] += 1
-
-        def prf(t: int, f: int, n: int) -> dict[str, float]:
-            p = t / (t + f) if t + f else 0.0
-            r = t / (t + n) if t + n else 0.0
-            return {"tp": t, "fp": f, "fn": n, "precision": p, "recall": r, "f1": 2 * p * r / (p + r) if p + r else 0}
-
-        out[name] = prf(sum(tp.values()), sum(fp.values()), sum(fn.values()))
-        out["per_type"][name] = {t: prf(tp[t], fp[t], fn[t]) for t in sorted(set(tp) | set(fp) | set(fn))}
-    return out
-
-
-def scorer() -> tuple[Callable[[Pairs], dict[str, Any]], str]:
-    try:
-        from pipeline.agreement import table10_scores
-    except ImportError:
-        return _local_table10, "local scorer (bench)"
-    return table10_scores, "pipeline.agreement.table10_scores"
-
 
 def load_sentences(
     key_source: str, annotate: Callable[[str], list[Annotation]] | None = None
@@ -190,8 +142,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not DATA.is_dir():
         print(f"shared data not available: {DATA} (put the shared/ folder beside the project)", file=sys.stderr)
         return 2
-    score, scorer_name = scorer()
-    print(f"# pre-annotation vs final annotations, {DATA} ({scorer_name})")
+    score = table10_scores
+    print(f"# pre-annotation vs final annotations, {DATA} (pipeline.agreement.table10_scores)")
 
     docs, gold = load_sentences("pubtator")
     counts: Counter[str] = Counter()

@@ -170,7 +170,8 @@ STOPWORDS = frozenset(
     children infant age aged elderly man woman women men normal healthy positive negative
     activity function expression protein-protein signal signaling pathway system
     dna rna mrna cdna pcr snp snps cnv qtl gwas hiv hbv hcv ci or hr rr sd se sem auc bmi
-    ct mri pet icu who fda usa uk us eu nih iq ms
+    ct mri pet icu who fda usa uk us eu nih iq ms fish ivf art haart pci ecg ekg eeg csf pbmc
+    dfs pfs rfs orr
     ii iii iv vi vii viii ix x xi xii
     """.split()
 )
@@ -453,6 +454,8 @@ def _rodent(zf: zipfile.ZipFile, member: str, prefix: str, counts: collections.C
             counts["dropped.common_word"] += 1
             continue
         yield Candidate(symbol, "Gene", f"{prefix}:{row[0]}", "exact", P_RODENT, prefix.lower())
+        # Rodent genes are often written in capitals ("CYP2A5" for mouse Cyp2a5).
+        yield Candidate(symbol, "Gene", f"{prefix}:{row[0]}", "relaxed", P_RODENT, prefix.lower())
 
 
 @dataclass(frozen=True)

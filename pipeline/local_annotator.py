@@ -30,7 +30,8 @@ PubTator output, not any particular sentence):
 Counts (``annotate(text, counts)``): ``mentions.<Type>``,
 ``dropped.gene_in_variant`` (lexicon matches inside a variant),
 ``dropped.variant_is_symbol`` (``E2F``: a variant pattern that is a lexicon symbol),
-``dropped.isolated_symbol`` (lone one/two-character matches),
+``dropped.isolated_symbol`` (lone one/two-character matches), ``dropped.allele_symbol``
+(``A1`` in ``A1/A2``),
 ``abbreviations`` (short forms added by rule 3).
 """
 
@@ -411,6 +412,10 @@ class LocalAnnotator:
             if m.end - m.start <= 2 and m.rank == 3:
                 counts["dropped.isolated_symbol"] += 1
                 continue
+            slashed = text[m.end : m.end + 1] == "/" or text[m.start - 1 : m.start] == "/"
+            if m.type == "Gene" and slashed and _ALLELE.fullmatch(text, m.start, m.end):
+                counts["dropped.allele_symbol"] += 1  # "A1/A2" genotypes are alleles, not the A1/A2 genes
+                continue
             matches.append(m)
         matches.extend(self._drug_codes(text, [m for m in matches if not m.hidden]))
         formulas = self._formulas(text, [m for m in matches if not m.hidden])
@@ -420,9 +425,8 @@ class LocalAnnotator:
         matches = _chemical_names(text, matches)
         matches = _coordinate(text, self._abbreviations(text, matches, counts), self.folded)
         out = []
-        for m in sorted(matches, key=lambda x: (x.start, x.end, x.type)):
-            if m.hidden:
-                continue
+        # Safety net: one reading per span (the rules above may extend names over a neighbour).
+        for m in _resolve_overlaps([m for m in matches if not m.hidden]):
             counts[f"mentions.{m.type}"] += 1
             out.append(
                 Annotation(
@@ -448,6 +452,7 @@ GENE_PREFIXES = frozenset({"c", "v", "H", "K", "N", "h", "k", "n"})
 
 _GENERIC_TAIL = re.compile(r"\s+(?:enzymes?|proteins?|genes?|system|family|isoforms?|isoenzymes?|isozymes?)$", re.I)
 
+_ALLELE = re.compile(r"[A-Z]\d")
 _GLUED = re.compile(r"-[A-Za-z0-9]")
 _GLUED_LEFT = re.compile(r"[A-Za-z0-9]-$")
 

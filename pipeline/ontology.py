@@ -421,6 +421,11 @@ def load_ontology(path: str | Path = DEFAULT_ONTOLOGY) -> Ontology:
                 out.add(t)
             return frozenset(out)
 
+        def words_of(key: str) -> frozenset[str]:
+            value, owner = inherited(name, key)  # noqa: B023 - used immediately
+            where = f"{p}:{_line(raw[owner][0], key, raw[owner][1])}"
+            return frozenset(normalise(w) for w, _ in _str_list(value, where, f"class {owner!r}: {key}"))
+
         def relations_of(key: str) -> tuple[str, ...]:
             value, owner = inherited(name, key)  # noqa: B023 - used immediately
             owner_spec, owner_line = raw[owner]
@@ -439,16 +444,6 @@ def load_ontology(path: str | Path = DEFAULT_ONTOLOGY) -> Ontology:
             for words in term_variants(term):
                 terms.append(words)
                 term_lines.setdefault((name, words), tline or _line(spec, "terms", line))
-        linker_value, linker_owner = inherited(name, "linkers")
-        linkers = frozenset(
-            normalise(w)
-            for w, _ in _str_list(linker_value, f"{p}:{raw[linker_owner][1]}", f"class {linker_owner!r}: linkers")
-        )
-        qual_value, qual_owner = inherited(name, "qualifiers")
-        qualifiers = frozenset(
-            normalise(w)
-            for w, _ in _str_list(qual_value, f"{p}:{raw[qual_owner][1]}", f"class {qual_owner!r}: qualifiers")
-        )
         priority = spec.get("priority", 0)
         if not isinstance(priority, int) or isinstance(priority, bool):
             raise OntologyError(f"{p}:{_line(spec, 'priority', line)}: class {name!r}: priority must be an integer")
@@ -463,11 +458,11 @@ def load_ontology(path: str | Path = DEFAULT_ONTOLOGY) -> Ontology:
             modified_by=types_of("modified_by"),
             relations=relations_of("relations"),
             governs=relations_of("governs"),
-            linkers=linkers,
+            linkers=words_of("linkers"),
             term_entities=types_of("term_entities"),
             absorbs=types_of("absorbs"),
             standalone=standalone,
-            qualifiers=qualifiers,
+            qualifiers=words_of("qualifiers"),
             priority=priority,
             line=line,
             description=str(desc or ""),

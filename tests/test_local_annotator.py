@@ -17,6 +17,9 @@ TABLES: dict[str, list[list[str]]] = {
     "exact": [
         ["CYP2D6", "Gene", "NCBIGene:1565"],
         ["HLA-B", "Gene", "NCBIGene:3106"],
+        ["KIT", "Gene", "NCBIGene:3815"],
+        ["HRAS", "Gene", "NCBIGene:3265"],
+        ["A2", "Gene", "NCBIGene:9999"],
         ["MTX", "Gene", "NCBIGene:4580"],
         ["EGFR", "Gene", "NCBIGene:1956"],
         ["E2F", "Gene", "FPLX:E2F"],
@@ -37,6 +40,13 @@ TABLES: dict[str, list[list[str]]] = {
         ["ovarian cancer", "Disease", "MESH:D010051"],
         ["alcohol dependence", "Disease", "MESH:D000437"],
         ["tumor", "Disease", "MESH:D009369"],
+        ["tamoxifen", "Chemical", "MESH:D013629"],
+        ["imatinib", "Chemical", "MESH:D000068877"],
+        ["valproate", "Chemical", "MESH:D014635"],
+        ["vitamin D", "Chemical", "MESH:D014807"],
+        ["glutamate receptor", "Gene", "MESH:D017470"],
+        ["cytochrome P450", "Gene", "FPLX:CYP"],
+        ["cytochrome P450 enzymes", "Gene", "MESH:D003577"],
     ],
 }
 
@@ -112,6 +122,26 @@ def test_variant_lookalikes(annotator: LocalAnnotator, text: str, expected: list
     ],
 )
 def test_dictionary(annotator: LocalAnnotator, text: str, expected: list[tuple[str, str]]) -> None:
+    assert found(annotator, text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("cells exposed to MnCl(2) or SrCl2", [("MnCl(2)", "Chemical"), ("SrCl2", "Chemical")]),
+        ("the cardiac Na(+) channel and Ca2+ influx", [("Na(+)", "Chemical"), ("Ca2+", "Chemical")]),
+        ("CHO and HLA cells", []),  # element-like letters without a two-letter element or charge
+        ("4-hydroxy-tamoxifen levels", [("4-hydroxy-tamoxifen", "Chemical")]),
+        ("low 25-OH vitamin D levels", [("25-OH vitamin D", "Chemical")]),
+        ("imatinib mesylate and sodium valproate", [("imatinib mesylate", "Chemical"), ("sodium valproate", "Chemical")]),
+        ("c-kit and H-ras and c- kit", [("c-kit", "Gene"), ("H-ras", "Gene")]),
+        ("the A2/A2 genotype", []),  # allele notation, not the A2 gene
+        ("glutamate receptor 1 was altered", [("glutamate receptor 1", "Gene")]),
+        ("glutamate receptors and tyrosine", [("glutamate", "Chemical"), ("tyrosine", "Chemical")]),
+        ("the cytochrome P450 enzymes", [("cytochrome P450", "Gene")]),
+    ],
+)
+def test_naming_conventions(annotator: LocalAnnotator, text: str, expected: list[tuple[str, str]]) -> None:
     assert found(annotator, text) == expected
 
 
