@@ -22,6 +22,8 @@ looks around each key entity's syntactic head for ontology terms.  Rules
   NSCLC", "ABCB1 C3435T");
 * ``compound+shared``: coordinated modifiers the parser made conjuncts of
   their shared head ("CYP2C9 and SLCO1B1 polymorphisms");
+* ``<label>+sibling``: a term right after the key, both modifying the same
+  noun in a flat parse ("COX-2 mRNA suppression" gives "COX-2 mRNA");
 * ``suffix:<rule>``: text right after a key (``suffix_rules``: "CYP2D6*4",
   "CYP2C9*1, *2 and *3", "HLA-DR 7");
 * ``standalone``: terms of ``standalone`` classes outside any composite and
@@ -51,8 +53,9 @@ as one sentence), ``sentences_parsed``, ``skipped_empty``,
 ``max_chars`` characters; logged), ``key_entities``,
 ``key_entities_crossing_sentence``, ``key_entities_in_skipped_sentence``,
 ``key_aligned``, ``key_subtoken_expanded`` (the entity ends inside a token at
-a hyphen, slash or plus: "CYP2C9+VKORC1"; the token is used for syntax, the
-composite keeps the entity's own boundary), ``misaligned`` (no safe token
+a hyphen, slash or plus, "CYP2C9+VKORC1", or before punctuation only, "NF-kappa
+B." at a sentence end; the token is used for syntax, the composite keeps the
+entity's own boundary), ``misaligned`` (no safe token
 alignment; the key is kept but not extended), ``composites``,
 ``composites_<Class>``, ``composites_discontiguous``, ``composites_merged``,
 ``composites_subsumed``, ``composites_too_long``, ``absorbed_<type>``,
@@ -250,6 +253,10 @@ def _anchor(sdoc: Doc, start: int, end: int) -> int:
     return start
 
 
+def _punctuation_only(text: str) -> bool:
+    return bool(text) and all(not ch.isalnum() and not ch.isspace() for ch in text)
+
+
 def _align(sdoc: Doc, key: Annotation, offset: int, ktype: str, counts: Counter[str]) -> _Key | None:
     tokens: list[int] = []
     clip: Span | None = None
@@ -263,8 +270,20 @@ def _align(sdoc: Doc, key: Annotation, offset: int, ktype: str, counts: Counter[
                 counts["misaligned"] += 1
                 logger.debug("misaligned key %r at %d-%d", key.text, fs, fe)
                 return None
-            left_ok = span.start_char == s or text[s - 1] in _SUBTOKEN_SEPARATORS or text[s] in _SUBTOKEN_SEPARATORS
-            right_ok = span.end_char == e or text[e] in _SUBTOKEN_SEPARATORS or text[e - 1] in _SUBTOKEN_SEPARATORS
+            # Safe only when the rest of the token is clearly another sub-token: after a hyphen,
+            # slash or plus ("CYP2C9+VKORC1"), or punctuation only ("NF-kappa B." at a sentence end).
+            left_ok = (
+                span.start_char == s
+                or text[s - 1] in _SUBTOKEN_SEPARATORS
+                or text[s] in _SUBTOKEN_SEPARATORS
+                or _punctuation_only(text[span.start_char : s])
+            )
+            right_ok = (
+                span.end_char == e
+                or text[e] in _SUBTOKEN_SEPARATORS
+                or text[e - 1] in _SUBTOKEN_SEPARATORS
+                or _punctuation_only(text[e : span.end_char])
+            )
             if not (left_ok and right_ok):
                 counts["misaligned"] += 1
                 logger.debug("misaligned key %r at %d-%d (inside token %r)", key.text, fs, fe, span.text)
@@ -518,9 +537,11 @@ def _search(
     exits = [key.head] + [
         i for i in reversed(key.tokens) if i != key.head and sdoc[i].head.i != i and sdoc[i].head.i not in keyset
     ]
+    _sibling(sdoc, key, ontology, occ_at, counts, found)
     for start in exits:
+        before = len(found)
         _climb(sdoc, key, start, ontology, occ_at, entity_at, counts, found)
-        if found:
+        if len(found) > before:
             break
     if not found:
         _shared_head(sdoc, key, ontology, occ_at, entity_at, counts, found)
@@ -624,6 +645,28 @@ def _climb(
             break
         path.append(target.i)
         cur = target
+
+
+def _sibling(
+    sdoc: Doc,
+    key: _Key,
+    ontology: Ontology,
+    occ_at: dict[int, _Occurrence],
+    counts: Counter[str],
+    found: list[_Composite],
+) -> None:
+    """A term right after the key, both modifying the same noun (flat parse of "COX-2 mRNA suppression")."""
+    head = sdoc[key.head]
+    nxt = key.tokens[-1] + 1
+    occ = occ_at.get(nxt)
+    if occ is None or occ.start != nxt or occ.words is None or head.head.i == head.i:
+        return
+    anchor = sdoc[occ.anchor]
+    if anchor.head.i != head.head.i or anchor.i == head.head.i or anchor.dep_ not in ("compound", "amod", "nmod"):
+        return
+    cls = _pick(ontology, occ, key, head.dep_)
+    if cls is not None:
+        _emit(sdoc, key, cls, f"{head.dep_}+sibling", occ, set(), set(), counts, found)
 
 
 def _shared_head(

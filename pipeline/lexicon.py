@@ -40,8 +40,12 @@ Token keys are computed by :func:`exact_key` / :func:`folded_key`, shared with
 
 Count keys returned in the summary (and logged): ``entries.<table>``,
 ``type.<Type>``, ``source.<source>`` (candidate names read per source),
-``dropped.<reason>`` (``common_word``, ``stopword``, ``too_short``,
-``inverted``, ``ionic_form``, ``conflict``...), ``malformed.<file>``.
+``dropped.<reason>`` (``common_word``, ``stopword``, ``generic_name``,
+``too_short``, ``ambiguous_short``, ``inverted``, ``ionic_form``,
+``class_name``, ``not_chemical``, ``not_disease_word``, ``no_letters``,
+``conflict`` = same key, other type, lower priority), ``retyped.protein``
+(chemical names headed by "receptor", "-ase"... filed as Gene),
+``malformed.<file>`` (rows skipped and logged with their line number).
 """
 
 from __future__ import annotations
@@ -165,7 +169,7 @@ STOPWORDS = frozenset(
     substances syndrome target therapy tissue toxin transporter treatment tumour type urine variant
     variants wild human mouse rat patient patients subject subjects unknown various
     luciferase chromatin histone histones proteasome relapse relapses recurrence recurrences
-    strain strains infection infections
+    strain strains infection infections cluster clusters plastic plastics methyl acetyl extract extracts
     control controls case cases study studies result results risk sex male female adult child
     children infant age aged elderly man woman women men normal healthy positive negative
     activity function expression protein-protein signal signaling pathway system
@@ -175,6 +179,15 @@ STOPWORDS = frozenset(
     ii iii iv vi vii viii ix x xi xii
     """.split()
 )
+
+#: Generic class names (folded keys) that PubTator does not tag as a specific entity.
+_GENERIC = (
+    """transcription factor;cytokine;chemokine;growth factor;hormone;neurotransmitter;enzyme;protein kinase;
+    kinase;receptor;transporter;oncogene;tumor suppressor;antibody;monoclonal antibody;immunoglobulin;
+    lipid;amino acid;peptide;polypeptide;oligonucleotide;metabolite;messenger RNA;cell extract;human disease;
+    chromosomal translocation;genetic disease;disease model"""
+)
+GENERIC_NAMES = frozenset(" ".join(folded_key(name)) for name in _GENERIC.replace("\n", " ").split(";"))
 
 #: Per-type wordfreq Zipf ceilings for single-token case-insensitive names: a name
 #: at least this frequent in general English is dropped (e.g. "lead", "water").
@@ -313,7 +326,16 @@ def _name_candidates(
         if kind == "protein":
             counts["retyped.protein"] += 1
             type_ = "Gene"
+    if " ".join(key) in GENERIC_NAMES:
+        counts["dropped.generic_name"] += 1
+        return
+    if key[-1] in ("cell", "yeast", "bacteria", "virus") or low.startswith("anti-"):
+        counts["dropped.not_chemical"] += 1  # cells, organisms and antibodies are no chemical/disease names
+        return
     if _is_acronym(surface) or len(surface) <= 2:
+        if len(surface) == 2 and type_ == "Disease" and priority >= P_DISEASE_NER and surface[1].islower():
+            counts["dropped.ambiguous_short"] += 1  # "Kd", "Rb"
+            return
         if len(surface) < 2 or surface.isdigit():
             counts["dropped.too_short"] += 1
             return
@@ -334,13 +356,7 @@ def _name_candidates(
         # The folded key is what text is matched against: "DIDS" folds to "did".
         counts["dropped.common_word"] += 1
         return
-    if (
-        type_ == "Disease"
-        and len(key) == 1
-        and priority >= P_DISEASE_NER
-        and not DISEASE_SUFFIX.search(key[0])
-        and _zipf(low) >= 3.8
-    ):
+    if type_ == "Disease" and len(key) == 1 and priority >= P_DISEASE_NER and not DISEASE_SUFFIX.search(key[0]):
         # One-word synonyms of secondary sources are often qualifiers or anatomy ("rare",
         # "combined", "skin"); keep them only when they look like a disease name.
         counts["dropped.not_disease_word"] += 1

@@ -17,22 +17,38 @@ PubTator output, not any particular sentence):
    (``V600E``, ``Val158Met``, ``Arg(389)Gly``), insertions/deletions.  Star
    alleles (``CYP2D6*4``) are not variants for PubTator: only the gene symbol
    is tagged (Gene).
-2. Lexicon longest match over tokens (runs of letters/digits, or one other
-   character; hyphens ignored) in three tables: exact case (gene symbols,
-   acronyms), relaxed case (gene symbols such as ``Drd2``; the text form must
-   contain an upper-case letter or a digit) and folded (case-insensitive,
-   US spelling, crude singular: chemical/disease names, gene names).  Works
-   the same on plain and on pre-tokenized text.  Left to right, the longest
-   match wins; on equal length exact beats relaxed beats folded.
-3. Abbreviations: ``long form (SF)`` where the long form was tagged gives SF
-   the same type and identifier, and later occurrences of SF in the text too.
+2. Lexicon longest match over tokens (runs of letters, runs of digits, or one
+   other character; hyphens ignored) in three tables: exact case (gene
+   symbols, acronyms), relaxed case (gene symbols with a digit such as
+   ``Drd2``; the text form must contain an upper-case letter or a digit) and
+   folded (case-insensitive, US spelling, crude singular: chemical/disease
+   names, gene names).  Works the same on plain and on pre-tokenized text
+   (one-word names never match across a space between two words).  Left to
+   right, the longest match wins; on equal length exact beats relaxed beats
+   folded.  :data:`STOP_PHRASES` ("single nucleotide polymorphism") consume
+   their tokens and give nothing.  ``c-kit``/``H-ras``: one-letter oncogene
+   prefixes before a gene symbol in any case.
+3. Other patterns: drug development codes (``PD98059``, ``GS-9219``) and
+   inorganic formulas with a two-letter element or a charge (``SrCl2``,
+   ``Na(+)``), as Chemical; never before "cells" (cell lines).
+4. PubTator span conventions: ``<chemical> dependence|addiction|abuse`` ->
+   the chemical only (``toxicity``/``poisoning`` -> chemical + disease);
+   generic enzyme/receptor names headed by a chemical (``tyrosine kinase``)
+   -> the chemical; ``cytochrome P450 enzymes`` -> ``cytochrome P450``;
+   ``glutamate receptor 1`` includes the member number; substituent prefixes
+   and salts belong to a chemical name (``4-hydroxy-tamoxifen``, ``imatinib
+   mesylate``); ``breast and ovarian cancers`` is one Disease (plural head).
+5. Abbreviations: ``long form (SF)`` where the long form was tagged gives SF
+   the same type and identifier, and later occurrences of SF in the text too;
+   a local definition beats the dictionary (``methotrexate (MTX)`` retypes the
+   gene alias ``MTX``).
 
-Counts (``annotate(text, counts)``): ``mentions.<Type>``,
+Counts (``annotate(text, counts)``): ``mentions.<Type>``;
 ``dropped.gene_in_variant`` (lexicon matches inside a variant),
-``dropped.variant_is_symbol`` (``E2F``: a variant pattern that is a lexicon symbol),
-``dropped.isolated_symbol`` (lone one/two-character matches), ``dropped.allele_symbol``
-(``A1`` in ``A1/A2``),
-``abbreviations`` (short forms added by rule 3).
+``dropped.variant_is_symbol`` (``E2F``: a variant pattern that is a lexicon
+symbol), ``dropped.isolated_symbol`` (lone one/two-character folded matches),
+``dropped.cell_line`` (``HeLa cells``), ``dropped.allele_symbol`` (``A1`` in
+``A1/A2``); ``abbreviations.added`` / ``abbreviations.retyped`` (rule 5).
 """
 
 from __future__ import annotations
@@ -69,9 +85,10 @@ MUTATION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("hgvs_dna", rf"[cgmnr]\.{_RANGE}{_EDIT}"),
         ("ivs", rf"IVS\s?\d+\s?[+-]\s?\d+{_EDIT}"),
         ("nucleotide_change", rf"{_RANGE}{_EDIT}"),
-        ("nucleotide_letters", rf"-?{_NT}-?\d+{_NT}(?!/)"),
+        ("nucleotide_letters", rf"-?{_NT}-?\d{{2,}}{_NT}(?!/)"),
         ("protein_3", rf"{_AA3}\(?\d+\)?{_PROT_END}"),
-        ("protein_1", rf"[{_AA1}]\d+[{_AA1}*X](?!/)"),
+        # Two digits at least: "E1A", "C3H", "T3R" are genes, strains and receptors, not substitutions.
+        ("protein_1", rf"[{_AA1}]\d{{2,}}[{_AA1}*X](?!/)"),
     )
 )
 
@@ -341,8 +358,6 @@ class LocalAnnotator:
             charged = "+" in formula or formula.endswith("-)")
             if not (any(len(e) == 2 for e in elements) or charged) or (len(elements) < 2 and not charged):
                 continue
-            if "".join(_ELEMENT.findall(formula)) + "".join(re.findall(r"[\d()+-]", formula)) != formula:
-                continue  # not made of element symbols only
             entry = self.exact.entries.get(lx.exact_key(formula))
             if entry is not None and entry.type != "Chemical":
                 continue
@@ -412,13 +427,17 @@ class LocalAnnotator:
             if m.end - m.start <= 2 and m.rank == 3:
                 counts["dropped.isolated_symbol"] += 1
                 continue
+            if _CELLS.match(text, m.end) and (m.type == "Chemical" or _CELL_LINE.fullmatch(text, m.start, m.end)):
+                counts["dropped.cell_line"] += 1  # "HeLa cells", "THP-1 cells"
+                continue
             slashed = text[m.end : m.end + 1] == "/" or text[m.start - 1 : m.start] == "/"
             if m.type == "Gene" and slashed and _ALLELE.fullmatch(text, m.start, m.end):
                 counts["dropped.allele_symbol"] += 1  # "A1/A2" genotypes are alleles, not the A1/A2 genes
                 continue
             matches.append(m)
-        matches.extend(self._drug_codes(text, [m for m in matches if not m.hidden]))
-        formulas = self._formulas(text, [m for m in matches if not m.hidden])
+        visible = [m for m in matches if not m.hidden]
+        matches.extend(self._drug_codes(text, visible))
+        formulas = self._formulas(text, visible)
         if formulas:
             matches = [m for m in matches if not any(f.start < m.end and m.start < f.end for f in formulas)]
             matches.extend(formulas)
@@ -453,6 +472,8 @@ GENE_PREFIXES = frozenset({"c", "v", "H", "K", "N", "h", "k", "n"})
 _GENERIC_TAIL = re.compile(r"\s+(?:enzymes?|proteins?|genes?|system|family|isoforms?|isoenzymes?|isozymes?)$", re.I)
 
 _ALLELE = re.compile(r"[A-Z]\d")
+_CELLS = re.compile(r"\s*(?:cells?|cell lines?)\b", re.I)
+_CELL_LINE = re.compile(r"[A-Z][A-Za-z]{0,4}-\d+")
 _GLUED = re.compile(r"-[A-Za-z0-9]")
 _GLUED_LEFT = re.compile(r"[A-Za-z0-9]-$")
 
@@ -460,9 +481,11 @@ _ELEMENTS = (
     "He Li Be Ne Na Mg Al Si Cl Ar Ca Sc Ti Cr Mn Fe Co Ni Cu Zn Ga Ge As Se Br Kr Rb Sr Zr Nb Mo Ru Rh Pd Ag "
     "Cd In Sn Sb Te Xe Cs Ba La Ce Gd Pt Au Hg Tl Pb Bi H B C N O F P S K V I U W Y"
 ).split()
-_ELEMENT = re.compile("|".join(sorted(_ELEMENTS, key=len, reverse=True)))
+_ELEMENT_ALTERNATION = "|".join(sorted(_ELEMENTS, key=len, reverse=True))  # two-letter symbols first
+_ELEMENT = re.compile(_ELEMENT_ALTERNATION)
+#: Up to four element symbols with counts, then an optional charge: made of element symbols only.
 _FORMULA = re.compile(
-    r"(?<![\w-])(?:(?:" + "|".join(sorted(_ELEMENTS, key=len, reverse=True)) + r")(?:\d{1,2}|\(\d{1,2}\))?){1,4}"
+    rf"(?<![\w-])(?:(?:{_ELEMENT_ALTERNATION})(?:\d{{1,2}}|\(\d{{1,2}}\))?){{1,4}}"
     r"(?:\(\d?[+-]\)|\d?\+{1,2})?(?![\w(])"
 )
 

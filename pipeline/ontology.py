@@ -24,7 +24,7 @@ sequence of token forms, longest match first.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -405,7 +405,6 @@ def load_ontology(path: str | Path = DEFAULT_ONTOLOGY) -> Ontology:
     classes: dict[str, OntologyClass] = {}
     term_lines: dict[tuple[str, tuple[str, ...]], int] = {}
     for name, (spec, line) in raw.items():
-        where = f"{p}:{line}"
 
         def types_of(key: str) -> frozenset[str]:
             value, owner = inherited(name, key)  # noqa: B023 - used immediately
@@ -467,7 +466,6 @@ def load_ontology(path: str | Path = DEFAULT_ONTOLOGY) -> Ontology:
             line=line,
             description=str(desc or ""),
         )
-        del where
 
     # Duplicate terms: allowed only when a tie-break exists.
     index: dict[str, list[tuple[tuple[str, ...], str]]] = {}
@@ -590,13 +588,6 @@ def _load_rules(
     return tuple(out)
 
 
-def iter_terms(ontology: Ontology) -> Iterable[tuple[str, str]]:
-    """``(class, term)`` pairs, terms as space-joined normalised words (for docs and debugging)."""
-    for cls in ontology.classes.values():
-        for words in cls.terms:
-            yield cls.name, " ".join(words)
-
-
 __all__ = [
     "DEFAULT_ONTOLOGY",
     "KNOWN_DEPENDENCIES",
@@ -605,7 +596,6 @@ __all__ = [
     "OntologyError",
     "SuffixRule",
     "SurfaceRule",
-    "iter_terms",
     "load_ontology",
     "normalise",
     "term_variants",

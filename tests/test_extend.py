@@ -115,6 +115,9 @@ CASES = [
      [("Polymorphism", "CYP2C9 polymorphisms", 2, "compound+shared"),
       ("Polymorphism", "SLCO1B1 polymorphisms", 1, "compound"),
       ("Metabolism", "metabolism of nateglinide", 1, "prep:of")]),
+    # key and term both modifying the same noun (flat parse), then nesting into the larger composite
+    ("The COX-2 mRNA suppression was strong.", [("COX-2", "Gene")],
+     [("Transcript", "COX-2 mRNA", 1, "nmod+sibling"), ("GeneFunction", "COX-2 mRNA suppression", 1, "nmod")]),
     # hyphenated multiword terms match spaCy's split tokens
     ("Progression-free survival was longer.", [], [("ClinicalTrait", "Progression-free survival", 1, "standalone")]),
     # no ontology term near the key: nothing
@@ -198,7 +201,7 @@ def test_disease_subtype_replaces_the_bare_disease(onto: Ontology, nlp: Language
 def test_genotype_notation_typed_gene_acts_as_variant(onto: Ontology, nlp: Language) -> None:
     text = "A2/A2 genotype carriers had higher levels."
     (out,), _ = _run([_doc(text, [("A2/A2", "Gene")])], onto, nlp)
-    assert _composites(out) == [("Genotype", "A2/A2 genotype", 1, "compound")]
+    assert _composites(out) == [("Genotype", "A2/A2 genotype", 1, "nmod+sibling")]
     assert not [a for a in out.annotations if a.source == "pubtator"]
 
 
@@ -250,6 +253,14 @@ def test_subtoken_key_is_expanded_for_syntax_but_clipped(onto: Ontology, nlp: La
     (out,), counts = _run([doc], onto, nlp)
     assert counts["key_subtoken_expanded"] == 1
     assert _composites(out) == [("Genotype", "VKORC1 genotype", 1, "compound")]
+
+
+def test_key_before_sentence_final_period_inside_token(onto: Ontology, nlp: Language) -> None:
+    # spaCy keeps "Jun." whole at the end of a sentence: the period is clearly another sub-token
+    text = "We measured the expression of c-Jun."
+    (out,), counts = _run([_doc(text, [("c-Jun", "Gene")])], onto, nlp)
+    assert counts["key_subtoken_expanded"] == 1 and counts["misaligned"] == 0
+    assert _composites(out) == [("GeneFunction", "expression of c-Jun", 1, "prep:of")]
 
 
 def test_key_crossing_sentences_is_counted(onto: Ontology, nlp: Language) -> None:

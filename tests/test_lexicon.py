@@ -101,7 +101,7 @@ def test_output_is_sorted_gzip_json(built: tuple) -> None:
         ("folded", "Alcohol Dependence", "Disease", "MESH:D000008"),
         ("folded", "type 2 diabetes mellitus", "Disease", "MESH:D003924"),
         ("exact", "T2DM", "Disease", "MESH:D003924"),
-        ("folded", "asthma", "Disease", "MESH:D001249"),
+        ("folded", "bronchitis", "Disease", "MESH:D001991"),
         ("folded", "obese", "Disease", "MESH:D009765"),
     ],
 )
@@ -126,6 +126,8 @@ def test_entries(built: tuple, table: str, surface: str, type_: str, identifier:
         ("rare", "MONDO disease characteristic"),
         ("skin", "one-word synonym that is no disease name"),
         ("combined", "one-word synonym that is no disease name"),
+        ("asthma", "one-word name of a secondary source without a disease ending (MeSH supplies the real ones)"),
+        ("transcription factors", "generic class name"),
         ("thymidylate synthase", "drug vocabulary entry filed under enzymes"),
         ("abacavir, lamivudine, and zidovudine", "combination product"),
         ("BRAF protein, human", "supplementary protein concept"),

@@ -43,6 +43,8 @@ TABLES: dict[str, list[list[str]]] = {
         ["tamoxifen", "Chemical", "MESH:D013629"],
         ["imatinib", "Chemical", "MESH:D000068877"],
         ["valproate", "Chemical", "MESH:D014635"],
+        ["sodium", "Chemical", "MESH:D012964"],
+        ["glutamate", "Chemical", "MESH:D018698"],
         ["vitamin D", "Chemical", "MESH:D014807"],
         ["glutamate receptor", "Gene", "MESH:D017470"],
         ["cytochrome P450", "Gene", "FPLX:CYP"],
@@ -133,7 +135,10 @@ def test_dictionary(annotator: LocalAnnotator, text: str, expected: list[tuple[s
         ("CHO and HLA cells", []),  # element-like letters without a two-letter element or charge
         ("4-hydroxy-tamoxifen levels", [("4-hydroxy-tamoxifen", "Chemical")]),
         ("low 25-OH vitamin D levels", [("25-OH vitamin D", "Chemical")]),
-        ("imatinib mesylate and sodium valproate", [("imatinib mesylate", "Chemical"), ("sodium valproate", "Chemical")]),
+        (
+            "imatinib mesylate and sodium valproate",
+            [("imatinib mesylate", "Chemical"), ("sodium valproate", "Chemical")],
+        ),
         ("c-kit and H-ras and c- kit", [("c-kit", "Gene"), ("H-ras", "Gene")]),
         ("the A2/A2 genotype", []),  # allele notation, not the A2 gene
         ("glutamate receptor 1 was altered", [("glutamate receptor 1", "Gene")]),
