@@ -257,10 +257,12 @@ def _punctuation_only(text: str) -> bool:
     return bool(text) and all(not ch.isalnum() and not ch.isspace() for ch in text)
 
 
-def _align(sdoc: Doc, key: Annotation, offset: int, ktype: str, counts: Counter[str]) -> _Key | None:
+def _align(
+    sdoc: Doc, text: str, key: Annotation, offset: int, ktype: str, counts: Counter[str]
+) -> _Key | None:
+    """Token alignment of a key entity; ``text`` is the sentence text (``sdoc.text``, computed once)."""
     tokens: list[int] = []
     clip: Span | None = None
-    text = sdoc.text
     for fs, fe in key.fragments:
         s, e = fs - offset, fe - offset
         span = sdoc.char_span(s, e, alignment_mode="strict")
@@ -308,10 +310,11 @@ def _extend_sentence(
 ) -> tuple[list[Annotation], list[Annotation], set[Annotation]]:
     """Composites, standalone terms and absorbed key annotations of one sentence (document-relative)."""
     forms = [_forms(t) for t in sdoc]
+    stext = sdoc.text  # Doc.text joins every token: compute it once per sentence
     suffixed: set[Annotation] = set()
     suffix_composites: list[Annotation] = []
     for a in keys:
-        for made in _suffixes(a, ontology, text, offset + len(sdoc.text)):
+        for made in _suffixes(a, ontology, text, offset + len(stext)):
             suffix_composites.append(made)
             suffixed.add(a)
             counts["composites"] += 1
@@ -330,7 +333,7 @@ def _extend_sentence(
         ktype = ontology.key_type(a.type, a.covered(text))
         if ktype is None:
             continue
-        k = _align(sdoc, a, offset, ktype, counts)
+        k = _align(sdoc, stext, a, offset, ktype, counts)
         if k is not None:
             aligned.append(k)
     entity_at: dict[int, list[_Occurrence]] = {}
@@ -359,7 +362,7 @@ def _extend_sentence(
                 fragments=frags,
                 type=c.cls.name,
                 source="ontology",
-                text=" ".join(sdoc.text[s:e] for s, e in c.fragments),
+                text=" ".join(stext[s:e] for s, e in c.fragments),
                 ontology_class=c.cls.name,
                 rule=c.rule,
                 key=c.key.annotation.fragments,
@@ -387,7 +390,7 @@ def _extend_sentence(
             continue
         s, e = sdoc[occ.start].idx, sdoc[occ.end - 1].idx + len(sdoc[occ.end - 1].text)
         standalone.append(
-            Annotation(((s + offset, e + offset),), cls.name, "ontology", text=sdoc.text[s:e],
+            Annotation(((s + offset, e + offset),), cls.name, "ontology", text=stext[s:e],
                        ontology_class=cls.name, rule="standalone")
         )
         counts[f"standalone_{cls.name}"] += 1
