@@ -229,7 +229,8 @@ class ExtendParams(PreannotateParams):
     parse_batch_size: int = luigi.IntParameter(default=256, significant=False)
 
     def config_inputs(self) -> list[str]:
-        return super().config_inputs() + ([self.ontology] if self.extend else [])
+        # Type mapping reads the ontology's surface rules even with --no-extend.
+        return super().config_inputs() + [self.ontology]
 
 
 class MapParams(ExtendParams):
@@ -553,7 +554,7 @@ class MapShard(MapParams, ShardTask):
     def transform(self, docs: Iterator[Document], counts: Counter[str]) -> Iterable[Document]:
         from pipeline import ontology, schema, typemap
 
-        onto = ontology.load_ontology(Path(self.ontology)) if self.extend else None
+        onto = ontology.load_ontology(Path(self.ontology))
         return typemap.map_documents(docs, schema.load_schema(Path(self.schema)), counts, ontology=onto)
 
 
