@@ -42,7 +42,6 @@ Behaviour worth knowing:
 from __future__ import annotations
 
 import datetime as dt
-import email.utils
 import json
 import logging
 import random
@@ -56,6 +55,8 @@ from typing import Any, TypeVar
 import requests
 from lxml import etree
 
+from pipeline.httputil import parse_retry_after
+from pipeline.model import pmid_sort_key
 from pipeline.pubmed_xml import PubmedXmlError, count_records
 
 log = logging.getLogger(__name__)
@@ -187,26 +188,6 @@ def _parse_date(value: str | dt.date | None, *, end: bool) -> dt.date | None:
     return dt.date(year, month, day)
 
 
-def _pmid_key(pmid: str) -> tuple[int, int | str]:
-    return (0, int(pmid)) if pmid.isdigit() else (1, pmid)
-
-
-def _retry_after(value: str | None) -> float | None:
-    """Seconds from a ``Retry-After`` header (delta-seconds or HTTP date)."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=dt.timezone.utc)
-    return max(0.0, (when - dt.datetime.now(dt.timezone.utc)).total_seconds())
-
-
 # --- client --------------------------------------------------------------------
 
 
@@ -309,7 +290,7 @@ class EutilsClient:
             else:
                 status = response.status_code
                 if status == 429 or status >= 500:
-                    retry_after = _retry_after(response.headers.get("Retry-After"))
+                    retry_after = parse_retry_after(response.headers.get("Retry-After"))
                     last = f"HTTP {status}: {self.redact(response.text[:200]).strip()}"
                 elif status >= 400:
                     raise EutilsError(f"{what}: HTTP {status}: {self.redact(response.text[:300]).strip()}")
@@ -461,7 +442,7 @@ class EutilsClient:
             if on_mismatch == "error":
                 raise SearchIncompleteError(message)
             log.warning("%s (continuing with the union)", message)
-        return SearchResult(count=first.count, pmids=tuple(sorted(union, key=_pmid_key)), pieces=tuple(pieces),
+        return SearchResult(count=first.count, pmids=tuple(sorted(union, key=pmid_sort_key)), pieces=tuple(pieces),
                             **base)  # type: ignore[arg-type]
 
     def _split(

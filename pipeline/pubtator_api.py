@@ -31,7 +31,6 @@ This is the only module of the pre-annotation stage that uses the network.
 
 from __future__ import annotations
 
-import email.utils
 import gzip
 import hashlib
 import json
@@ -53,6 +52,7 @@ except ImportError:  # pragma: no cover - Windows: per-process limit only
     fcntl = None  # type: ignore[assignment]
 
 from pipeline.bioc_io import BiocDocument, BiocFormatError, document_from_json, iter_json_values, json_document_objects
+from pipeline.httputil import parse_retry_after
 from pipeline.model import pmid_sort_key
 
 logger = logging.getLogger(__name__)
@@ -155,21 +155,6 @@ class _Retry(Exception):
         super().__init__(reason)
         self.reason = reason
         self.retry_after = retry_after
-
-
-def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header (delta-seconds or HTTP date)."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    current = time.time() if now is None else now
-    return max(0.0, when.timestamp() - current)
 
 
 class PubtatorClient:
