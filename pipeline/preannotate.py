@@ -181,11 +181,6 @@ def pubtator_record_source(record: PubtatorRecord, counts: Counter[str]) -> Sour
     return text, out
 
 
-def _is_gzip(path: Path) -> bool:
-    with open(path, "rb") as fh:
-        return fh.read(2) == b"\x1f\x8b"
-
-
 def load_file_sources(
     paths: Sequence[Path], pmids: Iterable[str], counts: Counter[str], *, skip_bad_lines: bool = False
 ) -> dict[str, list[SourceGroup]]:
@@ -209,23 +204,16 @@ def load_file_sources(
             # The reader's own keys ("documents", "annotations", "bad_lines"...)
             # describe the whole file: kept apart under a "file_" prefix.
             reader_counts: Counter[str] = Counter()
-            try:
-                for record in read_pubtator(path, skip_bad_lines=skip_bad_lines, counts=reader_counts):
-                    pmid = str(record.pmid)
-                    if pmid not in wanted:
-                        continue
-                    if pmid in seen:  # the reader already keeps the first copy; this is a safeguard
-                        counts["file_duplicate_records"] += 1
-                        continue
-                    seen.add(pmid)
-                    counts["file_records"] += 1
-                    found[pmid].append(pubtator_record_source(record, counts))
-            except ValueError as err:
-                if _is_gzip(path) and "UTF-8" in str(err):
-                    raise type(err)(
-                        f"{path}: gzip-compressed PubTator file; the PubTator reader needs it decompressed ({err})"
-                    ) from err
-                raise
+            for record in read_pubtator(path, skip_bad_lines=skip_bad_lines, counts=reader_counts):
+                pmid = str(record.pmid)
+                if pmid not in wanted:
+                    continue
+                if pmid in seen:  # the reader already keeps the first copy; this is a safeguard
+                    counts["file_duplicate_records"] += 1
+                    continue
+                seen.add(pmid)
+                counts["file_records"] += 1
+                found[pmid].append(pubtator_record_source(record, counts))
             for key, value in sorted(reader_counts.items()):
                 counts[f"file_{key}"] += value
         else:

@@ -42,6 +42,7 @@ PMC full-text offsets in an abstract-only file), ``annotations_empty_span``,
 
 from __future__ import annotations
 
+import gzip
 import logging
 import re
 from collections import Counter
@@ -127,7 +128,7 @@ def _int(value: str) -> int | None:
 def read_pubtator(
     path: Path, *, skip_bad_lines: bool = False, counts: Counter[str] | None = None
 ) -> Iterator[PubtatorRecord]:
-    """Stream the documents of a PubTator file, in file order.
+    """Stream the documents of a PubTator file (plain or gzip-compressed), in file order.
 
     Raises :class:`PubtatorFormatError` (``"file:line: ..."``) for a malformed
     line unless ``skip_bad_lines``; ``OSError``/``UnicodeDecodeError`` are
@@ -155,7 +156,14 @@ def read_pubtator(
         return block.record(str(path))
 
     try:
-        fh = open(path, encoding="utf-8", newline="")  # noqa: SIM115 - closed in finally
+        # Bulk dumps (bioconcepts2pubtator_offsets.gz) ship gzip-compressed: sniff the magic bytes.
+        with open(path, "rb") as probe:
+            gz = probe.read(2) == b"\x1f\x8b"
+        fh = (
+            gzip.open(path, "rt", encoding="utf-8", newline="")
+            if gz
+            else open(path, encoding="utf-8", newline="")  # noqa: SIM115 - closed in finally
+        )
     except OSError as exc:
         raise PubtatorFormatError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     try:

@@ -400,19 +400,18 @@ def test_config_rejects_unknown_annotator() -> None:
         PreannotationConfig(annotator="pubtator")
 
 
-def test_gzip_pubtator_file_gets_a_clear_error_or_is_read(tmp_path: Path) -> None:
+def test_gzip_pubtator_dump_is_read(tmp_path: Path) -> None:
+    """Bulk dumps ship gzip-compressed (bioconcepts2pubtator_offsets.gz)."""
     import gzip
 
     path = tmp_path / "dump.pubtator.gz"
     path.write_bytes(gzip.compress(BAD_LINE_FILE.read_bytes()))
     config = PreannotationConfig(annotator="pubtator-file", pubtator_files=(path,), skip_bad_lines=True)
     docs = [make_doc("90000002", "Clopidogrel response and CYP2C19.", "Poor metabolizers had more events.")]
-    try:
-        (out,) = preannotate(docs, config, Counter(), local_annotator=FakeLocal())
-    except PubtatorFormatError as err:  # the PubTator reader does not read gzip
-        assert "dump.pubtator.gz: gzip-compressed PubTator file" in str(err)
-    else:  # it does: the annotations are there
-        assert [a.text for a in out.annotations] == ["Clopidogrel", "CYP2C19"]
+    counts: Counter[str] = Counter()
+    (out,) = preannotate(docs, config, counts, local_annotator=FakeLocal())
+    assert [a.text for a in out.annotations] == ["Clopidogrel", "CYP2C19"]
+    assert counts["file_bad_lines"] == 1
 
 
 def test_two_real_pubtator_exports_of_the_same_pmids_agree() -> None:
