@@ -76,7 +76,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from pipeline.align import realign
 from pipeline.bioc_io import BiocDocument, read_bioc, sniff_format
-from pipeline.model import Annotation, Document
+from pipeline.model import Annotation, Document, pmid_sort_key
 from pipeline.pubtator_api import DEFAULT_BASE_URL, PubtatorClient
 
 if TYPE_CHECKING:
@@ -228,6 +228,66 @@ def load_file_sources(
                 counts["file_records"] += 1
                 found[bdoc.pmid].append(bioc_source(bdoc, counts))
     return dict(found)
+
+
+def shard_annotation_files(
+    paths: Sequence[Path],
+    out_dir: Path,
+    wanted_pmids: Iterable[str],
+    shard_size: int,
+    counts: Counter[str],
+    *,
+    skip_bad_lines: bool = False,
+) -> dict[str, list[str]]:
+    """Split PubTator-format annotation files by document shard, reading each file once.
+
+    Bulk dumps (``bioconcepts2pubtator_offsets``, tens of GB) would otherwise be
+    read in full by every shard of the pre-annotation stage.  For each input
+    file ``k`` and each shard ``s`` holding some of ``wanted_pmids``, the
+    records of those PMIDs are written to ``out_dir/shard-<s>/<k>.pubtator.gz``
+    (sorted by PMID, deterministic gzip), so that per-file semantics are kept.
+    BioC files are not split (API exports are small); they are listed as
+    ``passthrough``.  Returns ``{"passthrough": [...], "split": [...]}``.
+    Counts: ``split_files``, ``split_records``, ``split_skipped_records``, and
+    the reader's keys prefixed ``split_file_``.
+    """
+    from pipeline import store
+    from pipeline.pubtator_format import format_record, read_pubtator
+
+    wanted = set(wanted_pmids)
+    summary: dict[str, list[str]] = {"passthrough": [], "split": []}
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for k, path in enumerate(paths):
+        if sniff_format(Path(path)) != "pubtator":
+            summary["passthrough"].append(str(path))
+            continue
+        summary["split"].append(str(path))
+        counts["split_files"] += 1
+        by_shard: dict[int, list[tuple[str, str]]] = defaultdict(list)
+        reader_counts: Counter[str] = Counter()
+        for record in read_pubtator(Path(path), skip_bad_lines=skip_bad_lines, counts=reader_counts):
+            if record.pmid not in wanted:
+                counts["split_skipped_records"] += 1
+                continue
+            counts["split_records"] += 1
+            by_shard[store.shard_of(record.pmid, shard_size)].append((record.pmid, format_record(record)))
+        for key, value in sorted(reader_counts.items()):
+            counts[f"split_file_{key}"] += value
+        for shard, blocks in sorted(by_shard.items()):
+            target = out_dir / store.shard_name(shard).replace(".jsonl.gz", "") / f"{k:03d}.pubtator.gz"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            blocks.sort(key=lambda block: pmid_sort_key(block[0]))
+            store.write_bytes_gz(target, "".join(text for _, text in blocks).encode("utf-8"))
+    return summary
+
+
+def shard_annotation_sources(split_dir: Path, shard: int, summary: dict[str, list[str]]) -> tuple[Path, ...]:
+    """The annotation files one document shard reads: its split PubTator files, then the BioC files."""
+    from pipeline import store
+
+    folder = split_dir / store.shard_name(shard).replace(".jsonl.gz", "")
+    split = sorted(folder.glob("*.pubtator.gz")) if folder.is_dir() else []
+    return (*split, *(Path(p) for p in summary.get("passthrough", [])))
 
 
 # --- documents ----------------------------------------------------------------

@@ -316,3 +316,17 @@ __all__ = [
     "read_pubtator",
     "to_document",
 ]
+
+
+def format_record(record: PubtatorRecord) -> str:
+    """A record as a PubTator block (title, abstract, annotation and relation lines, blank line).
+
+    :func:`read_pubtator` reads it back to the same record (line numbers aside).
+    """
+    lines = [f"{record.pmid}|t|{record.title}", f"{record.pmid}|a|{record.abstract}"]
+    for a in record.annotations:
+        cols = [record.pmid, str(a.start), str(a.end), a.text, a.type, a.identifier or "", *a.extra]
+        lines.append("\t".join(cols))
+    for r in record.relations:
+        lines.append("\t".join([record.pmid, r.type, r.arg1, r.arg2, *r.extra]))
+    return "\n".join(lines) + "\n\n"

@@ -481,28 +481,69 @@ class Sentences(SentenceParams, StageWrapper):
     shard_task = SplitSentencesShard
 
 
+class SplitAnnotationFiles(PreannotateParams, StageTask):
+    """PubTator-format annotation dumps -> the records of our PMIDs, one small file per document shard."""
+
+    stage = "03_annotation_files"
+
+    def requires(self) -> Documents:
+        return self.clone(Documents)
+
+    def output(self) -> luigi.LocalTarget:
+        return luigi.LocalTarget(str(self.stage_dir()) + "/")
+
+    def run(self) -> None:
+        from pipeline import preannotate
+
+        counts: Counter[str] = Counter()
+        wanted = (d.pmid for d in store.iter_directory(self.input().path, Document))
+        with self.output().temporary_path() as tmp:
+            summary = preannotate.shard_annotation_files(
+                _paths(self.annotation_files), Path(tmp), wanted, self.shard_size, counts,
+                skip_bad_lines=self.skip_bad_lines,
+            )
+            store.write_json(Path(tmp) / "sources.json", summary)
+            store.write_counts(Path(tmp) / "counts.json", counts)
+
+
 class PreannotateShard(PreannotateParams, ShardTask):
     """Sentence shard -> documents with key entities (PubTator API, PubTator files or local)."""
 
     stage = "03_preannotated"
 
-    def requires(self) -> SplitSentencesShard:
-        return self.clone(SplitSentencesShard)
+    def requires(self) -> dict[str, luigi.Task]:
+        deps: dict[str, luigi.Task] = {"sentences": self.clone(SplitSentencesShard)}
+        if self.annotation_files and self.annotator == "pubtator-file":
+            deps["annotations"] = self.clone(SplitAnnotationFiles)
+        return deps
+
+    def input_path(self) -> str:
+        return str(self.input()["sentences"].path)
 
     def transform(self, docs: Iterator[Document], counts: Counter[str]) -> Iterable[Document]:
         from pipeline import preannotate
 
-        return preannotate.preannotate(docs, preannotation_config(self), counts)
+        return preannotate.preannotate(docs, preannotation_config(self, self.annotation_sources()), counts)
+
+    def annotation_sources(self) -> tuple[Path, ...]:
+        """This shard's part of the annotation files (each dump was split once, not read per shard)."""
+        from pipeline import preannotate
+
+        if "annotations" not in self.input():
+            return _paths(self.annotation_files)
+        split_dir = Path(self.input()["annotations"].path)
+        summary = store.read_json(split_dir / "sources.json")
+        return preannotate.shard_annotation_sources(split_dir, self.shard, summary)
 
 
-def preannotation_config(task: PreannotateParams) -> Any:
+def preannotation_config(task: PreannotateParams, annotation_files: tuple[Path, ...] = ()) -> Any:
     from pipeline.preannotate import PreannotationConfig
 
     cfg = pubtator()
     return PreannotationConfig(
         annotator=task.annotator,
         # Documents read with --pubtator already carry their annotations.
-        pubtator_files=_paths(task.annotation_files),
+        pubtator_files=annotation_files,
         api_base_url=cfg.base_url,
         cache_dir=Path(task.out) / "cache" / "pubtator",
         fallback_local=task.fallback_local,

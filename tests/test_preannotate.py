@@ -431,3 +431,30 @@ def test_two_real_pubtator_exports_of_the_same_pmids_agree() -> None:
     assert counts["exact"] + counts["realigned"] == 1403
     for doc in out:
         assert all(a.covered(doc.text) == a.text for a in doc.annotations)
+
+
+def test_annotation_dumps_are_split_by_shard_once(tmp_path: Path) -> None:
+    """Each dump is read once; every document shard gets a small file with its PMIDs only."""
+    import gzip
+
+    from pipeline.preannotate import shard_annotation_files, shard_annotation_sources
+
+    dump = tmp_path / "dump.pubtator.gz"
+    blocks = []
+    for pmid in ("1000001", "1000002", "2000001", "3000001"):
+        blocks.append(f"{pmid}|t|Warfarin study {pmid}.\n{pmid}|a|CYP2C9 matters.\n"
+                      f"{pmid}\t0\t8\tWarfarin\tChemical\tMESH:D014859\n\n")
+    dump.write_bytes(gzip.compress("".join(blocks).encode()))
+    bioc = tmp_path / "extra.json"
+    bioc.write_text('{"documents": []}')
+    counts: Counter[str] = Counter()
+    out = tmp_path / "split"
+    summary = shard_annotation_files([dump, bioc], out, {"1000001", "1000002", "3000001"}, 1_000_000, counts)
+    assert summary == {"passthrough": [str(bioc)], "split": [str(dump)]}
+    assert counts["split_records"] == 3 and counts["split_skipped_records"] == 1
+    assert sorted(p.parent.name for p in out.rglob("*.pubtator.gz")) == ["shard-000001", "shard-000003"]
+    sources = shard_annotation_sources(out, 1, summary)
+    assert [p.name for p in sources] == ["000.pubtator.gz", "extra.json"]
+    text = gzip.decompress(sources[0].read_bytes()).decode()
+    assert text.count("|t|") == 2 and "2000001" not in text
+    assert shard_annotation_sources(out, 2, summary) == (bioc,)

@@ -245,3 +245,20 @@ def test_standardized_mentions_do_not_match_and_are_counted() -> None:
     assert doc_counts["annotations_text_mismatch"] > 0
     assert doc_counts["annotations_kept"] + doc_counts["annotations_text_mismatch"] == counts["annotations"]
     assert all(d.text[a.start : a.end] == a.text for d in docs for a in d.annotations)
+
+
+def test_format_record_round_trip(tmp_path: Path) -> None:
+    from pipeline.pubtator_format import format_record
+
+    source = shared_path("data", "ncbi-disease", "NCBIdevelopset_corpus.txt")
+    records = list(read_pubtator(source))
+    out = tmp_path / "again.pubtator"
+    out.write_text("".join(format_record(r) for r in records), encoding="utf-8")
+    again = list(read_pubtator(out))
+
+    def strip_lines(r):  # type: ignore[no-untyped-def]
+        anns = tuple((a.start, a.end, a.text, a.type, a.identifier, a.extra) for a in r.annotations)
+        rels = tuple((x.type, x.arg1, x.arg2, x.extra) for x in r.relations)
+        return (r.pmid, r.title, r.abstract, anns, rels)
+
+    assert [strip_lines(r) for r in again] == [strip_lines(r) for r in records]

@@ -121,3 +121,35 @@ def test_luigi_module_entry_point(tmp_path: Path) -> None:
     (stage,) = (tmp_path / "work" / "02_sentences").iterdir()
     docs = list(store.iter_directory(stage, Document))
     assert docs and all(d.sentences for d in docs)
+
+
+def test_pubtator_file_annotations_from_a_dump(tmp_path: Path) -> None:
+    """--annotations: a gzip PubTator dump is split once by shard and re-aligned onto the documents."""
+    import gzip
+    from collections import Counter
+
+    from pipeline.pubmed_xml import iter_documents
+
+    docs = list(iter_documents(DEMO / "pubmed" / "demo.xml", Counter()))
+    blocks = []
+    for doc in docs:
+        # PubTator's own text: title and abstract joined by a space, ASCII-folded like the dumps
+        lines = [f"{doc.pmid}|t|{doc.title}", f"{doc.pmid}|a|{doc.abstract}"]
+        start = doc.text.lower().find("warfarin")
+        if start >= 0:
+            lines.append(f"{doc.pmid}\t{start}\t{start + 8}\t{doc.text[start:start + 8]}\tChemical\tMESH:D014859")
+        blocks.append("\n".join(lines) + "\n\n")
+    blocks.append("99999999|t|Not one of ours.\n99999999|a|Skipped.\n\n")
+    dump = tmp_path / "bioconcepts2pubtator_offsets.gz"
+    dump.write_bytes(gzip.compress("".join(blocks).encode()))
+    out = tmp_path / "out"
+    task = build_task(out, annotator="pubtator-file", annotation_files=(str(dump),), fallback_local=False,
+                      until="preannotated")
+    assert luigi.build([task], local_scheduler=True, workers=1)
+    manifest = store.read_json(task.output().path)
+    annotated = list(store.iter_directory(manifest["outputs"]["preannotated"], Document))
+    expected = {d.pmid for d in docs if "warfarin" in d.text.lower()}
+    found = {d.pmid for d in annotated if any(a.source == "pubtator" and a.type == "Chemical" for a in d.annotations)}
+    assert expected and found == expected
+    (split,) = (out / "work" / "03_annotation_files").iterdir()
+    assert store.read_json(split / "counts.json")["split_skipped_records"] == 1
