@@ -434,8 +434,20 @@ class ShardTask(StageTask):
         counts: Counter[str] = Counter()
         records = self.transform(store.read_documents(self.input_path()), counts)
         with self.output().temporary_path() as tmp:
-            store.write_records(tmp, records)
+            store.write_records(tmp, with_progress(self, records))
             store.write_counts(self.output().path.replace(".jsonl.gz", ".counts.json"), counts)
+
+
+def with_progress(task: luigi.Task, records: Iterable[Any], every: int = 500) -> Iterator[Any]:
+    """Pass records through, reporting how many so far as the task's Luigi status message."""
+    # Luigi sets this callback when a worker runs the task; None otherwise.
+    report: Any = task.set_status_message or (lambda message: None)
+    n = 0
+    for n, record in enumerate(records, 1):
+        if n % every == 0:
+            report(f"{task.get_task_family()} shard: {n:,} records")
+        yield record
+    report(f"{task.get_task_family()} shard: {n:,} records, done")
 
 
 class StageWrapper(StageTask):
