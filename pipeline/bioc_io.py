@@ -32,7 +32,7 @@ import gzip
 import json
 import logging
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -262,19 +262,26 @@ def _json_annotation(data: Any, passage: int | None, where: str) -> BiocAnnotati
     )
 
 
-def _json_annotations(
-    items: Any, passage: int | None, where: str, counts: Counter[str], skip_bad: bool
+def _annotations(
+    items: Iterable[Any], parse: Callable[[Any], BiocAnnotation], counts: Counter[str], skip_bad: bool
 ) -> list[BiocAnnotation]:
+    """Parse each item; a malformed one raises, or with ``skip_bad`` is counted and logged."""
     out = []
-    for item in items or []:
+    for item in items:
         try:
-            out.append(_json_annotation(item, passage, where))
+            out.append(parse(item))
         except BiocFormatError as err:
             if not skip_bad:
                 raise
             counts["bioc_bad_records"] += 1
             logger.warning("skipped malformed annotation: %s", err)
     return out
+
+
+def _json_annotations(
+    items: Any, passage: int | None, where: str, counts: Counter[str], skip_bad: bool
+) -> list[BiocAnnotation]:
+    return _annotations(items or [], lambda item: _json_annotation(item, passage, where), counts, skip_bad)
 
 
 def document_pmid(doc_id: str, data: Mapping[str, Any], passages: Iterable[BiocPassage]) -> str | None:
@@ -455,16 +462,9 @@ def _xml_annotation(elem: Any, passage: int | None, where: str) -> BiocAnnotatio
 def _xml_annotations(
     parent: Any, passage: int | None, where: str, counts: Counter[str], skip_bad: bool
 ) -> list[BiocAnnotation]:
-    out = []
-    for elem in parent.findall("annotation"):
-        try:
-            out.append(_xml_annotation(elem, passage, where))
-        except BiocFormatError as err:
-            if not skip_bad:
-                raise
-            counts["bioc_bad_records"] += 1
-            logger.warning("skipped malformed annotation: %s", err)
-    return out
+    return _annotations(
+        parent.findall("annotation"), lambda elem: _xml_annotation(elem, passage, where), counts, skip_bad
+    )
 
 
 def document_from_xml(

@@ -75,7 +75,7 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from lxml import etree
 
@@ -347,6 +347,15 @@ def _open(source: str | Path | bytes) -> tuple[IO[bytes], str]:
     return raw, str(path)
 
 
+def _release(elem: Any) -> None:
+    """Free a processed element and its already-seen siblings, so iterparse memory stays flat."""
+    elem.clear(keep_tail=True)
+    parent = elem.getparent()
+    if parent is not None:
+        while elem.getprevious() is not None:
+            del parent[0]
+
+
 def iter_documents(
     source: str | Path | bytes, counts: Counter[str], *, name: str | None = None
 ) -> Iterator[Document]:
@@ -386,12 +395,7 @@ def iter_documents(
                 doc = record_to_document(elem, counts)
                 if doc is not None:
                     yield doc
-            # Free what has been processed: the element and the already-seen siblings.
-            elem.clear(keep_tail=True)
-            parent = elem.getparent()
-            if parent is not None:
-                while elem.getprevious() is not None:
-                    del parent[0]
+            _release(elem)
     except etree.XMLSyntaxError as exc:
         line = exc.lineno if exc.lineno is not None else "?"
         raise PubmedXmlError(f"{label}:{line}: malformed PubMed XML: {exc.msg}") from exc
@@ -428,11 +432,7 @@ def count_records(payload: bytes, *, name: str = "<bytes>") -> tuple[list[str], 
             if elem.tag in RECORD_TAGS:
                 pmid = elem.findtext("MedlineCitation/PMID") or elem.findtext("BookDocument/PMID") or ""
                 pmids.append(pmid.strip())
-                elem.clear(keep_tail=True)
-                parent = elem.getparent()
-                if parent is not None:
-                    while elem.getprevious() is not None:
-                        del parent[0]
+                _release(elem)
     except etree.XMLSyntaxError as exc:
         line = exc.lineno if exc.lineno is not None else "?"
         raise PubmedXmlError(f"{name}:{line}: malformed PubMed XML: {exc.msg}") from exc
