@@ -17,7 +17,9 @@
   PubTator has none of its PMIDs (reported missing, not cached) unless
   ``empty_is_missing=False``;
 * raw successful responses are cached gzip-compressed under ``cache_dir``,
-  keyed by the batch's sorted PMIDs, so a rerun makes no request.
+  keyed by the batch's sorted PMIDs, each with a ``.pmids`` sidecar listing
+  the PMIDs it answers: a rerun makes no request, and a rebuild whose PMID set
+  grew asks only for PMIDs no cached response answers.
 
 Responses are parsed in every shape the API has used (see
 :func:`parse_response`) into :class:`~pipeline.bioc_io.BiocDocument` records:
@@ -120,6 +122,11 @@ def describe_batch(batch: Sequence[str]) -> str:
     if not batch:
         return "empty batch"
     return f"{len(batch)} PMIDs {batch[0]}..{batch[-1]}" if len(batch) > 1 else f"PMID {batch[0]}"
+
+
+def _sidecar(response: Path) -> Path:
+    """``NAME.json.gz`` -> ``NAME.pmids``."""
+    return response.with_name(response.name[: -len(".json.gz")] + ".pmids")
 
 
 def cache_key(batch: Sequence[str]) -> str:
@@ -235,7 +242,10 @@ class PubtatorClient:
                 logger.warning("PMID %r is not numeric; not sent to PubTator3", pmid)
         requests_before, retries_before = self.requests, self.retries
         bad_before = self._parse_counts["bioc_bad_records"]
-        for batch in self.batches(numeric):
+        # PMIDs answered by any earlier batch come from the cache: a rebuild whose
+        # shards gained PMIDs only asks PubTator for the new ones.
+        from_cache = self._from_cached_batches(numeric, result)
+        for batch in self.batches(p for p in numeric if p not in from_cache):
             result.batches += 1
             docs, cached = self.fetch_batch(batch)
             result.cache_hits += int(cached)
@@ -277,7 +287,16 @@ class PubtatorClient:
         self._parse_counts.update(counts)
         return docs
 
-    def _write_cache(self, batch: Sequence[str], raw: bytes) -> None:
+    def _write_cache(self, batch: Sequence[str], raw: bytes, returned: Iterable[str] = ()) -> None:
+        """Store a raw response, then its ``.pmids`` sidecar (the PMIDs it answers).
+
+        The sidecar lists every PMID of the batch, those PubTator did not
+        return prefixed with ``-``: a later fetch takes both from the cache
+        (remove the cache to ask PubTator again for PMIDs it did not know).
+        The sidecar is written last, so its presence means the response is
+        complete; sidecars make up the per-PMID index (no shared index file that
+        parallel workers would have to lock).
+        """
         path = self.cache_path(batch)
         if path is None:
             return
@@ -287,9 +306,58 @@ class PubtatorClient:
             with os.fdopen(fd, "wb") as raw_fh, gzip.GzipFile(fileobj=raw_fh, mode="wb", mtime=0) as gz:
                 gz.write(raw)
             os.replace(tmp, path)
+            sidecar = _sidecar(path)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".pmids")
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                answered = set(returned)
+                fh.write("".join(f"{'' if p in answered else '-'}{p}\n" for p in sorted(set(batch), key=pmid_sort_key)))
+            os.replace(tmp, sidecar)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+
+    def _cache_index(self) -> dict[str, Path]:
+        """PMID -> cached response answering it (the newest file wins when several do)."""
+        index: dict[str, tuple[float, Path]] = {}
+        if self.cache_dir is None or not self.cache_dir.is_dir():
+            return {}
+        for sidecar in self.cache_dir.glob("*.pmids"):
+            response = sidecar.with_name(sidecar.name[: -len(".pmids")] + ".json.gz")
+            if not response.exists():
+                continue
+            mtime = response.stat().st_mtime
+            for line in sidecar.read_text(encoding="utf-8").split():
+                pmid = line.lstrip("-")
+                if pmid not in index or index[pmid][0] < mtime:
+                    index[pmid] = (mtime, response)
+        return {pmid: path for pmid, (_, path) in index.items()}
+
+    def _from_cached_batches(self, pmids: Sequence[str], result: FetchResult) -> set[str]:
+        """Fill ``result`` with the documents of ``pmids`` found in cached responses; returns those PMIDs."""
+        index = self._cache_index()
+        by_file: dict[Path, set[str]] = {}
+        for pmid in pmids:
+            if pmid in index:
+                by_file.setdefault(index[pmid], set()).add(pmid)
+        found: set[str] = set()
+        for path, wanted in sorted(by_file.items()):
+            counts: Counter[str] = Counter()
+            try:
+                with gzip.open(path, "rb") as fh:
+                    docs = parse_response(fh.read(), where=str(path), counts=counts)
+            except (OSError, EOFError, PubtatorResponseError) as err:
+                logger.warning("unusable cached response %s (%s); fetching again", path, err)
+                path.unlink(missing_ok=True)
+                _sidecar(path).unlink(missing_ok=True)
+                continue
+            result.cache_hits += 1
+            self._parse_counts.update(counts)
+            for doc in docs:
+                if doc.pmid in wanted and doc.pmid not in result.documents:
+                    result.documents[doc.pmid] = doc
+            # Requested then but not returned: known missing, not asked again.
+            found |= wanted
+        return found
 
     def _throttle(self) -> None:
         if self.rate_limit_file is not None and fcntl is not None:
@@ -393,7 +461,7 @@ class PubtatorClient:
                     self._sleep(self._delay(attempt, retry.retry_after))
                 continue
             self._parse_counts.update(counts)
-            self._write_cache(batch, raw)
+            self._write_cache(batch, raw, (d.pmid for d in docs if d.pmid is not None))
             return docs, False
         assert last is not None
         if only_empty and self.empty_is_missing:

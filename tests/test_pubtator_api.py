@@ -360,8 +360,9 @@ def test_rerun_makes_no_request(fake_pubtator: FakePubtator, tmp_path: Path) -> 
     cache = tmp_path / "cache" / "pubtator"
     first = make_client(fake_pubtator, FakeClock(), cache_dir=cache).fetch(pmids)
     assert len(fake_pubtator.requests) == 2
-    files = sorted(cache.iterdir())
+    files = sorted(cache.glob("*.json.gz"))
     assert [f.name for f in files] == sorted([cache_key(pmids[:100]), cache_key(pmids[100:])])
+    assert sorted(p.name for p in cache.glob("*.pmids")) == sorted(f.name.replace(".json.gz", ".pmids") for f in files)
     # raw response, gzip
     with gzip.open(files[0], "rb") as fh:
         assert json.loads(fh.read())["PubTator3"][0]["passages"][0]["text"].startswith("Warfarin and CYP2C9")
@@ -458,3 +459,17 @@ def test_stale_shared_rate_file_is_ignored(fake_pubtator: FakePubtator, tmp_path
     clock = FakeClock()
     make_client(fake_pubtator, clock, rate_limit_file=rate_file).fetch(["1201"])
     assert sum(clock.sleeps) <= 1 / 3 + 1e-9
+
+
+def test_grown_pmid_set_asks_only_for_new_pmids(fake_pubtator: FakePubtator, tmp_path: Path) -> None:
+    """A scheduled rebuild: the shard's PMIDs grew, so its batches differ; cached PMIDs are not asked again."""
+    first = [str(5000 + i) for i in range(150)]
+    grown = sorted(first + [str(5150 + i) for i in range(30)] + ["4999"], key=int)
+    fake_pubtator.add(*(simple_doc(p) for p in grown))
+    cache = tmp_path / "cache"
+    make_client(fake_pubtator, FakeClock(), cache_dir=cache).fetch(first)
+    fake_pubtator.requests.clear()
+    result = make_client(fake_pubtator, FakeClock(), cache_dir=cache).fetch(grown)
+    assert sorted(result.documents) == sorted(grown) and result.missing == []
+    assert [sorted(r, key=int) for r in fake_pubtator.requests] == [sorted(set(grown) - set(first), key=int)]
+    assert result.cache_hits == 2
