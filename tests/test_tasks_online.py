@@ -171,3 +171,15 @@ def test_pubtator_api_annotator_in_the_build(fake_pubtator: FakePubtator, tmp_pa
     finally:
         config.remove_option("pubtator", "base_url")
         Register.clear_instance_cache()
+
+
+def test_refetch_revised_downloads_records_revised_since_the_last_search(server: fake.FakeEutils,
+                                                                         tmp_path: Path) -> None:
+    assert build(tmp_path, "--date", "2025-12-30") == 0
+    revised = server.corpus.terms[TERM][3]
+    server.corpus.mdat[revised] = fake.dt.date(2026, 1, 2)
+    server.requests.clear()
+    assert build(tmp_path, "--date", "2026-01-05", "--refetch-revised") == 0
+    assert server.fetched_ids() == [revised]
+    mdat_searches = [r for r in server.calls("esearch") if r.params.get("datetype") == "mdat"]
+    assert mdat_searches and mdat_searches[0].params.get("mindate", "").startswith("2025")
