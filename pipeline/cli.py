@@ -86,7 +86,9 @@ def add_build_parser(sub: argparse._SubParsersAction) -> None:
     sel.add_argument("--sample", type=_sample_value, help="sample size or 'all' (default 1897)")
     sel.add_argument("--seed", type=int, help="sampling seed (default 13)")
     sel.add_argument("--per-abstract", type=int, help="at most K sentences per abstract")
-    sel.add_argument("--triggers", type=Path, help="trigger phrases (one per line) for stratified sampling")
+    sel.add_argument("--triggers", type=Path,
+                     help="trigger phrases for stratified sampling: a text file (one per line) or a YAML file "
+                     "with a trigger_phrases list (e.g. config/filter.yaml)")
     sel.add_argument("--trigger-fraction", type=float, help="share of the sample from triggered abstracts")
     bat = p.add_argument_group("annotation batches")
     bat.add_argument("--roster", type=Path, help="roster file: annotator id and role (annotator|senior)")

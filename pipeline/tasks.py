@@ -675,11 +675,7 @@ class Sample(SampleParams, StageTask):
 
         if not self.triggers or self.trigger_fraction < 0:
             return None
-        phrases = [
-            line.strip()
-            for line in Path(self.triggers).read_text(encoding="utf-8").splitlines()
-            if line.strip() and not line.startswith("#")
-        ]
+        phrases = sample.load_trigger_phrases(self.triggers)
         docs = store.iter_directory(Path(self.input()["mapped"].path).parent, Document)
         return sample.pmids_with_triggers(docs, phrases)
 

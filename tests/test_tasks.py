@@ -167,3 +167,14 @@ def test_many_shards_in_parallel_give_the_same_corpus(demo_build: Path, tmp_path
         ours = list(store.iter_directory(manifest["outputs"][stage], cls))
         theirs = list(store.iter_directory(ref["outputs"][stage], cls))
         assert ours == theirs, stage
+
+
+def test_stratified_sample_from_trigger_phrases(demo_build: Path, tmp_path: Path) -> None:
+    triggers = tmp_path / "triggers.txt"
+    triggers.write_text("# abstracts about cytochrome P450 genes\nCYP2D6\nCYP2C19\n")
+    task = build_task(demo_build, sample="6", triggers=str(triggers), trigger_fraction=0.5, until="sampled")
+    assert luigi.build([task], local_scheduler=True, workers=1)
+    counts = store.read_json(task.output().path)["stages"]["sampled"]
+    assert counts["sampled"] == 6
+    assert counts["sampled_triggered"] == 3 and counts["sampled_other"] == 3
+    assert counts["pool_triggered"] >= 3 and counts["pool_other"] >= 3
