@@ -85,10 +85,16 @@ class pubtator(luigi.Config):
 # --- helpers ---------------------------------------------------------------------------------
 
 
-def param_hash(task: luigi.Task, exclude: Iterable[str] = ("shard",)) -> str:
+# Parameters that only say where the documents come from.  A shard's result
+# depends on its input's content, not on them: the reuse cache leaves them out.
+SOURCE_PARAMS = ("query", "search_date", "pubmed_xml", "pubtator", "shard_size", "allow_empty", "refetch_revised")
+
+
+def param_hash(task: luigi.Task, exclude: Iterable[str] = ("shard",), sources: bool = True) -> str:
     """Short hash of a task's significant parameters (``shard`` and ``out`` excluded).
 
-    ``out`` is excluded because it is already the root of every path.
+    ``out`` is excluded because it is already the root of every path; with
+    ``sources=False`` the fingerprint of the offline input files is left out too.
     """
     skip = set(exclude) | {"out"}
     params: dict[str, Any] = {
@@ -99,7 +105,7 @@ def param_hash(task: luigi.Task, exclude: Iterable[str] = ("shard",)) -> str:
     # Versioned config files are significant by content, not only by path.
     inputs = task.config_inputs() if isinstance(task, RunParams) else []
     params["config_digests"] = {path: content_digest(path) for path in sorted(set(inputs))}
-    if isinstance(task, SourceParams):
+    if sources and isinstance(task, SourceParams):
         params["source_files"] = task.source_fingerprint()
     blob = json.dumps(params, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
@@ -347,13 +353,13 @@ class Fetch(SourceParams, luigi.Task):
         return retrieval.revised_pmids(client, self.query, dt.date.fromisoformat(earlier[-1]))
 
 
-class StageTask(luigi.Task):
+class StageTask(RunParams, luigi.Task):
     """Base of every stage output living in ``work/NN_<stage>/<param hash>/``."""
 
     stage: ClassVar[str] = ""
 
     def stage_dir(self) -> Path:
-        return Path(self.out) / "work" / self.stage / param_hash(self)  # type: ignore[attr-defined]
+        return Path(self.out) / "work" / self.stage / param_hash(self)
 
     def counts_path(self) -> Path:
         return self.stage_dir() / "counts.json"
@@ -430,12 +436,51 @@ class ShardTask(StageTask):
     def transform(self, docs: Iterator[Document], counts: Counter[str]) -> Iterable[Any]:
         raise NotImplementedError
 
+    def input_files(self) -> list[Path]:
+        """Files whose content decides this shard's result (besides the parameters)."""
+        return [Path(self.input_path())]
+
+    def reuse_path(self) -> Path:
+        """Where the result for this input content and these stage parameters is kept across runs.
+
+        A scheduled rebuild is a new run (new search date, new output
+        directories), but most PMID blocks are unchanged: their shards are
+        byte-identical, so every later stage finds its result here instead of
+        parsing again.  Safe to delete at any time.
+        """
+        digest = hashlib.sha256(param_hash(self, exclude=("shard", *SOURCE_PARAMS), sources=False).encode())
+        for path in self.input_files():
+            digest.update(f"{path.name}:{content_digest(path)};".encode())
+        return Path(self.out) / "cache" / "stages" / self.stage / f"{digest.hexdigest()[:24]}.jsonl.gz"
+
     def run(self) -> None:
-        counts: Counter[str] = Counter()
+        counts_path = self.output().path.replace(".jsonl.gz", ".counts.json")
+        reuse = self.reuse_path()
+        reuse_counts = reuse.with_name(reuse.name.replace(".jsonl.gz", ".counts.json"))
+        if reuse.exists() and reuse_counts.exists():
+            counts = Counter(store.read_json(reuse_counts))
+            counts["reused_shards"] = 1
+            with self.output().temporary_path() as tmp:
+                shutil.copyfile(reuse, tmp)
+                store.write_counts(counts_path, counts)
+            return
+        counts = Counter()
         records = self.transform(store.read_documents(self.input_path()), counts)
         with self.output().temporary_path() as tmp:
             store.write_records(tmp, with_progress(self, records))
-            store.write_counts(self.output().path.replace(".jsonl.gz", ".counts.json"), counts)
+            store.write_counts(counts_path, counts)
+        remember(Path(self.output().path), reuse, counts)
+
+
+def remember(result: Path, reuse: Path, counts: Counter[str]) -> None:
+    """Copy a shard's result and counts into the reuse cache (counts last: they mark it complete)."""
+    reuse.parent.mkdir(parents=True, exist_ok=True)
+    tmp = reuse.with_name(f".{reuse.name}.tmp{os.getpid()}")
+    shutil.copyfile(result, tmp)
+    tmp.replace(reuse)
+    tmp_counts = reuse.with_name(f".{reuse.name}.counts.tmp{os.getpid()}")
+    store.write_counts(tmp_counts, counts)
+    tmp_counts.replace(reuse.with_name(reuse.name.replace(".jsonl.gz", ".counts.json")))
 
 
 def with_progress(task: luigi.Task, records: Iterable[Any], every: int = 500) -> Iterator[Any]:
@@ -531,6 +576,9 @@ class PreannotateShard(PreannotateParams, ShardTask):
 
     def input_path(self) -> str:
         return str(self.input()["sentences"].path)
+
+    def input_files(self) -> list[Path]:
+        return [Path(self.input_path()), *self.annotation_sources()]
 
     def transform(self, docs: Iterator[Document], counts: Counter[str]) -> Iterable[Document]:
         from pipeline import preannotate

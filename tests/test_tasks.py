@@ -177,3 +177,22 @@ def test_stratified_sample_from_trigger_phrases(demo_build: Path, tmp_path: Path
     assert counts["sampled"] == 6
     assert counts["sampled_triggered"] == 3 and counts["sampled_other"] == 3
     assert counts["pool_triggered"] >= 3 and counts["pool_other"] >= 3
+
+
+def test_rebuild_with_more_documents_reuses_unchanged_shards(tmp_path: Path) -> None:
+    """A scheduled rebuild is a new run, but PMID blocks whose documents did not change are not parsed again."""
+    first = build_task(tmp_path, pubmed_xml=(str(DEMO / "pubmed" / "demo.xml"),), shard_size=10, until="mapped")
+    assert luigi.build([first], local_scheduler=True, workers=1)
+    grown = build_task(tmp_path, shard_size=10, until="mapped")  # demo.xml + demo_update.xml.gz (PMIDs 18-20)
+    assert luigi.build([grown], local_scheduler=True, workers=1)
+    before = store.read_json(first.output().path)["stages"]
+    after = store.read_json(grown.output().path)["stages"]
+    assert before["extended"]["shards"] == 2 and after["extended"]["shards"] == 3
+    # block 90000000-09 is unchanged; 90000010-19 gained PMIDs 18 and 19; 90000020 is new
+    for stage in ("sentences", "preannotated", "extended", "mapped"):
+        assert after[stage].get("reused_shards") == 1, stage
+    fresh = build_task(tmp_path / "fresh", shard_size=10, until="mapped")
+    assert luigi.build([fresh], local_scheduler=True, workers=1)
+    reused = store.read_json(grown.output().path)["outputs"]["mapped"]
+    rebuilt = store.read_json(fresh.output().path)["outputs"]["mapped"]
+    assert list(store.iter_directory(reused, Document)) == list(store.iter_directory(rebuilt, Document))
