@@ -36,12 +36,16 @@ def package_versions(model: str | None = None) -> dict[str, str]:
         except importlib.metadata.PackageNotFoundError:
             versions[name] = "not installed"
     if model:
-        dist = model.replace("_", "-")
-        try:
-            versions[f"model:{model}"] = importlib.metadata.version(dist)
-        except importlib.metadata.PackageNotFoundError:
-            versions[f"model:{model}"] = "unknown"
+        versions[f"model:{model}"] = model_version(model)
     return versions
+
+
+def model_version(name: str) -> str:
+    """Installed version of a spaCy model package ("unknown" when it is not a package)."""
+    try:
+        return importlib.metadata.version(name.replace("_", "-"))
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
 
 
 def sha256_file(path: str | Path) -> str | None:

@@ -37,7 +37,8 @@ from typing import Any, ClassVar
 import luigi
 from luigi.parameter import ParameterVisibility
 
-from pipeline import store
+from pipeline import __version__, store
+from pipeline.manifest import model_version
 from pipeline.model import Document, SentenceRecord
 
 log = logging.getLogger(__name__)
@@ -107,6 +108,9 @@ def param_hash(task: luigi.Task, exclude: Iterable[str] = ("shard",), sources: b
     params["config_digests"] = {path: content_digest(path) for path in sorted(set(inputs))}
     if sources and isinstance(task, SourceParams):
         params["source_files"] = task.source_fingerprint()
+    if isinstance(task, ExtendParams):
+        # The parser's results change with the installed model package, not only its name.
+        params["model_version"] = model_version(task.model)
     blob = json.dumps(params, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
@@ -448,7 +452,8 @@ class ShardTask(StageTask):
         byte-identical, so every later stage finds its result here instead of
         parsing again.  Safe to delete at any time.
         """
-        digest = hashlib.sha256(param_hash(self, exclude=("shard", *SOURCE_PARAMS), sources=False).encode())
+        key = param_hash(self, exclude=("shard", *SOURCE_PARAMS), sources=False)
+        digest = hashlib.sha256(f"{key}:pgx-corpus {__version__}".encode())
         for path in self.input_files():
             digest.update(f"{path.name}:{content_digest(path)};".encode())
         return Path(self.out) / "cache" / "stages" / self.stage / f"{digest.hexdigest()[:24]}.jsonl.gz"
