@@ -273,16 +273,20 @@ class PubtatorClient:
         path = self.cache_path(batch)
         if path is None or not path.exists():
             return None
+        return self._load_cached(path)
+
+    def _load_cached(self, path: Path) -> list[BiocDocument] | None:
+        """The documents of a cached response; an unusable one is removed (with its sidecar) -> None."""
         counts: Counter[str] = Counter()
         try:
             with gzip.open(path, "rb") as fh:
                 docs = parse_response(fh.read(), where=str(path), counts=counts)
         except (OSError, EOFError, PubtatorResponseError) as err:
             logger.warning("unusable cached response %s (%s); fetching again", path, err)
-            path.unlink(missing_ok=True)
-            return None
+            docs = []
         if not docs:
             path.unlink(missing_ok=True)
+            _sidecar(path).unlink(missing_ok=True)
             return None
         self._parse_counts.update(counts)
         return docs
@@ -341,17 +345,10 @@ class PubtatorClient:
                 by_file.setdefault(index[pmid], set()).add(pmid)
         found: set[str] = set()
         for path, wanted in sorted(by_file.items()):
-            counts: Counter[str] = Counter()
-            try:
-                with gzip.open(path, "rb") as fh:
-                    docs = parse_response(fh.read(), where=str(path), counts=counts)
-            except (OSError, EOFError, PubtatorResponseError) as err:
-                logger.warning("unusable cached response %s (%s); fetching again", path, err)
-                path.unlink(missing_ok=True)
-                _sidecar(path).unlink(missing_ok=True)
+            docs = self._load_cached(path)
+            if docs is None:
                 continue
             result.cache_hits += 1
-            self._parse_counts.update(counts)
             for doc in docs:
                 if doc.pmid in wanted and doc.pmid not in result.documents:
                     result.documents[doc.pmid] = doc
