@@ -1,12 +1,11 @@
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
 import pytest
 
-from pipeline import cmd_corpus
+from pipeline import cli
 from pipeline.agreement import (
     RelationMention,
     agreement,
@@ -193,10 +192,7 @@ def test_collections_pairwise_with_different_document_sets(tmp_path: Path, schem
 
 
 def run_cli(*argv: str) -> int:
-    parser = argparse.ArgumentParser(prog="pgx-corpus")
-    cmd_corpus.register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(list(argv))
-    return int(args.func(args))
+    return cli.main(list(argv))
 
 
 def test_cli_json_and_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import argparse
 import csv
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from pipeline import cmd_brat
+from pipeline import cli
 from pipeline.batches import (
     Person,
     RosterError,
@@ -235,11 +234,7 @@ def test_batches_with_pages(tmp_path: Path) -> None:
 
 
 def _cli(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="pgx-corpus")
-    sub = parser.add_subparsers(dest="command", required=True)
-    cmd_brat.register(sub)
-    args = parser.parse_args(argv)
-    return int(args.func(args))
+    return cli.main(argv)
 
 
 def test_batches_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,13 +1,12 @@
 from __future__ import annotations
 
-import argparse
 import json
 import random
 from pathlib import Path
 
 import pytest
 
-from pipeline import cmd_corpus
+from pipeline import cli
 from pipeline.brat import parse_ann
 from pipeline.evaluate import evaluate, evaluate_collections, read_concepts_tsv
 from tests.conftest import FIXTURES, shared_path
@@ -16,10 +15,7 @@ PHARMACONER = FIXTURES / "corpus" / "pharmaconer"
 
 
 def run_cli(*argv: str) -> int:
-    parser = argparse.ArgumentParser(prog="pgx-corpus")
-    cmd_corpus.register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(list(argv))
-    return int(args.func(args))
+    return cli.main(list(argv))
 
 
 def doc(name: str, ann: str, text: str = ""):  # type: ignore[no-untyped-def]

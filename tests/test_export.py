@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import argparse
 import json
 from collections import Counter
 from pathlib import Path
@@ -8,7 +7,7 @@ from pathlib import Path
 import pytest
 from bioc import biocjson, biocxml
 
-from pipeline import cmd_corpus
+from pipeline import cli
 from pipeline.brat import parse_ann, read_directory
 from pipeline.export import (
     ExportConfig,
@@ -41,10 +40,7 @@ def fixture_docs():  # type: ignore[no-untyped-def]
 
 
 def run_cli(*argv: str) -> int:
-    parser = argparse.ArgumentParser(prog="pgx-corpus")
-    cmd_corpus.register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(list(argv))
-    return int(args.func(args))
+    return cli.main(list(argv))
 
 
 def test_default_config_maps_rare_relations_to_parent(schema) -> None:  # type: ignore[no-untyped-def]

@@ -1,12 +1,11 @@
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
 import pytest
 
-from pipeline import cmd_corpus
+from pipeline import cli
 from pipeline.brat import BratDocument, TextBound, parse_ann, read_directory, write_document
 from pipeline.harmonize import (
     DecisionError,
@@ -20,10 +19,7 @@ from pipeline.harmonize import (
 
 
 def run_cli(*argv: str) -> int:
-    parser = argparse.ArgumentParser(prog="pgx-corpus")
-    cmd_corpus.register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(list(argv))
-    return int(args.func(args))
+    return cli.main(list(argv))
 
 
 @pytest.mark.parametrize(

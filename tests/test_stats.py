@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import argparse
 import gzip
 import json
 from collections import Counter
@@ -8,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import cmd_corpus
+from pipeline import cli
 from pipeline.brat import TextBound, parse_ann, read_directory
 from pipeline.model import Annotation, Document, Sentence, SentenceRecord, to_dict
 from pipeline.schema import load_schema
@@ -24,10 +23,7 @@ def schema():  # type: ignore[no-untyped-def]
 
 
 def run_cli(*argv: str) -> int:
-    parser = argparse.ArgumentParser(prog="pgx-corpus")
-    cmd_corpus.register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(list(argv))
-    return int(args.func(args))
+    return cli.main(list(argv))
 
 
 def tb(tid: str, *frags: tuple[int, int]) -> TextBound:

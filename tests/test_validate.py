@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import argparse
 import shutil
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from pipeline import cmd_brat
+from pipeline import cli
 from pipeline.brat_conf import write_conf_files
 from pipeline.schema import load_schema
 from pipeline.validate import Problem, parse_annotation_conf, validate_collection
@@ -178,11 +177,7 @@ def test_real_gold_needs_the_overlap_rule(tmp_path: Path) -> None:
 
 
 def _cli(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="pgx-corpus")
-    sub = parser.add_subparsers(dest="command", required=True)
-    cmd_brat.register(sub)
-    args = parser.parse_args(argv)
-    return int(args.func(args))
+    return cli.main(argv)
 
 
 def test_validate_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
