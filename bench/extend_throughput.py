@@ -1,13 +1,13 @@
 """Throughput and memory of the extension stage over the real GENIA abstracts.
 
 Reads ../shared/data/genia/pubmed-xml (1,699 PubMed records) with
-pipeline.pubmed_xml.iter_documents, splits sentences with
-pipeline.sentences.split_documents, puts key entities on them (the local
+pipeline.sources.pubmed_xml.iter_documents, splits sentences with
+pipeline.nlp.sentences.split_documents, puts key entities on them (the local
 annotator when its lexicon is built, else a gene-symbol regular expression),
 then times
 
 * spaCy's own ``nlp.pipe`` over the sentence texts, and
-* ``pipeline.extend.extend_documents`` (parsing + alignment + ontology search)
+* ``pipeline.nlp.extend.extend_documents`` (parsing + alignment + ontology search)
 
 with the same model, components and batch size, and prints sentences/s and
 their ratio (target: extension / nlp.pipe time <= 1.25).  Peak memory: child
@@ -34,12 +34,12 @@ from pathlib import Path
 PROJECT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT))
 
-from pipeline.extend import extend_documents  # noqa: E402
-from pipeline.model import Annotation, Document  # noqa: E402
-from pipeline.models import DEFAULT_MODEL, load_parser  # noqa: E402
-from pipeline.ontology import load_ontology  # noqa: E402
-from pipeline.pubmed_xml import iter_documents  # noqa: E402
-from pipeline.sentences import split_documents  # noqa: E402
+from pipeline.documents import Annotation, Document  # noqa: E402
+from pipeline.nlp.extend import extend_documents  # noqa: E402
+from pipeline.nlp.ontology import load_ontology  # noqa: E402
+from pipeline.nlp.sentences import split_documents  # noqa: E402
+from pipeline.nlp.spacy_models import DEFAULT_MODEL, load_parser  # noqa: E402
+from pipeline.sources.pubmed_xml import iter_documents  # noqa: E402
 
 GENIA = PROJECT.parent / "shared" / "data" / "genia" / "pubmed-xml"
 _GENE_RE = re.compile(r"\b[A-Z][A-Za-z]{0,5}[0-9][A-Z0-9]{0,4}\b")
@@ -52,7 +52,7 @@ def _regex_keys(text: str) -> list[Annotation]:
 def key_annotator() -> tuple[Callable[[str], list[Annotation]], str]:
     """The local annotator when available, else a crude gene-symbol matcher (same for both timings)."""
     try:
-        from pipeline.local_annotator import LocalAnnotator
+        from pipeline.nlp.local_annotator import LocalAnnotator
 
         annotator = LocalAnnotator.load()
         return annotator.annotate, "local annotator"

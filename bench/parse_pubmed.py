@@ -1,6 +1,6 @@
 """Benchmark: PubMed XML parsing throughput and peak memory on the 1,699 GENIA records.
 
-Runs ``pipeline.pubmed_xml.iter_documents``
+Runs ``pipeline.sources.pubmed_xml.iter_documents``
 
 1. on each of the 1,699 GENIA files separately (one EFetch answer per PMID),
 2. on all records concatenated into one ``PubmedArticleSet`` stream (plain and gzip),
@@ -39,7 +39,7 @@ sys.path.insert(0, str(PROJECT))
 
 from lxml import etree  # noqa: E402
 
-from pipeline.pubmed_xml import iter_documents  # noqa: E402
+from pipeline.sources.pubmed_xml import iter_documents  # noqa: E402
 
 SHARED = Path(os.environ.get("PGX_SHARED", PROJECT.parent / "shared"))
 GENIA = SHARED / "data" / "genia" / "pubmed-xml"

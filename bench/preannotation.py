@@ -29,7 +29,7 @@ from pathlib import Path
 PROJECT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT))
 
-from pipeline.local_annotator import LocalAnnotator  # noqa: E402
+from pipeline.nlp.local_annotator import LocalAnnotator  # noqa: E402
 
 SHARED = PROJECT.parent / "shared"
 DEV = SHARED / "data" / "pgxcorpus-dev"
@@ -94,7 +94,7 @@ def genia_throughput(annotator: LocalAnnotator, limit: int | None) -> None:
     print(f"\nthroughput on GENIA ({len(files)} abstracts, {len(sentences)} gold sentences)")
     print(f"  sentence by sentence: {len(sentences) / elapsed:,.0f} sentences/s ({mentions} mentions, {elapsed:.2f}s)")
     try:
-        from pipeline.pubmed_xml import iter_documents
+        from pipeline.sources.pubmed_xml import iter_documents
     except ImportError:
         return
     texts: list[str] = []
@@ -123,15 +123,15 @@ def stage_throughput(annotator: LocalAnnotator, limit: int | None) -> None:
     """
     import tempfile
 
-    from pipeline.preannotate import PreannotationConfig, preannotate
-    from pipeline.pubmed_xml import iter_documents
-    from pipeline.sentences import split_documents
+    from pipeline.nlp.preannotate import PreannotationConfig, preannotate
+    from pipeline.nlp.sentences import split_documents
+    from pipeline.sources.pubmed_xml import iter_documents
 
     files = sorted((GENIA / "pubmed-xml").glob("*.xml"))[:limit]
     counts: collections.Counter[str] = collections.Counter()
     docs = list(split_documents((d for f in files for d in iter_documents(f, counts)), counts))
     n_sent = sum(len(d.sentences) for d in docs)
-    print(f"\npre-annotation stage on GENIA ({len(docs)} abstracts, {n_sent} sentences, split by pipeline.sentences)")
+    print(f"\npre-annotation stage on GENIA ({len(docs)} abstracts, {n_sent} sentences, split by the sentence stage)")
     with tempfile.TemporaryDirectory() as tmp:
         dump = Path(tmp) / "genia.pubtator"
         with open(dump, "w", encoding="utf-8") as fh:

@@ -2,8 +2,8 @@
 
 Runs on the 300 sentences of ../shared/data/pgxcorpus-dev: each sentence is a
 Document with one Sentence whose key entities are the PubTator
-pre-annotations (``pubtator/*.ann``); extension (pipeline.extend) and type
-mapping (pipeline.typemap) are applied and the result is scored against
+pre-annotations (``pubtator/*.ann``); extension (pipeline.nlp.extend) and type
+mapping (pipeline.nlp.typemap) are applied and the result is scored against
 ``gold/*.ann`` in the four settings of Table 10 of the PGxCorpus paper (exact /
 partial span x same / any type; partial = overlap, one-to-one by maximum
 bipartite matching), with per-type figures.
@@ -30,13 +30,13 @@ PROJECT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT))
 
 from pipeline import brat  # noqa: E402
-from pipeline.agreement import table10_scores  # noqa: E402
-from pipeline.extend import extend_documents  # noqa: E402
-from pipeline.model import Annotation, Document, Sentence  # noqa: E402
-from pipeline.models import DEFAULT_MODEL, load_parser  # noqa: E402
-from pipeline.ontology import DEFAULT_ONTOLOGY, load_ontology  # noqa: E402
+from pipeline.brat.agreement import table10_scores  # noqa: E402
+from pipeline.documents import Annotation, Document, Sentence  # noqa: E402
+from pipeline.nlp.extend import extend_documents  # noqa: E402
+from pipeline.nlp.ontology import DEFAULT_ONTOLOGY, load_ontology  # noqa: E402
+from pipeline.nlp.spacy_models import DEFAULT_MODEL, load_parser  # noqa: E402
+from pipeline.nlp.typemap import map_documents  # noqa: E402
 from pipeline.schema import load_schema  # noqa: E402
-from pipeline.typemap import map_documents  # noqa: E402
 
 DATA = PROJECT.parent / "shared" / "data" / "pgxcorpus-dev"
 SETTINGS = ("exact_same", "exact_any", "partial_same", "partial_any")
@@ -143,7 +143,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"shared data not available: {DATA} (put the shared/ folder beside the project)", file=sys.stderr)
         return 2
     score = table10_scores
-    print(f"# pre-annotation vs final annotations, {DATA} (pipeline.agreement.table10_scores)")
+    print(f"# pre-annotation vs final annotations, {DATA} (pipeline.brat.agreement.table10_scores)")
 
     docs, gold = load_sentences("pubtator")
     counts: Counter[str] = Counter()
@@ -177,7 +177,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if not args.no_local:
         try:
-            from pipeline.local_annotator import LocalAnnotator
+            from pipeline.nlp.local_annotator import LocalAnnotator
 
             annotator = LocalAnnotator.load()
         except Exception as exc:  # the lexicon may not be built on this machine

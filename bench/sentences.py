@@ -1,4 +1,4 @@
-"""Benchmark of pipeline.sentences on real data from ../shared.
+"""Benchmark of pipeline.nlp.sentences on real data from ../shared.
 
 Prints:
 
@@ -38,9 +38,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from pipeline.model import Document
-from pipeline.pubmed_xml import iter_documents
-from pipeline.sentences import split_documents, split_text
+from pipeline.documents import Document
+from pipeline.nlp.sentences import split_documents, split_text
+from pipeline.sources.pubmed_xml import iter_documents
 
 PROJECT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("PGX_SHARED", PROJECT.parent / "shared"))
@@ -162,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     counts: Counter[str] = Counter()
     split = list(split_documents(docs, counts))
     result, error_lines = score(split, GENIA / "sentences", args.all_ends, args.errors)
-    print(f"GENIA: {len(split)} documents from {len(paths)} PubMed XML files (pipeline.pubmed_xml: "
+    print(f"GENIA: {len(split)} documents from {len(paths)} PubMed XML files (pipeline.sources.pubmed_xml: "
           f"{dict(sorted(read_counts.items()))}); {counts['sentences']} sentences ({counts['title_sentences']} in "
           f"titles)")
     print(f"  boundaries ({'all ends' if args.all_ends else 'internal, excluding title and document ends'}): "

@@ -22,9 +22,9 @@ from typing import Any
 PROJECT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT))
 
-from pipeline.agreement import agreement, preannotation_scores  # noqa: E402
+from pipeline.brat.agreement import agreement, preannotation_scores  # noqa: E402
+from pipeline.brat.stats import brat_stats  # noqa: E402
 from pipeline.schema import load_schema  # noqa: E402
-from pipeline.stats import brat_stats  # noqa: E402
 
 SHARED = Path(os.environ.get("PGX_SHARED", PROJECT.parent / "shared"))
 DEV = SHARED / "data" / "pgxcorpus-dev"

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pipeline.model import Document, SentenceRecord, from_dict, record_sort_key, to_dict
+from pipeline.documents import Document, SentenceRecord, from_dict, record_sort_key, to_dict
 
 log = logging.getLogger(__name__)
 

@@ -38,8 +38,8 @@ import luigi
 from luigi.parameter import ParameterVisibility
 
 from pipeline import __version__, store
-from pipeline.manifest import model_version
-from pipeline.model import Document, SentenceRecord
+from pipeline.corpus.manifest import model_version
+from pipeline.documents import Document, SentenceRecord
 
 log = logging.getLogger(__name__)
 
@@ -222,7 +222,7 @@ class PreannotateParams(SentenceParams):
     )
 
     def config_inputs(self) -> list[str]:
-        from pipeline.lexicon import DEFAULT_LEXICON
+        from pipeline.nlp.lexicon import DEFAULT_LEXICON
 
         uses_lexicon = self.annotator == "local" or self.fallback_local
         lexicon = [self.lexicon or str(DEFAULT_LEXICON)] if uses_lexicon else []
@@ -297,7 +297,7 @@ class Search(RunParams, luigi.Task):
         return luigi.LocalTarget(str(Path(self.out) / "searches" / query_hash(self.query) / f"{self.search_date}.json"))
 
     def run(self) -> None:
-        from pipeline import retrieval
+        from pipeline.sources import retrieval
 
         record = retrieval.search(eutils_client(), self.query, dt.date.fromisoformat(self.search_date))
         if record.count == 0 and not self.allow_empty:
@@ -312,7 +312,7 @@ def efetch_cache(out: str) -> Path:
 
 
 def eutils_client() -> Any:
-    from pipeline.eutils import EutilsClient
+    from pipeline.sources.eutils import EutilsClient
 
     cfg = ncbi()
     return EutilsClient(
@@ -336,7 +336,7 @@ class Fetch(SourceParams, luigi.Task):
         return luigi.LocalTarget(str(Path(self.out) / "work" / "01_fetch" / f"{param_hash(self)}.json"))
 
     def run(self) -> None:
-        from pipeline import retrieval
+        from pipeline.sources import retrieval
 
         record = _read_json(self.input().path)
         client = eutils_client()
@@ -349,7 +349,7 @@ class Fetch(SourceParams, luigi.Task):
 
     def revised(self, client: Any) -> list[str]:
         """PMIDs revised since the previous search of the same query."""
-        from pipeline import retrieval
+        from pipeline.sources import retrieval
 
         earlier = sorted(p.stem for p in Path(self.input().path).parent.glob("*.json") if p.stem < self.search_date)
         if not earlier:
@@ -400,7 +400,7 @@ class Documents(SourceParams, StageTask):
 
     def load(self, counts: Counter[str]) -> Iterator[Document]:
         """Documents of every source, de-duplicated by PMID (offline files win over the search)."""
-        from pipeline import retrieval
+        from pipeline.sources import retrieval
 
         seen: dict[str, Document] = {}
         if self.query:
@@ -531,7 +531,7 @@ class SplitSentencesShard(SentenceParams, ShardTask):
         return self.clone(Documents)
 
     def transform(self, docs: Iterator[Document], counts: Counter[str]) -> Iterable[Document]:
-        from pipeline import sentences
+        from pipeline.nlp import sentences
 
         return sentences.split_documents(docs, counts)
 
@@ -555,7 +555,7 @@ class SplitAnnotationFiles(PreannotateParams, StageTask):
         return luigi.LocalTarget(str(self.stage_dir()) + "/")
 
     def run(self) -> None:
-        from pipeline import preannotate
+        from pipeline.nlp import preannotate
 
         counts: Counter[str] = Counter()
         wanted = (d.pmid for d in store.iter_directory(self.input().path, Document))
@@ -586,13 +586,13 @@ class PreannotateShard(PreannotateParams, ShardTask):
         return [Path(self.input_path()), *self.annotation_sources()]
 
     def transform(self, docs: Iterator[Document], counts: Counter[str]) -> Iterable[Document]:
-        from pipeline import preannotate
+        from pipeline.nlp import preannotate
 
         return preannotate.preannotate(docs, preannotation_config(self, self.annotation_sources()), counts)
 
     def annotation_sources(self) -> tuple[Path, ...]:
         """This shard's part of the annotation files (each dump was split once, not read per shard)."""
-        from pipeline import preannotate
+        from pipeline.nlp import preannotate
 
         if "annotations" not in self.input():
             return _paths(self.annotation_files)
@@ -602,7 +602,7 @@ class PreannotateShard(PreannotateParams, ShardTask):
 
 
 def preannotation_config(task: PreannotateParams, annotation_files: tuple[Path, ...] = ()) -> Any:
-    from pipeline.preannotate import PreannotationConfig
+    from pipeline.nlp.preannotate import PreannotationConfig
 
     cfg = pubtator()
     return PreannotationConfig(
@@ -635,10 +635,10 @@ class ExtendShard(ExtendParams, ShardTask):
         return self.clone(PreannotateShard)
 
     def transform(self, docs: Iterator[Document], counts: Counter[str]) -> Iterable[Document]:
-        from pipeline import extend, models, ontology
+        from pipeline.nlp import extend, ontology, spacy_models
 
         onto = ontology.load_ontology(Path(self.ontology))
-        nlp = models.load_parser(self.model)
+        nlp = spacy_models.load_parser(self.model)
         return extend.extend_documents(docs, onto, nlp, counts, batch_size=self.parse_batch_size)
 
 
@@ -658,7 +658,8 @@ class MapShard(MapParams, ShardTask):
         return self.clone(ExtendShard) if self.extend else self.clone(PreannotateShard)
 
     def transform(self, docs: Iterator[Document], counts: Counter[str]) -> Iterable[Document]:
-        from pipeline import ontology, schema, typemap
+        from pipeline import schema
+        from pipeline.nlp import ontology, typemap
 
         onto = ontology.load_ontology(Path(self.ontology))
         return typemap.map_documents(docs, schema.load_schema(Path(self.schema)), counts, ontology=onto)
@@ -680,7 +681,8 @@ class FilterShard(FilterParams, ShardTask):
         return self.clone(MapShard)
 
     def transform(self, docs: Iterator[Document], counts: Counter[str]) -> Iterable[SentenceRecord]:
-        from pipeline import schema, select
+        from pipeline import schema
+        from pipeline.corpus import select
 
         return select.filter_sentences(docs, self.filter, schema.load_schema(Path(self.schema)), counts)
 
@@ -704,7 +706,7 @@ class Sample(SampleParams, StageTask):
         return luigi.LocalTarget(str(self.stage_dir()) + "/")
 
     def run(self) -> None:
-        from pipeline import sample
+        from pipeline.corpus import sample
 
         counts: Counter[str] = Counter()
         pool = store.iter_directory(Path(self.input()["filtered"].path).parent, SentenceRecord)
@@ -724,7 +726,7 @@ class Sample(SampleParams, StageTask):
 
     def triggered_pmids(self) -> set[str] | None:
         """PMIDs of abstracts containing a trigger phrase (stratified mode only)."""
-        from pipeline import sample
+        from pipeline.corpus import sample
 
         if not self.triggers or self.trigger_fraction < 0:
             return None
@@ -745,7 +747,8 @@ class ExportBrat(BratParams, StageTask):
         return luigi.LocalTarget(str(self.stage_dir() / "collection") + "/")
 
     def run(self) -> None:
-        from pipeline import brat_export, schema
+        from pipeline import schema
+        from pipeline.corpus import brat_export
 
         counts: Counter[str] = Counter()
         records = list(store.iter_directory(self.input().path, SentenceRecord))
@@ -767,7 +770,7 @@ class PrepareBatches(BatchParams, StageTask):
         return luigi.LocalTarget(str(self.stage_dir() / "batches") + "/")
 
     def run(self) -> None:
-        from pipeline import batches
+        from pipeline.corpus import batches
 
         if not self.roster:
             raise ValueError("PrepareBatches needs a roster file (--roster)")
@@ -830,7 +833,7 @@ class BuildCorpus(BatchParams, luigi.Task):
         return True
 
     def run(self) -> None:
-        from pipeline.manifest import build_manifest
+        from pipeline.corpus.manifest import build_manifest
 
         inputs = self.input()
         outputs = {stage: output_dir(inputs[stage]) for stage in self.stages()}

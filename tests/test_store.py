@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pipeline import store
-from pipeline.model import Document, SentenceRecord
+from pipeline.documents import Document, SentenceRecord
 
 
 def docs(*pmids: str) -> list[Document]:

@@ -17,8 +17,8 @@ import luigi
 import pytest
 
 from pipeline import store, tasks
-from pipeline.lexicon import DEFAULT_LEXICON
-from pipeline.model import Document, SentenceRecord
+from pipeline.documents import Document, SentenceRecord
+from pipeline.nlp.lexicon import DEFAULT_LEXICON
 
 PROJECT = Path(__file__).resolve().parent.parent
 DEMO = PROJECT / "data" / "demo"
@@ -61,7 +61,7 @@ def demo_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_build_publishes_a_valid_collection(demo_build: Path) -> None:
-    from pipeline.validate import validate_collection
+    from pipeline.brat.validate import validate_collection
 
     collection = demo_build / "brat"
     names = sorted(p.stem for p in collection.glob("*.txt"))
@@ -128,7 +128,7 @@ def test_pubtator_file_annotations_from_a_dump(tmp_path: Path) -> None:
     import gzip
     from collections import Counter
 
-    from pipeline.pubmed_xml import iter_documents
+    from pipeline.sources.pubmed_xml import iter_documents
 
     docs = list(iter_documents(DEMO / "pubmed" / "demo.xml", Counter()))
     blocks = []

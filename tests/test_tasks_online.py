@@ -18,11 +18,11 @@ import pytest
 from luigi.task_register import Register
 
 from pipeline import cli, store
-from pipeline.model import Document
-from pipeline.pubmed_xml import iter_documents
+from pipeline.documents import Document
+from pipeline.sources.pubmed_xml import iter_documents
 from tests.conftest import PROJECT
 from tests.fixtures.eutils import fake_eutils as fake
-from tests.test_pubtator_api import FakePubtator, fake_pubtator, pubtator3_doc  # noqa: F401 (fixture)
+from tests.sources.test_pubtator_api import FakePubtator, fake_pubtator, pubtator3_doc  # noqa: F401 (fixture)
 
 TERM = "warfarin[MeSH Terms] AND pharmacogenetics[MeSH Terms]"
 SECRET = "SECRET-key-0042"

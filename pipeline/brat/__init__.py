@@ -1,0 +1,2 @@
+"""brat tools: standoff reading and writing, configuration, validation, and the commands that work on
+brat collections (statistics, agreement, evaluation, harmonization, exports)."""

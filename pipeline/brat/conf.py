@@ -1,0 +1,284 @@
+"""brat configuration files generated from the corpus schema.
+
+* ``annotation.conf`` from ``config/schema.yaml``: the entity hierarchy
+  (tab-indented, one tab per level, as brat reads depth from the indent),
+  the relation hierarchy with Arg1/Arg2 constraints, one ``<OVERLAP>`` rule,
+  an empty ``[events]`` and the ``[attributes]``: the relation modality
+  attributes of the schema (``Negated``, ``Hypothetical``: ``Arg:<RELATION>``)
+  and the ``Composite`` entity attribute that marks composite entities.
+
+  brat matches relation argument types *literally* (a parent type does not
+  admit its children), so each constraint lists the schema type and all its
+  descendants (``Arg2:Phenotype|Disease|...``), or ``<ENTITY>`` when every
+  entity type is allowed.  No type is marked ``!`` (non-selectable): the
+  PGxCorpus gold uses the parent types ``Genomic_factor``, ``Phenotype``,
+  ``Genomic_variation``, ``isAssociatedWith`` and ``influences`` directly.
+
+  Overlap: brat by default forbids any two entities to overlap.  Composites
+  contain their key entity, may share its span, and discontiguous ones
+  interleave with other entities (brat calls that crossing, as it compares
+  fragment sets: "estradiol ... levels of" crosses "estrone" lying between
+  its fragments), so the rule is
+  ``<OVERLAP> Arg1:<ENTITY>, Arg2:<ENTITY>, <OVL-TYPE>:contain|equal|cross``
+  (``config/brat/brat.yaml`` ``overlap`` can narrow it).
+* ``visual.conf`` from ``config/brat/brat.yaml``: labels, colours, and the
+  dashed border of composite entities (brat draws a span dashed when it
+  carries an attribute whose drawing sets ``dashArray``; see brat.yaml).
+* ``tools.conf``: ``config/brat/tools.conf`` copied (validation on,
+  whitespace tokens, newline sentences, normalization links).
+* ``kb_shortcuts.conf`` from ``config/brat/brat.yaml``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from pipeline.schema import ANY_ENTITY, Schema
+
+CONFIG_DIR = Path(__file__).resolve().parents[2] / "config" / "brat"
+DEFAULT_SETTINGS = CONFIG_DIR / "brat.yaml"
+DEFAULT_TOOLS = CONFIG_DIR / "tools.conf"
+CONF_FILES = ("annotation.conf", "visual.conf", "tools.conf", "kb_shortcuts.conf")
+OVERLAP_KINDS = ("contain", "equal", "cross")
+
+
+class BratConfigError(ValueError):
+    """Invalid brat presentation settings; the message names the file."""
+
+
+@dataclass(frozen=True)
+class BratSettings:
+    """Presentation settings (``config/brat/brat.yaml``)."""
+
+    composite_attribute: str = "Composite"
+    composite_label: tuple[str, ...] = ("Composite entity", "Composite")
+    composite_dash: str = "3-3"
+    composite_glyph: str | None = None
+    labels: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    colours: dict[str, str] = field(default_factory=dict)
+    relation_colours: dict[str, str] = field(default_factory=dict)
+    span_default: dict[str, str] = field(default_factory=dict)
+    arc_default: dict[str, str] = field(default_factory=dict)
+    kb_shortcuts: dict[str, str] = field(default_factory=dict)
+    overlap: tuple[str, ...] = OVERLAP_KINDS
+    tools_conf: Path = DEFAULT_TOOLS
+    path: str = ""
+
+
+def _str_map(data: Any, name: str, where: str) -> dict[str, str]:
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise BratConfigError(f"{where}: {name} must be a mapping")
+    return {str(k): str(v) for k, v in data.items()}
+
+
+def load_settings(path: str | Path = DEFAULT_SETTINGS, tools_conf: str | Path | None = None) -> BratSettings:
+    """Read ``config/brat/brat.yaml`` (and locate ``tools.conf`` beside it unless given)."""
+    p = Path(path)
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise BratConfigError(f"{p}: cannot read brat settings: {exc}") from exc
+    if not isinstance(data, dict):
+        raise BratConfigError(f"{p}: top level must be a mapping")
+    comp = data.get("composite") or {}
+    labels: dict[str, tuple[str, ...]] = {}
+    for type_, forms in (data.get("labels") or {}).items():
+        seq = [forms] if isinstance(forms, str) else list(forms or [])
+        if not seq or not all(isinstance(f, str) and f.strip() and "|" not in f for f in seq):
+            raise BratConfigError(f"{p}: labels.{type_} must be a list of non-empty strings without '|'")
+        labels[str(type_)] = tuple(f.strip() for f in seq)
+    overlap = tuple(str(o) for o in (data.get("overlap") or OVERLAP_KINDS))
+    bad = [o for o in overlap if o not in OVERLAP_KINDS]
+    if bad:
+        raise BratConfigError(f"{p}: overlap kinds must be among {OVERLAP_KINDS}, got {bad}")
+    label = comp.get("label") or ["Composite entity", "Composite"]
+    glyph = comp.get("glyph")
+    return BratSettings(
+        composite_attribute=str(comp.get("attribute", "Composite")),
+        composite_label=tuple(str(x) for x in ([label] if isinstance(label, str) else label)),
+        composite_dash=str(comp.get("dashArray", "3-3")),
+        composite_glyph=None if glyph is None else str(glyph),
+        labels=labels,
+        colours=_str_map(data.get("colours"), "colours", str(p)),
+        relation_colours=_str_map(data.get("relation_colours"), "relation_colours", str(p)),
+        span_default=_str_map(data.get("span_default"), "span_default", str(p)),
+        arc_default=_str_map(data.get("arc_default"), "arc_default", str(p)),
+        kb_shortcuts=_str_map(data.get("kb_shortcuts"), "kb_shortcuts", str(p)),
+        overlap=overlap,
+        tools_conf=Path(tools_conf) if tools_conf is not None else p.parent / "tools.conf",
+        path=str(p),
+    )
+
+
+# --- annotation.conf -------------------------------------------------------------------------
+
+_HEADER = (
+    "# Generated by pipeline/brat/conf.py from {source}; edit the schema, not this file.\n"
+    "# Indentation (one tab per level) gives the type hierarchy.\n"
+)
+
+
+def _depth_first(parent_of: dict[str, str | None]) -> list[tuple[str, int]]:
+    """Types in file order with their depth (children right after their parent)."""
+    children: dict[str | None, list[str]] = {}
+    for t, p in parent_of.items():
+        children.setdefault(p, []).append(t)
+    out: list[tuple[str, int]] = []
+
+    def walk(node: str | None, depth: int) -> None:
+        for child in children.get(node, []):
+            out.append((child, depth))
+            walk(child, depth + 1)
+
+    walk(None, 0)
+    return out
+
+
+def argument_types(schema: Schema, relation: str, role: str) -> str:
+    """brat argument type list for ``role`` of ``relation``: ``<ENTITY>`` or ``A|B|...`` (descendants listed)."""
+    spec = schema.relation_arguments.get(relation, {}).get(role, (ANY_ENTITY,))
+    allowed = schema.allowed_arguments(relation, role)
+    if ANY_ENTITY in spec or set(allowed) == set(schema.entity_parent):
+        return ANY_ENTITY
+    return "|".join(allowed)
+
+
+def annotation_conf(schema: Schema, settings: BratSettings | None = None) -> str:
+    """The text of ``annotation.conf`` for ``schema``."""
+    settings = settings or load_settings()
+    lines = [_HEADER.format(source=Path(schema.path).name or "the schema").rstrip("\n"), "", "[entities]", ""]
+    for type_, depth in _depth_first(schema.entity_parent):
+        lines.append("\t" * depth + type_)
+    lines += ["", "[relations]", ""]
+    lines.append("# Argument types are listed with all their subtypes: brat matches them literally.")
+    for rel, depth in _depth_first(schema.relation_parent):
+        args = ", ".join(f"{role}:{argument_types(schema, rel, role)}" for role in ("Arg1", "Arg2"))
+        lines.append("\t" * depth + f"{rel}\t{args}")
+    lines += [
+        "",
+        "# Composite entities contain their key entity, may share its span, and discontiguous",
+        "# ones interleave with other entities (brat counts that as crossing).",
+        f"<OVERLAP>\tArg1:<ENTITY>, Arg2:<ENTITY>, <OVL-TYPE>:{'|'.join(settings.overlap)}",
+        "",
+        "[events]",
+        "",
+        "# none: PGxCorpus annotates entities and binary relations only",
+        "",
+        "[attributes]",
+        "",
+        "# Modality of relations (config/schema.yaml relation_attributes)",
+    ]
+    for attr in schema.relation_attributes:
+        lines.append(f"{attr}\tArg:<RELATION>")
+    lines += [
+        "# Marks pre-annotated composite entities (drawn dashed, see visual.conf); not part of the corpus",
+        f"{settings.composite_attribute}\tArg:<ENTITY>",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+# --- visual.conf -----------------------------------------------------------------------------
+
+def _drawing(values: dict[str, str]) -> str:
+    return ", ".join(f"{k}:{v}" for k, v in values.items())
+
+
+def visual_conf(schema: Schema, settings: BratSettings | None = None) -> str:
+    """The text of ``visual.conf``: labels, colours and the dashed composite border."""
+    settings = settings or load_settings()
+    lines = [
+        "# Generated by pipeline/brat/conf.py from config/brat/brat.yaml; edit that file, not this one.",
+        "",
+        "[labels]",
+        "",
+    ]
+    names = schema.entity_types() + schema.relation_types() + list(schema.relation_attributes)
+    for name in names:
+        forms = settings.labels.get(name) or (name.replace("_", " "),)
+        lines.append(" | ".join((name, *forms)))
+    lines.append(" | ".join((settings.composite_attribute, *settings.composite_label)))
+    lines += ["", "[drawing]", ""]
+    if settings.span_default:
+        lines.append(f"SPAN_DEFAULT\t{_drawing(settings.span_default)}")
+    if settings.arc_default:
+        lines.append(f"ARC_DEFAULT\t{_drawing(settings.arc_default)}")
+    lines.append("ATTRIBUTE_DEFAULT\tglyph:*")
+    lines.append("")
+    for type_ in schema.entity_types():
+        if type_ in settings.colours:
+            lines.append(f"{type_}\tbgColor:{settings.colours[type_]}")
+    lines.append("")
+    for rel in schema.relation_types():
+        if rel in settings.relation_colours:
+            lines.append(f"{rel}\tcolor:{settings.relation_colours[rel]}")
+    lines += ["", "# Relation modality: a glyph after the arc label"]
+    for attr, spec in schema.relation_attributes.items():
+        glyph = str(spec.get("glyph") or attr[:3].lower())
+        lines.append(f"{attr}\tglyph:{glyph}")
+    lines += [
+        "",
+        "# Composite entities: dashed box border (brat applies an attribute's dashArray to the span box)",
+        f"{settings.composite_attribute}\tdashArray:{settings.composite_dash}, "
+        f"glyph:{settings.composite_glyph if settings.composite_glyph else '<NONE>'}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+# --- kb_shortcuts.conf and tools.conf --------------------------------------------------------
+
+def kb_shortcuts_conf(schema: Schema, settings: BratSettings | None = None) -> str:
+    """The text of ``kb_shortcuts.conf``; raises BratConfigError for a shortcut to an unknown type."""
+    settings = settings or load_settings()
+    lines = ["# Generated by pipeline/brat/conf.py from config/brat/brat.yaml.", ""]
+    for key, type_ in settings.kb_shortcuts.items():
+        if type_ not in schema.entity_parent and type_ not in schema.relation_parent:
+            raise BratConfigError(f"{settings.path}: kb_shortcuts.{key} names unknown type {type_!r}")
+        if len(key) != 1:
+            raise BratConfigError(f"{settings.path}: kb_shortcuts key {key!r} must be one character")
+        lines.append(f"{key}\t{type_}")
+    return "\n".join(lines) + "\n"
+
+
+def tools_conf(settings: BratSettings | None = None) -> str:
+    settings = settings or load_settings()
+    return settings.tools_conf.read_text(encoding="utf-8")
+
+
+def write_conf_files(
+    out_dir: str | Path, schema: Schema, settings: BratSettings | None = None
+) -> list[Path]:
+    """Write the four configuration files into ``out_dir`` (UTF-8, ``\\n``); returns their paths."""
+    settings = settings or load_settings()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    texts = {
+        "annotation.conf": annotation_conf(schema, settings),
+        "visual.conf": visual_conf(schema, settings),
+        "tools.conf": tools_conf(settings),
+        "kb_shortcuts.conf": kb_shortcuts_conf(schema, settings),
+    }
+    paths = []
+    for name in CONF_FILES:
+        path = out / name
+        path.write_text(texts[name], encoding="utf-8", newline="\n")
+        paths.append(path)
+    return paths
+
+
+def copy_conf_files(src_dir: str | Path, dst_dir: str | Path, names: Sequence[str] = CONF_FILES) -> list[Path]:
+    """Copy the configuration files present in ``src_dir`` to ``dst_dir`` (byte for byte)."""
+    src, dst = Path(src_dir), Path(dst_dir)
+    dst.mkdir(parents=True, exist_ok=True)
+    out = []
+    for name in names:
+        if (src / name).is_file():
+            (dst / name).write_bytes((src / name).read_bytes())
+            out.append(dst / name)
+    return out

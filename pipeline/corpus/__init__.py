@@ -1,0 +1,1 @@
+"""Corpus assembly: filtering, sampling, brat export, annotation batches, run manifests."""

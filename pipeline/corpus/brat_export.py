@@ -1,0 +1,296 @@
+"""Sentence records -> a brat collection for annotators.
+
+One ``{PMID}_{k}.txt`` / ``{PMID}_{k}.ann`` pair per sentence (UTF-8, ``\\n``
+line ends), ``k`` = :attr:`SentenceRecord.index`; offsets in the ``.ann``
+are the record's sentence-relative half-open offsets.  The collection also
+gets ``annotation.conf``, ``visual.conf``, ``tools.conf`` and
+``kb_shortcuts.conf`` (:mod:`pipeline.brat.conf`).
+
+Per annotation:
+
+* a ``T`` line; ids ``T1..Tn`` are assigned over the entities sorted by
+  (start, end, type) (then fragments and source, for ties).  Discontiguous
+  entities are written ``start end;start end`` with the fragment texts
+  joined by single spaces.  A fragment never crosses a newline: it is split
+  at each ``\\n`` and the pieces are stripped of surrounding whitespace;
+  fragments that touch or overlap are merged (brat rejects both).
+* an ``AnnotatorNotes`` line: ``source=...; original_type=...; class=...;
+  rule=...; key=start-end,...`` (whatever is known);
+* a ``Reference`` normalization line per identifier that has a database
+  form brat can link (:func:`normalize_identifier`: ``MESH:D014859``,
+  ``NCBIGene:1559``, ``dbSNP:rs1057910``, ``HGNC:...``, ``CHEBI:...``, ``OMIM:...``,
+  ``NCBITaxon:...``);
+* an ``A`` line ``Composite`` for a composite entity (source ``ontology``),
+  which visual.conf draws with a dashed border.
+
+Exact duplicates (same fragments and type, e.g. PubTator and the local
+annotator finding the same mention) are written once; their notes list
+every source.  An annotation is never written when its offsets fall outside
+the sentence or its recorded text differs from the sentence text at those
+offsets (``misaligned``), when its type is not a schema type and cannot be
+mapped to one (``unknown_type``) or maps to nothing (``unmapped_type``), or
+when nothing is left of it after splitting at newlines
+(``empty_fragments``); each is counted and logged with the sentence name.
+
+Count keys: ``records``, ``documents``, ``entities``, ``notes``,
+``normalizations``, ``composite_entities``, ``duplicates_merged``,
+``misaligned``, ``out_of_bounds``, ``unknown_type``, ``unmapped_type``,
+``empty_fragments``, ``fragments_split_at_newline``, ``fragments_merged``,
+``identifier_unmapped``, ``duplicate_names``.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pipeline.brat.conf import BratSettings, load_settings, write_conf_files
+from pipeline.brat.standoff import Attribute, BratDocument, Normalization, Note, TextBound, write_document
+from pipeline.documents import Annotation, SentenceRecord, Span, record_sort_key
+from pipeline.schema import Schema
+
+log = logging.getLogger(__name__)
+
+#: Database prefixes written as they are (after case normalisation).
+_KNOWN_DBS = {
+    "mesh": "MESH",
+    "chebi": "CHEBI",
+    "omim": "OMIM",
+    "hgnc": "HGNC",
+    "ncbigene": "NCBIGene",
+    "gene": "NCBIGene",
+    "entrez": "NCBIGene",
+    "ncbitaxon": "NCBITaxon",
+    "taxonomy": "NCBITaxon",
+    "dbsnp": "dbSNP",
+    "rs#": "dbSNP",
+    "cvcl": "Cellosaurus",
+}
+_RS_RE = re.compile(r"^rs\d+$", re.IGNORECASE)
+_GENE_TYPES = {"Gene", "Gene_or_protein", "GeneProduct"}
+_SPECIES_TYPES = {"Species", "Organism"}
+
+
+def normalize_identifier(identifier: str | None, type_: str | None = None) -> list[tuple[str, str]]:
+    """``(db, id)`` pairs for a pre-annotation identifier, in brat's ``DB:ID`` form.
+
+    Handles the PubTator forms: ``MESH:D014859``; bare numbers (NCBI Gene ids
+    for genes, taxonomy ids for species, told apart by ``type_``); several
+    ids joined by ``;`` or ``,``; ``rs1057910``; tmVar/PubTator3 variant
+    strings (``tmVar:p|SUB|...;HGVS:...;RS#:1799853;CorrespondingGene:1559``)
+    of which only the dbSNP id is kept (the gene is the gene's, not the
+    variant's).  ``-`` and empty identifiers give nothing.  Anything else
+    that has no known database prefix is left out.
+    """
+    if not identifier:
+        return []
+    out: list[tuple[str, str]] = []
+    for part in re.split(r"[;,]", identifier):
+        part = part.strip()
+        if not part or part == "-":
+            continue
+        if _RS_RE.match(part):
+            out.append(("dbSNP", "rs" + part[2:]))
+            continue
+        if part.isdigit():
+            if type_ in _SPECIES_TYPES:
+                out.append(("NCBITaxon", part))
+            elif type_ is None or type_ in _GENE_TYPES:
+                out.append(("NCBIGene", part))
+            continue
+        db, sep, local = part.partition(":")
+        if not sep or not local or " " in local or "\t" in local:
+            continue
+        key = db.strip().lower()
+        if key == "correspondinggene":
+            continue
+        if key == "rs#" or (key == "dbsnp" and local.isdigit()):
+            out.append(("dbSNP", "rs" + local.strip()))
+        elif key in _KNOWN_DBS:
+            name = _KNOWN_DBS[key]
+            # HGNC/CHEBI ids are written without their repeated prefix (HGNC:HGNC:123 -> HGNC:123)
+            local = local.strip()
+            if local.upper().startswith(name.upper() + ":"):
+                local = local[len(name) + 1 :]
+            out.append((name, local))
+    return list(dict.fromkeys(out))  # de-duplicated, first occurrence order
+
+
+def brat_fragments(text: str, fragments: Sequence[Span], counts: Counter[str]) -> tuple[Span, ...]:
+    """Fragments made brat-safe for ``text``: split at newlines, stripped, touching ones merged.
+
+    Returns the new sorted fragments (possibly empty when nothing but
+    whitespace was covered).
+    """
+    pieces: list[Span] = []
+    for start, end in sorted(fragments):
+        segment_start = start
+        split = False
+        for i in range(start, end + 1):
+            if i == end or text[i] == "\n":
+                if i < end:
+                    split = True
+                s, e = segment_start, i
+                while s < e and text[s].isspace():
+                    s += 1
+                while e > s and text[e - 1].isspace():
+                    e -= 1
+                if e > s:
+                    pieces.append((s, e))
+                segment_start = i + 1
+        if split:
+            counts["fragments_split_at_newline"] += 1
+    merged: list[Span] = []
+    for s, e in sorted(pieces):
+        # brat rejects fragments that overlap or even touch (end == next start)
+        if merged and s <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], e))
+            counts["fragments_merged"] += 1
+        else:
+            merged.append((s, e))
+    return tuple(merged)
+
+
+@dataclass
+class _Entity:
+    fragments: tuple[Span, ...]
+    type: str
+    members: list[Annotation]
+
+    @property
+    def start(self) -> int:
+        return self.fragments[0][0]
+
+    @property
+    def end(self) -> int:
+        return max(e for _, e in self.fragments)
+
+
+def _schema_type(annotation: Annotation, schema: Schema) -> tuple[str | None, str]:
+    """(schema type or None, reason when None)."""
+    if annotation.type in schema.entity_parent:
+        return annotation.type, ""
+    try:
+        mapped = schema.map_type(annotation.source, annotation.type)
+    except KeyError:
+        return None, "unknown_type"
+    return (mapped, "") if mapped is not None else (None, "unmapped_type")
+
+
+def _note(entity: _Entity) -> str:
+    parts: list[str] = []
+    sources = sorted({a.source for a in entity.members})
+    parts.append("source=" + ",".join(sources))
+    originals = sorted({a.original_type for a in entity.members if a.original_type and a.original_type != entity.type})
+    if originals:
+        parts.append("original_type=" + ",".join(originals))
+    classes = sorted({a.ontology_class for a in entity.members if a.ontology_class})
+    if classes:
+        parts.append("class=" + ",".join(classes))
+    rules = sorted({a.rule for a in entity.members if a.rule})
+    if rules:
+        parts.append("rule=" + ",".join(rules))
+    keys = sorted({a.key for a in entity.members if a.key})
+    if keys:
+        parts.append("key=" + ",".join("+".join(f"{s}-{e}" for s, e in key) for key in keys))
+    # a note is one line of one tab-separated column
+    return re.sub(r"[\t\r\n]+", " ", "; ".join(parts))
+
+
+def sentence_document(
+    record: SentenceRecord, schema: Schema, counts: Counter[str], *, composite_attribute: str = "Composite"
+) -> BratDocument:
+    """The brat document of one sentence record (see the module docstring for what is dropped)."""
+    text = record.text
+    name = record.name
+    grouped: dict[tuple[tuple[Span, ...], str], _Entity] = {}
+    for ann in record.annotations:
+        if ann.start < 0 or ann.end > len(text):
+            counts["out_of_bounds"] += 1
+            log.warning("%s: %s %r %s lies outside the sentence (length %d); not written",
+                        name, ann.type, ann.text, ann.fragments, len(text))
+            continue
+        if ann.text and ann.covered(text) != ann.text:
+            counts["misaligned"] += 1
+            log.warning("%s: %s %s covers %r, not %r; not written",
+                        name, ann.type, ann.fragments, ann.covered(text), ann.text)
+            continue
+        type_, why = _schema_type(ann, schema)
+        if type_ is None:
+            counts[why] += 1
+            log.warning("%s: %s type %r of %r is not a schema type (%s); not written",
+                        name, ann.source, ann.type, ann.text, why)
+            continue
+        fragments = brat_fragments(text, ann.fragments, counts)
+        if not fragments:
+            counts["empty_fragments"] += 1
+            log.warning("%s: %s %r covers only whitespace; not written", name, ann.type, ann.text)
+            continue
+        key = (fragments, type_)
+        if key in grouped:
+            counts["duplicates_merged"] += 1
+            grouped[key].members.append(ann)
+        else:
+            grouped[key] = _Entity(fragments, type_, [ann])
+
+    doc = BratDocument(name=name, text=text)
+    entities = sorted(
+        grouped.values(),
+        key=lambda e: (e.start, e.end, e.type, e.fragments, sorted(a.source for a in e.members)),
+    )
+    for i, entity in enumerate(entities, 1):
+        tid = f"T{i}"
+        covered = " ".join(text[s:e] for s, e in entity.fragments)
+        doc.textbounds.append(TextBound(tid, entity.type, entity.fragments, covered))
+        doc.notes.append(Note(f"#{len(doc.notes) + 1}", "AnnotatorNotes", tid, _note(entity)))
+        if all(a.source == "ontology" for a in entity.members):
+            doc.attributes.append(Attribute(f"A{len(doc.attributes) + 1}", composite_attribute, tid))
+            counts["composite_entities"] += 1
+        for member in entity.members:
+            pairs = normalize_identifier(member.identifier, member.original_type or member.type)
+            if member.identifier and not pairs and member.identifier.strip() not in ("", "-"):
+                counts["identifier_unmapped"] += 1
+            for db, db_id in pairs:
+                if any(n.target == tid and (n.db, n.db_id) == (db, db_id) for n in doc.normalizations):
+                    continue
+                doc.normalizations.append(
+                    Normalization(f"N{len(doc.normalizations) + 1}", "Reference", tid, db, db_id, covered)
+                )
+    counts["entities"] += len(doc.textbounds)
+    counts["notes"] += len(doc.notes)
+    counts["normalizations"] += len(doc.normalizations)
+    return doc
+
+
+def export_collection(
+    records: Sequence[SentenceRecord],
+    out_dir: Path,
+    schema: Schema,
+    counts: Counter[str],
+    *,
+    settings: BratSettings | None = None,
+) -> None:
+    """Write ``records`` as a brat collection in ``out_dir`` (created) with its configuration files.
+
+    Documents are written in (PMID, index) order; a second record with the
+    same name is skipped and counted (``duplicate_names``).
+    """
+    settings = settings or load_settings()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    write_conf_files(out, schema, settings)
+    seen: set[str] = set()
+    for record in sorted(records, key=record_sort_key):
+        counts["records"] += 1
+        if record.name in seen:
+            counts["duplicate_names"] += 1
+            log.warning("sentence %s appears twice; writing the first only", record.name)
+            continue
+        seen.add(record.name)
+        doc = sentence_document(record, schema, counts, composite_attribute=settings.composite_attribute)
+        write_document(out, doc)
+        counts["documents"] += 1

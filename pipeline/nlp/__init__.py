@@ -1,0 +1,1 @@
+"""NLP stages: sentences, pre-annotation (PubTator, local lexicon), alignment, composite extension, type mapping."""

@@ -1,0 +1,838 @@
+"""Composite-entity extension: key entities + ontology terms in their syntactic vicinity.
+
+:func:`extend_documents` parses every sentence (``Document.sentences``) with a
+spaCy pipeline (``nlp.pipe``, batched across documents), aligns the key
+entities of the document (annotations of sources pubtator/local/gold whose
+type is a key-entity type of the ontology: Chemical, Gene, Mutation, Disease
+and their aliases, or that a surface rule's ``key_type`` makes one, e.g. a
+genotype "A2/A2" PubTator types as Gene acts as a variant) to tokens, and
+looks around each key entity's syntactic head for ontology terms.  Rules
+(recorded in ``Annotation.rule``):
+
+* ``<label>`` / ``prep:<word>``: up the head chain (at most :data:`MAX_HOPS`
+  hops through noun modifiers), the key attaching with one of the class's
+  ``relations`` ("warfarin sensitivity": ``compound``; "clearance **of**
+  tacrolimus": ``prep:of``); after a hit the chain may continue through noun
+  modifiers to a larger, nesting composite ("KIT exon 11" -> "KIT exon 11
+  mutation");
+* ``linker:<lemma>``: through a linker of the class ("warfarin-**induced**
+  bleeding", "bleeding **induced by** warfarin", "EGFR-**mutated** NSCLC");
+* ``governs:<label>``: down to the key's own dependents ("**mutant** p53");
+* other key entities acting as the term (``term_entities``: "EGFR-mutated
+  NSCLC", "ABCB1 C3435T");
+* ``compound+shared``: coordinated modifiers the parser made conjuncts of
+  their shared head ("CYP2C9 and SLCO1B1 polymorphisms");
+* ``<label>+sibling``: a term right after the key, both modifying the same
+  noun in a flat parse ("COX-2 mRNA suppression" gives "COX-2 mRNA");
+* ``suffix:<rule>``: text right after a key (``suffix_rules``: "CYP2D6*4",
+  "CYP2C9*1, *2 and *3", "HLA-DR 7");
+* ``standalone``: terms of ``standalone`` classes outside any composite and
+  any key entity ("poor metabolizers", "adverse drug reactions").
+
+Suffixes ``+conj`` (the key is a later conjunct and takes the first
+conjunct's attachment) and ``+merged`` (gene and variant on the same
+variation term, "ABCB1 C3435T polymorphism") qualify a rule.  Words between
+key and term that do not belong to the composite (other conjuncts, "and",
+commas, clauses) are left out, giving a discontiguous composite ("warfarin ...
+sensitivity", brat fragments); a parenthesised abbreviation inside or right
+after the key belongs to it; qualifiers of the class on the term's left
+("plasma") and a number right after it ("exon 11") are taken in.  The key
+entity itself is kept (nested), except where the class ``absorbs`` its type
+(a variant annotated together with its gene).  Of two composites on the same
+term occurrence where one covers the other, the larger is kept.  A composite
+longer than :data:`MAX_SPAN_TOKENS` tokens is a parse accident and dropped.
+
+Offsets: the input and output annotations are document-relative half-open
+character spans (``Document`` convention); composites record their key
+entity's fragments in ``key`` (document-relative too).
+
+Count keys (``counts``):
+``documents``, ``documents_without_sentences`` (the whole text is then parsed
+as one sentence), ``sentences_parsed``, ``skipped_empty``,
+``skipped_too_long`` (more than ``max_tokens`` whitespace tokens or
+``max_chars`` characters; logged), ``key_entities``,
+``key_entities_crossing_sentence``, ``key_entities_in_skipped_sentence``,
+``key_aligned``, ``key_subtoken_expanded`` (the entity ends inside a token at
+a hyphen, slash or plus, "CYP2C9+VKORC1", or before punctuation only, "NF-kappa
+B." at a sentence end; the token is used for syntax, the composite keeps the
+entity's own boundary), ``misaligned`` (no safe token
+alignment; the key is kept but not extended), ``composites``,
+``composites_<Class>``, ``composites_discontiguous``, ``composites_merged``,
+``composites_subsumed``, ``composites_too_long``, ``absorbed_<type>``,
+``standalone_<Class>``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+from spacy.language import Language
+from spacy.tokens import Doc, Token
+
+from pipeline.documents import Annotation, Document, Sentence, Span
+from pipeline.nlp.ontology import Ontology, OntologyClass, normalise
+
+logger = logging.getLogger(__name__)
+
+#: Sentences longer than this (whitespace tokens / characters) are not parsed.
+MAX_TOKENS = 400
+MAX_CHARS = 5000
+#: Hops up the head chain through noun modifiers when looking for a term.
+MAX_HOPS = 3
+#: A composite spanning more tokens than this (first to last) is a parse accident, not an entity.
+MAX_SPAN_TOKENS = 12
+#: Dependency labels of a noun-modifier chain the search may climb through.
+_CHAIN_DEPS = frozenset({"compound", "nmod", "amod", "npadvmod", "nummod", "dep"})
+_CHAIN_POS = frozenset({"NOUN", "PROPN", "ADJ", "NUM", "X", "SYM", "VERB"})
+#: Dependencies through which a composite may nest into a larger one.
+_NESTING_DEPS = frozenset({"compound", "nmod", "npadvmod"})
+#: Dependents that never belong to a composite spanning over them.
+_BREAK_DEPS = frozenset({"conj", "cc", "preconj", "appos", "parataxis", "relcl", "advcl", "ccomp", "mark"})
+_BREAK_PUNCT = frozenset({",", ";", ":", ".", "!", "?"})
+#: Characters at which a key entity may end inside a token ("CYP2C9-guided").
+_SUBTOKEN_SEPARATORS = frozenset("-/+")
+#: Dependencies by which a key may hang on a linker ("warfarin-induced").
+_LINKER_KEY_DEPS = frozenset({"npadvmod", "compound", "nmod", "amod", "advmod", "dep", "nsubj", "dobj", "nummod"})
+#: Sources whose annotations can be key entities (composites are never keys).
+KEY_SOURCES = frozenset({"pubtator", "local", "gold"})
+
+
+@dataclass(frozen=True)
+class _Key:
+    annotation: Annotation
+    type: str  # canonical key-entity type
+    tokens: tuple[int, ...]
+    head: int
+    clip: Span | None  # the key's own sentence-relative bounds when sub-token expanded
+
+
+@dataclass(frozen=True)
+class _Occurrence:
+    start: int
+    end: int  # token range, half-open
+    anchor: int
+    words: tuple[str, ...] | None  # the term, or None for a key entity acting as term
+    entity_type: str | None = None
+
+
+@dataclass(frozen=True)
+class _Composite:
+    cls: OntologyClass
+    rule: str
+    key: _Key
+    occurrence: _Occurrence
+    fragments: tuple[Span, ...]  # sentence-relative
+
+
+def extend_documents(
+    docs: Iterable[Document],
+    ontology: Ontology,
+    nlp: Language,
+    counts: Counter[str],
+    *,
+    batch_size: int = 256,
+    max_tokens: int = MAX_TOKENS,
+    max_chars: int = MAX_CHARS,
+) -> Iterator[Document]:
+    """Documents with composite entities added to their annotations.
+
+    Input: documents with sentences and document-relative key annotations.
+    Output: the same documents (same order, streamed in chunks of about
+    ``batch_size`` sentences) whose annotations are the originals (minus the
+    absorbed ones) plus the composites (source ``ontology``, ``type`` and
+    ``ontology_class`` = the class, ``rule``, ``key`` = key fragments), all
+    document-relative, through :meth:`Document.with_annotations`.
+    """
+    chunk: list[Document] = []
+    pending = 0
+    for doc in docs:
+        chunk.append(doc)
+        pending += max(1, len(doc.sentences))
+        if pending >= batch_size:
+            yield from _extend_chunk(chunk, ontology, nlp, counts, batch_size, max_tokens, max_chars)
+            chunk, pending = [], 0
+    if chunk:
+        yield from _extend_chunk(chunk, ontology, nlp, counts, batch_size, max_tokens, max_chars)
+
+
+def _extend_chunk(
+    chunk: Sequence[Document],
+    ontology: Ontology,
+    nlp: Language,
+    counts: Counter[str],
+    batch_size: int,
+    max_tokens: int,
+    max_chars: int,
+) -> Iterator[Document]:
+    jobs: list[tuple[int, Sentence]] = []
+    for d, doc in enumerate(chunk):
+        counts["documents"] += 1
+        sentences = doc.sentences
+        if not sentences:
+            counts["documents_without_sentences"] += 1
+            sentences = (Sentence(0, len(doc.text)),) if doc.text else ()
+        for sent in sentences:
+            text = doc.text[sent.start : sent.end]
+            if not text.strip():
+                counts["skipped_empty"] += 1
+                continue
+            if len(text) > max_chars or len(text.split()) > max_tokens:
+                counts["skipped_too_long"] += 1
+                logger.warning(
+                    "PMID %s: sentence at %d-%d too long to parse (%d chars), not extended",
+                    doc.pmid, sent.start, sent.end, len(text),
+                )
+                continue
+            jobs.append((d, sent))
+    parsed: dict[int, list[tuple[Sentence, Doc]]] = {}
+    texts = (chunk[d].text[s.start : s.end] for d, s in jobs)
+    for (d, sent), sdoc in zip(jobs, nlp.pipe(texts, batch_size=batch_size), strict=True):
+        counts["sentences_parsed"] += 1
+        parsed.setdefault(d, []).append((sent, sdoc))
+    for d, doc in enumerate(chunk):
+        yield _extend_document(doc, parsed.get(d, []), ontology, counts)
+
+
+def _extend_document(
+    doc: Document, parsed: Sequence[tuple[Sentence, Doc]], ontology: Ontology, counts: Counter[str]
+) -> Document:
+    keys = [
+        a for a in doc.annotations
+        if a.source in KEY_SOURCES and ontology.key_type(a.type, a.covered(doc.text)) is not None
+    ]
+    counts["key_entities"] += len(keys)
+    placed: set[Annotation] = set()
+    new: list[Annotation] = []
+    absorbed: set[Annotation] = set()
+    for sent, sdoc in parsed:
+        inside = [a for a in keys if a.start >= sent.start and a.end <= sent.end]
+        placed.update(inside)
+        composites, standalone, drop = _extend_sentence(sdoc, sent.start, inside, ontology, counts, doc.text)
+        new.extend(composites)
+        new.extend(standalone)
+        absorbed |= drop
+    for a in keys:
+        if a in placed:
+            continue
+        if any(a.start < s.end and s.start < a.end for s, _ in parsed):
+            counts["key_entities_crossing_sentence"] += 1
+        else:
+            counts["key_entities_in_skipped_sentence"] += 1
+    kept = [a for a in doc.annotations if a not in absorbed]
+    return doc.with_annotations([*kept, *new])
+
+
+# --- one sentence -------------------------------------------------------------
+
+def _forms(token: Token) -> tuple[str, ...]:
+    text = normalise(token.text)
+    if token.pos_ in ("VERB", "AUX"):
+        # Verbs match by their surface form only: "genotyped" is not the term "genotype",
+        # while "mutated" still matches the term "mutated".
+        return (text,)
+    lemma = normalise(token.lemma_) if token.lemma_ else text
+    return (lemma, text) if lemma != text else (text,)
+
+
+def _linker_forms(token: Token) -> tuple[str, ...]:
+    """Lemma and surface form of a possible linker ("-mutated": "mutate", "mutated")."""
+    text = normalise(token.text)
+    lemma = normalise(token.lemma_) if token.lemma_ else text
+    return (lemma, text) if lemma != text else (lemma,)
+
+
+def _anchor(sdoc: Doc, start: int, end: int) -> int:
+    """The syntactic head of a token range: the token whose head lies outside it."""
+    for i in range(start, end):
+        head = sdoc[i].head.i
+        if head == i or not start <= head < end:
+            return i
+    return start
+
+
+def _punctuation_only(text: str) -> bool:
+    return bool(text) and all(not ch.isalnum() and not ch.isspace() for ch in text)
+
+
+def _align(
+    sdoc: Doc, text: str, key: Annotation, offset: int, ktype: str, counts: Counter[str]
+) -> _Key | None:
+    """Token alignment of a key entity; ``text`` is the sentence text (``sdoc.text``, computed once)."""
+    tokens: list[int] = []
+    clip: Span | None = None
+    for fs, fe in key.fragments:
+        s, e = fs - offset, fe - offset
+        span = sdoc.char_span(s, e, alignment_mode="strict")
+        if span is None:
+            span = sdoc.char_span(s, e, alignment_mode="expand")
+            if span is None or len(span) == 0:
+                counts["misaligned"] += 1
+                logger.debug("misaligned key %r at %d-%d", key.text, fs, fe)
+                return None
+            # Safe only when the rest of the token is clearly another sub-token: after a hyphen,
+            # slash or plus ("CYP2C9+VKORC1"), or punctuation only ("NF-kappa B." at a sentence end).
+            left_ok = (
+                span.start_char == s
+                or text[s - 1] in _SUBTOKEN_SEPARATORS
+                or text[s] in _SUBTOKEN_SEPARATORS
+                or _punctuation_only(text[span.start_char : s])
+            )
+            right_ok = (
+                span.end_char == e
+                or text[e] in _SUBTOKEN_SEPARATORS
+                or text[e - 1] in _SUBTOKEN_SEPARATORS
+                or _punctuation_only(text[e : span.end_char])
+            )
+            if not (left_ok and right_ok):
+                counts["misaligned"] += 1
+                logger.debug("misaligned key %r at %d-%d (inside token %r)", key.text, fs, fe, span.text)
+                return None
+            counts["key_subtoken_expanded"] += 1
+            clip = (key.start - offset, key.end - offset)
+        tokens.extend(range(span.start, span.end))
+    if not tokens:
+        counts["misaligned"] += 1
+        return None
+    counts["key_aligned"] += 1
+    toks = tuple(sorted(set(tokens)))
+    head = next(
+        (i for i in toks if sdoc[i].head.i == i or sdoc[i].head.i not in toks),
+        toks[0],
+    )
+    return _Key(key, ktype, toks, head, clip)
+
+
+def _extend_sentence(
+    sdoc: Doc, offset: int, keys: Sequence[Annotation], ontology: Ontology, counts: Counter[str], text: str
+) -> tuple[list[Annotation], list[Annotation], set[Annotation]]:
+    """Composites, standalone terms and absorbed key annotations of one sentence (document-relative)."""
+    forms = [_forms(t) for t in sdoc]
+    stext = sdoc.text  # Doc.text joins every token: compute it once per sentence
+    suffixed: set[Annotation] = set()
+    suffix_composites: list[Annotation] = []
+    for a in keys:
+        for made in _suffixes(a, ontology, text, offset + len(stext)):
+            suffix_composites.append(made)
+            suffixed.add(a)
+            counts["composites"] += 1
+            counts[f"composites_{made.type}"] += 1
+            if made.discontiguous:
+                counts["composites_discontiguous"] += 1
+    occ_at: dict[int, _Occurrence] = {}
+    term_occurrences: list[_Occurrence] = []
+    for start, end, words in ontology.match_terms(forms):
+        occ = _Occurrence(start, end, _anchor(sdoc, start, end), words)
+        term_occurrences.append(occ)
+        for i in range(start, end):
+            occ_at[i] = occ
+    aligned: list[_Key] = []
+    for a in keys:
+        ktype = ontology.key_type(a.type, a.covered(text))
+        if ktype is None:
+            continue
+        k = _align(sdoc, stext, a, offset, ktype, counts)
+        if k is not None:
+            aligned.append(k)
+    entity_at: dict[int, list[_Occurrence]] = {}
+    for k in aligned:
+        occ = _Occurrence(k.tokens[0], k.tokens[-1] + 1, k.head, None, k.type)
+        for i in k.tokens:
+            entity_at.setdefault(i, []).append(occ)
+
+    found: list[_Composite] = []
+    for k in aligned:
+        for c in _search(sdoc, k, ontology, occ_at, entity_at, counts):
+            # The allele a suffix names is the variant: "HLA-B*5701 allele" stays "HLA-B*5701".
+            if k.annotation in suffixed and ontology.is_a(c.cls.name, "GenomicVariation"):
+                continue
+            found.append(c)
+    found = _merge_variants(sdoc, found, counts)
+    found = _drop_subsumed(found, counts)
+
+    composites: list[Annotation] = list(suffix_composites)
+    absorbed: set[Annotation] = set()
+    covered: set[int] = set()
+    for c in found:
+        frags = tuple((s + offset, e + offset) for s, e in c.fragments)
+        composites.append(
+            Annotation(
+                fragments=frags,
+                type=c.cls.name,
+                source="ontology",
+                text=" ".join(stext[s:e] for s, e in c.fragments),
+                ontology_class=c.cls.name,
+                rule=c.rule,
+                key=c.key.annotation.fragments,
+            )
+        )
+        counts["composites"] += 1
+        counts[f"composites_{c.cls.name}"] += 1
+        if len(frags) > 1:
+            counts["composites_discontiguous"] += 1
+        covered.update(range(c.occurrence.start, c.occurrence.end))
+        if c.cls.absorbs:
+            for k in aligned:
+                if k.type in c.cls.absorbs and _inside(k.annotation.fragments, frags):
+                    if k.annotation not in absorbed:
+                        counts[f"absorbed_{k.type}"] += 1
+                    absorbed.add(k.annotation)
+
+    standalone: list[Annotation] = []
+    key_tokens = {i for k in aligned for i in k.tokens}
+    for occ in term_occurrences:
+        if occ.words is None or occ.start in covered or any(i in key_tokens for i in range(occ.start, occ.end)):
+            continue
+        cls = next((c for c in ontology.classes_for_term(occ.words) if c.standalone), None)
+        if cls is None:
+            continue
+        s, e = sdoc[occ.start].idx, sdoc[occ.end - 1].idx + len(sdoc[occ.end - 1].text)
+        standalone.append(
+            Annotation(((s + offset, e + offset),), cls.name, "ontology", text=stext[s:e],
+                       ontology_class=cls.name, rule="standalone")
+        )
+        counts[f"standalone_{cls.name}"] += 1
+    return composites, standalone, absorbed
+
+
+def _suffixes(key: Annotation, ontology: Ontology, text: str, limit: int) -> list[Annotation]:
+    """Composites of a key with the allele suffixes following it (document-relative)."""
+    out: list[Annotation] = []
+    if key.discontiguous:
+        return out
+    covered = text[key.start : key.end]
+    for rule in ontology.suffix_rules:
+        if key.type not in rule.types or (rule.entity is not None and not rule.entity.search(covered)):
+            continue
+        m = rule.pattern.match(text, key.end, limit)
+        if m is None or not m.group().strip():
+            continue
+        out.append(_suffix_annotation(key, rule.target, rule.name, [(key.start, m.end())], text))
+        pos = m.end()
+        while rule.coordination is not None:
+            sep = rule.coordination.match(text, pos, limit)
+            if sep is None:
+                break
+            nxt = rule.pattern.match(text, sep.end(), limit)
+            if nxt is None or not nxt.group().strip():
+                break
+            start = nxt.start() + len(nxt.group()) - len(nxt.group().lstrip())
+            out.append(_suffix_annotation(key, rule.target, rule.name, [key.fragments[0], (start, nxt.end())], text))
+            pos = nxt.end()
+        break
+    return out
+
+
+def _suffix_annotation(key: Annotation, cls: str, rule: str, frags: list[Span], text: str) -> Annotation:
+    fragments = tuple(sorted(frags))
+    return Annotation(
+        fragments=fragments,
+        type=cls,
+        source="ontology",
+        text=" ".join(text[s:e] for s, e in fragments),
+        ontology_class=cls,
+        rule=f"suffix:{rule}",
+        key=key.fragments,
+    )
+
+
+def _merge_variants(sdoc: Doc, found: list[_Composite], counts: Counter[str]) -> list[_Composite]:
+    """One composite for a gene and a variant attached to the same variation term.
+
+    "ABCB1 C3435T polymorphism": the gene and the variant both reach
+    "polymorphism"; PGxCorpus annotates one variant covering both.  Only for
+    classes that absorb key entities (variation classes), never across a
+    coordination.
+    """
+    groups: dict[tuple[_Occurrence, str], list[_Composite]] = {}
+    for c in found:
+        if c.cls.absorbs and not c.rule.endswith("+conj"):
+            groups.setdefault((c.occurrence, c.cls.name), []).append(c)
+    out = list(found)
+    for group in groups.values():
+        if len({c.key.annotation for c in group}) < 2:
+            continue
+        spans = sorted({f for c in group for f in c.fragments})
+        merged: list[list[int]] = []
+        for s, e in spans:
+            gap = sdoc.text[merged[-1][1] : s] if merged else None
+            if merged and (s <= merged[-1][1] or (gap is not None and not gap.strip())):
+                merged[-1][1] = max(merged[-1][1], e)
+            else:
+                merged.append([s, e])
+        if len(merged) != 1:
+            continue
+        first = min(group, key=lambda c: c.key.tokens[0])
+        span = ((merged[0][0], merged[0][1]),)
+        out.append(_Composite(first.cls, first.rule + "+merged", first.key, first.occurrence, span))
+        counts["composites_merged"] += 1
+    return out
+
+
+def _inside(inner: Sequence[Span], outer: Sequence[Span]) -> bool:
+    return all(any(os_ <= s and e <= oe for os_, oe in outer) for s, e in inner)
+
+
+def _drop_subsumed(found: list[_Composite], counts: Counter[str]) -> list[_Composite]:
+    """Of composites on the same term occurrence, drop those covered by a larger one."""
+    out = []
+    for c in found:
+        bigger = any(
+            o is not c
+            and o.occurrence == c.occurrence
+            and o.fragments != c.fragments
+            and _inside(c.fragments, o.fragments)
+            for o in found
+        )
+        if bigger:
+            counts["composites_subsumed"] += 1
+        else:
+            out.append(c)
+    unique: dict[tuple[Span, ...], _Composite] = {}
+    for c in out:
+        unique.setdefault(c.fragments, c)
+    return list(unique.values())
+
+
+def _pick(
+    ontology: Ontology, occ: _Occurrence, key: _Key, rel: str, linker: Sequence[str] | None = None
+) -> OntologyClass | None:
+    """The class a term occurrence forms with ``key`` through ``rel`` (and ``linker``), if any."""
+    for cls in _candidates(ontology, occ):
+        if key.type not in cls.modified_by:
+            continue
+        if linker is not None:
+            if any(form in cls.linkers for form in linker):
+                return cls
+        elif rel in cls.relations:
+            return cls
+    return None
+
+
+def _occurrences(
+    i: int, key: _Key, occ_at: dict[int, _Occurrence], entity_at: dict[int, list[_Occurrence]]
+) -> list[_Occurrence]:
+    """Term occurrences (and other key entities) at token ``i``, never overlapping the key itself."""
+    out = []
+    occ = occ_at.get(i)
+    if occ is not None and not any(occ.start <= t < occ.end for t in key.tokens):
+        out.append(occ)
+    for eocc in entity_at.get(i, ()):
+        if not any(eocc.start <= t < eocc.end for t in key.tokens):
+            out.append(eocc)
+    return out
+
+
+def _search(
+    sdoc: Doc,
+    key: _Key,
+    ontology: Ontology,
+    occ_at: dict[int, _Occurrence],
+    entity_at: dict[int, list[_Occurrence]],
+    counts: Counter[str],
+) -> list[_Composite]:
+    found: list[_Composite] = []
+    keyset = set(key.tokens)
+    # Every key token whose head lies outside the key is a way out ("A2/A2": both A2 may attach);
+    # the syntactic head first, then the others right to left (English noun phrases are right-headed).
+    exits = [key.head] + [
+        i for i in reversed(key.tokens) if i != key.head and sdoc[i].head.i != i and sdoc[i].head.i not in keyset
+    ]
+    _sibling(sdoc, key, ontology, occ_at, counts, found)
+    for start in exits:
+        before = len(found)
+        _climb(sdoc, key, start, ontology, occ_at, entity_at, counts, found)
+        if len(found) > before:
+            break
+    if not found:
+        _shared_head(sdoc, key, ontology, occ_at, entity_at, counts, found)
+
+    # 2. Terms depending on the key ("mutant p53").
+    head_tok = sdoc[key.head]
+    for child in head_tok.children:
+        if child.i in keyset:
+            continue
+        for occ in _occurrences(child.i, key, occ_at, entity_at):
+            if occ.anchor != child.i:
+                continue
+            cls = next(
+                (c for c in _candidates(ontology, occ) if key.type in c.modified_by and child.dep_ in c.governs),
+                None,
+            )
+            if cls is not None:
+                _emit(sdoc, key, cls, f"governs:{child.dep_}", occ, set(), set(), counts, found)
+    return found
+
+
+def _climb(
+    sdoc: Doc,
+    key: _Key,
+    start: int,
+    ontology: Ontology,
+    occ_at: dict[int, _Occurrence],
+    entity_at: dict[int, list[_Occurrence]],
+    counts: Counter[str],
+    found: list[_Composite],
+) -> None:
+    """Search up the head chain from key token ``start`` (through prepositions and linkers)."""
+    keyset = set(key.tokens)
+    # Coordination: a later conjunct takes the first conjunct's attachment.
+    base = sdoc[start]
+    blocked: set[int] = set()
+    while base.dep_ == "conj" and base.head.i != base.i and base.head.i not in keyset:
+        base = base.head
+        blocked.add(base.i)
+    coord = "+conj" if blocked else ""
+
+    def emit(cls: OntologyClass, rule: str, occ: _Occurrence, path: Iterable[int]) -> None:
+        _emit(sdoc, key, cls, rule + coord, occ, set(path), blocked, counts, found)
+
+    cur = base
+    path: list[int] = []
+    for _ in range(MAX_HOPS):
+        head = cur.head
+        if head.i == cur.i:
+            break
+        hop_path: list[int] = []
+        if cur.dep_ == "pobj" and head.dep_ in ("prep", "agent") and head.head.i != head.i:
+            rel = f"prep:{normalise(head.lemma_ or head.text)}"
+            hop_path = [head.i]
+            target = head.head
+        else:
+            rel = cur.dep_
+            target = head
+        hit = False
+        for occ in _occurrences(target.i, key, occ_at, entity_at):
+            cls = _pick(ontology, occ, key, rel)
+            if cls is not None:
+                emit(cls, rel, occ, [*path, *hop_path])
+                hit = True
+        if rel in _LINKER_KEY_DEPS or rel == "prep:by":
+            # A linker may also be a term itself: "EGFR-mutated" (Mutation) + "NSCLC" (a disease subtype).
+            forms = _linker_forms(target)
+            above = target.head
+            if above.i != target.i:
+                # The term is the linker's head, or a modifier of that head standing between them
+                # ("EGFR-mutated NSCLC patients": linker and NSCLC both modify "patients").
+                spots = [above.i] + [
+                    t.i for t in above.lefts
+                    if target.i < t.i < above.i and t.dep_ in ("compound", "nmod", "amod")
+                ]
+                for spot in spots:
+                    for occ in _occurrences(spot, key, occ_at, entity_at):
+                        cls = _pick(ontology, occ, key, rel, linker=forms)
+                        if cls is not None:
+                            emit(cls, f"linker:{forms[0]}", occ, [*path, *hop_path, target.i])
+                            hit = True
+        if not hit:
+            # A linker hanging on the key itself: "HER2-positive breast cancer" (key -poss-> cancer,
+            # "-positive" a dependent of the key).
+            for child in cur.children:
+                if child.i in keyset or child.i > target.i:
+                    continue
+                forms = _linker_forms(child)
+                for occ in _occurrences(target.i, key, occ_at, entity_at):
+                    cls = _pick(ontology, occ, key, rel, linker=forms)
+                    if cls is not None:
+                        emit(cls, f"linker:{forms[0]}", occ, [*path, *hop_path, child.i])
+                        hit = True
+        # Past a prepositional hop or a clause the vicinity ends; after a hit the chain may go on
+        # through noun modifiers to a larger composite ("KIT exon 11" -> "KIT exon 11 mutation").
+        if hop_path or cur.dep_ not in _CHAIN_DEPS or target.pos_ not in _CHAIN_POS:
+            break
+        if hit and (target.dep_ not in _NESTING_DEPS or target.head.i == target.i):
+            break
+        if target.i in blocked or target.i in keyset:
+            break
+        path.append(target.i)
+        cur = target
+
+
+def _sibling(
+    sdoc: Doc,
+    key: _Key,
+    ontology: Ontology,
+    occ_at: dict[int, _Occurrence],
+    counts: Counter[str],
+    found: list[_Composite],
+) -> None:
+    """A term right after the key, both modifying the same noun (flat parse of "COX-2 mRNA suppression")."""
+    head = sdoc[key.head]
+    nxt = key.tokens[-1] + 1
+    occ = occ_at.get(nxt)
+    if occ is None or occ.start != nxt or occ.words is None or head.head.i == head.i:
+        return
+    anchor = sdoc[occ.anchor]
+    if anchor.head.i != head.head.i or anchor.i == head.head.i or anchor.dep_ not in ("compound", "amod", "nmod"):
+        return
+    cls = _pick(ontology, occ, key, head.dep_)
+    if cls is not None:
+        _emit(sdoc, key, cls, f"{head.dep_}+sibling", occ, set(), set(), counts, found)
+
+
+def _shared_head(
+    sdoc: Doc,
+    key: _Key,
+    ontology: Ontology,
+    occ_at: dict[int, _Occurrence],
+    entity_at: dict[int, list[_Occurrence]],
+    counts: Counter[str],
+    found: list[_Composite],
+) -> None:
+    """Coordinated modifiers parsed as conjuncts of their shared head noun.
+
+    In "CYP2C9 and SLCO1B1 polymorphisms" parsers often make "polymorphisms" a
+    conjunct of "CYP2C9"; following the conjunct chain to the right (through
+    other key entities) to a term gives the composite "CYP2C9 ... polymorphisms"
+    (the words in between are left out).
+    """
+    cur = sdoc[key.head]
+    keyset = set(key.tokens)
+    for _ in range(8):
+        nxt = next((c for c in cur.children if c.dep_ == "conj" and c.i > cur.i), None)
+        if nxt is None:
+            return
+        for occ in _occurrences(nxt.i, key, occ_at, entity_at):
+            if occ.words is None or occ.anchor != nxt.i:
+                continue
+            cls = _pick(ontology, occ, key, "compound")
+            if cls is not None:
+                between = set(range(key.tokens[-1] + 1, occ.start)) - keyset
+                _emit(sdoc, key, cls, "compound+shared", occ, set(), between, counts, found)
+                return
+        if nxt.i not in entity_at:
+            return  # only through other key entities ("MDR1, EPHX1 and ... variants")
+        cur = nxt
+
+
+def _emit(
+    sdoc: Doc,
+    key: _Key,
+    cls: OntologyClass,
+    rule: str,
+    occ: _Occurrence,
+    path: set[int],
+    blocked: set[int],
+    counts: Counter[str],
+    found: list[_Composite],
+) -> None:
+    frags = _fragments(sdoc, key, occ, path, blocked, cls)
+    if frags is None:
+        return
+    first = sdoc.char_span(frags[0][0], frags[0][1], alignment_mode="expand")
+    last = sdoc.char_span(frags[-1][0], frags[-1][1], alignment_mode="expand")
+    if first is not None and last is not None and last.end - first.start > MAX_SPAN_TOKENS:
+        counts["composites_too_long"] += 1
+        return
+    found.append(_Composite(cls, rule, key, occ, frags))
+
+
+def _candidates(ontology: Ontology, occ: _Occurrence) -> list[OntologyClass]:
+    """Classes a term occurrence (or a key entity acting as term) may form, highest priority first."""
+    if occ.words is not None:
+        return ontology.classes_for_term(occ.words)
+    return sorted(
+        (c for c in ontology.classes.values() if occ.entity_type in c.term_entities),
+        key=lambda c: (-c.priority, c.name),
+    )
+
+
+def _term_extras(sdoc: Doc, occ: _Occurrence, cls: OntologyClass, keyset: set[int]) -> set[int]:
+    """Tokens the term brings along: qualifiers on its left ("plasma"), a number on its right ("exon 11")."""
+    extra: set[int] = set()
+    if occ.words is None:
+        return extra
+    anchor = sdoc[occ.anchor]
+    for child in anchor.lefts:
+        if child.i in keyset or child.dep_ not in ("compound", "amod", "nmod"):
+            continue
+        if normalise(child.lemma_ or child.text) in cls.qualifiers or normalise(child.text) in cls.qualifiers:
+            extra.add(child.i)
+    nxt = occ.end
+    if (
+        nxt < len(sdoc)
+        and sdoc[nxt].like_num
+        and sdoc[nxt].head.i in (occ.anchor, sdoc[occ.anchor].head.i)
+        and nxt not in keyset
+    ):
+        extra.add(nxt)
+    return extra
+
+
+def _fragments(
+    sdoc: Doc, key: _Key, occ: _Occurrence, path: set[int], blocked: set[int], cls: OntologyClass
+) -> tuple[Span, ...] | None:
+    """Sentence-relative fragments of a composite: key + path + term + the words that belong in between."""
+    core = set(key.tokens) | set(range(occ.start, occ.end)) | path
+    core |= _term_extras(sdoc, occ, cls, set(key.tokens))
+    lo, hi = min(core), max(core)
+    first, last = key.tokens[0], key.tokens[-1]
+    if (
+        first > 0
+        and last + 1 < len(sdoc)
+        and sdoc[first - 1].text == "("
+        and sdoc[last + 1].text == ")"
+        and not (first - 1 <= occ.start and occ.end <= last + 2)
+    ):
+        # An abbreviation in parentheses: its long form, a key entity too, carries the composite.
+        return None
+    included = set(core)
+    for i in range(lo, hi + 1):
+        if i in included or i in blocked:
+            continue
+        # A word in between belongs when its head chain reaches the composite
+        # without crossing a coordination, a clause boundary or a comma.
+        cur = sdoc[i]
+        ok = False
+        for _ in range(hi - lo + 2):
+            if cur.i in blocked or cur.dep_ in _BREAK_DEPS or cur.text in _BREAK_PUNCT:
+                break
+            head = cur.head
+            if head.i in core:
+                ok = True
+                break
+            if head.i == cur.i or not lo <= head.i <= hi:
+                break
+            cur = head
+        if ok:
+            included.add(i)
+    # A parenthesised group between two parts of the composite belongs to it ("angiotensinogen (AGT) M253T").
+    stack: list[int] = []
+    for i in range(lo, hi + 1):
+        if sdoc[i].text == "(":
+            stack.append(i)
+        elif sdoc[i].text == ")" and stack:
+            opening = stack.pop()
+            if opening - 1 in included and i + 1 in included:
+                included.update(range(opening, i + 1))
+    # An abbreviation in parentheses right after a key that ends the composite:
+    # "resistance to nucleoside reverse transcriptase inhibitors (NRTIs)".
+    if hi == last and hi + 2 < len(sdoc) and sdoc[hi + 1].text == "(":
+        close = next((j for j in range(hi + 2, min(hi + 6, len(sdoc))) if sdoc[j].text in "()"), None)
+        if close is not None and sdoc[close].text == ")" and close > hi + 2:
+            included.update(range(hi + 1, close + 1))
+    runs: list[list[int]] = []
+    for i in sorted(included):
+        if runs and runs[-1][-1] == i - 1:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    frags: list[Span] = []
+    for run in runs:
+        s = sdoc[run[0]].idx
+        e = sdoc[run[-1]].idx + len(sdoc[run[-1]].text)
+        frags.append((s, e))
+    if key.clip is not None:
+        ks, ke = key.clip
+        if frags[0][0] < ks and sdoc[lo].i in key.tokens:
+            frags[0] = (ks, frags[0][1])
+        if frags[-1][1] > ke and sdoc[hi].i in key.tokens:
+            frags[-1] = (frags[-1][0], ke)
+    if any(s >= e for s, e in frags):
+        return None
+    return tuple(frags)
+
+
+__all__ = ["KEY_SOURCES", "MAX_CHARS", "MAX_HOPS", "MAX_TOKENS", "extend_documents"]

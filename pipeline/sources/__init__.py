@@ -1,0 +1,1 @@
+"""Sources: NCBI E-utilities and PubTator3 clients, PubMed XML, PubTator and BioC formats."""

@@ -1,0 +1,521 @@
+"""NCBI E-utilities client (ESearch, EFetch) on ``requests``.
+
+Inputs: a base URL (``https://eutils.ncbi.nlm.nih.gov/entrez/eutils/`` in
+production, a loopback server in tests), ``tool``/``email``/``api_key``.
+Outputs: parsed ESearch results, complete PMID lists for queries of any size,
+raw EFetch ``PubmedArticleSet`` bytes.
+
+Behaviour worth knowing:
+
+* **Every request** carries ``tool``, ``email`` and (when set) ``api_key`` and is
+  sent by POST, so the key never appears in a URL.  The key is redacted
+  (``***``) from every log line and exception message, including NCBI's own
+  JSON rate-limit body, which echoes it.
+* **Rate limit**: at most 3 requests/s, 10/s with an API key, enforced by a
+  limiter shared by all clients of the process with the same rate (NCBI counts
+  per key/IP, not per client object).
+* **Retries** with exponential backoff and jitter (``backoff * 2**(try-1)``,
+  scaled by a random factor in [0.5, 1.5), capped at ``max_backoff``) on
+  timeouts, connection errors (including a body cut off mid-transfer), HTTP 429 (``Retry-After`` honoured), HTTP 5xx,
+  and HTTP 200 bodies that are NCBI errors: a JSON ``{"error": ...}`` body
+  (``API rate limit exceeded``), an ``<ERROR>`` element, or, for EFetch,
+  truncated/unparseable XML.  Other 4xx statuses are not retried.  After the
+  last try :class:`EutilsError` is raised; for EFetch it names the batch
+  (first and last PMID, size).
+* **ESearch cap**: PubMed's ESearch returns at most the first 9,999 ids of a
+  result (``retstart`` may not exceed 9998).  :meth:`EutilsClient.search_pmids`
+  therefore splits a query whose Count is above the cap into publication-date
+  ranges (``datetype``/``mindate``/``maxdate``, bisection on days) until every
+  piece is under the cap, pages through each piece (``retstart``/``retmax``),
+  and checks that the de-duplicated union has exactly the unsplit Count.  A
+  record can fall into two ranges (PubMed's ``pdat`` covers both the print and
+  the electronic date), hence the de-duplication.  If the union still differs
+  from the Count (PubMed changed while we were paging, or records dated
+  outside 1700-3000) the whole split search is retried once and then
+  :class:`SearchIncompleteError` is raised (``on_mismatch="warn"`` logs a
+  warning and returns the union instead).  A single day with more than 9,999
+  hits cannot be split further and raises :class:`EutilsError`.
+* Zero hits is not an error: ``Count`` is 0 and NCBI's ``ErrorList``
+  (``PhraseNotFound``...) and ``WarningList`` are exposed on the result.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import random
+import re
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import requests
+from lxml import etree
+
+from pipeline.documents import pmid_sort_key
+from pipeline.sources.httputil import parse_retry_after
+from pipeline.sources.pubmed_xml import PubmedXmlError, count_records
+
+log = logging.getLogger(__name__)
+
+DEFAULT_BASE_URL = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils/"
+#: ESearch cannot return ids beyond the first 9,999 of a result.
+ESEARCH_CAP = 9999
+RATE_WITHOUT_KEY = 3.0
+RATE_WITH_KEY = 10.0
+#: Whole-history default range for date splitting ("1700"[pdat] : "3000"[pdat]).
+EARLIEST = dt.date(1700, 1, 1)
+LATEST = dt.date(3000, 12, 31)
+
+T = TypeVar("T")
+
+
+class EutilsError(RuntimeError):
+    """An E-utilities request that failed for good (after retries); the api_key is never in the message."""
+
+
+class SearchIncompleteError(EutilsError):
+    """The union of the date-split ESearch pieces does not have the unsplit Count."""
+
+
+class _Retryable(Exception):
+    """A failed try that may succeed later (message already redacted)."""
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+# --- rate limiting -----------------------------------------------------------
+
+
+class RateLimiter:
+    """At most ``rate`` calls per second across threads (evenly spaced slots)."""
+
+    def __init__(self, rate: float) -> None:
+        if rate <= 0:
+            raise ValueError("rate must be positive")
+        self.interval = 1.0 / rate
+        self._lock = threading.Lock()
+        self._next = 0.0
+
+    def wait(self, sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic) -> float:
+        """Block until the next slot; returns the time waited (seconds)."""
+        with self._lock:
+            now = clock()
+            slot = max(now, self._next)
+            self._next = slot + self.interval
+        delay = slot - now
+        if delay > 0:
+            sleep(delay)
+        return delay
+
+
+_SHARED: dict[float, RateLimiter] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_limiter(rate: float) -> RateLimiter:
+    """The process-wide limiter for ``rate`` requests/s (one per distinct rate)."""
+    with _SHARED_LOCK:
+        if rate not in _SHARED:
+            _SHARED[rate] = RateLimiter(rate)
+        return _SHARED[rate]
+
+
+# --- results -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ESearchResult:
+    """One ESearch response (``ids`` as returned, in NCBI's order)."""
+
+    count: int
+    retmax: int
+    retstart: int
+    ids: tuple[str, ...]
+    query_key: str | None = None
+    webenv: str | None = None
+    query_translation: str | None = None
+    errors: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    warnings: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SearchPiece:
+    """A date range searched on its own (``None`` bounds = the caller's bounds)."""
+
+    mindate: str | None
+    maxdate: str | None
+    count: int
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """All PMIDs of a query: ``pmids`` sorted numerically, de-duplicated; ``count`` the unsplit Count."""
+
+    term: str
+    count: int
+    pmids: tuple[str, ...]
+    pieces: tuple[SearchPiece, ...] = ()
+    query_translation: str | None = None
+    errors: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    warnings: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+def _fmt(day: dt.date) -> str:
+    return f"{day.year:04d}/{day.month:02d}/{day.day:02d}"
+
+
+def _parse_date(value: str | dt.date | None, *, end: bool) -> dt.date | None:
+    """``YYYY``, ``YYYY/MM``, ``YYYY/MM/DD`` (or ``-``) -> date; a partial date covers its whole period."""
+    if value is None or isinstance(value, dt.date):
+        return value
+    parts = [int(p) for p in re.split(r"[/-]", value.strip()) if p]
+    if not 1 <= len(parts) <= 3:
+        raise ValueError(f"bad E-utilities date {value!r} (expected YYYY, YYYY/MM or YYYY/MM/DD)")
+    year, month, day = (parts + [0, 0])[:3]
+    if len(parts) == 1:
+        return dt.date(year, 12, 31) if end else dt.date(year, 1, 1)
+    if len(parts) == 2:
+        if not end:
+            return dt.date(year, month, 1)
+        nxt = dt.date(year + (month == 12), month % 12 + 1, 1)
+        return nxt - dt.timedelta(days=1)
+    return dt.date(year, month, day)
+
+
+# --- client --------------------------------------------------------------------
+
+
+class EutilsClient:
+    """ESearch/EFetch for PubMed with rate limiting, retries and the 9,999 cap handled.
+
+    ``sleep`` is used for backoff and rate limiting (tests pass a no-op or a
+    recorder); ``requests_per_second`` overrides the NCBI default (3, or 10
+    with an api_key); ``limiter`` replaces the shared limiter; ``page_size``
+    is the ESearch ``retmax`` used when paging (at most 9,999).
+    """
+
+    def __init__(
+        self,
+        base_url: str = DEFAULT_BASE_URL,
+        *,
+        tool: str,
+        email: str,
+        api_key: str | None = None,
+        timeout: float = 30.0,
+        max_tries: int = 5,
+        backoff: float = 1.0,
+        session: requests.Session | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        max_backoff: float = 60.0,
+        requests_per_second: float | None = None,
+        limiter: RateLimiter | None = None,
+        page_size: int = ESEARCH_CAP,
+        db: str = "pubmed",
+        seed: int | None = None,
+    ) -> None:
+        if max_tries < 1:
+            raise ValueError("max_tries must be at least 1")
+        if not 1 <= page_size <= ESEARCH_CAP:
+            raise ValueError(f"page_size must be within 1..{ESEARCH_CAP}")
+        self.base_url = base_url if base_url.endswith("/") else base_url + "/"
+        self.tool = tool
+        self.email = email
+        self._api_key = api_key or None
+        self.timeout = timeout
+        self.max_tries = max_tries
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self.session = session or requests.Session()
+        self.sleep = sleep
+        rate = requests_per_second or (RATE_WITH_KEY if self._api_key else RATE_WITHOUT_KEY)
+        self.limiter = limiter or shared_limiter(rate)
+        self.page_size = page_size
+        self.db = db
+        self._rng = random.Random(seed)
+        self.requests_sent = 0
+        if not tool or not email:
+            log.warning("E-utilities: NCBI asks every client to send 'tool' and 'email' (got tool=%r, email=%r)",
+                        tool, email)
+
+    def __repr__(self) -> str:  # never show the key
+        key = "***" if self._api_key else None
+        return f"EutilsClient({self.base_url!r}, tool={self.tool!r}, email={self.email!r}, api_key={key!r})"
+
+    # -- plumbing --
+
+    def redact(self, text: str) -> str:
+        """``text`` with the api_key (and any ``api_key=``/``"api-key":`` value) replaced by ``***``."""
+        if self._api_key:
+            text = text.replace(self._api_key, "***")
+        text = re.sub(r"(api_key=)[^&\s'\"]+", r"\1***", text)
+        return re.sub(r'("api[-_]key"\s*:\s*")[^"]*(")', r"\1***\2", text)
+
+    def _params(self, extra: dict[str, Any]) -> dict[str, Any]:
+        params: dict[str, Any] = {"db": self.db, "tool": self.tool, "email": self.email}
+        if self._api_key:
+            params["api_key"] = self._api_key
+        params.update({k: v for k, v in extra.items() if v is not None})
+        return params
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        base = min(self.max_backoff, self.backoff * 2 ** (attempt - 1))
+        delay = base * (0.5 + self._rng.random())
+        return max(delay, retry_after) if retry_after is not None else delay
+
+    def _call(self, endpoint: str, params: dict[str, Any], what: str, check: Callable[[requests.Response], T]) -> T:
+        """POST ``endpoint`` with retries; ``check`` validates a 200 response (raises _Retryable)."""
+        url = self.base_url + endpoint
+        data = self._params(params)
+        last = "no attempt"
+        for attempt in range(1, self.max_tries + 1):
+            retry_after: float | None = None
+            self.limiter.wait(self.sleep)
+            try:
+                self.requests_sent += 1
+                response = self.session.post(url, data=data, timeout=self.timeout)
+            except requests.Timeout as exc:
+                last = f"timeout after {self.timeout}s ({self.redact(str(exc))})"
+            except (requests.ConnectionError, requests.exceptions.ChunkedEncodingError,
+                    requests.exceptions.ContentDecodingError) as exc:
+                # incl. a connection dropped in the middle of the body (truncated transfer)
+                last = f"connection error ({self.redact(str(exc))})"
+            except requests.RequestException as exc:
+                raise EutilsError(f"{what}: request failed: {self.redact(str(exc))}") from None
+            else:
+                status = response.status_code
+                if status == 429 or status >= 500:
+                    retry_after = parse_retry_after(response.headers.get("Retry-After"))
+                    last = f"HTTP {status}: {self.redact(response.text[:200]).strip()}"
+                elif status >= 400:
+                    raise EutilsError(f"{what}: HTTP {status}: {self.redact(response.text[:300]).strip()}")
+                else:
+                    try:
+                        return check(response)
+                    except _Retryable as exc:
+                        last = self.redact(str(exc))
+                        retry_after = exc.retry_after
+            if attempt < self.max_tries:
+                delay = self._delay(attempt, retry_after)
+                log.warning("%s: %s; try %d/%d failed, retrying in %.2fs", what, last, attempt, self.max_tries,
+                            delay)
+                self.sleep(delay)
+        raise EutilsError(f"{what}: failed after {self.max_tries} tries; last error: {last}")
+
+    @staticmethod
+    def _json_error(body: bytes) -> str | None:
+        """NCBI's JSON error body (HTTP 200), e.g. ``{"error":"API rate limit exceeded",...}``."""
+        head = body.lstrip()[:1]
+        if head != b"{":
+            return None
+        try:
+            payload = json.loads(body)
+        except ValueError:
+            return "unparseable JSON body"
+        if isinstance(payload, dict) and payload.get("error"):
+            return f"NCBI error: {json.dumps(payload, sort_keys=True)}"
+        return None
+
+    # -- ESearch --
+
+    def esearch(
+        self,
+        term: str,
+        *,
+        retstart: int = 0,
+        retmax: int = 0,
+        usehistory: bool = True,
+        datetype: str | None = None,
+        mindate: str | None = None,
+        maxdate: str | None = None,
+    ) -> ESearchResult:
+        """One ESearch request (``retmode=xml``); zero hits is a normal result with Count 0."""
+        if retstart > ESEARCH_CAP - 1:
+            raise EutilsError(f"esearch retstart {retstart} is beyond PubMed's cap ({ESEARCH_CAP - 1})")
+        params: dict[str, Any] = {
+            "term": term,
+            "retstart": retstart,
+            "retmax": retmax,
+            "retmode": "xml",
+            "usehistory": "y" if usehistory else None,
+        }
+        if mindate or maxdate:
+            params.update(
+                datetype=datetype or "pdat", mindate=mindate or _fmt(EARLIEST), maxdate=maxdate or _fmt(LATEST)
+            )
+        span = f" [{mindate or ''}..{maxdate or ''} {datetype or ''}]" if (mindate or maxdate) else ""
+        what = f"esearch {term!r}{span} retstart={retstart}"
+        return self._call("esearch.fcgi", params, what, self._check_esearch)
+
+    def _check_esearch(self, response: requests.Response) -> ESearchResult:
+        body = response.content
+        error = self._json_error(body)
+        if error:
+            raise _Retryable(error)
+        try:
+            root = etree.fromstring(body, etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False))
+        except etree.XMLSyntaxError as exc:
+            raise _Retryable(f"unparseable ESearch response: {exc}") from None
+        errors = [e.text or "" for e in root.iter("ERROR")]
+        if root.tag == "ERROR" or errors:
+            raise _Retryable("NCBI <ERROR>: " + "; ".join(e.strip() for e in errors or [root.text or ""]))
+        if root.tag != "eSearchResult" or root.find("Count") is None:
+            raise _Retryable(f"unexpected ESearch response (root <{root.tag}>)")
+
+        def listing(tag: str) -> dict[str, tuple[str, ...]]:
+            out: dict[str, list[str]] = {}
+            for holder in root.iterfind(tag):
+                for child in holder:
+                    if isinstance(child.tag, str):
+                        out.setdefault(child.tag, []).append((child.text or "").strip())
+            return {k: tuple(v) for k, v in out.items()}
+
+        def integer(tag: str) -> int:
+            text = (root.findtext(tag) or "0").strip()
+            return int(text) if text.isdigit() else 0
+
+        return ESearchResult(
+            count=integer("Count"),
+            retmax=integer("RetMax"),
+            retstart=integer("RetStart"),
+            ids=tuple((i.text or "").strip() for i in root.iterfind("IdList/Id")),
+            query_key=(root.findtext("QueryKey") or "").strip() or None,
+            webenv=(root.findtext("WebEnv") or "").strip() or None,
+            query_translation=(root.findtext("QueryTranslation") or "").strip() or None,
+            errors=listing("ErrorList"),
+            warnings=listing("WarningList"),
+        )
+
+    def _piece_ids(self, term: str, count: int, datetype: str, lo: str | None, hi: str | None) -> list[str]:
+        """Page through one piece (Count <= cap) with retstart/retmax."""
+        ids: list[str] = []
+        for retstart in range(0, count, self.page_size):
+            retmax = min(self.page_size, ESEARCH_CAP - retstart)
+            page = self.esearch(term, retstart=retstart, retmax=retmax, datetype=datetype, mindate=lo, maxdate=hi)
+            ids.extend(page.ids)
+            if not page.ids:
+                break
+        return ids
+
+    def search_pmids(
+        self,
+        term: str,
+        *,
+        datetype: str = "pdat",
+        mindate: str | dt.date | None = None,
+        maxdate: str | dt.date | None = None,
+        on_mismatch: str = "error",
+    ) -> SearchResult:
+        """Every PMID matching ``term`` (optionally within [mindate, maxdate] of ``datetype``).
+
+        Splits by date when Count > 9,999 (see module docstring).  Returns the
+        sorted, de-duplicated PMIDs, the unsplit Count and the pieces searched.
+        """
+        if on_mismatch not in ("error", "warn"):
+            raise ValueError("on_mismatch must be 'error' or 'warn'")
+        lo_s = _fmt(d) if (d := _parse_date(mindate, end=False)) else None
+        hi_s = _fmt(d) if (d := _parse_date(maxdate, end=True)) else None
+        first = self.esearch(term, retmax=0, datetype=datetype, mindate=lo_s, maxdate=hi_s)
+        base = dict(term=term, query_translation=first.query_translation, errors=first.errors,
+                    warnings=first.warnings)
+        if first.count == 0:
+            return SearchResult(count=0, pmids=(), pieces=(SearchPiece(lo_s, hi_s, 0),), **base)  # type: ignore[arg-type]
+        if first.count <= ESEARCH_CAP:
+            ids = self._piece_ids(term, first.count, datetype, lo_s, hi_s)
+            pieces: list[SearchPiece] = [SearchPiece(lo_s, hi_s, first.count)]
+            union = set(ids)
+        else:
+            union, pieces = self._split(term, datetype, lo_s, hi_s)
+            if len(union) != first.count:
+                log.warning("esearch %r: union of %d date pieces has %d PMIDs but Count is %d; retrying once",
+                            term, len(pieces), len(union), first.count)
+                first = self.esearch(term, retmax=0, datetype=datetype, mindate=lo_s, maxdate=hi_s)
+                union, pieces = self._split(term, datetype, lo_s, hi_s)
+        if len(union) != first.count:
+            message = (f"esearch {term!r}: the de-duplicated union of {len(pieces)} piece(s) has {len(union)} PMIDs "
+                       f"but the unsplit Count is {first.count}")
+            if on_mismatch == "error":
+                raise SearchIncompleteError(message)
+            log.warning("%s (continuing with the union)", message)
+        return SearchResult(count=first.count, pmids=tuple(sorted(union, key=pmid_sort_key)), pieces=tuple(pieces),
+                            **base)  # type: ignore[arg-type]
+
+    def _split(
+        self, term: str, datetype: str, lo_s: str | None, hi_s: str | None
+    ) -> tuple[set[str], list[SearchPiece]]:
+        """Bisect [lo, hi] on days until each range has Count <= cap; union of their ids."""
+        lo = _parse_date(lo_s, end=False) or EARLIEST
+        hi = _parse_date(hi_s, end=True) or LATEST
+        union: set[str] = set()
+        pieces: list[SearchPiece] = []
+        stack = [(lo, hi)]
+        while stack:
+            a, b = stack.pop()
+            res = self.esearch(term, retmax=0, datetype=datetype, mindate=_fmt(a), maxdate=_fmt(b))
+            if res.count == 0:
+                continue
+            if res.count <= ESEARCH_CAP:
+                union.update(self._piece_ids(term, res.count, datetype, _fmt(a), _fmt(b)))
+                pieces.append(SearchPiece(_fmt(a), _fmt(b), res.count))
+                continue
+            if a >= b:
+                raise EutilsError(
+                    f"esearch {term!r}: {res.count} hits on the single day {_fmt(a)} ({datetype}); "
+                    f"more than ESearch's cap of {ESEARCH_CAP} and cannot be split by date"
+                )
+            mid = a + (b - a) // 2
+            # Push the later half first so pieces come out in chronological order.
+            stack.append((mid + dt.timedelta(days=1), b))
+            stack.append((a, mid))
+        log.info("esearch %r split into %d date piece(s), %d PMIDs", term, len(pieces), len(union))
+        return union, pieces
+
+    # -- EFetch --
+
+    def efetch(self, pmids: Sequence[str]) -> bytes:
+        """Raw ``PubmedArticleSet`` XML for ``pmids`` (POST, ``retmode=xml``).
+
+        The body is checked to be a complete, well-formed PubmedArticleSet;
+        NCBI error bodies and truncated XML are retried.  PMIDs absent from the
+        answer (deleted records) are not an error here.  Raises
+        :class:`EutilsError` naming the batch (first/last PMID, size).
+        """
+        ids = [str(p).strip() for p in pmids if str(p).strip()]
+        if not ids:
+            raise ValueError("efetch needs at least one PMID")
+        what = f"efetch batch of {len(ids)} PMID(s) {ids[0]}..{ids[-1]}"
+
+        def check(response: requests.Response) -> bytes:
+            body = response.content
+            error = self._json_error(body)
+            if error:
+                raise _Retryable(error)
+            if b"<ERROR>" in body[:2000] and b"<PubmedArticle" not in body[:2000]:
+                text = re.sub(rb"\s+", b" ", body[:500]).decode("utf-8", "replace")
+                raise _Retryable(f"NCBI <ERROR> body: {text}")
+            try:
+                count_records(body, name="efetch response")
+            except PubmedXmlError as exc:
+                raise _Retryable(f"truncated or unparseable PubMed XML: {exc}") from None
+            return body
+
+        return self._call("efetch.fcgi", {"id": ",".join(ids), "retmode": "xml"}, what, check)
+
+
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "ESEARCH_CAP",
+    "ESearchResult",
+    "EutilsClient",
+    "EutilsError",
+    "RateLimiter",
+    "SearchIncompleteError",
+    "SearchPiece",
+    "SearchResult",
+    "shared_limiter",
+]

@@ -1,0 +1,493 @@
+"""PubTator3 API client: ``publications/export/biocjson?pmids=...`` with batching, rate limit, retries and cache.
+
+:class:`PubtatorClient` fetches PubTator3's annotations for a set of PMIDs:
+
+* at most 100 PMIDs per request (``batch_size``), PMIDs sorted numerically and
+  de-duplicated, so the same set always gives the same batches;
+* at most ``requests_per_second`` request starts per second (default 3, the
+  NCBI limit), with an injectable ``clock``/``sleep``; with
+  ``rate_limit_file`` the limit holds across processes (parallel workers);
+* every request has a timeout and its status checked; 429 (honouring
+  ``Retry-After``), 5xx, timeouts and connection errors are retried with
+  exponential backoff and jitter (seeded, so reproducible); other 4xx fail at
+  once.  An HTTP 200 whose body is an error message, malformed JSON or an
+  empty collection is a failure of that batch and retried too.  After the
+  last try a :class:`PubtatorApiError` names the batch -- except that a batch
+  still answered by an empty collection on every try is taken to mean that
+  PubTator has none of its PMIDs (reported missing, not cached) unless
+  ``empty_is_missing=False``;
+* raw successful responses are cached gzip-compressed under ``cache_dir``,
+  keyed by the batch's sorted PMIDs, each with a ``.pmids`` sidecar listing
+  the PMIDs it answers: a rerun makes no request, and a rebuild whose PMID set
+  grew asks only for PMIDs no cached response answers.
+
+Responses are parsed in every shape the API has used (see
+:func:`parse_response`) into :class:`~pipeline.sources.bioc_io.BiocDocument` records:
+passages (text, offset, infons type title/abstract) and annotations (locations
+``(offset, length)``, text, infons type/identifier/...), offsets as the API
+gives them (document-relative: the abstract starts at ``len(title) + 1``).
+PMIDs requested but not returned are listed in :attr:`FetchResult.missing`.
+
+This is the only module of the pre-annotation stage that uses the network.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import logging
+import os
+import random
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import requests
+
+try:  # POSIX: a rate limit shared by processes
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: per-process limit only
+    fcntl = None  # type: ignore[assignment]
+
+from pipeline.documents import pmid_sort_key
+from pipeline.sources.bioc_io import (
+    BiocDocument,
+    BiocFormatError,
+    document_from_json,
+    iter_json_values,
+    json_document_objects,
+)
+from pipeline.sources.httputil import parse_retry_after
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_BASE_URL = "https://www.ncbi.nlm.nih.gov/research/pubtator3-api/"
+EXPORT_PATH = "publications/export/biocjson"
+MAX_BATCH = 100
+
+#: Keys of a JSON object that is an error message rather than documents.
+_ERROR_KEYS = ("error", "errors", "message", "detail", "status", "msg")
+
+
+class PubtatorApiError(RuntimeError):
+    """A batch could not be fetched; the message names the batch and the last error."""
+
+
+class PubtatorResponseError(ValueError):
+    """A response body that is not a usable BioC JSON answer (malformed JSON, error body, unknown shape)."""
+
+
+def parse_response(
+    raw: bytes | str, where: str = "response", counts: Counter[str] | None = None
+) -> list[BiocDocument]:
+    """The documents of a PubTator (BioC JSON) response body.
+
+    Shapes: ``{"PubTator3": [doc, ...]}`` (current API), a BioC collection
+    ``{"documents": [...]}``, a bare document, a list of documents, and
+    several documents concatenated or one per line (the old PubTator API).
+    An empty collection gives ``[]``.  Raises :class:`PubtatorResponseError`
+    for malformed JSON, an error body, an unrecognised shape or a malformed
+    document; a malformed annotation (no location, non-integer offset) is
+    skipped, logged and counted in ``counts["bioc_bad_records"]``.
+    """
+    try:
+        text = raw.decode("utf-8-sig") if isinstance(raw, bytes) else raw
+    except UnicodeDecodeError as err:
+        raise PubtatorResponseError(f"{where}: body is not UTF-8 ({err})") from None
+    if not text.strip():
+        raise PubtatorResponseError(f"{where}: empty body")
+    try:
+        values = list(iter_json_values(text))
+    except json.JSONDecodeError as err:
+        snippet = text.strip()[:120].replace("\n", " ")
+        raise PubtatorResponseError(f"{where}: malformed JSON at line {err.lineno}: {err.msg} ({snippet!r})") from None
+    docs: list[BiocDocument] = []
+    for value in values:
+        objects = json_document_objects(value)
+        if objects is None:
+            if isinstance(value, dict) and any(k in value for k in _ERROR_KEYS):
+                detail = {k: value[k] for k in _ERROR_KEYS if k in value}
+                raise PubtatorResponseError(f"{where}: error body {json.dumps(detail)[:300]}")
+            raise PubtatorResponseError(f"{where}: not a PubTator/BioC JSON shape: {json.dumps(value)[:120]}")
+        for index, obj in enumerate(objects):
+            try:
+                docs.append(
+                    document_from_json(obj, where=f"{where} [document {index}]", counts=counts, skip_bad=True)
+                )
+            except BiocFormatError as err:
+                raise PubtatorResponseError(str(err)) from None
+    return docs
+
+
+def describe_batch(batch: Sequence[str]) -> str:
+    """Human-readable name of a batch: ``"3 PMIDs 100..300"``."""
+    if not batch:
+        return "empty batch"
+    return f"{len(batch)} PMIDs {batch[0]}..{batch[-1]}" if len(batch) > 1 else f"PMID {batch[0]}"
+
+
+def _sidecar(response: Path) -> Path:
+    """``NAME.json.gz`` -> ``NAME.pmids``."""
+    return response.with_name(response.name[: -len(".json.gz")] + ".pmids")
+
+
+def cache_key(batch: Sequence[str]) -> str:
+    """Cache file name of a batch: first/last PMID, size and a hash of the sorted PMIDs."""
+    ordered = sorted(batch, key=pmid_sort_key)
+    digest = hashlib.sha256(",".join(ordered).encode()).hexdigest()[:20]
+    return f"biocjson_{ordered[0]}_{ordered[-1]}_{len(ordered)}_{digest}.json.gz"
+
+
+@dataclass
+class FetchResult:
+    """What :meth:`PubtatorClient.fetch` got.
+
+    ``documents`` by PMID; ``missing`` = requested PMIDs PubTator did not
+    return (sorted); ``requests`` = HTTP requests made (tries included);
+    ``cache_hits`` = batches read from the cache; ``retries`` = failed tries;
+    ``unrequested`` = documents returned for PMIDs not asked for (ignored);
+    ``bad_annotations`` = malformed annotations skipped (logged).
+    """
+
+    documents: dict[str, BiocDocument] = field(default_factory=dict)
+    missing: list[str] = field(default_factory=list)
+    batches: int = 0
+    requests: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    unrequested: int = 0
+    bad_annotations: int = 0
+
+
+class _Retry(Exception):
+    def __init__(self, reason: str, retry_after: float | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.retry_after = retry_after
+
+
+class PubtatorClient:
+    """PubTator3 ``export/biocjson`` client (see the module docstring).
+
+    ``base_url`` is the API root (tests point it at a loopback server);
+    ``sleep`` and ``clock`` are injectable so tests run without waiting;
+    ``seed`` makes the backoff jitter reproducible.  With ``rate_limit_file``
+    the request rate is shared by every client (process) using that file.
+    """
+
+    def __init__(
+        self,
+        base_url: str = DEFAULT_BASE_URL,
+        *,
+        cache_dir: Path | None = None,
+        batch_size: int = MAX_BATCH,
+        requests_per_second: float = 3.0,
+        timeout: float = 30.0,
+        max_tries: int = 5,
+        backoff: float = 1.0,
+        max_backoff: float = 60.0,
+        max_wait: float = 300.0,
+        empty_is_missing: bool = True,
+        rate_limit_file: Path | None = None,
+        session: requests.Session | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        seed: int = 0,
+    ) -> None:
+        if not 1 <= batch_size <= MAX_BATCH:
+            raise ValueError(f"batch_size must be between 1 and {MAX_BATCH}, got {batch_size}")
+        if requests_per_second <= 0:
+            raise ValueError("requests_per_second must be positive")
+        if max_tries < 1:
+            raise ValueError("max_tries must be at least 1")
+        self.base_url = base_url if base_url.endswith("/") else base_url + "/"
+        self.url = self.base_url + EXPORT_PATH
+        self.cache_dir = Path(cache_dir) if cache_dir is not None else None
+        self.batch_size = batch_size
+        self.interval = 1.0 / requests_per_second
+        self.timeout = timeout
+        self.max_tries = max_tries
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self.max_wait = max_wait
+        self.empty_is_missing = empty_is_missing
+        self.rate_limit_file = Path(rate_limit_file) if rate_limit_file is not None else None
+        if session is None:
+            session = requests.Session()
+            session.headers["User-Agent"] = "pgx-corpus (PubTator3 client)"
+        self.session = session
+        self._sleep = sleep
+        self._clock = clock
+        self._rng = random.Random(seed)
+        self._next_at: float | None = None
+        self.requests = 0
+        self.retries = 0
+        self._parse_counts: Counter[str] = Counter()
+
+    # -- batching -------------------------------------------------------------
+    def batches(self, pmids: Iterable[str]) -> list[list[str]]:
+        """Sorted, de-duplicated PMIDs cut into batches of at most ``batch_size``."""
+        ordered = sorted({p.strip() for p in pmids if p.strip()}, key=pmid_sort_key)
+        return [ordered[i : i + self.batch_size] for i in range(0, len(ordered), self.batch_size)]
+
+    def fetch(self, pmids: Iterable[str]) -> FetchResult:
+        """PubTator3 documents for ``pmids`` (from the cache when present).
+
+        Raises :class:`PubtatorApiError` naming the batch when one fails after
+        the last try.  Non-numeric PMIDs are not sent and reported missing.
+        """
+        result = FetchResult()
+        wanted = sorted({p.strip() for p in pmids if p.strip()}, key=pmid_sort_key)
+        numeric = [p for p in wanted if p.isdigit()]
+        for pmid in wanted:
+            if not pmid.isdigit():
+                logger.warning("PMID %r is not numeric; not sent to PubTator3", pmid)
+        requests_before, retries_before = self.requests, self.retries
+        bad_before = self._parse_counts["bioc_bad_records"]
+        # PMIDs answered by any earlier batch come from the cache: a rebuild whose
+        # shards gained PMIDs only asks PubTator for the new ones.
+        from_cache = self._from_cached_batches(numeric, result)
+        for batch in self.batches(p for p in numeric if p not in from_cache):
+            result.batches += 1
+            docs, cached = self.fetch_batch(batch)
+            result.cache_hits += int(cached)
+            requested = set(batch)
+            for doc in docs:
+                if doc.pmid is None or doc.pmid not in requested:
+                    result.unrequested += 1
+                    logger.warning("PubTator3 returned document %s (PMID %s) not asked for", doc.id, doc.pmid)
+                    continue
+                result.documents.setdefault(doc.pmid, doc)
+        result.missing = [p for p in wanted if p not in result.documents]
+        result.requests = self.requests - requests_before
+        result.retries = self.retries - retries_before
+        result.bad_annotations = self._parse_counts["bioc_bad_records"] - bad_before
+        if result.missing:
+            shown = ", ".join(result.missing[:20]) + (" ..." if len(result.missing) > 20 else "")
+            logger.warning("PubTator3 returned no document for %d PMID(s): %s", len(result.missing), shown)
+        return result
+
+    # -- one batch ------------------------------------------------------------
+    def cache_path(self, batch: Sequence[str]) -> Path | None:
+        return None if self.cache_dir is None else self.cache_dir / cache_key(batch)
+
+    def _read_cache(self, batch: Sequence[str]) -> list[BiocDocument] | None:
+        path = self.cache_path(batch)
+        if path is None or not path.exists():
+            return None
+        return self._load_cached(path)
+
+    def _load_cached(self, path: Path) -> list[BiocDocument] | None:
+        """The documents of a cached response; an unusable one is removed (with its sidecar) -> None."""
+        counts: Counter[str] = Counter()
+        try:
+            with gzip.open(path, "rb") as fh:
+                docs = parse_response(fh.read(), where=str(path), counts=counts)
+        except (OSError, EOFError, PubtatorResponseError) as err:
+            logger.warning("unusable cached response %s (%s); fetching again", path, err)
+            docs = []
+        if not docs:
+            path.unlink(missing_ok=True)
+            _sidecar(path).unlink(missing_ok=True)
+            return None
+        self._parse_counts.update(counts)
+        return docs
+
+    def _write_cache(self, batch: Sequence[str], raw: bytes, returned: Iterable[str] = ()) -> None:
+        """Store a raw response, then its ``.pmids`` sidecar (the PMIDs it answers).
+
+        The sidecar lists every PMID of the batch, those PubTator did not
+        return prefixed with ``-``: a later fetch takes both from the cache
+        (remove the cache to ask PubTator again for PMIDs it did not know).
+        The sidecar is written last, so its presence means the response is
+        complete; sidecars make up the per-PMID index (no shared index file that
+        parallel workers would have to lock).
+        """
+        path = self.cache_path(batch)
+        if path is None:
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".gz")
+        try:
+            with os.fdopen(fd, "wb") as raw_fh, gzip.GzipFile(fileobj=raw_fh, mode="wb", mtime=0) as gz:
+                gz.write(raw)
+            os.replace(tmp, path)
+            sidecar = _sidecar(path)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".pmids")
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                answered = set(returned)
+                fh.write("".join(f"{'' if p in answered else '-'}{p}\n" for p in sorted(set(batch), key=pmid_sort_key)))
+            os.replace(tmp, sidecar)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    def _cache_index(self) -> dict[str, Path]:
+        """PMID -> cached response answering it (the newest file wins when several do)."""
+        index: dict[str, tuple[float, Path]] = {}
+        if self.cache_dir is None or not self.cache_dir.is_dir():
+            return {}
+        for sidecar in self.cache_dir.glob("*.pmids"):
+            response = sidecar.with_name(sidecar.name[: -len(".pmids")] + ".json.gz")
+            if not response.exists():
+                continue
+            mtime = response.stat().st_mtime
+            for line in sidecar.read_text(encoding="utf-8").split():
+                pmid = line.lstrip("-")
+                if pmid not in index or index[pmid][0] < mtime:
+                    index[pmid] = (mtime, response)
+        return {pmid: path for pmid, (_, path) in index.items()}
+
+    def _from_cached_batches(self, pmids: Sequence[str], result: FetchResult) -> set[str]:
+        """Fill ``result`` with the documents of ``pmids`` found in cached responses; returns those PMIDs."""
+        index = self._cache_index()
+        by_file: dict[Path, set[str]] = {}
+        for pmid in pmids:
+            if pmid in index:
+                by_file.setdefault(index[pmid], set()).add(pmid)
+        found: set[str] = set()
+        for path, wanted in sorted(by_file.items()):
+            docs = self._load_cached(path)
+            if docs is None:
+                continue
+            result.cache_hits += 1
+            for doc in docs:
+                if doc.pmid in wanted and doc.pmid not in result.documents:
+                    result.documents[doc.pmid] = doc
+            # Requested then but not returned: known missing, not asked again.
+            found |= wanted
+        return found
+
+    def _throttle(self) -> None:
+        if self.rate_limit_file is not None and fcntl is not None:
+            self._throttle_shared(self.rate_limit_file)
+            return
+        now = self._clock()
+        if self._next_at is not None and now < self._next_at:
+            self._sleep(self._next_at - now)
+            now = self._next_at
+        self._next_at = now + self.interval
+
+    def _throttle_shared(self, path: Path) -> None:
+        """The rate limit across processes (Luigi workers): the next allowed start lives in a locked file.
+
+        The lock is held while waiting, so processes take turns.  ``clock`` must
+        then be system-wide (``time.monotonic`` is, on one machine); a stored
+        time more than one interval ahead is stale (a reboot) and ignored.
+        """
+        assert fcntl is not None
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a+", encoding="ascii") as fh:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+            try:
+                fh.seek(0)
+                try:
+                    stored: float | None = float(fh.read().strip() or "nan")
+                except ValueError:
+                    stored = None
+                now = self._clock()
+                candidates = [t for t in (stored, self._next_at) if t is not None and t == t]
+                next_at = max(candidates) if candidates else None
+                if next_at is not None and now < next_at:
+                    self._sleep(min(next_at - now, self.interval))
+                    now = min(next_at, now + self.interval)
+                self._next_at = now + self.interval
+                fh.seek(0)
+                fh.truncate()
+                fh.write(repr(self._next_at))
+                fh.flush()
+            finally:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        base = min(self.max_backoff, self.backoff * 2 ** (attempt - 1))
+        delay = base / 2 + self._rng.uniform(0, base / 2)
+        if retry_after is not None:
+            delay = max(delay, retry_after)
+        return min(delay, self.max_wait)
+
+    def _try(self, batch: Sequence[str]) -> tuple[list[BiocDocument], bytes, Counter[str]]:
+        self._throttle()
+        self.requests += 1
+        try:
+            response = self.session.get(self.url, params={"pmids": ",".join(batch)}, timeout=self.timeout)
+        except requests.Timeout as err:
+            raise _Retry(f"timeout ({err})") from None
+        except requests.ConnectionError as err:
+            raise _Retry(f"connection error ({err})") from None
+        status = response.status_code
+        if status == 429 or status >= 500:
+            retry_after = parse_retry_after(response.headers.get("Retry-After"))
+            raise _Retry(f"HTTP {status}", retry_after)
+        try:
+            response.raise_for_status()
+        except requests.HTTPError as err:
+            raise PubtatorApiError(f"PubTator3 batch {describe_batch(batch)}: {err}") from err
+        raw = response.content
+        counts: Counter[str] = Counter()
+        try:
+            docs = parse_response(raw, where=f"PubTator3 response for {describe_batch(batch)}", counts=counts)
+        except PubtatorResponseError as err:
+            raise _Retry(str(err)) from None
+        if not docs:
+            raise _Retry("empty collection")
+        return docs, raw, counts
+
+    def fetch_batch(self, batch: Sequence[str]) -> tuple[list[BiocDocument], bool]:
+        """The documents of one batch and whether they came from the cache."""
+        if not batch:
+            return [], False
+        if len(batch) > MAX_BATCH:
+            raise ValueError(f"a batch holds at most {MAX_BATCH} PMIDs, got {len(batch)}")
+        cached = self._read_cache(batch)
+        if cached is not None:
+            logger.debug("PubTator3 batch %s from cache", describe_batch(batch))
+            return cached, True
+        last: _Retry | None = None
+        only_empty = True
+        for attempt in range(1, self.max_tries + 1):
+            try:
+                docs, raw, counts = self._try(batch)
+            except _Retry as retry:
+                last = retry
+                only_empty = only_empty and retry.reason == "empty collection"
+                self.retries += 1
+                logger.warning(
+                    "PubTator3 batch %s: try %d/%d failed: %s",
+                    describe_batch(batch), attempt, self.max_tries, retry.reason,
+                )
+                if attempt < self.max_tries:
+                    self._sleep(self._delay(attempt, retry.retry_after))
+                continue
+            self._parse_counts.update(counts)
+            self._write_cache(batch, raw, (d.pmid for d in docs if d.pmid is not None))
+            return docs, False
+        assert last is not None
+        if only_empty and self.empty_is_missing:
+            logger.warning(
+                "PubTator3 batch %s: empty collection on all %d tries; its PMIDs are reported missing",
+                describe_batch(batch), self.max_tries,
+            )
+            return [], False
+        raise PubtatorApiError(
+            f"PubTator3 batch {describe_batch(batch)} failed after {self.max_tries} tries: {last.reason}"
+        )
+
+
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "EXPORT_PATH",
+    "MAX_BATCH",
+    "FetchResult",
+    "PubtatorApiError",
+    "PubtatorClient",
+    "PubtatorResponseError",
+    "cache_key",
+    "describe_batch",
+    "parse_response",
+    "parse_retry_after",
+]

@@ -1,0 +1,332 @@
+"""PubTator format (``PMID|t|title``, ``PMID|a|abstract``, tab-separated annotation/relation lines).
+
+Input: a PubTator file as written by the PubTator3 API (``export/pubtator``),
+the legacy PubTator Central FTP dump (``bioconcepts2pubtator_offsets``), tmVar
+and the NCBI disease corpus.  Output: :class:`PubtatorRecord` per document and,
+via :func:`to_document`, a :class:`~pipeline.documents.Document` carrying the
+annotations (source ``pubtator``).
+
+Line syntax accepted (one document per block, blocks separated by blank lines
+or simply by the next ``|t|`` line):
+
+* ``PMID|t|title`` and ``PMID|a|abstract`` (``\\r`` and trailing spaces tolerated);
+* annotations ``PMID<TAB>start<TAB>end<TAB>mention<TAB>type[<TAB>identifier[<TAB>extra...]]``:
+  6 columns usually, 5 when there is no identifier column, 7 and more in tmVar
+  files (the extra columns are kept in :attr:`PubtatorAnnotation.extra`).
+  Empty identifiers become ``None``; identifiers are stripped (the NCBI disease
+  corpus has ``" D008661"``).  Annotations may come in any order.
+* relations ``PMID<TAB>type<TAB>id1<TAB>id2[<TAB>...]`` (second column not a number).
+
+Anything else is a malformed line: :class:`PubtatorFormatError` naming
+``file:line`` is raised, unless ``skip_bad_lines`` is set (then the line is
+logged, counted and ignored).  A PMID seen twice in one file (the NCBI disease
+training set repeats 8528200) is kept once: the first block wins, later ones
+are counted and skipped.
+
+Offsets: PubTator offsets are half-open character offsets into
+``title + " " + abstract`` (one separator character), so with the model's
+``text = title + "\\n" + abstract`` they map directly.  Trailing whitespace of
+the title is dropped first: in the legacy dump titles end with a space that is
+*not* counted (offsets fit ``title.rstrip() + " " + abstract``).  If a title
+has trailing whitespace and the abstract annotations fit the other reading
+(the space counted), that reading is used instead.
+
+Count keys (``counts``): ``documents`` (records yielded), ``annotations``,
+``relations``, ``duplicate_documents``, ``bad_lines`` (only with
+``skip_bad_lines``); :func:`to_document` adds ``annotations_kept``,
+``annotations_text_mismatch`` (mention text differs from the document text
+at the offsets, also after stripping the mention column), ``annotations_out_of_range`` (offsets beyond the text, e.g.
+PMC full-text offsets in an abstract-only file), ``annotations_empty_span``,
+``documents_trailing_space_title`` (the "space counted" reading was used).
+"""
+
+from __future__ import annotations
+
+import gzip
+import logging
+import re
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pipeline.documents import TITLE_SEPARATOR, Annotation, Document
+
+log = logging.getLogger(__name__)
+
+_TA = re.compile(r"^([^|\t]*)\|([ta])\|(.*)$", re.DOTALL)
+
+
+class PubtatorFormatError(ValueError):
+    """A malformed PubTator line; the message starts with ``file:line:``."""
+
+
+@dataclass(frozen=True)
+class PubtatorAnnotation:
+    """One annotation line: half-open offsets into ``title + sep + abstract``; ``line`` is 1-based."""
+
+    start: int
+    end: int
+    text: str
+    type: str
+    identifier: str | None
+    line: int
+    extra: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class PubtatorRelation:
+    """One relation line ``PMID type arg1 arg2``; ``line`` is 1-based."""
+
+    type: str
+    arg1: str
+    arg2: str
+    line: int
+    extra: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class PubtatorRecord:
+    """A document block of a PubTator file (title and abstract as in the file, minus line ends)."""
+
+    pmid: str
+    title: str
+    abstract: str
+    annotations: tuple[PubtatorAnnotation, ...] = ()
+    relations: tuple[PubtatorRelation, ...] = ()
+    source: str = ""
+    line: int = 0
+
+
+@dataclass
+class _Block:
+    pmid: str
+    line: int
+    title: str = ""
+    abstract: str = ""
+    has_abstract: bool = False
+    annotations: list[PubtatorAnnotation] = field(default_factory=list)
+    relations: list[PubtatorRelation] = field(default_factory=list)
+
+    def record(self, source: str) -> PubtatorRecord:
+        return PubtatorRecord(
+            pmid=self.pmid,
+            title=self.title,
+            abstract=self.abstract,
+            annotations=tuple(self.annotations),
+            relations=tuple(self.relations),
+            source=source,
+            line=self.line,
+        )
+
+
+def _int(value: str) -> int | None:
+    value = value.strip()
+    return int(value) if value.isdigit() else None
+
+
+def read_pubtator(
+    path: Path, *, skip_bad_lines: bool = False, counts: Counter[str] | None = None
+) -> Iterator[PubtatorRecord]:
+    """Stream the documents of a PubTator file (plain or gzip-compressed), in file order.
+
+    Raises :class:`PubtatorFormatError` (``"file:line: ..."``) for a malformed
+    line unless ``skip_bad_lines``; ``OSError``/``UnicodeDecodeError`` are
+    re-raised as :class:`PubtatorFormatError` naming the file.
+    """
+    counts = counts if counts is not None else Counter()
+    path = Path(path)
+    seen: set[str] = set()
+    current: _Block | None = None
+    skipping: str | None = None  # PMID of a duplicate block being skipped
+
+    def bad(lineno: int, message: str) -> None:
+        if not skip_bad_lines:
+            raise PubtatorFormatError(f"{path}:{lineno}: {message}")
+        counts["bad_lines"] += 1
+        log.warning("%s:%d: %s (line skipped)", path, lineno, message)
+
+    def finish(block: _Block | None) -> PubtatorRecord | None:
+        if block is None:
+            return None
+        seen.add(block.pmid)
+        counts["documents"] += 1
+        counts["annotations"] += len(block.annotations)
+        counts["relations"] += len(block.relations)
+        return block.record(str(path))
+
+    try:
+        # Bulk dumps (bioconcepts2pubtator_offsets.gz) ship gzip-compressed: sniff the magic bytes.
+        with open(path, "rb") as probe:
+            gz = probe.read(2) == b"\x1f\x8b"
+        fh = (
+            gzip.open(path, "rt", encoding="utf-8", newline="")
+            if gz
+            else open(path, encoding="utf-8", newline="")  # noqa: SIM115 - closed in finally
+        )
+    except OSError as exc:
+        raise PubtatorFormatError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    try:
+        for lineno, raw in enumerate(fh, 1):
+            line = raw.rstrip("\r\n")
+            if not line.strip():
+                done = finish(current)
+                current, skipping = None, None
+                if done is not None:
+                    yield done
+                continue
+            match = _TA.match(line)
+            if match and "\t" not in match.group(1):
+                pmid, kind, body = match.group(1).strip(), match.group(2), match.group(3)
+                if kind == "t":
+                    done = finish(current)
+                    current, skipping = None, None
+                    if done is not None:
+                        yield done
+                    if pmid in seen:
+                        counts["duplicate_documents"] += 1
+                        log.warning("%s:%d: PMID %s appears again; keeping the first copy", path, lineno, pmid)
+                        skipping = pmid
+                        continue
+                    current = _Block(pmid=pmid, line=lineno, title=body)
+                    continue
+                # abstract line
+                if skipping == pmid:
+                    continue
+                if current is None or current.pmid != pmid:
+                    bad(lineno, f"abstract line for PMID {pmid} without its title line")
+                    continue
+                if current.has_abstract:
+                    bad(lineno, f"second abstract line for PMID {pmid}")
+                    continue
+                current.abstract, current.has_abstract = body, True
+                continue
+            cols = line.split("\t")
+            pmid = cols[0].strip()
+            if skipping is not None and pmid == skipping:
+                continue
+            if len(cols) < 4:
+                bad(lineno, f"expected a |t|/|a| line, an annotation or a relation line, got {len(cols)} column(s)")
+                continue
+            if current is None or current.pmid != pmid:
+                bad(lineno, f"line for PMID {pmid} outside that document's block")
+                continue
+            start, end = _int(cols[1]), _int(cols[2])
+            if start is not None and end is not None:
+                if len(cols) < 5:
+                    bad(lineno, "annotation line needs at least 5 columns (PMID start end mention type)")
+                    continue
+                identifier = cols[5].strip() if len(cols) > 5 else ""
+                current.annotations.append(
+                    PubtatorAnnotation(
+                        start=start,
+                        end=end,
+                        text=cols[3],
+                        type=cols[4].strip(),
+                        identifier=identifier or None,
+                        line=lineno,
+                        extra=tuple(c.strip() for c in cols[6:]),
+                    )
+                )
+            elif start is None and cols[1].strip() and not cols[1].strip().lstrip("-").isdigit():
+                current.relations.append(
+                    PubtatorRelation(
+                        type=cols[1].strip(),
+                        arg1=cols[2].strip(),
+                        arg2=cols[3].strip(),
+                        line=lineno,
+                        extra=tuple(c.strip() for c in cols[4:]),
+                    )
+                )
+            else:
+                bad(lineno, f"bad offsets {cols[1]!r}, {cols[2]!r}")
+        done = finish(current)
+        if done is not None:
+            yield done
+    except UnicodeDecodeError as exc:
+        raise PubtatorFormatError(f"{path}: not UTF-8 text: {exc}") from exc
+    finally:
+        fh.close()
+
+
+def _fit(text: str, annotations: tuple[PubtatorAnnotation, ...]) -> int:
+    return sum(
+        1
+        for a in annotations
+        if 0 <= a.start < a.end <= len(text) and text[a.start : a.end] in (a.text, a.text.strip())
+    )
+
+
+def to_document(record: PubtatorRecord, counts: Counter[str] | None = None) -> Document:
+    """A Document (origin ``pubtator``) with the record's annotations (source ``pubtator``).
+
+    ``text = title + "\\n" + abstract`` (title right-stripped, see the module
+    docstring); annotation offsets are used as they are (document-relative,
+    half-open) and each is checked against the text: mismatching or
+    out-of-range annotations are dropped and counted.  Relations are not
+    carried over (the model has none); read them from the record.
+    """
+    counts = counts if counts is not None else Counter()
+    abstract = record.abstract.rstrip()
+    title = record.title.rstrip()
+    text = title + TITLE_SEPARATOR + abstract if abstract else title
+    if title != record.title and abstract:
+        # Legacy dumps: does the trailing space belong to the title (offsets shifted by its length)?
+        alt_text = record.title + TITLE_SEPARATOR + abstract
+        if _fit(alt_text, record.annotations) > _fit(text, record.annotations):
+            title, text = record.title, alt_text
+            counts["documents_trailing_space_title"] += 1
+    kept: list[Annotation] = []
+    for ann in record.annotations:
+        if ann.start >= ann.end:
+            counts["annotations_empty_span"] += 1
+            log.debug("%s:%d: empty span %d-%d dropped", record.source, ann.line, ann.start, ann.end)
+            continue
+        if ann.end > len(text):
+            counts["annotations_out_of_range"] += 1
+            log.debug("%s:%d: offsets %d-%d beyond the text (%d chars)", record.source, ann.line,
+                      ann.start, ann.end, len(text))
+            continue
+        covered = text[ann.start : ann.end]
+        if covered != ann.text and covered != ann.text.strip():
+            # (a mention column with trailing spaces, as in the NCBI disease corpus, still matches)
+            counts["annotations_text_mismatch"] += 1
+            log.debug("%s:%d: %r at %d-%d but the text has %r", record.source, ann.line, ann.text,
+                      ann.start, ann.end, text[ann.start : ann.end])
+            continue
+        kept.append(
+            Annotation(
+                fragments=((ann.start, ann.end),),
+                type=ann.type,
+                source="pubtator",
+                identifier=ann.identifier,
+                text=covered,
+            )
+        )
+    counts["annotations_kept"] += len(kept)
+    doc = Document(pmid=record.pmid, title=title, text=text, origin="pubtator")
+    return doc.with_annotations(kept)
+
+
+__all__ = [
+    "PubtatorAnnotation",
+    "PubtatorFormatError",
+    "PubtatorRecord",
+    "PubtatorRelation",
+    "read_pubtator",
+    "to_document",
+]
+
+
+def format_record(record: PubtatorRecord) -> str:
+    """A record as a PubTator block (title, abstract, annotation and relation lines, blank line).
+
+    :func:`read_pubtator` reads it back to the same record (line numbers aside).
+    """
+    lines = [f"{record.pmid}|t|{record.title}", f"{record.pmid}|a|{record.abstract}"]
+    for a in record.annotations:
+        cols = [record.pmid, str(a.start), str(a.end), a.text, a.type, a.identifier or "", *a.extra]
+        lines.append("\t".join(cols))
+    for r in record.relations:
+        lines.append("\t".join([record.pmid, r.type, r.arg1, r.arg2, *r.extra]))
+    return "\n".join(lines) + "\n\n"

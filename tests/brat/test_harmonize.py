@@ -1,0 +1,159 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pipeline import cli
+from pipeline.brat.harmonize import (
+    DecisionError,
+    ambiguity_report,
+    apply_decisions,
+    centroid_spans,
+    harmonize,
+    harmonize_documents,
+    read_decisions,
+)
+from pipeline.brat.standoff import BratDocument, TextBound, parse_ann, read_directory, write_document
+
+
+def run_cli(*argv: str) -> int:
+    return cli.main(list(argv))
+
+
+@pytest.mark.parametrize(
+    ("annotators", "threshold", "expected"),
+    [
+        # unanimous
+        ([[(0, 5)], [(0, 5)], [(0, 5)]], 2, [(0, 5)]),
+        # boundary disagreement: "big dog" vs "dog" x2 -> the part most annotators share
+        ([[(0, 7)], [(4, 7)], [(4, 7)]], 2, [(4, 7)]),
+        # the longer span wins when two annotators agree on it
+        ([[(0, 7)], [(0, 7)], [(4, 7)]], 2, [(0, 7)]),
+        # [AB] by one, [A][B] by two: the join between A and B has one vote, so two entities
+        ([[(0, 2)], [(0, 1), (1, 2)], [(0, 1), (1, 2)]], 2, [(0, 1), (1, 2)]),
+        # [A][B] by one, [AB] by two: the join has two votes, one entity
+        ([[(0, 1), (1, 2)], [(0, 2)], [(0, 2)]], 2, [(0, 2)]),
+        # three overlapping spans, each character voted by at least two: the centroid (2, 8)
+        ([[(0, 6)], [(2, 8)], [(4, 10)]], 2, [(2, 8)]),
+        # one vote only: dropped; threshold 1 is the union
+        ([[(0, 5)], [], []], 2, []),
+        ([[(0, 3)], [(5, 8)], []], 1, [(0, 3), (5, 8)]),
+        # an annotator votes once even with two overlapping annotations of the type
+        ([[(0, 5), (0, 3)], [], []], 2, []),
+        # single-character entities need no join
+        ([[(4, 5)], [(4, 5)], []], 2, [(4, 5)]),
+    ],
+)
+def test_centroid(annotators: list, threshold: int, expected: list) -> None:  # type: ignore[type-arg]
+    assert centroid_spans(annotators, threshold) == expected
+
+
+def test_centroid_rejects_bad_threshold() -> None:
+    with pytest.raises(ValueError):
+        centroid_spans([[(0, 1)]], 0)
+
+
+def d(ann: str, text: str = "big dog ate warfarin and aspirin") -> BratDocument:
+    doc, issues = parse_ann("1_0", text, ann)
+    assert not issues
+    return doc
+
+
+def test_per_type_votes_and_discontiguous() -> None:
+    versions = [
+        d("T1\tChemical 12 20\tx\nT2\tPhenotype 0 3;8 11\tx\n"),
+        d("T1\tGene_or_protein 12 20\tx\nT2\tPhenotype 0 3;8 11\tx\n"),
+        d("T1\tChemical 12 20\tx\nT2\tPhenotype 0 3\tx\n"),
+        None,  # this annotator lacks the document: no votes
+    ]
+    out = harmonize_documents(versions, 2)
+    assert [(t.id, t.type, t.fragments, t.text) for t in out] == [
+        ("T1", "Phenotype", ((0, 3), (8, 11)), "big ate"),
+        ("T2", "Chemical", ((12, 20),), "warfarin"),
+    ]
+
+
+def write(directory: Path, name: str, text: str, tbs: list[tuple[str, int, int]]) -> None:
+    write_document(directory, BratDocument(
+        name=name, text=text, textbounds=[TextBound(f"T{i}", t, ((s, e),), text[s:e]) for i, (t, s, e) in
+                                          enumerate(tbs, 1)]))
+
+
+def test_harmonize_directories_ambiguity_and_decisions(tmp_path: Path) -> None:
+    text = "PTH and pth levels rose"
+    write(tmp_path / "a", "1_0", text, [("Chemical", 0, 3), ("Gene_or_protein", 8, 11)])
+    write(tmp_path / "b", "1_0", text, [("Chemical", 0, 3), ("Gene_or_protein", 8, 11), ("Phenotype", 8, 18)])
+    write(tmp_path / "c", "1_0", text, [("Gene_or_protein", 0, 3), ("Gene_or_protein", 8, 11)])
+    write(tmp_path / "c", "2_0", text, [("Chemical", 0, 3)])
+    docs, report = harmonize([tmp_path / "a", tmp_path / "b", tmp_path / "c"], 2)
+    assert report["documents"] == 2 and report["missing"][str(tmp_path / "a")] == ["2_0"]
+    first = docs[0]
+    assert [(t.type, t.fragments) for t in first.textbounds] == [("Chemical", ((0, 3),)),
+                                                                 ("Gene_or_protein", ((8, 11),))]
+    assert docs[1].textbounds == []
+    amb = ambiguity_report(docs)
+    assert amb == {"pth": {"Chemical": 1, "Gene_or_protein": 1}}
+
+    decisions = tmp_path / "decisions.tsv"
+    decisions.write_text("# term\taction\ttype\nPTH\tforce\tGene_or_protein\n")
+    forced = apply_decisions(docs, read_decisions(decisions))
+    assert [(t.id, t.type) for t in forced[0].textbounds] == [("T1", "Gene_or_protein"), ("T2", "Gene_or_protein")]
+    assert ambiguity_report(forced) == {}
+
+    yaml_file = tmp_path / "decisions.yaml"
+    yaml_file.write_text("- {term: pth, action: drop, type: Chemical}\n- {term: levels, action: remove}\n")
+    dropped = apply_decisions(docs, read_decisions(yaml_file))
+    assert [(t.type, t.fragments) for t in dropped[0].textbounds] == [("Gene_or_protein", ((8, 11),))]
+
+    removed = apply_decisions(docs, read_decisions_text(tmp_path, "pth\tremove\n"))
+    assert removed[0].textbounds == []
+
+
+def read_decisions_text(tmp_path: Path, content: str):  # type: ignore[no-untyped-def]
+    p = tmp_path / "x.tsv"
+    p.write_text(content)
+    return read_decisions(p)
+
+
+def test_decisions_keep_relations_of_kept_entities(tmp_path: Path) -> None:
+    doc = d("T1\tChemical 12 20\twarfarin\nT2\tChemical 25 32\taspirin\nT3\tPhenotype 0 7\tbig dog\n"
+            "R1\ttreats Arg1:T1 Arg2:T3\t\nR2\ttreats Arg1:T2 Arg2:T3\t\n#1\tAnnotatorNotes R2\thyp\n")
+    out = apply_decisions([doc], read_decisions_text(tmp_path, "Aspirin\tremove\n"))[0]
+    assert [(t.id, t.text) for t in out.textbounds] == [("T1", "big dog"), ("T2", "warfarin")]
+    assert [(r.id, r.args) for r in out.relations] == [("R1", (("Arg1", "T2"), ("Arg2", "T1")))]
+    assert out.notes == []
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [("pth\tdelete\n", "x.tsv:1: unknown action 'delete'"), ("pth\n", "x.tsv:1: expected term"),
+     ("a\tremove\npth\tforce\n", "x.tsv:2: action force needs a type")],
+)
+def test_bad_decision_files(tmp_path: Path, content: str, message: str) -> None:
+    with pytest.raises(DecisionError, match=message):
+        read_decisions_text(tmp_path, content)
+
+
+def test_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = "PTH and pth levels rose"
+    for name, tbs in (("a", [("Chemical", 0, 3)]), ("b", [("Chemical", 0, 3), ("Gene_or_protein", 8, 11)]),
+                      ("c", [("Gene_or_protein", 8, 11)])):
+        write(tmp_path / name, "1_0", text, tbs)
+    (tmp_path / "c" / "1_0.ann").write_text((tmp_path / "c" / "1_0.ann").read_text() + "T9\tChemical 1\tbad\n")
+    dirs = [str(tmp_path / n) for n in "abc"]
+    assert run_cli("harmonize", *dirs, "--threshold", "2", "--out", str(tmp_path / "out"), "--ambiguity",
+                   "--json") == 0
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)
+    assert report["kept"] == 2 and report["ambiguity"] == {"pth": {"Chemical": 1, "Gene_or_protein": 1}}
+    assert "1_0.ann:2" in captured.err  # the bad line is reported, the run goes on
+    out_docs, issues = read_directory(tmp_path / "out")
+    assert not issues and [t.text for t in out_docs[0].textbounds] == ["PTH", "pth"]
+    (tmp_path / "dec.tsv").write_text("pth\tforce\tChemical\n")
+    assert run_cli("harmonize", *dirs, "--out", str(tmp_path / "out2"), "--ambiguity", "--decisions",
+                   str(tmp_path / "dec.tsv")) == 0
+    assert "After 1 decision(s): 0 ambiguous term(s) left" in capsys.readouterr().out
+    (tmp_path / "bad.tsv").write_text("pth\tforce\n")
+    assert run_cli("harmonize", *dirs, "--out", str(tmp_path / "out3"), "--decisions", str(tmp_path / "bad.tsv")) == 2

@@ -1,0 +1,118 @@
+"""The command line: subcommands, help, and how build options become task parameters."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pipeline import cli
+
+PROJECT = Path(__file__).resolve().parents[2]
+
+
+def parse(*argv: str) -> argparse.Namespace:
+    return cli.make_parser().parse_args(list(argv))
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["build", "validate", "batches", "stats", "agreement", "evaluate", "harmonize", "export", "lexicon"],
+)
+def test_every_subcommand_has_help(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        cli.main([command, "--help"])
+    assert info.value.code == 0
+    assert "usage: pgx-corpus" in capsys.readouterr().out
+
+
+def test_python_dash_m_is_the_same_command() -> None:
+    proc = subprocess.run([sys.executable, "-m", "pipeline", "--help"], cwd=PROJECT, capture_output=True, text=True)
+    assert proc.returncode == 0
+    assert "build" in proc.stdout and "validate" in proc.stdout
+
+
+def test_offline_sources_default_to_local_annotator(tmp_path: Path) -> None:
+    params = cli.build_params(parse("build", "--out", str(tmp_path), "--pubmed-xml", "data/demo/pubmed"))
+    assert params["annotator"] == "local"
+    assert "query" not in params and "search_date" not in params
+    assert params["pubmed_xml"] == (str((Path("data/demo/pubmed")).resolve()),)
+
+
+def test_pubtator_files_default_to_pubtator_file_annotator(tmp_path: Path) -> None:
+    params = cli.build_params(parse("build", "--out", str(tmp_path), "--pubtator", "x.txt"))
+    assert params["annotator"] == "pubtator-file"
+
+
+def test_default_query_and_date(tmp_path: Path) -> None:
+    params = cli.build_params(parse("build", "--out", str(tmp_path)))
+    assert '"Pharmacogenetics"[MeSH Terms]' in params["query"]
+    assert "#" not in params["query"]
+    assert params["search_date"] == dt.date.today().isoformat()
+    assert params["annotator"] == "pubtator-api"
+
+
+def test_options_left_out_are_not_set(tmp_path: Path) -> None:
+    """So that luigi.cfg's [BuildCorpus] section applies to them."""
+    params = cli.build_params(parse("build", "--out", str(tmp_path), "--query", "x", "--date", "2024-01-02"))
+    assert set(params) == {"out", "query", "search_date", "annotator"}
+
+
+def test_selection_options(tmp_path: Path) -> None:
+    params = cli.build_params(parse(
+        "build", "--out", str(tmp_path), "--pubmed-xml", "d", "--sample", "all", "--seed", "7",
+        "--per-abstract", "2", "--filter", "none", "--no-extend", "--until", "filtered", "--no-fallback-local",
+    ))
+    assert params["sample"] == "all" and params["seed"] == 7 and params["per_abstract"] == 2
+    assert params["filter"] == "none" and params["extend"] is False and params["until"] == "filtered"
+    assert params["fallback_local"] is False
+
+
+@pytest.mark.parametrize("bad", ["0", "-3", "some"])
+def test_bad_sample_size_rejected(bad: str, tmp_path: Path) -> None:
+    with pytest.raises(SystemExit):
+        parse("build", "--out", str(tmp_path), "--sample", bad)
+
+
+def test_query_file_comments_and_errors(tmp_path: Path) -> None:
+    qf = tmp_path / "q.txt"
+    qf.write_text("# comment\n warfarin[MeSH Terms]\nAND humans[MeSH Terms]\n")
+    assert cli.read_query_file(qf) == "warfarin[MeSH Terms] AND humans[MeSH Terms]"
+    qf.write_text("# only comments\n")
+    with pytest.raises(SystemExit, match="holds no query"):
+        cli.read_query_file(qf)
+    with pytest.raises(SystemExit, match="cannot read query file"):
+        cli.read_query_file(tmp_path / "missing.txt")
+
+
+def test_bad_roster_fails_before_any_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    roster = tmp_path / "roster.tsv"
+    roster.write_text("id\trole\nann1\tannotator\nann2\tannotator\n")
+    out = tmp_path / "out"
+    code = cli.main(["build", "--out", str(out), "--pubmed-xml", str(PROJECT / "data" / "demo" / "pubmed"),
+                     "--roster", str(roster)])
+    assert code == 2
+    assert "at least three are needed" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_readme_documents_every_option() -> None:
+    """Every option of every subcommand appears in README.md."""
+    readme = (PROJECT / "README.md").read_text(encoding="utf-8")
+    parser = cli.make_parser()
+    missing = []
+    stack = [parser]
+    while stack:
+        current = stack.pop()
+        for action in current._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                stack.extend(action.choices.values())
+            for flag in action.option_strings:
+                if flag.startswith("--") and flag not in ("--help", "--version") and f"`{flag}" not in readme \
+                        and f" {flag}" not in readme:
+                    missing.append(f"{current.prog} {flag}")
+    assert missing == []
