@@ -1,0 +1,2 @@
+"""The annotation campaign around the built corpus: blind phase-1 batches, progress, phase-2 review from
+both annotators' work, finalization, homogenization helpers and the citable release."""

@@ -1,0 +1,33 @@
+"""Names shared by every campaign step: the campaign directory layout and the brat types and attributes
+that carry the annotators' decisions.
+
+A campaign directory ``CAMPAIGN_DIR`` holds:
+
+* ``campaign.json``: the campaign manifest (people, their roles, and which document each person has in
+  which phase);
+* ``manifest.csv``: the same assignments as ``document,phase,annotator`` rows;
+* ``phase1/<person>/``: one blind brat collection per phase-1 annotator;
+* ``phase2/<senior>/``: one collection per senior, written by ``campaign review`` from both phase-1
+  annotations of each finished document;
+* ``review/``: what ``campaign review`` reports (discarded documents, agreement, documents held back).
+
+In brat, an annotator discards a sentence with an entity of type :data:`DISCARD_TYPE` (on any span of
+the sentence) whose :data:`DISCARD_REASON` attribute takes one of :data:`DISCARD_REASONS`.  In phase 2,
+an annotation that only one annotator made, or that the two typed differently, carries the
+:data:`DISAGREEMENT` attribute whose value names its annotator; the senior accepts it by removing the
+attribute, or rejects it by deleting the annotation.
+"""
+
+from __future__ import annotations
+
+CAMPAIGN_MANIFEST = "campaign.json"
+ASSIGNMENTS_CSV = "manifest.csv"
+PHASE1_DIR = "phase1"
+PHASE2_DIR = "phase2"
+REVIEW_DIR = "review"
+
+DISCARD_TYPE = "Discard"
+DISCARD_REASON = "Reason"
+DISCARD_REASONS = ("scope", "ambiguous", "incomplete", "typo", "other")
+
+DISAGREEMENT = "Disagreement"
