@@ -87,7 +87,8 @@ def test_table2_cells_on_dev_subset(schema) -> None:  # type: ignore[no-untyped-
             c: expected[type_][c] for c in ("simple", "nested", "discontiguous", "both")
         }, type_
     # the figures of the 300 dev sentences under this rule (simple, nested, discontiguous, both)
-    cells = {t: tuple(row[c] for c in ("simple", "nested", "discontiguous", "both")) for t, row in r["entities"].items()}
+    cats = ("simple", "nested", "discontiguous", "both")
+    cells = {t: tuple(row[c] for c in cats) for t, row in r["entities"].items()}
     assert cells == {
         "Chemical": (487, 53, 0, 4),
         "Genomic_factor": (3, 27, 0, 0),
