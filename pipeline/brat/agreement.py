@@ -46,8 +46,13 @@ are paired one-to-one by maximum matching too.
 
 Collections with different document sets are scored on their intersection;
 the names present in only one collection are reported (see
-:class:`CollectionPair`).  A precision, recall or F1 whose denominator is 0 is
-reported as 0.0.
+:class:`CollectionPair`).  Undefined scores are ``None`` (JSON ``null``,
+``n/a`` in Markdown), never 0.0: precision when nothing was predicted
+(TP + FP = 0), recall when there is nothing to find (TP + FN = 0), F1 when
+there is nothing to score at all (TP + FP + FN = 0); otherwise F1 =
+2TP / (2TP + FP + FN) (0.0 when TP = 0).  Macro averages are means over the
+types whose value is defined (``None`` when none is); the mean F1 over pairs
+likewise.
 
 Count keys (``counts``): ``documents_common``, ``documents_only_<label>``,
 ``parse_issues``, ``types_mapped``, ``types_dropped``.
@@ -86,11 +91,21 @@ TABLE10_SETTINGS: dict[str, tuple[str, bool]] = {
 # --- scores ----------------------------------------------------------------
 
 def prf(tp: int, fp: int, fn: int) -> dict[str, Any]:
-    """``{"tp","fp","fn","precision","recall","f1"}``; a ratio with denominator 0 is 0.0."""
-    precision = tp / (tp + fp) if tp + fp else 0.0
-    recall = tp / (tp + fn) if tp + fn else 0.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    """``{"tp","fp","fn","precision","recall","f1"}``; an undefined ratio is None (see the module docstring).
+
+    F1 = 2TP / (2TP + FP + FN) equals 2PR / (P + R) whenever P and R are defined and non-zero, and stays
+    defined (0.0) when only one side is empty: a system that finds nothing of a non-empty gold scores 0.
+    """
+    precision = tp / (tp + fp) if tp + fp else None
+    recall = tp / (tp + fn) if tp + fn else None
+    f1 = 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else None
     return {"tp": tp, "fp": fp, "fn": fn, "precision": precision, "recall": recall, "f1": f1}
+
+
+def mean_defined(values: Iterable[float | None]) -> float | None:
+    """Mean of the values that are not None; None when there are none."""
+    defined = [v for v in values if v is not None]
+    return sum(defined) / len(defined) if defined else None
 
 
 @dataclass
@@ -115,11 +130,9 @@ class Tally:
     def per_type(self) -> dict[str, dict[str, Any]]:
         return {t: prf(self.tp[t], self.fp[t], self.fn[t]) for t in self.types()}
 
-    def macro(self) -> dict[str, float]:
+    def macro(self) -> dict[str, float | None]:
         per = self.per_type()
-        if not per:
-            return {"precision": 0.0, "recall": 0.0, "f1": 0.0}
-        return {k: sum(v[k] for v in per.values()) / len(per) for k in ("precision", "recall", "f1")}
+        return {k: mean_defined(v[k] for v in per.values()) for k in ("precision", "recall", "f1")}
 
     def report(self) -> dict[str, Any]:
         return {"micro": self.micro(), "macro": self.macro(), "per_type": self.per_type()}
@@ -484,9 +497,9 @@ def agreement(
                             counts=counts)
         for i, j in itertools.combinations(range(len(directories)), 2)
     ]
-    mean: dict[str, dict[str, float]] = {}
+    mean: dict[str, dict[str, float | None]] = {}
     for kind in ("entities", "relations"):
-        mean[kind] = {k: sum(p[kind][k]["micro"]["f1"] for p in pairs) / len(pairs) for k in pairs[0][kind]}
+        mean[kind] = {k: mean_defined(p[kind][k]["micro"]["f1"] for p in pairs) for k in pairs[0][kind]}
     return {"directories": labels, "parse_issues": [str(i) for i in issues], "pairs": pairs, "mean_f1": mean}
 
 
@@ -538,8 +551,8 @@ def preannotation_scores(
 
 # --- text rendering ----------------------------------------------------------
 
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f}"
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.1f}"
 
 
 def format_agreement(result: Mapping[str, Any]) -> str:
