@@ -71,6 +71,7 @@ from typing import Any, Protocol
 
 from pipeline.brat.matching import max_bipartite_matching, spans_overlap
 from pipeline.brat.standoff import BratDocument, ParseIssue, read_directory
+from pipeline.corpus.provenance import entity_provenance, read_provenance
 from pipeline.documents import Annotation, Span
 from pipeline.schema import Schema
 
@@ -516,23 +517,36 @@ def preannotation_scores(
     Pre-annotation types are mapped with the schema mapping of ``source``
     (PubTator: Gene -> Gene_or_protein, Mutation -> Limited_variation, ...).
     Returns ``{"preannotation", "parse_issues", "results": [{"final", "documents": {...},
-    "scores": table10_scores(...)}]}``.
+    "scores": table10_scores(...)}]}``.  When the pre-annotation collection has a
+    ``provenance.jsonl`` (:mod:`pipeline.corpus.provenance`), each result also has
+    ``"by_source": {SOURCE: table10_scores(...)}``: the same scores with only the pre-annotated
+    entities of that source (``pubtator``, ``local``, ``ontology`` = composites) as predictions,
+    against all final entities (so precision is the source's, recall its share of the final annotation).
     """
     counts = counts if counts is not None else Counter()
     pre_docs, issues = load_collection(preannotation)
+    provenance = read_provenance(preannotation)
     results = []
     for directory in final:
         fin_docs, found = load_collection(directory)
         issues.extend(found)
         pair = align(fin_docs, pre_docs, str(directory), str(preannotation))
         counts["documents_common"] += len(pair.common)
-        pairs = [
-            (
-                list(brat_entities(fin_docs[n]).values()),
-                list(brat_entities(pre_docs[n], schema=schema, source=source, counts=counts).values()),
-            )
-            for n in pair.common
-        ]
+        final_ents = {n: list(brat_entities(fin_docs[n]).values()) for n in pair.common}
+        pre_ents = {n: brat_entities(pre_docs[n], schema=schema, source=source, counts=counts) for n in pair.common}
+        pairs = [(final_ents[n], list(pre_ents[n].values())) for n in pair.common]
+        by_source: dict[str, Any] = {}
+        if provenance is not None:
+            origin: dict[str, dict[str, list[str]]] = {
+                n: {tid: list(row.get("sources", ())) for tid, (status, row) in
+                    entity_provenance(pre_docs[n], provenance).items() if status == "preannotated" and row}
+                for n in pair.common
+            }
+            for src in sorted({s for per_doc in origin.values() for ss in per_doc.values() for s in ss}):
+                by_source[src] = table10_scores(
+                    (final_ents[n], [a for tid, a in pre_ents[n].items() if src in origin[n].get(tid, ())])
+                    for n in pair.common
+                )
         results.append(
             {
                 "final": str(directory),
@@ -543,6 +557,7 @@ def preannotation_scores(
                     "text_mismatch": pair.text_mismatch,
                 },
                 "scores": table10_scores(pairs),
+                **({"by_source": by_source} if provenance is not None else {}),
             }
         )
     counts["parse_issues"] += len(issues)
@@ -610,4 +625,15 @@ def format_table10(result: Mapping[str, Any]) -> str:
                 f"| {_pct(m['f1'])} |"
             )
         lines.append("")
+        if r.get("by_source"):
+            lines += ["### by pre-annotation source (provenance.jsonl)", "",
+                      "| source | setting | TP | FP | FN | P | R | F1 |", "|---|---|---|---|---|---|---|---|"]
+            for src, scores in r["by_source"].items():
+                for name in TABLE10_SETTINGS:
+                    m = scores[name]
+                    lines.append(
+                        f"| {src} | {name} | {m['tp']} | {m['fp']} | {m['fn']} | {_pct(m['precision'])} "
+                        f"| {_pct(m['recall'])} | {_pct(m['f1'])} |"
+                    )
+            lines.append("")
     return "\n".join(lines)

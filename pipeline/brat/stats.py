@@ -31,6 +31,12 @@ sentence in PGxCorpus, named ``{PMID}_{k}``), offsets half-open into the
 * **abstracts**: distinct PMIDs, the PMID being the document name up to the
   first ``_``.
 
+* **provenance**: when the collection has a ``provenance.jsonl`` (written by
+  the brat export, :mod:`pipeline.corpus.provenance`), ``provenance`` gives
+  how many entities are still as pre-annotated, edited or unknown to it, and
+  the unchanged pre-annotated entities by source and type (Tables 6-7 read
+  from the collection itself).
+
 Unparseable ``.ann`` lines are reported (file:line) in ``parse_issues``.
 
 Count keys: ``documents``, ``entities``, ``relations``, ``parse_issues``,
@@ -48,6 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.brat.standoff import BratDocument, TextBound, read_directory
+from pipeline.corpus.provenance import provenance_summary, read_provenance
 from pipeline.documents import Document, SentenceRecord, Span
 from pipeline.schema import Schema
 from pipeline.store import iter_directory, read_json
@@ -211,6 +218,9 @@ def brat_stats(directory: str | Path, schema: Schema, counts: Counter[str] | Non
     counts["parse_issues"] += len(issues)
     result = collection_stats(docs, schema, counts)
     result["parse_issues"] = [str(i) for i in issues]
+    provenance = read_provenance(directory)
+    if provenance is not None:
+        result["provenance"] = provenance_summary(docs, provenance)
     return result
 
 
@@ -326,6 +336,13 @@ def tables(result: Mapping[str, Any]) -> dict[str, tuple[list[str], list[list[An
             ["unparseable .ann lines", len(result.get("parse_issues", []))],
         ],
     )
+    prov = result.get("provenance")
+    if prov:
+        out["provenance"] = (
+            ["source", "type", "entities"],
+            [[s, t, n] for s, types in prov["by_source"].items() for t, n in types.items()]
+            + [[f"({status})", "", n] for status, n in prov["entities"].items()],
+        )
     pipe = result.get("pipeline")
     if pipe:
         out["pipeline"] = (
@@ -353,6 +370,7 @@ def format_markdown(result: Mapping[str, Any]) -> str:
         "corpus": "Corpus",
         "pipeline": "Pipeline run",
         "preannotations": "Pre-annotations by source and type (Tables 6-7)",
+        "provenance": "Entities by pre-annotation source (provenance.jsonl; unchanged pre-annotations)",
     }
     lines: list[str] = []
     for name, (header, rows) in tables(result).items():
