@@ -187,6 +187,9 @@ def run_export(args: argparse.Namespace) -> int:
     else:
         print(f"pgx-corpus export: wrote {args.format} to {args.out}: "
               + ", ".join(f"{k} {v}" for k, v in summary["counts"].items()))
+        if "sentences" in summary:
+            print(f"pgx-corpus export: sentence map (PubTator document offsets of each brat document) in "
+                  f"{summary['sentences']}")
     return 0
 
 
