@@ -3,6 +3,14 @@
 :func:`load_schema` validates the file and raises :class:`SchemaError` naming
 the file (and, where YAML knows it, the line) for anything inconsistent: an
 unknown type in a constraint or a mapping, a type defined twice, a bad shape.
+
+Relation argument constraints name entity types that stand for themselves and
+all their descendants; a name written ``=Type`` stands for that type alone
+(``=Genomic_factor`` admits an argument typed ``Genomic_factor`` itself, not
+its subtypes).  ``relation_arguments`` is what annotators may write (brat's
+``annotation.conf``); ``strict_relation_arguments`` (same shape, optional) is
+the paper's stricter reading, checked by ``pgx-corpus validate --strict`` as
+warnings only.
 """
 
 from __future__ import annotations
@@ -15,6 +23,7 @@ from typing import Any
 import yaml
 
 ANY_ENTITY = "<ENTITY>"
+EXACT = "="  # prefix of an argument type that admits the type itself, not its descendants
 DEFAULT_SCHEMA = Path(__file__).resolve().parent.parent / "config" / "schema.yaml"
 
 
@@ -32,6 +41,7 @@ class Schema:
     relation_attributes: dict[str, dict[str, Any]] = field(default_factory=dict)
     mapping: dict[str, dict[str, str | None]] = field(default_factory=dict)
     path: str = ""
+    strict_relation_arguments: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
 
     # -- hierarchy helpers -------------------------------------------------
     def entity_types(self) -> list[str]:
@@ -67,12 +77,21 @@ class Schema:
     def is_leaf(self, type_: str) -> bool:
         return not self.children(type_)
 
-    def allowed_arguments(self, relation: str, role: str) -> tuple[str, ...]:
-        """Entity types (expanded to descendants) allowed for ``role`` of ``relation``."""
-        spec = self.relation_arguments.get(relation, {}).get(role, (ANY_ENTITY,))
+    def allowed_arguments(self, relation: str, role: str, strict: bool = False) -> tuple[str, ...]:
+        """Entity types allowed for ``role`` of ``relation`` (schema order; ``Type`` expanded to its
+        descendants, ``=Type`` the type alone).  ``strict``: the ``strict_relation_arguments``
+        constraint where the schema gives one for the relation, else the ordinary one."""
+        table = self.relation_arguments
+        if strict and relation in self.strict_relation_arguments:
+            table = self.strict_relation_arguments
+        spec = table.get(relation, {}).get(role, (ANY_ENTITY,))
         if ANY_ENTITY in spec:
             return tuple(self.entity_parent)
-        return tuple(t for t in self.entity_parent if any(self.is_a(t, s) for s in spec))
+        exact = {s[len(EXACT):] for s in spec if s.startswith(EXACT)}
+        return tuple(
+            t for t in self.entity_parent
+            if t in exact or any(self.is_a(t, s) for s in spec if not s.startswith(EXACT))
+        )
 
     def map_type(self, source: str, type_: str) -> str | None:
         """Schema type for a source type; a schema type maps to itself; unknown -> KeyError."""
@@ -111,7 +130,9 @@ def load_schema(path: str | Path = DEFAULT_SCHEMA) -> Schema:
         raise SchemaError(f"{p}: cannot read schema: {exc}") from exc
     if not isinstance(data, Mapping):
         raise SchemaError(f"{p}: top level must be a mapping")
-    unknown = set(data) - {"entities", "relations", "relation_arguments", "relation_attributes", "mapping"}
+    unknown = set(data) - {
+        "entities", "relations", "relation_arguments", "strict_relation_arguments", "relation_attributes", "mapping"
+    }
     if unknown:
         raise SchemaError(f"{p}: unknown section(s) {sorted(unknown)}")
     entities: dict[str, str | None] = {}
@@ -124,19 +145,8 @@ def load_schema(path: str | Path = DEFAULT_SCHEMA) -> Schema:
     if overlap:
         raise SchemaError(f"{p}: names used for both entities and relations: {sorted(overlap)}")
 
-    arguments: dict[str, dict[str, tuple[str, ...]]] = {}
-    for rel, roles in (data.get("relation_arguments") or {}).items():
-        if rel not in relations:
-            raise SchemaError(f"{p}: relation_arguments names unknown relation {rel!r}")
-        if not isinstance(roles, Mapping):
-            raise SchemaError(f"{p}: relation_arguments.{rel} must map roles to type lists")
-        arguments[rel] = {}
-        for role, spec in roles.items():
-            allowed = [spec] if isinstance(spec, str) else list(spec or [])
-            for t in allowed:
-                if t != ANY_ENTITY and t not in entities:
-                    raise SchemaError(f"{p}: relation_arguments.{rel}.{role} names unknown entity type {t!r}")
-            arguments[rel][str(role)] = tuple(allowed)
+    arguments = _arguments(data.get("relation_arguments"), "relation_arguments", relations, entities, p)
+    strict = _arguments(data.get("strict_relation_arguments"), "strict_relation_arguments", relations, entities, p)
 
     attributes = {str(k): dict(v or {}) for k, v in (data.get("relation_attributes") or {}).items()}
 
@@ -147,4 +157,27 @@ def load_schema(path: str | Path = DEFAULT_SCHEMA) -> Schema:
             if target is not None and target not in entities:
                 raise SchemaError(f"{p}: mapping.{source}.{src_type} -> unknown entity type {target!r}")
             mapping[str(source)][str(src_type)] = target
-    return Schema(entities, relations, arguments, attributes, mapping, str(p))
+    return Schema(entities, relations, arguments, attributes, mapping, str(p), strict)
+
+
+def _arguments(
+    section: Any, name: str, relations: Mapping[str, str | None], entities: Mapping[str, str | None], p: Path
+) -> dict[str, dict[str, tuple[str, ...]]]:
+    """A ``relation_arguments``-shaped section, checked: known relations, known (or ``=``known) entity types."""
+    if section is not None and not isinstance(section, Mapping):
+        raise SchemaError(f"{p}: {name} must map relations to roles")
+    arguments: dict[str, dict[str, tuple[str, ...]]] = {}
+    for rel, roles in (section or {}).items():
+        if rel not in relations:
+            raise SchemaError(f"{p}: {name} names unknown relation {rel!r}")
+        if not isinstance(roles, Mapping):
+            raise SchemaError(f"{p}: {name}.{rel} must map roles to type lists")
+        arguments[rel] = {}
+        for role, spec in roles.items():
+            allowed = [spec] if isinstance(spec, str) else list(spec or [])
+            for t in allowed:
+                bare = t[len(EXACT):] if isinstance(t, str) and t.startswith(EXACT) else t
+                if t != ANY_ENTITY and bare not in entities:
+                    raise SchemaError(f"{p}: {name}.{rel}.{role} names unknown entity type {t!r}")
+            arguments[rel][str(role)] = tuple(allowed)
+    return arguments

@@ -46,8 +46,13 @@ are paired one-to-one by maximum matching too.
 
 Collections with different document sets are scored on their intersection;
 the names present in only one collection are reported (see
-:class:`CollectionPair`).  A precision, recall or F1 whose denominator is 0 is
-reported as 0.0.
+:class:`CollectionPair`).  Undefined scores are ``None`` (JSON ``null``,
+``n/a`` in Markdown), never 0.0: precision when nothing was predicted
+(TP + FP = 0), recall when there is nothing to find (TP + FN = 0), F1 when
+there is nothing to score at all (TP + FP + FN = 0); otherwise F1 =
+2TP / (2TP + FP + FN) (0.0 when TP = 0).  Macro averages are means over the
+types whose value is defined (``None`` when none is); the mean F1 over pairs
+likewise.
 
 Count keys (``counts``): ``documents_common``, ``documents_only_<label>``,
 ``parse_issues``, ``types_mapped``, ``types_dropped``.
@@ -66,6 +71,7 @@ from typing import Any, Protocol
 
 from pipeline.brat.matching import max_bipartite_matching, spans_overlap
 from pipeline.brat.standoff import BratDocument, ParseIssue, read_directory
+from pipeline.corpus.provenance import entity_provenance, read_provenance
 from pipeline.documents import Annotation, Span
 from pipeline.schema import Schema
 
@@ -86,11 +92,21 @@ TABLE10_SETTINGS: dict[str, tuple[str, bool]] = {
 # --- scores ----------------------------------------------------------------
 
 def prf(tp: int, fp: int, fn: int) -> dict[str, Any]:
-    """``{"tp","fp","fn","precision","recall","f1"}``; a ratio with denominator 0 is 0.0."""
-    precision = tp / (tp + fp) if tp + fp else 0.0
-    recall = tp / (tp + fn) if tp + fn else 0.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    """``{"tp","fp","fn","precision","recall","f1"}``; an undefined ratio is None (see the module docstring).
+
+    F1 = 2TP / (2TP + FP + FN) equals 2PR / (P + R) whenever P and R are defined and non-zero, and stays
+    defined (0.0) when only one side is empty: a system that finds nothing of a non-empty gold scores 0.
+    """
+    precision = tp / (tp + fp) if tp + fp else None
+    recall = tp / (tp + fn) if tp + fn else None
+    f1 = 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else None
     return {"tp": tp, "fp": fp, "fn": fn, "precision": precision, "recall": recall, "f1": f1}
+
+
+def mean_defined(values: Iterable[float | None]) -> float | None:
+    """Mean of the values that are not None; None when there are none."""
+    defined = [v for v in values if v is not None]
+    return sum(defined) / len(defined) if defined else None
 
 
 @dataclass
@@ -115,11 +131,9 @@ class Tally:
     def per_type(self) -> dict[str, dict[str, Any]]:
         return {t: prf(self.tp[t], self.fp[t], self.fn[t]) for t in self.types()}
 
-    def macro(self) -> dict[str, float]:
+    def macro(self) -> dict[str, float | None]:
         per = self.per_type()
-        if not per:
-            return {"precision": 0.0, "recall": 0.0, "f1": 0.0}
-        return {k: sum(v[k] for v in per.values()) / len(per) for k in ("precision", "recall", "f1")}
+        return {k: mean_defined(v[k] for v in per.values()) for k in ("precision", "recall", "f1")}
 
     def report(self) -> dict[str, Any]:
         return {"micro": self.micro(), "macro": self.macro(), "per_type": self.per_type()}
@@ -484,9 +498,9 @@ def agreement(
                             counts=counts)
         for i, j in itertools.combinations(range(len(directories)), 2)
     ]
-    mean: dict[str, dict[str, float]] = {}
+    mean: dict[str, dict[str, float | None]] = {}
     for kind in ("entities", "relations"):
-        mean[kind] = {k: sum(p[kind][k]["micro"]["f1"] for p in pairs) / len(pairs) for k in pairs[0][kind]}
+        mean[kind] = {k: mean_defined(p[kind][k]["micro"]["f1"] for p in pairs) for k in pairs[0][kind]}
     return {"directories": labels, "parse_issues": [str(i) for i in issues], "pairs": pairs, "mean_f1": mean}
 
 
@@ -503,23 +517,36 @@ def preannotation_scores(
     Pre-annotation types are mapped with the schema mapping of ``source``
     (PubTator: Gene -> Gene_or_protein, Mutation -> Limited_variation, ...).
     Returns ``{"preannotation", "parse_issues", "results": [{"final", "documents": {...},
-    "scores": table10_scores(...)}]}``.
+    "scores": table10_scores(...)}]}``.  When the pre-annotation collection has a
+    ``provenance.jsonl`` (:mod:`pipeline.corpus.provenance`), each result also has
+    ``"by_source": {SOURCE: table10_scores(...)}``: the same scores with only the pre-annotated
+    entities of that source (``pubtator``, ``local``, ``ontology`` = composites) as predictions,
+    against all final entities (so precision is the source's, recall its share of the final annotation).
     """
     counts = counts if counts is not None else Counter()
     pre_docs, issues = load_collection(preannotation)
+    provenance = read_provenance(preannotation)
     results = []
     for directory in final:
         fin_docs, found = load_collection(directory)
         issues.extend(found)
         pair = align(fin_docs, pre_docs, str(directory), str(preannotation))
         counts["documents_common"] += len(pair.common)
-        pairs = [
-            (
-                list(brat_entities(fin_docs[n]).values()),
-                list(brat_entities(pre_docs[n], schema=schema, source=source, counts=counts).values()),
-            )
-            for n in pair.common
-        ]
+        final_ents = {n: list(brat_entities(fin_docs[n]).values()) for n in pair.common}
+        pre_ents = {n: brat_entities(pre_docs[n], schema=schema, source=source, counts=counts) for n in pair.common}
+        pairs = [(final_ents[n], list(pre_ents[n].values())) for n in pair.common]
+        by_source: dict[str, Any] = {}
+        if provenance is not None:
+            origin: dict[str, dict[str, list[str]]] = {
+                n: {tid: list(row.get("sources", ())) for tid, (status, row) in
+                    entity_provenance(pre_docs[n], provenance).items() if status == "preannotated" and row}
+                for n in pair.common
+            }
+            for src in sorted({s for per_doc in origin.values() for ss in per_doc.values() for s in ss}):
+                by_source[src] = table10_scores(
+                    (final_ents[n], [a for tid, a in pre_ents[n].items() if src in origin[n].get(tid, ())])
+                    for n in pair.common
+                )
         results.append(
             {
                 "final": str(directory),
@@ -530,6 +557,7 @@ def preannotation_scores(
                     "text_mismatch": pair.text_mismatch,
                 },
                 "scores": table10_scores(pairs),
+                **({"by_source": by_source} if provenance is not None else {}),
             }
         )
     counts["parse_issues"] += len(issues)
@@ -538,8 +566,8 @@ def preannotation_scores(
 
 # --- text rendering ----------------------------------------------------------
 
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f}"
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.1f}"
 
 
 def format_agreement(result: Mapping[str, Any]) -> str:
@@ -597,4 +625,15 @@ def format_table10(result: Mapping[str, Any]) -> str:
                 f"| {_pct(m['f1'])} |"
             )
         lines.append("")
+        if r.get("by_source"):
+            lines += ["### by pre-annotation source (provenance.jsonl)", "",
+                      "| source | setting | TP | FP | FN | P | R | F1 |", "|---|---|---|---|---|---|---|---|"]
+            for src, scores in r["by_source"].items():
+                for name in TABLE10_SETTINGS:
+                    m = scores[name]
+                    lines.append(
+                        f"| {src} | {name} | {m['tp']} | {m['fp']} | {m['fn']} | {_pct(m['precision'])} "
+                        f"| {_pct(m['recall'])} | {_pct(m['f1'])} |"
+                    )
+            lines.append("")
     return "\n".join(lines)

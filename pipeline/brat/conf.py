@@ -9,8 +9,10 @@
 
   brat matches relation argument types *literally* (a parent type does not
   admit its children), so each constraint lists the schema type and all its
-  descendants (``Arg2:Phenotype|Disease|...``), or ``<ENTITY>`` when every
-  entity type is allowed.  No type is marked ``!`` (non-selectable): the
+  descendants (``Arg2:Phenotype|Disease|...``; a schema ``=Type`` lists the
+  type alone), or ``<ENTITY>`` when every entity type is allowed.  The
+  schema's ``strict_relation_arguments`` are not written here (they are
+  ``pgx-corpus validate --strict`` warnings).  No type is marked ``!`` (non-selectable): the
   PGxCorpus gold uses the parent types ``Genomic_factor``, ``Phenotype``,
   ``Genomic_variation``, ``isAssociatedWith`` and ``influences`` directly.
 

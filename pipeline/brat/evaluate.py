@@ -20,8 +20,12 @@ Definitions follow the PharmaCoNER evaluation script (PlanTL-GOB-ES/PharmaCoNER-
   span and one of its concepts match a gold mention; entities without a
   normalization take no part.  **Document-level linking** (MedMentions) is
   the concept-indexing measure over normalization lines.
-* P = TP / (TP + FP), R = TP / (TP + FN), F1 = 2PR / (P + R); 0.0 when a
-  denominator is 0 (as the script does on ``ZeroDivisionError``).
+* P = TP / (TP + FP), R = TP / (TP + FN), F1 = 2PR / (P + R) = 2TP / (2TP +
+  FP + FN).  An undefined score is ``None`` (JSON ``null``, ``n/a`` in
+  Markdown), not 0.0 as the PharmaCoNER script reports on
+  ``ZeroDivisionError``: P when the system has nothing (TP + FP = 0), R when
+  the gold has nothing (TP + FN = 0), F1 when there is nothing to score
+  (TP + FP + FN = 0); with something on one side only, F1 is 0.0.
 
 Document sets: by default every gold document is scored, and a gold
 document missing from the system output counts all its annotations as false
@@ -227,9 +231,13 @@ def evaluate(
     return result
 
 
+def _score(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.4f}"
+
+
 def _row(name: str, m: Mapping[str, Any]) -> str:
-    return (f"| {name} | {m['tp']} | {m['fp']} | {m['fn']} | {m['precision']:.4f} | {m['recall']:.4f} "
-            f"| {m['f1']:.4f} |")
+    return (f"| {name} | {m['tp']} | {m['fp']} | {m['fn']} | {_score(m['precision'])} | {_score(m['recall'])} "
+            f"| {_score(m['f1'])} |")
 
 
 def format_report(result: Mapping[str, Any]) -> str:

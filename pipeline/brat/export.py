@@ -11,18 +11,26 @@ relation types are rewritten to their parent before any export
 is dropped.
 
 Formats
-* ``pubtator``: ``NAME|t|text``, ``NAME|a|`` (empty abstract) and one line
-  ``NAME<TAB>start<TAB>end<TAB>mention<TAB>type<TAB>identifier`` per entity.
-  The id is the document name (``{PMID}_{k}``), not a bare PMID.  PubTator has
-  contiguous mentions only: a discontiguous entity is skipped and counted
-  (``pubtator_discontiguous: skip``) or written as one line per fragment
-  (``split``).  Relations are not written (use BioC).
+* ``pubtator``: see :mod:`pipeline.brat.pubtator` (the writer and its
+  reverse).  ``pubtator_level: abstract`` (default; ``--pubtator-level``): one
+  document per PMID with numeric id, title = sentence 1, the other sentences
+  joined by a space as the abstract, document offsets, and the sentence map
+  ``OUT.sentences.tsv`` beside ``OUT``; ``sentence``: one document per brat
+  document.  Entities carry a 7th column ``{name}:{brat id}``; a
+  discontiguous entity is one line per fragment sharing that key
+  (``pubtator_discontiguous: split``, default) or is skipped and counted
+  (``skip``); relations are ``DOC type key1 key2 modality`` lines; bare NCBI
+  gene ids; ``-`` for no identifier.  What PubTator cannot hold (notes,
+  attributes other than modality, events...) is counted and logged at WARNING.
 * ``bioc-xml`` / ``bioc-json``: one BioC document per brat document, one
   passage (offset 0) holding the text, the entities (one location per
-  fragment, infons ``type`` and ``identifier``) and the relations (infons
-  ``type`` plus ``Negated``/``Hypothetical`` = ``true`` from brat attributes
-  or AnnotatorNotes, nodes ``Arg1``/``Arg2``).  Read back with
-  ``bioc.biocxml``/``bioc.biocjson``.
+  fragment in brat order, infons ``type``, ``identifier``, ``note``/``note_2``...
+  for AnnotatorNotes and one infon per brat attribute, e.g. ``Composite`` =
+  ``true``) and the relations (infons ``type``, ``Negated``/``Hypothetical`` =
+  ``true`` from brat attributes or AnnotatorNotes, notes and other attributes
+  as for entities, nodes ``Arg1``/``Arg2``).  Read back with
+  ``bioc.biocxml``/``bioc.biocjson``; :func:`from_bioc` restores the brat
+  documents (ids of notes, attributes and normalizations renumbered).
 * ``conll``: tokens are ``\\w+`` runs and single other non-space characters;
   a document is a block of ``token<TAB>start<TAB>end<TAB>label...`` lines
   preceded by ``# NAME`` and followed by a blank line (labels last, as CoNLL
@@ -43,8 +51,8 @@ Formats
   each split under ``train/``, ``dev/``, ``test/`` and ``splits.json``.
 
 Count keys: ``documents``, ``entities``, ``relations``, ``relations_mapped``,
-``relations_dropped``, ``discontiguous_skipped``, ``discontiguous_split``,
-``conll_misaligned``, ``conll_not_in_first_layer``, ``parse_issues``.
+``relations_dropped``, ``conll_misaligned``, ``conll_not_in_first_layer``, ``parse_issues``; the PubTator
+export's keys are listed in :func:`pipeline.brat.pubtator.to_pubtator_records`.
 """
 
 from __future__ import annotations
@@ -63,10 +71,12 @@ import bioc
 import yaml
 from bioc import biocjson, biocxml
 
-from pipeline.brat.standoff import BratDocument, Relation, TextBound, write_document
+from pipeline.brat import pubtator
+from pipeline.brat.standoff import Attribute, BratDocument, Normalization, Note, Relation, TextBound, write_document
 from pipeline.brat.stats import relation_modality
 from pipeline.documents import Span, pmid_sort_key
 from pipeline.schema import Schema
+from pipeline.sources.pubtator_format import format_record
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +92,8 @@ class ExportConfigError(ValueError):
 @dataclass(frozen=True)
 class ExportConfig:
     relation_map: dict[str, str | None] = field(default_factory=dict)
-    pubtator_discontiguous: str = "skip"
+    pubtator_discontiguous: str = "split"
+    pubtator_level: str = "abstract"
     conll_scheme: str = "outermost"
     split_ratios: tuple[float, float, float] = (60, 20, 20)
     split_seed: int = 13
@@ -96,18 +107,23 @@ def load_export_config(path: str | Path = DEFAULT_EXPORT_CONFIG) -> ExportConfig
         raise ExportConfigError(f"{p}: cannot read export config: {exc}") from exc
     if not isinstance(data, Mapping):
         raise ExportConfigError(f"{p}: top level must be a mapping")
-    unknown = set(data) - {"relation_map", "pubtator_discontiguous", "conll_scheme", "split_ratios", "split_seed"}
+    unknown = set(data) - {
+        "relation_map", "pubtator_discontiguous", "pubtator_level", "conll_scheme", "split_ratios", "split_seed"
+    }
     if unknown:
         raise ExportConfigError(f"{p}: unknown key(s) {sorted(unknown)}")
     cfg = ExportConfig(
         relation_map={str(k): (None if v is None else str(v)) for k, v in (data.get("relation_map") or {}).items()},
-        pubtator_discontiguous=str(data.get("pubtator_discontiguous", "skip")),
+        pubtator_discontiguous=str(data.get("pubtator_discontiguous", "split")),
+        pubtator_level=str(data.get("pubtator_level", "abstract")),
         conll_scheme=str(data.get("conll_scheme", "outermost")),
         split_ratios=parse_ratios(data.get("split_ratios", (60, 20, 20)), str(p)),
         split_seed=int(data.get("split_seed", 13)),
     )
     if cfg.pubtator_discontiguous not in ("skip", "split"):
         raise ExportConfigError(f"{p}: pubtator_discontiguous must be skip or split")
+    if cfg.pubtator_level not in pubtator.LEVELS:
+        raise ExportConfigError(f"{p}: pubtator_level must be abstract or sentence")
     if cfg.conll_scheme not in ("outermost", "layers"):
         raise ExportConfigError(f"{p}: conll_scheme must be outermost or layers")
     return cfg
@@ -175,41 +191,46 @@ def _covered(doc: BratDocument, frags: Sequence[Span], fallback: str) -> str:
 # --- PubTator ---------------------------------------------------------------------
 
 def to_pubtator(
-    docs: Iterable[BratDocument], *, discontiguous: str = "skip", counts: Counter[str] | None = None
-) -> str:
-    """PubTator text of the documents (see the module docstring)."""
-    counts = counts if counts is not None else Counter()
-    blocks = []
-    for doc in docs:
-        counts["documents"] += 1
-        text = doc.text.replace("\n", " ")  # PubTator's |t| line cannot hold a newline; same length keeps offsets
-        lines = [f"{doc.name}|t|{text}", f"{doc.name}|a|"]
-        ids = _identifiers(doc)
-        rows = []
-        for t in doc.textbounds:
-            frags = _frags(t)
-            if not frags:
-                continue
-            counts["entities"] += 1
-            if len(frags) > 1:
-                if discontiguous == "skip":
-                    counts["discontiguous_skipped"] += 1
-                    log.info("%s: discontiguous %s %s not representable in PubTator: skipped", doc.name, t.id, t.type)
-                    continue
-                counts["discontiguous_split"] += 1
-            for s, e in frags:
-                rows.append((s, e, t.type, doc.text[s:e] if doc.text else t.text, ids.get(t.id, "")))
-        for s, e, type_, mention, ident in sorted(rows):
-            lines.append(f"{doc.name}\t{s}\t{e}\t{mention}\t{type_}\t{ident}")
-        blocks.append("\n".join(lines) + "\n")
-    return "\n".join(blocks)
+    docs: Iterable[BratDocument], schema: Schema, *, level: str = "abstract", discontiguous: str = "split",
+    counts: Counter[str] | None = None,
+) -> tuple[str, list[pubtator.SentenceSpan]]:
+    """PubTator text of the documents and the sentence map (see :mod:`pipeline.brat.pubtator`)."""
+    records, spans = pubtator.to_pubtator_records(docs, schema, level=level, discontiguous=discontiguous,
+                                                  counts=counts)
+    return "".join(format_record(r) for r in records), spans
 
 
 # --- BioC ---------------------------------------------------------------------------
 
+#: infon keys of annotations and relations that are not brat attributes
+BIOC_RESERVED_INFONS = ("type", "identifier")
+BIOC_NOTE_INFON = "note"
+
+
+def _note_key(i: int) -> str:
+    return BIOC_NOTE_INFON if i == 0 else f"{BIOC_NOTE_INFON}_{i + 1}"
+
+
+def _attribute_infons(doc: BratDocument, target: str) -> dict[str, str]:
+    """brat attributes of ``target`` as infons: binary -> ``"true"``, multi-valued -> the value."""
+    return {a.type: "true" if a.value is None else a.value for a in doc.attributes if a.target == target}
+
+
+def _note_infons(doc: BratDocument, target: str) -> dict[str, str]:
+    return {_note_key(i): text for i, text in enumerate(doc.notes_for(target))}
+
+
 def to_bioc(docs: Iterable[BratDocument], schema: Schema, counts: Counter[str] | None = None,
             source: str = "pgx-corpus") -> bioc.BioCCollection:
-    """A BioC collection of the documents (see the module docstring)."""
+    """A BioC collection of the documents (see the module docstring).
+
+    Entities keep their brat ids, fragments (one location each, in brat order) and type; their
+    normalizations go to infon ``identifier`` (``DB:ID``, several joined by ``,``), their
+    AnnotatorNotes to infons ``note``, ``note_2``..., their attributes (``Composite``...) to infons named
+    after the attribute (``"true"`` for a binary one).  Relations likewise, plus an infon ``"true"`` for
+    each modality found in their AnnotatorNotes (``neg`` -> ``Negated``).  Events and equivalences have
+    no BioC form here: counted (``events_dropped``, ``equivalences_dropped``) and logged at WARNING.
+    """
     counts = counts if counts is not None else Counter()
     collection = bioc.BioCCollection()
     collection.source = source
@@ -226,12 +247,15 @@ def to_bioc(docs: Iterable[BratDocument], schema: Schema, counts: Counter[str] |
         ids = _identifiers(doc)
         known = set()
         for t in doc.textbounds:
-            frags = _frags(t)
+            frags = tuple((s, e) for s, e in t.fragments if e > s)  # brat order: the text column follows it
             if not frags:
+                counts["empty_entities_dropped"] += 1
                 continue
             counts["entities"] += 1
             ann = bioc.BioCAnnotation()
             ann.id = t.id
+            ann.infons.update(_attribute_infons(doc, t.id))
+            ann.infons.update(_note_infons(doc, t.id))
             ann.infons["type"] = t.type
             if t.id in ids:
                 ann.infons["identifier"] = ids[t.id]
@@ -245,19 +269,97 @@ def to_bioc(docs: Iterable[BratDocument], schema: Schema, counts: Counter[str] |
             if not all(ref in known for _, ref in r.args):
                 log.warning("%s:%d: relation %s refers to an unknown entity: not exported", doc.path or doc.name,
                             r.line, r.id)
+                counts["relations_dropped_unknown_argument"] += 1
                 continue
             counts["relations"] += 1
             rel = bioc.BioCRelation()
             rel.id = r.id
-            rel.infons["type"] = r.type
             for mod in relation_modality(doc, r.id, schema, unknown):
                 rel.infons[mod] = "true"
+            rel.infons.update(_attribute_infons(doc, r.id))
+            rel.infons.update(_note_infons(doc, r.id))
+            rel.infons["type"] = r.type
             for role, ref in r.args:
                 rel.add_node(bioc.BioCNode(ref, role))
             passage.add_relation(rel)
+        counts["events_dropped"] += len(doc.events)
+        counts["equivalences_dropped"] += len(doc.equivs)
         bdoc.add_passage(passage)
         collection.add_document(bdoc)
+    for key in ("events_dropped", "equivalences_dropped", "empty_entities_dropped"):
+        if counts[key]:
+            log.warning("BioC export: %s: %d (no BioC form in this export)", key, counts[key])
     return collection
+
+
+def from_bioc(
+    collection: bioc.BioCCollection, schema: Schema, counts: Counter[str] | None = None
+) -> list[BratDocument]:
+    """brat documents from a collection written by :func:`to_bioc` (the reverse).
+
+    One brat document per BioC document, named by its id; the text is the passages' text placed at
+    their offsets (gaps filled with spaces).  Entities and relations keep their ids; infon
+    ``identifier`` gives ``Reference`` normalization lines (``N1``... in order, text = the entity's
+    text), ``note``/``note_N`` infons AnnotatorNotes, every other infon (but ``type``) a brat
+    attribute (binary when ``"true"``).  A relation's modality infon that its restored notes already
+    imply (``neg`` -> ``Negated``) is not added again as an attribute.  Note and attribute ids are
+    numbered afresh.  Count keys: ``documents``, ``entities``, ``relations``, ``notes``, ``attributes``.
+    """
+    counts = counts if counts is not None else Counter()
+    out: list[BratDocument] = []
+    for bdoc in collection.documents:
+        text = ""
+        for passage in bdoc.passages:
+            text = text.ljust(passage.offset) + (passage.text or "")
+        doc = BratDocument(str(bdoc.id), text)
+        pending_attrs: list[tuple[str, str, str, bool]] = []  # (target, name, value, is_relation)
+        for passage in bdoc.passages:
+            for ann in passage.annotations:
+                frags = tuple((loc.offset, loc.offset + loc.length) for loc in ann.locations)
+                doc.textbounds.append(TextBound(ann.id, ann.infons.get("type", ""), frags,
+                                                " ".join(text[s:e] for s, e in frags)))
+                counts["entities"] += 1
+                for ref in filter(None, (ann.infons.get("identifier") or "").split(",")):
+                    db, _, db_id = ref.strip().partition(":")
+                    doc.normalizations.append(Normalization(
+                        f"N{len(doc.normalizations) + 1}", "Reference", ann.id, db, db_id,
+                        " ".join(text[s:e] for s, e in frags)))
+                _restore_infons(doc, ann.id, ann.infons, pending_attrs, False)
+            for rel in passage.relations:
+                doc.relations.append(Relation(rel.id, rel.infons.get("type", ""),
+                                              tuple((n.role, n.refid) for n in rel.nodes)))
+                counts["relations"] += 1
+                _restore_infons(doc, rel.id, rel.infons, pending_attrs, True)
+        unknown: Counter[str] = Counter()
+        for target, name, value, is_relation in pending_attrs:
+            if is_relation and value == "true" and name in relation_modality(doc, target, schema, unknown):
+                continue  # carried by a restored note
+            doc.attributes.append(Attribute(f"A{len(doc.attributes) + 1}", name, target,
+                                            None if value == "true" else value))
+            counts["attributes"] += 1
+        counts["notes"] += len(doc.notes)
+        counts["documents"] += 1
+        out.append(doc)
+    return out
+
+
+def _restore_infons(
+    doc: BratDocument, target: str, infons: Mapping[str, str], pending: list[tuple[str, str, str, bool]],
+    is_relation: bool,
+) -> None:
+    notes: dict[str, int] = {}
+    for key in infons:
+        suffix = key[len(BIOC_NOTE_INFON) + 1:]
+        if key == BIOC_NOTE_INFON:
+            notes[key] = 1
+        elif key.startswith(BIOC_NOTE_INFON + "_") and suffix.isdigit():
+            notes[key] = int(suffix)
+    for key in sorted(notes, key=notes.__getitem__):
+        doc.notes.append(Note(f"#{len(doc.notes) + 1}", "AnnotatorNotes", target, infons[key]))
+    note_keys = set(notes)
+    for key, value in infons.items():
+        if key not in BIOC_RESERVED_INFONS and key not in note_keys:
+            pending.append((target, key, value, is_relation))
 
 
 # --- CoNLL -------------------------------------------------------------------------
@@ -400,7 +502,12 @@ def export(
                                     seed=config.split_seed if seed is None else seed, counts=counts))
     else:
         if fmt == "pubtator":
-            payload = to_pubtator(docs, discontiguous=config.pubtator_discontiguous, counts=counts)
+            payload, spans = to_pubtator(docs, schema, level=config.pubtator_level,
+                                         discontiguous=config.pubtator_discontiguous, counts=counts)
+            summary["pubtator_level"] = config.pubtator_level
+            if config.pubtator_level == "abstract":
+                path.parent.mkdir(parents=True, exist_ok=True)
+                summary["sentences"] = str(pubtator.write_sidecar(spans, pubtator.sidecar_path(path)))
         elif fmt == "bioc-xml":
             payload = biocxml.dumps(to_bioc(docs, schema, counts))
         elif fmt == "bioc-json":

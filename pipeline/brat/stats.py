@@ -5,14 +5,15 @@ sentence in PGxCorpus, named ``{PMID}_{k}``), offsets half-open into the
 ``.txt``.  Definitions (Legrand et al., Scientific Data 2020):
 
 * **discontiguous**: the entity has more than one fragment.
-* **nested**: the entity fully or partially encompasses at least one other
-  entity of the same document (of any type).  Compared as *character sets*
-  of the fragments (the gap of a discontiguous entity is not part of it):
-  entity E is nested when some other entity F overlaps E and F is not a strict
-  part of E's complement, i.e. either F's characters are all inside E's
-  (E fully encompasses F; an entity with exactly the same characters counts)
-  or E and F cross (each has characters the other lacks).  An entity that is
-  only *contained* in another one (``estrone`` inside ``levels of estrone``)
+* **nested** (the rule that reproduces every cell of Table 2 on the released
+  corpus): entity E is nested when **one of its fragments wholly contains
+  another entity** F of the same document (any type), i.e. every fragment of F
+  lies inside that one fragment of E, and F is **not exactly that fragment**
+  (F is not a single fragment with the same offsets).  So two entities on the
+  same span do not make each other nested; crossing entities are not nested;
+  an entity that lies in the gap of a discontiguous entity, or whose fragments
+  are spread over two fragments of E, does not make E nested; an entity only
+  *contained* in another one (``estrone`` inside ``levels of estrone``)
   encompasses nothing and is not nested by itself.
 * each entity falls in exactly one class: ``simple`` (neither), ``nested``
   (nested only), ``discontiguous`` (discontiguous only) or ``both``; it is
@@ -29,6 +30,12 @@ sentence in PGxCorpus, named ``{PMID}_{k}``), offsets half-open into the
   descendants); a sentence "has all three" when each group occurs in it.
 * **abstracts**: distinct PMIDs, the PMID being the document name up to the
   first ``_``.
+
+* **provenance**: when the collection has a ``provenance.jsonl`` (written by
+  the brat export, :mod:`pipeline.corpus.provenance`), ``provenance`` gives
+  how many entities are still as pre-annotated, edited or unknown to it, and
+  the unchanged pre-annotated entities by source and type (Tables 6-7 read
+  from the collection itself).
 
 Unparseable ``.ann`` lines are reported (file:line) in ``parse_issues``.
 
@@ -47,7 +54,8 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.brat.standoff import BratDocument, TextBound, read_directory
-from pipeline.documents import Document, SentenceRecord
+from pipeline.corpus.provenance import provenance_summary, read_provenance
+from pipeline.documents import Document, SentenceRecord, Span
 from pipeline.schema import Schema
 from pipeline.store import iter_directory, read_json
 
@@ -57,20 +65,24 @@ CATEGORIES = ("simple", "nested", "discontiguous", "both")
 KEY_GROUPS = {"Chemical": "chemical", "Genomic_factor": "genomic_factor", "Phenotype": "phenotype"}
 
 
-def _chars(t: TextBound) -> set[int]:
-    return {i for s, e in t.fragments for i in range(s, e)}
+def _contains(fragment: Span, other: TextBound) -> bool:
+    """Whether every fragment of ``other`` lies inside ``fragment`` (half-open offsets)."""
+    start, end = fragment
+    return all(start <= s and e <= end for s, e in other.fragments)
 
 
 def nested_ids(textbounds: Sequence[TextBound]) -> set[str]:
-    """Ids of the entities that fully or partially encompass another entity (see the module docstring)."""
-    chars = [_chars(t) for t in textbounds]
+    """Ids of the entities one of whose fragments wholly contains another entity that is not exactly that fragment.
+
+    See the module docstring; offsets are compared within one document.
+    """
     out = set()
-    for i, t in enumerate(textbounds):
-        for j in range(len(textbounds)):
-            if i == j or not (chars[i] & chars[j]):
-                continue
-            # overlap; nested unless t lies strictly inside the other one
-            if not chars[i] < chars[j]:
+    for t in textbounds:
+        for fragment in t.fragments:
+            if any(
+                o is not t and _contains(fragment, o) and tuple(o.fragments) != (fragment,)
+                for o in textbounds
+            ):
                 out.add(t.id)
                 break
     return out
@@ -206,6 +218,9 @@ def brat_stats(directory: str | Path, schema: Schema, counts: Counter[str] | Non
     counts["parse_issues"] += len(issues)
     result = collection_stats(docs, schema, counts)
     result["parse_issues"] = [str(i) for i in issues]
+    provenance = read_provenance(directory)
+    if provenance is not None:
+        result["provenance"] = provenance_summary(docs, provenance)
     return result
 
 
@@ -321,6 +336,13 @@ def tables(result: Mapping[str, Any]) -> dict[str, tuple[list[str], list[list[An
             ["unparseable .ann lines", len(result.get("parse_issues", []))],
         ],
     )
+    prov = result.get("provenance")
+    if prov:
+        out["provenance"] = (
+            ["source", "type", "entities"],
+            [[s, t, n] for s, types in prov["by_source"].items() for t, n in types.items()]
+            + [[f"({status})", "", n] for status, n in prov["entities"].items()],
+        )
     pipe = result.get("pipeline")
     if pipe:
         out["pipeline"] = (
@@ -348,6 +370,7 @@ def format_markdown(result: Mapping[str, Any]) -> str:
         "corpus": "Corpus",
         "pipeline": "Pipeline run",
         "preannotations": "Pre-annotations by source and type (Tables 6-7)",
+        "provenance": "Entities by pre-annotation source (provenance.jsonl; unchanged pre-annotations)",
     }
     lines: list[str] = []
     for name, (header, rows) in tables(result).items():

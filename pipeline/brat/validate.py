@@ -41,6 +41,11 @@ document's directory, as brat does), and returns one :class:`Problem`
 
 Problems are sorted by file, line and message; line 0 means the file as a
 whole.  Normalization databases are not looked up (brat does not at load).
+
+:func:`strict_relation_warnings` is not a brat check: it reports relations
+whose argument types the schema's ``strict_relation_arguments`` (the paper's
+stricter constraints) reject although ``annotation.conf`` admits them
+(``pgx-corpus validate --strict``); they are warnings, never errors.
 """
 
 from __future__ import annotations
@@ -50,7 +55,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipeline.brat.standoff import BratDocument, TextBound, parse_ann
+from pipeline.brat.standoff import BratDocument, TextBound, parse_ann, read_directory
+from pipeline.schema import Schema
 
 RESERVED_TYPES = ("<ANY>", "<ENTITY>", "<EVENT>", "<RELATION>")
 OVERLAP_TYPES = ("<OVERLAP>", "ENTITY-NESTING")
@@ -536,3 +542,35 @@ def validate_collection(directory: Path, conf: Path | None = None) -> list[Probl
         problems += [Problem(i.file, i.line, i.message) for i in issues]
         problems += validate_document(doc, ann_text, doc_conf, where)
     return sorted(set(problems))
+
+
+def strict_relation_warnings(directory: Path, schema: Schema) -> list[Problem]:
+    """Relations under ``directory`` outside ``schema.strict_relation_arguments``, one warning each.
+
+    Argument types are compared through the schema hierarchy (a type stands for
+    its descendants, ``=Type`` for itself).  Relations of a type the strict
+    section does not list, relations with an unknown argument id, and types
+    the schema does not know are left to :func:`validate_collection`, which
+    reports the last two as errors.  Messages start with ``warning:``; sorted
+    by file, line and message.
+    """
+    docs, _issues = read_directory(directory)  # parse issues are validate_collection's to report
+    out: list[Problem] = []
+    for doc in docs:
+        types = {t.id: t.type for t in doc.textbounds}
+        for r in doc.relations:
+            if r.type not in schema.strict_relation_arguments or len(r.args) != 2:
+                continue
+            if any(ref not in types or types[ref] not in schema.entity_parent for _, ref in r.args):
+                continue
+            rejected = []
+            for role, ref in r.args:
+                allowed = schema.allowed_arguments(r.type, role, strict=True)
+                if types[ref] not in allowed:
+                    rejected.append(f"{role}:{types[ref]} (strict: {'|'.join(allowed) or 'none'})")
+            if rejected:
+                out.append(Problem(
+                    doc.path or f"{doc.name}.ann", r.line,
+                    f"warning: {r.id}: {r.type} outside the strict constraints: {', '.join(rejected)}",
+                ))
+    return sorted(out)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from pipeline.brat import validate
 from pipeline.corpus import batches
+from pipeline.schema import DEFAULT_SCHEMA, SchemaError, load_schema
 
 log = logging.getLogger(__name__)
 
@@ -22,10 +23,25 @@ def _validate(args: argparse.Namespace) -> int:
         return 2
     for problem in problems:
         print(problem)
+    if args.strict:
+        try:
+            warnings = _strict_warnings(args)
+        except SchemaError as exc:
+            print(f"pgx-corpus validate: {exc}", file=sys.stderr)
+            return 2
+        for warning in warnings:
+            print(warning)
+        print(f"{len(warnings)} strict-constraint warning(s) in {args.brat_dir}", file=sys.stderr)
     if problems:
         print(f"{len(problems)} problem(s) in {args.brat_dir}", file=sys.stderr)
         return 1
     return 0
+
+
+def _strict_warnings(args: argparse.Namespace) -> list[validate.Problem]:
+    """``validate --strict``: relations the schema's strict_relation_arguments reject (warnings only)."""
+    schema = load_schema(args.schema or DEFAULT_SCHEMA)
+    return validate.strict_relation_warnings(Path(args.brat_dir), schema)
 
 
 def _batches(args: argparse.Namespace) -> int:
@@ -61,6 +77,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("brat_dir", metavar="BRAT_DIR", help="brat collection directory (searched recursively)")
     p.add_argument("--conf", metavar="FILE", help="annotation.conf to use for every document")
+    p.add_argument("--strict", action="store_true",
+                   help="also report relations outside the schema's strict_relation_arguments (the paper's "
+                   "stricter constraints) as warnings; they do not change the exit status")
+    p.add_argument("--schema", metavar="SCHEMA", help="schema for --strict (default config/schema.yaml)")
     p.set_defaults(func=_validate)
 
     b = sub.add_parser(

@@ -173,6 +173,8 @@ def run_export(args: argparse.Namespace) -> int:
         config = dataclasses.replace(config, relation_map={})
     if args.conll_scheme:
         config = dataclasses.replace(config, conll_scheme=args.conll_scheme)
+    if args.pubtator_level:
+        config = dataclasses.replace(config, pubtator_level=args.pubtator_level)
     ratios = export_mod.parse_ratios(args.ratios, "--ratios") if args.ratios else None
     docs, issues = read_directory(args.brat_dir)
     _report_issues([str(i) for i in issues])
@@ -185,6 +187,9 @@ def run_export(args: argparse.Namespace) -> int:
     else:
         print(f"pgx-corpus export: wrote {args.format} to {args.out}: "
               + ", ".join(f"{k} {v}" for k, v in summary["counts"].items()))
+        if "sentences" in summary:
+            print(f"pgx-corpus export: sentence map (PubTator document offsets of each brat document) in "
+                  f"{summary['sentences']}")
     return 0
 
 
@@ -256,6 +261,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="export config (default config/export.yaml)")
     p.add_argument("--no-relation-map", action="store_true", help="keep relation types as they are")
     p.add_argument("--conll-scheme", choices=["outermost", "layers"], help="override conll_scheme of the config")
+    p.add_argument("--pubtator-level", choices=["abstract", "sentence"],
+                   help="override pubtator_level of the config: one PubTator document per PMID (abstract, "
+                   "default) or per brat document (sentence)")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     _add_schema(p)
     p.set_defaults(func=_guard(run_export))

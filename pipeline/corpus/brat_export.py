@@ -14,8 +14,16 @@ Per annotation:
   joined by single spaces.  A fragment never crosses a newline: it is split
   at each ``\\n`` and the pieces are stripped of surrounding whitespace;
   fragments that touch or overlap are merged (brat rejects both).
-* an ``AnnotatorNotes`` line: ``source=...; original_type=...; class=...;
-  rule=...; key=start-end,...`` (whatever is known);
+* for a composite entity only (``notes="composites"``, the default), an
+  ``AnnotatorNotes`` line ``source=...; class=...; rule=...;
+  key=start-end,...`` (whatever is known): brat highlights every annotation
+  that has a note, so notes on every pre-annotated entity would light up the
+  whole text.  ``notes="all"`` writes one on every entity (the former
+  behaviour), ``"none"`` none.  The provenance of *every* entity (sources,
+  original types, ontology classes, rules, key entities, identifiers) goes to
+  the collection's ``provenance.jsonl`` (:mod:`pipeline.corpus.provenance`),
+  which brat does not list and ``stats`` and ``agreement --preannotation``
+  read;
 * a ``Reference`` normalization line per identifier that has a database
   form brat can link (:func:`normalize_identifier`: ``MESH:D014859``,
   ``NCBIGene:1559``, ``dbSNP:rs1057910``, ``HGNC:...``, ``CHEBI:...``, ``OMIM:...``,
@@ -32,7 +40,7 @@ mapped to one (``unknown_type``) or maps to nothing (``unmapped_type``), or
 when nothing is left of it after splitting at newlines
 (``empty_fragments``); each is counted and logged with the sentence name.
 
-Count keys: ``records``, ``documents``, ``entities``, ``notes``,
+Count keys: ``records``, ``documents``, ``entities``, ``notes``, ``provenance_rows``,
 ``normalizations``, ``composite_entities``, ``duplicates_merged``,
 ``misaligned``, ``out_of_bounds``, ``unknown_type``, ``unmapped_type``,
 ``empty_fragments``, ``fragments_split_at_newline``, ``fragments_merged``,
@@ -47,13 +55,17 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pipeline.brat.conf import BratSettings, load_settings, write_conf_files
 from pipeline.brat.standoff import Attribute, BratDocument, Normalization, Note, TextBound, write_document
+from pipeline.corpus.provenance import provenance_row, write_provenance
 from pipeline.documents import Annotation, SentenceRecord, Span, record_sort_key
 from pipeline.schema import Schema
 
 log = logging.getLogger(__name__)
+
+NOTE_MODES = ("composites", "all", "none")
 
 #: Database prefixes written as they are (after case normalisation).
 _KNOWN_DBS = {
@@ -202,9 +214,16 @@ def _note(entity: _Entity) -> str:
 
 
 def sentence_document(
-    record: SentenceRecord, schema: Schema, counts: Counter[str], *, composite_attribute: str = "Composite"
+    record: SentenceRecord, schema: Schema, counts: Counter[str], *, composite_attribute: str = "Composite",
+    notes: str = "composites", provenance: list[dict[str, Any]] | None = None,
 ) -> BratDocument:
-    """The brat document of one sentence record (see the module docstring for what is dropped)."""
+    """The brat document of one sentence record (see the module docstring for what is dropped).
+
+    ``notes``: which entities get an AnnotatorNotes line (:data:`NOTE_MODES`); ``provenance``: a list
+    that receives one :func:`~pipeline.corpus.provenance.provenance_row` per entity written.
+    """
+    if notes not in NOTE_MODES:
+        raise ValueError(f"notes must be one of {', '.join(NOTE_MODES)}, got {notes!r}")
     text = record.text
     name = record.name
     grouped: dict[tuple[tuple[Span, ...], str], _Entity] = {}
@@ -245,9 +264,14 @@ def sentence_document(
     for i, entity in enumerate(entities, 1):
         tid = f"T{i}"
         covered = " ".join(text[s:e] for s, e in entity.fragments)
-        doc.textbounds.append(TextBound(tid, entity.type, entity.fragments, covered))
-        doc.notes.append(Note(f"#{len(doc.notes) + 1}", "AnnotatorNotes", tid, _note(entity)))
-        if all(a.source == "ontology" for a in entity.members):
+        textbound = TextBound(tid, entity.type, entity.fragments, covered)
+        doc.textbounds.append(textbound)
+        composite = all(a.source == "ontology" for a in entity.members)
+        if notes == "all" or (notes == "composites" and composite):
+            doc.notes.append(Note(f"#{len(doc.notes) + 1}", "AnnotatorNotes", tid, _note(entity)))
+        if provenance is not None:
+            provenance.append(provenance_row(name, textbound, entity.members))
+        if composite:
             doc.attributes.append(Attribute(f"A{len(doc.attributes) + 1}", composite_attribute, tid))
             counts["composite_entities"] += 1
         for member in entity.members:
@@ -273,17 +297,20 @@ def export_collection(
     counts: Counter[str],
     *,
     settings: BratSettings | None = None,
+    notes: str = "composites",
 ) -> None:
-    """Write ``records`` as a brat collection in ``out_dir`` (created) with its configuration files.
+    """Write ``records`` as a brat collection in ``out_dir`` (created) with its configuration files
+    and ``provenance.jsonl``.
 
     Documents are written in (PMID, index) order; a second record with the
-    same name is skipped and counted (``duplicate_names``).
+    same name is skipped and counted (``duplicate_names``).  ``notes``: see :func:`sentence_document`.
     """
     settings = settings or load_settings()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     write_conf_files(out, schema, settings)
     seen: set[str] = set()
+    provenance: list[dict[str, Any]] = []
     for record in sorted(records, key=record_sort_key):
         counts["records"] += 1
         if record.name in seen:
@@ -291,6 +318,9 @@ def export_collection(
             log.warning("sentence %s appears twice; writing the first only", record.name)
             continue
         seen.add(record.name)
-        doc = sentence_document(record, schema, counts, composite_attribute=settings.composite_attribute)
+        doc = sentence_document(record, schema, counts, composite_attribute=settings.composite_attribute,
+                                notes=notes, provenance=provenance)
         write_document(out, doc)
         counts["documents"] += 1
+    write_provenance(out, provenance)
+    counts["provenance_rows"] += len(provenance)

@@ -218,3 +218,24 @@ def test_dev_subset_table10_reference_figures(schema) -> None:  # type: ignore[n
     gold_vs_gold = agreement([dev / "gold", dev / "gold"], schema)
     assert all(v == 1.0 for v in gold_vs_gold["mean_f1"]["entities"].values())
     assert all(v == 1.0 for v in gold_vs_gold["mean_f1"]["relations"].values())
+
+
+def test_undefined_agreement_scores_are_null(tmp_path: Path) -> None:
+    from pipeline.brat.agreement import Tally, format_agreement, mean_defined, prf
+
+    assert prf(0, 0, 0) == {"tp": 0, "fp": 0, "fn": 0, "precision": None, "recall": None, "f1": None}
+    assert prf(0, 0, 2)["precision"] is None and prf(0, 0, 2)["f1"] == 0.0
+    assert Tally().macro() == {"precision": None, "recall": None, "f1": None}
+    tally = Tally()
+    tally.fn["Chemical"] += 1  # precision undefined for Chemical; defined for Disease
+    tally.tp["Disease"] += 1
+    assert tally.macro() == {"precision": 1.0, "recall": 0.5, "f1": 0.5}
+    assert mean_defined([None, None]) is None and mean_defined([None, 0.5, 1.0]) == 0.75
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "d.txt").write_text("abc", encoding="utf-8")
+        (tmp_path / name / "d.ann").write_text("", encoding="utf-8")
+    result = agreement([tmp_path / "a", tmp_path / "b"], load_schema())
+    assert result["pairs"][0]["entities"]["exact_strict"]["micro"]["f1"] is None
+    assert result["mean_f1"]["entities"]["exact_strict"] is None
+    assert "| exact_strict | 0 | 0 | 0 | n/a | n/a | n/a | n/a |" in format_agreement(result)

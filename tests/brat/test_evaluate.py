@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from pipeline import cli
-from pipeline.brat.evaluate import evaluate, evaluate_collections, read_concepts_tsv
+from pipeline.brat.evaluate import evaluate, evaluate_collections, format_report, read_concepts_tsv
 from pipeline.brat.standoff import parse_ann
 from tests.conftest import FIXTURES, shared_path
 
@@ -81,8 +81,13 @@ def test_equals_pharmaconer_arithmetic_on_random_contiguous_data() -> None:
                     for n, v in tags.items()}
 
         r = evaluate_collections(to_docs(gold_tags), to_docs(sys_tags), intersection=True)
-        assert (r["ner"]["precision"], r["ner"]["recall"], r["ner"]["f1"]) == pytest.approx(
-            pharmaconer_reference(gold_tags, sys_tags))
+        m = r["ner"]
+        # the script reports 0.0 where a score is undefined; this project reports None there
+        assert (m["precision"] is None) == (m["tp"] + m["fp"] == 0)
+        assert (m["recall"] is None) == (m["tp"] + m["fn"] == 0)
+        assert (m["f1"] is None) == (m["tp"] + m["fp"] + m["fn"] == 0)
+        ours = tuple(0.0 if m[k] is None else m[k] for k in ("precision", "recall", "f1"))
+        assert ours == pytest.approx(pharmaconer_reference(gold_tags, sys_tags))
 
 
 def test_discontiguous_annotations() -> None:
@@ -152,3 +157,29 @@ def test_read_directory_ann_only_duplicates_and_bad_bytes(tmp_path: Path) -> Non
     assert [(Path(i.file).relative_to(tmp_path).as_posix(), i.line) for i in issues] == [("b/1_0.ann", 0),
                                                                                          ("b/2_0.ann", 2)]
     assert "duplicate document name '1_0'" in issues[0].message and "not valid UTF-8" in issues[1].message
+
+
+def test_undefined_scores_are_null_and_na(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    empty = {"d": doc("d", "")}
+    found = {"d": doc("d", "T1\tChemical 0 3\tx\n")}
+    r = evaluate_collections(empty, empty)  # nothing to score
+    assert prf_tuple_raw(r["ner"]) == (None, None, None) and r["ner"]["per_type"] == {}
+    assert prf_tuple_raw(r["linking_document"]) == (None, None, None)
+    r = evaluate_collections(found, empty)  # the system found nothing: P undefined, R and F1 are 0
+    assert prf_tuple_raw(r["ner"]) == (None, 0.0, 0.0)
+    r = evaluate_collections(empty, found)  # nothing to find: R undefined
+    assert prf_tuple_raw(r["ner"]) == (0.0, None, 0.0)
+    md = format_report(evaluate_collections(empty, empty))
+    assert "| **Total (micro)** | 0 | 0 | 0 | n/a | n/a | n/a |" in md
+    for name in ("gold", "sys"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "d.txt").write_text("abc", encoding="utf-8")
+        (tmp_path / name / "d.ann").write_text("", encoding="utf-8")
+    assert cli.main(["evaluate", str(tmp_path / "gold"), str(tmp_path / "sys"), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert (data["ner"]["precision"], data["ner"]["recall"], data["ner"]["f1"]) == (None, None, None)
+    assert data["concepts"]["f1"] is None and data["linking_mention"]["f1"] is None
+
+
+def prf_tuple_raw(m: dict) -> tuple:  # type: ignore[type-arg]
+    return (m["precision"], m["recall"], m["f1"])

@@ -86,25 +86,26 @@ def test_bioc_round_trip(tmp_path: Path, fixture_docs, schema, fmt: str) -> None
     assert (r200.infons["Negated"], r200.infons["Hypothetical"]) == ("true", "true")
 
 
-def test_pubtator(fixture_docs) -> None:  # type: ignore[no-untyped-def]
+def test_pubtator(fixture_docs, schema) -> None:  # type: ignore[no-untyped-def]
     counts: Counter[str] = Counter()
-    text = to_pubtator(fixture_docs[:2], counts=counts)
+    text, _ = to_pubtator(fixture_docs[:2], schema, level="sentence", discontiguous="skip", counts=counts)
     blocks = text.split("\n\n")
     assert blocks[0].splitlines()[:3] == [
         "100_1|t|Warfarin response in CYP2C9 *3 carriers was decreased .",
         "100_1|a|",
-        "100_1\t0\t8\tWarfarin\tChemical\t",
+        "100_1\t0\t8\tWarfarin\tChemical\t-\t100_1:T1",
     ]
     assert "Tamoxifen levels" not in text and counts["discontiguous_skipped"] == 1
-    split = to_pubtator(fixture_docs[1:2], discontiguous="split", counts=counts)
-    assert "100_2\t0\t9\tTamoxifen\tPharmacokinetic_phenotype\t" in split
-    assert "100_2\t14\t20\tlevels\tPharmacokinetic_phenotype\t" in split
-    assert counts["discontiguous_split"] == 1
+    assert counts["entities"] == 8 and counts["entity_lines"] == 8  # what was written, not what was read
+    split, _ = to_pubtator(fixture_docs[1:2], schema, level="sentence", counts=counts)
+    assert "100_2\t0\t9\tTamoxifen\tPharmacokinetic_phenotype\t-\t100_2:T3" in split
+    assert "100_2\t14\t20\tlevels\tPharmacokinetic_phenotype\t-\t100_2:T3" in split
+    assert counts["discontiguous_entities"] == 1
 
 
-def test_pubtator_identifiers() -> None:
-    doc, _ = parse_ann("5_0", "warfarin", "T1\tChemical 0 8\twarfarin\nN1\tReference T1 MESH:D014859\twarfarin\n")
-    assert to_pubtator([doc]).splitlines()[2] == "5_0\t0\t8\twarfarin\tChemical\tMESH:D014859"
+def test_pubtator_identifiers(schema) -> None:  # type: ignore[no-untyped-def]
+    doc, _ = parse_ann("5_1", "warfarin", "T1\tChemical 0 8\twarfarin\nN1\tReference T1 MESH:D014859\twarfarin\n")
+    assert to_pubtator([doc], schema)[0].splitlines()[2] == "5\t0\t8\twarfarin\tChemical\tMESH:D014859\t5_1:T1"
 
 
 def test_tokenize() -> None:

@@ -33,18 +33,77 @@ def tb(tid: str, *frags: tuple[int, int]) -> TextBound:
 @pytest.mark.parametrize(
     ("textbounds", "expected"),
     [
-        ([tb("A", (0, 10)), tb("B", (2, 5))], {"A"}),  # A fully encompasses B; B is only contained
-        ([tb("A", (0, 6)), tb("B", (4, 10))], {"A", "B"}),  # crossing: each partially encompasses the other
-        ([tb("A", (0, 5)), tb("B", (0, 5))], {"A", "B"}),  # same characters: each encompasses the other
-        ([tb("A", (0, 5)), tb("B", (5, 9))], set()),  # touching is not overlapping (half-open)
+        ([tb("A", (0, 10)), tb("B", (2, 5))], {"A"}),  # A wholly contains B; B is only contained
+        ([tb("A", (0, 10)), tb("B", (0, 10))], set()),  # B is exactly A's fragment: not nesting
+        ([tb("A", (0, 10)), tb("B", (0, 4))], {"A"}),  # sharing a boundary still counts
+        ([tb("A", (0, 6)), tb("B", (4, 10))], set()),  # crossing is not nesting
+        ([tb("A", (0, 5)), tb("B", (5, 9))], set()),  # touching (half-open)
         ([tb("A", (0, 3), (10, 15)), tb("B", (4, 9))], set()),  # B sits in the gap of a discontiguous entity
-        ([tb("A", (0, 3), (10, 15)), tb("B", (10, 12))], {"A"}),  # fragment encompasses B
-        ([tb("A", (0, 3), (10, 15)), tb("B", (2, 11))], {"A", "B"}),  # B crosses both fragments
+        ([tb("A", (0, 3), (10, 15)), tb("B", (10, 12))], {"A"}),  # one fragment of A contains B: both
+        ([tb("A", (0, 3), (10, 15)), tb("B", (10, 15))], set()),  # B is exactly one fragment of A: not nesting
+        ([tb("A", (0, 3), (10, 15)), tb("B", (0, 3), (10, 15))], set()),  # same fragments, no single one holds B
+        ([tb("A", (0, 3), (10, 15)), tb("B", (2, 11))], set()),  # B spans both fragments: no single one holds it
+        ([tb("A", (0, 20)), tb("B", (2, 4), (8, 12))], {"A"}),  # discontiguous B inside one fragment of A
+        ([tb("A", (0, 20)), tb("B", (0, 3), (15, 20))], {"A"}),  # B's fragments at A's edges, B is not (0, 20)
         ([tb("A", (0, 20)), tb("B", (2, 8)), tb("C", (4, 6))], {"A", "B"}),  # C innermost is simple
+        ([tb("A", (0, 5)), tb("A2", (0, 5)), tb("C", (1, 2))], {"A", "A2"}),  # duplicates each contain C
     ],
 )
 def test_nested_definition(textbounds: list[TextBound], expected: set[str]) -> None:
     assert nested_ids(textbounds) == expected
+
+
+def _reference_category(t: TextBound, others: list[TextBound]) -> str:
+    """A second, straightforward reading of the paper's rule, written independently of stats.nested_ids."""
+    nested = False
+    for fs, fe in t.fragments:
+        for o in others:
+            if o is t:
+                continue
+            inside = True
+            for s, e in o.fragments:
+                if s < fs or e > fe:
+                    inside = False
+            same = len(o.fragments) == 1 and o.fragments[0][0] == fs and o.fragments[0][1] == fe
+            if inside and not same:
+                nested = True
+    disc = len(t.fragments) > 1
+    if nested and disc:
+        return "both"
+    if nested:
+        return "nested"
+    return "discontiguous" if disc else "simple"
+
+
+def test_table2_cells_on_dev_subset(schema) -> None:  # type: ignore[no-untyped-def]
+    gold = shared_path("data", "pgxcorpus-dev", "gold")
+    r = brat_stats(gold, schema)
+    expected: dict[str, Counter[str]] = {}
+    for doc in read_directory(gold)[0]:
+        for t in doc.textbounds:
+            expected.setdefault(t.type, Counter())[_reference_category(t, doc.textbounds)] += 1
+    for type_, row in r["entities"].items():
+        assert {c: row[c] for c in ("simple", "nested", "discontiguous", "both")} == {
+            c: expected[type_][c] for c in ("simple", "nested", "discontiguous", "both")
+        }, type_
+    # the figures of the 300 dev sentences under this rule (simple, nested, discontiguous, both)
+    cats = ("simple", "nested", "discontiguous", "both")
+    cells = {t: tuple(row[c] for c in cats) for t, row in r["entities"].items()}
+    assert cells == {
+        "Chemical": (487, 53, 0, 4),
+        "Genomic_factor": (3, 27, 0, 0),
+        "Gene_or_protein": (555, 6, 1, 0),
+        "Genomic_variation": (7, 12, 0, 0),
+        "Limited_variation": (64, 161, 32, 19),
+        "Haplotype": (5, 31, 2, 0),
+        "Phenotype": (87, 134, 24, 8),
+        "Disease": (146, 50, 6, 12),
+        "Pharmacodynamic_phenotype": (50, 122, 18, 7),
+        "Pharmacokinetic_phenotype": (6, 38, 1, 0),
+    }
+    assert r["entity_totals"] == {
+        "simple": 1410, "nested": 634, "discontiguous": 84, "both": 50, "total": 2178,
+    }
 
 
 def test_fixture_known_answers(schema) -> None:  # type: ignore[no-untyped-def]
@@ -54,11 +113,12 @@ def test_fixture_known_answers(schema) -> None:  # type: ignore[no-untyped-def]
         "Chemical": {"simple": 3, "nested": 0, "discontiguous": 0, "both": 0, "total": 3},
         "Gene_or_protein": {"simple": 2, "nested": 0, "discontiguous": 0, "both": 0, "total": 2},
         "Limited_variation": {"simple": 0, "nested": 1, "discontiguous": 0, "both": 0, "total": 1},
-        "Phenotype": {"simple": 0, "nested": 1, "discontiguous": 0, "both": 0, "total": 1},
+        "Phenotype": {"simple": 1, "nested": 0, "discontiguous": 0, "both": 0, "total": 1},  # crosses T2 only
         "Pharmacodynamic_phenotype": {"simple": 0, "nested": 1, "discontiguous": 0, "both": 0, "total": 1},
-        "Pharmacokinetic_phenotype": {"simple": 0, "nested": 1, "discontiguous": 1, "both": 1, "total": 3},
+        # 100_2 T3's fragment "Tamoxifen" is exactly the Chemical T1: discontiguous, not both
+        "Pharmacokinetic_phenotype": {"simple": 0, "nested": 1, "discontiguous": 2, "both": 0, "total": 3},
     }
-    assert r["entity_totals"] == {"simple": 5, "nested": 4, "discontiguous": 1, "both": 1, "total": 11}
+    assert r["entity_totals"] == {"simple": 6, "nested": 3, "discontiguous": 2, "both": 0, "total": 11}
     assert r["relations"] == {"isAssociatedWith": 1, "influences": 1, "decreases": 1, "metabolizes": 1}
     assert r["relation_total"] == 4
     assert r["relation_modality"] == {
@@ -103,10 +163,10 @@ def test_outputs_markdown_csv_png_and_json(tmp_path: Path, capsys: pytest.Captur
     assert (tmp_path / "out" / "entities.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     rows = (tmp_path / "out" / "entities.csv").read_text().splitlines()
     assert rows[0] == "type,simple,nested,discontiguous,both,total"
-    assert rows[-1] == "Total,5,4,1,1,11"
+    assert rows[-1] == "Total,6,3,2,0,11"
     assert run_cli("stats", str(STATS_FIXTURE)) == 0
     md = capsys.readouterr().out
-    assert "| Pharmacokinetic_phenotype | 0 | 1 | 1 | 1 | 3 |" in md
+    assert "| Pharmacokinetic_phenotype | 0 | 1 | 2 | 0 | 3 |" in md
     assert "| sentences without relation | 1 |" in md
 
 

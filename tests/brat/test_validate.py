@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from pipeline import cli
-from pipeline.brat.conf import write_conf_files
-from pipeline.brat.validate import Problem, parse_annotation_conf, validate_collection
-from pipeline.schema import load_schema
+from pipeline.brat.conf import annotation_conf, write_conf_files
+from pipeline.brat.validate import Problem, parse_annotation_conf, strict_relation_warnings, validate_collection
+from pipeline.schema import SchemaError, load_schema
 from tests.conftest import FIXTURES, shared_path
 
 MINI = FIXTURES / "brat" / "mini"
@@ -189,3 +189,81 @@ def test_validate_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert out[0].startswith(f"{tmp_path / 'doc.ann'}:1: T1: text")
     assert out[1] == f"{tmp_path / 'doc.ann'}:2: T2: Drug is not a known entity type"
     assert _cli(["validate", str(tmp_path), "--conf", str(tmp_path / "nope.conf")]) == 2
+
+
+RELEASE_RELATIONS = FIXTURES / "brat" / "release_relations"
+
+
+def test_release_relation_combinations_are_admitted_and_strict_warns(tmp_path: Path) -> None:
+    """The 7 argument combinations of the released corpus that the paper's constraints reject
+    validate clean against the generated conf and come back as --strict warnings."""
+    schema = load_schema()
+    write_conf_files(tmp_path, schema)
+    assert validate_collection(RELEASE_RELATIONS, tmp_path / "annotation.conf") == []
+    warnings = strict_relation_warnings(RELEASE_RELATIONS, schema)
+    assert [(Path(w.file).stem, w.line) for w in warnings] == [
+        (n, 3) for n in ("1000001_1", "1000001_2", "1000002_1", "1000002_2", "1000002_3", "1000002_4", "1000003_1")
+    ]
+    assert all(w.message.startswith("warning: R1: ") for w in warnings)
+    assert "decreases outside the strict constraints: Arg2:Genomic_factor (strict: Chemical|Gene_or_protein|" \
+        in warnings[0].message
+    assert "Arg2:Limited_variation (strict: Phenotype|Disease|" in warnings[5].message  # treats
+
+
+@pytest.mark.parametrize(
+    ("relation", "arg1", "arg2", "admitted"),
+    [
+        ("decreases", "Chemical", "Genomic_factor", True),
+        ("increases", "Chemical", "Genomic_factor", True),
+        ("decreases", "Chemical", "Haplotype", False),  # =Genomic_factor admits the parent type only
+        ("decreases", "Chemical", "Genomic_variation", False),
+        ("causes", "Chemical", "Genomic_factor", False),
+        ("causes", "Phenotype", "Limited_variation", True),
+        ("treats", "Chemical", "Limited_variation", True),
+        ("treats", "Gene_or_protein", "Limited_variation", False),
+        ("metabolizes", "Chemical", "Limited_variation", False),
+    ],
+)
+def test_admitted_relation_types(relation: str, arg1: str, arg2: str, admitted: bool) -> None:
+    conf, problems = parse_annotation_conf(annotation_conf(load_schema()))
+    assert problems == []
+    assert conf.relation_allowed(relation, ("Arg1", "Arg2"), (arg1, arg2)) is admitted
+
+
+def test_schema_exact_marker_and_strict_section(tmp_path: Path) -> None:
+    schema = load_schema()
+    assert schema.allowed_arguments("decreases", "Arg2", strict=True) == (
+        "Chemical", "Gene_or_protein", "Phenotype", "Disease", "Pharmacodynamic_phenotype", "Pharmacokinetic_phenotype"
+    )
+    assert "Genomic_factor" in schema.allowed_arguments("decreases", "Arg2")
+    assert "Haplotype" not in schema.allowed_arguments("decreases", "Arg2")
+    # a relation the strict section does not list falls back to relation_arguments
+    assert schema.allowed_arguments("influences", "Arg2", strict=True) == tuple(schema.entity_parent)
+    bad = tmp_path / "schema.yaml"
+    bad.write_text("entities: {A: {}}\nrelations: {r: {}}\nstrict_relation_arguments: {r: {Arg1: ['=Z']}}\n")
+    with pytest.raises(SchemaError, match="strict_relation_arguments.r.Arg1 names unknown entity type '=Z'"):
+        load_schema(bad)
+
+
+def test_dev_gold_has_no_strict_warning() -> None:
+    gold = shared_path("data", "pgxcorpus-dev", "gold")
+    assert strict_relation_warnings(gold, load_schema()) == []
+
+
+def test_validate_strict_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    coll = tmp_path / "coll"
+    shutil.copytree(RELEASE_RELATIONS, coll)
+    write_conf_files(coll, load_schema())
+    assert _cli(["validate", str(coll)]) == 0
+    assert capsys.readouterr().out == ""
+    assert _cli(["validate", str(coll), "--strict"]) == 0  # warnings do not change the exit status
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
+    assert len(lines) == 7 and all(": warning: R1: " in line for line in lines)
+    assert "7 strict-constraint warning(s)" in captured.err
+    # an error still fails, and the warnings are still printed
+    (coll / "1000001_1.ann").write_text("T1\tDrug 0 8\tWarfarin\n")
+    assert _cli(["validate", str(coll), "--strict"]) == 1
+    out = capsys.readouterr().out
+    assert "Drug is not a known entity type" in out and out.count("warning:") == 6
+    assert _cli(["validate", str(coll), "--strict", "--schema", str(tmp_path / "missing.yaml")]) == 2

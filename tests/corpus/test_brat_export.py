@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from pipeline.brat.conf import CONF_FILES, annotation_conf, kb_shortcuts_conf, visual_conf
-from pipeline.brat.standoff import read_collection, read_document, to_annotations
+from pipeline.brat.standoff import TextBound, read_collection, read_document, to_annotations
 from pipeline.brat.validate import parse_annotation_conf, validate_collection
 from pipeline.corpus.brat_export import brat_fragments, export_collection, normalize_identifier
 from pipeline.documents import Annotation, SentenceRecord
@@ -83,12 +84,13 @@ def test_ids_notes_attributes_normalizations(tmp_path: Path) -> None:
     disc = by_text["lower doses"]
     assert len(disc.fragments) == 2
     warfarin = next(t for t in doc.textbounds if t.text == "warfarin")
-    assert doc.notes_for(warfarin.id) == ["source=local,pubtator"]
+    assert doc.notes_for(warfarin.id) == []  # key entities carry no note: brat would highlight them all
     clearance = by_text["warfarin clearance"]
     (note,) = doc.notes_for(clearance.id)
     assert "source=ontology" in note and "class=PharmacokineticPhenotype" in note and "rule=noun_compound" in note
     composite_targets = {a.target for a in doc.attributes if a.type == "Composite"}
     assert composite_targets == {clearance.id, disc.id}
+    assert {q.target for q in doc.notes} == composite_targets  # notes on composites only
     refs = {(doc.textbound(n.target).text, f"{n.db}:{n.db_id}") for n in doc.normalizations}  # type: ignore[union-attr]
     assert ("warfarin", "MESH:D014859") in refs
     assert ("CYP2C9*3", "dbSNP:rs1057910") in refs
@@ -264,3 +266,49 @@ def test_filter_sample_export_batches_end_to_end(tmp_path: Path) -> None:
     for person_dir in sorted((tmp_path / "batches").glob("phase*/*")):
         assert validate_collection(person_dir) == []
     assert counts["assignments:phase1"] == 80 and counts["assignments:phase2"] == 40
+
+
+def test_provenance_sidecar_for_every_entity(tmp_path: Path) -> None:
+    from pipeline.corpus.provenance import PROVENANCE_FILE, entity_provenance, provenance_summary, read_provenance
+
+    counts: Counter[str] = Counter()
+    export_collection(records(), tmp_path, SCHEMA, counts)
+    prov = read_provenance(tmp_path)
+    assert prov is not None and len(prov) == counts["entities"] == counts["provenance_rows"] == 8
+    lines = (tmp_path / PROVENANCE_FILE).read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line)["document"] for line in lines] == ["17_1"] * 2 + ["200_4"] * 6  # PMID order
+    doc, _ = read_document(tmp_path / "200_4.txt")
+    warfarin = next(t for t in doc.textbounds if t.text == "warfarin")
+    row = prov[("200_4", warfarin.id)]
+    assert row["sources"] == ["local", "pubtator"] and row["identifiers"] == ["MESH:D014859"]
+    assert row["fragments"] == [list(f) for f in warfarin.fragments] and row["type"] == "Chemical"
+    clearance = next(t for t in doc.textbounds if t.text == "warfarin clearance")
+    crow = prov[("200_4", clearance.id)]
+    assert (crow["classes"], crow["rules"], crow["keys"]) == (
+        ["PharmacokineticPhenotype"], ["noun_compound"], [[[clearance.start, clearance.start + 8]]])
+    # brat lists as documents only files ending in "txt" and skips hidden ones; our readers take .txt/.ann only
+    assert not PROVENANCE_FILE.endswith("txt") and not PROVENANCE_FILE.startswith((".", "hidden_"))
+    docs, issues = read_collection(tmp_path)
+    assert len(docs) == 2 and issues == [] and validate_collection(tmp_path) == []
+    # an annotator edits: one entity retyped, one deleted and its id re-used for a new one, one added
+    edited = doc.textbounds[:]
+    edited[0] = TextBound(edited[0].id, "Phenotype", edited[0].fragments, edited[0].text)
+    status = entity_provenance(type(doc)(doc.name, doc.text, edited + [TextBound("T99", "Chemical", ((0, 8),),
+                                                                                   "Carriers")]), prov)
+    assert status[edited[0].id][0] == "edited" and status["T99"] == ("unknown", None)
+    assert sum(1 for s, _ in status.values() if s == "preannotated") == len(edited) - 1
+    summary = provenance_summary(docs, prov)
+    assert summary["entities"] == {"preannotated": 8, "edited": 0, "unknown": 0}
+    assert summary["by_source"]["ontology"] == {"Pharmacodynamic_phenotype": 1, "Pharmacokinetic_phenotype": 1}
+    assert summary["by_source"]["local"] == {"Chemical": 1} and summary["composites"] == 2
+
+
+def test_note_modes(tmp_path: Path) -> None:
+    export_collection(records(), tmp_path / "all", SCHEMA, Counter(), notes="all")
+    doc, _ = read_document(tmp_path / "all" / "200_4.txt")
+    assert len(doc.notes) == len(doc.textbounds)
+    export_collection(records(), tmp_path / "none", SCHEMA, Counter(), notes="none")
+    doc, _ = read_document(tmp_path / "none" / "200_4.txt")
+    assert doc.notes == []
+    with pytest.raises(ValueError, match="notes must be one of"):
+        export_collection(records(), tmp_path / "x", SCHEMA, Counter(), notes="some")
