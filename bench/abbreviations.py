@@ -36,6 +36,7 @@ from pathlib import Path
 PROJECT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT))
 
+from pipeline.brat.standoff import parse_ann, to_annotations  # noqa: E402
 from pipeline.nlp import abbreviations as abbr  # noqa: E402
 from pipeline.nlp.local_annotator import LocalAnnotator  # noqa: E402
 
@@ -49,18 +50,14 @@ Item = tuple[str, int, int, str]  # (document, start, end, type)
 Pair = tuple[str, str, str]  # (document, short form, long form)
 
 
-def read_ann(path: Path, type_map: dict[str, str]) -> set[Item]:
+def read_ann(name: str, text: str, path: Path, type_map: dict[str, str]) -> set[Item]:
     """Text-bound annotations of a brat file with a mapped type (discontiguous ones kept as unmatched misses)."""
+    doc, _issues = parse_ann(name, text, path.read_text(encoding="utf-8"), str(path))
     items: set[Item] = set()
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.startswith("T"):
-            continue
-        _tid, spec, _text = line.split("\t", 2)
-        type_, _, frags = spec.partition(" ")
-        if type_ in type_map:
-            spans = [[int(x) for x in f.split()] for f in frags.split(";")]
-            end = spans[0][1] if len(spans) == 1 else -spans[-1][1]
-            items.add((path.stem, spans[0][0], end, type_map[type_]))
+    for ann in to_annotations(doc):
+        if ann.type in type_map:
+            end = ann.fragments[0][1] if len(ann.fragments) == 1 else -ann.fragments[-1][1]
+            items.add((name, ann.fragments[0][0], end, type_map[ann.type]))
     return items
 
 
@@ -195,8 +192,8 @@ def main() -> int:
     pubtator: set[Item] = set()
     gold: set[Item] = set()
     for name in texts:
-        pubtator |= read_ann(DEV / "pubtator" / f"{name}.ann", {t: t for t in TYPES})
-        gold |= read_ann(DEV / "gold" / f"{name}.ann", GOLD_MAP)
+        pubtator |= read_ann(name, texts[name], DEV / "pubtator" / f"{name}.ann", {t: t for t in TYPES})
+        gold |= read_ann(name, texts[name], DEV / "gold" / f"{name}.ann", GOLD_MAP)
     raw_scispacy(texts)
     compare("pgxcorpus-dev sentences", annotator, texts, {"PubTator": pubtator, "gold": gold}, args.examples)
 
