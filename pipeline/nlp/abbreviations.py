@@ -5,8 +5,8 @@ Two detectors of ``long form (SF)`` definitions, both returning
 ``text`` given (document-relative when given a document text):
 
 * ``scispacy`` (:func:`find_abbreviations`): scispaCy's ``AbbreviationDetector``
-  (Schwartz & Hearst 2003) on a blank English spaCy tokenizer; no model is
-  loaded or downloaded.  It finds ``long form (SF)`` and ``SF (long form)``
+  (Schwartz & Hearst 2003) on a blank English pipeline with scispaCy's
+  tokenizer; no model is loaded or downloaded.  It finds ``long form (SF)`` and ``SF (long form)``
   definitions whose short form letters occur in order in the long form, the
   first one starting a word; the long form starts at the word where that first
   letter was found.
@@ -21,8 +21,13 @@ given entity spans, so the short form can inherit that entity's type and
 identifier.  For ``scispacy`` the entity must end where the Schwartz-Hearst
 long form ends and contain it; the longest such entity is taken.
 
-The two were compared on the dev data by ``bench/abbreviations.py``; the
-figures and the reason for the default are in the README ("Abbreviations").
+``union`` takes the built-in definitions, then scispaCy's for short forms the
+built-in rule left undefined.  The detectors were compared on the dev data by
+``bench/abbreviations.py``; the figures and the reason for the default
+(``builtin``) are in the README ("Abbreviations: scispaCy's detector vs the
+built-in rule").  The scispaCy pipeline is cached per process and, like
+scispaCy's detector (which adds and removes matcher rules on each call), is
+not meant to be shared between threads.
 """
 
 from __future__ import annotations
