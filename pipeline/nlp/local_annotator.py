@@ -38,7 +38,8 @@ PubTator output, not any particular sentence):
    ``glutamate receptor 1`` includes the member number; substituent prefixes
    and salts belong to a chemical name (``4-hydroxy-tamoxifen``, ``imatinib
    mesylate``); ``breast and ovarian cancers`` is one Disease (plural head).
-5. Abbreviations: ``long form (SF)`` where the long form was tagged gives SF
+5. Abbreviations (:mod:`pipeline.nlp.abbreviations`; the built-in rule by default, scispaCy's optional):
+   ``long form (SF)`` where the long form was tagged gives SF
    the same type and identifier, and later occurrences of SF in the text too;
    a local definition beats the dictionary (``methotrexate (MTX)`` retypes the
    gene alias ``MTX``).
@@ -62,6 +63,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.documents import Annotation
+from pipeline.nlp import abbreviations as abbr
 from pipeline.nlp import lexicon as lx
 
 logger = logging.getLogger(__name__)
@@ -91,11 +93,6 @@ MUTATION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("protein_1", rf"[{_AA1}]\d{{2,}}[{_AA1}*X](?!/)"),
     )
 )
-
-#: Short forms accepted by the abbreviation rule: 2-10 characters, at least one letter, upper case first
-#: or inside, no spaces.
-_SHORT_FORM = re.compile(r"^(?=.*[A-Za-z])(?=.*[A-Z0-9])[A-Za-z0-9][\w+./-]{1,9}$")
-
 
 #: Phrases that contain a lexicon name but are not mentions of it; matched first and emitted as nothing
 #: ("single nucleotide polymorphism" is not a nucleotide, "drinking water" is no chemical mention).
@@ -188,6 +185,10 @@ class _Table:
 
 class LocalAnnotator:
     """Dictionary + pattern annotator over Chemical, Disease, Gene and Mutation."""
+
+    #: Abbreviation detector of rule 5, one of :data:`pipeline.nlp.abbreviations.METHODS`
+    #: (set on an instance to change it: ``annotator.abbreviations = "builtin"``).
+    abbreviations: str = abbr.DEFAULT_METHOD
 
     def __init__(self, tables: dict[str, Iterable[Iterable[str]]]) -> None:
         """``tables``: ``{"exact"|"relaxed"|"folded": [[surface, type, identifier], ...]}``."""
@@ -378,28 +379,22 @@ class LocalAnnotator:
             return False  # "OH" in "4-OH-TAM": a piece of a longer hyphenated name
         return True
 
-    @staticmethod
-    def _abbreviations(text: str, matches: list[_Match], counts: collections.Counter[str]) -> list[_Match]:
+    def _abbreviations(self, text: str, matches: list[_Match], counts: collections.Counter[str]) -> list[_Match]:
         """``long form (SF)``: SF and its other occurrences get the long form's type and identifier.
 
-        A local definition beats the dictionary: a short form the lexicon gave another type
-        (``methotrexate (MTX)`` where ``MTX`` is also a gene alias) is retyped.
+        Definitions come from :func:`pipeline.nlp.abbreviations.entity_definitions` with the detector
+        named by :attr:`abbreviations` (``scispacy`` or ``builtin``).  A local definition beats the
+        dictionary: a short form the lexicon gave another type (``methotrexate (MTX)`` where ``MTX`` is
+        also a gene alias) is retyped.
         """
         by_span = {(m.start, m.end): m for m in matches if not m.hidden}
-        defs: dict[str, _Match] = {}
+        entities: dict[tuple[int, int], _Match] = {}
         for m in sorted(matches, key=lambda x: (x.start, x.end)):
-            if m.type == "Mutation":
-                continue
-            after = re.match(r"\s*\(\s*([^()\s]{2,10})\s*\)", text[m.end :])
-            if not after:
-                continue
-            sf = after.group(1)
-            long_form = text[m.start : m.end]
-            if not _SHORT_FORM.match(sf) or sf.casefold() == long_form.casefold():
-                continue
-            if sf[0].casefold() not in {w[0].casefold() for w in re.findall(r"[A-Za-z0-9]+", long_form)}:
-                continue
-            defs.setdefault(sf, m)
+            if m.type != "Mutation":
+                entities.setdefault((m.start, m.end), m)
+        defs: dict[str, _Match] = {}
+        for pair in abbr.entity_definitions(text, list(entities), self.abbreviations):
+            defs.setdefault(text[pair.short[0] : pair.short[1]], entities[pair.long])
         for sf, m in defs.items():
             for occ in re.finditer(rf"(?<![\w-]){re.escape(sf)}(?![\w-])", text):
                 span = (occ.start(), occ.end())
