@@ -73,6 +73,8 @@ class ncbi(luigi.Config):
     timeout: float = luigi.FloatParameter(default=60.0, significant=False)
     max_tries: int = luigi.IntParameter(default=5, significant=False)
     backoff: float = luigi.FloatParameter(default=1.0, significant=False)
+    # 0: NCBI's limit (3/s, 10/s with an API key); shared by every process of the host
+    requests_per_second: float = luigi.FloatParameter(default=0.0, significant=False)
 
 
 class pubtator(luigi.Config):
@@ -81,6 +83,9 @@ class pubtator(luigi.Config):
     base_url: str = luigi.Parameter(default="https://www.ncbi.nlm.nih.gov/research/pubtator3-api/")
     batch_size: int = luigi.IntParameter(default=100, significant=False)
     requests_per_second: float = luigi.FloatParameter(default=3.0, significant=False)
+    timeout: float = luigi.FloatParameter(default=60.0, significant=False)
+    max_tries: int = luigi.IntParameter(default=5, significant=False)
+    backoff: float = luigi.FloatParameter(default=1.0, significant=False)
 
 
 # --- helpers ---------------------------------------------------------------------------------
@@ -323,6 +328,7 @@ def eutils_client() -> Any:
         timeout=cfg.timeout,
         max_tries=cfg.max_tries,
         backoff=cfg.backoff,
+        requests_per_second=cfg.requests_per_second or None,
     )
 
 
@@ -616,6 +622,9 @@ def preannotation_config(task: PreannotateParams, annotation_files: tuple[Path, 
         skip_bad_lines=task.skip_bad_lines,
         batch_size=cfg.batch_size,
         requests_per_second=cfg.requests_per_second,
+        timeout=cfg.timeout,
+        max_tries=cfg.max_tries,
+        backoff=cfg.backoff,
     )
 
 

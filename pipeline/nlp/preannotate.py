@@ -109,6 +109,9 @@ class PreannotationConfig:
     skip_bad_lines: bool = False
     batch_size: int = 100
     requests_per_second: float = 3.0
+    timeout: float = 30.0
+    max_tries: int = 5
+    backoff: float = 1.0
 
     def __post_init__(self) -> None:
         if self.annotator not in ANNOTATORS:
@@ -404,8 +407,10 @@ def preannotate(
                 cache_dir=config.cache_dir,
                 batch_size=config.batch_size,
                 requests_per_second=config.requests_per_second,
-                # parallel shard tasks share the cache directory, and so the rate limit
-                rate_limit_file=None if config.cache_dir is None else Path(config.cache_dir) / ".rate-limit",
+                timeout=config.timeout,
+                max_tries=config.max_tries,
+                backoff=config.backoff,
+                # the rate limit is shared host-wide (parallel shard tasks, other builds)
             )
         result = client.fetch(pmids)
         counts["api_batches"] += result.batches
