@@ -857,8 +857,11 @@ class BuildCorpus(BatchParams, luigi.Task):
             seeds={"sample": self.seed, "batches": self.batch_seed},
             model=self.model if self.extend else None,
         )
-        if "brat" in outputs:
+        if "brat" in outputs and not manifest["failures"]:
             publish(Path(outputs["brat"]), Path(self.out) / "brat", self.run_dir().name)
+        elif "brat" in outputs:  # an incomplete collection is never published (the build reports failure)
+            log.error("not publishing %s: the build had failures; its partial collection is %s",
+                      Path(self.out) / "brat", outputs["brat"])
         with self.output().temporary_path() as tmp:
             store.write_json(tmp, manifest)
         if manifest["failures"]:
@@ -885,18 +888,10 @@ def output_dir(target: luigi.LocalTarget) -> str:
 
 
 def publish(source: Path, dest: Path, run_name: str) -> None:
-    """Replace ``dest`` with a copy of ``source`` in one rename, marked with the run it came from."""
-    tmp = dest.with_name(f".{dest.name}.tmp-{os.getpid()}")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    shutil.copytree(source, tmp)
-    (tmp / ".run").write_text(run_name + "\n")
-    old = dest.with_name(f".{dest.name}.old-{os.getpid()}")
-    if dest.exists():
-        dest.rename(old)
-    tmp.rename(dest)
-    if old.exists():
-        shutil.rmtree(old)
+    """Replace ``dest`` with a copy of ``source`` in one step, marked with the run it came from."""
+    from pipeline.corpus.outdir import publish_collection
+
+    publish_collection(source, dest, run_name)
 
 
 def stage_output_dirs(task: BuildCorpus) -> dict[str, Path]:
