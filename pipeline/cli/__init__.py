@@ -149,14 +149,19 @@ def run_build(args: argparse.Namespace) -> int:
     from pipeline.corpus import outdir
 
     out = args.out.resolve()
+    created = not out.exists()
     try:
         lock = outdir.acquire_lock(out)
     except outdir.OutputLocked as exc:
         print(f"pgx-corpus: {exc}", file=sys.stderr)
         return 3
-    with lock:
-        outdir.clean_stale_temporaries(out)
-        return _run_build_locked(args)
+    try:
+        with lock:
+            outdir.clean_stale_temporaries(out)
+            return _run_build_locked(args)
+    finally:
+        if created and out.is_dir() and not any(out.iterdir()):
+            out.rmdir()  # a build refused before any output leaves nothing behind
 
 
 def _partial_output(task: Any) -> Path | None:
