@@ -145,6 +145,7 @@ class HostRateLimiter:
         self._local: list[float] = []  # the log when no file can be shared
         self._shared = fcntl is not None
         self.waited = 0.0
+        self.last_start: float | None = None  # the start time logged by the last wait()
 
     def __repr__(self) -> str:
         return f"HostRateLimiter({self.service!r}, {self.rate}, directory={str(self.directory)!r})"
@@ -167,6 +168,7 @@ class HostRateLimiter:
             waited = at - now
             sleep(waited)
         start = max(clock(), at)
+        self.last_start = start
         kept = [t for t in times if t <= now + _STALE_AHEAD] + [start]
         return kept[-self.capacity :], waited
 
