@@ -73,6 +73,8 @@ class ncbi(luigi.Config):
     timeout: float = luigi.FloatParameter(default=60.0, significant=False)
     max_tries: int = luigi.IntParameter(default=5, significant=False)
     backoff: float = luigi.FloatParameter(default=1.0, significant=False)
+    # 0: NCBI's limit (3/s, 10/s with an API key); shared by every process of the host
+    requests_per_second: float = luigi.FloatParameter(default=0.0, significant=False)
 
 
 class pubtator(luigi.Config):
@@ -81,6 +83,9 @@ class pubtator(luigi.Config):
     base_url: str = luigi.Parameter(default="https://www.ncbi.nlm.nih.gov/research/pubtator3-api/")
     batch_size: int = luigi.IntParameter(default=100, significant=False)
     requests_per_second: float = luigi.FloatParameter(default=3.0, significant=False)
+    timeout: float = luigi.FloatParameter(default=60.0, significant=False)
+    max_tries: int = luigi.IntParameter(default=5, significant=False)
+    backoff: float = luigi.FloatParameter(default=1.0, significant=False)
 
 
 # --- helpers ---------------------------------------------------------------------------------
@@ -323,6 +328,7 @@ def eutils_client() -> Any:
         timeout=cfg.timeout,
         max_tries=cfg.max_tries,
         backoff=cfg.backoff,
+        requests_per_second=cfg.requests_per_second or None,
     )
 
 
@@ -616,6 +622,9 @@ def preannotation_config(task: PreannotateParams, annotation_files: tuple[Path, 
         skip_bad_lines=task.skip_bad_lines,
         batch_size=cfg.batch_size,
         requests_per_second=cfg.requests_per_second,
+        timeout=cfg.timeout,
+        max_tries=cfg.max_tries,
+        backoff=cfg.backoff,
     )
 
 
@@ -848,8 +857,11 @@ class BuildCorpus(BatchParams, luigi.Task):
             seeds={"sample": self.seed, "batches": self.batch_seed},
             model=self.model if self.extend else None,
         )
-        if "brat" in outputs:
+        if "brat" in outputs and not manifest["failures"]:
             publish(Path(outputs["brat"]), Path(self.out) / "brat", self.run_dir().name)
+        elif "brat" in outputs:  # an incomplete collection is never published (the build reports failure)
+            log.error("not publishing %s: the build had failures; its partial collection is %s",
+                      Path(self.out) / "brat", outputs["brat"])
         with self.output().temporary_path() as tmp:
             store.write_json(tmp, manifest)
         if manifest["failures"]:
@@ -876,18 +888,10 @@ def output_dir(target: luigi.LocalTarget) -> str:
 
 
 def publish(source: Path, dest: Path, run_name: str) -> None:
-    """Replace ``dest`` with a copy of ``source`` in one rename, marked with the run it came from."""
-    tmp = dest.with_name(f".{dest.name}.tmp-{os.getpid()}")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    shutil.copytree(source, tmp)
-    (tmp / ".run").write_text(run_name + "\n")
-    old = dest.with_name(f".{dest.name}.old-{os.getpid()}")
-    if dest.exists():
-        dest.rename(old)
-    tmp.rename(dest)
-    if old.exists():
-        shutil.rmtree(old)
+    """Replace ``dest`` with a copy of ``source`` in one step, marked with the run it came from."""
+    from pipeline.corpus.outdir import publish_collection
+
+    publish_collection(source, dest, run_name)
 
 
 def stage_output_dirs(task: BuildCorpus) -> dict[str, Path]:

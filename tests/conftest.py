@@ -28,3 +28,10 @@ def shared() -> Path:
 @pytest.fixture
 def fixtures_dir() -> Path:
     return FIXTURES
+
+
+@pytest.fixture(autouse=True)
+def _private_rate_limit_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test gets its own host-wide rate-limit directory: tests with fake clocks must not share
+    (or pollute) the real one, and parallel test runs must not slow each other down."""
+    monkeypatch.setenv("PGX_RATELIMIT_DIR", str(tmp_path_factory.mktemp("ratelimit")))

@@ -521,12 +521,19 @@ def validate_collection(directory: Path, conf: Path | None = None) -> list[Probl
         if not txt.exists():
             problems.append(Problem(where, 0, f"no text file {txt.name} for this annotation file"))
             continue
-        try:
-            text = txt.read_text(encoding="utf-8")
-            ann_text = ann.read_text(encoding="utf-8") if ann.exists() else ""
-        except UnicodeDecodeError as exc:
-            problems.append(Problem(str(txt), 0, f"not UTF-8: {exc}"))
+        undecodable = False
+        for path in (txt, ann):  # each bad file named, with the line of its first bad byte
+            raw = path.read_bytes() if path.exists() else b""
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                line = raw[: exc.start].count(b"\n") + 1
+                problems.append(Problem(str(path), line, f"not UTF-8: {exc.reason} at byte {exc.start}"))
+                undecodable = True
+        if undecodable:
             continue
+        text = txt.read_text(encoding="utf-8")
+        ann_text = ann.read_text(encoding="utf-8") if ann.exists() else ""
         if fixed is not None:
             doc_conf = fixed
         else:

@@ -145,6 +145,47 @@ def build_params(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run_build(args: argparse.Namespace) -> int:
+    """The build under the lock of ``--out`` (one writer per output directory, see corpus/outdir.py)."""
+    from pipeline.corpus import outdir
+
+    out = args.out.resolve()
+    created = not out.exists()
+    try:
+        lock = outdir.acquire_lock(out)
+    except outdir.OutputLocked as exc:
+        print(f"pgx-corpus: {exc}", file=sys.stderr)
+        return 3
+    try:
+        with lock:
+            outdir.clean_stale_temporaries(out)
+            return _run_build_locked(args)
+    finally:
+        if created and out.is_dir() and not any(out.iterdir()):
+            out.rmdir()  # a build refused before any output leaves nothing behind
+
+
+def _partial_output(task: Any) -> Path | None:
+    """The output of the last stage this build completed (where a failed build's work is)."""
+    from pipeline import tasks
+
+    done = [path for path in tasks.stage_output_dirs(task).values() if path.exists()]
+    return done[-1] if done else None
+
+
+def _print_fetch_failures(task: Any) -> None:
+    """A failed build's efetch failures, from its manifest (written even when the build is incomplete)."""
+    path = Path(task.output().path)
+    if not path.exists():
+        return
+    failures = json.loads(path.read_text(encoding="utf-8")).get("failures", [])
+    if failures:
+        print(f"pgx-corpus: {len(failures)} efetch batch(es) failed; run the same command again to retry them",
+              file=sys.stderr)
+    for failure in failures:
+        print(f"  batch {failure.get('batch')}: {failure.get('error')}", file=sys.stderr)
+
+
+def _run_build_locked(args: argparse.Namespace) -> int:
     import luigi
 
     from pipeline import tasks
@@ -188,6 +229,10 @@ def run_build(args: argparse.Namespace) -> int:
         for line in failures:
             print(f"pgx-corpus: {line}", file=sys.stderr)
         print(f"pgx-corpus: build failed ({result.status.name}); see the log above", file=sys.stderr)
+        _print_fetch_failures(task)
+        from pipeline.corpus.outdir import failure_note
+
+        print(f"pgx-corpus: {failure_note(Path(task.out), _partial_output(task))}", file=sys.stderr)
         return 1
     manifest = json.loads(Path(task.output().path).read_text(encoding="utf-8"))
     print(f"manifest: {task.output().path}")

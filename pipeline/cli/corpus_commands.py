@@ -3,19 +3,24 @@
 Thin handlers: parse arguments, call :mod:`pipeline.brat.stats`, :mod:`pipeline.brat.agreement`,
 :mod:`pipeline.brat.evaluate`, :mod:`pipeline.brat.harmonize`, :mod:`pipeline.brat.export`, print or write the
 results.  With ``--json`` exactly one JSON object goes to stdout; logs and warnings go to stderr.
-Unparseable ``.ann`` lines are reported (``file:line: message``) on stderr and in the JSON
-(``parse_issues``); they never stop the command.  Exit codes: 0 done, 2 bad input (missing
+Every command checks its input first (:func:`pipeline.brat.checked.load_checked`): each problem
+(missing ``.txt``, orphan ``.ann``, out-of-range or mismatched span, non-UTF-8 bytes, unparsable
+line) is printed as ``file:line: message`` on stderr, the broken documents are left out of what
+the command computes or writes, and a line per directory says how many were excluded (also in
+the JSON, ``input_check``).  Exit codes: 0 done (on the sound documents), 2 bad input (missing
 directory, bad config or decision file).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import sys
+import tempfile
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +29,7 @@ from pipeline.brat import evaluate as evaluate_mod
 from pipeline.brat import export as export_mod
 from pipeline.brat import harmonize as harmonize_mod
 from pipeline.brat import stats as stats_mod
-from pipeline.brat.standoff import read_directory
+from pipeline.brat.checked import CheckedCollection, filtered_copy, load_all_checked
 from pipeline.schema import DEFAULT_SCHEMA, SchemaError, load_schema
 
 
@@ -32,9 +37,60 @@ def _emit_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, sort_keys=True, indent=2) + "\n")
 
 
-def _report_issues(issues: list[str]) -> None:
+def _report_issues(issues: list[str], checks: Sequence[CheckedCollection] = ()) -> None:
+    """Print issues on stderr, except those the input check already printed."""
+    shown = {str(p) for c in checks for p in c.problems}
     for issue in issues:
-        print(f"pgx-corpus: {issue}", file=sys.stderr)
+        if issue not in shown:
+            print(f"pgx-corpus: {issue}", file=sys.stderr)
+
+
+@contextlib.contextmanager
+def _checked_input(command: str, directories: Sequence[Path], *, share_texts: bool = False, textless: bool = False
+                   ) -> Iterator[tuple[list[Path], list[CheckedCollection]]]:
+    """Check the input directories; yield directories holding only their sound documents, and the checks.
+
+    Problems go to stderr (``file:line: message``) with one summary line per
+    directory.  When nothing is excluded the directories themselves are
+    yielded; otherwise filtered copies in a scratch directory (removed after).
+    ``share_texts``: an ``.ann`` without ``.txt`` may be checked against the
+    text of the same document in another of the directories; ``textless``
+    (scoring): one without any text is kept, its offsets unchecked.
+    """
+    collections = load_all_checked(directories, share_texts=share_texts, textless=textless)
+    for collection in collections:
+        for problem in collection.problems:
+            print(str(problem), file=sys.stderr)
+        if collection.excluded or collection.problems:
+            print(f"pgx-corpus {command}: {collection.summary()}", file=sys.stderr)
+    if not any(c.excluded for c in collections):
+        yield list(directories), collections
+        return
+    with tempfile.TemporaryDirectory(prefix="pgx-checked-") as scratch:
+        yield filtered_copy(collections, Path(scratch)), collections
+
+
+def _input_check(collections: Sequence[CheckedCollection]) -> dict[str, Any]:
+    return {str(c.directory): {"documents": c.total, "excluded": c.excluded, "problems": [str(p) for p in c.problems]}
+            for c in collections}
+
+
+def _relabel(value: Any, names: dict[str, str]) -> Any:
+    """``value`` with the scratch copies' paths replaced by the directories the user gave."""
+    if isinstance(value, str):
+        for copy, original in names.items():
+            value = value.replace(copy, original)
+        return value
+    if isinstance(value, dict):
+        return {_relabel(k, names): _relabel(v, names) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_relabel(v, names) for v in value]
+    return value
+
+
+def _excluded_exit(collections: Sequence[CheckedCollection]) -> int:
+    """0: the command computed what it could from the sound documents (the excluded ones are on stderr)."""
+    return 0
 
 
 def _guard(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
@@ -73,11 +129,13 @@ def _add_schema(p: argparse.ArgumentParser) -> None:
 def run_stats(args: argparse.Namespace) -> int:
     schema = load_schema(args.schema)
     counts: Counter[str] = Counter()
-    result = stats_mod.brat_stats(args.brat_dir, schema, counts)
+    with _checked_input("stats", [args.brat_dir]) as ((brat_dir,), checks):
+        result = _relabel(stats_mod.brat_stats(brat_dir, schema, counts), {str(brat_dir): str(args.brat_dir)})
+    result["input_check"] = _input_check(checks)
     result["counts"] = dict(sorted(counts.items()))
     if args.pipeline is not None:
         result["pipeline"] = stats_mod.pipeline_stats(args.pipeline)
-    _report_issues(result["parse_issues"])
+    _report_issues(result["parse_issues"], checks)
     if args.out is not None:
         for path in stats_mod.write_outputs(result, args.out):
             print(f"pgx-corpus stats: wrote {path}", file=sys.stderr)
@@ -85,7 +143,7 @@ def run_stats(args: argparse.Namespace) -> int:
         _emit_json(result)
     else:
         sys.stdout.write(stats_mod.format_markdown(result))
-    return 0
+    return _excluded_exit(checks)
 
 
 # --- agreement ----------------------------------------------------------------------
@@ -93,21 +151,25 @@ def run_stats(args: argparse.Namespace) -> int:
 def run_agreement(args: argparse.Namespace) -> int:
     schema = load_schema(args.schema)
     counts: Counter[str] = Counter()
-    if args.preannotation:
-        result = agreement_mod.preannotation_scores(
-            args.directories[0], args.directories[1:], schema, source=args.source, counts=counts
-        )
-        text = agreement_mod.format_table10(result)
-    else:
-        result = agreement_mod.agreement(args.directories, schema, counts)
-        text = agreement_mod.format_agreement(result)
+    with _checked_input("agreement", args.directories, share_texts=True, textless=True) as (directories, checks):
+        names = {str(c): str(o) for c, o in zip(directories, args.directories, strict=True)}
+        if args.preannotation:
+            result = agreement_mod.preannotation_scores(
+                directories[0], directories[1:], schema, source=args.source, counts=counts
+            )
+            result = _relabel(result, names)
+            text = agreement_mod.format_table10(result)
+        else:
+            result = _relabel(agreement_mod.agreement(directories, schema, counts), names)
+            text = agreement_mod.format_agreement(result)
+    result["input_check"] = _input_check(checks)
     result["counts"] = dict(sorted(counts.items()))
-    _report_issues(result["parse_issues"])
+    _report_issues(result["parse_issues"], checks)
     if args.json:
         _emit_json(result)
     else:
         sys.stdout.write(text)
-    return 0
+    return _excluded_exit(checks)
 
 
 # --- evaluate -------------------------------------------------------------------------
@@ -115,16 +177,20 @@ def run_agreement(args: argparse.Namespace) -> int:
 def run_evaluate(args: argparse.Namespace) -> int:
     counts: Counter[str] = Counter()
     concepts = (args.concepts_tsv[0], args.concepts_tsv[1]) if args.concepts_tsv else None
-    result = evaluate_mod.evaluate(
-        args.gold, args.system, intersection=args.intersection, concepts_tsv=concepts, counts=counts
-    )
+    with _checked_input("evaluate", [args.gold, args.system], share_texts=True,
+                        textless=True) as ((gold, system), checks):
+        result = evaluate_mod.evaluate(
+            gold, system, intersection=args.intersection, concepts_tsv=concepts, counts=counts
+        )
+        result = _relabel(result, {str(gold): str(args.gold), str(system): str(args.system)})
+    result["input_check"] = _input_check(checks)
     result["counts"] = dict(sorted(counts.items()))
-    _report_issues(result["parse_issues"])
+    _report_issues(result["parse_issues"], checks)
     if args.json:
         _emit_json(result)
     else:
         sys.stdout.write(evaluate_mod.format_report(result))
-    return 0
+    return _excluded_exit(checks)
 
 
 # --- harmonize -------------------------------------------------------------------------
@@ -132,8 +198,11 @@ def run_evaluate(args: argparse.Namespace) -> int:
 def run_harmonize(args: argparse.Namespace) -> int:
     counts: Counter[str] = Counter()
     decisions = harmonize_mod.read_decisions(args.decisions) if args.decisions else None
-    docs, report = harmonize_mod.harmonize(args.directories, args.threshold, counts)
-    _report_issues(report["parse_issues"])
+    with _checked_input("harmonize", args.directories, share_texts=True) as (directories, checks):
+        docs, report = harmonize_mod.harmonize(directories, args.threshold, counts)
+        report = _relabel(report, {str(c): str(o) for c, o in zip(directories, args.directories, strict=True)})
+    report["input_check"] = _input_check(checks)
+    _report_issues(report["parse_issues"], checks)
     ambiguity_before = harmonize_mod.ambiguity_report(docs) if args.ambiguity else None
     if decisions is not None:
         docs = harmonize_mod.apply_decisions(docs, decisions, counts)
@@ -148,7 +217,7 @@ def run_harmonize(args: argparse.Namespace) -> int:
             report["ambiguity_after_decisions"] = harmonize_mod.ambiguity_report(docs)
     if args.json:
         _emit_json(report)
-        return 0
+        return _excluded_exit(checks)
     print(f"Harmonized {report['documents']} documents from {len(args.directories)} directories "
           f"(threshold {args.threshold}): {report['kept']} entities kept; wrote {written} documents to {args.out}")
     for d, n in report["entities"].items():
@@ -161,7 +230,7 @@ def run_harmonize(args: argparse.Namespace) -> int:
         if decisions is not None:
             left = report["ambiguity_after_decisions"]
             print(f"\nAfter {len(decisions)} decision(s): {len(left)} ambiguous term(s) left")
-    return 0
+    return _excluded_exit(checks)
 
 
 # --- export ------------------------------------------------------------------------------
@@ -176,12 +245,14 @@ def run_export(args: argparse.Namespace) -> int:
     if args.pubtator_level:
         config = dataclasses.replace(config, pubtator_level=args.pubtator_level)
     ratios = export_mod.parse_ratios(args.ratios, "--ratios") if args.ratios else None
-    docs, issues = read_directory(args.brat_dir)
-    _report_issues([str(i) for i in issues])
-    counts: Counter[str] = Counter({"parse_issues": len(issues)})
+    with _checked_input("export", [args.brat_dir]) as (_, checks):
+        docs = checks[0].documents
+    issues = checks[0].problems
+    counts: Counter[str] = Counter({"parse_issues": len(issues), "excluded_documents": len(checks[0].excluded)})
     summary = export_mod.export(docs, args.format, args.out, schema, config=config, ratios=ratios, seed=args.seed,
                                 counts=counts)
     summary["parse_issues"] = [str(i) for i in issues]
+    summary["input_check"] = _input_check(checks)
     if args.json:
         _emit_json(summary)
     else:
@@ -190,7 +261,7 @@ def run_export(args: argparse.Namespace) -> int:
         if "sentences" in summary:
             print(f"pgx-corpus export: sentence map (PubTator document offsets of each brat document) in "
                   f"{summary['sentences']}")
-    return 0
+    return _excluded_exit(checks)
 
 
 def register(sub: argparse._SubParsersAction) -> None:

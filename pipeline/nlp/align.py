@@ -526,22 +526,29 @@ def realign(
     counts: Counter[str],
     *,
     window: int = 300,
+    dropped: list[tuple[str, Annotation]] | None = None,
 ) -> list[Annotation]:
     """Re-align annotations from ``source_text`` offsets to ``doc_text`` offsets.
 
     Returns the kept annotations (half-open, document-relative fragments;
     ``text`` is the covered document text) in input order; dropped ones are
-    counted per reason.  ``window`` bounds the local search (normalized
-    characters either side of the expected position).
+    counted per reason, and appended to ``dropped`` as ``(reason, annotation)``
+    (source offsets) when given, so the caller can report them by document.
+    ``window`` bounds the local search (normalized characters either side of
+    the expected position).
     """
     if source_text is not None and not source_text.strip(UNKNOWN):
         source_text = None  # annotation-only stand-off: no source character is known
     aligner = Aligner(source_text, doc_text, window=window)
     out = []
     for ann in annotations:
+        before = {reason: counts[f"dropped_{reason}"] for reason in REASONS}
         kept = realign_one(ann, aligner, counts)
         if kept is not None:
             out.append(kept)
+        elif dropped is not None:
+            reason = next((r for r in REASONS if counts[f"dropped_{r}"] > before[r]), "dropped")
+            dropped.append((reason, ann))
     return out
 
 

@@ -109,6 +109,9 @@ class PreannotationConfig:
     skip_bad_lines: bool = False
     batch_size: int = 100
     requests_per_second: float = 3.0
+    timeout: float = 30.0
+    max_tries: int = 5
+    backoff: float = 1.0
 
     def __post_init__(self) -> None:
         if self.annotator not in ANNOTATORS:
@@ -354,10 +357,23 @@ class _Local:
         return _checked_local(doc, self.get().annotate(doc.text), counts)
 
 
+#: Dropped annotations logged one by one per document; the rest are summed up in one line.
+_SHOWN_DROPS = 3
+
+
 def _realigned(doc: Document, groups: Iterable[SourceGroup], counts: Counter[str]) -> list[Annotation]:
     out: list[Annotation] = []
+    dropped: list[tuple[str, Annotation]] = []
     for source_text, source_annotations in groups:
-        out.extend(realign(source_annotations, source_text, doc.text, counts))
+        out.extend(realign(source_annotations, source_text, doc.text, counts, dropped=dropped))
+    if dropped:
+        # out-of-range or mismatched source annotations lose data: say where (first few per document)
+        shown = "; ".join(f"{ann.type} {ann.text!r} at {','.join(f'{s}-{e}' for s, e in ann.fragments)} "
+                          f"({reason.replace('_', ' ')})" for reason, ann in dropped[:_SHOWN_DROPS])
+        more = f"; and {len(dropped) - _SHOWN_DROPS} more" if len(dropped) > _SHOWN_DROPS else ""
+        logger.warning("PMID %s: %d PubTator/BioC annotation(s) dropped (source offsets): %s%s",
+                       doc.pmid, len(dropped), shown, more)
+        counts["documents_with_dropped_annotations"] += 1
     return out
 
 
@@ -404,8 +420,10 @@ def preannotate(
                 cache_dir=config.cache_dir,
                 batch_size=config.batch_size,
                 requests_per_second=config.requests_per_second,
-                # parallel shard tasks share the cache directory, and so the rate limit
-                rate_limit_file=None if config.cache_dir is None else Path(config.cache_dir) / ".rate-limit",
+                timeout=config.timeout,
+                max_tries=config.max_tries,
+                backoff=config.backoff,
+                # the rate limit is shared host-wide (parallel shard tasks, other builds)
             )
         result = client.fetch(pmids)
         counts["api_batches"] += result.batches

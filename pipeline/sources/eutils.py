@@ -11,12 +11,14 @@ Behaviour worth knowing:
   sent by POST, so the key never appears in a URL.  The key is redacted
   (``***``) from every log line and exception message, including NCBI's own
   JSON rate-limit body, which echoes it.
-* **Rate limit**: at most 3 requests/s, 10/s with an API key, enforced by a
-  limiter shared by all clients of the process with the same rate (NCBI counts
-  per key/IP, not per client object).
+* **Rate limit**: at most 3 requests/s, 10/s with an API key, in any sliding
+  second, enforced by a :class:`~pipeline.sources.httputil.HostRateLimiter`
+  shared by every client of every process on the host (NCBI counts per
+  key/IP, not per client object or per build), with a 10% margin.
 * **Retries** with exponential backoff and jitter (``backoff * 2**(try-1)``,
   scaled by a random factor in [0.5, 1.5), capped at ``max_backoff``) on
-  timeouts, connection errors (including a body cut off mid-transfer), HTTP 429 (``Retry-After`` honoured), HTTP 5xx,
+  timeouts, connection errors (including a body cut off mid-transfer, a body
+  shorter or longer than its ``Content-Length``, a reset), HTTP 429 (``Retry-After`` honoured), HTTP 5xx,
   and HTTP 200 bodies that are NCBI errors: a JSON ``{"error": ...}`` body
   (``API rate limit exceeded``), an ``<ERROR>`` element, or, for EFetch,
   truncated/unparseable XML.  Other 4xx statuses are not retried.  After the
@@ -56,7 +58,7 @@ import requests
 from lxml import etree
 
 from pipeline.documents import pmid_sort_key
-from pipeline.sources.httputil import parse_retry_after
+from pipeline.sources.httputil import HostRateLimiter, check_body_length, parse_retry_after, rate_limit_dir
 from pipeline.sources.pubmed_xml import PubmedXmlError, count_records
 
 log = logging.getLogger(__name__)
@@ -93,7 +95,10 @@ class _Retryable(Exception):
 
 
 class RateLimiter:
-    """At most ``rate`` calls per second across threads (evenly spaced slots)."""
+    """At most ``rate`` calls per second across the threads of one process (evenly spaced slots).
+
+    For tests and embedding; clients use the host-wide :func:`shared_limiter` by default.
+    """
 
     def __init__(self, rate: float) -> None:
         if rate <= 0:
@@ -114,16 +119,23 @@ class RateLimiter:
         return delay
 
 
-_SHARED: dict[float, RateLimiter] = {}
+_SHARED: dict[tuple[float, str], HostRateLimiter] = {}
 _SHARED_LOCK = threading.Lock()
 
 
-def shared_limiter(rate: float) -> RateLimiter:
-    """The process-wide limiter for ``rate`` requests/s (one per distinct rate)."""
+def shared_limiter(rate: float) -> HostRateLimiter:
+    """The host-wide E-utilities limiter for ``rate`` requests/s (one object per rate and directory).
+
+    Every process on the host logs its E-utilities requests in the same
+    file (see :func:`~pipeline.sources.httputil.rate_limit_dir`), so two builds
+    at once still make at most ``rate`` requests in any second between them.
+    """
+    directory = rate_limit_dir()
     with _SHARED_LOCK:
-        if rate not in _SHARED:
-            _SHARED[rate] = RateLimiter(rate)
-        return _SHARED[rate]
+        key = (rate, str(directory))
+        if key not in _SHARED:
+            _SHARED[key] = HostRateLimiter("eutils", rate, directory=directory)
+        return _SHARED[key]
 
 
 # --- results -----------------------------------------------------------------
@@ -214,7 +226,7 @@ class EutilsClient:
         sleep: Callable[[float], None] = time.sleep,
         max_backoff: float = 60.0,
         requests_per_second: float | None = None,
-        limiter: RateLimiter | None = None,
+        limiter: RateLimiter | HostRateLimiter | None = None,
         page_size: int = ESEARCH_CAP,
         db: str = "pubmed",
         seed: int | None = None,
@@ -234,7 +246,7 @@ class EutilsClient:
         self.session = session or requests.Session()
         self.sleep = sleep
         rate = requests_per_second or (RATE_WITH_KEY if self._api_key else RATE_WITHOUT_KEY)
-        self.limiter = limiter or shared_limiter(rate)
+        self.limiter: RateLimiter | HostRateLimiter = limiter or shared_limiter(rate)
         self.page_size = page_size
         self.db = db
         self._rng = random.Random(seed)
@@ -294,6 +306,8 @@ class EutilsClient:
                     last = f"HTTP {status}: {self.redact(response.text[:200]).strip()}"
                 elif status >= 400:
                     raise EutilsError(f"{what}: HTTP {status}: {self.redact(response.text[:300]).strip()}")
+                elif (short := check_body_length(response.headers, response.content)) is not None:
+                    last = f"incomplete body ({short})"
                 else:
                     try:
                         return check(response)

@@ -1,10 +1,39 @@
-"""Small HTTP helpers shared by the network clients (no requests are made here)."""
+"""Small HTTP helpers shared by the network clients (no requests are made here).
+
+* :func:`parse_retry_after` reads a ``Retry-After`` header;
+* :class:`HostRateLimiter` keeps a request rate for a whole host: every
+  process and every build on the machine that talks to one service (E-utilities,
+  PubTator3) shares one file-locked log of its last request times;
+* :func:`check_body_length` catches a body shorter (or longer) than its
+  ``Content-Length``, the one truncation ``requests`` may let through.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
 import email.utils
+import logging
+import math
+import os
+import tempfile
+import threading
 import time
+from collections.abc import Callable
+from pathlib import Path
+
+try:  # POSIX: a rate limit shared by processes
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: per-process limit only
+    fcntl = None  # type: ignore[assignment]
+
+logger = logging.getLogger(__name__)
+
+#: Environment variable naming the host-wide directory of rate-limit logs.
+RATE_LIMIT_DIR_ENV = "PGX_RATELIMIT_DIR"
+#: Default safety margin: requests are spaced 10% wider than 1/rate.
+DEFAULT_MARGIN = 0.1
+#: A logged time this far ahead of the clock comes from before a reboot (monotonic clock reset).
+_STALE_AHEAD = 5.0
 
 
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
@@ -26,3 +55,182 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
         when = when.replace(tzinfo=dt.timezone.utc)
     current = time.time() if now is None else now
     return max(0.0, when.timestamp() - current)
+
+
+def check_body_length(headers: object, body: bytes) -> str | None:
+    """Why a body does not match its ``Content-Length`` (None when it does or cannot be checked).
+
+    ``headers`` is a case-insensitive mapping (``response.headers``).  With a
+    ``Content-Encoding`` the header counts encoded bytes, not the decoded
+    ``body``, so nothing is checked; urllib3 checks those itself.
+    """
+    get = getattr(headers, "get", None)
+    if get is None:
+        return None
+    declared = get("Content-Length")
+    if declared is None or get("Content-Encoding") not in (None, "", "identity"):
+        return None
+    try:
+        expected = int(str(declared).strip())
+    except ValueError:
+        return f"unparseable Content-Length {declared!r}"
+    if expected != len(body):
+        return f"body of {len(body)} bytes but Content-Length {expected}"
+    return None
+
+
+def rate_limit_dir() -> Path:
+    """The host-wide directory of rate-limit logs.
+
+    ``$PGX_RATELIMIT_DIR`` when set; else ``$XDG_RUNTIME_DIR/pgx-corpus-ratelimit``
+    (per user, on tmpfs); else ``<tmp>/pgx-corpus-ratelimit-<uid>``.
+    """
+    configured = os.environ.get(RATE_LIMIT_DIR_ENV)
+    if configured:
+        return Path(configured)
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime and Path(runtime).is_dir():
+        return Path(runtime) / "pgx-corpus-ratelimit"
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    return Path(tempfile.gettempdir()) / f"pgx-corpus-ratelimit-{uid}"
+
+
+class HostRateLimiter:
+    """At most ``rate`` request starts in any sliding second, for every process of the host.
+
+    The last ``ceil(rate)`` start times of ``service`` live in
+    ``<directory>/<service>.log`` (one float per line, ``clock`` seconds).  A
+    caller takes an exclusive ``flock`` on the file, waits until both
+
+    * ``spacing = (1 + margin) / rate`` seconds have passed since the last start, and
+    * ``1 + margin`` seconds have passed since the ``ceil(rate)``-th last start,
+
+    then appends its own start time and releases the lock.  The lock is held
+    while waiting, so processes take turns.  The second rule alone keeps any
+    one-second window at ``ceil(rate)`` starts; the spacing keeps it at
+    ``floor(rate)`` for integer rates and smooths bursts.
+
+    ``clock`` must be the same for every process: ``time.monotonic``
+    (``CLOCK_MONOTONIC``, system-wide on Linux) is the default; logged times
+    far ahead of it (a reboot) are dropped.  Without ``fcntl``, or when the
+    directory cannot be created, the limit holds within the process only
+    (logged once).  ``wait`` is thread-safe.
+    """
+
+    def __init__(
+        self,
+        service: str,
+        rate: float,
+        *,
+        directory: Path | None = None,
+        margin: float = DEFAULT_MARGIN,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        if rate <= 0:
+            raise ValueError("rate must be positive")
+        if margin < 0:
+            raise ValueError("margin must not be negative")
+        self.service = service
+        self.rate = rate
+        self.interval = 1.0 / rate
+        self.spacing = (1.0 + margin) / rate
+        self.window = 1.0 + margin
+        self.capacity = max(1, math.ceil(rate))
+        self.directory = Path(directory) if directory is not None else rate_limit_dir()
+        self.path = self.directory / f"{service}.log"
+        self._clock = clock
+        self._sleep = sleep
+        self._thread_lock = threading.Lock()
+        self._local: list[float] = []  # the log when no file can be shared
+        self._shared = fcntl is not None
+        self.waited = 0.0
+        self.last_start: float | None = None  # the start time logged by the last wait()
+
+    def __repr__(self) -> str:
+        return f"HostRateLimiter({self.service!r}, {self.rate}, directory={str(self.directory)!r})"
+
+    def _next_start(self, times: list[float], now: float) -> float:
+        times = [t for t in times if t <= now + _STALE_AHEAD]
+        if not times:
+            return now
+        at = max(now, times[-1] + self.spacing)
+        if len(times) >= self.capacity:
+            at = max(at, times[-self.capacity] + self.window)
+        return at
+
+    def _take(self, times: list[float], sleep: Callable[[float], None], clock: Callable[[], float]) -> tuple[
+            list[float], float]:
+        now = clock()
+        at = self._next_start(times, now)
+        waited = 0.0
+        if at > now:
+            waited = at - now
+            sleep(waited)
+        start = max(clock(), at)
+        self.last_start = start
+        kept = [t for t in times if t <= now + _STALE_AHEAD] + [start]
+        return kept[-self.capacity :], waited
+
+    def wait(self, sleep: Callable[[float], None] | None = None, clock: Callable[[], float] | None = None) -> float:
+        """Block until a request may start (and record it); returns the seconds waited."""
+        sleep = sleep or self._sleep
+        clock = clock or self._clock
+        with self._thread_lock:
+            if self._shared:
+                try:
+                    waited = self._wait_shared(sleep, clock)
+                    self.waited += waited
+                    return waited
+                except OSError as err:
+                    logger.warning("rate limit for %s not shared across processes (%s: %s)",
+                                   self.service, self.path, err)
+                    self._shared = False
+            self._local, waited = self._take(self._local, sleep, clock)
+            self.waited += waited
+            return waited
+
+    def _wait_shared(self, sleep: Callable[[float], None], clock: Callable[[], float]) -> float:
+        assert fcntl is not None
+        self.directory.mkdir(parents=True, exist_ok=True)
+        with open(self.path, "a+", encoding="ascii") as fh:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+            try:
+                fh.seek(0)
+                times: list[float] = []
+                for line in fh.read().split():
+                    try:
+                        times.append(float(line))
+                    except ValueError:  # a torn line from a killed writer: ignore it
+                        continue
+                kept, waited = self._take(times, sleep, clock)
+                fh.seek(0)
+                fh.truncate()
+                fh.write("".join(f"{t!r}\n" for t in kept))
+                fh.flush()
+            finally:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+        return waited
+
+
+def max_in_window(times: list[float], window: float = 1.0) -> int:
+    """The largest number of ``times`` (seconds) within any closed interval of length ``window``."""
+    ordered = sorted(times)
+    best = 0
+    lo = 0
+    for hi, t in enumerate(ordered):
+        while t - ordered[lo] > window:
+            lo += 1
+        best = max(best, hi - lo + 1)
+    return best
+
+
+__all__ = [
+    "DEFAULT_MARGIN",
+    "RATE_LIMIT_DIR_ENV",
+    "HostRateLimiter",
+    "check_body_length",
+    "max_in_window",
+    "parse_retry_after",
+    "rate_limit_dir",
+]

@@ -302,14 +302,18 @@ def _book_document(record: etree._Element, counts: Counter[str]) -> Document | N
     )
 
 
-def record_to_document(record: etree._Element, counts: Counter[str]) -> Document | None:
-    """One ``PubmedArticle``/``PubmedBookArticle`` element -> Document, or None when skipped (counted)."""
+def record_to_document(record: etree._Element, counts: Counter[str], where: str | None = None) -> Document | None:
+    """One ``PubmedArticle``/``PubmedBookArticle`` element -> Document, or None when skipped (counted).
+
+    ``where`` names the record in messages (file, record number, line).
+    """
     counts["records"] += 1
     book = record.tag == "PubmedBookArticle"
     doc = _book_document(record, counts) if book else _article_document(record, counts)
     if doc is None or not doc.pmid:
         counts["no_pmid"] += 1
-        log.warning("skipping a %s without PMID", record.tag)
+        place = where or (f"line {record.sourceline}" if record.sourceline else "unknown position")
+        log.warning("%s: skipping a %s without PMID", place, record.tag)
         return None
     if len(doc.text) <= len(doc.title):
         counts["no_abstract"] += 1
@@ -371,6 +375,7 @@ def iter_documents(
     stream, default_name = _open(source)
     label = name or default_name
     seen_root = False
+    position = 0  # records of this file, for messages
     try:
         context = etree.iterparse(
             stream,
@@ -392,7 +397,8 @@ def iter_documents(
             if elem.tag == "DeleteCitation":
                 counts["delete_citations"] += len(elem.findall("PMID"))
             elif seen_root:
-                doc = record_to_document(elem, counts)
+                position += 1
+                doc = record_to_document(elem, counts, f"{label}:{elem.sourceline}: record {position}")
                 if doc is not None:
                     yield doc
             _release(elem)

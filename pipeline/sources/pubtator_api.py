@@ -4,22 +4,29 @@
 
 * at most 100 PMIDs per request (``batch_size``), PMIDs sorted numerically and
   de-duplicated, so the same set always gives the same batches;
-* at most ``requests_per_second`` request starts per second (default 3, the
-  NCBI limit), with an injectable ``clock``/``sleep``; with
-  ``rate_limit_file`` the limit holds across processes (parallel workers);
+* at most ``requests_per_second`` request starts in any sliding second
+  (default 3, the NCBI limit) for every process on the host: a
+  :class:`~pipeline.sources.httputil.HostRateLimiter` logs the request times
+  of service ``pubtator`` in a file-locked log (``rate_limit_dir``, default
+  :func:`~pipeline.sources.httputil.rate_limit_dir`), with a 10% margin;
+  ``clock``/``sleep`` are injectable;
 * every request has a timeout and its status checked; 429 (honouring
-  ``Retry-After``), 5xx, timeouts and connection errors are retried with
-  exponential backoff and jitter (seeded, so reproducible); other 4xx fail at
-  once.  An HTTP 200 whose body is an error message, malformed JSON or an
-  empty collection is a failure of that batch and retried too.  After the
-  last try a :class:`PubtatorApiError` names the batch -- except that a batch
-  still answered by an empty collection on every try is taken to mean that
-  PubTator has none of its PMIDs (reported missing, not cached) unless
-  ``empty_is_missing=False``;
+  ``Retry-After``), 5xx, timeouts, connection errors and resets, bodies cut
+  off mid-transfer (``ChunkedEncodingError``/``IncompleteRead``), bodies
+  shorter or longer than their ``Content-Length`` and undecodable bodies are
+  retried with exponential backoff and jitter (seeded, so reproducible);
+  other 4xx fail at once.  An HTTP 200 whose body is an error message or
+  malformed JSON is a failure of that batch and retried too.  After the last
+  try a :class:`PubtatorApiError` names the batch;
+* an empty collection is a valid answer: PubTator knows none of the batch's
+  PMIDs.  It is cached like any other answer (every PMID of the batch listed
+  as unknown in the sidecar) and the PMIDs are reported missing, so the caller
+  can fall back (the local annotator) and a rerun does not ask again;
 * raw successful responses are cached gzip-compressed under ``cache_dir``,
   keyed by the batch's sorted PMIDs, each with a ``.pmids`` sidecar listing
-  the PMIDs it answers: a rerun makes no request, and a rebuild whose PMID set
-  grew asks only for PMIDs no cached response answers.
+  the PMIDs it answers (``-PMID``: unknown to PubTator): a rerun makes no
+  request, and a rebuild whose PMID set grew asks only for PMIDs no cached
+  response answers.
 
 Responses are parsed in every shape the API has used (see
 :func:`parse_response`) into :class:`~pipeline.sources.bioc_io.BiocDocument` records:
@@ -48,11 +55,6 @@ from pathlib import Path
 
 import requests
 
-try:  # POSIX: a rate limit shared by processes
-    import fcntl
-except ImportError:  # pragma: no cover - Windows: per-process limit only
-    fcntl = None  # type: ignore[assignment]
-
 from pipeline.documents import pmid_sort_key
 from pipeline.sources.bioc_io import (
     BiocDocument,
@@ -61,7 +63,7 @@ from pipeline.sources.bioc_io import (
     iter_json_values,
     json_document_objects,
 )
-from pipeline.sources.httputil import parse_retry_after
+from pipeline.sources.httputil import HostRateLimiter, check_body_length, parse_retry_after
 
 logger = logging.getLogger(__name__)
 
@@ -175,8 +177,9 @@ class PubtatorClient:
 
     ``base_url`` is the API root (tests point it at a loopback server);
     ``sleep`` and ``clock`` are injectable so tests run without waiting;
-    ``seed`` makes the backoff jitter reproducible.  With ``rate_limit_file``
-    the request rate is shared by every client (process) using that file.
+    ``seed`` makes the backoff jitter reproducible.  The request rate is
+    shared by every client (process) of the host through ``rate_limit_dir``
+    (default: the host-wide directory); ``limiter`` replaces the limiter.
     """
 
     def __init__(
@@ -191,8 +194,8 @@ class PubtatorClient:
         backoff: float = 1.0,
         max_backoff: float = 60.0,
         max_wait: float = 300.0,
-        empty_is_missing: bool = True,
-        rate_limit_file: Path | None = None,
+        rate_limit_dir: Path | None = None,
+        limiter: HostRateLimiter | None = None,
         session: requests.Session | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
@@ -214,8 +217,9 @@ class PubtatorClient:
         self.backoff = backoff
         self.max_backoff = max_backoff
         self.max_wait = max_wait
-        self.empty_is_missing = empty_is_missing
-        self.rate_limit_file = Path(rate_limit_file) if rate_limit_file is not None else None
+        self.limiter = limiter or HostRateLimiter(
+            "pubtator", requests_per_second, directory=rate_limit_dir, clock=clock, sleep=sleep
+        )
         if session is None:
             session = requests.Session()
             session.headers["User-Agent"] = "pgx-corpus (PubTator3 client)"
@@ -223,7 +227,6 @@ class PubtatorClient:
         self._sleep = sleep
         self._clock = clock
         self._rng = random.Random(seed)
-        self._next_at: float | None = None
         self.requests = 0
         self.retries = 0
         self._parse_counts: Counter[str] = Counter()
@@ -282,15 +285,17 @@ class PubtatorClient:
         return self._load_cached(path)
 
     def _load_cached(self, path: Path) -> list[BiocDocument] | None:
-        """The documents of a cached response; an unusable one is removed (with its sidecar) -> None."""
+        """The documents of a cached response (``[]``: an empty collection, a valid answer).
+
+        An unusable file (unreadable, cut short, not a BioC answer) is removed
+        with its sidecar -> None, so the batch is fetched again.
+        """
         counts: Counter[str] = Counter()
         try:
             with gzip.open(path, "rb") as fh:
                 docs = parse_response(fh.read(), where=str(path), counts=counts)
         except (OSError, EOFError, PubtatorResponseError) as err:
             logger.warning("unusable cached response %s (%s); fetching again", path, err)
-            docs = []
-        if not docs:
             path.unlink(missing_ok=True)
             _sidecar(path).unlink(missing_ok=True)
             return None
@@ -363,45 +368,7 @@ class PubtatorClient:
         return found
 
     def _throttle(self) -> None:
-        if self.rate_limit_file is not None and fcntl is not None:
-            self._throttle_shared(self.rate_limit_file)
-            return
-        now = self._clock()
-        if self._next_at is not None and now < self._next_at:
-            self._sleep(self._next_at - now)
-            now = self._next_at
-        self._next_at = now + self.interval
-
-    def _throttle_shared(self, path: Path) -> None:
-        """The rate limit across processes (Luigi workers): the next allowed start lives in a locked file.
-
-        The lock is held while waiting, so processes take turns.  ``clock`` must
-        then be system-wide (``time.monotonic`` is, on one machine); a stored
-        time more than one interval ahead is stale (a reboot) and ignored.
-        """
-        assert fcntl is not None
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "a+", encoding="ascii") as fh:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
-            try:
-                fh.seek(0)
-                try:
-                    stored: float | None = float(fh.read().strip() or "nan")
-                except ValueError:
-                    stored = None
-                now = self._clock()
-                candidates = [t for t in (stored, self._next_at) if t is not None and t == t]
-                next_at = max(candidates) if candidates else None
-                if next_at is not None and now < next_at:
-                    self._sleep(min(next_at - now, self.interval))
-                    now = min(next_at, now + self.interval)
-                self._next_at = now + self.interval
-                fh.seek(0)
-                fh.truncate()
-                fh.write(repr(self._next_at))
-                fh.flush()
-            finally:
-                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+        self.limiter.wait()
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         base = min(self.max_backoff, self.backoff * 2 ** (attempt - 1))
@@ -417,8 +384,10 @@ class PubtatorClient:
             response = self.session.get(self.url, params={"pmids": ",".join(batch)}, timeout=self.timeout)
         except requests.Timeout as err:
             raise _Retry(f"timeout ({err})") from None
-        except requests.ConnectionError as err:
-            raise _Retry(f"connection error ({err})") from None
+        except (requests.ConnectionError, requests.exceptions.ChunkedEncodingError,
+                requests.exceptions.ContentDecodingError) as err:
+            # a reset, or a body cut off under its Content-Length (urllib3 IncompleteRead)
+            raise _Retry(f"connection error or incomplete body ({err})") from None
         status = response.status_code
         if status == 429 or status >= 500:
             retry_after = parse_retry_after(response.headers.get("Retry-After"))
@@ -428,13 +397,14 @@ class PubtatorClient:
         except requests.HTTPError as err:
             raise PubtatorApiError(f"PubTator3 batch {describe_batch(batch)}: {err}") from err
         raw = response.content
+        short = check_body_length(response.headers, raw)
+        if short is not None:
+            raise _Retry(f"incomplete body ({short})")
         counts: Counter[str] = Counter()
         try:
             docs = parse_response(raw, where=f"PubTator3 response for {describe_batch(batch)}", counts=counts)
         except PubtatorResponseError as err:
             raise _Retry(str(err)) from None
-        if not docs:
-            raise _Retry("empty collection")
         return docs, raw, counts
 
     def fetch_batch(self, batch: Sequence[str]) -> tuple[list[BiocDocument], bool]:
@@ -448,13 +418,11 @@ class PubtatorClient:
             logger.debug("PubTator3 batch %s from cache", describe_batch(batch))
             return cached, True
         last: _Retry | None = None
-        only_empty = True
         for attempt in range(1, self.max_tries + 1):
             try:
                 docs, raw, counts = self._try(batch)
             except _Retry as retry:
                 last = retry
-                only_empty = only_empty and retry.reason == "empty collection"
                 self.retries += 1
                 logger.warning(
                     "PubTator3 batch %s: try %d/%d failed: %s",
@@ -464,15 +432,12 @@ class PubtatorClient:
                     self._sleep(self._delay(attempt, retry.retry_after))
                 continue
             self._parse_counts.update(counts)
+            if not docs:
+                logger.warning("PubTator3 batch %s: empty collection (PubTator knows none of these PMIDs); "
+                               "cached, reported missing", describe_batch(batch))
             self._write_cache(batch, raw, (d.pmid for d in docs if d.pmid is not None))
             return docs, False
         assert last is not None
-        if only_empty and self.empty_is_missing:
-            logger.warning(
-                "PubTator3 batch %s: empty collection on all %d tries; its PMIDs are reported missing",
-                describe_batch(batch), self.max_tries,
-            )
-            return [], False
         raise PubtatorApiError(
             f"PubTator3 batch {describe_batch(batch)} failed after {self.max_tries} tries: {last.reason}"
         )

@@ -15,7 +15,10 @@ or simply by the next ``|t|`` line):
   files (the extra columns are kept in :attr:`PubtatorAnnotation.extra`).
   Empty identifiers become ``None``; identifiers are stripped (the NCBI disease
   corpus has ``" D008661"``).  Annotations may come in any order.
-* relations ``PMID<TAB>type<TAB>id1<TAB>id2[<TAB>...]`` (second column not a number).
+* relations ``PMID<TAB>type<TAB>id1<TAB>id2[<TAB>...]`` (second column a word such as
+  ``CID``).  A line whose start offset is not an integer (``12a``, ``1.5``, or a
+  word followed by an integer end and mention/type columns) is a malformed
+  annotation: an error naming ``file:line``, never read as a relation.
 
 Anything else is a malformed line: :class:`PubtatorFormatError` naming
 ``file:line`` is raised, unless ``skip_bad_lines`` is set (then the line is
@@ -118,6 +121,12 @@ class _Block:
             source=source,
             line=self.line,
         )
+
+
+#: Dropped annotations shown one by one per document before "and N more".
+_SHOWN_PROBLEMS = 3
+#: A relation type: a word (``CID``, ``Association``, ``Positive_Correlation``).
+_RELATION_TYPE = re.compile(r"^[A-Za-z][A-Za-z0-9_\-]*$")
 
 
 def _int(value: str) -> int | None:
@@ -228,7 +237,10 @@ def read_pubtator(
                         extra=tuple(c.strip() for c in cols[6:]),
                     )
                 )
-            elif start is None and cols[1].strip() and not cols[1].strip().lstrip("-").isdigit():
+            elif start is None and _RELATION_TYPE.match(cols[1].strip()) and not (len(cols) >= 5 and end is not None):
+                # a relation (PMID type arg1 arg2): its second column is a word; "12a", "1.5" or
+                # a word followed by an integer end offset and mention/type columns is an
+                # annotation whose start offset is not an integer (an error below, not a relation)
                 current.relations.append(
                     PubtatorRelation(
                         type=cols[1].strip(),
@@ -277,22 +289,23 @@ def to_document(record: PubtatorRecord, counts: Counter[str] | None = None) -> D
             title, text = record.title, alt_text
             counts["documents_trailing_space_title"] += 1
     kept: list[Annotation] = []
+    problems: list[str] = []  # logged at WARNING, the first few per document (no flood on a bad dump)
     for ann in record.annotations:
         if ann.start >= ann.end:
             counts["annotations_empty_span"] += 1
-            log.debug("%s:%d: empty span %d-%d dropped", record.source, ann.line, ann.start, ann.end)
+            problems.append(f"{record.source}:{ann.line}: empty span {ann.start}-{ann.end}")
             continue
         if ann.end > len(text):
             counts["annotations_out_of_range"] += 1
-            log.debug("%s:%d: offsets %d-%d beyond the text (%d chars)", record.source, ann.line,
-                      ann.start, ann.end, len(text))
+            problems.append(f"{record.source}:{ann.line}: offsets {ann.start}-{ann.end} beyond the text "
+                            f"({len(text)} chars)")
             continue
         covered = text[ann.start : ann.end]
         if covered != ann.text and covered != ann.text.strip():
             # (a mention column with trailing spaces, as in the NCBI disease corpus, still matches)
             counts["annotations_text_mismatch"] += 1
-            log.debug("%s:%d: %r at %d-%d but the text has %r", record.source, ann.line, ann.text,
-                      ann.start, ann.end, text[ann.start : ann.end])
+            problems.append(f"{record.source}:{ann.line}: {ann.text!r} at {ann.start}-{ann.end} but the text has "
+                            f"{covered!r}")
             continue
         kept.append(
             Annotation(
@@ -304,6 +317,10 @@ def to_document(record: PubtatorRecord, counts: Counter[str] | None = None) -> D
             )
         )
     counts["annotations_kept"] += len(kept)
+    if problems:
+        more = f"; and {len(problems) - _SHOWN_PROBLEMS} more" if len(problems) > _SHOWN_PROBLEMS else ""
+        log.warning("PMID %s: %d annotation(s) dropped: %s%s", record.pmid, len(problems),
+                    "; ".join(problems[:_SHOWN_PROBLEMS]), more)
     doc = Document(pmid=record.pmid, title=title, text=text, origin="pubtator")
     return doc.with_annotations(kept)
 

@@ -4,7 +4,8 @@ The server serves the real response shape (the NetMedEx PubTator3 response
 for 22429397 from ../shared, plus synthetic documents built in the same shape)
 and injects, on request, HTTP 429 (with Retry-After), 500/503, malformed JSON,
 HTTP 200 error bodies, empty collections, slow answers (client timeout),
-dropped connections, 404, and PMIDs it does not know.
+dropped connections, connection resets, bodies cut off under their
+``Content-Length`` or longer than it, 404, and PMIDs it does not know.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 import copy
 import gzip
 import json
+import socket
+import struct
 import sys
 import threading
 import time
@@ -24,6 +27,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 import requests
 
+from pipeline.sources.httputil import HostRateLimiter
 from pipeline.sources.pubtator_api import (
     EXPORT_PATH,
     PubtatorApiError,
@@ -158,6 +162,21 @@ def _handler(state: FakePubtator) -> type[BaseHTTPRequestHandler]:
                 self.send(200, state.body([state.docs[p] for p in pmids if p in state.docs]))
             elif failure == "disconnect":
                 self.close_connection = True  # no response at all: the client sees a dropped connection
+            elif failure in ("cut", "long"):
+                # "cut": the full Content-Length announced, half the body sent, connection closed;
+                # "long": a Content-Length shorter than the body (the client reads a truncated body)
+                body = state.body([state.docs[p] for p in pmids if p in state.docs])
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body) if failure == "cut" else len(body) // 2))
+                self.end_headers()
+                self.wfile.write(body[: len(body) // 2] if failure == "cut" else body)
+                self.wfile.flush()
+                self.close_connection = True
+            elif failure == "reset":
+                # RST instead of FIN: the client sees "connection reset by peer"
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                self.close_connection = True
             else:
                 docs = [copy.deepcopy(state.docs[p]) for p in pmids if p in state.docs]
                 self.send(200, state.body(docs) if docs else b'{"PubTator3": []}')
@@ -191,11 +210,16 @@ def fake_pubtator() -> Iterator[FakePubtator]:
 
 
 class FakeClock:
-    """An injected clock: ``sleep`` only advances time and is recorded."""
+    """An injected clock: ``sleep`` (backoff) and ``rate_sleep`` (rate limit) only advance time and are recorded."""
 
     def __init__(self) -> None:
         self.now = 1000.0
         self.sleeps: list[float] = []
+        self.rate_sleeps: list[float] = []
+
+    def rate_sleep(self, seconds: float) -> None:
+        self.rate_sleeps.append(seconds)
+        self.now += seconds
 
     def __call__(self) -> float:
         return self.now
@@ -208,6 +232,10 @@ class FakeClock:
 def make_client(server: FakePubtator, clock: FakeClock, **kwargs: Any) -> PubtatorClient:
     options: dict[str, Any] = {"timeout": 0.3, "max_tries": 3, "backoff": 0.5, "sleep": clock.sleep, "clock": clock}
     options.update(kwargs)
+    # the host-wide limiter (in this test's own directory, see conftest), waiting on the fake clock
+    options.setdefault("limiter", HostRateLimiter("pubtator", options.get("requests_per_second", 3.0),
+                                                  directory=options.pop("rate_limit_dir", None),
+                                                  clock=clock, sleep=clock.rate_sleep))
     return PubtatorClient(server.url, **options)
 
 
@@ -279,8 +307,8 @@ def test_batch_size_limits() -> None:
 
 # --- failures, retries -------------------------------------------------------
 
-@pytest.mark.parametrize("failure", ["429", "500", "503", "malformed", "error200", "html200", "empty", "slow",
-                                     "disconnect"])
+@pytest.mark.parametrize("failure", ["429", "500", "503", "malformed", "error200", "html200", "slow",
+                                     "disconnect", "cut", "long", "reset"])
 def test_one_failure_is_retried(fake_pubtator: FakePubtator, failure: str) -> None:
     fake_pubtator.add(simple_doc("201"), simple_doc("202"))
     fake_pubtator.failures = [failure]
@@ -318,7 +346,8 @@ def test_gives_up_with_an_error_naming_the_batch(fake_pubtator: FakePubtator) ->
 
 @pytest.mark.parametrize(("failure", "reason"), [("malformed", "malformed JSON"), ("error200", "error body"),
                                                  ("429", "HTTP 429"), ("slow", "timeout"),
-                                                 ("disconnect", "connection error")])
+                                                 ("disconnect", "connection error"),
+                                                 ("cut", "incomplete body"), ("reset", "connection error")])
 def test_persistent_failures_are_errors(fake_pubtator: FakePubtator, failure: str, reason: str) -> None:
     fake_pubtator.add(simple_doc("401"))
     fake_pubtator.always = failure
@@ -333,14 +362,25 @@ def test_client_error_is_not_retried(fake_pubtator: FakePubtator) -> None:
     assert len(fake_pubtator.requests) == 1
 
 
-def test_always_empty_collection(fake_pubtator: FakePubtator) -> None:
-    # PubTator has none of the PMIDs: retried, then reported missing (and not cached)...
-    result = make_client(fake_pubtator, FakeClock()).fetch(["601", "602"])
+def test_empty_collection_is_a_valid_answer(fake_pubtator: FakePubtator, tmp_path: Path) -> None:
+    """PubTator knows none of the PMIDs: one request, reported missing, cached (a rerun does not ask again)."""
+    cache = tmp_path / "cache"
+    result = make_client(fake_pubtator, FakeClock(), cache_dir=cache).fetch(["601", "602"])
     assert result.documents == {} and result.missing == ["601", "602"]
-    assert len(fake_pubtator.requests) == 3
-    # ...or an error when the caller wants one
-    with pytest.raises(PubtatorApiError, match="empty collection"):
-        make_client(fake_pubtator, FakeClock(), empty_is_missing=False).fetch(["601"])
+    assert len(fake_pubtator.requests) == 1 and result.retries == 0
+    sidecar = cache / cache_key(["601", "602"]).replace(".json.gz", ".pmids")
+    assert sidecar.read_text() == "-601\n-602\n"  # both unknown to PubTator
+    fake_pubtator.always = "500"
+    again = make_client(fake_pubtator, FakeClock(), cache_dir=cache).fetch(["602", "601"])
+    assert again.requests == 0 and again.missing == ["601", "602"]
+    assert len(fake_pubtator.requests) == 1
+
+
+def test_transient_error_then_empty_collection(fake_pubtator: FakePubtator, tmp_path: Path) -> None:
+    """Issue 10: one error among the tries of an empty batch used to turn it into a hard error."""
+    fake_pubtator.failures = ["500", "cut"]
+    result = make_client(fake_pubtator, FakeClock(), cache_dir=tmp_path).fetch(["611"])
+    assert result.missing == ["611"] and result.retries == 2 and result.requests == 3
 
 
 def test_pmids_not_returned_are_reported(fake_pubtator: FakePubtator, caplog: pytest.LogCaptureFixture) -> None:
@@ -434,31 +474,31 @@ def test_malformed_annotation_is_skipped_and_counted(fake_pubtator: FakePubtator
     assert again.requests == 0 and again.bad_annotations == 1
 
 
-def test_rate_limit_shared_by_clients_through_a_file(fake_pubtator: FakePubtator, tmp_path: Path) -> None:
-    """Parallel workers (one client each) share the 3 requests/s through a locked file."""
-    fake_pubtator.add(*(simple_doc(str(p)) for p in (1101, 1102, 1103)))
+def test_rate_limit_shared_by_clients_through_a_directory(fake_pubtator: FakePubtator, tmp_path: Path) -> None:
+    """Parallel workers and builds (one client each) share 3 requests/s through a locked log, with a margin."""
+    fake_pubtator.add(*(simple_doc(str(p)) for p in (1101, 1102, 1103, 1104)))
     clock = FakeClock()
-    rate_file = tmp_path / "cache" / ".rate-limit"
-    for pmid in ("1101", "1102", "1103"):
-        client = make_client(fake_pubtator, clock, rate_limit_file=rate_file)  # a fresh client each time
+    shared = tmp_path / "ratelimit"
+    for pmid in ("1101", "1102", "1103", "1104"):
+        client = make_client(fake_pubtator, clock, rate_limit_dir=shared)  # a fresh client each time
         client.fetch([pmid])
-    # the second and third clients waited for their turn
-    assert clock.sleeps == pytest.approx([1 / 3, 1 / 3])
-    assert float(rate_file.read_text()) == pytest.approx(clock() + 1 / 3)
-    # without the shared file every new client starts at once
+    # the later clients waited for their turn: 1/3 s plus 10%
+    assert clock.rate_sleeps == pytest.approx([1.1 / 3] * 3)
+    logged = [float(t) for t in (shared / "pubtator.log").read_text().split()]
+    assert logged == pytest.approx([1000 + 1.1 / 3 * i for i in (1, 2, 3)])  # the last 3 request starts
+    # clients logging elsewhere do not wait for each other
     clock2 = FakeClock()
-    for pmid in ("1101", "1102"):
-        make_client(fake_pubtator, clock2).fetch([pmid])
-    assert clock2.sleeps == []
+    for n, pmid in enumerate(("1101", "1102")):
+        make_client(fake_pubtator, clock2, rate_limit_dir=tmp_path / f"other{n}").fetch([pmid])
+    assert clock2.rate_sleeps == []
 
 
-def test_stale_shared_rate_file_is_ignored(fake_pubtator: FakePubtator, tmp_path: Path) -> None:
+def test_stale_shared_rate_log_is_ignored(fake_pubtator: FakePubtator, tmp_path: Path) -> None:
     fake_pubtator.add(simple_doc("1201"))
-    rate_file = tmp_path / ".rate-limit"
-    rate_file.write_text("99999999.0")  # from before a reboot: far ahead of the clock
+    (tmp_path / "pubtator.log").write_text("99999999.0\n")  # from before a reboot: far ahead of the clock
     clock = FakeClock()
-    make_client(fake_pubtator, clock, rate_limit_file=rate_file).fetch(["1201"])
-    assert sum(clock.sleeps) <= 1 / 3 + 1e-9
+    make_client(fake_pubtator, clock, rate_limit_dir=tmp_path).fetch(["1201"])
+    assert clock.rate_sleeps == []
 
 
 def test_grown_pmid_set_asks_only_for_new_pmids(fake_pubtator: FakePubtator, tmp_path: Path) -> None:

@@ -1,0 +1,285 @@
+"""The output directory of a build (``--out OUT``): one writer, no stale temporaries, atomic publication.
+
+* :func:`acquire_lock` makes the build command the only writer of ``OUT``:
+  ``OUT/.build.lock`` holds the host, pid and start time of the running build,
+  and an ``flock`` on it lives as long as that process.  A second build is
+  refused by :class:`OutputLocked`, whose message names the running build's
+  host and pid.  A lock left by a dead process on this host (``kill -9``, a
+  crash, a reboot) is stale: the kernel released its ``flock``, so it is taken
+  over (logged).  A lock written on another host is never taken over: the
+  message says how to remove it.
+* :func:`clean_stale_temporaries` removes what killed writers leave behind
+  (``*-luigi-tmp-*`` files and directories, ``.NAME.tmpPID`` files, cache
+  ``.tmp-*`` files, ``.brat.tmp-*`` staging copies) and restores ``OUT/brat``
+  from an interrupted swap.  Call it while holding the lock.
+* :func:`publish_collection` replaces ``OUT/brat`` with a complete collection
+  in one step: the copy is staged in a sibling directory, then swapped in
+  with ``renameat2(RENAME_EXCHANGE)`` where the kernel has it (Linux), else by
+  two renames that :func:`clean_stale_temporaries` can complete after a kill.
+  Readers never see a half-written ``OUT/brat``.
+
+Only the ``build`` command takes the lock; Luigi workers started with
+``pgx-corpus worker`` run tasks for a build that already holds it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import datetime as dt
+import errno
+import json
+import logging
+import os
+import re
+import shutil
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: the lock is advisory by content only
+    fcntl = None  # type: ignore[assignment]
+
+logger = logging.getLogger(__name__)
+
+LOCK_NAME = ".build.lock"
+PUBLISHED = "brat"
+RUN_MARKER = ".run"
+
+#: Names of temporary files and directories our writers use (see the module docstring).
+_TEMPORARY = re.compile(
+    r"-luigi-tmp-\d+"  # luigi.LocalTarget.temporary_path
+    r"|^\..+\.tmp\d+$"  # retrieval._atomic_write, tasks.remember: .NAME.tmpPID
+    r"|^\..+\.counts\.tmp\d+$"
+    r"|^params\.json\.tmp\d+$"  # StageTask.write_params
+    r"|^\.tmp-"  # tempfile.mkstemp(prefix=".tmp-") in the PubTator cache
+)
+_STAGING = re.compile(rf"^\.{PUBLISHED}\.(tmp|old)-\d+$")
+
+
+class OutputLocked(RuntimeError):
+    """Another build holds ``OUT``; the message names its host and pid."""
+
+
+@dataclass(frozen=True)
+class LockInfo:
+    """Who holds (or held) an output directory."""
+
+    host: str
+    pid: int
+    started: str
+
+    def describe(self) -> str:
+        return f"pid {self.pid} on host {self.host}, started {self.started}"
+
+
+def _read_info(path: Path) -> LockInfo | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return LockInfo(str(data["host"]), int(data["pid"]), str(data.get("started", "?")))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this pid exists on this host."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else
+        return True
+    return True
+
+
+class OutLock:
+    """The held lock of one output directory; release with :meth:`release` or as a context manager."""
+
+    def __init__(self, out: Path, fd: int, info: LockInfo) -> None:
+        self.out = out
+        self.path = out / LOCK_NAME
+        self.info = info
+        self._fd: int | None = fd
+
+    def release(self) -> None:
+        if self._fd is None:
+            return
+        # Unlink while still holding the flock, so nobody locks a file that is going away
+        # (acquire_lock checks it locked the file that is at the path).
+        try:
+            if _read_info(self.path) == self.info:
+                self.path.unlink()
+        except OSError:
+            pass
+        os.close(self._fd)
+        self._fd = None
+
+    def __enter__(self) -> OutLock:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None, tb: TracebackType | None
+                 ) -> None:
+        self.release()
+
+
+def acquire_lock(out: Path, *, host: str | None = None, pid: int | None = None) -> OutLock:
+    """Lock ``out`` (created if needed) for this process; raises :class:`OutputLocked` if a live build has it.
+
+    ``host``/``pid`` default to this process (tests override them).  A stale
+    lock (its process dead, on this host) is taken over and logged.
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / LOCK_NAME
+    me = LockInfo(host or socket.gethostname(), os.getpid() if pid is None else pid,
+                  dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"))
+    for _ in range(10):
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            previous = _read_info(path)
+            if fcntl is not None:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError as err:
+                    if err.errno not in (errno.EWOULDBLOCK, errno.EACCES, errno.EAGAIN):
+                        raise
+                    raise OutputLocked(_refusal(out, previous)) from None
+                if os.fstat(fd).st_ino != _inode(path):
+                    os.close(fd)  # released and removed by its holder meanwhile: lock the new file
+                    continue
+            if previous is not None and previous != me:
+                if previous.host != me.host:
+                    raise OutputLocked(
+                        _refusal(out, previous)
+                        + f"; it was taken on another host, so it cannot be checked from {me.host}: if that "
+                        f"build is gone, remove {path}"
+                    )
+                if fcntl is None and pid_alive(previous.pid):
+                    raise OutputLocked(_refusal(out, previous))
+                logger.warning("%s: taking over the stale lock of a dead build (%s)", out, previous.describe())
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, (json.dumps(me.__dict__) + "\n").encode(), 0)
+            os.fsync(fd)
+            return OutLock(out, fd, me)
+        except BaseException:
+            os.close(fd)
+            raise
+    raise OutputLocked(f"{out}: could not lock {path} (it keeps changing)")
+
+
+def _inode(path: Path) -> int | None:
+    try:
+        return path.stat().st_ino
+    except FileNotFoundError:
+        return None
+
+
+def _refusal(out: Path, holder: LockInfo | None) -> str:
+    who = holder.describe() if holder is not None else "a process that has not written its name yet"
+    return f"{out} is in use by another build ({who}); wait for it to finish or use another --out"
+
+
+def clean_stale_temporaries(out: Path) -> list[Path]:
+    """Remove temporaries of killed writers under ``out``; returns what was removed (sorted).
+
+    Restores ``OUT/brat`` from ``.brat.old-PID`` when a publication was
+    killed between its two renames.  Call only while holding the lock.
+    """
+    if not out.is_dir():
+        return []
+    published = out / PUBLISHED
+    olds = sorted(out.glob(f".{PUBLISHED}.old-*"))
+    if not published.exists() and olds:
+        # killed between "brat -> .brat.old" and ".brat.tmp -> brat": the old collection is complete
+        olds[-1].rename(published)
+        logger.warning("%s: restored the collection of an interrupted publication", published)
+    removed: list[Path] = []
+    for root, dirs, files in os.walk(out):
+        here = Path(root)
+        for name in list(dirs):
+            if _TEMPORARY.search(name) or (here == out and _STAGING.match(name)):
+                shutil.rmtree(here / name, ignore_errors=True)
+                removed.append(here / name)
+                dirs.remove(name)
+        for name in files:
+            if _TEMPORARY.search(name):
+                (here / name).unlink(missing_ok=True)
+                removed.append(here / name)
+    if removed:
+        logger.warning("%s: removed %d temporary file(s) left by an interrupted build: %s", out, len(removed),
+                       ", ".join(str(p.relative_to(out)) for p in sorted(removed)[:10])
+                       + (" ..." if len(removed) > 10 else ""))
+    return sorted(removed)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths atomically with ``renameat2(RENAME_EXCHANGE)``; False where unsupported."""
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return False
+    try:
+        libc = ctypes.CDLL(name, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):
+        return False  # the file system or kernel cannot exchange
+    raise OSError(code, os.strerror(code), str(a))
+
+
+def publish_collection(source: Path, dest: Path, run_name: str) -> Path:
+    """Make a copy of the complete collection ``source`` the published ``dest`` (``OUT/brat``), in one step.
+
+    The copy gets a ``.run`` marker naming ``run_name``; it is staged beside
+    ``dest`` (same file system, so the swap is a rename).  Returns ``dest``.
+    Call only for a build that completed without failures.
+    """
+    staging = dest.with_name(f".{dest.name}.tmp-{os.getpid()}")
+    if staging.exists():
+        shutil.rmtree(staging)
+    shutil.copytree(source, staging)
+    (staging / RUN_MARKER).write_text(run_name + "\n")
+    if dest.exists() and _exchange(staging, dest):
+        shutil.rmtree(staging)  # now the previous collection
+        return dest
+    old = dest.with_name(f".{dest.name}.old-{os.getpid()}")
+    if dest.exists():
+        dest.rename(old)
+    staging.rename(dest)
+    if old.exists():
+        shutil.rmtree(old)
+    return dest
+
+
+def failure_note(out: Path, partial: Path | None) -> str:
+    """What a failed build tells its operator about ``OUT/brat`` and where its partial output is."""
+    dest = out / PUBLISHED
+    marker = dest / RUN_MARKER
+    if marker.exists():
+        kept = f"{dest} was not replaced (still the collection of run {marker.read_text().strip()})"
+    else:
+        kept = f"no collection was published to {dest}"
+    where = f"; this build's partial output is under {partial}" if partial is not None else ""
+    return kept + where
+
+
+__all__ = [
+    "LOCK_NAME",
+    "LockInfo",
+    "OutLock",
+    "OutputLocked",
+    "acquire_lock",
+    "clean_stale_temporaries",
+    "failure_note",
+    "pid_alive",
+    "publish_collection",
+]
