@@ -110,9 +110,13 @@ def without_markers(doc: BratDocument) -> BratDocument:
 
 # --- keys --------------------------------------------------------------------------------------
 
-def attribute_key(doc: BratDocument, target: str, skip: Iterable[str] = (DISAGREEMENT,)) -> tuple[tuple[str, str], ...]:
+def attribute_key(
+    doc: BratDocument, target: str, skip: Iterable[str] = (DISAGREEMENT,)
+) -> tuple[tuple[str, str], ...]:
+    """(type, value) of the attributes of ``target`` (``Disagreement`` left out), sorted."""
     skipped = set(skip)
-    return tuple(sorted((a.type, a.value or "") for a in doc.attributes if a.target == target and a.type not in skipped))
+    found = ((a.type, a.value or "") for a in doc.attributes if a.target == target and a.type not in skipped)
+    return tuple(sorted(found))
 
 
 def entity_keys(doc: BratDocument) -> dict[str, EntityKey]:
@@ -134,9 +138,8 @@ def relation_keys(doc: BratDocument, entities: dict[str, EntityKey] | None = Non
 def canonical(doc: BratDocument) -> tuple[list[EntityKey], list[RelationKey], list[tuple[str, ...]]]:
     """Everything annotated in ``doc``, ids left out (equal for documents that say the same)."""
     ents = entity_keys(doc)
-    notes = sorted(
-        (q.type, repr(ents.get(q.target, q.target)), q.text) for q in doc.notes
-    ) + sorted((n.type, repr(ents.get(n.target, n.target)), n.db, n.db_id) for n in doc.normalizations)
+    notes: list[tuple[str, ...]] = sorted((q.type, repr(ents.get(q.target, q.target)), q.text) for q in doc.notes)
+    notes += sorted((n.type, repr(ents.get(n.target, n.target)), n.db, n.db_id) for n in doc.normalizations)
     return sorted(ents.values()), sorted(relation_keys(doc, ents).values()), notes
 
 

@@ -56,7 +56,8 @@ def annotator_guide(collection: Path, person: str, phase: int) -> str:
             f"`{DISAGREEMENT}` mark is left.",
             "",
         ]
-    lines += ["## Entity types", "", "Indented types are subtypes; use the most specific type the sentence supports.", ""]
+    lines += ["## Entity types", "",
+              "Indented types are subtypes; use the most specific type the sentence supports.", ""]
     depth: dict[str, int] = {}
     for t in conf.entity_types:
         if t in CAMPAIGN_TYPES:

@@ -134,7 +134,7 @@ def write_phase1(
             shutil.rmtree(out / sub)
     pre = out / deploy.PREANNOTATION_DIR
     copy_conf_files(src, pre)
-    for doc, entry in documents.items():
+    for doc in documents:
         if doc not in txts:
             continue
         if pages and doc in pages:
@@ -146,24 +146,25 @@ def write_phase1(
                 (pre / source.name).write_bytes(source.read_bytes() if source.exists() else b"")
     annotators = sorted({p for e in documents.values() for p in e["phase1"]})
     seniors = sorted({p["id"] for p in people.values() if p["role"] == "senior"})
+    users = sorted(set(annotators) | set(seniors))
     for person in annotators:
         dest = out / PHASE1_DIR / person
         write_campaign_conf_files(src, dest)
-        (dest / ACL_FILE).write_text(deploy.collection_acl(brat_path, PHASE1_DIR, person), encoding="utf-8")
+        (dest / ACL_FILE).write_text(deploy.collection_acl(brat_path, PHASE1_DIR, person, users), encoding="utf-8")
         (dest / GUIDE_FILE).write_text(annotator_guide(dest, person, 1), encoding="utf-8")
         counts["collections:phase1"] += 1
-    for doc, entry in documents.items():
+    for entry in documents.values():
         for person in entry["phase1"]:
             for name in entry["files"]:
                 for suffix in (".txt", ".ann"):
                     (out / PHASE1_DIR / person / f"{name}{suffix}").write_bytes((pre / f"{name}{suffix}").read_bytes())
                     counts["files_written"] += 1
     (out / PHASE1_DIR).mkdir(parents=True, exist_ok=True)
-    (out / PHASE1_DIR / ACL_FILE).write_text(deploy.phase_acl(brat_path, PHASE1_DIR, annotators), encoding="utf-8")
-    (out / ACL_FILE).write_text(deploy.root_acl(brat_path, annotators, seniors), encoding="utf-8")
-    (out / deploy.DEPLOY_NOTE).write_text(deploy.deployment_note(out, brat_path, annotators, seniors),
+    phase_acl = deploy.phase_acl(brat_path, PHASE1_DIR, annotators, users)
+    (out / PHASE1_DIR / ACL_FILE).write_text(phase_acl, encoding="utf-8")
+    (out / ACL_FILE).write_text(deploy.root_acl(brat_path, annotators, seniors, users), encoding="utf-8")
+    (out / deploy.DEPLOY_NOTE).write_text(deploy.deployment_note(brat_path, annotators, seniors),
                                           encoding="utf-8")
-    users = sorted(set(annotators) | set(seniors))
     new = deploy.write_users(out / deploy.USERS_FILE, users)
     counts["users_new"] += len(new)
     if new:
