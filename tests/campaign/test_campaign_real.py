@@ -8,8 +8,6 @@ import shutil
 from collections import Counter
 from pathlib import Path
 
-import pytest
-
 from pipeline.brat.conf import campaign_annotation_conf, write_conf_files
 from pipeline.brat.standoff import BratDocument, parse_ann, read_document, to_annotations
 from pipeline.brat.validate import validate_collection
