@@ -23,6 +23,10 @@ _REASON_HELP = {
 }
 
 
+def _types(allowed: tuple[str, ...]) -> str:
+    return ", ".join("any entity" if t == "<ENTITY>" else f"`{t}`" for t in allowed if t not in CAMPAIGN_TYPES)
+
+
 def shortcuts(kb_text: str) -> list[tuple[str, str]]:
     """(key, type) pairs of a ``kb_shortcuts.conf`` text, in file order."""
     out = []
@@ -69,7 +73,7 @@ def annotator_guide(collection: Path, person: str, phase: int) -> str:
     for r in conf.relations:
         if r.type in OVERLAP_TYPES or len(r.types) != 2:
             continue
-        lines.append(f"| `{r.type}` | {', '.join(r.types[0])} | {', '.join(r.types[1])} |")
+        lines.append(f"| `{r.type}` | {_types(r.types[0])} | {_types(r.types[1])} |")
     modality = [a for a in conf.attributes.values() if "<RELATION>" in a.targets and a.name != DISAGREEMENT]
     lines += ["", "## Modality", "",
               "A relation stated as not holding, or only hypothesised, keeps its type and gets an attribute",

@@ -167,10 +167,9 @@ def write_png(status: Mapping[str, Any], path: str | Path) -> Path:
     ax.invert_yaxis()
     ax.set_xlabel("documents")
     ax.set_title("Annotation campaign progress")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15 - 0.02 * len(rows)), ncol=3, fontsize="small")
-    fig.tight_layout()
+    ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize="small")
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=100, metadata={"Software": None})
+    fig.savefig(out, dpi=100, bbox_inches="tight", metadata={"Software": None})
     plt.close(fig)
     return out

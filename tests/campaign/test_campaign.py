@@ -109,7 +109,8 @@ def test_phase1_is_blind_and_complete(campaign: Path) -> None:
         assert "Disagreement" not in conf
         guide = (coll / "guide.md").read_text(encoding="utf-8")
         for needle in ("`Discard`", "`Done`", "`scope`", "`typo`", "`Negated`", "`Hypothetical`", "| `X` | `Discard` |",
-                       "| `C` | `Chemical` |", "`isAssociatedWith`", "`Pharmacokinetic_phenotype`"):
+                       "| `C` | `Chemical` |", "| `isAssociatedWith` | any entity | any entity |",
+                       "| `metabolizes` | `Gene_or_protein` | `Chemical` |", "`Pharmacokinetic_phenotype`"):
             assert needle in guide, needle
     # every document is handed out exactly as pre-annotated, and the pre-annotation copy is kept
     assert (campaign / "preannotation" / "100_1.ann").read_bytes() == ann(campaign, "alice", "100_1").read_bytes()
@@ -234,6 +235,7 @@ def test_review_merges_lists_and_never_overwrites(campaign: Path) -> None:
     conf = (senior / "annotation.conf").read_text(encoding="utf-8")
     assert "Disagreement\tArg:<ENTITY>|<RELATION>, Value:alice|bob" in conf
     assert "Disagreement\tdashArray:1-2, glyph:≠alice|≠bob" in (senior / "visual.conf").read_text(encoding="utf-8")
+    assert "carries the `Disagreement`" in (senior / "guide.md").read_text(encoding="utf-8")
     assert report["discarded"] == [{"file": "100_2", "document": "100_2", "by": {"alice": ["scope"]}}]
     held = {(h["file"], h["person"]): h["problems"] for h in report["held_back"]}
     assert sorted(held) == [("101_1", "alice"), ("101_2", "bob")]
