@@ -2,7 +2,8 @@
 
 The ``campaign`` group is built from a module-level registry: :func:`add_campaign_command` returns the
 parser of a new ``campaign NAME`` subcommand; other modules (e.g. ``release_commands``) add theirs with
-it, whatever the order in which :data:`pipeline.cli.COMMAND_MODULES` registers them.
+it from their own ``register(sub)``, which must run after this module's (list them after
+``pipeline.cli.campaign_commands`` in :data:`pipeline.cli.COMMAND_MODULES`).
 """
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ from pathlib import Path
 from pipeline.campaign import review as review_mod
 from pipeline.campaign import status as status_mod
 from pipeline.campaign.phase1 import CampaignError
+from pipeline.cli.corpus_commands import _existing_dir
 from pipeline.schema import DEFAULT_SCHEMA, SchemaError, load_schema
 
 _GROUP: dict[str, argparse._SubParsersAction] = {}
-_PENDING: dict[str, argparse.ArgumentParser] = {}
+#: the ``campaign`` subcommands registered so far on the current parser, by name
+COMMANDS: dict[str, argparse.ArgumentParser] = {}
 
 
 def _campaign_group() -> argparse._SubParsersAction:
@@ -31,15 +34,8 @@ def _campaign_group() -> argparse._SubParsersAction:
 def add_campaign_command(name: str, help: str) -> argparse.ArgumentParser:  # noqa: A002 - argparse's name
     """The parser of a new ``pgx-corpus campaign NAME`` subcommand (set its ``func`` default)."""
     parser = _campaign_group().add_parser(name, help=help, description=help)
-    _PENDING[name] = parser
+    COMMANDS[name] = parser
     return parser
-
-
-def _existing_dir(value: str) -> Path:
-    path = Path(value)
-    if not path.is_dir():
-        raise argparse.ArgumentTypeError(f"{value}: not a directory")
-    return path
 
 
 def run_status(args: argparse.Namespace) -> int:
@@ -90,6 +86,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Work on a campaign directory written by pgx-corpus batches.",
     )
     _GROUP["sub"] = group.add_subparsers(dest="campaign_command", metavar="CAMPAIGN_COMMAND", required=True)
+    COMMANDS.clear()
 
     p = add_campaign_command(
         "status",

@@ -359,3 +359,16 @@ def test_merge_is_independent_of_ids(campaign: Path) -> None:
     merged2, c2 = merge_versions([("alice", b), ("bob", a)])
     assert dumps(merged1) == dumps(merged2) and c1 == c2 == {"entities_agreed": 2, "entities_marked": 0,
                                                              "relations_agreed": 0, "relations_marked": 0}
+
+
+def test_other_modules_add_campaign_commands() -> None:
+    """How release_commands adds ``campaign finalize``: from its register(sub), after ours."""
+    from pipeline.cli import campaign_commands
+
+    parser = cli.make_parser()
+    demo = campaign_commands.add_campaign_command("demo", "a demonstration command")
+    demo.add_argument("campaign_dir")
+    demo.set_defaults(func=lambda args: 7)
+    args = parser.parse_args(["campaign", "demo", "somewhere"])
+    assert args.func(args) == 7 and args.campaign_dir == "somewhere"
+    assert sorted(campaign_commands.COMMANDS) == ["demo", "review", "status"]
