@@ -768,7 +768,11 @@ class ExportBrat(BratParams, StageTask):
 
 
 class PrepareBatches(BatchParams, StageTask):
-    """brat collection + roster -> one brat collection per annotator and phase, and a manifest CSV."""
+    """brat collection + roster -> a campaign directory: blind phase-1 collections, campaign.json, manifest CSV.
+
+    The directory also holds ``brat_users.py`` (generated passwords, mode 0600), the one output that
+    is not a function of the parameters (see :mod:`pipeline.campaign.phase1`).
+    """
 
     stage = "09_batches"
 

@@ -40,6 +40,7 @@ from typing import Any
 
 import yaml
 
+from pipeline.campaign.layout import DISAGREEMENT, DISCARD_REASON, DISCARD_REASONS, DISCARD_TYPE
 from pipeline.schema import ANY_ENTITY, Schema
 
 CONFIG_DIR = Path(__file__).resolve().parents[2] / "config" / "brat"
@@ -283,4 +284,112 @@ def copy_conf_files(src_dir: str | Path, dst_dir: str | Path, names: Sequence[st
         if (src / name).is_file():
             (dst / name).write_bytes((src / name).read_bytes())
             out.append(dst / name)
+    return out
+
+
+# --- campaign collections --------------------------------------------------------------------
+# A campaign collection (pipeline/campaign) extends the collection's configuration with the types the
+# annotators' decisions are recorded with: the Discard entity and its Reason, the Done marker, and in
+# phase 2 the Disagreement attribute whose values name the phase-1 annotators of that collection.  The
+# additions are appended to the sections of the existing files, so a collection built from any schema
+# keeps its own types, and everything that validated before still validates.
+
+CAMPAIGN_DONE_TYPE = "Done"
+CAMPAIGN_KEYS = {"X": "Discard", "Z": CAMPAIGN_DONE_TYPE}
+
+
+def _append_to_section(text: str, section: str, lines: Sequence[str]) -> str:
+    """``text`` with ``lines`` added at the end of ``[section]`` (a new section at the end if absent)."""
+    rows = text.rstrip("\n").split("\n")
+    start = next((i for i, r in enumerate(rows) if r.strip() == f"[{section}]"), None)
+    if start is None:
+        return "\n".join([*rows, "", f"[{section}]", "", *lines]) + "\n"
+    end = next((i for i in range(start + 1, len(rows)) if rows[i].strip().startswith("[")), len(rows))
+    while end > start + 1 and not rows[end - 1].strip():
+        end -= 1
+    return "\n".join([*rows[:end], *lines, *rows[end:]]) + "\n"
+
+
+def campaign_annotation_conf(base: str, disagreement: Sequence[str] = ()) -> str:
+    """``annotation.conf`` text ``base`` extended with the campaign types.
+
+    Adds the entity types ``Discard`` (with the ``Reason`` attribute, values
+    :data:`pipeline.campaign.layout.DISCARD_REASONS`) and ``Done``, overlap
+    rules letting them lie on any span, and, when ``disagreement`` names
+    annotators, the ``Disagreement`` attribute of entities and relations
+    with those names as values.
+    """
+    markers = f"{DISCARD_TYPE}|{CAMPAIGN_DONE_TYPE}"
+    text = _append_to_section(base, "entities", [
+        "",
+        "# Campaign decisions (pipeline/campaign): mark any span of the sentence",
+        DISCARD_TYPE,
+        CAMPAIGN_DONE_TYPE,
+    ])
+    text = _append_to_section(text, "relations", [
+        "",
+        "# The campaign markers may lie on any span, whatever else is annotated there",
+        f"<OVERLAP>\tArg1:{markers}, Arg2:<ENTITY>, <OVL-TYPE>:<ANY>",
+        f"<OVERLAP>\tArg1:<ENTITY>, Arg2:{markers}, <OVL-TYPE>:<ANY>",
+    ])
+    attrs = ["", "# Why a sentence is discarded",
+             f"{DISCARD_REASON}\tArg:{DISCARD_TYPE}, Value:{'|'.join(DISCARD_REASONS)}"]
+    if disagreement:
+        attrs += ["# Phase 2: made by only one annotator (named); remove to accept, delete the annotation to reject",
+                  f"{DISAGREEMENT}\tArg:<ENTITY>|<RELATION>, Value:{'|'.join(disagreement)}"]
+    return _append_to_section(text, "attributes", attrs)
+
+
+def campaign_visual_conf(base: str, disagreement: Sequence[str] = ()) -> str:
+    """``visual.conf`` text ``base`` extended with labels and drawing of the campaign types.
+
+    ``Discard`` is drawn white on black, ``Done`` grey; a
+    ``Disagreement`` annotation gets a red dotted border and the glyph
+    ``≠name`` after its label, so that it stands out from agreed annotations.
+    """
+    text = _append_to_section(base, "labels", [
+        f"{DISCARD_TYPE} | Discard sentence | Discard | X",
+        f"{CAMPAIGN_DONE_TYPE} | Done | OK",
+        f"{DISCARD_REASON} | Discard reason | Reason",
+        *([f"{DISAGREEMENT} | Disagreement | Disagr"] if disagreement else []),
+    ])
+    lines = [
+        "",
+        "# Campaign decisions",
+        f"{DISCARD_TYPE}\tbgColor:#000000, fgColor:white, borderColor:red",
+        f"{CAMPAIGN_DONE_TYPE}\tbgColor:#d0d0d0, fgColor:black",
+        f"{DISCARD_REASON}\tglyph:" + "|".join(f"({r})" for r in DISCARD_REASONS),
+    ]
+    if disagreement:
+        lines += ["# Phase 2: annotations only one annotator made (dotted border, ≠annotator after the label)",
+                  f"{DISAGREEMENT}\tdashArray:1-2, glyph:" + "|".join(f"≠{name}" for name in disagreement)]
+    return _append_to_section(text, "drawing", lines)
+
+
+def campaign_kb_shortcuts_conf(base: str) -> str:
+    """``kb_shortcuts.conf`` text ``base`` with keys for ``Discard`` and ``Done`` (kept if already bound)."""
+    used = {line.split("\t", 1)[0] for line in base.splitlines() if line.strip() and not line.startswith("#")}
+    extra = [f"{key}\t{type_}" for key, type_ in CAMPAIGN_KEYS.items() if key not in used]
+    return base.rstrip("\n") + "\n" + "".join(line + "\n" for line in extra)
+
+
+def write_campaign_conf_files(
+    src_dir: str | Path, dst_dir: str | Path, disagreement: Sequence[str] = ()
+) -> list[Path]:
+    """Copy the configuration of ``src_dir`` to ``dst_dir`` with the campaign types added (see above)."""
+    src, dst = Path(src_dir), Path(dst_dir)
+    dst.mkdir(parents=True, exist_ok=True)
+    makers = {
+        "annotation.conf": lambda t: campaign_annotation_conf(t, disagreement),
+        "visual.conf": lambda t: campaign_visual_conf(t, disagreement),
+        "kb_shortcuts.conf": campaign_kb_shortcuts_conf,
+    }
+    out = []
+    for name in CONF_FILES:
+        if not (src / name).is_file():
+            continue
+        text = (src / name).read_text(encoding="utf-8")
+        maker = makers.get(name)
+        (dst / name).write_text(maker(text) if maker else text, encoding="utf-8", newline="\n")
+        out.append(dst / name)
     return out

@@ -9,6 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 from pipeline.brat import validate
+from pipeline.campaign.phase1 import CampaignError
 from pipeline.corpus import batches
 from pipeline.schema import DEFAULT_SCHEMA, SchemaError, load_schema
 
@@ -53,15 +54,16 @@ def _batches(args: argparse.Namespace) -> int:
         batches.prepare_batches(
             Path(args.collection), Path(args.roster), Path(args.out),
             seed=args.seed, previous_manifest=Path(args.previous) if args.previous else None,
-            counts=counts, page_size=args.page_size,
+            counts=counts, page_size=args.page_size, brat_path=args.brat_path,
         )
-    except (batches.RosterError, batches.ManifestError, FileNotFoundError) as exc:
+    except (batches.RosterError, batches.ManifestError, FileNotFoundError, CampaignError, ValueError) as exc:
         print(f"pgx-corpus batches: {exc}", file=sys.stderr)
         return 2
     print(
         f"{counts['documents']} documents ({counts['documents_new']} new), "
         f"{counts['assignments:phase1']} phase-1 and {counts['assignments:phase2']} phase-2 assignments "
-        f"-> {Path(args.out) / 'manifest.csv'}"
+        f"-> {Path(args.out) / 'manifest.csv'}; {counts['collections:phase1']} phase-1 collections; brat users "
+        f"in {Path(args.out) / 'brat_users.py'} (mode 0600), set-up in {Path(args.out) / 'DEPLOY.md'}"
     )
     return 0
 
@@ -85,10 +87,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     b = sub.add_parser(
         "batches",
-        help="assign a brat collection to annotators (two per document) and seniors (revision)",
-        description="Write one brat collection per person and phase under --out (phase1/<id>/, phase2/<id>/) "
-        "and manifest.csv. Same collection, roster and seed give the same batches; with --previous, earlier "
-        "assignments are kept and only new documents are assigned.",
+        help="start an annotation campaign: two blind phase-1 annotators and a phase-2 senior per document",
+        description="Write the campaign directory --out: one blind brat collection per phase-1 annotator "
+        "(phase1/<id>/ with acl.conf, the Discard/Done types and guide.md), the pre-annotation copy, "
+        "campaign.json and manifest.csv (the senior of each document is chosen now; campaign review writes "
+        "phase2/ later), brat_users.py (generated passwords, mode 0600) and DEPLOY.md. Same collection, "
+        "roster and seed give the same batches; with --previous, earlier assignments are kept and only new "
+        "documents are assigned. A campaign whose documents were edited is never rewritten.",
     )
     b.add_argument("--collection", "--sample-dir", dest="collection", required=True, metavar="BRAT_DIR",
                    help="brat collection to distribute (e.g. OUT/brat)")
@@ -99,4 +104,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--previous", metavar="MANIFEST", help="manifest.csv of an earlier run to extend")
     b.add_argument("--page-size", type=int, metavar="N",
                    help="split long documents into pages of N lines/paragraphs (e.g. 50 for patents)")
+    b.add_argument("--brat-path", default="/", metavar="PATH",
+                   help="where --out sits inside brat's DATA_DIR, for the acl.conf paths (default /: DATA_DIR is "
+                   "the campaign directory)")
     b.set_defaults(func=_batches)

@@ -4,11 +4,14 @@ Input: a brat collection (``NAME.txt``/``NAME.ann`` + configuration files,
 as written by :mod:`pipeline.corpus.brat_export`), a roster, a seed, optionally the
 manifest of an earlier run.  Output in ``out_dir``:
 
-* ``phase1/<person>/`` and ``phase2/<person>/``: one brat collection per
-  person and phase (copies of the assigned documents and of the
-  collection's ``annotation.conf``, ``visual.conf``, ``tools.conf``,
-  ``kb_shortcuts.conf``); with ``page_size`` a long document is written as
-  pages ``NAME_p001`` ... of at most ``page_size`` lines (paragraphs);
+* the campaign directory of :mod:`pipeline.campaign.phase1`: one blind
+  brat collection per phase-1 annotator (``phase1/<person>/``, with the
+  campaign types, ``acl.conf`` and ``guide.md``), the pre-annotation copy,
+  ``campaign.json``, ``DEPLOY.md`` and the brat users snippet; the phase-2
+  senior of each document is chosen and recorded, but phase-2 collections
+  are written later, by ``campaign review``; with ``page_size`` a long
+  document is written as pages ``NAME_p001`` ... of at most ``page_size``
+  lines (paragraphs);
 * ``manifest.csv``: ``document,phase,annotator`` rows, sorted by (PMID,
   index) then phase then annotator.
 
@@ -43,7 +46,7 @@ the collection stay in the manifest (counted, logged) but have no files.
 Count keys: ``documents``, ``documents_new``, ``documents_previous``,
 ``previous_missing_from_collection``, ``previous_unknown_people``,
 ``assignments:phase1``, ``assignments:phase2``, ``people``,
-``files_written``, ``pages``, ``paged_documents``,
+``files_written``, ``collections:phase1``, ``users_new``, ``pages``, ``paged_documents``,
 ``paging_dropped_entities``, ``paging_dropped_relations``.
 """
 
@@ -53,14 +56,12 @@ import csv
 import hashlib
 import io
 import logging
-import shutil
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from pipeline.brat.conf import copy_conf_files
-from pipeline.brat.standoff import BratDocument, read_document, write_document
+from pipeline.brat.standoff import BratDocument, read_document
 from pipeline.documents import pmid_sort_key
 
 log = logging.getLogger(__name__)
@@ -296,13 +297,18 @@ def prepare_batches(
     previous_manifest: Path | None = None,
     counts: Counter[str],
     page_size: int | None = None,
+    brat_path: str = "/",
 ) -> None:
-    """Assign the documents of ``collection`` and write the per-person collections and the manifest.
+    """Assign the documents of ``collection`` and write the campaign directory ``out_dir``.
 
     The roster (and the previous manifest) are checked before anything is
-    written.  ``out_dir`` is created; its ``phase1/``, ``phase2/`` and
-    ``manifest.csv`` are replaced (they are generated), nothing else in it
-    is touched.
+    written.  ``out_dir`` is created; its ``phase1/``, ``phase2/``,
+    ``preannotation/``, ``manifest.csv`` and the other generated files of
+    :mod:`pipeline.campaign.phase1` are replaced, the passwords of
+    ``brat_users.py`` are kept, nothing else in it is touched.  A campaign
+    that has started (a phase-1 document edited) is not rewritten
+    (:class:`pipeline.campaign.phase1.CampaignError`).  ``brat_path``: where
+    ``out_dir`` sits in brat's ``DATA_DIR`` (for ``acl.conf``).
     """
     people = read_roster(Path(roster))
     previous = read_manifest(Path(previous_manifest)) if previous_manifest else []
@@ -327,35 +333,23 @@ def prepare_batches(
         log.warning("previous manifest names people not in the roster (assignments kept): %s", ", ".join(strangers))
     rows = assign(documents, people, seed, previous)
     counts["people"] += len(people)
+    for _, phase, _ in rows:
+        counts[f"assignments:phase{phase}"] += 1
 
+    from pipeline.campaign.phase1 import write_phase1  # the campaign package builds on this module
+
+    pages: dict[str, list[BratDocument]] | None = None
+    if page_size is not None:
+        pages = {}
+        for doc_name in sorted({d for d, _, _ in rows if d in txts}, key=_doc_key):
+            doc, issues = read_document(txts[doc_name])
+            for issue in issues:
+                log.warning("%s", issue)
+            pages[doc_name] = paginate(doc, page_size, counts)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    for phase_dir in ("phase1", "phase2"):
-        if (out / phase_dir).exists():
-            shutil.rmtree(out / phase_dir)
-    paged: dict[str, list[BratDocument]] = {}
-    for doc_name, phase, person in rows:
-        counts[f"assignments:phase{phase}"] += 1
-        if doc_name not in txts:
-            continue
-        dest = out / f"phase{phase}" / person
-        if not dest.exists():
-            copy_conf_files(src, dest)
-        if page_size is None:
-            for suffix in (".txt", ".ann"):
-                source = txts[doc_name].with_suffix(suffix)
-                if source.exists():
-                    (dest / source.name).write_bytes(source.read_bytes())
-                    counts["files_written"] += 1
-        else:
-            if doc_name not in paged:
-                doc, issues = read_document(txts[doc_name])
-                for issue in issues:
-                    log.warning("%s", issue)
-                paged[doc_name] = paginate(doc, page_size, counts)
-            for page in paged[doc_name]:
-                write_document(dest, page)
-                counts["files_written"] += 2
+    write_phase1(src, txts, rows, [(p.id, p.role, p.phase1) for p in people], out, seed=seed, counts=counts,
+                 pages=pages, brat_path=brat_path)
     with open(out / "manifest.csv", "w", encoding="utf-8", newline="") as fh:
         writer = csv.writer(fh, lineterminator="\n")
         writer.writerow(MANIFEST_FIELDS)

@@ -21,7 +21,7 @@ def parse(*argv: str) -> argparse.Namespace:
 
 @pytest.mark.parametrize(
     "command",
-    ["build", "validate", "batches", "stats", "agreement", "evaluate", "harmonize", "export", "lexicon"],
+    ["build", "validate", "batches", "stats", "agreement", "evaluate", "harmonize", "export", "lexicon", "campaign"],
 )
 def test_every_subcommand_has_help(command: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as info:

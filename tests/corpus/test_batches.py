@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 from collections import Counter
 from pathlib import Path
 
@@ -79,14 +80,22 @@ def test_assignment_constraints_balance_and_files(tmp_path: Path) -> None:
     assert spread(rows, "1", ["alice", "bob", "carol"]) <= 1
     assert {p for _, ph, p in rows if ph == "2"} == {"dave"}
     assert counts["assignments:phase1"] == 46 and counts["assignments:phase2"] == 23
-    # one brat collection per person and phase, with the configuration files, valid
+    # one blind brat collection per phase-1 annotator, with the configuration files, valid; no phase 2 yet
     for doc, phase, person in rows:
-        assert (out / f"phase{phase}" / person / f"{doc}.txt").is_file()
-        assert (out / f"phase{phase}" / person / f"{doc}.ann").is_file()
+        if phase == "1":
+            assert (out / "phase1" / person / f"{doc}.txt").is_file()
+            assert (out / "phase1" / person / f"{doc}.ann").is_file()
     for person_dir in (out / "phase1").iterdir():
-        assert (person_dir / "annotation.conf").is_file() and (person_dir / "visual.conf").is_file()
-        assert validate_collection(person_dir) == []
-    assert sorted(p.name for p in (out / "phase2").iterdir()) == ["dave"]
+        if person_dir.is_dir():
+            assert (person_dir / "annotation.conf").is_file() and (person_dir / "visual.conf").is_file()
+            assert (person_dir / "acl.conf").is_file() and (person_dir / "guide.md").is_file()
+            assert validate_collection(person_dir) == []
+    assert sorted(p.name for p in (out / "phase1").iterdir() if p.is_dir()) == ["alice", "bob", "carol"]
+    assert not (out / "phase2").exists()
+    # the senior is chosen now and recorded in the campaign manifest
+    campaign = json.loads((out / "campaign.json").read_text(encoding="utf-8"))
+    assert {d["phase2"] for d in campaign["documents"]} == {"dave"}
+    assert sum(len(d["phase1"]) for d in campaign["documents"]) == 46
     # manifest is sorted by document (PMID, index), then phase, then person
     with open(out / "manifest.csv", encoding="utf-8") as fh:
         assert next(csv.reader(fh)) == ["document", "phase", "annotator"]
@@ -100,10 +109,14 @@ def test_same_inputs_same_bytes(tmp_path: Path) -> None:
     files_b = sorted(p.relative_to(tmp_path / "b") for p in (tmp_path / "b").rglob("*") if p.is_file())
     assert files_a == files_b
     for rel in files_a:
-        assert (tmp_path / "a" / rel).read_bytes() == (tmp_path / "b" / rel).read_bytes()
+        # the passwords are random by design
+        if rel.name != "brat_users.py":
+            assert (tmp_path / "a" / rel).read_bytes() == (tmp_path / "b" / rel).read_bytes(), rel
+    users = (tmp_path / "a" / "brat_users.py").read_text(encoding="utf-8")
     # rerunning into the same directory replaces the generated parts
     prepare_batches(coll, ROSTER, tmp_path / "a", seed=9, counts=Counter())
     assert manifest(tmp_path / "a") == manifest(tmp_path / "b")
+    assert (tmp_path / "a" / "brat_users.py").read_text(encoding="utf-8") == users  # passwords kept
     seeds = {tuple(assign([f"1_{i}" for i in range(12)], read_roster(ROSTER), s)) for s in range(5)}
     assert len(seeds) > 1
 
@@ -224,12 +237,16 @@ def test_batches_with_pages(tmp_path: Path) -> None:
                                     "\twarfarin\n", encoding="utf-8")
     counts: Counter[str] = Counter()
     prepare_batches(coll, ROSTER, tmp_path / "out", seed=1, counts=counts, page_size=3)
-    reviewer = tmp_path / "out" / "phase2" / "dave"
-    assert sorted(p.name for p in reviewer.glob("EP9_0*.txt")) == ["EP9_0_p001.txt", "EP9_0_p002.txt",
-                                                                   "EP9_0_p003.txt"]
-    last, _ = read_document(reviewer / "EP9_0_p003.txt")
+    annotator = next(p for d, ph, p in manifest(tmp_path / "out") if d == "EP9_0" and ph == "1")
+    collection = tmp_path / "out" / "phase1" / annotator
+    assert sorted(p.name for p in collection.glob("EP9_0*.txt")) == ["EP9_0_p001.txt", "EP9_0_p002.txt",
+                                                                     "EP9_0_p003.txt"]
+    last, _ = read_document(collection / "EP9_0_p003.txt")
     assert [t.text for t in last.textbounds] == ["warfarin"]
-    assert validate_collection(reviewer) == []
+    assert validate_collection(collection) == []
+    campaign = json.loads((tmp_path / "out" / "campaign.json").read_text(encoding="utf-8"))
+    entry = next(d for d in campaign["documents"] if d["document"] == "EP9_0")
+    assert entry["files"] == ["EP9_0_p001", "EP9_0_p002", "EP9_0_p003"]
     assert counts["paged_documents"] == 1
 
 

@@ -263,7 +263,9 @@ def test_filter_sample_export_batches_end_to_end(tmp_path: Path) -> None:
     export_collection(sample, tmp_path / "brat", SCHEMA, counts)
     assert validate_collection(tmp_path / "brat") == []
     prepare_batches(tmp_path / "brat", FIXTURES_ROSTER, tmp_path / "batches", seed=11, counts=counts)
-    for person_dir in sorted((tmp_path / "batches").glob("phase*/*")):
+    person_dirs = sorted(p for p in (tmp_path / "batches").glob("phase*/*") if p.is_dir())
+    assert [p.parent.name for p in person_dirs] == ["phase1"] * len(person_dirs) and person_dirs
+    for person_dir in person_dirs:
         assert validate_collection(person_dir) == []
     assert counts["assignments:phase1"] == 80 and counts["assignments:phase2"] == 40
 

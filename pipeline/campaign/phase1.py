@@ -1,0 +1,180 @@
+"""Blind phase 1: the campaign directory written by ``pgx-corpus batches``.
+
+Input: the source brat collection, the assignment rows of :func:`pipeline.corpus.batches.assign`
+(``(document, phase, person)``), the roster.  Output in ``CAMPAIGN_DIR`` (layout in
+:mod:`pipeline.campaign.layout`):
+
+* ``phase1/<person>/``: the person's documents as pre-annotated (pages when paging), the
+  collection's configuration extended with the campaign types (``Discard`` + ``Reason``, ``Done``),
+  ``acl.conf`` (only that person may read it) and ``guide.md``; ``phase1/acl.conf``;
+* ``preannotation/``: one copy of every document as handed out plus the source configuration, the
+  reference of ``campaign status`` and of the text check (nobody sees it in brat);
+* ``acl.conf`` (campaign root), ``DEPLOY.md``, ``brat_users.py`` (mode 0600, passwords kept across
+  reruns), ``campaign.json``.
+
+No phase-2 collection is written here: the phase-2 senior of each document is chosen now and recorded,
+and ``campaign review`` writes the seniors' collections from the annotators' results.
+
+``campaign.json``: ``{"format", "brat_path", "seed", "people": [{"id", "role", "phase1", "roster"}],
+"documents": [{"document", "files", "phase1": [two ids], "phase2": id}]}`` where ``files`` are the
+names of the brat documents of that document (itself, its pages, or none when it is missing from the
+collection).  Everything but the passwords is a deterministic function of the inputs.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pipeline.brat.conf import copy_conf_files, write_campaign_conf_files
+from pipeline.brat.standoff import BratDocument, write_document
+from pipeline.campaign import deploy
+from pipeline.campaign.guide import GUIDE_FILE, annotator_guide
+from pipeline.campaign.layout import CAMPAIGN_MANIFEST, PHASE1_DIR, PHASE2_DIR
+
+log = logging.getLogger(__name__)
+
+FORMAT = "pgx-corpus campaign 1"
+ACL_FILE = "acl.conf"
+
+
+class CampaignError(ValueError):
+    """A campaign that cannot be written or read as asked; nothing was written."""
+
+
+def check_ids(ids: Sequence[str], where: str) -> None:
+    """CampaignError unless every id can be a brat user name, an attribute value and a directory name."""
+    seen: dict[str, str] = {}
+    for pid in ids:
+        if not deploy.ID_RE.match(pid):
+            raise CampaignError(f"{where}: id {pid!r} must be letters, digits, '.', '_' or '-' (it becomes a brat "
+                                "user name, an attribute value and a directory name)")
+        if pid.lower() in seen and seen[pid.lower()] != pid:
+            raise CampaignError(f"{where}: ids {seen[pid.lower()]!r} and {pid!r} differ only in case (brat's access "
+                                "control does not tell them apart)")
+        seen[pid.lower()] = pid
+
+
+def edited_documents(campaign_dir: Path) -> list[str]:
+    """Phase-1 documents (``person/NAME``) whose ``.ann`` differs from the pre-annotation, or any phase-2 file."""
+    root = Path(campaign_dir)
+    pre = root / deploy.PREANNOTATION_DIR
+    out = []
+    for ann in sorted((root / PHASE1_DIR).glob("*/*.ann")):
+        original = pre / ann.name
+        if not original.is_file() or original.read_bytes() != ann.read_bytes():
+            out.append(f"{ann.parent.name}/{ann.stem}")
+    out += [f"{PHASE2_DIR}/{p.parent.name}/{p.stem}" for p in sorted((root / PHASE2_DIR).glob("*/*.ann"))]
+    return out
+
+
+def read_campaign(campaign_dir: Path) -> dict[str, Any]:
+    """``campaign.json`` of ``campaign_dir``; CampaignError when it is missing or unreadable."""
+    path = Path(campaign_dir) / CAMPAIGN_MANIFEST
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise CampaignError(f"{path}: no campaign manifest (write the campaign with pgx-corpus batches)") from exc
+    except (OSError, json.JSONDecodeError) as exc:
+        raise CampaignError(f"{path}: cannot read the campaign manifest: {exc}") from exc
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise CampaignError(f"{path}:1: not a campaign manifest of format {FORMAT!r}")
+    return data
+
+
+def write_phase1(
+    src: Path,
+    txts: Mapping[str, Path],
+    rows: Sequence[tuple[str, str, str]],
+    roster: Sequence[tuple[str, str, bool]],
+    out: Path,
+    *,
+    seed: int,
+    counts: Counter[str],
+    pages: Mapping[str, list[BratDocument]] | None = None,
+    brat_path: str = "/",
+) -> None:
+    """Write the campaign directory (see the module docstring).
+
+    ``roster``: ``(id, role, phase1)`` of the people of the roster; people named only by ``rows`` (a
+    previous manifest) are added with ``roster: false``.  ``pages``: document -> its pages when paging.
+    Checks (ids usable, campaign not started) come before anything is written.
+    """
+    brat_path = deploy.normalize_brat_path(brat_path)
+    people: dict[str, dict[str, Any]] = {
+        pid: {"id": pid, "role": role, "phase1": phase1, "roster": True} for pid, role, phase1 in roster
+    }
+    for _, phase, person in rows:
+        if person not in people:
+            people[person] = {"id": person, "role": "annotator" if phase == "1" else "senior",
+                              "phase1": phase == "1", "roster": False}
+    check_ids(list(people), "roster")
+    started = edited_documents(out) if out.is_dir() else []
+    if started:
+        raise CampaignError(f"{out}: the campaign has started ({len(started)} document(s) edited, e.g. "
+                            f"{', '.join(started[:3])}); refusing to rewrite it")
+    documents: dict[str, dict[str, Any]] = {}
+    for doc, phase, person in rows:
+        entry = documents.setdefault(doc, {"document": doc, "files": [], "phase1": [], "phase2": None})
+        if phase == "1":
+            entry["phase1"].append(person)
+        else:
+            entry["phase2"] = person
+    for doc, entry in documents.items():
+        if doc in txts:
+            entry["files"] = [p.name for p in pages[doc]] if pages and doc in pages else [doc]
+
+    for sub in (PHASE1_DIR, PHASE2_DIR, deploy.PREANNOTATION_DIR):
+        if (out / sub).exists():
+            shutil.rmtree(out / sub)
+    pre = out / deploy.PREANNOTATION_DIR
+    copy_conf_files(src, pre)
+    for doc in documents:
+        if doc not in txts:
+            continue
+        if pages and doc in pages:
+            for page in pages[doc]:
+                write_document(pre, page)
+        else:
+            for suffix in (".txt", ".ann"):
+                source = txts[doc].with_suffix(suffix)
+                (pre / source.name).write_bytes(source.read_bytes() if source.exists() else b"")
+    annotators = sorted({p for e in documents.values() for p in e["phase1"]})
+    seniors = sorted({p["id"] for p in people.values() if p["role"] == "senior"})
+    users = sorted(set(annotators) | set(seniors))
+    for person in annotators:
+        dest = out / PHASE1_DIR / person
+        write_campaign_conf_files(src, dest)
+        (dest / ACL_FILE).write_text(deploy.collection_acl(brat_path, PHASE1_DIR, person, users), encoding="utf-8")
+        (dest / GUIDE_FILE).write_text(annotator_guide(dest, person, 1), encoding="utf-8")
+        counts["collections:phase1"] += 1
+    for entry in documents.values():
+        for person in entry["phase1"]:
+            for name in entry["files"]:
+                for suffix in (".txt", ".ann"):
+                    (out / PHASE1_DIR / person / f"{name}{suffix}").write_bytes((pre / f"{name}{suffix}").read_bytes())
+                    counts["files_written"] += 1
+    (out / PHASE1_DIR).mkdir(parents=True, exist_ok=True)
+    phase_acl = deploy.phase_acl(brat_path, PHASE1_DIR, annotators, users)
+    (out / PHASE1_DIR / ACL_FILE).write_text(phase_acl, encoding="utf-8")
+    (out / ACL_FILE).write_text(deploy.root_acl(brat_path, annotators, seniors, users), encoding="utf-8")
+    (out / deploy.DEPLOY_NOTE).write_text(deploy.deployment_note(brat_path, annotators, seniors),
+                                          encoding="utf-8")
+    new = deploy.write_users(out / deploy.USERS_FILE, users)
+    counts["users_new"] += len(new)
+    if new:
+        log.info("%s: brat passwords generated for %d new user(s) (the file is mode 0600)",
+                 out / deploy.USERS_FILE, len(new))
+    manifest = {
+        "format": FORMAT,
+        "brat_path": brat_path,
+        "seed": seed,
+        "people": list(people.values()),
+        "documents": list(documents.values()),
+    }
+    (out / CAMPAIGN_MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")

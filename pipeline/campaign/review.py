@@ -1,0 +1,289 @@
+"""``campaign review``: phase 2 from the two phase-1 annotations of every finished document.
+
+Input: a campaign directory written by ``pgx-corpus batches`` (:mod:`pipeline.campaign.phase1`) in
+which the phase-1 annotators have worked.  For every brat document (a document or one of its pages)
+the two phase-1 versions are read back (:func:`pipeline.campaign.documents.read_checked`) and the
+document is
+
+* **held back** when a version does not parse or validate against its collection's
+  ``annotation.conf``, or its text was changed (each problem reported ``file:line``; the files are left
+  as they are, so nothing is lost; the document goes on once they are mended);
+* **discarded** when either annotator annotated a ``Discard`` entity (reasons listed per annotator);
+* **pending** while an annotator has not finished it (no ``Done`` marker, see
+  :mod:`pipeline.campaign.documents`);
+* **ready** otherwise: both finished, neither discarded.
+
+A ready document is merged (:mod:`pipeline.campaign.merge`; the ``Done`` markers are dropped) into
+``phase2/<senior>/`` (the senior chosen at batch time) unless that collection already holds it: the
+senior's documents are never overwritten, so rerunning adds only newly finished documents and a second
+run with nothing new changes nothing.  The merged document as written is also kept in
+``review/merged/<senior>/`` (the reference of ``campaign status`` for phase 2).  Each senior's
+collection gets the campaign configuration with the ``Disagreement`` values of its annotators,
+``acl.conf`` and ``guide.md``.
+
+Reports in ``review/`` (rewritten each run, a function of the campaign's state only):
+``report.md``/``report.json`` (documents per state, discarded documents with reasons, held-back
+documents with their problems, pending documents, each phase-2 document with its agreed and marked
+annotation counts, and documents whose phase-1 annotation changed after they were merged), and
+``agreement.md``/``agreement.json``: for every pair of annotators, over their ready documents, entity
+agreement in exact/partial spans x strict/hierarchy/any type (Table 8 of the PGxCorpus paper) and
+relation agreement in the same settings, directed and undirected (Table 9), computed by
+:func:`pipeline.brat.agreement.compare_collections`.
+
+Checks before anything is written (:class:`~pipeline.campaign.phase1.CampaignError`): the manifest
+reads, every phase-1 annotator has a collection, every document has two distinct phase-1 annotators
+and a senior who is not one of them.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pipeline.brat import agreement as agreement_mod
+from pipeline.brat.conf import write_campaign_conf_files
+from pipeline.brat.standoff import BratDocument, dumps, write_document
+from pipeline.campaign import deploy
+from pipeline.campaign.documents import (
+    Checked,
+    discard_reasons,
+    is_finished,
+    load_conf,
+    read_checked,
+    without_markers,
+)
+from pipeline.campaign.guide import GUIDE_FILE, annotator_guide
+from pipeline.campaign.layout import PHASE1_DIR, PHASE2_DIR, REVIEW_DIR
+from pipeline.campaign.merge import merge_versions
+from pipeline.campaign.phase1 import ACL_FILE, CampaignError, read_campaign
+from pipeline.schema import Schema
+
+log = logging.getLogger(__name__)
+
+MERGED_DIR = "merged"
+STATES = ("ready", "discarded", "held_back", "pending")
+
+
+@dataclass
+class FileState:
+    """One brat document of the campaign after phase 1."""
+
+    file: str
+    document: str
+    annotators: tuple[str, str]
+    senior: str
+    versions: dict[str, Checked] = field(default_factory=dict)
+    state: str = "pending"
+
+
+def check_campaign(root: Path, campaign: Mapping[str, Any]) -> None:
+    """CampaignError for a person missing from the directory or a document without a valid senior."""
+    where = root / "campaign.json"
+    if not (root / deploy.PREANNOTATION_DIR).is_dir():
+        raise CampaignError(f"{root}: no {deploy.PREANNOTATION_DIR}/ directory (write the campaign with batches)")
+    for entry in campaign["documents"]:
+        doc, annotators, senior = entry["document"], entry["phase1"], entry["phase2"]
+        if not entry["files"]:
+            continue
+        if len(annotators) != 2 or len(set(annotators)) != 2:
+            raise CampaignError(f"{where}: document {doc} needs two distinct phase-1 annotators, has {annotators}")
+        if not senior or senior in annotators:
+            raise CampaignError(f"{where}: the roster cannot give document {doc} a senior who did not annotate it "
+                                f"(phase 1: {', '.join(annotators)}; phase 2: {senior or 'nobody'})")
+        for person in annotators:
+            if not (root / PHASE1_DIR / person).is_dir():
+                raise CampaignError(f"{root / PHASE1_DIR / person}: {person} (phase-1 annotator of {doc}) is missing "
+                                    "from the campaign directory")
+
+
+def phase1_states(root: Path, campaign: Mapping[str, Any]) -> list[FileState]:
+    """Every brat document of the campaign with both phase-1 versions read, checked and classified."""
+    pre = root / deploy.PREANNOTATION_DIR
+    confs = {}
+    out = []
+    for entry in campaign["documents"]:
+        for name in entry["files"]:
+            a, b = entry["phase1"]
+            state = FileState(name, entry["document"], (a, b), entry["phase2"])
+            original = (pre / f"{name}.txt").read_text(encoding="utf-8") if (pre / f"{name}.txt").is_file() else None
+            for person in (a, b):
+                collection = root / PHASE1_DIR / person
+                if person not in confs:
+                    confs[person] = load_conf(collection / "annotation.conf")
+                state.versions[person] = read_checked(collection / f"{name}.txt", original, confs[person])
+            docs = [v.doc for v in state.versions.values()]
+            if any(d is None for d in docs):
+                state.state = "held_back"
+            elif any(discard_reasons(d) for d in docs if d is not None):
+                state.state = "discarded"
+            elif all(is_finished(d) for d in docs if d is not None):
+                state.state = "ready"
+            out.append(state)
+    return out
+
+
+def _senior_annotators(campaign: Mapping[str, Any]) -> dict[str, list[str]]:
+    seniors: dict[str, set[str]] = {}
+    for entry in campaign["documents"]:
+        if entry["files"] and entry["phase2"]:
+            seniors.setdefault(entry["phase2"], set()).update(entry["phase1"])
+    return {s: sorted(people) for s, people in sorted(seniors.items())}
+
+
+def _pairwise_agreement(states: list[FileState], schema: Schema) -> dict[str, Any]:
+    by_pair: dict[tuple[str, str], tuple[dict[str, BratDocument], dict[str, BratDocument]]] = {}
+    for s in states:
+        if s.state != "ready":
+            continue
+        a, b = sorted(s.annotators)
+        ref, pred = by_pair.setdefault((a, b), ({}, {}))
+        doc_a, doc_b = s.versions[a].doc, s.versions[b].doc
+        assert doc_a is not None and doc_b is not None
+        ref[s.file], pred[s.file] = without_markers(doc_a), without_markers(doc_b)
+    pairs = [
+        agreement_mod.compare_collections(ref, pred, schema, ref_label=a, pred_label=b)
+        for (a, b), (ref, pred) in sorted(by_pair.items())
+    ]
+    mean: dict[str, dict[str, float]] = {}
+    if pairs:
+        for kind in ("entities", "relations"):
+            mean[kind] = {k: sum(p[kind][k]["micro"]["f1"] for p in pairs) / len(pairs) for k in pairs[0][kind]}
+    return {"pairs": pairs, "mean_f1": mean, "parse_issues": []}
+
+
+def format_agreement_summary(result: Mapping[str, Any]) -> str:
+    """Markdown: Table 8 (entities) and Table 9 (relations) settings, micro F1 in %, one row per pair."""
+    lines = ["# Inter-annotator agreement after phase 1", "",
+             "Micro F1 (%) over the documents both annotators finished and neither discarded.", ""]
+    if not result["pairs"]:
+        return "\n".join([*lines, "No document is ready yet.", ""])
+    ent = [f"{s}_{t}" for s in agreement_mod.SPAN_SETTINGS for t in agreement_mod.TYPE_SETTINGS]
+    rel = [f"{s}_{t}_{d}" for s in agreement_mod.SPAN_SETTINGS for t in agreement_mod.TYPE_SETTINGS
+           for d in agreement_mod.DIRECTION_SETTINGS]
+    for title, kind, settings in (("Entities (Table 8 settings)", "entities", ent),
+                                  ("Relations (Table 9 settings)", "relations", rel)):
+        lines += [f"## {title}", "", "| pair | documents | " + " | ".join(settings) + " |",
+                  "|---|---|" + "---|" * len(settings)]
+        for p in result["pairs"]:
+            cells = " | ".join(f"{100 * p[kind][k]['micro']['f1']:.1f}" for k in settings)
+            lines.append(f"| {p['reference']} / {p['predicted']} | {p['documents']['common']} | {cells} |")
+        lines.append("")
+    lines += ["# Details", "", agreement_mod.format_agreement(result)]
+    return "\n".join(lines)
+
+
+def _write_senior_collections(root: Path, campaign: Mapping[str, Any]) -> None:
+    brat_path = deploy.normalize_brat_path(campaign.get("brat_path", "/"))
+    seniors = _senior_annotators(campaign)
+    users = sorted({p["id"] for p in campaign["people"]})
+    for senior, annotators in seniors.items():
+        dest = root / PHASE2_DIR / senior
+        write_campaign_conf_files(root / deploy.PREANNOTATION_DIR, dest, annotators)
+        (dest / ACL_FILE).write_text(deploy.collection_acl(brat_path, PHASE2_DIR, senior, users), encoding="utf-8")
+        (dest / GUIDE_FILE).write_text(annotator_guide(dest, senior, 2), encoding="utf-8")
+    if seniors:
+        phase_acl = deploy.phase_acl(brat_path, PHASE2_DIR, seniors, users)
+        (root / PHASE2_DIR / ACL_FILE).write_text(phase_acl, encoding="utf-8")
+
+
+def review(campaign_dir: str | Path, schema: Schema, counts: Counter[str] | None = None) -> dict[str, Any]:
+    """Run the review (see the module docstring); returns the report (also written to ``review/``).
+
+    ``counts``: ``added`` (documents written to a senior's collection by this run), ``already_in_phase2``
+    and one count per state.
+    """
+    counts = counts if counts is not None else Counter()
+    root = Path(campaign_dir)
+    campaign = read_campaign(root)
+    check_campaign(root, campaign)
+    states = phase1_states(root, campaign)
+    _write_senior_collections(root, campaign)
+    report: dict[str, Any] = {"documents": {k: 0 for k in ("assigned", *STATES)}, "phase2": [], "discarded": [],
+                              "held_back": [], "pending": [], "changed_after_merge": [],
+                              "discard_reasons": {}}
+    reasons: Counter[str] = Counter()
+    for s in states:
+        report["documents"]["assigned"] += 1
+        report["documents"][s.state] += 1
+        counts[s.state] += 1
+        if s.state == "held_back":
+            for person, v in s.versions.items():
+                if v.problems:
+                    report["held_back"].append({"file": s.file, "document": s.document, "person": person,
+                                                "problems": v.problems})
+                    for problem in v.problems:
+                        log.warning("held back: %s", problem)
+        elif s.state == "discarded":
+            by = {p: discard_reasons(v.doc) for p, v in s.versions.items() if v.doc is not None}
+            by = {p: r for p, r in by.items() if r}
+            for r in by.values():
+                reasons.update(r)
+            report["discarded"].append({"file": s.file, "document": s.document, "by": by})
+        elif s.state == "pending":
+            waiting = [p for p, v in s.versions.items() if v.doc is not None and not is_finished(v.doc)]
+            report["pending"].append({"file": s.file, "document": s.document, "waiting_for": waiting})
+        else:
+            a, b = s.annotators
+            doc_a, doc_b = s.versions[a].doc, s.versions[b].doc
+            assert doc_a is not None and doc_b is not None
+            merged, merge_counts = merge_versions([(a, without_markers(doc_a)), (b, without_markers(doc_b))])
+            dest = root / PHASE2_DIR / s.senior
+            kept = root / REVIEW_DIR / MERGED_DIR / s.senior
+            if (dest / f"{s.file}.ann").exists() or (dest / f"{s.file}.txt").exists():
+                counts["already_in_phase2"] += 1
+                reference = kept / f"{s.file}.ann"
+                if reference.is_file() and reference.read_text(encoding="utf-8") != dumps(merged):
+                    report["changed_after_merge"].append({"file": s.file, "senior": s.senior})
+                    log.warning("%s: phase-1 annotation changed after it was merged for %s (not re-merged)",
+                                s.file, s.senior)
+            else:
+                write_document(dest, merged)
+                write_document(kept, merged)
+                counts["added"] += 1
+            report["phase2"].append({"file": s.file, "document": s.document, "senior": s.senior,
+                                     "annotators": [a, b], **merge_counts})
+    report["discard_reasons"] = dict(sorted(reasons.items()))
+    agreement = _pairwise_agreement(states, schema)
+    out = root / REVIEW_DIR
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "report.json").write_text(json.dumps(report, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    (out / "report.md").write_text(format_report(report), encoding="utf-8")
+    (out / "agreement.json").write_text(json.dumps(agreement, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    (out / "agreement.md").write_text(format_agreement_summary(agreement), encoding="utf-8")
+    report["agreement"] = agreement
+    return report
+
+
+def format_report(report: Mapping[str, Any]) -> str:
+    """Markdown of the review report (without the agreement, see ``agreement.md``)."""
+    d = report["documents"]
+    lines = ["# Campaign review", "",
+             f"{d['assigned']} documents: {d['ready']} in phase 2, {d['discarded']} discarded, "
+             f"{d['held_back']} held back, {d['pending']} pending.", ""]
+    lines += ["## Discarded documents", "", "| document | discarded by (reasons) |", "|---|---|"]
+    for item in report["discarded"]:
+        by = "; ".join(f"{p}: {', '.join(r)}" for p, r in sorted(item["by"].items()))
+        lines.append(f"| {item['file']} | {by} |")
+    if report["discard_reasons"]:
+        lines += ["", "| reason | discards |", "|---|---|"]
+        lines += [f"| {r} | {n} |" for r, n in report["discard_reasons"].items()]
+    lines += ["", "## Held back (mend the files, then rerun)", ""]
+    lines += [f"- {problem}" for item in report["held_back"] for problem in item["problems"]] or ["none"]
+    lines += ["", "## Pending", "", "| document | waiting for |", "|---|---|"]
+    lines += [f"| {item['file']} | {', '.join(item['waiting_for'])} |" for item in report["pending"]]
+    lines += ["", "## In phase 2", "",
+              "| document | senior | annotators | entities agreed | entities marked | relations agreed | "
+              "relations marked |", "|---|---|---|---|---|---|---|"]
+    for item in report["phase2"]:
+        lines.append(f"| {item['file']} | {item['senior']} | {', '.join(item['annotators'])} | "
+                     f"{item['entities_agreed']} | {item['entities_marked']} | {item['relations_agreed']} | "
+                     f"{item['relations_marked']} |")
+    if report["changed_after_merge"]:
+        lines += ["", "## Changed in phase 1 after the merge (the senior's copy was not touched)", ""]
+        lines += [f"- {item['file']} ({item['senior']})" for item in report["changed_after_merge"]]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,112 @@
+"""``pgx-corpus campaign status | review``: the annotation campaign after ``pgx-corpus batches``.
+
+The ``campaign`` group is built from a module-level registry: :func:`add_campaign_command` returns the
+parser of a new ``campaign NAME`` subcommand; other modules (e.g. ``release_commands``) add theirs with
+it from their own ``register(sub)``, which must run after this module's (list them after
+``pipeline.cli.campaign_commands`` in :data:`pipeline.cli.COMMAND_MODULES`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+from pipeline.campaign import review as review_mod
+from pipeline.campaign import status as status_mod
+from pipeline.campaign.phase1 import CampaignError
+from pipeline.cli.corpus_commands import _existing_dir
+from pipeline.schema import DEFAULT_SCHEMA, SchemaError, load_schema
+
+_GROUP: dict[str, argparse._SubParsersAction] = {}
+#: the ``campaign`` subcommands registered so far on the current parser, by name
+COMMANDS: dict[str, argparse.ArgumentParser] = {}
+
+
+def _campaign_group() -> argparse._SubParsersAction:
+    if "sub" not in _GROUP:
+        raise RuntimeError("the campaign command group is created by pipeline.cli.campaign_commands.register")
+    return _GROUP["sub"]
+
+
+def add_campaign_command(name: str, help: str) -> argparse.ArgumentParser:  # noqa: A002 - argparse's name
+    """The parser of a new ``pgx-corpus campaign NAME`` subcommand (set its ``func`` default)."""
+    parser = _campaign_group().add_parser(name, help=help, description=help)
+    COMMANDS[name] = parser
+    return parser
+
+
+def run_status(args: argparse.Namespace) -> int:
+    try:
+        status = status_mod.campaign_status(args.campaign_dir)
+    except CampaignError as exc:
+        print(f"pgx-corpus campaign status: {exc}", file=sys.stderr)
+        return 2
+    for row in status["rows"]:
+        for problem in row["problems"]:
+            print(f"pgx-corpus campaign status: held back: {problem}", file=sys.stderr)
+    if args.png is not None:
+        path = status_mod.write_png(status, args.png)
+        print(f"pgx-corpus campaign status: wrote {path}", file=sys.stderr)
+    if args.json:
+        sys.stdout.write(json.dumps(status, ensure_ascii=False, sort_keys=True, indent=2) + "\n")
+    else:
+        sys.stdout.write(status_mod.format_markdown(status))
+    return 0
+
+
+def run_review(args: argparse.Namespace) -> int:
+    counts: Counter[str] = Counter()
+    try:
+        report = review_mod.review(args.campaign_dir, load_schema(args.schema), counts)
+    except (CampaignError, SchemaError) as exc:
+        print(f"pgx-corpus campaign review: {exc}", file=sys.stderr)
+        return 2
+    for item in report["held_back"]:
+        for problem in item["problems"]:
+            print(f"pgx-corpus campaign review: held back: {problem}", file=sys.stderr)
+    if args.json:
+        sys.stdout.write(json.dumps({**report, "added": counts["added"]}, ensure_ascii=False, sort_keys=True,
+                                    indent=2) + "\n")
+        return 0
+    d = report["documents"]
+    print(f"{d['assigned']} documents: {d['ready']} ready ({counts['added']} added to the seniors' collections "
+          f"now), {d['discarded']} discarded, {d['held_back']} held back, {d['pending']} pending; reports in "
+          f"{Path(args.campaign_dir) / 'review'}")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``campaign`` group with ``status`` and ``review`` to the ``pgx-corpus`` parser."""
+    group = sub.add_parser(
+        "campaign",
+        help="the annotation campaign after batches: status, review (phase 2), ...",
+        description="Work on a campaign directory written by pgx-corpus batches.",
+    )
+    _GROUP["sub"] = group.add_subparsers(dest="campaign_command", metavar="CAMPAIGN_COMMAND", required=True)
+    COMMANDS.clear()
+
+    p = add_campaign_command(
+        "status",
+        "progress per person and phase: documents assigned, untouched, edited, done, discarded (by reason), "
+        "held back; entities kept, deleted, added, retyped and relations added against the pre-annotation "
+        "(phase 1) or the merged document (phase 2). Markdown on stdout; --json prints one JSON object.",
+    )
+    p.add_argument("campaign_dir", type=_existing_dir, metavar="CAMPAIGN_DIR")
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    p.add_argument("--png", type=Path, metavar="PATH", help="also write a progress chart (PNG) here")
+    p.set_defaults(func=run_status)
+
+    p = add_campaign_command(
+        "review",
+        "build phase 2: merge both annotators' work on every document both marked Done and neither discarded "
+        "into its senior's collection (phase2/<senior>/; documents already there are never touched), list "
+        "discarded, held-back and pending documents, and report pairwise agreement (Tables 8 and 9 settings) "
+        "in review/.",
+    )
+    p.add_argument("campaign_dir", type=_existing_dir, metavar="CAMPAIGN_DIR")
+    p.add_argument("--json", action="store_true", help="print the report as one JSON object on stdout")
+    p.add_argument("--schema", type=Path, default=DEFAULT_SCHEMA, help="schema file (default config/schema.yaml)")
+    p.set_defaults(func=run_review)
