@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import os
 import sys
 import time
 from pathlib import Path
@@ -31,7 +32,7 @@ sys.path.insert(0, str(PROJECT))
 
 from pipeline.nlp.local_annotator import LocalAnnotator  # noqa: E402
 
-SHARED = PROJECT.parent / "shared"
+SHARED = Path(os.environ.get("PGX_SHARED", PROJECT.parent / "shared"))
 DEV = SHARED / "data" / "pgxcorpus-dev"
 GENIA = SHARED / "data" / "genia"
 TYPES = ("Chemical", "Disease", "Gene", "Mutation")
