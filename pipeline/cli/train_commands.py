@@ -105,5 +105,5 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ontology", type=Path, help="ontology file (default config/ontology.yaml)")
     p.add_argument("--schema", type=Path, help="schema file (default config/schema.yaml)")
     p.add_argument("--seed", type=int, default=13, help="training seed (default 13)")
-    p.add_argument("--epochs", type=int, default=12, help="training epochs (default 12)")
+    p.add_argument("--epochs", type=int, default=6, help="training epochs (default 6)")
     p.set_defaults(func=_train)

@@ -86,7 +86,7 @@ class TrainConfig:
     """Training settings (all recorded in ``meta.json``)."""
 
     seed: int = 13
-    epochs: int = 12
+    epochs: int = 6
     learning_rate: float = 0.2
     l2: float = 1e-4
     inner_folds: int = 4
@@ -123,11 +123,16 @@ class LearnedModel:
 
 @dataclass(frozen=True)
 class _Candidate:
-    span: Span
+    span: tuple[Span, ...]
     type: str
-    from_rule: bool
+    kind: str  # "rule" (as proposed or re-typed), "rebound" (a rule span moved by a token or two), "gazetteer"
+    group: int  # index of the rule annotation it comes from; -1 for gazetteer candidates
     rule: Annotation | None
     features: tuple[str, ...]
+
+    @property
+    def from_rule(self) -> bool:
+        return self.kind == "rule"
 
 
 # --- tokens and gazetteer -----------------------------------------------------------------
@@ -193,27 +198,59 @@ def _shape(text: str) -> str:
     return s[:12]
 
 
-def _candidates(text: str, rules: Sequence[Annotation], gaz: Gazetteer, retype: dict[str, list[str]]) -> list[_Candidate]:
+#: Tokens a re-bounded span never takes in at its edge (clause and list punctuation).
+_EDGE_STOP = frozenset({",", ";", ":", ".", "and", "or", "but", "which", "that", "was", "were", "is", "are"})
+
+
+def _rebounds(toks: Sequence[tuple[str, int, int]], start: int, end: int) -> list[tuple[Span, str, str]]:
+    """Spans one or two tokens wider or one token narrower at either edge: (span, edit, words changed)."""
+    inside = [i for i, t in enumerate(toks) if t[1] >= start and t[2] <= end]
+    if not inside or toks[inside[0]][1] != start or toks[inside[-1]][2] != end:
+        return []
+    a, b = inside[0], inside[-1]
+    out: list[tuple[Span, str, str]] = []
+    for n in (1, 2):
+        if a - n >= 0 and not {t[0] for t in toks[a - n:a]} & _EDGE_STOP:
+            out.append(((toks[a - n][1], end), f"L+{n}", " ".join(t[0] for t in toks[a - n:a])))
+        if b + n < len(toks) and not {t[0] for t in toks[b + 1:b + n + 1]} & _EDGE_STOP:
+            out.append(((start, toks[b + n][2]), f"R+{n}", " ".join(t[0] for t in toks[b + 1:b + n + 1])))
+    if b > a:
+        out.append(((toks[a + 1][1], end), "L-1", toks[a][0]))
+        out.append(((start, toks[b - 1][2]), "R-1", toks[b][0]))
+    return out
+
+
+def _candidates(
+    text: str, rules: Sequence[Annotation], gaz: Gazetteer, retype: dict[str, list[str]]
+) -> list[_Candidate]:
     """Candidates of one text (see the module docstring) with their features."""
     toks = tokens(text)
-    pool: dict[tuple[tuple[Span, ...], str], tuple[Annotation | None, bool]] = {}
-    for a in rules:
-        pool.setdefault((a.fragments, a.type), (a, True))
+    # (fragments, type) -> (rule annotation, kind, group, edit features)
+    pool: dict[tuple[tuple[Span, ...], str], tuple[Annotation | None, str, int, tuple[str, ...]]] = {}
+    for g, a in enumerate(rules):
+        pool.setdefault((a.fragments, a.type), (a, "rule", g, ()))
         for t in retype.get(a.type, []):
-            pool.setdefault((a.fragments, t), (a, True))
+            pool.setdefault((a.fragments, t), (a, "rule", g, ()))
+    for g, a in enumerate(rules):
+        if len(a.fragments) == 1:
+            for span, edit, changed in _rebounds(toks, *a.fragments[0]):
+                edit_f: tuple[str, ...] = (f"edit={edit}|{a.type}", f"editw={edit}:{changed}|{a.type}",
+                          f"editshape={edit}:{_shape(changed)}|{a.type}")
+                pool.setdefault(((span,), a.type), (a, "rebound", g, edit_f))
     gaz_spans: set[tuple[Span, ...]] = set()
     for phrase, s, e in _matches(gaz, toks):
         gaz_spans.add(((s, e),))
         for t in gaz.annotated[phrase]:
-            pool.setdefault((((s, e),), t), (None, False))
+            pool.setdefault((((s, e),), t), (None, "gazetteer", -1, ()))
     rule_spans = [(a.fragments[0][0], a.fragments[-1][1], a.type) for a in rules]
     out = []
-    for (frags, type_), (rule, from_rule) in sorted(pool.items()):
+    for (frags, type_), (rule, kind, group, edit_f) in sorted(pool.items()):
         start, end = frags[0][0], frags[-1][1]
-        f: list[str] = ["bias", f"t={type_}", f"src={'rule' if from_rule else 'new'}|{type_}"]
+        f: list[str] = ["bias", f"t={type_}", f"src={kind}|{type_}", *edit_f]
         if rule is not None:
-            f += [f"rule={(rule.rule or rule.source).split(':')[0]}|{type_}", f"rulefull={rule.rule}|{type_}",
-                  f"ruletype={rule.type}>{type_}", f"orig={rule.original_type}|{type_}"]
+            f += [f"rule={(rule.rule or rule.source).split(':')[0]}|{kind}|{type_}",
+                  f"rulefull={rule.rule}|{kind}|{type_}", f"ruletype={rule.type}>{type_}",
+                  f"orig={rule.original_type}|{kind}|{type_}"]
             if len(frags) > 1:
                 f.append(f"discontiguous|{type_}")
         if ((start, end),) in gaz_spans:
@@ -241,8 +278,33 @@ def _candidates(text: str, rules: Sequence[Annotation], gaz: Gazetteer, retype: 
         if inside:
             f.append(f"inside_rule|{type_}")
         f += [f"covers={t}|{type_}" for t in sorted(set(covers))]
-        out.append(_Candidate(frags, type_, from_rule, rule, tuple(f)))
+        out.append(_Candidate(frags, type_, kind, group, rule, tuple(f)))
     return out
+
+
+def _decide(scored: Sequence[tuple[_Candidate, float]], threshold_rule: float, threshold_new: float
+            ) -> list[tuple[_Candidate, float]]:
+    """Accepted candidates: per rule annotation the best of its own (re-typed) and re-bounded forms, then
+    gazetteer candidates; one type per span (the most probable)."""
+    best_rule: dict[int, tuple[float, int]] = {}
+    best_move: dict[int, tuple[float, int]] = {}
+    accepted: list[tuple[_Candidate, float]] = []
+    for i, (c, p) in enumerate(scored):
+        if c.kind == "rule" and p >= threshold_rule and (c.group not in best_rule or p > best_rule[c.group][0]):
+            best_rule[c.group] = (p, i)
+        elif c.kind == "rebound" and p >= threshold_new and (c.group not in best_move or p > best_move[c.group][0]):
+            best_move[c.group] = (p, i)
+        elif c.kind == "gazetteer" and p >= threshold_new:
+            accepted.append((c, p))
+    for g in sorted(set(best_rule) | set(best_move)):
+        options = [x for x in (best_rule.get(g), best_move.get(g)) if x is not None]
+        _p, i = max(options)
+        accepted.append(scored[i])
+    by_span: dict[tuple[Span, ...], tuple[_Candidate, float]] = {}
+    for c, p in accepted:
+        if c.span not in by_span or p > by_span[c.span][1]:
+            by_span[c.span] = (c, p)
+    return [by_span[k] for k in sorted(by_span)]
 
 
 # --- logistic regression ------------------------------------------------------------------
@@ -309,7 +371,7 @@ def _cross_fitted(examples: Sequence[Example], retype: dict[str, list[str]], con
         return [_labelled(ex, Gazetteer(), retype) for ex in examples]
     folds = kfold_groups(names, k=k, seed=config.seed)
     labelled: dict[str, list[tuple[_Candidate, int]]] = {}
-    for i, fold in enumerate(folds):
+    for fold in folds:
         held = set(fold)
         gaz = build_gazetteer(by_name[n] for n in names if n not in held)
         for n in fold:
@@ -317,23 +379,21 @@ def _cross_fitted(examples: Sequence[Example], retype: dict[str, list[str]], con
     return [labelled[n] for n in names]
 
 
-def _best_thresholds(scored: Sequence[tuple[_Candidate, float, int]], n_gold: int) -> tuple[float, float]:
-    """Thresholds (rule, new) maximising exact/same F1 of the accepted candidates over ``n_gold`` gold entities."""
-    grid = [x / 20 for x in range(1, 20)]
+def _best_thresholds(docs: Sequence[Sequence[tuple[_Candidate, float, int]]], n_gold: int) -> tuple[float, float]:
+    """Thresholds (rule, new) maximising exact/same F1 over ``n_gold`` gold entities (per-document candidates)."""
+    grid = [x / 10 for x in range(1, 10)]
     best = (-1.0, 0.5, 0.5)
     for tr in grid:
         for tn in grid:
             tp = fp = 0
-            accepted: dict[tuple[Span, ...], tuple[float, int]] = {}
-            for c, p, label in scored:
-                if p >= (tr if c.from_rule else tn) and (c.span not in accepted or p > accepted[c.span][0]):
-                    accepted[c.span] = (p, label)
-            for _p, label in accepted.values():
-                tp += label
-                fp += 1 - label
+            for doc in docs:
+                labels = {(c.span, c.type): y for c, _p, y in doc}
+                for c, _p in _decide([(c, p) for c, p, _y in doc], tr, tn):
+                    y = labels[(c.span, c.type)]
+                    tp += y
+                    fp += 1 - y
             f1 = 2 * tp / (2 * tp + fp + (n_gold - tp)) if n_gold + fp else 0.0
-            # Ties go to the lower thresholds (keep more of what the rules propose).
-            if f1 > best[0] + 1e-12:
+            if f1 > best[0] + 1e-12:  # ties go to the lower thresholds (keep more of what the rules propose)
                 best = (f1, tr, tn)
     return best[1], best[2]
 
@@ -358,7 +418,7 @@ def train(examples: Sequence[Example], config: TrainConfig | None = None) -> Lea
     k = min(config.inner_folds, len({n.split("_", 1)[0] for n in names}))
     threshold_rule = threshold_new = 0.5
     if k >= 2:
-        scored: list[tuple[_Candidate, float, int]] = []
+        scored: list[list[tuple[_Candidate, float, int]]] = []
         n_gold = 0
         folds = kfold_groups(names, k=k, seed=config.seed + 1)
         index = {n: i for i, n in enumerate(names)}
@@ -366,7 +426,7 @@ def train(examples: Sequence[Example], config: TrainConfig | None = None) -> Lea
             held = set(fold)
             inner = _fit([(c.features, y) for n in names if n not in held for c, y in labelled[index[n]]], config)
             for n in fold:
-                scored += [(c, _score(inner, c.features), y) for c, y in labelled[index[n]]]
+                scored.append([(c, _score(inner, c.features), y) for c, y in labelled[index[n]]])
                 n_gold += len(examples[index[n]].gold)
         threshold_rule, threshold_new = _best_thresholds(scored, n_gold)
     gaz = build_gazetteer(examples)
@@ -385,23 +445,25 @@ def predict(model: LearnedModel, text: str, rules: Sequence[Annotation], counts:
     counts = counts if counts is not None else Counter()
     cands = _candidates(text, rules, model.gazetteer, model.retype)
     counts["learned_candidates"] += len(cands)
-    best: dict[tuple[Span, ...], tuple[float, _Candidate]] = {}
-    for c in cands:
-        p = _score(model.weights, c.features)
-        if p >= (model.threshold_rule if c.from_rule else model.threshold_new):
-            if c.span not in best or p > best[c.span][0]:
-                best[c.span] = (p, c)
+    chosen = _decide([(c, _score(model.weights, c.features)) for c in cands], model.threshold_rule,
+                     model.threshold_new)
     out: list[Annotation] = []
     kept_rules: set[int] = set()
-    for _span, (_p, c) in sorted(best.items()):
-        if c.rule is not None and c.type == c.rule.type:
+    for c, _p in chosen:
+        if c.kind == "rule" and c.rule is not None and c.type == c.rule.type:
             out.append(c.rule)
             kept_rules.add(id(c.rule))
             counts["learned_kept_rule"] += 1
-        elif c.rule is not None:
+        elif c.kind == "rule" and c.rule is not None:
             out.append(replace(c.rule, type=c.type, rule=f"{c.rule.rule or c.rule.source}+learned"))
             kept_rules.add(id(c.rule))
             counts["learned_retyped"] += 1
+        elif c.rule is not None:
+            (s, e), = c.span
+            out.append(replace(c.rule, fragments=c.span, text=text[s:e], rule=f"{c.rule.rule or c.rule.source}"
+                               "+learned:rebound"))
+            kept_rules.add(id(c.rule))
+            counts["learned_rebound"] += 1
         else:
             s, e = c.span[0]
             out.append(Annotation(c.span, c.type, SOURCE, text=text[s:e], rule="learned:gazetteer"))
