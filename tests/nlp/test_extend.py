@@ -177,6 +177,10 @@ def test_adjacent_term_when_the_parse_links_nothing(onto: Ontology, nlp: Languag
     (out,), counts = _run([_doc(text, [("CYP3A5", "Gene")])], onto, nlp)
     assert ("Polymorphism", "CYP3A5 genetic polymorphism", 1, "compound+adjacent") in _composites(out)
     assert counts["composites_adjacent"] == 1
+    text = "We genotyped epidermal growth factor receptor ( EGFR ) gene mutations in tumours ."
+    (out,), _ = _run([_doc(text, [("epidermal growth factor receptor", "Gene"), ("EGFR", "Gene")])], onto, nlp)
+    assert _composites(out) == [("Mutation", "epidermal growth factor receptor ( EGFR ) gene mutations", 1,
+                                 "compound+adjacent")]
     text = "Bisacurone dose-dependently inhibited the expression of VCAM-1 ."
     (out,), _ = _run([_doc(text, [("Bisacurone", "Chemical")])], onto, nlp)
     assert all("dose" not in c[1] for c in _composites(out))
