@@ -11,6 +11,9 @@ Candidates of one sentence (all spans half-open, sentence-relative)
   another type where the training data showed that re-typing at least
   :data:`MIN_RETYPE` times (rule ``Phenotype`` -> gold
   ``Pharmacodynamic_phenotype``);
+* ``rebound``: the span of a contiguous rule annotation one or two tokens
+  wider, or one token narrower, at either edge (never taking in clause
+  punctuation or a conjunction), with the rule's type;
 * ``gazetteer``: every occurrence of a token sequence that the training
   annotators marked (as a contiguous entity), with each type they gave it.
 
@@ -23,11 +26,13 @@ their gazetteer features *cross-fitted* (from the other inner folds of the
 training data), so the classifier learns how far a phrase seen elsewhere can
 be trusted, not that a phrase seen in the very sentence is always right.
 
-Decision: a rule candidate is kept when its probability is at least
-``threshold_rule``, a new candidate added when it is at least
-``threshold_new``; both thresholds are chosen on the training data only
-(inner cross-validated probabilities, maximising exact-span same-type F1).
-Of several accepted types on one span the most probable is kept.
+Decision (:func:`_decide`): per rule annotation, the most probable of its
+own forms (as proposed or re-typed, at least ``threshold_rule``) and its
+re-bounded forms (at least ``threshold_new``) replaces it, or it is dropped
+when none passes; gazetteer candidates are added at ``threshold_new``; of
+several accepted types on one span the most probable is kept.  Both
+thresholds are chosen on the training data only (inner cross-validated
+probabilities, maximising exact-span same-type F1).
 
 A model directory holds ``model.json`` (weights, gazetteer, thresholds) and
 ``meta.json`` (format, training-data SHA-256, seed, spaCy and pgx-corpus
@@ -37,7 +42,7 @@ the same bytes.
 
 Count keys of :func:`apply_documents`: ``learned_candidates``,
 ``learned_kept_rule``, ``learned_dropped_rule``, ``learned_added``,
-``learned_retyped``.
+``learned_retyped``, ``learned_rebound``.
 """
 
 from __future__ import annotations
@@ -129,10 +134,6 @@ class _Candidate:
     group: int  # index of the rule annotation it comes from; -1 for gazetteer candidates
     rule: Annotation | None
     features: tuple[str, ...]
-
-    @property
-    def from_rule(self) -> bool:
-        return self.kind == "rule"
 
 
 # --- tokens and gazetteer -----------------------------------------------------------------
