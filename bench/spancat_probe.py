@@ -9,7 +9,7 @@ rules' annotations; the thresholds are all printed (none is chosen here).
 
     python bench/spancat_probe.py [--folds 0 1 2 3 4] [--epochs 12]
 
-About 12 s per epoch on 240 sentences on one free core.
+5-12 s per epoch on 240 sentences, depending on the load of this 2-core machine.
 """
 
 from __future__ import annotations
