@@ -22,16 +22,20 @@ from __future__ import annotations
 
 import argparse
 import collections
+import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 PROJECT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT))
 
+from pipeline.nlp import learned  # noqa: E402
+from pipeline.nlp.folds import DEFAULT_K, DEFAULT_SEED, kfold_groups  # noqa: E402
 from pipeline.nlp.local_annotator import LocalAnnotator  # noqa: E402
 
-SHARED = PROJECT.parent / "shared"
+SHARED = Path(os.environ.get("PGX_SHARED", PROJECT.parent / "shared"))
 DEV = SHARED / "data" / "pgxcorpus-dev"
 GENIA = SHARED / "data" / "genia"
 TYPES = ("Chemical", "Disease", "Gene", "Mutation")
@@ -79,6 +83,42 @@ def score(pred: set[Item], ref: set[Item], title: str) -> float:
     p, r, f = prf(total["tp"], total["fp"], total["fn"])
     print(f"{'micro':10} {p:6.3f} {r:6.3f} {f:6.3f} {total['tp']:5d} {total['fp']:5d} {total['fn']:5d}")
     return f
+
+
+def micro_f1(pred: set[Item], ref: set[Item]) -> float:
+    return prf(len(pred & ref), len(pred - ref), len(ref - pred))[2]
+
+
+def kfold_report(
+    texts: dict[str, str], local: dict[str, list[Any]], pred: set[Item], pubtator: set[Item], k: int, seed: int
+) -> None:
+    """Out-of-fold micro F1 vs PubTator: the local annotator alone and with a learned filter.
+
+    The local annotator has no parameter fitted to this data (its lexicon comes
+    from the pinned wheels), so its out-of-fold figure is its in-sample figure,
+    printed per fold for the spread.  The learned candidate classifier
+    (:mod:`pipeline.nlp.learned`, trained to reproduce PubTator's mentions from
+    the local annotator's) is fitted on the k-1 training folds only.
+    """
+    from pipeline.documents import Annotation
+
+    folds = kfold_groups(texts, k=k, seed=seed)
+    print(f"\n{k}-fold out-of-fold vs PubTator (seed {seed}, grouped by PMID), micro F1")
+    in_fold = [micro_f1({x for x in pred if x[0] in set(f)}, {x for x in pubtator if x[0] in set(f)}) for f in folds]
+    print("  local annotator, per fold: " + " ".join(f"{x:.3f}" for x in in_fold)
+          + f"; pooled (= in-sample, nothing fitted) {micro_f1(pred, pubtator):.3f}")
+    examples = [
+        learned.Example(name, text, tuple(Annotation(((s, e),), t, "pubtator") for d, s, e, t in pubtator
+                                          if d == name and e > 0), tuple(local[name]))
+        for name, text in texts.items()
+    ]
+    full = learned.train(examples)
+    in_sample = {(n, *a.fragments[0], a.type) for ex in examples
+                 for a in learned.predict(full, ex.text, list(ex.rules)) for n in (ex.name,)}
+    oof = learned.out_of_fold(examples, k=k, seed=seed)
+    oof_items = {(n, *a.fragments[0], a.type) for n, anns in oof.items() for a in anns}
+    print(f"  local + learned filter: in-sample {micro_f1(in_sample, pubtator):.3f}, "
+          f"out-of-fold {micro_f1(oof_items, pubtator):.3f}")
 
 
 def genia_throughput(annotator: LocalAnnotator, limit: int | None) -> None:
@@ -161,6 +201,8 @@ def main() -> int:
     parser.add_argument("--errors", default=None, help="print FP/FN vs PubTator for this type (or 'all')")
     parser.add_argument("--limit-genia", type=int, default=None, help="only the first N GENIA abstracts")
     parser.add_argument("--no-throughput", action="store_true")
+    parser.add_argument("--k", type=int, default=DEFAULT_K, help="folds of the out-of-fold figures")
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="fold seed")
     args = parser.parse_args()
     if not DEV.is_dir():
         print(f"shared data not found: {DEV} (put the shared/ folder beside the project)", file=sys.stderr)
@@ -173,16 +215,19 @@ def main() -> int:
     pubtator: set[Item] = set()
     gold: set[Item] = set()
     texts: dict[str, str] = {}
+    local: dict[str, list[Any]] = {}
     for txt in sorted((DEV / "gold").glob("*.txt")):
         text = txt.read_text(encoding="utf-8")
         texts[txt.stem] = text
-        for a in annotator.annotate(text):
+        local[txt.stem] = annotator.annotate(text)
+        for a in local[txt.stem]:
             pred.add((txt.stem, a.start, a.end, a.type))
         pubtator |= read_ann(DEV / "pubtator" / f"{txt.stem}.ann", {t: t for t in TYPES})
         gold |= read_ann(txt.with_suffix(".ann"), GOLD_MAP)
     print(f"{len(texts)} sentences")
     score(pred, pubtator, "vs PubTator (exact span + type)")
     score(pred, gold, "vs gold final annotations (exact span + mapped type)")
+    kfold_report(texts, local, pred, pubtator, args.k, args.seed)
 
     if args.errors:
         wanted = TYPES if args.errors == "all" else (args.errors,)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import sys
 import time
 from collections import Counter
@@ -29,16 +30,18 @@ from typing import Any
 PROJECT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT))
 
-from pipeline import brat  # noqa: E402
+from pipeline.brat import standoff as brat  # noqa: E402
 from pipeline.brat.agreement import table10_scores  # noqa: E402
 from pipeline.documents import Annotation, Document, Sentence  # noqa: E402
+from pipeline.nlp import learned  # noqa: E402
 from pipeline.nlp.extend import extend_documents  # noqa: E402
+from pipeline.nlp.folds import DEFAULT_K, DEFAULT_SEED, kfold_groups, subsample, train_test  # noqa: E402
 from pipeline.nlp.ontology import DEFAULT_ONTOLOGY, load_ontology  # noqa: E402
 from pipeline.nlp.spacy_models import DEFAULT_MODEL, load_parser  # noqa: E402
 from pipeline.nlp.typemap import map_documents  # noqa: E402
 from pipeline.schema import load_schema  # noqa: E402
 
-DATA = PROJECT.parent / "shared" / "data" / "pgxcorpus-dev"
+DATA = Path(os.environ.get("PGX_SHARED", PROJECT.parent / "shared")) / "data" / "pgxcorpus-dev"
 SETTINGS = ("exact_same", "exact_any", "partial_same", "partial_any")
 PUBTATOR_ALONE = (59.8, 62.0, 66.0, 71.3)
 PAPER_PHARE = (54.2, 59.0, 64.4, 76.2)
@@ -132,12 +135,114 @@ def show_errors(docs: Sequence[Document], gold: dict[str, list[Annotation]], typ
                 print(f"FN {d.pmid}: {' '.join(d.text[s:e] for s, e in frags)!r}")
 
 
+def f1s(scores: dict[str, Any]) -> tuple[float, ...]:
+    return tuple(100 * scores[s]["f1"] for s in SETTINGS)
+
+
+def fmt(f1: Sequence[float]) -> str:
+    return " / ".join(f"{x:.1f}" for x in f1)
+
+
+def kfold_report(
+    docs: Sequence[Document], gold: dict[str, list[Annotation]], k: int, seed: int, curve: Sequence[int],
+    plot: Path | None,
+) -> dict[str, tuple[float, ...]]:
+    """In-sample and k-fold out-of-fold Table 10 F1 of the rules alone and of rules + learned classifier.
+
+    The rules have no parameter fitted to data, so their out-of-fold figure is
+    their in-sample figure scored fold by fold (the spread shows the noise of
+    a 60-sentence fold); the learned classifier (weights, gazetteer,
+    thresholds) is trained on the k-1 training folds only.
+    """
+    import resource
+    import tracemalloc
+
+    examples = [learned.Example(d.pmid, d.text, tuple(gold[d.pmid]), d.annotations) for d in docs]
+    by_name = {ex.name: ex for ex in examples}
+    folds = kfold_groups(by_name, k=k, seed=seed)
+    print(f"\n# {k}-fold out-of-fold (seed {seed}, folds grouped by PMID; fold sizes "
+          f"{[len(f) for f in folds]})")
+    rules_pairs = {ex.name: (list(ex.gold), list(ex.rules)) for ex in examples}
+    per_fold = [f1s(table10_scores(rules_pairs[n] for n in fold)) for fold in folds]
+    rules_f1 = f1s(table10_scores(rules_pairs.values()))
+    t0 = time.perf_counter()
+    full = learned.train(examples)
+    train_s = time.perf_counter() - t0
+    tracemalloc.start()  # a second, traced run for the memory figure (tracing slows Python down)
+    learned.train(examples)
+    _cur, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    insample = {ex.name: (list(ex.gold), learned.predict(full, ex.text, ex.rules)) for ex in examples}
+    learned_in = f1s(table10_scores(insample.values()))
+    t0 = time.perf_counter()
+    oof = learned.out_of_fold(examples, k=k, seed=seed)
+    oof_s = time.perf_counter() - t0
+    learned_oof = f1s(table10_scores((list(by_name[n].gold), p) for n, p in oof.items()))
+    learned_folds = [f1s(table10_scores((list(by_name[n].gold), oof[n]) for n in fold)) for fold in folds]
+    print("\n| Table 10 F1 (exact/same, exact/any, partial/same, partial/any) | in-sample | out-of-fold |")
+    print("|---|---|---|")
+    print(f"| rules (PubTator keys + extension + mapping) | {fmt(rules_f1)} | {fmt(rules_f1)} |")
+    print(f"| rules + learned classifier | {fmt(learned_in)} | {fmt(learned_oof)} |")
+    for name, rows in (("rules", per_fold), ("rules + learned", learned_folds)):
+        print(f"per fold, {name}: " + "; ".join(fmt(r) for r in rows))
+    delta = tuple(b - a for a, b in zip(rules_f1, learned_oof, strict=True))
+    print("out-of-fold difference (learned - rules): " + " / ".join(f"{d:+.1f}" for d in delta))
+    met = delta[0] >= 3.0 and all(d >= 0 for d in delta[1:])
+    print(f"target (exact/same +3, others no worse): {'MET' if met else 'NOT MET'}")
+    print(f"training on {len(examples)} sentences: {train_s:.1f} s, peak traced Python memory "
+          f"{peak / 2**20:.1f} MiB (process max RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} "
+          f"MiB, parser and lexicon included); {k} folds in {oof_s:.1f} s; model meta {full.meta}")
+    points: list[tuple[int, tuple[float, ...]]] = []
+    if curve:
+        print("\n## learning curve (training sentences per fold -> pooled out-of-fold F1)")
+        print("| training sentences | exact/same | exact/any | partial/same | partial/any |")
+        print("|---|---|---|---|---|")
+        print(f"| 0 (rules alone) | {' | '.join(f'{x:.1f}' for x in rules_f1)} |")
+        for size in curve:
+            preds: dict[str, list[Annotation]] = {}
+            used = []
+            for i in range(k):
+                train_names, test_names = train_test(folds, i)
+                train_names = subsample(train_names, size, seed=seed)
+                used.append(len(train_names))
+                model = learned.train([by_name[n] for n in train_names])
+                for n in test_names:
+                    preds[n] = learned.predict(model, by_name[n].text, by_name[n].rules)
+            row = f1s(table10_scores((list(by_name[n].gold), p) for n, p in preds.items()))
+            points.append((round(sum(used) / len(used)), row))
+            print(f"| {round(sum(used) / len(used))} | {' | '.join(f'{x:.1f}' for x in row)} |")
+        if plot is not None:
+            import matplotlib
+
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+
+            fig, ax = plt.subplots(figsize=(6, 4))
+            for j, s in enumerate(SETTINGS):
+                line = ax.plot([p[0] for p in points], [p[1][j] for p in points], marker="o", label=s)
+                ax.axhline(rules_f1[j], color=line[0].get_color(), linestyle=":", linewidth=1)
+            ax.set_xlabel("training sentences (per fold)")
+            ax.set_ylabel("out-of-fold F1 (dotted: rules alone)")
+            ax.set_title(f"rules + learned classifier, {k}-fold out-of-fold")
+            ax.legend()
+            fig.tight_layout()
+            fig.savefig(plot, dpi=100, metadata={"Software": None})
+            print(f"learning curve plot: {plot}")
+    return {"rules": rules_f1, "learned_oof": learned_oof, "learned_in": learned_in}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default=DEFAULT_MODEL)
     parser.add_argument("--ontology", type=Path, default=DEFAULT_ONTOLOGY)
     parser.add_argument("--show-errors", metavar="TYPE", help="print exact-span FPs/FNs of this schema type")
     parser.add_argument("--no-local", action="store_true", help="skip the local-annotator variant")
+    parser.add_argument("--k", type=int, default=DEFAULT_K, help="folds of the out-of-fold figures")
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="fold and training seed")
+    parser.add_argument("--curve", type=int, nargs="*", default=[50, 100, 150, 240],
+                        help="learning-curve training sizes (none: skip)")
+    parser.add_argument("--plot", type=Path, default=None, help="write the learning curve PNG here")
+    parser.add_argument("--no-kfold", action="store_true", help="skip the k-fold and learned sections")
     args = parser.parse_args(argv)
     if not DATA.is_dir():
         print(f"shared data not available: {DATA} (put the shared/ folder beside the project)", file=sys.stderr)
@@ -174,6 +279,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"beats both references in all four settings: {'YES' if beats else 'NO'}")
     if args.show_errors:
         show_errors(extended, gold, args.show_errors)
+    if not args.no_kfold:
+        kfold_report(extended, gold, args.k, args.seed, args.curve, args.plot)
 
     if not args.no_local:
         try:

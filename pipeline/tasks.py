@@ -250,9 +250,13 @@ class ExtendParams(PreannotateParams):
 
 class MapParams(ExtendParams):
     schema: str = luigi.Parameter(default=str(CONFIG_DIR / "schema.yaml"))
+    learned: str = luigi.Parameter(default="", description="learned pre-annotation model directory (train)")
 
     def config_inputs(self) -> list[str]:
-        return super().config_inputs() + [self.schema]
+        # A learned model's files are significant by content: retraining reruns the mapped stage onwards.
+        from pipeline.nlp.learned import model_files
+
+        return super().config_inputs() + [self.schema] + (model_files(self.learned) if self.learned else [])
 
 
 class FilterParams(MapParams):
@@ -671,7 +675,12 @@ class MapShard(MapParams, ShardTask):
         from pipeline.nlp import ontology, typemap
 
         onto = ontology.load_ontology(Path(self.ontology))
-        return typemap.map_documents(docs, schema.load_schema(Path(self.schema)), counts, ontology=onto)
+        mapped = typemap.map_documents(docs, schema.load_schema(Path(self.schema)), counts, ontology=onto)
+        if self.learned:
+            from pipeline.nlp import learned
+
+            return learned.apply_documents(mapped, learned.load_model(self.learned), counts)
+        return mapped
 
 
 class Mapped(MapParams, StageWrapper):

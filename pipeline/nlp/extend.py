@@ -344,7 +344,10 @@ def _extend_sentence(
 
     found: list[_Composite] = []
     for k in aligned:
-        for c in _search(sdoc, k, ontology, occ_at, entity_at, counts):
+        hits = _search(sdoc, k, ontology, occ_at, entity_at, counts)
+        if not hits and k.annotation not in suffixed:
+            hits = _adjacent(sdoc, k, ontology, occ_at, counts)
+        for c in hits:
             # The allele a suffix names is the variant: "HLA-B*5701 allele" stays "HLA-B*5701".
             if k.annotation in suffixed and ontology.is_a(c.cls.name, "GenomicVariation"):
                 continue
@@ -670,6 +673,48 @@ def _sibling(
     cls = _pick(ontology, occ, key, head.dep_)
     if cls is not None:
         _emit(sdoc, key, cls, f"{head.dep_}+sibling", occ, set(), set(), counts, found)
+
+
+#: Words a noun compound may hold between a gene and its variation term ("ADIPOQ gene polymorphism").
+_ADJACENT_FILLERS = frozenset({"gene", "genes"})
+
+
+def _adjacent(
+    sdoc: Doc, key: _Key, ontology: Ontology, occ_at: dict[int, _Occurrence], counts: Counter[str]
+) -> list[_Composite]:
+    """Parse-robust fallback for a key the search found nothing for: a noun term right after it.
+
+    "anaplastic lymphoma kinase translocation", "CYP3A5 genetic polymorphism",
+    "adiponectin (ADIPOQ) gene polymorphism": in a noun compound the key
+    modifies the term whatever the parser made of it, so a class taking the
+    key as a ``compound`` modifier forms the composite even when the
+    dependency path is broken (rule ``compound+adjacent``).  Between key and
+    term may stand the key's parenthesised abbreviation and the word "gene".
+    """
+    nxt = key.tokens[-1] + 1
+    path: set[int] = set()
+    if nxt < len(sdoc) and sdoc[nxt].text == "(":
+        close = next((i for i in range(nxt + 1, min(nxt + 6, len(sdoc))) if sdoc[i].text == ")"), None)
+        if close is None or close == nxt + 1:
+            return []
+        path.update(range(nxt, close + 1))
+        nxt = close + 1
+    occ = occ_at.get(nxt)
+    if (occ is None or occ.start != nxt) and nxt < len(sdoc) and sdoc[nxt].lower_ in _ADJACENT_FILLERS:
+        path.add(nxt)
+        nxt += 1
+        occ = occ_at.get(nxt)
+    if occ is None or occ.start != nxt or occ.words is None or sdoc[occ.anchor].pos_ not in ("NOUN", "PROPN"):
+        return []
+    last = sdoc[occ.end - 1]
+    if not last.whitespace_ and occ.end < len(sdoc) and sdoc[occ.end].text.startswith("-"):
+        return []  # the term is the first half of a hyphenated word ("dose-dependently")
+    cls = _pick(ontology, occ, key, "compound")
+    out: list[_Composite] = []
+    if cls is not None:
+        _emit(sdoc, key, cls, "compound+adjacent", occ, path, set(), counts, out)
+        counts["composites_adjacent"] += len(out)
+    return out
 
 
 def _shared_head(

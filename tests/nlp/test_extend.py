@@ -172,6 +172,26 @@ def test_coordination_is_discontiguous(text: str, keys: list[tuple[str, str]],
     assert "and" in between
 
 
+def test_adjacent_term_when_the_parse_links_nothing(onto: Ontology, nlp: Language) -> None:
+    text = "CYP3A5 genetic polymorphism was not associated with tacrolimus -related nephrotoxicity ."
+    (out,), counts = _run([_doc(text, [("CYP3A5", "Gene")])], onto, nlp)
+    assert ("Polymorphism", "CYP3A5 genetic polymorphism", 1, "compound+adjacent") in _composites(out)
+    assert counts["composites_adjacent"] == 1
+    text = "We genotyped epidermal growth factor receptor ( EGFR ) gene mutations in tumours ."
+    (out,), _ = _run([_doc(text, [("epidermal growth factor receptor", "Gene"), ("EGFR", "Gene")])], onto, nlp)
+    assert _composites(out) == [("Mutation", "epidermal growth factor receptor ( EGFR ) gene mutations", 1,
+                                 "compound+adjacent")]
+    text = "Bisacurone dose-dependently inhibited the expression of VCAM-1 ."
+    (out,), _ = _run([_doc(text, [("Bisacurone", "Chemical")])], onto, nlp)
+    assert all("dose" not in c[1] for c in _composites(out))
+
+
+def test_location_qualifiers_of_gene_function_are_taken_in(onto: Ontology, nlp: Language) -> None:
+    text = "We measured the cytosolic accumulation of Nrf2 in cells."
+    (out,), _ = _run([_doc(text, [("Nrf2", "Gene")])], onto, nlp)
+    assert _composites(out) == [("GeneFunction", "cytosolic accumulation of Nrf2", 1, "prep:of")]
+
+
 def test_key_entities_are_kept_nested(onto: Ontology, nlp: Language) -> None:
     text = "Patients with high warfarin sensitivity needed lower doses."
     (out,), _ = _run([_doc(text, [("warfarin", "Chemical")])], onto, nlp)

@@ -1,0 +1,659 @@
+"""Learned pre-annotation: a candidate classifier trained on finished annotations, next to the rules.
+
+The rules (key entities + composite extension + type mapping) propose
+annotations; this module learns, from brat collections whose annotation is
+finished (the gold dev subset, a campaign's final collection), which of them
+annotators keep, and adds the phrases annotators marked that the rules miss.
+
+Candidates of one sentence (all spans half-open, sentence-relative)
+
+* ``rule``: every mapped rule annotation (span, type), plus the same span with
+  another type where the training data showed that re-typing at least
+  :data:`MIN_RETYPE` times (rule ``Phenotype`` -> gold
+  ``Pharmacodynamic_phenotype``);
+* ``rebound``: the span of a contiguous rule annotation one or two tokens
+  wider, or one token narrower, at either edge (never taking in clause
+  punctuation or a conjunction), with the rule's type;
+* ``gazetteer``: every occurrence of a token sequence that the training
+  annotators marked (as a contiguous entity), with each type they gave it.
+
+Each candidate gets sparse binary features (type, rule name, source, words,
+first/last word, context words, shape, length, the gazetteer's annotation
+rate of the phrase, nesting with rule annotations) and a logistic regression
+(seeded AdaGrad SGD with L2, pure Python) gives the probability that an
+annotator marks exactly that span with that type.  Training candidates get
+their gazetteer features *cross-fitted* (from the other inner folds of the
+training data), so the classifier learns how far a phrase seen elsewhere can
+be trusted, not that a phrase seen in the very sentence is always right.
+
+Decision (:func:`_decide`): per rule annotation, the most probable of its
+own forms (as proposed or re-typed, at least ``threshold_rule``) and its
+re-bounded forms (at least ``threshold_new``) replaces it, or it is dropped
+when none passes; gazetteer candidates are added at ``threshold_new``; of
+several accepted types on one span the most probable is kept.  Both
+thresholds are chosen on the training data only (inner cross-validated
+probabilities, maximising exact-span same-type F1).
+
+A model directory holds ``model.json`` (weights, gazetteer, thresholds) and
+``meta.json`` (format, training-data SHA-256, seed, spaCy and pgx-corpus
+versions, training configuration and sizes).  Both are written
+deterministically (sorted keys, rounded weights): the same data and seed give
+the same bytes.
+
+Count keys of :func:`apply_documents`: ``learned_candidates``,
+``learned_kept_rule``, ``learned_dropped_rule``, ``learned_added``,
+``learned_retyped``, ``learned_rebound``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import random
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from pipeline.documents import Annotation, Document, Span
+from pipeline.nlp.folds import kfold_groups
+
+logger = logging.getLogger(__name__)
+
+FORMAT = "pgx-corpus-learned/1"
+MODEL_FILE = "model.json"
+META_FILE = "meta.json"
+#: Re-typing candidates need this many training observations of (rule type -> gold type) on an exact span.
+MIN_RETYPE = 2
+#: Longest gazetteer phrase, in tokens.
+MAX_GAZ_TOKENS = 8
+SOURCE = "learned"
+
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+
+
+@dataclass(frozen=True)
+class Example:
+    """One finished sentence: name (``PMID_k``), text, gold annotations, rule annotations (both text-relative)."""
+
+    name: str
+    text: str
+    gold: tuple[Annotation, ...]
+    rules: tuple[Annotation, ...]
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Training settings (all recorded in ``meta.json``)."""
+
+    seed: int = 13
+    epochs: int = 6
+    learning_rate: float = 0.2
+    l2: float = 1e-4
+    inner_folds: int = 4
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"seed": self.seed, "epochs": self.epochs, "learning_rate": self.learning_rate, "l2": self.l2,
+                "inner_folds": self.inner_folds}
+
+
+@dataclass
+class Gazetteer:
+    """Phrases (lower-cased token tuples) annotators marked, with per-type annotation and occurrence counts."""
+
+    annotated: dict[tuple[str, ...], Counter[str]] = field(default_factory=dict)
+    occurrences: Counter[tuple[str, ...]] = field(default_factory=Counter)
+
+    def rate(self, phrase: tuple[str, ...], type_: str) -> tuple[int, int]:
+        """(times annotated with ``type_``, times the phrase occurred) in the training texts."""
+        ann = self.annotated.get(phrase)
+        return (ann[type_] if ann else 0), self.occurrences.get(phrase, 0)
+
+
+@dataclass
+class LearnedModel:
+    """Weights of the candidate classifier, the gazetteer, re-typing table and thresholds."""
+
+    weights: dict[str, float]
+    gazetteer: Gazetteer
+    retype: dict[str, list[str]]
+    threshold_rule: float
+    threshold_new: float
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    span: tuple[Span, ...]
+    type: str
+    kind: str  # "rule" (as proposed or re-typed), "rebound" (a rule span moved by a token or two), "gazetteer"
+    group: int  # index of the rule annotation it comes from; -1 for gazetteer candidates
+    rule: Annotation | None
+    features: tuple[str, ...]
+
+
+# --- tokens and gazetteer -----------------------------------------------------------------
+
+
+def tokens(text: str) -> list[tuple[str, int, int]]:
+    """(lower-cased token, start, end) of ``text``: word runs and single punctuation characters."""
+    return [(m.group().lower(), m.start(), m.end()) for m in _TOKEN.finditer(text)]
+
+
+def _phrase(toks: Sequence[tuple[str, int, int]], start: int, end: int) -> tuple[str, ...] | None:
+    """The token tuple exactly covering [start, end), or None when the span does not fall on token bounds."""
+    inside = [t for t in toks if t[1] >= start and t[2] <= end]
+    if not inside or inside[0][1] != start or inside[-1][2] != end:
+        return None
+    return tuple(t[0] for t in inside)
+
+
+def _contiguous(a: Annotation) -> Span | None:
+    return a.fragments[0] if len(a.fragments) == 1 else None
+
+
+def build_gazetteer(examples: Iterable[Example]) -> Gazetteer:
+    """Gazetteer of the contiguous gold entities of ``examples`` and the occurrence counts of their phrases."""
+    examples = list(examples)
+    gaz = Gazetteer()
+    for ex in examples:
+        toks = tokens(ex.text)
+        for a in ex.gold:
+            span = _contiguous(a)
+            phrase = _phrase(toks, *span) if span else None
+            if phrase and len(phrase) <= MAX_GAZ_TOKENS and any(w[0].isalnum() for w in phrase):
+                gaz.annotated.setdefault(phrase, Counter())[a.type] += 1
+    for ex in examples:
+        for phrase, _s, _e in _matches(gaz, tokens(ex.text)):
+            gaz.occurrences[phrase] += 1
+    return gaz
+
+
+def _matches(gaz: Gazetteer, toks: Sequence[tuple[str, int, int]]) -> Iterator[tuple[tuple[str, ...], int, int]]:
+    words = [t[0] for t in toks]
+    for i in range(len(toks)):
+        for n in range(1, min(MAX_GAZ_TOKENS, len(toks) - i) + 1):
+            phrase = tuple(words[i:i + n])
+            if phrase in gaz.annotated:
+                yield phrase, toks[i][1], toks[i + n - 1][2]
+
+
+# --- candidates and features --------------------------------------------------------------
+
+
+def _bucket(n: int, edges: Sequence[int]) -> str:
+    for e in edges:
+        if n <= e:
+            return f"<={e}"
+    return f">{edges[-1]}"
+
+
+def _shape(text: str) -> str:
+    s = re.sub(r"[A-Z]+", "A", text)
+    s = re.sub(r"[a-z]+", "a", s)
+    s = re.sub(r"[0-9]+", "0", s)
+    return s[:12]
+
+
+#: Tokens a re-bounded span never takes in at its edge (clause and list punctuation).
+_EDGE_STOP = frozenset({",", ";", ":", ".", "and", "or", "but", "which", "that", "was", "were", "is", "are"})
+
+
+def _rebounds(toks: Sequence[tuple[str, int, int]], start: int, end: int) -> list[tuple[Span, str, str]]:
+    """Spans one or two tokens wider or one token narrower at either edge: (span, edit, words changed)."""
+    inside = [i for i, t in enumerate(toks) if t[1] >= start and t[2] <= end]
+    if not inside or toks[inside[0]][1] != start or toks[inside[-1]][2] != end:
+        return []
+    a, b = inside[0], inside[-1]
+    out: list[tuple[Span, str, str]] = []
+    for n in (1, 2):
+        if a - n >= 0 and not {t[0] for t in toks[a - n:a]} & _EDGE_STOP:
+            out.append(((toks[a - n][1], end), f"L+{n}", " ".join(t[0] for t in toks[a - n:a])))
+        if b + n < len(toks) and not {t[0] for t in toks[b + 1:b + n + 1]} & _EDGE_STOP:
+            out.append(((start, toks[b + n][2]), f"R+{n}", " ".join(t[0] for t in toks[b + 1:b + n + 1])))
+    if b > a:
+        out.append(((toks[a + 1][1], end), "L-1", toks[a][0]))
+        out.append(((start, toks[b - 1][2]), "R-1", toks[b][0]))
+    return out
+
+
+def _candidates(
+    text: str, rules: Sequence[Annotation], gaz: Gazetteer, retype: dict[str, list[str]]
+) -> list[_Candidate]:
+    """Candidates of one text (see the module docstring) with their features."""
+    toks = tokens(text)
+    # (fragments, type) -> (rule annotation, kind, group, edit features)
+    pool: dict[tuple[tuple[Span, ...], str], tuple[Annotation | None, str, int, tuple[str, ...]]] = {}
+    for g, a in enumerate(rules):
+        pool.setdefault((a.fragments, a.type), (a, "rule", g, ()))
+        for t in retype.get(a.type, []):
+            pool.setdefault((a.fragments, t), (a, "rule", g, ()))
+    for g, a in enumerate(rules):
+        if len(a.fragments) == 1:
+            for span, edit, changed in _rebounds(toks, *a.fragments[0]):
+                edit_f: tuple[str, ...] = (f"edit={edit}|{a.type}", f"editw={edit}:{changed}|{a.type}",
+                          f"editshape={edit}:{_shape(changed)}|{a.type}")
+                pool.setdefault(((span,), a.type), (a, "rebound", g, edit_f))
+    gaz_spans: set[tuple[Span, ...]] = set()
+    for phrase, s, e in _matches(gaz, toks):
+        gaz_spans.add(((s, e),))
+        for t in gaz.annotated[phrase]:
+            pool.setdefault((((s, e),), t), (None, "gazetteer", -1, ()))
+    rule_spans = [(a.fragments[0][0], a.fragments[-1][1], a.type) for a in rules]
+    out = []
+    for (frags, type_), (rule, kind, group, edit_f) in sorted(pool.items()):
+        start, end = frags[0][0], frags[-1][1]
+        f: list[str] = ["bias", f"t={type_}", f"src={kind}|{type_}", *edit_f]
+        if rule is not None:
+            f += [f"rule={(rule.rule or rule.source).split(':')[0]}|{kind}|{type_}",
+                  f"rulefull={rule.rule}|{kind}|{type_}", f"ruletype={rule.type}>{type_}",
+                  f"orig={rule.original_type}|{kind}|{type_}"]
+            if len(frags) > 1:
+                f.append(f"discontiguous|{type_}")
+        if ((start, end),) in gaz_spans:
+            f.append(f"ingaz|{type_}")
+        span_toks = [t for t in toks if t[1] >= start and t[2] <= end]
+        words = [t[0] for t in span_toks] or [text[start:end].lower()]
+        f += [f"w={w}|{type_}" for w in sorted(set(words))]
+        f += [f"first={words[0]}|{type_}", f"last={words[-1]}|{type_}", f"len={_bucket(len(words), (1, 2, 3, 5, 8))}"
+              f"|{type_}", f"shape={_shape(text[start:end])}|{type_}"]
+        before = [t[0] for t in toks if t[2] <= start][-1:] or ["<s>"]
+        after = [t[0] for t in toks if t[1] >= end][:1] or ["</s>"]
+        f += [f"prev={before[0]}|{type_}", f"next={after[0]}|{type_}"]
+        phrase = tuple(words)
+        ann, occ = gaz.rate(phrase, type_)
+        other = sum(gaz.annotated.get(phrase, Counter()).values()) - ann
+        if occ:
+            f += [f"gazrate={_bucket(round(10 * ann / occ), (0, 2, 4, 6, 8, 10))}|{type_}",
+                  f"gazocc={_bucket(occ, (1, 2, 4, 8))}|{type_}"]
+        else:
+            f.append(f"gaznone|{type_}")
+        if other:
+            f.append(f"gazother|{type_}")
+        inside = any(s <= start and end <= e and (s, e) != (start, end) for s, e, _t in rule_spans)
+        covers = [t for s, e, t in rule_spans if start <= s and e <= end and (s, e) != (start, end)]
+        if inside:
+            f.append(f"inside_rule|{type_}")
+        f += [f"covers={t}|{type_}" for t in sorted(set(covers))]
+        out.append(_Candidate(frags, type_, kind, group, rule, tuple(f)))
+    return out
+
+
+def _decide(scored: Sequence[tuple[_Candidate, float]], threshold_rule: float, threshold_new: float
+            ) -> list[tuple[_Candidate, float]]:
+    """Accepted candidates: per rule annotation the best of its own (re-typed) and re-bounded forms, then
+    gazetteer candidates; one type per span (the most probable)."""
+    best_rule: dict[int, tuple[float, int]] = {}
+    best_move: dict[int, tuple[float, int]] = {}
+    accepted: list[tuple[_Candidate, float]] = []
+    for i, (c, p) in enumerate(scored):
+        if c.kind == "rule" and p >= threshold_rule and (c.group not in best_rule or p > best_rule[c.group][0]):
+            best_rule[c.group] = (p, i)
+        elif c.kind == "rebound" and p >= threshold_new and (c.group not in best_move or p > best_move[c.group][0]):
+            best_move[c.group] = (p, i)
+        elif c.kind == "gazetteer" and p >= threshold_new:
+            accepted.append((c, p))
+    for g in sorted(set(best_rule) | set(best_move)):
+        options = [x for x in (best_rule.get(g), best_move.get(g)) if x is not None]
+        _p, i = max(options)
+        accepted.append(scored[i])
+    by_span: dict[tuple[Span, ...], tuple[_Candidate, float]] = {}
+    for c, p in accepted:
+        if c.span not in by_span or p > by_span[c.span][1]:
+            by_span[c.span] = (c, p)
+    return [by_span[k] for k in sorted(by_span)]
+
+
+# --- logistic regression ------------------------------------------------------------------
+
+
+def _sigmoid(z: float) -> float:
+    if z >= 0:
+        return 1.0 / (1.0 + math.exp(-z))
+    e = math.exp(z)
+    return e / (1.0 + e)
+
+
+def _score(weights: dict[str, float], features: Sequence[str]) -> float:
+    return _sigmoid(sum(weights.get(f, 0.0) for f in features))
+
+
+def _fit(rows: Sequence[tuple[tuple[str, ...], int]], config: TrainConfig) -> dict[str, float]:
+    """Logistic regression by AdaGrad SGD with L2 (lazy, per touched feature), seeded example order."""
+    weights: dict[str, float] = defaultdict(float)
+    grad_sq: dict[str, float] = defaultdict(lambda: 1e-8)
+    order = list(range(len(rows)))
+    rng = random.Random(config.seed)
+    for _epoch in range(config.epochs):
+        rng.shuffle(order)
+        for i in order:
+            feats, label = rows[i]
+            p = _score(weights, feats)
+            g = p - label
+            for f in feats:
+                grad = g + config.l2 * weights[f]
+                grad_sq[f] += grad * grad
+                weights[f] -= config.learning_rate * grad / math.sqrt(grad_sq[f])
+    return {f: round(w, 6) for f, w in sorted(weights.items()) if abs(w) >= 1e-6}
+
+
+def _labelled(ex: Example, gaz: Gazetteer, retype: dict[str, list[str]]) -> list[tuple[_Candidate, int]]:
+    gold = {(a.fragments, a.type) for a in ex.gold}
+    return [(c, int((c.span, c.type) in gold)) for c in _candidates(ex.text, ex.rules, gaz, retype)]
+
+
+def _retype_table(examples: Iterable[Example]) -> dict[str, list[str]]:
+    seen: Counter[tuple[str, str]] = Counter()
+    for ex in examples:
+        gold: dict[tuple[Span, ...], set[str]] = defaultdict(set)
+        for a in ex.gold:
+            gold[a.fragments].add(a.type)
+        for a in ex.rules:
+            for t in gold.get(a.fragments, set()) - {a.type}:
+                seen[(a.type, t)] += 1
+    table: dict[str, list[str]] = defaultdict(list)
+    for (src, dst), n in sorted(seen.items()):
+        if n >= MIN_RETYPE:
+            table[src].append(dst)
+    return dict(table)
+
+
+def _cross_fitted(examples: Sequence[Example], retype: dict[str, list[str]], config: TrainConfig
+                  ) -> list[list[tuple[_Candidate, int]]]:
+    """Labelled candidates of every example, gazetteer features from the other inner folds only."""
+    names = [ex.name for ex in examples]
+    by_name = {ex.name: ex for ex in examples}
+    k = min(config.inner_folds, len({n.split("_", 1)[0] for n in names}))
+    if k < 2:  # too little data for cross-fitting: no gazetteer knowledge at all
+        return [_labelled(ex, Gazetteer(), retype) for ex in examples]
+    folds = kfold_groups(names, k=k, seed=config.seed)
+    labelled: dict[str, list[tuple[_Candidate, int]]] = {}
+    for fold in folds:
+        held = set(fold)
+        gaz = build_gazetteer(by_name[n] for n in names if n not in held)
+        for n in fold:
+            labelled[n] = _labelled(by_name[n], gaz, retype)
+    return [labelled[n] for n in names]
+
+
+def _best_thresholds(docs: Sequence[Sequence[tuple[_Candidate, float, int]]], n_gold: int) -> tuple[float, float]:
+    """Thresholds (rule, new) maximising exact/same F1 over ``n_gold`` gold entities (per-document candidates)."""
+    grid = [x / 10 for x in range(1, 10)]
+    best = (-1.0, 0.5, 0.5)
+    for tr in grid:
+        for tn in grid:
+            tp = fp = 0
+            for doc in docs:
+                labels = {(c.span, c.type): y for c, _p, y in doc}
+                for c, _p in _decide([(c, p) for c, p, _y in doc], tr, tn):
+                    y = labels[(c.span, c.type)]
+                    tp += y
+                    fp += 1 - y
+            f1 = 2 * tp / (2 * tp + fp + (n_gold - tp)) if n_gold + fp else 0.0
+            if f1 > best[0] + 1e-12:  # ties go to the lower thresholds (keep more of what the rules propose)
+                best = (f1, tr, tn)
+    return best[1], best[2]
+
+
+def train(examples: Sequence[Example], config: TrainConfig | None = None) -> LearnedModel:
+    """Fit the candidate classifier and its thresholds on ``examples`` (training data only).
+
+    Thresholds come from inner cross-validated probabilities (models trained
+    on the other inner folds), so no threshold ever sees its own training
+    sentence.  Raises ValueError when ``examples`` is empty.
+    """
+    config = config or TrainConfig()
+    if not examples:
+        raise ValueError("no training sentences")
+    examples = sorted(examples, key=lambda ex: ex.name)
+    retype = _retype_table(examples)
+    labelled = _cross_fitted(examples, retype, config)
+    rows = [(c.features, y) for doc in labelled for c, y in doc]
+    weights = _fit(rows, config)
+    # Thresholds: inner cross-validated probabilities.
+    names = [ex.name for ex in examples]
+    k = min(config.inner_folds, len({n.split("_", 1)[0] for n in names}))
+    threshold_rule = threshold_new = 0.5
+    if k >= 2:
+        scored: list[list[tuple[_Candidate, float, int]]] = []
+        n_gold = 0
+        folds = kfold_groups(names, k=k, seed=config.seed + 1)
+        index = {n: i for i, n in enumerate(names)}
+        for fold in folds:
+            held = set(fold)
+            inner = _fit([(c.features, y) for n in names if n not in held for c, y in labelled[index[n]]], config)
+            for n in fold:
+                scored.append([(c, _score(inner, c.features), y) for c, y in labelled[index[n]]])
+                n_gold += len(examples[index[n]].gold)
+        threshold_rule, threshold_new = _best_thresholds(scored, n_gold)
+    gaz = build_gazetteer(examples)
+    return LearnedModel(weights, gaz, retype, threshold_rule, threshold_new,
+                        meta={"train_config": config.as_dict(), "sentences": len(examples),
+                              "candidates": len(rows), "positives": sum(y for _f, y in rows),
+                              "features": len(weights)})
+
+
+def predict(model: LearnedModel, text: str, rules: Sequence[Annotation], counts: Counter[str] | None = None
+            ) -> list[Annotation]:
+    """Annotations of one text: accepted rule candidates (as they were, possibly re-typed) and added ones.
+
+    ``rules`` and the result are text-relative half-open spans.
+    """
+    counts = counts if counts is not None else Counter()
+    cands = _candidates(text, rules, model.gazetteer, model.retype)
+    counts["learned_candidates"] += len(cands)
+    chosen = _decide([(c, _score(model.weights, c.features)) for c in cands], model.threshold_rule,
+                     model.threshold_new)
+    out: list[Annotation] = []
+    kept_rules: set[int] = set()
+    for c, _p in chosen:
+        if c.kind == "rule" and c.rule is not None and c.type == c.rule.type:
+            out.append(c.rule)
+            kept_rules.add(id(c.rule))
+            counts["learned_kept_rule"] += 1
+        elif c.kind == "rule" and c.rule is not None:
+            out.append(replace(c.rule, type=c.type, rule=f"{c.rule.rule or c.rule.source}+learned"))
+            kept_rules.add(id(c.rule))
+            counts["learned_retyped"] += 1
+        elif c.rule is not None:
+            (s, e), = c.span
+            out.append(replace(c.rule, fragments=c.span, text=text[s:e], rule=f"{c.rule.rule or c.rule.source}"
+                               "+learned:rebound"))
+            kept_rules.add(id(c.rule))
+            counts["learned_rebound"] += 1
+        else:
+            s, e = c.span[0]
+            out.append(Annotation(c.span, c.type, SOURCE, text=text[s:e], rule="learned:gazetteer"))
+            counts["learned_added"] += 1
+    counts["learned_dropped_rule"] += sum(1 for a in rules if id(a) not in kept_rules)
+    return sorted(out, key=lambda a: (a.fragments, a.type))
+
+
+def apply_documents(docs: Iterable[Document], model: LearnedModel, counts: Counter[str]) -> Iterator[Document]:
+    """Documents with their (mapped) annotations passed through :func:`predict`, sentence by sentence.
+
+    Annotations are document-relative; each sentence is handled on its own
+    text (annotations crossing a sentence boundary, or of a document without
+    sentences, are left as they are).
+    """
+    for doc in docs:
+        if not doc.sentences:
+            yield doc
+            continue
+        rest = list(doc.annotations)
+        out: list[Annotation] = []
+        for sent in doc.sentences:
+            inside = [a for a in rest if a.fragments[0][0] >= sent.start and a.fragments[-1][1] <= sent.end]
+            ids = {id(a) for a in inside}
+            rest = [a for a in rest if id(a) not in ids]
+            shifted = [_shift(a, -sent.start) for a in inside]
+            out += [_shift(a, sent.start) for a in predict(model, doc.text[sent.start:sent.end], shifted, counts)]
+        yield replace(doc, annotations=tuple(sorted(out + rest, key=lambda a: (a.fragments, a.type))))
+
+
+def _shift(a: Annotation, delta: int) -> Annotation:
+    frags = tuple((s + delta, e + delta) for s, e in a.fragments)
+    key = tuple((s + delta, e + delta) for s, e in a.key) if a.key else a.key
+    return replace(a, fragments=frags, key=key)
+
+
+# --- model directory ----------------------------------------------------------------------
+
+
+def training_hash(examples: Iterable[Example]) -> str:
+    """SHA-256 of the training sentences (name, text, sorted gold annotations)."""
+    digest = hashlib.sha256()
+    for ex in sorted(examples, key=lambda e: e.name):
+        gold = sorted((a.fragments, a.type) for a in ex.gold)
+        digest.update(json.dumps([ex.name, ex.text, gold]).encode())
+    return digest.hexdigest()
+
+
+def save_model(model: LearnedModel, directory: str | Path, meta: dict[str, Any]) -> Path:
+    """Write ``model.json`` and ``meta.json`` under ``directory`` (created); returns the directory."""
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    payload = {
+        "format": FORMAT,
+        "threshold_rule": model.threshold_rule,
+        "threshold_new": model.threshold_new,
+        "retype": model.retype,
+        "weights": model.weights,
+        "gazetteer": sorted(
+            [" ".join(p), dict(sorted(c.items())), model.gazetteer.occurrences.get(p, 0)]
+            for p, c in model.gazetteer.annotated.items()
+        ),
+    }
+    (out / MODEL_FILE).write_text(json.dumps(payload, sort_keys=True, indent=0) + "\n", encoding="utf-8")
+    full_meta = {"format": FORMAT, **model.meta, **meta,
+                 "model_sha256": hashlib.sha256((out / MODEL_FILE).read_bytes()).hexdigest()}
+    (out / META_FILE).write_text(json.dumps(full_meta, sort_keys=True, indent=2) + "\n", encoding="utf-8")
+    return out
+
+
+def load_model(directory: str | Path) -> LearnedModel:
+    """Read a model directory written by :func:`save_model`; ValueError naming the file when it is not one."""
+    path = Path(directory) / MODEL_FILE
+    try:
+        payload = json.loads(path.read_text(encoding="utf-8"))
+        meta = json.loads((Path(directory) / META_FILE).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{directory}: not a learned model directory ({exc})") from exc
+    if payload.get("format") != FORMAT:
+        raise ValueError(f"{path}: format {payload.get('format')!r}, expected {FORMAT!r}")
+    gaz = Gazetteer()
+    for phrase, types, occ in payload["gazetteer"]:
+        key = tuple(phrase.split(" "))
+        gaz.annotated[key] = Counter(types)
+        gaz.occurrences[key] = occ
+    return LearnedModel(payload["weights"], gaz, payload["retype"], payload["threshold_rule"],
+                        payload["threshold_new"], meta)
+
+
+def model_files(directory: str | Path) -> list[str]:
+    """The files of a model directory whose content decides its predictions (for output hashes)."""
+    return [str(Path(directory) / MODEL_FILE), str(Path(directory) / META_FILE)]
+
+
+# --- out-of-fold evaluation -----------------------------------------------------------------
+
+
+def out_of_fold(
+    examples: Sequence[Example],
+    k: int = 5,
+    seed: int = 13,
+    config: TrainConfig | None = None,
+    train_size: int | None = None,
+) -> dict[str, list[Annotation]]:
+    """Predictions for every example from a model trained on the other folds (grouped by PMID).
+
+    ``train_size`` trains each fold's model on a nested, seeded subsample of
+    that many training sentences (learning curves; whole PMID groups).
+    Returns ``{name: annotations}`` for all examples.
+    """
+    from pipeline.nlp.folds import subsample, train_test
+
+    by_name = {ex.name: ex for ex in examples}
+    folds = kfold_groups(by_name, k=k, seed=seed)
+    out: dict[str, list[Annotation]] = {}
+    for i in range(k):
+        train_names, test_names = train_test(folds, i)
+        if train_size is not None:
+            train_names = subsample(train_names, train_size, seed=seed)
+        model = train([by_name[n] for n in train_names], config)
+        for n in test_names:
+            out[n] = predict(model, by_name[n].text, by_name[n].rules)
+    return out
+
+
+# --- training data from brat collections ----------------------------------------------------
+
+
+def brat_examples(
+    directories: Sequence[str | Path],
+    *,
+    keys: dict[str, list[Annotation]] | None,
+    annotate: Any = None,
+    ontology_path: str | Path | None = None,
+    model: str | None = None,
+    schema_path: str | Path | None = None,
+    counts: Counter[str] | None = None,
+) -> list[Example]:
+    """Training examples from finished brat collections: gold = their annotations, rules = the pipeline's.
+
+    Each ``NAME.txt``/``NAME.ann`` is one example (one sentence, as in the
+    PGxCorpus release and this project's brat output).  The rules'
+    annotations are recomputed on the text exactly as ``build`` makes them:
+    key entities (``keys[NAME]`` when given, e.g. PubTator pre-annotations,
+    else ``annotate(text)``, the local annotator), composite extension with
+    the ontology and the spaCy ``model``, type mapping with the schema.  Gold
+    annotations of types outside the schema (e.g. a discard type) are
+    dropped and counted (``gold_type_not_in_schema``); parse problems of the
+    ``.ann`` files are logged with file and line and counted
+    (``parse_issues``).  A name present in two directories: the first wins
+    (counted as ``duplicate_names``).
+    """
+    from pipeline.brat import standoff
+    from pipeline.documents import Sentence
+    from pipeline.nlp import extend, ontology, spacy_models, typemap
+    from pipeline.schema import load_schema
+
+    counts = counts if counts is not None else Counter()
+    schema = load_schema(schema_path) if schema_path else load_schema()
+    types = set(schema.entity_types())
+    gold: dict[str, tuple[str, tuple[Annotation, ...]]] = {}
+    for directory in directories:
+        bdocs, issues = standoff.read_directory(directory)
+        for issue in issues:
+            logger.warning("%s", issue)
+        counts["parse_issues"] += len(issues)
+        for bdoc in bdocs:
+            if not bdoc.text.strip():
+                counts["skipped_without_text"] += 1
+                continue
+            if bdoc.name in gold:
+                counts["duplicate_names"] += 1
+                continue
+            anns = standoff.to_annotations(bdoc, source="gold")
+            kept = tuple(a for a in anns if a.type in types)
+            counts["gold_type_not_in_schema"] += len(anns) - len(kept)
+            gold[bdoc.name] = (bdoc.text, kept)
+    docs = []
+    for name, (text, _g) in sorted(gold.items()):
+        if keys is not None:
+            found = keys.get(name, [])
+        elif annotate is not None:
+            found = annotate(text)
+        else:
+            raise ValueError("brat_examples needs keys or an annotate function for the key entities")
+        docs.append(Document(pmid=name, title=text, text=text, origin="brat", sentences=(Sentence(0, len(text)),),
+                             annotations=tuple(found)))
+    onto = ontology.load_ontology(ontology_path) if ontology_path else ontology.load_ontology()
+    nlp = spacy_models.load_parser(model) if model else spacy_models.load_parser()
+    extended = extend.extend_documents(docs, onto, nlp, counts)
+    mapped = typemap.map_documents(extended, schema, counts, ontology=onto)
+    return [Example(d.pmid, d.text, gold[d.pmid][1], d.annotations) for d in mapped]

@@ -1,0 +1,92 @@
+"""`pgx-corpus train` and `build --learned` (the model directory's content is part of the output hash)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pipeline import cli, tasks
+from tests.conftest import shared_path
+
+
+@pytest.fixture(scope="module")
+def small_dev(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """20 gold sentences of the dev subset and their PubTator key entities (copies under tmp)."""
+    dev = shared_path("data", "pgxcorpus-dev")
+    root = tmp_path_factory.mktemp("dev")
+    gold, keys = root / "gold", root / "pubtator"
+    gold.mkdir()
+    keys.mkdir()
+    for txt in sorted((dev / "gold").glob("*.txt"))[:20]:
+        shutil.copy(txt, gold / txt.name)
+        shutil.copy(txt.with_suffix(".ann"), gold / f"{txt.stem}.ann")
+        shutil.copy(dev / "pubtator" / f"{txt.stem}.ann", keys / f"{txt.stem}.ann")
+    return gold, keys
+
+
+def test_train_help(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        cli.main(["train", "--help"])
+    assert info.value.code == 0
+    assert "MODEL_DIR" in capsys.readouterr().out
+
+
+def test_train_writes_a_versioned_deterministic_model(small_dev: tuple[Path, Path], tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    gold, keys = small_dev
+    for name in ("a", "b"):
+        assert cli.main(["train", str(gold), "--keys", str(keys), "--out", str(tmp_path / name),
+                         "--epochs", "1", "--seed", "7"]) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary["sentences"] == 20
+    meta = json.loads((tmp_path / "a" / "meta.json").read_text(encoding="utf-8"))
+    assert meta["seed"] == 7 and meta["train_config"]["epochs"] == 1
+    assert len(meta["training_data_sha256"]) == 64 and meta["spacy_version"].startswith("3.")
+    assert meta["parser_model"] and meta["key_entities"] == "brat pre-annotations"
+    for f in ("model.json", "meta.json"):
+        assert (tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes()
+
+
+def test_train_rejects_a_missing_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["train", str(tmp_path / "nope"), "--out", str(tmp_path / "m")]) == 2
+    assert "not a directory" in capsys.readouterr().err
+
+
+def test_learned_model_is_part_of_the_output_path(tmp_path: Path) -> None:
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "model.json").write_text('{"format": "x", "v": 1}\n', encoding="utf-8")
+    (model / "meta.json").write_text("{}\n", encoding="utf-8")
+    common = {"out": str(tmp_path / "out"), "shard": 0}
+    plain = tasks.MapShard(**common).stage_dir()
+    with_model = tasks.MapShard(**common, learned=str(model)).stage_dir()
+    assert plain != with_model
+    assert tasks.ExtendShard(**common).stage_dir() == tasks.ExtendShard(**common).stage_dir()
+    (model / "model.json").write_text('{"format": "x", "v": 2}\n', encoding="utf-8")
+    tasks._DIGESTS.clear()
+    assert tasks.MapShard(**common, learned=str(model)).stage_dir() != with_model
+    assert tasks.FilterShard(**common, learned=str(model)).stage_dir() != tasks.FilterShard(**common).stage_dir()
+    args = cli.make_parser().parse_args(["build", "--out", str(tmp_path / "o"), "--pubmed-xml", str(tmp_path),
+                                         "--learned", str(model)])
+    assert cli.build_params(args)["learned"] == str(model.resolve())
+
+
+def test_mapped_stage_applies_the_learned_model(tmp_path: Path) -> None:
+    from collections import Counter
+
+    from pipeline.documents import Document, Sentence
+    from pipeline.nlp import learned
+    from tests.nlp.test_learned import CONFIG, EXAMPLES, example
+
+    model = learned.save_model(learned.train(EXAMPLES, CONFIG), tmp_path / "model", {"seed": 13})
+    new = example(25)
+    doc = Document(pmid="1", title="", text=new.text, sentences=(Sentence(0, len(new.text)),),
+                   annotations=new.rules)
+    counts: Counter[str] = Counter()
+    task = tasks.MapShard(out=str(tmp_path / "out"), shard=0, learned=str(model))
+    out = list(task.transform(iter([doc]), counts))
+    assert counts["learned_added"] >= 1 and counts["learned_dropped_rule"] >= 1
+    assert {a.covered(new.text) for a in out[0].annotations} != {a.covered(new.text) for a in new.rules}

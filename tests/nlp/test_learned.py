@@ -1,0 +1,106 @@
+"""Learned pre-annotation (pipeline.nlp.learned): training, decisions, versioned model directory."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from pipeline.documents import Annotation, Document, Sentence
+from pipeline.nlp import learned
+
+DRUGS = ["warfarin", "clopidogrel", "tamoxifen", "codeine"]
+GENES = ["CYP2C9", "CYP2C19", "CYP2D6", "VKORC1", "ABCB1", "SLCO1B1"]
+
+
+def _ann(text: str, phrase: str, type_: str, source: str = "gold", nth: int = 0, rule: str | None = None
+         ) -> Annotation:
+    start = -1
+    for _ in range(nth + 1):
+        start = text.index(phrase, start + 1)
+    return Annotation(((start, start + len(phrase)),), type_, source, text=phrase, rule=rule)
+
+
+def example(i: int) -> learned.Example:
+    """'Patients' is always a wrong rule Disease; '<drug> response' a phrase the rules miss."""
+    drug, gene = DRUGS[i % len(DRUGS)], GENES[i % len(GENES)]
+    text = f"Patients on {drug} showed a poor {drug} response and low {gene} expression ({i})."
+    rules = (
+        _ann(text, "Patients", "Disease", "local"),
+        _ann(text, drug, "Chemical", "local"),
+        _ann(text, drug, "Chemical", "local", nth=1),
+        _ann(text, gene, "Gene_or_protein", "local"),
+        _ann(text, f"{gene} expression", "Phenotype", "composite", rule="compound"),
+    )
+    gold = (
+        _ann(text, drug, "Chemical"),
+        _ann(text, drug, "Chemical", nth=1),
+        _ann(text, f"{drug} response", "Pharmacodynamic_phenotype"),
+        _ann(text, gene, "Gene_or_protein"),
+        _ann(text, f"{gene} expression", "Phenotype"),
+    )
+    return learned.Example(f"{1000 + i}_1", text, gold, rules)
+
+
+EXAMPLES = [example(i) for i in range(20)]
+CONFIG = learned.TrainConfig(seed=13, epochs=2)
+
+
+@pytest.fixture(scope="module")
+def model() -> learned.LearnedModel:
+    return learned.train(EXAMPLES, CONFIG)
+
+
+def test_learns_to_drop_and_to_add(model: learned.LearnedModel) -> None:
+    new = example(21)
+    counts: Counter[str] = Counter()
+    out = {(a.covered(new.text), a.type) for a in learned.predict(model, new.text, new.rules, counts)}
+    assert ("Patients", "Disease") not in out
+    assert (f"{DRUGS[21 % 4]} response", "Pharmacodynamic_phenotype") in out
+    assert (f"{GENES[21 % 6]} expression", "Phenotype") in out
+    assert counts["learned_dropped_rule"] >= 1 and counts["learned_added"] >= 1
+    added = [a for a in learned.predict(model, new.text, new.rules) if a.source == learned.SOURCE]
+    assert added and all(a.rule == "learned:gazetteer" for a in added)
+
+
+def test_training_is_deterministic_and_versioned(model: learned.LearnedModel, tmp_path: Path) -> None:
+    meta = {"training_data_sha256": learned.training_hash(EXAMPLES), "seed": 13, "spacy_version": "x"}
+    a = learned.save_model(model, tmp_path / "a", meta)
+    b = learned.save_model(learned.train(list(reversed(EXAMPLES)), CONFIG), tmp_path / "b", meta)
+    assert (a / "model.json").read_bytes() == (b / "model.json").read_bytes()
+    assert (a / "meta.json").read_bytes() == (b / "meta.json").read_bytes()
+    loaded = learned.load_model(a)
+    assert loaded.meta["train_config"]["seed"] == 13 and loaded.meta["sentences"] == 20
+    assert loaded.meta["training_data_sha256"] == learned.training_hash(EXAMPLES)
+    new = example(22)
+    assert learned.predict(loaded, new.text, new.rules) == learned.predict(model, new.text, new.rules)
+    other = learned.train(EXAMPLES, learned.TrainConfig(seed=14, epochs=2))
+    assert other.weights != model.weights  # the seed decides the example order
+    assert learned.training_hash(EXAMPLES[:-1]) != learned.training_hash(EXAMPLES)
+
+
+def test_load_rejects_what_is_not_a_model(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="not a learned model directory"):
+        learned.load_model(tmp_path)
+
+
+def test_apply_documents_is_sentence_relative(model: learned.LearnedModel) -> None:
+    first, second = example(23), example(24)
+    text = first.text + " " + second.text
+    offset = len(first.text) + 1
+    shifted = tuple(learned._shift(a, offset) for a in second.rules)
+    doc = Document(pmid="1", title="", text=text, sentences=(Sentence(0, len(first.text)), Sentence(offset, len(text))),
+                   annotations=first.rules + shifted)
+    out = next(learned.apply_documents([doc], model, Counter()))
+    covered = {(a.covered(text), a.type) for a in out.annotations}
+    assert ("Patients", "Disease") not in covered
+    assert (f"{DRUGS[24 % 4]} response", "Pharmacodynamic_phenotype") in covered
+    assert all(text[a.fragments[0][0]:a.fragments[0][1]] == a.text for a in out.annotations if a.text)
+
+
+def test_out_of_fold_predicts_every_example_from_other_folds() -> None:
+    oof = learned.out_of_fold(EXAMPLES, k=4, seed=13, config=CONFIG)
+    assert sorted(oof) == sorted(ex.name for ex in EXAMPLES)
+    with pytest.raises(ValueError):
+        learned.train([], CONFIG)
