@@ -1,7 +1,8 @@
 """Homogenization decisions (phase 3) applied in bulk to a brat collection: ``pgx-corpus decisions apply``.
 
 A decisions file is YAML with up to three lists; every entry may carry a free-text ``why`` (kept in the
-file, for the record) and ``documents`` (a list of document names the entry is limited to)::
+file, for the record) and ``documents`` (a list of document names the entry is limited to; quote them,
+as YAML reads an unquoted ``123_4`` as a number)::
 
     retype:                        # give a term another entity type
       - term: drug response        # the entity's text (fragments joined by a space), case-insensitive
@@ -112,7 +113,8 @@ def _selector(entry: Mapping[str, Any], schema: Schema, where: str, type_key: st
             raise DecisionsError(f"{where}: bad pattern {pattern!r}: {exc}") from exc
     docs = entry.get("documents")
     if docs is not None and (not isinstance(docs, list) or not all(isinstance(d, str) for d in docs)):
-        raise DecisionsError(f"{where}: documents must be a list of document names")
+        raise DecisionsError(f"{where}: documents must be a list of quoted document names "
+                             "(YAML reads an unquoted 123_4 as the number 1234)")
     type_ = entry.get(type_key)
     return TermSelector(
         term=" ".join(str(term).split()) if term is not None else None,
@@ -161,12 +163,12 @@ def load_decisions(path: str | Path, schema: Schema) -> Decisions:
                     raise DecisionsError(f"{where}: from {source!r} is not a relation type of the schema")
                 if target is not None and target not in schema.relation_parent:
                     raise DecisionsError(f"{where}: to {target!r} is not a relation type of the schema (null deletes)")
-                docs = entry.get("documents")
+                docs = _selector({"term": "", "documents": entry.get("documents")}, schema, where, "type").documents
                 out.relations.append(RelationRule(
                     source, target,
                     _entity_type(entry["arg1"], schema, where) if entry.get("arg1") is not None else None,
                     _entity_type(entry["arg2"], schema, where) if entry.get("arg2") is not None else None,
-                    frozenset(docs) if isinstance(docs, list) else None,
+                    docs,
                 ))
     return out
 
