@@ -63,6 +63,7 @@ from pipeline.schema import Schema
 log = logging.getLogger(__name__)
 
 SUMS = "SHA256SUMS"
+POOLED = "all pairs"
 RELEASE_JSON = "release.json"
 
 
@@ -119,9 +120,10 @@ class Table:
     header: list[str]
     rows: list[list[Any]]
     chart: tuple[str, list[str], dict[str, list[float]]] | None = None  # ylabel, x labels, series
+    readme_rows: list[list[Any]] | None = None  # the rows the datasheet shows (None: all)
 
-    def markdown(self) -> str:
-        cells = [[_cell(v) for v in row] for row in self.rows]
+    def markdown(self, rows: list[list[Any]] | None = None) -> str:
+        cells = [[_cell(v) for v in row] for row in (self.rows if rows is None else rows)]
         lines = [f"## {self.title}", "", "| " + " | ".join(self.header) + " |", "|" + "---|" * len(self.header)]
         lines += ["| " + " | ".join(row) + " |" for row in cells]
         return "\n".join(lines) + "\n"
@@ -206,9 +208,20 @@ def agreement_tables(campaign: Path, released: set[str], schema: Schema) -> tupl
                 rows.append([label, p["documents"]["common"], setting, m["tp"], m["fp"], m["fn"],
                              m["precision"], m["recall"], m["f1"]])
             series[label] = [100 * p[kind][s]["micro"]["f1"] for s in settings]
+        pooled: list[list[Any]] = []
+        if pairs:
+            # every pair's counts summed: the agreement of the campaign as a whole
+            n_docs = sum(p["documents"]["common"] for p in pairs)
+            for setting in settings:
+                tp, fp, fn = (sum(p[kind][setting]["micro"][k] for p in pairs) for k in ("tp", "fp", "fn"))
+                m = agreement_mod.prf(tp, fp, fn)
+                pooled.append([POOLED, n_docs, setting, tp, fp, fn, m["precision"], m["recall"], m["f1"]])
+            series[POOLED] = [100 * r[-1] for r in pooled]
+            summary[f"pooled_{kind}"] = {r[2]: agreement_mod.prf(r[3], r[4], r[5]) for r in pooled}
         tables.append(Table(f"table{number}_{kind}_agreement",
-                            f"Table {number}: {title} between phase-1 annotators (P, R, F1 in %)", header, rows,
-                            ("F1 (%)", settings, series) if pairs else None))
+                            f"Table {number}: {title} between phase-1 annotators (P, R, F1 in %)", header,
+                            rows + pooled, ("F1 (%)", settings, series) if pairs else None,
+                            readme_rows=pooled))
     return tables, summary
 
 
@@ -388,7 +401,9 @@ def datasheet(info: Mapping[str, Any], tables: Sequence[Table]) -> str:
     else:
         lines += ["No campaign directory was given: annotation-process figures are not reported.", ""]
     for t in tables:
-        lines += [t.markdown()]
+        lines += [t.markdown(t.readme_rows)]
+        if t.readme_rows is not None:
+            lines += [f"Per annotator pair: `tables/{t.name}.md`.", ""]
     prov = info.get("provenance")
     lines += ["## Provenance", ""]
     if not prov:

@@ -148,7 +148,8 @@ def test_decisions_on_gold_give_back_the_gold(tmp_path: Path) -> None:
     shutil.copytree(gold, final)
     # the paper's homogenization is already in the gold: nothing to change
     homogenize = tmp_path / "homogenize.yaml"
-    homogenize.write_text("relations:\n  - {from: metabolizes, to: influences}\n  - {from: transports, to: influences}\n")
+    homogenize.write_text("relations:\n  - {from: metabolizes, to: influences}\n"
+                          "  - {from: transports, to: influences}\n")
     changes, problems = apply_decisions(final, load_decisions(homogenize, SCHEMA), SCHEMA)
     assert (changes, problems) == ([], [])
     # a retype and its inverse, limited to one document, give back the gold's annotations
