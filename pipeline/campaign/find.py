@@ -177,9 +177,14 @@ def _highlight(text: str, spans: Sequence[Span]) -> str:
     return "".join(out).replace("\n", " ")
 
 
-def format_markdown(matches: Sequence[Match], schema: Schema, total: int) -> str:
-    """One section per matching sentence: the text (hits in bold), its entities and relations."""
-    lines = [f"{len(matches)} of {total} sentences match", ""]
+def format_markdown(matches: Sequence[Match], schema: Schema, total: int, matched: int | None = None) -> str:
+    """One section per matching sentence: the text (hits in bold), its entities and relations.
+
+    ``total``: sentences searched; ``matched``: sentences matching when ``matches`` is a shortened list.
+    """
+    matched = len(matches) if matched is None else matched
+    shown = f" ({len(matches)} shown)" if matched != len(matches) else ""
+    lines = [f"{matched} of {total} sentences match{shown}", ""]
     for m in matches:
         lines += [f"## {m.document}", "", _highlight(m.text, m.spans), ""]
         doc = m.doc

@@ -189,8 +189,12 @@ def agreement_tables(campaign: Path, released: set[str], schema: Schema) -> tupl
     people = phase1_collections(campaign, released)
     pairs = []
     for a, b in itertools.combinations(sorted(people), 2):
-        if set(people[a]) & set(people[b]):
-            pairs.append(agreement_mod.compare_collections(people[a], people[b], schema, ref_label=a, pred_label=b))
+        common = set(people[a]) & set(people[b])
+        if common:
+            # both restricted to the shared documents: the others are not a disagreement
+            docs_a = {n: d for n, d in people[a].items() if n in common}
+            docs_b = {n: d for n, d in people[b].items() if n in common}
+            pairs.append(agreement_mod.compare_collections(docs_a, docs_b, schema, ref_label=a, pred_label=b))
     summary: dict[str, Any] = {"pairs": [
         {"pair": f"{p['reference']} vs {p['predicted']}", "documents": p["documents"]["common"],
          "entities": {k: v["micro"] for k, v in p["entities"].items()},
@@ -318,6 +322,11 @@ def sha256sums(root: Path) -> str:
 
 def _plain(value: Any) -> Any:
     """Manifest values without machine-specific absolute paths (file names kept)."""
+    if isinstance(value, str) and value.startswith("["):
+        try:  # Luigi stores list parameters as JSON text
+            return _plain(json.loads(value))
+        except json.JSONDecodeError:
+            return value
     if isinstance(value, str) and value.startswith("/"):
         return Path(value).name
     if isinstance(value, list | tuple):

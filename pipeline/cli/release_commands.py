@@ -102,12 +102,11 @@ def run_find(args: argparse.Namespace) -> int:
             print(f"pgx-corpus find: {issue}", file=sys.stderr)
         docs.append(doc)
     matches = find_mod.find(docs, criteria, schema)
-    if args.limit is not None:
-        matches = matches[: args.limit]
+    shown = matches if args.limit is None else matches[: args.limit]
     if args.json:
-        _emit_json({"documents": len(docs), "matches": [m.as_dict(schema) for m in matches]})
+        _emit_json({"documents": len(docs), "matched": len(matches), "matches": [m.as_dict(schema) for m in shown]})
     else:
-        sys.stdout.write(find_mod.format_markdown(matches, schema, len(docs)))
+        sys.stdout.write(find_mod.format_markdown(shown, schema, len(docs), len(matches)))
     return 0
 
 
