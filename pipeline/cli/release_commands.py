@@ -161,7 +161,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "Read CAMPAIGN_DIR/phase2/<senior>/ and write the finished documents to --out as one brat collection "
         "with its configuration files (without the campaign-only Disagreement attribute). A document that "
         "still holds Disagreement marks, holds a Discard entity, fails validation or whose text changed is "
-        "held back: listed as file:line on stderr and in OUT/held_back.tsv and OUT/finalize.json. Relation "
+        "held back: listed as file:line on stderr and in FINAL/held_back.tsv and FINAL/finalize.json. Relation "
         "types are homogenized by the relation_map of --config. Exit 1 when documents are held back.")
     p.add_argument("campaign_dir", type=Path, metavar="CAMPAIGN_DIR")
     p.add_argument("--out", type=Path, required=True, metavar="FINAL", help="final corpus directory (replaced)")

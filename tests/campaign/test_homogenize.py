@@ -58,6 +58,9 @@ def test_find_output(final: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert out.startswith("1 of 3 sentences match\n")
     assert "Tamoxifen did not increase the **risk** of endometrial cancer." in out
     assert "| R1 | increases | T1 Tamoxifen | T2 endometrial cancer | Negated |" in out
+    assert main(["find", str(final), "--limit", "1"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("3 of 3 sentences match (1 shown)\n") and out.count("## ") == 1
     assert main(["find", str(final), "--entity-type", "Drug"]) == 2
     assert "unknown entity type 'Drug'" in capsys.readouterr().err
     assert main(["find", str(final), "--relation", "a-b"]) == 2
