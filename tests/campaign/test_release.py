@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import subprocess
+import sys
 import tarfile
 from pathlib import Path
 
@@ -14,6 +17,7 @@ from pipeline.campaign.finalize import finalize
 from pipeline.cli import main
 from tests.campaign.builders import SCHEMA, build_campaign, build_preannotation
 from tests.campaign.test_finalize import tree
+from tests.conftest import PROJECT
 
 
 @pytest.fixture
@@ -146,3 +150,17 @@ def test_release_without_campaign_or_manifest(inputs: dict[str, Path], tmp_path:
     assert "table2_entities.md" in names and not any(n.startswith(("table8", "table10")) for n in names)
     readme = (out / "README.md").read_text()
     assert "provenance not recorded" in readme and "annotation-process figures are not reported" in readme
+
+
+def test_release_is_byte_identical_across_processes(inputs: dict[str, Path], tmp_path: Path) -> None:
+    """Two interpreters with different hash seeds (set and dict orders of strings differ) write the same bytes."""
+    outputs = []
+    for seed in ("1", "2"):
+        out = tmp_path / f"rel{seed}"
+        env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(PROJECT)}
+        subprocess.run([sys.executable, "-m", "pipeline", "--log-level", "WARNING", "release", str(inputs["final"]),
+                        "--out", str(out), "--campaign", str(inputs["campaign"]), "--manifest",
+                        str(inputs["manifest"])], check=True, env=env, cwd=tmp_path, capture_output=True)
+        outputs.append(tree(out))
+    assert outputs[0] == outputs[1]
+    assert "tables/table10_preannotation.png" in outputs[0]
