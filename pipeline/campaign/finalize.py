@@ -12,7 +12,8 @@ A document goes to the final corpus when it is *finished*:
 * it holds no :data:`~pipeline.campaign.layout.DISCARD_TYPE` entity (a senior who discards a sentence in
   phase 2 keeps it out of the corpus; it is held back with the reason);
 * its text equals the phase-1 text of the same document (when a phase-1 copy exists), and it appears in
-  one senior's collection only.
+  one senior's collection only;
+* it can be read: a ``.txt`` beside the ``.ann``, both UTF-8.
 
 Every other document is *held back*: listed with ``file:line: reason`` in the report (``held_back.tsv``,
 ``finalize.json``) and returned to the caller, never dropped silently.  Documents the campaign manifest
@@ -302,10 +303,10 @@ def collect(
     seen: dict[str, str] = {}
     for senior_dir in sorted(p for p in phase2.iterdir() if p.is_dir()):
         conf = _conf_for(senior_dir, final_conf, confs)
-        for txt in sorted(senior_dir.glob("*.txt"), key=lambda p: doc_key(p.stem)):
-            name = txt.stem
+        stems = {p.stem for p in senior_dir.glob("*.txt")} | {p.stem for p in senior_dir.glob("*.ann")}
+        for name in sorted(stems, key=doc_key):
+            txt, ann = senior_dir / f"{name}.txt", senior_dir / f"{name}.ann"
             counts["documents_phase2"] += 1
-            ann = txt.with_suffix(".ann")
             where = ann.relative_to(campaign).as_posix()
             findings: list[Finding] = []
             if name in seen:
@@ -316,8 +317,14 @@ def collect(
                 continue
             seen[name] = where
             result.senior_of[name] = senior_dir.name
-            text = txt.read_text(encoding="utf-8")
-            ann_text = ann.read_text(encoding="utf-8") if ann.exists() else ""
+            try:
+                text = txt.read_text(encoding="utf-8")
+                ann_text = ann.read_text(encoding="utf-8") if ann.exists() else ""
+            except (OSError, UnicodeDecodeError) as exc:
+                # no text (an .ann alone) or bytes that are not UTF-8: nothing to check, hold it back
+                result.held_back[name] = [Finding(where, 0, "unreadable", f"cannot read the document: {exc}")]
+                counts["held_back:unreadable"] += 1
+                continue
             doc, issues = parse_ann(name, text, ann_text, where)
             findings += [Finding(i.file, i.line, "unparseable", i.message) for i in issues]
             findings += check_document(doc, ann_text, conf, where)

@@ -80,8 +80,13 @@ def test_changed_text_and_duplicates_are_held_back(tmp_path: Path) -> None:
     (campaign / "phase2" / "senior1" / "100_1.txt").write_text("CYP2D6 metabolises codeine in poor metabolizers.")
     shutil.copy(campaign / "phase2" / "senior2" / "300_1.txt", campaign / "phase2" / "senior1" / "300_1.txt")
     shutil.copy(campaign / "phase2" / "senior2" / "300_1.ann", campaign / "phase2" / "senior1" / "300_1.ann")
+    (campaign / "phase2" / "senior2" / "900_1.ann").write_text("T1\tChemical 0 4\tAbcd\n")  # no .txt
+    (campaign / "phase2" / "senior2" / "900_2.txt").write_bytes(b"caf\xe9")  # not UTF-8
     result = finalize(campaign, tmp_path / "final", SCHEMA)
     assert result.documents == []
+    assert [f.kind for f in result.held_back["900_1"]] == ["unreadable"]
+    assert "900_1.txt" in str(result.held_back["900_1"][0])
+    assert [f.kind for f in result.held_back["900_2"]] == ["unreadable"]
     assert [f.kind for f in result.held_back["100_1"]] == ["text_changed"]
     assert str(result.held_back["100_1"][0]) == ("phase2/senior1/100_1.txt:0: text differs from "
                                                  "phase1/ann1/100_1.txt")
