@@ -250,8 +250,13 @@ def apply_decisions(directory: str | Path, decisions: Decisions, schema: Schema,
             if conf_path else None)
     for txt in sorted(root.glob("*.txt"), key=lambda p: doc_key(p.stem)):
         ann = txt.with_suffix(".ann")
-        old = ann.read_text(encoding="utf-8") if ann.exists() else ""
-        doc, issues = parse_ann(txt.stem, txt.read_text(encoding="utf-8"), old, str(ann))
+        try:
+            old = ann.read_text(encoding="utf-8") if ann.exists() else ""
+            text = txt.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            problems.append(f"{ann}:0: cannot read the document: {exc}")
+            continue
+        doc, issues = parse_ann(txt.stem, text, old, str(ann))
         counts["documents"] += 1
         problems += [str(i) for i in issues]
         new_doc = apply_to_document(doc, decisions, schema, counts)

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from pipeline.brat import export as export_mod
-from pipeline.brat.standoff import read_document
+from pipeline.brat.standoff import read_directory
 from pipeline.campaign import append as append_mod
 from pipeline.campaign import decisions as decisions_mod
 from pipeline.campaign import finalize as finalize_mod
@@ -92,15 +92,10 @@ def run_append(args: argparse.Namespace) -> int:
 def run_find(args: argparse.Namespace) -> int:
     schema = load_schema(args.schema)
     criteria = find_mod.Criteria(args.keyword, args.regex, args.entity_type, args.relation)
-    root = Path(args.brat_dir)
-    if not root.is_dir():
-        raise FileNotFoundError(f"{root}: not a directory")
-    docs = []
-    for txt in sorted(root.glob("*.txt"), key=lambda p: finalize_mod.doc_key(p.stem)):
-        doc, issues = read_document(txt)
-        for issue in issues:
-            print(f"pgx-corpus find: {issue}", file=sys.stderr)
-        docs.append(doc)
+    docs, issues = read_directory(args.brat_dir)  # lenient: bad lines and bytes are reported, not fatal
+    for issue in issues:
+        print(f"pgx-corpus find: {issue}", file=sys.stderr)
+    docs.sort(key=lambda d: finalize_mod.doc_key(d.name))
     matches = find_mod.find(docs, criteria, schema)
     shown = matches if args.limit is None else matches[: args.limit]
     if args.json:
@@ -189,7 +184,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "entities and relations (Markdown; matched hits in bold, matched annotations starred). Repeat an "
         "option for alternatives. --entity-type TYPE matches its subtypes too (TYPE= for the exact type); "
         "--relation takes RELATION or ARG1-RELATION-ARG2 with * for any, e.g. Chemical-treats-Disease.")
-    p.add_argument("brat_dir", metavar="BRAT_DIR")
+    p.add_argument("brat_dir", metavar="BRAT_DIR", help="brat collection (searched recursively)")
     p.add_argument("--keyword", action="append", default=[], metavar="WORDS",
                    help="word or phrase, case-insensitive, whole words")
     p.add_argument("--regex", action="append", default=[], metavar="REGEX", help="Python regex searched in the text")
