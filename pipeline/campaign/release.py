@@ -57,7 +57,7 @@ from pipeline.brat import validate as validate_mod
 from pipeline.brat.conf import CONF_FILES, annotation_conf, copy_conf_files, write_conf_files
 from pipeline.brat.standoff import BratDocument, dumps, read_directory, read_document
 from pipeline.campaign.finalize import REPORT_JSON, check_output, doc_key, publish_dir, staging_dir
-from pipeline.campaign.layout import DISAGREEMENT, DISCARD_TYPE, PHASE1_DIR
+from pipeline.campaign.layout import DISAGREEMENT, DISCARD_REASON, DISCARD_TYPE, PHASE1_DIR
 from pipeline.schema import Schema
 
 log = logging.getLogger(__name__)
@@ -403,6 +403,11 @@ def datasheet(info: Mapping[str, Any], tables: Sequence[Table]) -> str:
             f"senior annotator who had not annotated it ({camp['seniors']} seniors) compared and revised both "
             "annotations (phase 2); annotations were then homogenized in bulk (phase 3).",
         ]
+        if camp.get("documents_assigned") is not None:
+            lines.append(f"Of the {camp['documents_assigned']:,} sentences assigned, {camp['discarded_phase1']:,} "
+                         "were discarded in phase 1 by at least one annotator (" + (", ".join(
+                             f"{k} {v}" for k, v in camp["discard_reasons"].items()) or "no reason given")
+                         + ") and did not go on to phase 2.")
         if camp.get("held_back") is not None:
             lines.append(f"At finalization {camp['held_back']} document(s) were held back (unresolved "
                          "disagreement, failed validation or discarded in phase 2) and are not released.")
@@ -457,8 +462,20 @@ def _campaign_info(campaign: Path | None, final: Path) -> dict[str, Any] | None:
         rows = list(csv.DictReader(io.StringIO(manifest.read_text(encoding="utf-8"))))
         info["annotators"] = len({r["annotator"] for r in rows if r.get("phase") in ("1", "phase1")})
         info["seniors"] = len({r["annotator"] for r in rows if r.get("phase") in ("2", "phase2")})
+        info["documents_assigned"] = len({r["document"] for r in rows})
     else:
         info["annotators"] = len([p for p in (campaign / PHASE1_DIR).iterdir() if p.is_dir()])
+    # phase-1 discards: a sentence discarded by at least one annotator, counted once per reason given
+    reasons: dict[str, set[str]] = {}
+    for person_dir in sorted(p for p in (campaign / PHASE1_DIR).glob("*") if p.is_dir()):
+        docs, _issues = read_directory(person_dir)  # issues were logged with the agreement tables
+        for d in docs:
+            for t in d.textbounds:
+                if t.type == DISCARD_TYPE:
+                    given = [a.value for a in d.attributes if a.target == t.id and a.type == DISCARD_REASON]
+                    reasons.setdefault(d.name, set()).update(v or "none" for v in given or [None])
+    info["discarded_phase1"] = len(reasons)
+    info["discard_reasons"] = dict(sorted(Counter(r for rs in reasons.values() for r in rs).items()))
     report = final / REPORT_JSON
     if report.is_file():
         info["held_back"] = len(json.loads(report.read_text(encoding="utf-8")).get("held_back", []))

@@ -69,7 +69,13 @@ def build_campaign(root: Path) -> Path:
     # ann1 and ann2 annotated 100_1 and 300_1; ann2 missed the relation of 100_1
     write_collection(phase1 / "ann1", {"100_1": ANN_100_1, "300_1": ANN_300_1, "100_2": ""})
     write_collection(phase1 / "ann2", {"100_1": ANN_100_1.split("R1")[0], "300_1": ANN_300_1, "200_1": ""})
-    write_collection(phase1 / "ann3", {"100_2": "", "200_1": "", "200_2": "", "300_2": ""})
+    write_collection(phase1 / "ann3", {
+        "100_2": "", "200_1": "",
+        # ann3 discarded 200_2 (scope) and 300_2 (typo, and a second Discard without a reason)
+        "200_2": f"T1\t{DISCARD_TYPE} 0 4\tGene\nA1\t{DISCARD_REASON} T1 scope\n",
+        "300_2": (f"T1\t{DISCARD_TYPE} 0 7\tAspirin\nA1\t{DISCARD_REASON} T1 typo\n"
+                  f"T2\t{DISCARD_TYPE} 8 11\tand\n"),
+    })
     phase2 = campaign / "phase2"
     write_collection(phase2 / "senior1", {
         # finished; a second relation that becomes a duplicate once metabolizes -> influences
