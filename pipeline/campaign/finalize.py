@@ -334,7 +334,9 @@ def collect(
             if not findings:
                 doc = homogenize(doc, export_config.relation_map,
                                  campaign_attributes=(DISAGREEMENT, settings.composite_attribute), counts=counts)
+                # parsed again from the text it will have, so line numbers are those of the final file
                 dumped = dumps(doc)
+                doc, _ = parse_ann(name, text, dumped, where + " (final)")
                 findings += [Finding(p.file, p.line, "invalid_after_homogenization", p.message)
                              for p in validate_mod.validate_document(doc, dumped, final_conf, where + " (final)")]
             if findings:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.brat.conf import annotation_conf
-from pipeline.brat.standoff import read_directory
+from pipeline.brat.standoff import parse_ann, read_directory
 from pipeline.brat.validate import validate_collection
 from pipeline.campaign.finalize import FinalizeError, finalize
 from pipeline.cli import main
@@ -145,3 +145,51 @@ def test_gold_as_one_seniors_output_finalizes_to_the_gold(tmp_path: Path) -> Non
     expected = ann_content(gold)
     assert len(expected) == len(result.documents) == 300
     assert ann_content(tmp_path / "final") == expected
+
+
+def test_gold_with_the_preannotations_marks_accepted_gives_the_union(tmp_path: Path) -> None:
+    """Phase 2 on real data: the gold plus, marked as the other annotator's, the PubTator entities it lacks."""
+    gold = shared_path("data", "pgxcorpus-dev", "gold")
+    pubtator = shared_path("data", "pgxcorpus-dev", "pubtator")
+    campaign = tmp_path / "campaign"
+    senior = campaign / "phase2" / "senior1"
+    senior.mkdir(parents=True)
+    (senior / "annotation.conf").write_text(campaign_conf(), encoding="utf-8")
+    union: dict[str, set[tuple[str, tuple[tuple[int, int], ...]]]] = {}
+    marked = 0
+    for txt in sorted(gold.glob("*.txt")):
+        text = txt.read_text(encoding="utf-8")
+        gold_ann = txt.with_suffix(".ann").read_text(encoding="utf-8")
+        gold_doc, _ = parse_ann(txt.stem, text, gold_ann)
+        pub_doc, _ = parse_ann(txt.stem, text, (pubtator / f"{txt.stem}.ann").read_text(encoding="utf-8"))
+        have = {(t.type, t.sorted_fragments) for t in gold_doc.textbounds}
+        extra = []
+        for t in pub_doc.textbounds:
+            mapped = SCHEMA.map_type("pubtator", t.type)
+            if mapped is not None and (mapped, t.sorted_fragments) not in have:
+                have.add((mapped, t.sorted_fragments))
+                extra.append((mapped, t))
+        union[txt.stem] = have
+        lines = [gold_ann if gold_ann.endswith("\n") or not gold_ann else gold_ann + "\n"]
+        for k, (mapped, t) in enumerate(extra, 1):
+            lines.append(f"T{900 + k}\t{mapped} {t.start} {t.end}\t{t.text}\n"
+                         f"A{900 + k}\tDisagreement T{900 + k} ann2\n")
+        marked += len(extra)
+        shutil.copy(txt, senior / txt.name)
+        (senior / f"{txt.stem}.ann").write_text("".join(lines), encoding="utf-8")
+    assert marked > 100  # PubTator finds many entities the gold does not have
+    unresolved = finalize(campaign, tmp_path / "final", SCHEMA)
+    findings = [f for found in unresolved.held_back.values() for f in found]
+    assert len(findings) == marked and {f.kind for f in findings} == {"disagreement"}
+    assert sum(1 for v in union.values() if len(v) > 0) >= len(unresolved.held_back) > 0
+    # the senior accepts every mark: removes every Disagreement attribute
+    for ann in senior.glob("*.ann"):
+        ann.write_text("".join(line for line in ann.read_text(encoding="utf-8").splitlines(keepends=True)
+                               if "\tDisagreement " not in line), encoding="utf-8")
+    accepted = finalize(campaign, tmp_path / "final", SCHEMA)
+    assert accepted.held_back == {} and len(accepted.documents) == 300
+    final_docs, issues = read_directory(tmp_path / "final")
+    assert issues == [] and validate_collection(tmp_path / "final") == []
+    assert {d.name: {(t.type, t.sorted_fragments) for t in d.textbounds} for d in final_docs} == union
+    gold_rel = {name: content[2] for name, content in ann_content(gold).items()}
+    assert {d.name: sorted((r.id, r.type, r.args) for r in d.relations) for d in final_docs} == gold_rel
