@@ -157,6 +157,7 @@ def test_gold_with_the_preannotations_marks_accepted_gives_the_union(tmp_path: P
     (senior / "annotation.conf").write_text(campaign_conf(), encoding="utf-8")
     union: dict[str, set[tuple[str, tuple[tuple[int, int], ...]]]] = {}
     marked = 0
+    generated: dict[str, set[str]] = {}
     for txt in sorted(gold.glob("*.txt")):
         text = txt.read_text(encoding="utf-8")
         gold_ann = txt.with_suffix(".ann").read_text(encoding="utf-8")
@@ -171,6 +172,8 @@ def test_gold_with_the_preannotations_marks_accepted_gives_the_union(tmp_path: P
                 extra.append((mapped, t))
         union[txt.stem] = have
         lines = [gold_ann if gold_ann.endswith("\n") or not gold_ann else gold_ann + "\n"]
+        generated[txt.stem] = {f"{kind}{900 + k}" for kind in "TA" for k in range(1, len(extra) + 1)}
+        assert not generated[txt.stem] & set(gold_doc.ids())
         for k, (mapped, t) in enumerate(extra, 1):
             lines.append(f"T{900 + k}\t{mapped} {t.start} {t.end}\t{t.text}\n"
                          f"A{900 + k}\tDisagreement T{900 + k} ann2\n")
@@ -182,6 +185,14 @@ def test_gold_with_the_preannotations_marks_accepted_gives_the_union(tmp_path: P
     findings = [f for found in unresolved.held_back.values() for f in found]
     assert len(findings) == marked and {f.kind for f in findings} == {"disagreement"}
     assert sum(1 for v in union.values() if len(v) > 0) >= len(unresolved.held_back) > 0
+    # the senior rejects every mark (deletes the marked annotations): the gold comes back
+    rejected = tmp_path / "rejected"
+    shutil.copytree(campaign, rejected)
+    for ann in (rejected / "phase2" / "senior1").glob("*.ann"):
+        ann.write_text("".join(line for line in ann.read_text(encoding="utf-8").splitlines(keepends=True)
+                               if line.split("\t", 1)[0] not in generated[ann.stem]), encoding="utf-8")
+    assert finalize(rejected, tmp_path / "final_rejected", SCHEMA).held_back == {}
+    assert ann_content(tmp_path / "final_rejected") == ann_content(gold)
     # the senior accepts every mark: removes every Disagreement attribute
     for ann in senior.glob("*.ann"):
         ann.write_text("".join(line for line in ann.read_text(encoding="utf-8").splitlines(keepends=True)
