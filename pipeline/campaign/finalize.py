@@ -23,7 +23,7 @@ as ``not_in_phase2``.
 What a finished document becomes (campaign-only marks removed, relation types homogenized):
 
 * attributes of type ``Disagreement`` (none are left by definition) and the pre-annotation's
-  ``Composite`` presentation attribute are removed;
+  ``Composite`` presentation attribute are removed, and so are the campaign's ``Done`` marker entities;
 * relation types are rewritten by ``config/export.yaml`` ``relation_map`` (:func:`pipeline.brat.export.
   map_relations`: ``metabolizes``/``transports`` -> ``influences``; a type mapped to null is dropped);
   a relation that becomes identical to an earlier one of the same document (type, arguments, attributes,
@@ -76,6 +76,9 @@ log = logging.getLogger(__name__)
 HELD_BACK_TSV = "held_back.tsv"
 REPORT_JSON = "finalize.json"
 REPORT_FILES = (HELD_BACK_TSV, REPORT_JSON)
+#: the campaign's "finished" marker entity (part 1 defines it as ``pipeline.brat.conf.CAMPAIGN_DONE_TYPE``); it
+#: means nothing in the corpus, so a senior's leftover marker is dropped rather than holding the document back
+DONE_TYPE = "Done"
 
 
 class FinalizeError(ValueError):
@@ -188,10 +191,21 @@ def strip_attributes(doc: BratDocument, types: Sequence[str], counts: Counter[st
     return replace(doc, attributes=kept)
 
 
+def strip_markers(doc: BratDocument, counts: Counter[str] | None = None) -> BratDocument:
+    """``doc`` without the campaign's ``Done`` markers (entities, with anything attached to them)."""
+    counts = counts if counts is not None else Counter()
+    done = [t.id for t in doc.textbounds if t.type == DONE_TYPE]
+    if not done:
+        return doc
+    counts["done_markers_removed"] += len(done)
+    return remove_annotations(doc, done)[0]
+
+
 def homogenize(doc: BratDocument, relation_map: Mapping[str, str | None], *, campaign_attributes: Sequence[str],
                counts: Counter[str] | None = None) -> BratDocument:
-    """Campaign-only attributes removed, relation types mapped, duplicate relations merged."""
+    """Campaign markers and attributes removed, relation types mapped, duplicate relations merged."""
     counts = counts if counts is not None else Counter()
+    doc = strip_markers(doc, counts)
     doc = strip_attributes(doc, campaign_attributes, counts)
     doc = map_relations([doc], relation_map, counts)[0]
     return merge_duplicate_relations(doc, counts)

@@ -28,7 +28,7 @@ name or time; PNG files are written without the ``Software`` text chunk (matplot
 
 Agreement (Tables 8-9) is computed between every pair of phase-1 annotators on the released documents
 both of them annotated (the phase-1 copies of a released document were, by construction, not discarded);
-Discard entities and the ``Composite`` presentation attribute are ignored.
+Discard and Done marker entities and the ``Composite`` presentation attribute are ignored.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ from pipeline.brat import stats as stats_mod
 from pipeline.brat import validate as validate_mod
 from pipeline.brat.conf import CONF_FILES, annotation_conf, copy_conf_files, write_conf_files
 from pipeline.brat.standoff import BratDocument, dumps, read_directory, read_document
-from pipeline.campaign.finalize import REPORT_JSON, check_output, doc_key, publish_dir, staging_dir
+from pipeline.campaign.finalize import DONE_TYPE, REPORT_JSON, check_output, doc_key, publish_dir, staging_dir
 from pipeline.campaign.layout import DISAGREEMENT, DISCARD_REASON, DISCARD_TYPE, PHASE1_DIR
 from pipeline.schema import Schema
 
@@ -165,7 +165,8 @@ def corpus_tables(docs: Sequence[BratDocument], schema: Schema) -> tuple[list[Ta
 
 
 def _strip_campaign(doc: BratDocument) -> BratDocument:
-    drop = {t.id for t in doc.textbounds if t.type == DISCARD_TYPE}
+    """A phase-1 document without the campaign's marker entities (Discard, Done) and Disagreement marks."""
+    drop = {t.id for t in doc.textbounds if t.type in (DISCARD_TYPE, DONE_TYPE)}
     return replace(doc, textbounds=[t for t in doc.textbounds if t.id not in drop],
                    attributes=[a for a in doc.attributes if a.target not in drop and a.type != DISAGREEMENT])
 

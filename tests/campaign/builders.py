@@ -29,9 +29,10 @@ def span(name: str, phrase: str) -> str:
 
 
 def campaign_conf() -> str:
-    """The campaign annotation.conf: the schema's plus the Discard type, its Reason and Disagreement."""
+    """The campaign annotation.conf: the schema's plus the Discard and Done types, Reason and Disagreement."""
     base = annotation_conf(SCHEMA)
     base = base.replace("[relations]", f"{DISCARD_TYPE}\n\n[relations]", 1)
+    base = base.replace(f"{DISCARD_TYPE}\n\n[relations]", f"{DISCARD_TYPE}\nDone\n\n[relations]", 1)
     return base.rstrip("\n") + (
         f"\n{DISCARD_REASON}\tArg:{DISCARD_TYPE}, Value:{'|'.join(DISCARD_REASONS)}"
         f"\n{DISAGREEMENT}\tArg:<ANY>, Value:{'|'.join(PEOPLE)}\n"
@@ -67,7 +68,9 @@ def build_campaign(root: Path) -> Path:
     campaign = root / "campaign"
     phase1 = campaign / "phase1"
     # ann1 and ann2 annotated 100_1 and 300_1; ann2 missed the relation of 100_1
-    write_collection(phase1 / "ann1", {"100_1": ANN_100_1, "300_1": ANN_300_1, "100_2": ""})
+    # annotators mark finished sentences Done (part 1), on different words: no effect on agreement
+    write_collection(phase1 / "ann1", {"100_1": ANN_100_1 + f"T3\tDone {span('100_1', 'codeine')}\tcodeine\n",
+                                       "300_1": ANN_300_1, "100_2": ""})
     write_collection(phase1 / "ann2", {"100_1": ANN_100_1.split("R1")[0], "300_1": ANN_300_1, "200_1": ""})
     write_collection(phase1 / "ann3", {
         "100_2": "", "200_1": "",
@@ -92,7 +95,7 @@ def build_campaign(root: Path) -> Path:
         # discarded by the senior: held back with the reason
         "200_2": f"T1\t{DISCARD_TYPE} 0 4\tGene\nA1\t{DISCARD_REASON} T1 scope\n",
         # finished; the Composite presentation attribute goes, the modality stays
-        "300_1": ANN_300_1 + "A2\tComposite T2\n",
+        "300_1": ANN_300_1 + "A2\tComposite T2\nT3\tDone 0 9\tTamoxifen\n",
     })
     rows = ["document,phase,annotator"]
     for doc, people, senior in (("100_1", "ann1 ann2", "senior1"), ("100_2", "ann1 ann3", "senior1"),

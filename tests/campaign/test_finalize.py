@@ -42,7 +42,7 @@ def test_finalize_keeps_finished_documents_and_holds_back_the_others(
         f"T2\tChemical {span('100_1', 'codeine')}\tcodeine\n"
         "R1\tinfluences Arg1:T1 Arg2:T2\t\n"
     )
-    # the Composite presentation attribute is gone, the modality stays
+    # the Composite presentation attribute and the Done marker are gone, the modality stays
     assert (final / "300_1.ann").read_text() == ANN_300_1
     conf = (final / "annotation.conf").read_text()
     assert conf == annotation_conf(SCHEMA)
@@ -55,6 +55,7 @@ def test_finalize_keeps_finished_documents_and_holds_back_the_others(
     assert report["counts"]["relations_merged"] == 1
     assert report["counts"]["relations_mapped"] == 1
     assert report["counts"]["attributes_removed:Composite"] == 1
+    assert report["counts"]["done_markers_removed"] == 1
     tsv = (final / "held_back.tsv").read_text().splitlines()
     assert tsv[0] == "document\tsenior\tlocation\tkind\tmessage"
     assert "100_2\tsenior1\tphase2/senior1/100_2.ann:4\tdisagreement\t" in "\n".join(tsv)
