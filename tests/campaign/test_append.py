@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -91,3 +92,59 @@ def test_append_never_overwrites_and_checks_the_roster(tmp_path: Path, capsys: p
     docs = {r[0] for r in manifest_rows(campaign)[1:]}
     assert "400_2" not in docs and {"400_1", "500_1"} <= docs
     assert (campaign / "phase1" / "ann1" / "400_2.ann").read_text() == "T1\tChemical 0 2\tNo\n"
+
+
+def part1_records(campaign: Path) -> dict[str, Any]:
+    """What part 1's batches writes besides manifest.csv: campaign.json and preannotation/."""
+    rows = manifest_rows(campaign)[1:]
+    documents: dict[str, dict[str, Any]] = {}
+    for doc, phase, person in rows:
+        entry = documents.setdefault(doc, {"document": doc, "files": [doc], "phase1": [], "phase2": None})
+        if phase == "1":
+            entry["phase1"].append(person)
+        else:
+            entry["phase2"] = person
+    record = {"format": "pgx-corpus campaign 1", "brat_path": "/", "seed": 13,
+              "people": [{"id": p, "role": "annotator", "phase1": True, "roster": True}
+                         for p in ("ann1", "ann2", "ann3")] + [{"id": s, "role": "senior", "phase1": False, "roster": True} for s in ("senior1", "senior2")],
+              "documents": list(documents.values())}
+    (campaign / "campaign.json").write_text(json.dumps(record, ensure_ascii=False, indent=1) + "\n")
+    pre = campaign / "preannotation"
+    pre.mkdir()
+    for name, text in TEXTS.items():
+        (pre / f"{name}.txt").write_text(text)
+        (pre / f"{name}.ann").write_text("")
+    return record
+
+
+def test_append_extends_campaign_json_and_preannotation(tmp_path: Path) -> None:
+    campaign = build_campaign(tmp_path)
+    record = part1_records(campaign)
+    collection = rebuild_collection(tmp_path)
+    assert main(["campaign", "append", str(campaign), "--collection", str(collection),
+                 "--roster", str(roster(tmp_path))]) == 0
+    after = json.loads((campaign / "campaign.json").read_text())
+    assert after["people"] == record["people"]
+    old = record["documents"]
+    assert after["documents"][: len(old)] == old
+    new = after["documents"][len(old):]
+    assert [e["document"] for e in new] == ["400_1", "400_2", "500_1"]
+    rows = manifest_rows(campaign)[1:]
+    for entry in new:
+        assert entry["files"] == [entry["document"]]
+        assert entry["phase1"] == sorted(r[2] for r in rows if r[0] == entry["document"] and r[1] == "1")
+        assert entry["phase2"] == next(r[2] for r in rows if r[0] == entry["document"] and r[1] == "2")
+        assert (campaign / "preannotation" / f"{entry['document']}.ann").read_bytes() == (
+            collection / f"{entry['document']}.ann").read_bytes()
+
+
+def test_append_cannot_add_people_to_a_campaign(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    campaign = build_campaign(tmp_path)
+    part1_records(campaign)
+    collection = rebuild_collection(tmp_path)
+    before = tree(campaign)
+    bigger = tmp_path / "bigger.tsv"
+    bigger.write_text(roster(tmp_path).read_text() + "".join(f"new{i}\tannotator\n" for i in range(4)))
+    assert main(["campaign", "append", str(campaign), "--collection", str(collection), "--roster", str(bigger)]) == 2
+    assert "append cannot add people" in capsys.readouterr().err
+    assert tree(campaign) == before
