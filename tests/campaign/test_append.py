@@ -104,9 +104,9 @@ def part1_records(campaign: Path) -> dict[str, Any]:
             entry["phase1"].append(person)
         else:
             entry["phase2"] = person
-    record = {"format": "pgx-corpus campaign 1", "brat_path": "/", "seed": 13,
-              "people": [{"id": p, "role": "annotator", "phase1": True, "roster": True}
-                         for p in ("ann1", "ann2", "ann3")] + [{"id": s, "role": "senior", "phase1": False, "roster": True} for s in ("senior1", "senior2")],
+    people = [{"id": p, "role": "annotator", "phase1": True, "roster": True} for p in ("ann1", "ann2", "ann3")]
+    people += [{"id": s, "role": "senior", "phase1": False, "roster": True} for s in ("senior1", "senior2")]
+    record = {"format": "pgx-corpus campaign 1", "brat_path": "/", "seed": 13, "people": people,
               "documents": list(documents.values())}
     (campaign / "campaign.json").write_text(json.dumps(record, ensure_ascii=False, indent=1) + "\n")
     pre = campaign / "preannotation"
