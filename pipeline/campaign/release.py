@@ -404,7 +404,9 @@ def datasheet(info: Mapping[str, Any], tables: Sequence[Table]) -> str:
             f"senior annotator who had not annotated it ({camp['seniors']} seniors) compared and revised both "
             "annotations (phase 2); annotations were then homogenized in bulk (phase 3).",
         ]
-        if camp.get("documents_assigned") is not None:
+        if camp.get("documents_assigned") is not None and not camp["discarded_phase1"]:
+            lines.append(f"Of the {camp['documents_assigned']:,} sentences assigned, none was discarded in phase 1.")
+        elif camp.get("documents_assigned") is not None:
             lines.append(f"Of the {camp['documents_assigned']:,} sentences assigned, {camp['discarded_phase1']:,} "
                          "were discarded in phase 1 by at least one annotator (" + (", ".join(
                              f"{k} {v}" for k, v in camp["discard_reasons"].items()) or "no reason given")
