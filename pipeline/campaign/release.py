@@ -407,8 +407,9 @@ def datasheet(info: Mapping[str, Any], tables: Sequence[Table]) -> str:
         if camp.get("documents_assigned") is not None and not camp["discarded_phase1"]:
             lines.append(f"Of the {camp['documents_assigned']:,} sentences assigned, none was discarded in phase 1.")
         elif camp.get("documents_assigned") is not None:
-            lines.append(f"Of the {camp['documents_assigned']:,} sentences assigned, {camp['discarded_phase1']:,} "
-                         "were discarded in phase 1 by at least one annotator (" + (", ".join(
+            n = camp["discarded_phase1"]
+            lines.append(f"Of the {camp['documents_assigned']:,} sentences assigned, {n:,} "
+                         f"{'was' if n == 1 else 'were'} discarded in phase 1 by at least one annotator (" + (", ".join(
                              f"{k} {v}" for k, v in camp["discard_reasons"].items()) or "no reason given")
                          + ") and did not go on to phase 2.")
         if camp.get("held_back") is not None:
