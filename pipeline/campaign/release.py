@@ -16,6 +16,7 @@ Output ``DIR`` (built beside itself and swapped in whole):
 * ``tables/``: Table 2 (entities), Table 3 (relations), the corpus summary, and when the inputs are given
   Table 8 (entity agreement between the phase-1 annotators), Table 9 (relation agreement) and Table 10
   (pre-annotation against the final annotation), each as ``.md``, ``.csv`` and ``.png``;
+* ``decisions/``: the homogenization decisions files given (``decisions``), listed in the datasheet;
 * ``README.md``: the datasheet (contents, counts, annotation process, provenance from the build manifest:
   query, search date, counts per stage, model and package versions, configuration hashes, seeds);
 * ``release.json`` (the figures of the datasheet, machine-readable) and ``SHA256SUMS`` (every other file,
@@ -48,6 +49,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import yaml
 from bioc import biocjson, biocxml
 
 from pipeline.brat import agreement as agreement_mod
@@ -56,6 +58,7 @@ from pipeline.brat import stats as stats_mod
 from pipeline.brat import validate as validate_mod
 from pipeline.brat.conf import CONF_FILES, annotation_conf, copy_conf_files, write_conf_files
 from pipeline.brat.standoff import BratDocument, dumps, read_directory, read_document
+from pipeline.campaign.decisions import load_decisions
 from pipeline.campaign.finalize import DONE_TYPE, REPORT_JSON, check_output, doc_key, publish_dir, staging_dir
 from pipeline.campaign.layout import DISAGREEMENT, DISCARD_REASON, DISCARD_TYPE, PHASE1_DIR
 from pipeline.schema import Schema
@@ -81,6 +84,7 @@ class ReleaseInputs:
     version: str = ""
     date: str = ""
     export_config: export_mod.ExportConfig = field(default_factory=export_mod.ExportConfig)
+    decisions: list[Path] = field(default_factory=list)
 
 
 # --- reading and checking ---------------------------------------------------------------------
@@ -284,6 +288,29 @@ def write_tables(tables: Sequence[Table], out: Path) -> None:
             write_chart(out / f"{t.name}.png", t.title, t.chart)
 
 
+def decision_rows(paths: Sequence[Path], schema: Schema) -> list[list[str]]:
+    """``file, kind, what, change, why`` per entry of the decisions files (checked with the schema first)."""
+    rows = []
+    for path in paths:
+        load_decisions(path, schema)  # a file that cannot be applied is not released as the record
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        for kind in ("retype", "remove", "relations"):
+            for e in data.get(kind) or []:
+                what = str(e.get("term") if e.get("term") is not None else f"/{e.get('pattern')}/")
+                if kind == "retype":
+                    change = f"{e.get('from') or 'any type'} -> {e['to']}"
+                elif kind == "remove":
+                    change = f"{e.get('type') or 'any type'} removed"
+                else:
+                    what = e["from"] + (f" ({e.get('arg1') or '*'} -> {e.get('arg2') or '*'})"
+                                        if e.get("arg1") or e.get("arg2") else "")
+                    change = f"-> {e['to']}" if e.get("to") is not None else "deleted"
+                if e.get("documents"):
+                    what += f" in {len(e['documents'])} document(s)"
+                rows.append([path.name, kind, what, change, str(e.get("why") or "")])
+    return rows
+
+
 # --- files -----------------------------------------------------------------------------------------
 
 def write_tar_gz(source: Path, archive: Path, arcroot: str) -> None:
@@ -448,6 +475,12 @@ def datasheet(info: Mapping[str, Any], tables: Sequence[Table]) -> str:
         lines += ["", "### Build parameters", "", "| parameter | value |", "|---|---|"]
         lines += [f"| {k} | {v} |" for k, v in sorted(prov["params"].items())]
         lines.append("")
+    if info.get("decisions"):
+        lines += ["## Homogenization decisions", "",
+                  "Applied in bulk to the final corpus (`pgx-corpus decisions apply`); the files are in "
+                  "`decisions/`.", "", "| file | kind | term or relation | change | why |", "|---|---|---|---|---|"]
+        lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in info["decisions"]]
+        lines.append("")
     lines += [
         "## How to cite", "",
         f"Cite this release as \"{name}\" together with its `SHA256SUMS`, and the method: Legrand J, Gogdemir R, "
@@ -496,6 +529,10 @@ def release(inputs: ReleaseInputs, out: str | Path, schema: Schema) -> dict[str,
     if preannotation is None and inputs.manifest is not None:
         built = json.loads(inputs.manifest.read_text(encoding="utf-8")).get("outputs", {}).get("brat")
         preannotation = Path(built) if built and Path(built).is_dir() else None
+    names = [p.name for p in inputs.decisions]
+    if len(set(names)) != len(names):
+        raise ReleaseError(f"decisions files need distinct names, got {names}")
+    decisions = decision_rows(inputs.decisions, schema)
     cfg = inputs.export_config
     counts: Counter[str] = Counter()
     docs = export_mod.map_relations(docs, cfg.relation_map, counts)
@@ -531,6 +568,10 @@ def release(inputs: ReleaseInputs, out: str | Path, schema: Schema) -> dict[str,
         export_mod.export(docs, "conll", tmp / "conll" / "corpus.conll", schema, config=plain)
         splits = export_mod.export(docs, "splits", tmp / "splits", schema, config=plain)
         write_tables(tables, tmp / "tables")
+        if inputs.decisions:
+            (tmp / "decisions").mkdir()
+            for path in inputs.decisions:
+                (tmp / "decisions" / path.name).write_bytes(path.read_bytes())
         info: dict[str, Any] = {
             "name": inputs.name,
             "version": inputs.version,
@@ -544,6 +585,7 @@ def release(inputs: ReleaseInputs, out: str | Path, schema: Schema) -> dict[str,
             "provenance": prov,
             "tables": [t.name for t in tables],
             "relations_mapped": counts["relations_mapped"],
+            "decisions": decisions,
             **extra,
         }
         (tmp / "README.md").write_text(datasheet(info, tables), encoding="utf-8", newline="\n")

@@ -133,7 +133,7 @@ def run_release(args: argparse.Namespace) -> int:
     inputs = release_mod.ReleaseInputs(
         final=Path(args.final), campaign=args.campaign, preannotation=args.preannotation, manifest=args.manifest,
         name=args.name, version=args.release_version or "", date=args.date or "",
-        export_config=export_mod.load_export_config(args.config),
+        export_config=export_mod.load_export_config(args.config), decisions=list(args.decisions),
     )
     try:
         info = release_mod.release(inputs, args.out, schema)
@@ -229,6 +229,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--name", default="pgx-corpus", help="corpus name in the datasheet and archive")
     p.add_argument("--release-version", metavar="VERSION", help="version label in the datasheet")
     p.add_argument("--date", metavar="YYYY-MM-DD", help="release date (datasheet and BioC; default none)")
+    p.add_argument("--decisions", nargs="+", type=Path, default=[], metavar="FILE",
+                   help="homogenization decisions files applied to FINAL: copied and listed as the record")
     _add_schema(p)
     _add_export_config(p)
     p.add_argument("--json", action="store_true", help="print release.json on stdout")

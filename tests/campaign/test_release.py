@@ -41,13 +41,17 @@ def inputs(tmp_path: Path) -> dict[str, Path]:
         "seeds": {"sample": 13, "batch": 13},
         "failures": [],
     }))
-    return {"campaign": campaign, "final": final, "manifest": manifest, "pre": pre}
+    decisions = tmp_path / "phase3.yaml"
+    decisions.write_text("retype:\n  - {term: thrombosis, from: Disease, to: Disease, why: kept as Disease}\n"
+                         "relations:\n  - {from: transports, to: influences, arg1: Gene_or_protein}\n"
+                         "remove:\n  - {pattern: 'patients?', why: 'not a phenotype | guideline 2'}\n")
+    return {"campaign": campaign, "final": final, "manifest": manifest, "pre": pre, "decisions": decisions}
 
 
 def run_release(inputs: dict[str, Path], out: Path, *extra: str) -> int:
     return main(["release", str(inputs["final"]), "--out", str(out), "--campaign", str(inputs["campaign"]),
                  "--manifest", str(inputs["manifest"]), "--name", "pgx-demo", "--release-version", "1.0",
-                 "--date", "2026-02-01", *extra])
+                 "--date", "2026-02-01", "--decisions", str(inputs["decisions"]), *extra])
 
 
 def test_release_is_complete_and_byte_identical(inputs: dict[str, Path], tmp_path: Path) -> None:
@@ -129,6 +133,10 @@ def test_release_is_complete_and_byte_identical(inputs: dict[str, Path], tmp_pat
                      "(none 1, scope 1, typo 1)"):
         assert expected in readme, expected
     assert "| ann1 vs ann2 |" not in readme  # per pair: in tables/ only
+    assert files["decisions/phase3.yaml"] == inputs["decisions"].read_bytes()
+    assert "| phase3.yaml | retype | thrombosis | Disease -> Disease | kept as Disease |" in readme
+    assert "| phase3.yaml | remove | /patients?/ | any type removed | not a phenotype \\| guideline 2 |" in readme
+    assert "| phase3.yaml | relations | transports (Gene_or_protein -> *) | -> influences |  |" in readme
     assert str(tmp_path) not in readme and str(tmp_path) not in files["release.json"].decode()
 
 
@@ -142,6 +150,11 @@ def test_release_refuses_campaign_marks_and_invalid_documents(inputs: dict[str, 
     err = capsys.readouterr().err
     assert f"{final}/300_1.ann:5: T1 still carries Disagreement=ann1" in err
     assert f"{final}/100_1.ann:1:" in err and "nothing released" in err
+    assert not (tmp_path / "rel").exists()
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("retype:\n  - {term: x, to: Drug}\n")
+    assert main(["release", str(final), "--out", str(tmp_path / "rel"), "--decisions", str(bad)]) == 2
+    assert "'Drug' is not an entity type" in capsys.readouterr().err
     assert not (tmp_path / "rel").exists()
 
 
