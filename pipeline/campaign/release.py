@@ -523,16 +523,17 @@ def release(inputs: ReleaseInputs, out: str | Path, schema: Schema) -> dict[str,
     """Write the release of ``inputs.final`` to ``out`` (see the module docstring); returns release.json."""
     out_dir = Path(out)
     check_output(out_dir, SUMS)
-    docs = read_final(inputs.final, schema)
+    # the small inputs first, so a typo there is reported before the corpus is read
+    names = [p.name for p in inputs.decisions]
+    if len(set(names)) != len(names):
+        raise ReleaseError(f"decisions files need distinct names, got {names}")
+    decisions = decision_rows(inputs.decisions, schema)
     prov = provenance(inputs.manifest) if inputs.manifest else None
     preannotation = inputs.preannotation
     if preannotation is None and inputs.manifest is not None:
         built = json.loads(inputs.manifest.read_text(encoding="utf-8")).get("outputs", {}).get("brat")
         preannotation = Path(built) if built and Path(built).is_dir() else None
-    names = [p.name for p in inputs.decisions]
-    if len(set(names)) != len(names):
-        raise ReleaseError(f"decisions files need distinct names, got {names}")
-    decisions = decision_rows(inputs.decisions, schema)
+    docs = read_final(inputs.final, schema)
     cfg = inputs.export_config
     counts: Counter[str] = Counter()
     docs = export_mod.map_relations(docs, cfg.relation_map, counts)
