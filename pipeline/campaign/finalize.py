@@ -279,10 +279,10 @@ def check_document(
     """Why ``doc`` (a phase-2 document, ``where`` its ``.ann`` path) cannot be final yet."""
     found = [Finding(p.file, p.line, "invalid", p.message) for p in validate_mod.validate_document(
         doc, ann_text, conf, where)]
-    targets = {t.id: t for t in doc.textbounds}
+    types = {x.id: x.type for x in [*doc.textbounds, *doc.relations]}
     for a in doc.attributes:
         if a.type == DISAGREEMENT:
-            what = targets[a.target].type if a.target in targets else a.target
+            what = types.get(a.target, "undefined")
             found.append(Finding(where, a.line, "disagreement", f"{a.target} ({what}) still carries "
                                  f"{DISAGREEMENT}={a.value}: remove the attribute to accept it or delete "
                                  "the annotation to reject it"))

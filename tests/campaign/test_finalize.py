@@ -29,7 +29,7 @@ def test_finalize_keeps_finished_documents_and_holds_back_the_others(
     assert main(["campaign", "finalize", str(campaign), "--out", str(final)]) == 1
     err = capsys.readouterr().err
     # every held-back document is on stderr with file:line
-    assert f"held back 100_2: {campaign}/phase2/senior1/100_2.ann:4: R1 (R1) still carries Disagreement=ann2" in err
+    assert f"held back 100_2: {campaign}/phase2/senior1/100_2.ann:4: R1 (treats) still carries Disagreement=ann2" in err
     assert f"held back 200_1: {campaign}/phase2/senior1/200_1.ann:2: cannot parse line" in err
     assert f"held back 200_2: {campaign}/phase2/senior2/200_2.ann:1: T1: discarded in phase 2 (Reason=scope)" in err
 
