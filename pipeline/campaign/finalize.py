@@ -279,7 +279,7 @@ def check_document(
     """Why ``doc`` (a phase-2 document, ``where`` its ``.ann`` path) cannot be final yet."""
     found = [Finding(p.file, p.line, "invalid", p.message) for p in validate_mod.validate_document(
         doc, ann_text, conf, where)]
-    types = {x.id: x.type for x in [*doc.textbounds, *doc.relations]}
+    types = {t.id: t.type for t in doc.textbounds} | {r.id: r.type for r in doc.relations}
     for a in doc.attributes:
         if a.type == DISAGREEMENT:
             what = types.get(a.target, "undefined")
