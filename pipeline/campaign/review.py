@@ -149,11 +149,21 @@ def _pairwise_agreement(states: list[FileState], schema: Schema) -> dict[str, An
         agreement_mod.compare_collections(ref, pred, schema, ref_label=a, pred_label=b)
         for (a, b), (ref, pred) in sorted(by_pair.items())
     ]
-    mean: dict[str, dict[str, float]] = {}
+    mean: dict[str, dict[str, float | None]] = {}
     if pairs:
         for kind in ("entities", "relations"):
-            mean[kind] = {k: sum(p[kind][k]["micro"]["f1"] for p in pairs) / len(pairs) for k in pairs[0][kind]}
+            mean[kind] = {k: _mean([p[kind][k]["micro"]["f1"] for p in pairs]) for k in pairs[0][kind]}
     return {"pairs": pairs, "mean_f1": mean, "parse_issues": []}
+
+
+def _mean(scores: list[float | None]) -> float | None:
+    """Mean of the defined scores; None (undefined) when no pair had anything to score."""
+    defined = [s for s in scores if s is not None]
+    return sum(defined) / len(defined) if defined else None
+
+
+def _pct_cell(score: float | None) -> str:
+    return "n/a" if score is None else f"{100 * score:.1f}"
 
 
 def format_agreement_summary(result: Mapping[str, Any]) -> str:
@@ -170,7 +180,7 @@ def format_agreement_summary(result: Mapping[str, Any]) -> str:
         lines += [f"## {title}", "", "| pair | documents | " + " | ".join(settings) + " |",
                   "|---|---|" + "---|" * len(settings)]
         for p in result["pairs"]:
-            cells = " | ".join(f"{100 * p[kind][k]['micro']['f1']:.1f}" for k in settings)
+            cells = " | ".join(_pct_cell(p[kind][k]["micro"]["f1"]) for k in settings)
             lines.append(f"| {p['reference']} / {p['predicted']} | {p['documents']['common']} | {cells} |")
         lines.append("")
     lines += ["# Details", "", agreement_mod.format_agreement(result)]

@@ -373,4 +373,4 @@ def test_other_modules_add_campaign_commands() -> None:
     demo.set_defaults(func=lambda args: 7)
     args = parser.parse_args(["campaign", "demo", "somewhere"])
     assert args.func(args) == 7 and args.campaign_dir == "somewhere"
-    assert sorted(campaign_commands.COMMANDS) == ["demo", "review", "status"]
+    assert sorted(campaign_commands.COMMANDS) == ["append", "demo", "finalize", "review", "status"]

@@ -1,0 +1,160 @@
+"""Rebuilds: append newly sampled sentences to a running campaign without moving anything.
+
+Input: a campaign directory (``manifest.csv`` and ``phase1/<person>/`` collections, see
+:mod:`pipeline.campaign.layout`), the brat collection of a rebuild (``OUT/brat``, a superset or an
+overlapping set of the documents already assigned), the roster and the batch seed.
+
+What :func:`append_to_campaign` does:
+
+* reads the existing assignments of ``manifest.csv`` and keeps every row exactly (people no longer in the
+  roster keep their documents); documents already assigned are never reassigned, copied or rewritten, so
+  an annotator's started ``.ann`` is never touched, whatever the rebuild's pre-annotation says;
+* assigns only the documents of the collection missing from the manifest, with the same balanced, seeded
+  rule as ``pgx-corpus batches`` (:func:`pipeline.corpus.batches.assign`: two phase-1 annotators, one
+  senior who is neither; loads count the existing rows);
+* writes the new documents into the phase-1 collections of their annotators only (``NAME.txt`` and the
+  pre-annotated ``NAME.ann``; a new person's collection gets the configuration files of an existing
+  phase-1 collection, else the rebuild's); phase 2 is built later by ``campaign review``;
+* rewrites ``manifest.csv`` (old rows first, as they were, then the new ones) atomically;
+* in a campaign written by part 1's ``batches`` (with ``campaign.json`` and ``preannotation/``), also
+  appends the new documents to ``campaign.json`` (``{"document", "files", "phase1", "phase2"}`` entries
+  after the existing ones, which stay as they are) and copies them to ``preannotation/`` (the reference
+  of ``campaign status`` and of the text check); such a campaign gives each person an ``acl.conf``, a
+  guide and a brat user, so a new document may only go to people who already have a phase-1 collection
+  (RosterError otherwise, before anything is written).
+
+A file that already exists where a new document would go is never overwritten: the document is left out
+of this append (reported, counted) and stays unassigned, so the next append retries it.
+
+Count keys: ``documents``, ``documents_assigned_before``, ``documents_new``, ``documents_appended``,
+``documents_blocked``, ``files_written``, ``assignments:phase1``, ``assignments:phase2``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import logging
+import os
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from pipeline.brat.conf import copy_conf_files
+from pipeline.campaign.finalize import doc_key
+from pipeline.campaign.layout import ASSIGNMENTS_CSV, CAMPAIGN_MANIFEST, PHASE1_DIR
+from pipeline.corpus.batches import MANIFEST_FIELDS, ManifestError, RosterError, assign, read_manifest, read_roster
+
+log = logging.getLogger(__name__)
+
+#: the pre-annotation copy part 1's ``batches`` keeps in the campaign (``pipeline.campaign.deploy``)
+PREANNOTATION_DIR = "preannotation"
+
+
+def _row_key(row: tuple[str, str, str]) -> tuple[Any, ...]:
+    return doc_key(row[0]), row[1], row[2]
+
+
+def append_to_campaign(
+    collection: str | Path, campaign_dir: str | Path, roster: str | Path, *, seed: int = 13,
+    counts: Counter[str] | None = None,
+) -> list[tuple[str, str, str]]:
+    """Assign and write the new documents of ``collection``; returns the new manifest rows.
+
+    Raises RosterError, ManifestError or FileNotFoundError before anything is written.
+    """
+    counts = counts if counts is not None else Counter()
+    campaign, src = Path(campaign_dir), Path(collection)
+    people = read_roster(Path(roster))
+    manifest = campaign / ASSIGNMENTS_CSV
+    if not manifest.is_file():
+        raise ManifestError(f"{manifest}: no campaign manifest (start the campaign with `pgx-corpus batches`)")
+    previous = read_manifest(manifest)
+    if not src.is_dir():
+        raise FileNotFoundError(f"{src}: not a directory")
+    txts = {p.stem: p for p in src.glob("*.txt")}
+    assigned = {d for d, _, _ in previous}
+    counts["documents"] += len(txts)
+    counts["documents_assigned_before"] += len(assigned)
+    new_docs = sorted(set(txts) - assigned, key=doc_key)
+    counts["documents_new"] += len(new_docs)
+    rows = assign(new_docs, people, seed, previous)
+    old = set(previous)
+    new_rows: list[tuple[str, str, str]] = [r for r in rows if r not in old]
+
+    phase1 = campaign / PHASE1_DIR
+    pre = campaign / PREANNOTATION_DIR
+    blocked = set()
+    for doc, phase, person in new_rows:
+        targets = [phase1 / person] if phase == "1" else []
+        targets += [pre] if pre.is_dir() else []
+        if any((d / f"{doc}{suffix}").exists() for d in targets for suffix in (".txt", ".ann")):
+            blocked.add(doc)
+    for doc in sorted(blocked, key=doc_key):
+        log.warning("%s: a file for this new document already exists in %s; left unassigned", doc, campaign)
+    counts["documents_blocked"] += len(blocked)
+    new_rows = [r for r in new_rows if r[0] not in blocked]
+
+    campaign_json = campaign / CAMPAIGN_MANIFEST
+    record = _read_campaign_json(campaign_json) if campaign_json.is_file() else None
+    if record is not None:
+        # a campaign written by `batches` has acl.conf, users and guide per person: append cannot add people
+        newcomers = sorted({p for _, phase, p in new_rows if phase == "1" and not (phase1 / p).is_dir()})
+        if newcomers:
+            raise RosterError(f"{roster}: {', '.join(newcomers)} would get documents but have no collection in "
+                              f"{phase1} (append cannot add people to a campaign; rerun batches for that)")
+
+    conf_source = next((p for p in sorted(phase1.glob("*")) if (p / "annotation.conf").is_file()), src)
+    for doc, phase, person in new_rows:
+        counts[f"assignments:phase{phase}"] += 1
+        if phase != "1":
+            continue
+        dest = phase1 / person
+        if not (dest / "annotation.conf").exists():
+            copy_conf_files(conf_source, dest)
+        for suffix in (".txt", ".ann"):
+            source = txts[doc].with_suffix(suffix)
+            # a document without .ann gets an empty one, as batches writes it
+            (dest / source.name).write_bytes(source.read_bytes() if source.exists() else b"")
+            counts["files_written"] += 1
+    docs_appended = sorted({d for d, _, _ in new_rows}, key=doc_key)
+    counts["documents_appended"] += len(docs_appended)
+    if pre.is_dir():
+        for doc in docs_appended:
+            for suffix in (".txt", ".ann"):
+                source = txts[doc].with_suffix(suffix)
+                (pre / source.name).write_bytes(source.read_bytes() if source.exists() else b"")
+    if record is not None:
+        for doc in docs_appended:
+            record["documents"].append({
+                "document": doc, "files": [doc],
+                "phase1": sorted(p for d, phase, p in new_rows if d == doc and phase == "1"),
+                "phase2": next((p for d, phase, p in new_rows if d == doc and phase == "2"), None),
+            })
+        _write_atomically(campaign_json, json.dumps(record, ensure_ascii=False, indent=1) + "\n")
+
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(MANIFEST_FIELDS)
+    writer.writerows(previous)
+    appended = sorted(new_rows, key=_row_key)
+    writer.writerows(appended)
+    _write_atomically(manifest, buf.getvalue())
+    return new_rows
+
+
+def _read_campaign_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ManifestError(f"{path}: cannot read the campaign manifest: {exc}") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("documents"), list):
+        raise ManifestError(f"{path}: not a campaign manifest (no documents list)")
+    return data
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    tmp.write_text(text, encoding="utf-8", newline="\n")
+    os.replace(tmp, path)

@@ -1,0 +1,300 @@
+"""Homogenization decisions (phase 3) applied in bulk to a brat collection: ``pgx-corpus decisions apply``.
+
+A decisions file is YAML with up to three lists; every entry may carry a free-text ``why`` (kept in the
+file, for the record) and ``documents`` (a list of document names the entry is limited to; quote them,
+as YAML reads an unquoted ``123_4`` as a number)::
+
+    retype:                        # give a term another entity type
+      - term: drug response        # the entity's text (fragments joined by a space), case-insensitive
+        from: Phenotype            # optional: only entities of this type
+        to: Pharmacodynamic_phenotype
+      - pattern: "(?i)plasma .* levels?"   # or a regex that must match the whole entity text
+        to: Pharmacokinetic_phenotype
+    remove:                        # delete a term: the entity, its relations and their attributes/notes
+      - term: patients
+        type: Phenotype            # optional: only entities of this type
+    relations:                     # remap a relation type; `to: null` deletes those relations
+      - from: metabolizes
+        to: influences
+        arg1: Chemical             # optional: only when Arg1 is this type (or a subtype) ...
+        arg2: Gene_or_protein      # ... and Arg2 this type (or a subtype)
+
+Entries are applied in file order: all ``retype`` entries, then ``remove``, then ``relations``.  Types are
+checked against the schema before anything is touched.  A relation that becomes identical to another one
+of its document is merged (see :func:`pipeline.campaign.finalize.merge_duplicate_relations`).
+
+:func:`apply_decisions` returns, per changed document, the old and new ``.ann`` text; nothing else is
+rewritten (unchanged documents keep their bytes).  :func:`unified_diff` renders the change, and
+:func:`write_changes` writes all changed ``.ann`` files atomically (every new file is written beside its
+target first, then each is renamed over it).  Applying the same file twice changes nothing the second time.
+A change that would make a document invalid for the collection's ``annotation.conf`` is reported
+(``file:line: message``) and nothing is written.
+
+Count keys: ``documents``, ``documents_changed``, ``retyped``, ``removed``, ``removed_dependants``,
+``relations_remapped``, ``relations_deleted``, ``relations_merged``, ``decision:<kind>:<index>`` (edits per
+entry, index from 1 within its list).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from pipeline.brat import validate as validate_mod
+from pipeline.brat.standoff import BratDocument, dumps, parse_ann
+from pipeline.campaign.finalize import doc_key, merge_duplicate_relations, remove_annotations
+from pipeline.schema import Schema
+
+KINDS = ("retype", "remove", "relations")
+
+
+class DecisionsError(ValueError):
+    """A decisions file that cannot be applied; the message names the file (and entry)."""
+
+
+@dataclass(frozen=True)
+class TermSelector:
+    term: str | None = None
+    pattern: re.Pattern[str] | None = None
+    type: str | None = None
+    documents: frozenset[str] | None = None
+
+    def selects(self, doc: BratDocument, type_: str, text: str) -> bool:
+        if self.documents is not None and doc.name not in self.documents:
+            return False
+        if self.type is not None and type_ != self.type:
+            return False
+        norm = " ".join(text.split())
+        if self.term is not None:
+            return norm.casefold() == self.term.casefold()
+        assert self.pattern is not None
+        return self.pattern.fullmatch(norm) is not None
+
+
+@dataclass(frozen=True)
+class RelationRule:
+    source: str
+    target: str | None
+    arg1: str | None = None
+    arg2: str | None = None
+    documents: frozenset[str] | None = None
+
+
+@dataclass
+class Decisions:
+    retype: list[tuple[TermSelector, str]] = field(default_factory=list)
+    remove: list[TermSelector] = field(default_factory=list)
+    relations: list[RelationRule] = field(default_factory=list)
+
+
+def _entity_type(value: Any, schema: Schema, where: str) -> str:
+    if not isinstance(value, str) or value not in schema.entity_parent:
+        raise DecisionsError(f"{where}: {value!r} is not an entity type of the schema")
+    return value
+
+
+def _selector(entry: Mapping[str, Any], schema: Schema, where: str, type_key: str) -> TermSelector:
+    term, pattern = entry.get("term"), entry.get("pattern")
+    if (term is None) == (pattern is None):
+        raise DecisionsError(f"{where}: give exactly one of term or pattern")
+    compiled = None
+    if pattern is not None:
+        try:
+            compiled = re.compile(str(pattern))
+        except re.error as exc:
+            raise DecisionsError(f"{where}: bad pattern {pattern!r}: {exc}") from exc
+    docs = entry.get("documents")
+    if docs is not None and (not isinstance(docs, list) or not all(isinstance(d, str) for d in docs)):
+        raise DecisionsError(f"{where}: documents must be a list of quoted document names "
+                             "(YAML reads an unquoted 123_4 as the number 1234)")
+    type_ = entry.get(type_key)
+    return TermSelector(
+        term=" ".join(str(term).split()) if term is not None else None,
+        pattern=compiled,
+        type=_entity_type(type_, schema, where) if type_ is not None else None,
+        documents=frozenset(docs) if docs is not None else None,
+    )
+
+
+def load_decisions(path: str | Path, schema: Schema) -> Decisions:
+    """Read and check a decisions file (see the module docstring)."""
+    p = Path(path)
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise DecisionsError(f"{p}: cannot read decisions: {exc}") from exc
+    if not isinstance(data, Mapping):
+        raise DecisionsError(f"{p}: top level must be a mapping with {', '.join(KINDS)}")
+    unknown = set(data) - set(KINDS)
+    if unknown:
+        raise DecisionsError(f"{p}: unknown key(s) {sorted(unknown)} (expected {', '.join(KINDS)})")
+    out = Decisions()
+    allowed = {"retype": {"term", "pattern", "from", "to", "why", "documents"},
+               "remove": {"term", "pattern", "type", "why", "documents"},
+               "relations": {"from", "to", "arg1", "arg2", "why", "documents"}}
+    for kind in KINDS:
+        entries = data.get(kind) or []
+        if not isinstance(entries, list):
+            raise DecisionsError(f"{p}: {kind} must be a list")
+        for i, entry in enumerate(entries, 1):
+            where = f"{p}: {kind} entry {i}"
+            if not isinstance(entry, Mapping):
+                raise DecisionsError(f"{where}: must be a mapping")
+            extra = set(entry) - allowed[kind]
+            if extra:
+                raise DecisionsError(f"{where}: unknown key(s) {sorted(extra)}")
+            if kind == "retype":
+                if "to" not in entry:
+                    raise DecisionsError(f"{where}: needs to")
+                out.retype.append((_selector(entry, schema, where, "from"), _entity_type(entry["to"], schema, where)))
+            elif kind == "remove":
+                out.remove.append(_selector(entry, schema, where, "type"))
+            else:
+                source, target = entry.get("from"), entry.get("to", "")
+                if source not in schema.relation_parent:
+                    raise DecisionsError(f"{where}: from {source!r} is not a relation type of the schema")
+                if target is not None and target not in schema.relation_parent:
+                    raise DecisionsError(f"{where}: to {target!r} is not a relation type of the schema (null deletes)")
+                docs = _selector({"term": "", "documents": entry.get("documents")}, schema, where, "type").documents
+                out.relations.append(RelationRule(
+                    source, target,
+                    _entity_type(entry["arg1"], schema, where) if entry.get("arg1") is not None else None,
+                    _entity_type(entry["arg2"], schema, where) if entry.get("arg2") is not None else None,
+                    docs,
+                ))
+    return out
+
+
+def _text(doc: BratDocument, frags: Sequence[tuple[int, int]], fallback: str) -> str:
+    return " ".join(doc.text[s:e] for s, e in frags) if doc.text else fallback
+
+
+def apply_to_document(doc: BratDocument, decisions: Decisions, schema: Schema,
+                      counts: Counter[str] | None = None) -> BratDocument:
+    """``doc`` with the decisions applied (a new object; ``doc`` is not modified)."""
+    counts = counts if counts is not None else Counter()
+    textbounds = list(doc.textbounds)
+    for i, (sel, to) in enumerate(decisions.retype, 1):
+        for k, t in enumerate(textbounds):
+            if t.type != to and sel.selects(doc, t.type, _text(doc, t.fragments, t.text)):
+                textbounds[k] = replace(t, type=to)
+                counts["retyped"] += 1
+                counts[f"decision:retype:{i}"] += 1
+    doc = replace(doc, textbounds=textbounds)
+    for i, sel in enumerate(decisions.remove, 1):
+        ids = [t.id for t in doc.textbounds if sel.selects(doc, t.type, _text(doc, t.fragments, t.text))]
+        if ids:
+            before = sum(1 for _ in doc.ids())
+            doc, _gone = remove_annotations(doc, ids)
+            counts["removed"] += len(ids)
+            counts["removed_dependants"] += before - sum(1 for _ in doc.ids()) - len(ids)
+            counts[f"decision:remove:{i}"] += len(ids)
+    types = {t.id: t.type for t in doc.textbounds}
+    relations = list(doc.relations)
+    deleted: list[str] = []
+    for i, rule in enumerate(decisions.relations, 1):
+        if rule.documents is not None and doc.name not in rule.documents:
+            continue
+        for k, r in enumerate(relations):
+            if r.type != rule.source or r.id in deleted:
+                continue
+            a1, a2 = types.get(r.arg("Arg1") or ""), types.get(r.arg("Arg2") or "")
+            if rule.arg1 is not None and not (a1 and schema.is_a(a1, rule.arg1)):
+                continue
+            if rule.arg2 is not None and not (a2 and schema.is_a(a2, rule.arg2)):
+                continue
+            counts[f"decision:relations:{i}"] += 1
+            if rule.target is None:
+                deleted.append(r.id)
+                counts["relations_deleted"] += 1
+            else:
+                relations[k] = replace(r, type=rule.target)
+                counts["relations_remapped"] += 1
+    doc = replace(doc, relations=relations)
+    if deleted:
+        doc = remove_annotations(doc, deleted)[0]
+    return merge_duplicate_relations(doc, counts)
+
+
+@dataclass
+class Change:
+    name: str
+    path: Path
+    old: str
+    new: str
+
+
+def apply_decisions(directory: str | Path, decisions: Decisions, schema: Schema,
+                    counts: Counter[str] | None = None) -> tuple[list[Change], list[str]]:
+    """Changes the decisions make to the ``.ann`` files under ``directory`` (not written), and problems.
+
+    Problems (``file:line: message``) are parse issues of the input and validation failures of a changed
+    document against the collection's ``annotation.conf``; the caller writes nothing when there are any.
+    """
+    root = Path(directory)
+    if not root.is_dir():
+        raise FileNotFoundError(f"{root}: not a directory")
+    counts = counts if counts is not None else Counter()
+    changes: list[Change] = []
+    problems: list[str] = []
+    conf_path = validate_mod.find_conf(root)
+    conf = (validate_mod.parse_annotation_conf(conf_path.read_text(encoding="utf-8"), str(conf_path))[0]
+            if conf_path else None)
+    for txt in sorted(root.glob("*.txt"), key=lambda p: doc_key(p.stem)):
+        ann = txt.with_suffix(".ann")
+        try:
+            old = ann.read_text(encoding="utf-8") if ann.exists() else ""
+            text = txt.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            problems.append(f"{ann}:0: cannot read the document: {exc}")
+            continue
+        doc, issues = parse_ann(txt.stem, text, old, str(ann))
+        counts["documents"] += 1
+        problems += [str(i) for i in issues]
+        new_doc = apply_to_document(doc, decisions, schema, counts)
+        if new_doc == doc:
+            continue
+        new = dumps(new_doc)
+        if new == old:
+            continue
+        counts["documents_changed"] += 1
+        if conf is not None:
+            reparsed, _ = parse_ann(txt.stem, doc.text, new, str(ann) + " (after decisions)")
+            problems += [str(p) for p in validate_mod.validate_document(reparsed, new, conf,
+                                                                       str(ann) + " (after decisions)")]
+        changes.append(Change(txt.stem, ann, old, new))
+    return changes, problems
+
+
+def unified_diff(changes: Sequence[Change], root: str | Path) -> str:
+    """A unified diff (``a/NAME.ann`` -> ``b/NAME.ann``, paths relative to ``root``) of the changes."""
+    out: list[str] = []
+    for c in changes:
+        rel = c.path.relative_to(Path(root)).as_posix()
+        out += difflib.unified_diff(c.old.splitlines(keepends=True), c.new.splitlines(keepends=True),
+                                    f"a/{rel}", f"b/{rel}")
+    return "".join(out)
+
+
+def write_changes(changes: Sequence[Change]) -> None:
+    """Write every new ``.ann`` beside its target, then rename each over it (no half-written file)."""
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for c in changes:
+            tmp = c.path.with_name(f".{c.path.name}.tmp-{os.getpid()}")
+            tmp.write_text(c.new, encoding="utf-8", newline="\n")
+            staged.append((tmp, c.path))
+    except BaseException:
+        for tmp, _ in staged:
+            tmp.unlink(missing_ok=True)
+        raise
+    for tmp, target in staged:
+        os.replace(tmp, target)

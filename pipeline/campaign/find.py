@@ -1,0 +1,208 @@
+"""``pgx-corpus find``: list the sentences of a brat collection that expose a source of heterogeneity.
+
+Input: brat documents (one sentence each in PGxCorpus; offsets half-open into the ``.txt``).  Criteria:
+
+* ``keyword``: a word or phrase, case-insensitive, on word boundaries (``combination`` does not match
+  ``combinations``; write a regex for that);
+* ``regex``: a Python regular expression searched in the text (case-sensitive unless it says ``(?i)``);
+* ``entity_type``: an entity of that type or of one of its subtypes in the schema (``Phenotype`` finds
+  ``Disease`` too); append ``=`` (``Phenotype=``) for that exact type only;
+* ``relation``: ``RELATION`` or ``ARG1-RELATION-ARG2`` where each part is a type or ``*``; argument types
+  match their subtypes (``Chemical-treats-Phenotype`` finds a ``treats`` whose Arg2 is a ``Disease``), the
+  relation type matches exactly (``influences`` does not find ``increases``).
+
+Values of one criterion are alternatives (any may match); different criteria must all match.  A sentence
+matches when every given criterion does.  Each match lists what matched (keyword and regex hits as
+half-open spans into the text, entity ids, relation ids) and all the sentence's annotations.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pipeline.brat.standoff import BratDocument, TextBound
+from pipeline.brat.stats import relation_modality
+from pipeline.documents import Span
+from pipeline.schema import Schema
+
+
+class PatternError(ValueError):
+    """A criterion that cannot be used (bad regex, unknown type, malformed relation pattern)."""
+
+
+@dataclass(frozen=True)
+class RelationPattern:
+    arg1: str
+    relation: str
+    arg2: str
+
+    @classmethod
+    def parse(cls, text: str) -> RelationPattern:
+        parts = text.split("-")
+        if len(parts) == 1 and parts[0]:
+            return cls("*", parts[0], "*")
+        if len(parts) == 3 and all(parts):
+            return cls(parts[0], parts[1], parts[2])
+        raise PatternError(f"bad relation pattern {text!r}: expected RELATION or ARG1-RELATION-ARG2 (* for any)")
+
+
+@dataclass
+class Criteria:
+    keywords: list[str] = field(default_factory=list)
+    regexes: list[str] = field(default_factory=list)
+    entity_types: list[str] = field(default_factory=list)
+    relations: list[str] = field(default_factory=list)
+
+    def empty(self) -> bool:
+        return not (self.keywords or self.regexes or self.entity_types or self.relations)
+
+
+@dataclass
+class Match:
+    document: str
+    text: str
+    spans: list[Span]
+    entities: list[str]
+    relations: list[str]
+    doc: BratDocument
+
+    def as_dict(self, schema: Schema) -> dict[str, Any]:
+        return {
+            "document": self.document,
+            "text": self.text,
+            "matched": {"spans": [list(s) for s in self.spans], "entities": self.entities,
+                        "relations": self.relations},
+            "entities": [_entity(t) for t in self.doc.textbounds],
+            "relations": [_relation(self.doc, r.id, schema) for r in self.doc.relations],
+        }
+
+
+def _entity(t: TextBound) -> dict[str, Any]:
+    return {"id": t.id, "type": t.type, "fragments": [list(f) for f in t.fragments], "text": t.text}
+
+
+def _relation(doc: BratDocument, rid: str, schema: Schema) -> dict[str, Any]:
+    r = next(x for x in doc.relations if x.id == rid)
+    return {"id": r.id, "type": r.type, "args": {role: ref for role, ref in r.args},
+            "modality": list(relation_modality(doc, r.id, schema, Counter()))}
+
+
+def _type_matcher(spec: str, schema: Schema) -> tuple[str, bool]:
+    exact = spec.endswith("=")
+    name = spec.rstrip("=")
+    if name != "*" and name not in schema.entity_parent:
+        raise PatternError(f"unknown entity type {name!r} (schema {schema.path or 'config/schema.yaml'})")
+    return name, exact
+
+
+def _type_ok(type_: str, spec: tuple[str, bool], schema: Schema) -> bool:
+    name, exact = spec
+    if name == "*":
+        return True
+    return type_ == name if exact else (type_ in schema.entity_parent and schema.is_a(type_, name))
+
+
+def compile_criteria(criteria: Criteria, schema: Schema) -> dict[str, Any]:
+    """Checked, compiled criteria (raises PatternError naming the bad one)."""
+    try:
+        keywords = [re.compile(r"(?<!\w)" + re.escape(k) + r"(?!\w)", re.IGNORECASE) for k in criteria.keywords]
+        regexes = [re.compile(r) for r in criteria.regexes]
+    except re.error as exc:
+        raise PatternError(f"bad regex: {exc}") from exc
+    relations = []
+    for text in criteria.relations:
+        pat = RelationPattern.parse(text)
+        if pat.relation != "*" and pat.relation not in schema.relation_parent:
+            raise PatternError(f"unknown relation type {pat.relation!r} in {text!r}")
+        relations.append((_type_matcher(pat.arg1, schema), pat.relation, _type_matcher(pat.arg2, schema)))
+    return {
+        "keywords": keywords,
+        "regexes": regexes,
+        "entity_types": [_type_matcher(t, schema) for t in criteria.entity_types],
+        "relations": relations,
+    }
+
+
+def match_document(doc: BratDocument, compiled: dict[str, Any], schema: Schema) -> Match | None:
+    """The match of ``doc`` under compiled criteria, or None."""
+    spans: list[Span] = []
+    for group in ("keywords", "regexes"):
+        if compiled[group]:
+            hits = [m.span() for rx in compiled[group] for m in rx.finditer(doc.text)]
+            if not hits:
+                return None
+            spans += hits
+    entities: list[str] = []
+    if compiled["entity_types"]:
+        entities = [t.id for t in doc.textbounds if any(_type_ok(t.type, s, schema) for s in compiled["entity_types"])]
+        if not entities:
+            return None
+    relations: list[str] = []
+    if compiled["relations"]:
+        types = {t.id: t.type for t in doc.textbounds}
+        for r in doc.relations:
+            a1 = types.get(r.arg("Arg1") or "", "")
+            a2 = types.get(r.arg("Arg2") or "", "")
+            for s1, rel, s2 in compiled["relations"]:
+                if (rel in ("*", r.type)) and _type_ok(a1, s1, schema) and _type_ok(a2, s2, schema):
+                    relations.append(r.id)
+                    break
+        if not relations:
+            return None
+    return Match(doc.name, doc.text, sorted(set(spans)), entities, relations, doc)
+
+
+def find(docs: Iterable[BratDocument], criteria: Criteria, schema: Schema) -> list[Match]:
+    """Matches of ``docs`` (in the given order) under ``criteria``; no criterion matches every document."""
+    compiled = compile_criteria(criteria, schema)
+    return [m for doc in docs if (m := match_document(doc, compiled, schema)) is not None]
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _highlight(text: str, spans: Sequence[Span]) -> str:
+    out, pos = [], 0
+    for s, e in sorted(spans):
+        if s < pos:
+            continue
+        out += [text[pos:s], "**", text[s:e], "**"]
+        pos = e
+    out.append(text[pos:])
+    return "".join(out).replace("\n", " ")
+
+
+def format_markdown(matches: Sequence[Match], schema: Schema, total: int, matched: int | None = None) -> str:
+    """One section per matching sentence: the text (hits in bold), its entities and relations.
+
+    ``total``: sentences searched; ``matched``: sentences matching when ``matches`` is a shortened list.
+    """
+    matched = len(matches) if matched is None else matched
+    shown = f" ({len(matches)} shown)" if matched != len(matches) else ""
+    lines = [f"{matched} of {total} sentences match{shown}", ""]
+    for m in matches:
+        lines += [f"## {m.document}", "", _highlight(m.text, m.spans), ""]
+        doc = m.doc
+        if doc.textbounds:
+            lines += ["| entity | type | span | text |", "|---|---|---|---|"]
+            for t in doc.textbounds:
+                mark = " *" if t.id in m.entities else ""
+                span = ";".join(f"{s}-{e}" for s, e in t.fragments)
+                lines.append(f"| {t.id}{mark} | {t.type} | {span} | {_md_cell(t.text)} |")
+            lines.append("")
+        if doc.relations:
+            texts = {t.id: t.text for t in doc.textbounds}
+            lines += ["| relation | type | Arg1 | Arg2 | modality |", "|---|---|---|---|---|"]
+            for r in doc.relations:
+                mark = " *" if r.id in m.relations else ""
+                a1, a2 = r.arg("Arg1") or "", r.arg("Arg2") or ""
+                mod = "+".join(relation_modality(doc, r.id, schema, Counter())) or "-"
+                lines.append(f"| {r.id}{mark} | {r.type} | {a1} {_md_cell(texts.get(a1, ''))} "
+                             f"| {a2} {_md_cell(texts.get(a2, ''))} | {mod} |")
+            lines.append("")
+    return "\n".join(lines).rstrip() + "\n"

@@ -1,0 +1,609 @@
+"""``pgx-corpus release``: a citable, byte-reproducible package of a final corpus.
+
+Input: ``FINAL`` (a brat collection written by ``campaign finalize``, possibly edited by ``decisions
+apply``; offsets half-open into each ``.txt``), optionally the campaign directory (phase-1 collections for
+Tables 8-9), the pre-annotated collection (Table 10) and the build manifest (provenance).  The release
+refuses a collection that does not validate or still holds campaign marks (``Disagreement`` attributes,
+``Discard`` entities): every problem is reported as ``file:line: message``.
+
+Output ``DIR`` (built beside itself and swapped in whole):
+
+* ``brat/``: the documents and ``annotation.conf``, ``visual.conf``, ``tools.conf``, ``kb_shortcuts.conf``;
+  ``brat.tar.gz``: the same as one archive;
+* ``bioc/corpus.bioc.xml``, ``bioc/corpus.bioc.json``, ``pubtator/corpus.pubtator``,
+  ``conll/corpus.conll`` (:mod:`pipeline.brat.export`; relation types mapped by ``relation_map``);
+* ``splits/``: 60/20/20 PMID-grouped splits (``pmids_*.txt``, brat per split, ``splits.json``);
+* ``tables/``: Table 2 (entities), Table 3 (relations), the corpus summary, and when the inputs are given
+  Table 8 (entity agreement between the phase-1 annotators), Table 9 (relation agreement) and Table 10
+  (pre-annotation against the final annotation), each as ``.md``, ``.csv`` and ``.png``;
+* ``decisions/``: the homogenization decisions files given (``decisions``), listed in the datasheet;
+* ``README.md``: the datasheet (contents, counts, annotation process, provenance from the build manifest:
+  query, search date, counts per stage, model and package versions, configuration hashes, seeds);
+* ``release.json`` (the figures of the datasheet, machine-readable) and ``SHA256SUMS`` (every other file,
+  ``sha256sum -c`` format, sorted by path).
+
+Byte reproducibility: nothing records the time or the machine (the BioC collection date is the ``date``
+argument, empty by default; absolute paths of the build manifest are reduced to file names); the archive
+has fixed member metadata (mtime 0, uid/gid 0, no owner names, sorted members) and a gzip header without
+name or time; PNG files are written without the ``Software`` text chunk (matplotlib writes no time).
+
+Agreement (Tables 8-9) is computed between every pair of phase-1 annotators on the released documents
+both of them annotated (the phase-1 copies of a released document were, by construction, not discarded);
+Discard and Done marker entities and the ``Composite`` presentation attribute are ignored.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import hashlib
+import io
+import itertools
+import json
+import logging
+import math
+import shutil
+import tarfile
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+from bioc import biocjson, biocxml
+
+from pipeline.brat import agreement as agreement_mod
+from pipeline.brat import export as export_mod
+from pipeline.brat import stats as stats_mod
+from pipeline.brat import validate as validate_mod
+from pipeline.brat.conf import CONF_FILES, annotation_conf, copy_conf_files, write_conf_files
+from pipeline.brat.standoff import BratDocument, dumps, read_directory, read_document
+from pipeline.campaign.decisions import load_decisions
+from pipeline.campaign.finalize import DONE_TYPE, REPORT_JSON, check_output, doc_key, publish_dir, staging_dir
+from pipeline.campaign.layout import DISAGREEMENT, DISCARD_REASON, DISCARD_TYPE, PHASE1_DIR
+from pipeline.schema import Schema
+
+log = logging.getLogger(__name__)
+
+SUMS = "SHA256SUMS"
+POOLED = "all pairs"
+RELEASE_JSON = "release.json"
+
+
+class ReleaseError(ValueError):
+    """The final corpus cannot be released as it is (the message lists ``file:line`` problems)."""
+
+
+@dataclass
+class ReleaseInputs:
+    final: Path
+    campaign: Path | None = None
+    preannotation: Path | None = None
+    manifest: Path | None = None
+    name: str = "pgx-corpus"
+    version: str = ""
+    date: str = ""
+    export_config: export_mod.ExportConfig = field(default_factory=export_mod.ExportConfig)
+    decisions: list[Path] = field(default_factory=list)
+
+
+# --- reading and checking ---------------------------------------------------------------------
+
+def read_final(final: Path, schema: Schema) -> list[BratDocument]:
+    """The documents of ``final`` (top level, by PMID then index); ReleaseError lists every problem."""
+    if not final.is_dir():
+        raise FileNotFoundError(f"{final}: not a directory")
+    conf_path = final / "annotation.conf"
+    conf_text = conf_path.read_text(encoding="utf-8") if conf_path.is_file() else annotation_conf(schema)
+    conf, problems = validate_mod.parse_annotation_conf(conf_text, str(conf_path))
+    found = [str(p) for p in problems]
+    docs = []
+    for txt in sorted(final.glob("*.txt"), key=lambda p: doc_key(p.stem)):
+        doc, issues = read_document(txt)
+        ann_text = txt.with_suffix(".ann").read_text(encoding="utf-8") if txt.with_suffix(".ann").exists() else ""
+        found += [str(i) for i in issues]
+        found += [str(p) for p in validate_mod.validate_document(doc, ann_text, conf, doc.path)]
+        found += [f"{doc.path}:{a.line}: {a.target} still carries {DISAGREEMENT}={a.value}"
+                  for a in doc.attributes if a.type == DISAGREEMENT]
+        found += [f"{doc.path}:{t.line}: {t.id} is a {DISCARD_TYPE} entity" for t in doc.textbounds
+                  if t.type == DISCARD_TYPE]
+        docs.append(replace(doc, path=""))
+    if found:
+        raise ReleaseError(f"{final}: {len(found)} problem(s), nothing released:\n" + "\n".join(found))
+    if not docs:
+        raise ReleaseError(f"{final}: no documents")
+    return docs
+
+
+# --- tables -------------------------------------------------------------------------------------
+
+@dataclass
+class Table:
+    name: str
+    title: str
+    header: list[str]
+    rows: list[list[Any]]
+    chart: tuple[str, list[str], dict[str, list[float]]] | None = None  # ylabel, x labels, series
+    readme_rows: list[list[Any]] | None = None  # the rows the datasheet shows (None: all)
+
+    def markdown(self, rows: list[list[Any]] | None = None) -> str:
+        cells = [[_cell(v) for v in row] for row in (self.rows if rows is None else rows)]
+        lines = [f"## {self.title}", "", "| " + " | ".join(self.header) + " |", "|" + "---|" * len(self.header)]
+        lines += ["| " + " | ".join(row) + " |" for row in cells]
+        return "\n".join(lines) + "\n"
+
+    def csv(self) -> str:
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(self.header)
+        writer.writerows([[_cell(v, csv=True) for v in row] for row in self.rows])
+        return buf.getvalue()
+
+
+def _pct(value: float | None) -> float:
+    """A score in % for a chart; an undefined score (None: nothing to score) is NaN, drawn as no bar."""
+    return math.nan if value is None else 100 * value
+
+
+def _cell(value: Any, csv: bool = False) -> str:
+    if value is None:
+        # an undefined score (nothing to score), as `evaluate` and `agreement` print it
+        return "n/a"
+    if isinstance(value, float):
+        return f"{100 * value:.1f}"
+    if isinstance(value, int) and not csv:
+        return f"{value:,}"
+    return str(value).replace("|", "\\|") if not csv else str(value)
+
+
+def corpus_tables(docs: Sequence[BratDocument], schema: Schema) -> tuple[list[Table], dict[str, Any]]:
+    """Tables 2 (entities), 3 (relations) and the corpus summary, from :mod:`pipeline.brat.stats`."""
+    result = stats_mod.collection_stats(docs, schema)
+    named = stats_mod.tables(result)
+    ents_h, ents_r = named["entities"]
+    rels_h, rels_r = named["relations"]
+    corp_h, corp_r = named["corpus"]
+    per_type = [r for r in ents_r if r[0] != "Total"]
+    per_rel = [r for r in rels_r if r[0] != "Total"]
+    tables = [
+        Table("table2_entities", "Table 2: entities by type (simple, nested, discontiguous, both)", ents_h, ents_r,
+              ("entities", [r[0] for r in per_type],
+               {c: [float(r[1 + i]) for r in per_type] for i, c in enumerate(stats_mod.CATEGORIES)})),
+        Table("table3_relations", "Table 3: relations by type and modality", rels_h, rels_r,
+              ("relations", [r[0] for r in per_rel], {"relations": [float(r[1]) for r in per_rel]})),
+        Table("corpus", "Corpus summary", corp_h, [r for r in corp_r if r[0] != "unparseable .ann lines"]),
+    ]
+    return tables, result
+
+
+def _strip_campaign(doc: BratDocument) -> BratDocument:
+    """A phase-1 document without the campaign's marker entities (Discard, Done) and Disagreement marks."""
+    drop = {t.id for t in doc.textbounds if t.type in (DISCARD_TYPE, DONE_TYPE)}
+    return replace(doc, textbounds=[t for t in doc.textbounds if t.id not in drop],
+                   attributes=[a for a in doc.attributes if a.target not in drop and a.type != DISAGREEMENT])
+
+
+def phase1_collections(campaign: Path, released: set[str]) -> dict[str, dict[str, BratDocument]]:
+    """``person -> {document: doc}`` of the phase-1 collections, restricted to released documents."""
+    out: dict[str, dict[str, BratDocument]] = {}
+    root = campaign / PHASE1_DIR
+    if not root.is_dir():
+        raise FileNotFoundError(f"{root}: no phase-1 collections in the campaign directory")
+    for person_dir in sorted(p for p in root.iterdir() if p.is_dir()):
+        docs, issues = read_directory(person_dir)
+        for issue in issues:
+            log.warning("%s", issue)
+        out[person_dir.name] = {d.name: _strip_campaign(d) for d in docs if d.name in released}
+    return out
+
+
+def agreement_tables(campaign: Path, released: set[str], schema: Schema) -> tuple[list[Table], dict[str, Any]]:
+    """Tables 8 (entities) and 9 (relations): every annotator pair on the released documents both have."""
+    people = phase1_collections(campaign, released)
+    pairs = []
+    for a, b in itertools.combinations(sorted(people), 2):
+        common = set(people[a]) & set(people[b])
+        if common:
+            # both restricted to the shared documents: the others are not a disagreement
+            docs_a = {n: d for n, d in people[a].items() if n in common}
+            docs_b = {n: d for n, d in people[b].items() if n in common}
+            pairs.append(agreement_mod.compare_collections(docs_a, docs_b, schema, ref_label=a, pred_label=b))
+    summary: dict[str, Any] = {"pairs": [
+        {"pair": f"{p['reference']} vs {p['predicted']}", "documents": p["documents"]["common"],
+         "entities": {k: v["micro"] for k, v in p["entities"].items()},
+         "relations": {k: v["micro"] for k, v in p["relations"].items()}} for p in pairs]}
+    tables = []
+    for number, kind, title in ((8, "entities", "entity agreement"), (9, "relations", "relation agreement")):
+        header = ["pair", "documents", "setting", "TP", "FP", "FN", "P", "R", "F1"]
+        rows: list[list[Any]] = []
+        settings = list(pairs[0][kind]) if pairs else []
+        series: dict[str, list[float]] = {}
+        for p in pairs:
+            label = f"{p['reference']} vs {p['predicted']}"
+            for setting in settings:
+                m = p[kind][setting]["micro"]
+                rows.append([label, p["documents"]["common"], setting, m["tp"], m["fp"], m["fn"],
+                             m["precision"], m["recall"], m["f1"]])
+            series[label] = [_pct(p[kind][s]["micro"]["f1"]) for s in settings]
+        pooled: list[list[Any]] = []
+        if pairs:
+            # every pair's counts summed: the agreement of the campaign as a whole
+            n_docs = sum(p["documents"]["common"] for p in pairs)
+            for setting in settings:
+                tp, fp, fn = (sum(p[kind][setting]["micro"][k] for p in pairs) for k in ("tp", "fp", "fn"))
+                m = agreement_mod.prf(tp, fp, fn)
+                pooled.append([POOLED, n_docs, setting, tp, fp, fn, m["precision"], m["recall"], m["f1"]])
+            series[POOLED] = [_pct(r[-1]) for r in pooled]
+            summary[f"pooled_{kind}"] = {r[2]: agreement_mod.prf(r[3], r[4], r[5]) for r in pooled}
+        tables.append(Table(f"table{number}_{kind}_agreement",
+                            f"Table {number}: {title} between phase-1 annotators (P, R, F1 in %)", header,
+                            rows + pooled, ("F1 (%)", settings, series) if pairs else None,
+                            readme_rows=pooled))
+    return tables, summary
+
+
+def preannotation_table(preannotation: Path, docs: Sequence[BratDocument], schema: Schema) -> tuple[Table, Any]:
+    """Table 10: the pre-annotation (reference: the final annotation) in the four settings of the paper."""
+    pre, issues = read_directory(preannotation)
+    for issue in issues:
+        log.warning("%s", issue)
+    pre_by_name = {d.name: d for d in pre}
+    pairs = [
+        (list(agreement_mod.brat_entities(d).values()),
+         list(agreement_mod.brat_entities(pre_by_name[d.name], schema=schema, source="pubtator").values()))
+        for d in docs if d.name in pre_by_name
+    ]
+    scores = agreement_mod.table10_scores(pairs)
+    settings = list(agreement_mod.TABLE10_SETTINGS)
+    rows: list[list[Any]] = [[s, len(pairs), scores[s]["tp"], scores[s]["fp"], scores[s]["fn"],
+                              scores[s]["precision"], scores[s]["recall"], scores[s]["f1"]] for s in settings]
+    table = Table("table10_preannotation", "Table 10: pre-annotation against the final annotation (P, R, F1 in %)",
+                  ["setting", "documents", "TP", "FP", "FN", "P", "R", "F1"], rows,
+                  ("%", settings, {k: [_pct(scores[s][key]) for s in settings]
+                                   for k, key in (("P", "precision"), ("R", "recall"), ("F1", "f1"))}))
+    return table, {"documents": len(pairs), "scores": {s: scores[s] for s in settings}}
+
+
+def write_chart(path: Path, title: str, chart: tuple[str, list[str], dict[str, list[float]]]) -> None:
+    """A grouped bar chart as PNG without the Software chunk (byte-identical for the same input)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ylabel, labels, series = chart
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.6 * len(labels) * max(1, len(series)) ** 0.5 + 2), 4.5))
+    width = 0.8 / max(1, len(series))
+    for k, (name, values) in enumerate(series.items()):
+        ax.bar([i + k * width - 0.4 + width / 2 for i in range(len(labels))], values, width, label=name)
+    ax.set_xticks(list(range(len(labels))))
+    ax.set_xticklabels(labels, rotation=30, ha="right")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=9)
+    if len(series) > 1:
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100, metadata={"Software": None})
+    plt.close(fig)
+
+
+def write_tables(tables: Sequence[Table], out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    for t in tables:
+        (out / f"{t.name}.md").write_text(t.markdown(), encoding="utf-8", newline="\n")
+        (out / f"{t.name}.csv").write_text(t.csv(), encoding="utf-8", newline="\n")
+        if t.chart is not None and t.chart[1]:
+            write_chart(out / f"{t.name}.png", t.title, t.chart)
+
+
+def decision_rows(paths: Sequence[Path], schema: Schema) -> list[list[str]]:
+    """``file, kind, what, change, why`` per entry of the decisions files (checked with the schema first)."""
+    rows = []
+    for path in paths:
+        load_decisions(path, schema)  # a file that cannot be applied is not released as the record
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        for kind in ("retype", "remove", "relations"):
+            for e in data.get(kind) or []:
+                what = str(e.get("term") if e.get("term") is not None else f"/{e.get('pattern')}/")
+                if kind == "retype":
+                    change = f"{e.get('from') or 'any type'} -> {e['to']}"
+                elif kind == "remove":
+                    change = f"{e.get('type') or 'any type'} removed"
+                else:
+                    what = e["from"] + (f" ({e.get('arg1') or '*'} -> {e.get('arg2') or '*'})"
+                                        if e.get("arg1") or e.get("arg2") else "")
+                    change = f"-> {e['to']}" if e.get("to") is not None else "deleted"
+                if e.get("documents"):
+                    what += f" in {len(e['documents'])} document(s)"
+                rows.append([path.name, kind, what, change, str(e.get("why") or "")])
+    return rows
+
+
+# --- files -----------------------------------------------------------------------------------------
+
+def write_tar_gz(source: Path, archive: Path, arcroot: str) -> None:
+    """``source`` as a gzipped tar with fixed metadata (sorted members, mtime 0, root-owned, no names)."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.USTAR_FORMAT) as tar:
+        paths = sorted(source.rglob("*"), key=lambda p: p.relative_to(source).as_posix())
+        for path in [source, *paths]:
+            rel = path.relative_to(source).as_posix()
+            info = tarfile.TarInfo(arcroot if rel == "." else f"{arcroot}/{rel}")
+            info.mtime = 0
+            info.uid = info.gid = 0
+            info.uname = info.gname = ""
+            if path.is_dir():
+                info.type = tarfile.DIRTYPE
+                info.mode = 0o755
+                tar.addfile(info)
+            else:
+                data = path.read_bytes()
+                info.size = len(data)
+                info.mode = 0o644
+                tar.addfile(info, io.BytesIO(data))
+    with open(archive, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz:
+        gz.write(buf.getvalue())
+
+
+def sha256sums(root: Path) -> str:
+    """``sha256sum -c`` lines for every file under ``root`` except SHA256SUMS, sorted by path."""
+    lines = []
+    for path in sorted((p for p in root.rglob("*") if p.is_file() and p.name != SUMS),
+                       key=lambda p: p.relative_to(root).as_posix()):
+        lines.append(f"{hashlib.sha256(path.read_bytes()).hexdigest()}  {path.relative_to(root).as_posix()}")
+    return "".join(line + "\n" for line in lines)
+
+
+# --- provenance and datasheet ---------------------------------------------------------------------
+
+def _plain(value: Any) -> Any:
+    """Manifest values without machine-specific absolute paths (file names kept)."""
+    if isinstance(value, str) and value.startswith("["):
+        try:  # Luigi stores list parameters as JSON text
+            return _plain(json.loads(value))
+        except json.JSONDecodeError:
+            return value
+    if isinstance(value, str) and value.startswith("/"):
+        return Path(value).name
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return value
+
+
+def provenance(manifest_path: Path) -> dict[str, Any]:
+    """What the datasheet reports from a build manifest (``runs/<hash>/manifest.json``)."""
+    try:
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ReleaseError(f"{manifest_path}: cannot read the build manifest: {exc}") from exc
+    if not isinstance(manifest, Mapping):
+        raise ReleaseError(f"{manifest_path}: not a build manifest (expected a JSON object)")
+    return {
+        "run": manifest_path.parent.name,
+        "search": _plain(manifest.get("search")),
+        "params": _plain(manifest.get("params") or {}),
+        "stages": _plain(manifest.get("stages") or {}),
+        "versions": _plain(manifest.get("versions") or {}),
+        "config_hashes": _plain(manifest.get("config_hashes") or {}),
+        "seeds": _plain(manifest.get("seeds") or {}),
+        "failures": len(manifest.get("failures") or []),
+    }
+
+
+def _stage_line(counts: Mapping[str, Any]) -> str:
+    items = [f"{k} {v:,}" if isinstance(v, int) else f"{k} {v}" for k, v in sorted(counts.items())
+             if isinstance(v, int | float | str)]
+    return ", ".join(items[:12]) + (f", ... ({len(items) - 12} more in release.json)" if len(items) > 12 else "")
+
+
+def datasheet(info: Mapping[str, Any], tables: Sequence[Table]) -> str:
+    """The release README.md (a datasheet for the corpus)."""
+    s = info["stats"]
+    name = info["name"] + (f" {info['version']}" if info["version"] else "")
+    lines = [
+        f"# {name}", "",
+        "A corpus of PubMed sentences annotated with pharmacogenomic entities (chemicals, genomic factors, "
+        "phenotypes) and the relations between them, built with pgx-corpus following the PGxCorpus method "
+        "(Legrand et al., Scientific Data 7:3, 2020).", "",
+    ]
+    if info["date"]:
+        lines += [f"Release date: {info['date']}", ""]
+    lines += [
+        "## Contents", "",
+        f"- {s['sentences']:,} sentences from {s['abstracts']:,} abstracts, {s['entities']:,} entities, "
+        f"{s['relations']:,} relations.",
+        "- `brat/` (and `brat.tar.gz`): brat standoff with its configuration files; offsets are half-open "
+        "character offsets into each `.txt`.",
+        "- `bioc/corpus.bioc.xml`, `bioc/corpus.bioc.json`: BioC, one document per sentence, one passage at "
+        "offset 0, entities and relations (modality as `Negated`/`Hypothetical` infons).",
+        "- `pubtator/corpus.pubtator`: PubTator (entities only; discontiguous entities per "
+        f"`pubtator_discontiguous: {info['export']['pubtator_discontiguous']}`).",
+        f"- `conll/corpus.conll`: CoNLL BIO (`{info['export']['conll_scheme']}` scheme).",
+        f"- `splits/`: train/dev/test by PMID, ratios {info['splits']['ratios']}, seed {info['splits']['seed']}: "
+        + ", ".join(f"{k} {v['pmids']} PMIDs / {v['documents']} sentences"
+                    for k, v in info["splits"]["splits"].items()) + ".",
+        "- `tables/`: the tables below as Markdown, CSV and PNG.",
+        "- `release.json`: these figures, machine-readable; `SHA256SUMS`: check with `sha256sum -c SHA256SUMS`.",
+        "",
+        "Relation types are homogenized before release: " + (", ".join(
+            f"`{k}` -> `{v}`" if v else f"`{k}` dropped" for k, v in sorted(info["export"]["relation_map"].items()))
+            or "none") + ".", "",
+        "## Annotation process", "",
+    ]
+    camp = info.get("campaign")
+    if camp:
+        lines += [
+            f"Each sentence was annotated independently by two of {camp['annotators']} annotators (phase 1); a "
+            f"senior annotator who had not annotated it ({camp['seniors']} seniors) compared and revised both "
+            "annotations (phase 2); annotations were then homogenized in bulk (phase 3).",
+        ]
+        if camp.get("documents_assigned") is not None and not camp["discarded_phase1"]:
+            lines.append(f"Of the {camp['documents_assigned']:,} sentences assigned, none was discarded in phase 1.")
+        elif camp.get("documents_assigned") is not None:
+            n = camp["discarded_phase1"]
+            lines.append(f"Of the {camp['documents_assigned']:,} sentences assigned, {n:,} "
+                         f"{'was' if n == 1 else 'were'} discarded in phase 1 by at least one annotator (" + (", ".join(
+                             f"{k} {v}" for k, v in camp["discard_reasons"].items()) or "no reason given")
+                         + ") and did not go on to phase 2.")
+        if camp.get("held_back") is not None:
+            lines.append(f"At finalization {camp['held_back']} document(s) were held back (unresolved "
+                         "disagreement, failed validation or discarded in phase 2) and are not released.")
+        lines.append("")
+    else:
+        lines += ["No campaign directory was given: annotation-process figures are not reported.", ""]
+    for t in tables:
+        lines += [t.markdown(t.readme_rows)]
+        if t.readme_rows is not None:
+            lines += [f"Per annotator pair: `tables/{t.name}.md`.", ""]
+    prov = info.get("provenance")
+    lines += ["## Provenance", ""]
+    if not prov:
+        lines += ["No build manifest was given (`--manifest runs/<hash>/manifest.json`): provenance not recorded.",
+                  ""]
+    else:
+        search = prov.get("search") or {}
+        lines += [
+            f"- build run: `{prov['run']}`",
+            f"- query: `{search.get('query', 'n/a (offline sources)')}`" if search else
+            "- query: none (offline sources: " + ", ".join(
+                f"{k}={v}" for k, v in sorted(prov["params"].items()) if k in ("pubmed_xml", "pubtator")) + ")",
+            f"- search date: {search.get('search_date', 'n/a')}; PubMed hits: {search.get('count', 'n/a')}",
+            "- seeds: " + (", ".join(f"{k} {v}" for k, v in sorted(prov["seeds"].items())) or "n/a"),
+            f"- failed fetch batches: {prov['failures']}",
+            "", "### Counts per stage", "", "| stage | counts |", "|---|---|",
+        ]
+        lines += [f"| {stage} | {_stage_line(c) if isinstance(c, Mapping) else c} |"
+                  for stage, c in prov["stages"].items()]
+        lines += ["", "### Versions", "", "| package or model | version |", "|---|---|"]
+        lines += [f"| {k} | {v} |" for k, v in sorted(prov["versions"].items())]
+        lines += ["", "### Configuration (SHA-256)", "", "| file | sha256 |", "|---|---|"]
+        lines += [f"| {k} | `{v}` |" for k, v in sorted(prov["config_hashes"].items())]
+        lines += ["", "### Build parameters", "", "| parameter | value |", "|---|---|"]
+        lines += [f"| {k} | {v} |" for k, v in sorted(prov["params"].items())]
+        lines.append("")
+    if info.get("decisions"):
+        lines += ["## Homogenization decisions", "",
+                  "Applied in bulk to the final corpus (`pgx-corpus decisions apply`); the files are in "
+                  "`decisions/`.", "", "| file | kind | term or relation | change | why |", "|---|---|---|---|---|"]
+        lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in info["decisions"]]
+        lines.append("")
+    lines += [
+        "## How to cite", "",
+        f"Cite this release as \"{name}\" together with its `SHA256SUMS`, and the method: Legrand J, Gogdemir R, "
+        "Bousquet C, et al. PGxCorpus, a manually annotated corpus for pharmacogenomics. Sci Data 7, 3 (2020).",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _campaign_info(campaign: Path | None, final: Path) -> dict[str, Any] | None:
+    if campaign is None:
+        return None
+    info: dict[str, Any] = {"annotators": 0, "seniors": 0, "held_back": None}
+    manifest = campaign / "manifest.csv"
+    if manifest.is_file():
+        rows = list(csv.DictReader(io.StringIO(manifest.read_text(encoding="utf-8"))))
+        info["annotators"] = len({r["annotator"] for r in rows if r.get("phase") in ("1", "phase1")})
+        info["seniors"] = len({r["annotator"] for r in rows if r.get("phase") in ("2", "phase2")})
+        info["documents_assigned"] = len({r["document"] for r in rows})
+    else:
+        info["annotators"] = len([p for p in (campaign / PHASE1_DIR).iterdir() if p.is_dir()])
+    # phase-1 discards: a sentence discarded by at least one annotator, counted once per reason given
+    reasons: dict[str, set[str]] = {}
+    for person_dir in sorted(p for p in (campaign / PHASE1_DIR).glob("*") if p.is_dir()):
+        docs, _issues = read_directory(person_dir)  # issues were logged with the agreement tables
+        for d in docs:
+            for t in d.textbounds:
+                if t.type == DISCARD_TYPE:
+                    given = [a.value for a in d.attributes if a.target == t.id and a.type == DISCARD_REASON]
+                    reasons.setdefault(d.name, set()).update(v or "none" for v in given or [None])
+    info["discarded_phase1"] = len(reasons)
+    info["discard_reasons"] = dict(sorted(Counter(r for rs in reasons.values() for r in rs).items()))
+    report = final / REPORT_JSON
+    if report.is_file():
+        info["held_back"] = len(json.loads(report.read_text(encoding="utf-8")).get("held_back", []))
+    return info
+
+
+def release(inputs: ReleaseInputs, out: str | Path, schema: Schema) -> dict[str, Any]:
+    """Write the release of ``inputs.final`` to ``out`` (see the module docstring); returns release.json."""
+    out_dir = Path(out)
+    check_output(out_dir, SUMS)
+    # the small inputs first, so a typo there is reported before the corpus is read
+    names = [p.name for p in inputs.decisions]
+    if len(set(names)) != len(names):
+        raise ReleaseError(f"decisions files need distinct names, got {names}")
+    decisions = decision_rows(inputs.decisions, schema)
+    prov = provenance(inputs.manifest) if inputs.manifest else None
+    preannotation = inputs.preannotation
+    if preannotation is None and inputs.manifest is not None:
+        built = json.loads(inputs.manifest.read_text(encoding="utf-8")).get("outputs", {}).get("brat")
+        preannotation = Path(built) if built and Path(built).is_dir() else None
+    docs = read_final(inputs.final, schema)
+    cfg = inputs.export_config
+    counts: Counter[str] = Counter()
+    docs = export_mod.map_relations(docs, cfg.relation_map, counts)
+    tables, stats = corpus_tables(docs, schema)
+    extra: dict[str, Any] = {}
+    if inputs.campaign is not None:
+        agree, extra["agreement"] = agreement_tables(inputs.campaign, {d.name for d in docs}, schema)
+        tables += agree
+    if preannotation is not None:
+        t10, extra["preannotation"] = preannotation_table(preannotation, docs, schema)
+        tables.append(t10)
+    tmp = staging_dir(out_dir)
+    try:
+        brat = tmp / "brat"
+        brat.mkdir()
+        if (inputs.final / "annotation.conf").is_file():
+            copy_conf_files(inputs.final, brat, CONF_FILES)
+        else:
+            write_conf_files(brat, schema)
+        for d in docs:
+            (brat / f"{d.name}.txt").write_text(d.text, encoding="utf-8", newline="\n")
+            (brat / f"{d.name}.ann").write_text(dumps(d), encoding="utf-8", newline="\n")
+        write_tar_gz(brat, tmp / "brat.tar.gz", inputs.name)
+        # relation types are mapped already; an empty map keeps the export from counting them twice
+        plain = replace(cfg, relation_map={})
+        collection = export_mod.to_bioc(docs, schema, source=inputs.name)
+        collection.date = inputs.date
+        (tmp / "bioc").mkdir()
+        (tmp / "bioc" / "corpus.bioc.xml").write_text(biocxml.dumps(collection), encoding="utf-8", newline="\n")
+        (tmp / "bioc" / "corpus.bioc.json").write_text(biocjson.dumps(collection, indent=2) + "\n",
+                                                       encoding="utf-8", newline="\n")
+        export_mod.export(docs, "pubtator", tmp / "pubtator" / "corpus.pubtator", schema, config=plain)
+        export_mod.export(docs, "conll", tmp / "conll" / "corpus.conll", schema, config=plain)
+        splits = export_mod.export(docs, "splits", tmp / "splits", schema, config=plain)
+        write_tables(tables, tmp / "tables")
+        if inputs.decisions:
+            (tmp / "decisions").mkdir()
+            for path in inputs.decisions:
+                (tmp / "decisions" / path.name).write_bytes(path.read_bytes())
+        info: dict[str, Any] = {
+            "name": inputs.name,
+            "version": inputs.version,
+            "date": inputs.date,
+            "stats": {"sentences": len(docs), "abstracts": stats["abstracts"],
+                      "entities": stats["entity_totals"]["total"], "relations": stats["relation_total"]},
+            "export": {"relation_map": cfg.relation_map, "pubtator_discontiguous": cfg.pubtator_discontiguous,
+                       "conll_scheme": cfg.conll_scheme},
+            "splits": {"ratios": splits["ratios"], "seed": splits["seed"], "splits": splits["splits"]},
+            "campaign": _campaign_info(inputs.campaign, inputs.final),
+            "provenance": prov,
+            "tables": [t.name for t in tables],
+            "relations_mapped": counts["relations_mapped"],
+            "decisions": decisions,
+            **extra,
+        }
+        (tmp / "README.md").write_text(datasheet(info, tables), encoding="utf-8", newline="\n")
+        (tmp / RELEASE_JSON).write_text(json.dumps(info, indent=2, sort_keys=True) + "\n", encoding="utf-8",
+                                        newline="\n")
+        (tmp / SUMS).write_text(sha256sums(tmp), encoding="utf-8", newline="\n")
+        publish_dir(tmp, out_dir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return info

@@ -1,0 +1,237 @@
+"""``pgx-corpus campaign finalize | campaign append``, ``find``, ``decisions apply``, ``release``.
+
+Thin handlers over :mod:`pipeline.campaign.finalize`, :mod:`pipeline.campaign.append`,
+:mod:`pipeline.campaign.find`, :mod:`pipeline.campaign.decisions` and :mod:`pipeline.campaign.release`.
+Exit codes: 0 done; 1 done with documents held back (finalize) or problems that stopped the write
+(decisions, release); 2 bad input (missing directory, bad roster, manifest, criteria or decisions file).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+from pipeline.brat import export as export_mod
+from pipeline.brat.standoff import read_directory
+from pipeline.campaign import append as append_mod
+from pipeline.campaign import decisions as decisions_mod
+from pipeline.campaign import finalize as finalize_mod
+from pipeline.campaign import find as find_mod
+from pipeline.campaign import release as release_mod
+from pipeline.cli.campaign_commands import add_campaign_command
+from pipeline.corpus.batches import ManifestError, RosterError
+from pipeline.schema import DEFAULT_SCHEMA, SchemaError, load_schema
+
+_EXPECTED = (FileNotFoundError, NotADirectoryError, SchemaError, export_mod.ExportConfigError, RosterError,
+             ManifestError, finalize_mod.FinalizeError, find_mod.PatternError, decisions_mod.DecisionsError)
+
+
+def _guard(label: str, handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return handler(args)
+        except _EXPECTED as exc:
+            print(f"pgx-corpus {label}: {exc}", file=sys.stderr)
+            return 2
+
+    return run
+
+
+def _emit_json(data: object) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, sort_keys=True, indent=2) + "\n")
+
+
+def _add_schema(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--schema", type=Path, default=DEFAULT_SCHEMA, help="schema file (default config/schema.yaml)")
+
+
+def _add_export_config(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", type=Path, default=export_mod.DEFAULT_EXPORT_CONFIG,
+                   help="export settings with the relation_map (default config/export.yaml)")
+
+
+# --- campaign finalize / append ----------------------------------------------------------------
+
+def run_finalize(args: argparse.Namespace) -> int:
+    schema = load_schema(args.schema)
+    config = export_mod.load_export_config(args.config)
+    result = finalize_mod.finalize(args.campaign_dir, args.out, schema, export_config=config)
+    for name, found in sorted(result.held_back.items(), key=lambda kv: finalize_mod.doc_key(kv[0])):
+        for f in found:
+            print(f"pgx-corpus campaign finalize: held back {name}: {Path(args.campaign_dir) / f.file}:{f.line}: "
+                  f"{f.message}", file=sys.stderr)
+    if args.json:
+        _emit_json(result.report())
+    else:
+        c = result.counts
+        print(f"{c['documents_final']} of {c['documents_phase2']} phase-2 documents -> {args.out}; "
+              f"{c['held_back']} held back (listed in {Path(args.out) / finalize_mod.HELD_BACK_TSV}), "
+              f"{c['not_in_phase2']} assigned but not in phase 2; relation types mapped: {c['relations_mapped']}")
+    return 1 if result.held_back else 0
+
+
+def run_append(args: argparse.Namespace) -> int:
+    counts: Counter[str] = Counter()
+    rows = append_mod.append_to_campaign(args.collection, args.campaign_dir, args.roster, seed=args.seed,
+                                         counts=counts)
+    if args.json:
+        _emit_json({"new_rows": [list(r) for r in rows], "counts": dict(sorted(counts.items()))})
+    else:
+        print(f"{counts['documents_appended']} new document(s) appended ({counts['assignments:phase1']} phase-1, "
+              f"{counts['assignments:phase2']} phase-2 assignments); {counts['documents_assigned_before']} "
+              f"already assigned left as they are; {counts['documents_blocked']} blocked by existing files")
+    return 0
+
+
+# --- find ------------------------------------------------------------------------------------------
+
+def run_find(args: argparse.Namespace) -> int:
+    schema = load_schema(args.schema)
+    criteria = find_mod.Criteria(args.keyword, args.regex, args.entity_type, args.relation)
+    docs, issues = read_directory(args.brat_dir)  # lenient: bad lines and bytes are reported, not fatal
+    for issue in issues:
+        print(f"pgx-corpus find: {issue}", file=sys.stderr)
+    docs.sort(key=lambda d: finalize_mod.doc_key(d.name))
+    matches = find_mod.find(docs, criteria, schema)
+    shown = matches if args.limit is None else matches[: args.limit]
+    if args.json:
+        _emit_json({"documents": len(docs), "matched": len(matches), "matches": [m.as_dict(schema) for m in shown]})
+    else:
+        sys.stdout.write(find_mod.format_markdown(shown, schema, len(docs), len(matches)))
+    return 0
+
+
+# --- decisions apply ---------------------------------------------------------------------------------
+
+def run_decisions_apply(args: argparse.Namespace) -> int:
+    schema = load_schema(args.schema)
+    decisions = decisions_mod.load_decisions(args.decisions, schema)
+    counts: Counter[str] = Counter()
+    changes, problems = decisions_mod.apply_decisions(args.brat_dir, decisions, schema, counts)
+    for problem in problems:
+        print(f"pgx-corpus decisions: {problem}", file=sys.stderr)
+    if args.dry_run:
+        sys.stdout.write(decisions_mod.unified_diff(changes, args.brat_dir))
+    elif problems:
+        print(f"pgx-corpus decisions: {len(problems)} problem(s); nothing written", file=sys.stderr)
+    else:
+        decisions_mod.write_changes(changes)
+    summary = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()) if not k.startswith("decision:"))
+    verb = "would change" if args.dry_run else ("not written" if problems else "changed")
+    print(f"pgx-corpus decisions: {len(changes)} document(s) {verb}: {summary}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+# --- release -------------------------------------------------------------------------------------------
+
+def run_release(args: argparse.Namespace) -> int:
+    schema = load_schema(args.schema)
+    inputs = release_mod.ReleaseInputs(
+        final=Path(args.final), campaign=args.campaign, preannotation=args.preannotation, manifest=args.manifest,
+        name=args.name, version=args.release_version or "", date=args.date or "",
+        export_config=export_mod.load_export_config(args.config), decisions=list(args.decisions),
+    )
+    try:
+        info = release_mod.release(inputs, args.out, schema)
+    except release_mod.ReleaseError as exc:
+        print(f"pgx-corpus release: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        _emit_json(info)
+    else:
+        s = info["stats"]
+        print(f"release {args.out}: {s['sentences']} sentences, {s['entities']} entities, {s['relations']} "
+              f"relations; tables: {', '.join(info['tables'])}; check with sha256sum -c SHA256SUMS")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``find``, ``decisions``, ``release`` and the ``campaign finalize``/``append`` subcommands."""
+    p = add_campaign_command("finalize", "collect the seniors' phase-2 collections into the final corpus")
+    p.description = (
+        "Read CAMPAIGN_DIR/phase2/<senior>/ and write the finished documents to --out as one brat collection "
+        "with its configuration files (without the campaign-only Disagreement attribute). A document that "
+        "still holds Disagreement marks, holds a Discard entity, fails validation or whose text changed is "
+        "held back: listed as file:line on stderr and in FINAL/held_back.tsv and FINAL/finalize.json. Relation "
+        "types are homogenized by the relation_map of --config. Exit 1 when documents are held back.")
+    p.add_argument("campaign_dir", type=Path, metavar="CAMPAIGN_DIR")
+    p.add_argument("--out", type=Path, required=True, metavar="FINAL", help="final corpus directory (replaced)")
+    _add_schema(p)
+    _add_export_config(p)
+    p.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    p.set_defaults(func=_guard("campaign finalize", run_finalize))
+
+    p = add_campaign_command("append", "append a rebuild's new sentences to a running campaign")
+    p.description = (
+        "Assign the documents of --collection that CAMPAIGN_DIR/manifest.csv does not list yet (two phase-1 "
+        "annotators and a senior each, balanced, seeded) and write them into the phase-1 collections. Existing "
+        "assignments and files are never moved or rewritten.")
+    p.add_argument("campaign_dir", type=Path, metavar="CAMPAIGN_DIR")
+    p.add_argument("--collection", type=Path, required=True, metavar="BRAT_DIR",
+                   help="the rebuild's brat collection (e.g. OUT/brat)")
+    p.add_argument("--roster", type=Path, required=True, metavar="FILE", help="roster (same format as batches)")
+    p.add_argument("--seed", type=int, default=13, help="seed for tie-breaking (default 13)")
+    p.add_argument("--json", action="store_true", help="print the new assignments as one JSON object")
+    p.set_defaults(func=_guard("campaign append", run_append))
+
+    p = sub.add_parser(
+        "find", help="list the sentences matching a keyword, regex, entity type or relation pattern",
+        description="List the sentences of BRAT_DIR (e.g. FINAL) matching every given criterion, with their "
+        "entities and relations (Markdown; matched hits in bold, matched annotations starred). Repeat an "
+        "option for alternatives. --entity-type TYPE matches its subtypes too (TYPE= for the exact type); "
+        "--relation takes RELATION or ARG1-RELATION-ARG2 with * for any, e.g. Chemical-treats-Disease.")
+    p.add_argument("brat_dir", metavar="BRAT_DIR", help="brat collection (searched recursively)")
+    p.add_argument("--keyword", action="append", default=[], metavar="WORDS",
+                   help="word or phrase, case-insensitive, whole words")
+    p.add_argument("--regex", action="append", default=[], metavar="REGEX", help="Python regex searched in the text")
+    p.add_argument("--entity-type", action="append", default=[], metavar="TYPE",
+                   help="entity type (with subtypes; TYPE= for exactly this type)")
+    p.add_argument("--relation", action="append", default=[], metavar="PATTERN",
+                   help="RELATION or ARG1-RELATION-ARG2 (* for any part)")
+    p.add_argument("--limit", type=int, metavar="N", help="show at most N sentences")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of Markdown")
+    _add_schema(p)
+    p.set_defaults(func=_guard("find", run_find))
+
+    d = sub.add_parser("decisions", help="homogenization decisions applied in bulk to a brat collection",
+                       description="Apply a decisions file (YAML: retype, remove, relations) to a collection.")
+    dsub = d.add_subparsers(dest="decisions_command", metavar="DECISIONS_COMMAND", required=True)
+    p = dsub.add_parser(
+        "apply", help="apply a decisions file (with --dry-run: print the diff only)",
+        description="Retype terms, remove terms (with their relations) and remap relation types in every .ann "
+        "of BRAT_DIR. --dry-run prints a unified diff of the .ann files and writes nothing; otherwise the "
+        "changed files are written atomically, unless a change would not validate (then nothing is written, "
+        "exit 1).")
+    p.add_argument("brat_dir", metavar="BRAT_DIR")
+    p.add_argument("decisions", type=Path, metavar="DECISIONS", help="decisions file (YAML)")
+    p.add_argument("--dry-run", action="store_true", help="print the unified diff of the .ann files; write nothing")
+    _add_schema(p)
+    p.set_defaults(func=_guard("decisions apply", run_decisions_apply))
+
+    p = sub.add_parser(
+        "release", help="a citable, byte-reproducible release of a final corpus",
+        description="Write brat (+ configuration, tar.gz), BioC XML/JSON, PubTator, CoNLL, 60/20/20 PMID splits, "
+        "Tables 2-3 (and 8-10 with --campaign / --preannotation or --manifest) as Markdown, CSV and PNG, a "
+        "datasheet README.md with provenance from --manifest, release.json and SHA256SUMS. The same inputs "
+        "give byte-identical output.")
+    p.add_argument("final", metavar="FINAL", help="final corpus (from campaign finalize)")
+    p.add_argument("--out", type=Path, required=True, metavar="DIR", help="release directory (replaced)")
+    p.add_argument("--campaign", type=Path, metavar="CAMPAIGN_DIR",
+                   help="campaign directory: Tables 8-9 from its phase-1 collections")
+    p.add_argument("--preannotation", type=Path, metavar="BRAT_DIR",
+                   help="pre-annotated collection for Table 10 (default: the brat output named in --manifest)")
+    p.add_argument("--manifest", type=Path, metavar="MANIFEST",
+                   help="build manifest (OUT/runs/<hash>/manifest.json) for the datasheet's provenance")
+    p.add_argument("--name", default="pgx-corpus", help="corpus name in the datasheet and archive")
+    p.add_argument("--release-version", metavar="VERSION", help="version label in the datasheet")
+    p.add_argument("--date", metavar="YYYY-MM-DD", help="release date (datasheet and BioC; default none)")
+    p.add_argument("--decisions", nargs="+", type=Path, default=[], metavar="FILE",
+                   help="homogenization decisions files applied to FINAL: copied and listed as the record")
+    _add_schema(p)
+    _add_export_config(p)
+    p.add_argument("--json", action="store_true", help="print release.json on stdout")
+    p.set_defaults(func=_guard("release", run_release))

@@ -1,0 +1,182 @@
+"""release: formats, tables, datasheet with provenance, SHA256SUMS, byte-identical across runs."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+from bioc import biocjson, biocxml
+
+from pipeline.campaign.finalize import finalize
+from pipeline.cli import main
+from tests.campaign.builders import SCHEMA, build_campaign, build_preannotation
+from tests.campaign.test_finalize import tree
+from tests.conftest import PROJECT
+
+
+@pytest.fixture
+def inputs(tmp_path: Path) -> dict[str, Path]:
+    campaign = build_campaign(tmp_path)
+    ann = campaign / "phase2" / "senior1" / "100_2.ann"
+    ann.write_text("".join(line for line in ann.read_text().splitlines(keepends=True) if "Disagreement" not in line))
+    final = tmp_path / "final"
+    finalize(campaign, final, SCHEMA)
+    pre = build_preannotation(tmp_path)
+    run = tmp_path / "out" / "runs" / "abc123"
+    run.mkdir(parents=True)
+    manifest = run / "manifest.json"
+    manifest.write_text(json.dumps({
+        "params": {"out": str(tmp_path / "out"), "sample": "all", "seed": 13},
+        "search": {"query": "pharmacogenomics[MeSH]", "search_date": "2026-01-05", "count": 1234, "pmids": 1234},
+        "stages": {"documents": {"documents": 1200}, "sampled": {"sentences": 6}},
+        "outputs": {"brat": str(pre)},
+        "versions": {"python": "3.11.9", "spacy": "3.7.5", "model:en_core_web_sm": "3.7.1"},
+        "config_hashes": {"schema": "ab" * 32},
+        "seeds": {"sample": 13, "batch": 13},
+        "failures": [],
+    }))
+    decisions = tmp_path / "phase3.yaml"
+    decisions.write_text("retype:\n  - {term: thrombosis, from: Disease, to: Disease, why: kept as Disease}\n"
+                         "relations:\n  - {from: transports, to: influences, arg1: Gene_or_protein}\n"
+                         "remove:\n  - {pattern: 'patients?', why: 'not a phenotype | guideline 2'}\n")
+    return {"campaign": campaign, "final": final, "manifest": manifest, "pre": pre, "decisions": decisions}
+
+
+def run_release(inputs: dict[str, Path], out: Path, *extra: str) -> int:
+    return main(["release", str(inputs["final"]), "--out", str(out), "--campaign", str(inputs["campaign"]),
+                 "--manifest", str(inputs["manifest"]), "--name", "pgx-demo", "--release-version", "1.0",
+                 "--date", "2026-02-01", "--decisions", str(inputs["decisions"]), *extra])
+
+
+def test_release_is_complete_and_byte_identical(inputs: dict[str, Path], tmp_path: Path) -> None:
+    first, second = tmp_path / "rel1", tmp_path / "rel2"
+    assert run_release(inputs, first) == 0
+    assert run_release(inputs, second) == 0
+    files = tree(first)
+    assert files == tree(second)
+    # a rerun into the same directory replaces it with the same bytes
+    assert run_release(inputs, first) == 0
+    assert tree(first) == files
+
+    sums = files["SHA256SUMS"].decode().splitlines()
+    listed = {line.split("  ", 1)[1]: line.split("  ", 1)[0] for line in sums}
+    assert set(listed) == set(files) - {"SHA256SUMS"}
+    assert all(hashlib.sha256(files[p]).hexdigest() == h for p, h in listed.items())
+
+    for name in ("brat/100_1.ann", "brat/100_2.ann", "brat/300_1.ann", "brat/annotation.conf", "brat/visual.conf",
+                 "brat.tar.gz", "bioc/corpus.bioc.xml", "bioc/corpus.bioc.json", "pubtator/corpus.pubtator",
+                 "conll/corpus.conll", "splits/pmids_train.txt", "splits/pmids_dev.txt", "splits/pmids_test.txt",
+                 "splits/splits.json", "README.md", "release.json"):
+        assert name in files, name
+    for table in ("table2_entities", "table3_relations", "table8_entities_agreement",
+                  "table9_relations_agreement", "table10_preannotation"):
+        for ext in ("md", "csv", "png"):
+            assert f"tables/{table}.{ext}" in files, (table, ext)
+    assert files["tables/table2_entities.png"].startswith(b"\x89PNG")
+    assert b"Software" not in files["tables/table2_entities.png"]
+    assert b"matplotlib" not in files["tables/table8_entities_agreement.png"]
+
+    # the same documents and annotations in every format
+    collection = biocxml.loads(files["bioc/corpus.bioc.xml"].decode())
+    assert collection.date == "2026-02-01"
+    assert [d.id for d in collection.documents] == ["100_1", "100_2", "300_1"]
+    rel = collection.documents[2].passages[0].relations[0]
+    assert rel.infons["type"] == "increases" and rel.infons["Negated"] == "true"
+    assert [d.id for d in biocjson.loads(files["bioc/corpus.bioc.json"].decode()).documents] == ["100_1", "100_2",
+                                                                                               "300_1"]
+    # abstract level: numeric PMID, document offsets, the brat document and id in the last column
+    assert "300\t39\t57\tendometrial cancer\tDisease\t-\t300_1:T2\n" in files["pubtator/corpus.pubtator"].decode()
+    assert "endometrial\t39\t50\tB-Disease" in files["conll/corpus.conll"].decode()
+    split = json.loads(files["splits/splits.json"])
+    assert sum(s["documents"] for s in split["splits"].values()) == 3
+    assert split["ratios"] == [60.0, 20.0, 20.0]
+    with tarfile.open(first / "brat.tar.gz") as tar:
+        members = tar.getmembers()
+        assert {m.name for m in members} >= {"pgx-demo", "pgx-demo/100_1.ann", "pgx-demo/annotation.conf"}
+        assert all(m.mtime == 0 and m.uname == "" for m in members)
+        member = tar.extractfile("pgx-demo/300_1.ann")
+        assert member is not None and member.read() == files["brat/300_1.ann"]
+
+    # tables
+    t2 = files["tables/table2_entities.csv"].decode().splitlines()
+    assert t2[0] == "type,simple,nested,discontiguous,both,total"
+    assert "Chemical,3,0,0,0,3" in t2 and t2[-1] == "Total,6,0,0,0,6"
+    t3 = files["tables/table3_relations.csv"].decode().splitlines()
+    assert t3[0] == "type,total,Negated,none"
+    assert {"influences,1,0,1", "increases,1,1,0", "treats,1,0,1"} <= set(t3)
+    t8 = files["tables/table8_entities_agreement.csv"].decode().splitlines()
+    assert "ann1 vs ann2,2,exact_strict,4,0,0,100.0,100.0,100.0" in t8
+    assert "all pairs,3,exact_strict,4,0,0,100.0,100.0,100.0" in t8
+    t9 = files["tables/table9_relations_agreement.csv"].decode().splitlines()
+    # ann2 missed the relation of 100_1: ann1 has 2 relations, ann2 1
+    assert "ann1 vs ann2,2,exact_strict_directed,1,0,1,100.0,50.0,66.7" in t9
+    t10 = files["tables/table10_preannotation.csv"].decode().splitlines()
+    # final: 4 entities in 100_1 and 300_1 (2 in 100_2 without pre-annotation); pre: CYP2D6, Tamoxifen, cancer
+    assert "exact_same,2,2,1,2,66.7,50.0,57.1" in t10
+    assert "partial_same,2,3,0,1,100.0,75.0,85.7" in t10
+
+    readme = files["README.md"].decode()
+    assert readme.startswith("# pgx-demo 1.0\n")
+    for expected in ("Release date: 2026-02-01", "3 sentences from 2 abstracts, 6 entities, 3 relations",
+                     "query: `pharmacogenomics[MeSH]`", "search date: 2026-01-05; PubMed hits: 1234",
+                     "seeds: batch 13, sample 13", "| sampled | sentences 6 |", "| spacy | 3.7.5 |",
+                     "| model:en_core_web_sm | 3.7.1 |", "| out | out |", "two of 3 annotators",
+                     "`metabolizes` -> `influences`", "sha256sum -c SHA256SUMS", "## Table 8: entity agreement",
+                     "| all pairs | 3 | exact_strict_directed | 1 | 0 | 1 | 100.0 | 50.0 | 66.7 |",
+                     "2 document(s) were held back",
+                     "Of the 6 sentences assigned, 2 were discarded in phase 1 by at least one annotator "
+                     "(none 1, scope 1, typo 1)"):
+        assert expected in readme, expected
+    assert "| ann1 vs ann2 |" not in readme  # per pair: in tables/ only
+    assert files["decisions/phase3.yaml"] == inputs["decisions"].read_bytes()
+    assert "| phase3.yaml | retype | thrombosis | Disease -> Disease | kept as Disease |" in readme
+    assert "| phase3.yaml | remove | /patients?/ | any type removed | not a phenotype \\| guideline 2 |" in readme
+    assert "| phase3.yaml | relations | transports (Gene_or_protein -> *) | -> influences |  |" in readme
+    assert str(tmp_path) not in readme and str(tmp_path) not in files["release.json"].decode()
+
+
+def test_release_refuses_campaign_marks_and_invalid_documents(inputs: dict[str, Path], tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    final = inputs["final"]
+    with open(final / "300_1.ann", "a") as fh:
+        fh.write("A9\tDisagreement T1 ann1\n")
+    (final / "100_1.ann").write_text("T1\tChemical 0 6\tCYP2D7\n")
+    assert main(["release", str(final), "--out", str(tmp_path / "rel")]) == 1
+    err = capsys.readouterr().err
+    assert f"{final}/300_1.ann:5: T1 still carries Disagreement=ann1" in err
+    assert f"{final}/100_1.ann:1:" in err and "nothing released" in err
+    assert not (tmp_path / "rel").exists()
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("retype:\n  - {term: x, to: Drug}\n")
+    assert main(["release", str(final), "--out", str(tmp_path / "rel"), "--decisions", str(bad)]) == 2
+    assert "'Drug' is not an entity type" in capsys.readouterr().err
+    assert not (tmp_path / "rel").exists()
+
+
+def test_release_without_campaign_or_manifest(inputs: dict[str, Path], tmp_path: Path) -> None:
+    out = tmp_path / "rel"
+    assert main(["release", str(inputs["final"]), "--out", str(out)]) == 0
+    names = {p.name for p in (out / "tables").iterdir()}
+    assert "table2_entities.md" in names and not any(n.startswith(("table8", "table10")) for n in names)
+    readme = (out / "README.md").read_text()
+    assert "provenance not recorded" in readme and "annotation-process figures are not reported" in readme
+
+
+def test_release_is_byte_identical_across_processes(inputs: dict[str, Path], tmp_path: Path) -> None:
+    """Two interpreters with different hash seeds (set and dict orders of strings differ) write the same bytes."""
+    outputs = []
+    for seed in ("1", "2"):
+        out = tmp_path / f"rel{seed}"
+        env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(PROJECT)}
+        subprocess.run([sys.executable, "-m", "pipeline", "--log-level", "WARNING", "release", str(inputs["final"]),
+                        "--out", str(out), "--campaign", str(inputs["campaign"]), "--manifest",
+                        str(inputs["manifest"])], check=True, env=env, cwd=tmp_path, capture_output=True)
+        outputs.append(tree(out))
+    assert outputs[0] == outputs[1]
+    assert "tables/table10_preannotation.png" in outputs[0]
