@@ -97,7 +97,7 @@ def param_hash(task: luigi.Task, exclude: Iterable[str] = ("shard",), sources: b
     ``out`` is excluded because it is already the root of every path; with
     ``sources=False`` the fingerprint of the offline input files is left out too.
     """
-    skip = set(exclude) | {"out"}
+    skip = set(exclude) | {"out", "config_digest"}
     params: dict[str, Any] = {
         name: value
         for name, value in task.to_str_params(only_significant=True).items()
@@ -116,7 +116,7 @@ def param_hash(task: luigi.Task, exclude: Iterable[str] = ("shard",), sources: b
 
 
 def significant_params(task: luigi.Task, exclude: Iterable[str] = ("shard",)) -> dict[str, str]:
-    skip = set(exclude)
+    skip = set(exclude) | {"config_digest"}
     return {k: v for k, v in task.to_str_params(only_significant=True).items() if k not in skip}
 
 
@@ -169,6 +169,24 @@ def _sum_counts(paths: Iterable[Path]) -> dict[str, Any]:
 
 class RunParams:
     out: str = luigi.Parameter(description="output directory of the build")
+    config_digest: str = luigi.Parameter(
+        default="", description="the build's configuration record (see record_config); checked before every run"
+    )
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # Every task checks, before it runs, that this process sees the build's configuration
+        # (a worker on another host with other config contents must refuse, not mix outputs).
+        super().__init_subclass__(**kwargs)
+        run = cls.__dict__.get("run")
+        if run is not None and not getattr(run, "_config_checked", False):
+
+            def checked_run(self: Any, _run: Any = run) -> Any:
+                verify_config(self)
+                return _run(self)
+
+            checked_run._config_checked = True  # type: ignore[attr-defined]
+            checked_run.__doc__ = run.__doc__
+            cls.run = checked_run  # type: ignore[attr-defined]
 
     def config_inputs(self) -> list[str]:
         """Versioned files this stage's result depends on (their content goes into the output hash)."""
@@ -281,6 +299,94 @@ class BatchParams(BratParams):
     def config_inputs(self) -> list[str]:
         extra = [p for p in (self.roster, self.previous_batches) if p]
         return super().config_inputs() + extra
+
+
+# --- the build's configuration, as every worker must see it ----------------------------------
+
+
+class ConfigMismatchError(RuntimeError):
+    """This process does not see the configuration the build was started with (the message says what differs)."""
+
+
+def config_record_path(out: str, digest: str) -> Path:
+    return Path(out) / "cache" / "config" / f"{digest}.json"
+
+
+def config_record(task: BatchParams) -> dict[str, Any]:
+    """What decides where and how the build's tasks write: code version, config contents, sources, model."""
+    return {
+        "version": __version__,
+        "files": {path: content_digest(path) for path in sorted(set(task.config_inputs()))},
+        "sources": [list(f) for f in task.source_fingerprint()],
+        "model": {task.model: model_version(task.model)},
+    }
+
+
+def record_config(task: BatchParams) -> str:
+    """Write the build's configuration record to ``OUT/cache/config/<digest>.json``; returns the digest.
+
+    The build passes the digest to every task (``config_digest``), so a worker
+    process anywhere can compare what it sees with what the build saw.
+    """
+    blob = store.dumps_json(config_record(task))
+    digest = hashlib.sha256(blob.encode()).hexdigest()[:16]
+    path = config_record_path(task.out, digest)
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+        tmp.write_text(blob, encoding="utf-8")
+        tmp.replace(path)
+    return digest
+
+
+def _sha(value: str | None) -> str:
+    return "missing" if value is None else f"sha256 {value[:12]}"
+
+
+def config_differences(task: RunParams) -> list[str]:
+    """How this process's view of ``task``'s configuration differs from the build's record (empty: none)."""
+    path = config_record_path(task.out, task.config_digest)
+    if not path.is_file():
+        return [
+            f"{path} not found: this process does not see the build's output directory (every worker needs "
+            "--out on a shared filesystem, at the same path)"
+        ]
+    record = store.read_json(path)
+    problems = []
+    if record.get("version") != __version__:
+        problems.append(f"pgx-corpus version {__version__} here, {record.get('version')} in the build")
+    files = record.get("files", {})
+    for name in sorted(set(task.config_inputs())):
+        mine, theirs = content_digest(name), files.get(name, "not recorded")
+        if mine != theirs:
+            problems.append(f"{name}: {_sha(mine)} here, {_sha(theirs) if theirs != 'not recorded' else theirs} "
+                            "in the build")
+    if isinstance(task, SourceParams):
+        mine_sources = {f[0]: list(f[1:]) for f in task.source_fingerprint()}
+        theirs_sources = {f[0]: list(f[1:]) for f in record.get("sources", [])}
+        for name in sorted(set(mine_sources) | set(theirs_sources)):
+            if mine_sources.get(name) != theirs_sources.get(name):
+                problems.append(f"source file {name}: (size, mtime) {mine_sources.get(name)} here, "
+                                f"{theirs_sources.get(name)} in the build")
+                break
+    if isinstance(task, ExtendParams):
+        mine_model = model_version(task.model)
+        theirs_model = record.get("model", {}).get(task.model)
+        if mine_model != theirs_model:
+            problems.append(f"spaCy model {task.model} {mine_model} here, {theirs_model} in the build")
+    return problems
+
+
+def verify_config(task: RunParams) -> None:
+    """Raise :class:`ConfigMismatchError` when ``task`` carries a build record this process does not match."""
+    if not task.config_digest:
+        return
+    problems = config_differences(task)
+    if problems:
+        raise ConfigMismatchError(
+            f"{task.task_id}: configuration differs from the build's; refusing to run it here: "  # type: ignore[attr-defined]
+            + "; ".join(problems)
+        )
 
 
 # --- retrieval -------------------------------------------------------------------------------
@@ -867,6 +973,33 @@ class BuildCorpus(BatchParams, luigi.Task):
                                        f"brat/{p.name}" if p.parent.name == "brat" else p.stem)
             files[name] = path
         return files
+
+
+def warm_caches(task: luigi.Task) -> None:
+    """Load the lexicon and the spaCy model in this process before Luigi forks task processes.
+
+    With ``--workers N`` > 1 every task runs in a forked child: what the parent
+    has loaded is shared with each child (copy on write), so no shard task
+    loads them again.  ``gc.freeze()`` keeps the collector from touching, and
+    so copying, those objects in the children.
+    """
+    import gc
+
+    if isinstance(task, PreannotateParams) and (task.annotator == "local" or task.fallback_local):
+        from pipeline.nlp.local_annotator import LexiconMissingError, LocalAnnotator
+
+        try:
+            LocalAnnotator.load(Path(task.lexicon) if task.lexicon else None)
+        except LexiconMissingError:
+            pass  # the task that needs it reports the error
+    if isinstance(task, ExtendParams) and task.extend:
+        from pipeline.nlp import spacy_models
+
+        try:
+            spacy_models.load_parser(task.model)
+        except spacy_models.ModelNotAvailableError:
+            pass
+    gc.freeze()
 
 
 def output_dir(target: luigi.LocalTarget) -> str:

@@ -157,7 +157,11 @@ def run_build(args: argparse.Namespace) -> int:
         config.set("ncbi", "email", args.email)
     if args.api_key:
         config.set("ncbi", "api_key", args.api_key)
-    task = tasks.BuildCorpus(**build_params(args))
+    params = build_params(args)
+    # Every task carries the digest of the build's configuration record: workers joining
+    # through a central scheduler check it before running anything (see `pgx-corpus worker`).
+    params["config_digest"] = tasks.record_config(tasks.BuildCorpus(**params))
+    task = tasks.BuildCorpus(**params)
     if task.roster:
         # A bad roster is an error before any output, not after hours of parsing.
         from pipeline.corpus.batches import RosterError, read_roster
@@ -173,10 +177,27 @@ def run_build(args: argparse.Namespace) -> int:
         if args.scheduler_host
         else {"local_scheduler": True}
     )
+    if args.workers > 1 and not task.complete():
+        tasks.warm_caches(task)
+    if args.scheduler_host:
+        from pipeline.cli.worker_commands import SchedulerUnreachableError, scheduler_call, scheduler_url
+
+        try:
+            scheduler_call(scheduler_url(args.scheduler_host, args.scheduler_port), "ping", {"worker": "probe"})
+        except SchedulerUnreachableError as exc:
+            print(f"pgx-corpus: {exc}", file=sys.stderr)
+            return 2
+        # Wait for tasks other workers run (instead of giving up on them), but stop on a failure here.
+        config.set("worker", "keep_alive", "true")
     failures: list[str] = []
+    main_pid = os.getpid()
 
     def on_failure(failed: luigi.Task, exception: BaseException) -> None:
         failures.append(f"{failed.get_task_family()} failed: {exception}")
+        if args.scheduler_host:
+            import signal
+
+            os.kill(main_pid, signal.SIGUSR1)  # Luigi: finish the running tasks, ask for no more
 
     luigi.Task.event_handler(luigi.Event.FAILURE)(on_failure)
     try:
@@ -215,6 +236,7 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     add_build_parser(sub)
+    importlib.import_module("pipeline.cli.worker_commands").register(sub)  # `worker`: joins a build on luigid
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)
     return parser
