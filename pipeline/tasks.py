@@ -520,7 +520,8 @@ class Documents(SourceParams, StageTask):
             for doc in retrieval.load_documents(efetch_cache(self.out), pmids, counts):
                 seen[doc.pmid] = doc
         for doc in retrieval.documents_from_files(
-            _paths(self.pubmed_xml), _paths(self.pubtator), counts, skip_bad_lines=self.skip_bad_lines
+            _paths(self.pubmed_xml), _paths(self.pubtator), counts, skip_bad_lines=self.skip_bad_lines,
+            cache_dir=Path(self.out) / "cache" / "sources",  # unchanged files are not parsed again
         ):
             if doc.pmid in seen:
                 counts["duplicate_pmid"] += 1
@@ -565,18 +566,40 @@ class ShardTask(StageTask):
             digest.update(f"{path.name}:{content_digest(path)};".encode())
         return Path(self.out) / "cache" / "stages" / self.stage / f"{digest.hexdigest()[:24]}.jsonl.gz"
 
-    def run(self) -> None:
-        counts_path = self.output().path.replace(".jsonl.gz", ".counts.json")
+    def complete(self) -> bool:
+        # A shard whose result is in the reuse cache is filled from it here, while Luigi checks
+        # what to run: unchanged shards of a rebuild never become tasks (and upstream shards
+        # of the same block are checked, and filled, first).
+        return super().complete() or self.fill_from_cache()
+
+    def fill_from_cache(self) -> bool:
+        """Fill this shard's output from the reuse cache if its input is there and its result known."""
+        if not all(dep.complete() for dep in luigi.task.flatten(self.requires())):
+            return False
+        if not all(path.exists() for path in self.input_files()):
+            return False
         reuse = self.reuse_path()
         reuse_counts = reuse.with_name(reuse.name.replace(".jsonl.gz", ".counts.json"))
-        if reuse.exists() and reuse_counts.exists():
-            counts = Counter(store.read_json(reuse_counts))
-            counts["reused_shards"] = 1
-            with self.output().temporary_path() as tmp:
-                shutil.copyfile(reuse, tmp)
-                store.write_counts(counts_path, counts)
+        if not (reuse.exists() and reuse_counts.exists()):
+            return False
+        counts = Counter(store.read_json(reuse_counts))
+        counts["reused_shards"] = 1
+        output = Path(self.output().path)
+        output.parent.mkdir(parents=True, exist_ok=True)
+        tmp_counts = output.with_name(f".{output.name}.counts.tmp{os.getpid()}")
+        store.write_counts(tmp_counts, counts)
+        tmp_counts.replace(output.with_name(output.name.replace(".jsonl.gz", ".counts.json")))
+        tmp = output.with_name(f".{output.name}.tmp{os.getpid()}")
+        link_or_copy(reuse, tmp)
+        tmp.replace(output)  # the output appears last, complete
+        return True
+
+    def run(self) -> None:
+        counts_path = self.output().path.replace(".jsonl.gz", ".counts.json")
+        if self.fill_from_cache():
             return
-        counts = Counter()
+        reuse = self.reuse_path()
+        counts: Counter[str] = Counter()
         records = self.transform(store.read_documents(self.input_path()), counts)
         with self.output().temporary_path() as tmp:
             store.write_records(tmp, with_progress(self, records))
@@ -584,11 +607,21 @@ class ShardTask(StageTask):
         remember(Path(self.output().path), reuse, counts)
 
 
+def link_or_copy(source: Path, dest: Path) -> None:
+    """A hard link (files are never modified in place, only replaced), or a copy across filesystems."""
+    if dest.exists():
+        dest.unlink()
+    try:
+        os.link(source, dest)
+    except OSError:
+        shutil.copyfile(source, dest)
+
+
 def remember(result: Path, reuse: Path, counts: Counter[str]) -> None:
-    """Copy a shard's result and counts into the reuse cache (counts last: they mark it complete)."""
+    """Keep a shard's result and counts in the reuse cache (counts last: they mark it complete)."""
     reuse.parent.mkdir(parents=True, exist_ok=True)
     tmp = reuse.with_name(f".{reuse.name}.tmp{os.getpid()}")
-    shutil.copyfile(result, tmp)
+    link_or_copy(result, tmp)
     tmp.replace(reuse)
     tmp_counts = reuse.with_name(f".{reuse.name}.counts.tmp{os.getpid()}")
     store.write_counts(tmp_counts, counts)

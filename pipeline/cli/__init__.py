@@ -158,9 +158,6 @@ def run_build(args: argparse.Namespace) -> int:
     if args.api_key:
         config.set("ncbi", "api_key", args.api_key)
     params = build_params(args)
-    # Every task carries the digest of the build's configuration record: workers joining
-    # through a central scheduler check it before running anything (see `pgx-corpus worker`).
-    params["config_digest"] = tasks.record_config(tasks.BuildCorpus(**params))
     task = tasks.BuildCorpus(**params)
     if task.roster:
         # A bad roster is an error before any output, not after hours of parsing.
@@ -171,6 +168,9 @@ def run_build(args: argparse.Namespace) -> int:
         except RosterError as exc:
             print(f"pgx-corpus: {exc}", file=sys.stderr)
             return 2
+    # Every task carries the digest of the build's configuration record: workers joining
+    # through a central scheduler check it before running anything (see `pgx-corpus worker`).
+    task = tasks.BuildCorpus(**params, config_digest=tasks.record_config(task))  # type: ignore[call-arg]
     tasks.forget_failed_fetch(task)
     scheduler: dict[str, Any] = (
         {"scheduler_host": args.scheduler_host, "scheduler_port": args.scheduler_port}
