@@ -40,6 +40,7 @@ from luigi.parameter import ParameterVisibility
 from pipeline import __version__, store
 from pipeline.corpus.manifest import model_version
 from pipeline.documents import Document, SentenceRecord
+from pipeline.process_cache import loaded
 
 log = logging.getLogger(__name__)
 
@@ -777,16 +778,14 @@ class ExtendShard(ExtendParams, ShardTask):
     def transform(self, docs: Iterator[Document], counts: Counter[str]) -> Iterable[Document]:
         from pipeline.nlp import extend, ontology, spacy_models
 
-        onto = ontology.load_ontology(Path(self.ontology))
+        onto = loaded(ontology.load_ontology, self.ontology)
         nlp = spacy_models.load_parser(self.model)
         should_parse = None
         if self.filter == "pgx":
-            from pipeline import schema
-            from pipeline.corpus.select import load_filter_settings
+            from pipeline.corpus.select import DEFAULT_FILTER
             from pipeline.nlp import parse_gate
 
-            gate = parse_gate.ParseGate(onto, schema.load_schema(Path(self.schema)), load_filter_settings(),
-                                        parse_gate.lemma_forms(nlp))
+            gate = loaded(parse_gate.gate_for, self.ontology, self.schema, DEFAULT_FILTER, extra=(self.model,))
             should_parse = gate.can_pass
         return extend.extend_documents(
             docs, onto, nlp, counts, batch_size=self.parse_batch_size, should_parse=should_parse
@@ -812,8 +811,8 @@ class MapShard(MapParams, ShardTask):
         from pipeline import schema
         from pipeline.nlp import ontology, typemap
 
-        onto = ontology.load_ontology(Path(self.ontology))
-        return typemap.map_documents(docs, schema.load_schema(Path(self.schema)), counts, ontology=onto)
+        onto = loaded(ontology.load_ontology, self.ontology)
+        return typemap.map_documents(docs, loaded(schema.load_schema, self.schema), counts, ontology=onto)
 
 
 class Mapped(MapParams, StageWrapper):
@@ -835,7 +834,9 @@ class FilterShard(FilterParams, ShardTask):
         from pipeline import schema
         from pipeline.corpus import select
 
-        return select.filter_sentences(docs, self.filter, schema.load_schema(Path(self.schema)), counts)
+        settings = loaded(select.load_filter_settings, select.DEFAULT_FILTER)
+        return select.filter_sentences(docs, self.filter, loaded(schema.load_schema, self.schema), counts,
+                                       settings=settings if self.filter != "none" else None)
 
 
 class Filtered(FilterParams, StageWrapper):

@@ -43,6 +43,7 @@ import logging
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pipeline.documents import Document, Sentence
@@ -169,8 +170,20 @@ class ParseGate:
         return len(self._possible(doc, sent)) == len(KINDS)
 
 
+def gate_for(ontology_path: Path, schema_path: Path, filter_path: Path, model: str = "") -> ParseGate:
+    """The gate for these configuration files and the (cached) spaCy pipeline ``model``."""
+    from pipeline.corpus.select import load_filter_settings
+    from pipeline.nlp.ontology import load_ontology
+    from pipeline.nlp.spacy_models import DEFAULT_MODEL, load_parser
+    from pipeline.schema import load_schema
+
+    nlp = load_parser(model or DEFAULT_MODEL)
+    return ParseGate(load_ontology(ontology_path), load_schema(schema_path), load_filter_settings(filter_path),
+                     lemma_forms(nlp))
+
+
 def _occurs(term: Iterable[frozenset[str]], lowered: str) -> bool:
     return all(any(stem in lowered for stem in stems) for stems in term)
 
 
-__all__ = ["KINDS", "LemmaForms", "ParseGate", "lemma_forms"]
+__all__ = ["KINDS", "LemmaForms", "ParseGate", "gate_for", "lemma_forms"]
