@@ -1045,6 +1045,26 @@ def warm_caches(task: luigi.Task) -> None:
             spacy_models.load_parser(task.model)
         except spacy_models.ModelNotAvailableError:
             pass
+        else:
+            if task.filter == "pgx":
+                from pipeline.corpus.select import DEFAULT_FILTER
+                from pipeline.nlp import parse_gate
+
+                try:
+                    loaded(parse_gate.gate_for, task.ontology, task.schema, DEFAULT_FILTER, extra=(task.model,))
+                except (OSError, ValueError):
+                    pass
+    if isinstance(task, ExtendParams):
+        from pipeline import schema
+        from pipeline.corpus import select
+        from pipeline.nlp import ontology
+
+        try:
+            loaded(ontology.load_ontology, task.ontology)
+            loaded(schema.load_schema, task.schema)
+            loaded(select.load_filter_settings, select.DEFAULT_FILTER)
+        except (OSError, ValueError):
+            pass  # the task that reads the file reports the error, naming it
     gc.freeze()
 
 
