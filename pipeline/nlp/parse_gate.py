@@ -131,6 +131,14 @@ class ParseGate:
         for rule in ontology.suffix_rules:
             for kind in self._kinds(self.mapper.class_type(rule.target)):
                 self.key_types[kind].update(rule.types)
+        # One-word terms reduce to a set of stems (any one present is a trace), checked first.
+        self.single_stems: dict[str, tuple[str, ...]] = {
+            k: tuple(sorted({stem for term in self.terms[k] if len(term) == 1 for stem in term[0]})) for k in KINDS
+        }
+        self.multi_terms: dict[str, list[tuple[frozenset[str], ...]]] = {
+            k: sorted(set(t for t in self.terms[k] if len(t) > 1), key=lambda t: [sorted(w) for w in t])
+            for k in KINDS
+        }
 
     def _kinds(self, schema_type: object) -> list[str]:
         if not isinstance(schema_type, str) or schema_type not in self.schema.entity_parent:
@@ -154,7 +162,11 @@ class ParseGate:
             return found
         lowered = doc.text[sent.start : sent.end].lower().replace("metabolis", "metaboliz")
         for kind in KINDS:
-            if kind not in found and any(_occurs(term, lowered) for term in self.terms[kind]):
+            if kind in found:
+                continue
+            if any(stem in lowered for stem in self.single_stems[kind]) or any(
+                _occurs(term, lowered) for term in self.multi_terms[kind]
+            ):
                 found.add(kind)
         return found
 
