@@ -202,6 +202,8 @@ def run_build(args: argparse.Namespace) -> int:
     luigi.Task.event_handler(luigi.Event.FAILURE)(on_failure)
     try:
         result = luigi.build([task], workers=args.workers, detailed_summary=True, **scheduler)
+        if args.scheduler_host and not failures:
+            result = wait_for_other_workers(task, args, scheduler, result)
     finally:
         luigi.Task._event_callbacks[luigi.Task][luigi.Event.FAILURE].discard(on_failure)
     log.info("%s", result.summary_text)
@@ -225,6 +227,33 @@ def run_build(args: argparse.Namespace) -> int:
             print(f"  batch {failure.get('batch')}: {failure.get('error')}", file=sys.stderr)
         return 1
     return 0
+
+
+def wait_for_other_workers(task: Any, args: argparse.Namespace, scheduler: dict[str, Any], result: Any) -> Any:
+    """With a central scheduler, the build's worker stops once none of its tasks is pending, even when
+    another worker is still running the last ones (the final task included): wait for them, and
+    schedule again whatever is left, until the build is complete or nothing moves."""
+    import time
+
+    import luigi
+
+    from pipeline.cli.worker_commands import SchedulerUnreachableError, pipeline_tasks, scheduler_url
+
+    url = scheduler_url(args.scheduler_host, args.scheduler_port)
+    while not task.complete():
+        try:
+            running = pipeline_tasks(url, ("RUNNING",))
+        except SchedulerUnreachableError as exc:
+            log.error("%s", exc)
+            return result
+        if running:
+            time.sleep(1.0)
+            continue
+        again = luigi.build([task], workers=args.workers, detailed_summary=True, **scheduler)
+        if not again.scheduling_succeeded or (not task.complete() and not pipeline_tasks(url, ("RUNNING",))):
+            return again
+        result = again
+    return result
 
 
 def make_parser() -> argparse.ArgumentParser:

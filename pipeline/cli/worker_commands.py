@@ -21,9 +21,10 @@ Checks before any work:
   covered too: the task fails with the same message, never writing where
   the build does not expect it, and the worker stops asking for work.
 
-``--exit-when-idle SECONDS`` stops the worker once the scheduler has had no
-pending or running pgx-corpus task for that long (0, the default: run until
-interrupted; SIGUSR1 makes Luigi finish the running tasks and stop).
+``--exit-when-idle SECONDS`` stops the worker once the scheduler, after it
+has held pgx-corpus tasks, has had none pending or running for that long (0,
+the default: run until interrupted; SIGUSR1 makes Luigi finish the running
+tasks and stop).
 """
 
 from __future__ import annotations
@@ -117,14 +118,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--scheduler-port", type=int, default=8082, help="port of the central scheduler (default 8082)")
     p.add_argument("--workers", type=int, default=1, help="task processes of this worker (default 1)")
     p.add_argument("--exit-when-idle", type=float, default=0.0, metavar="SECONDS",
-                   help="stop once the scheduler has had no pending or running pgx-corpus task for SECONDS "
-                   "(default 0: run until interrupted)")
+                   help="stop once the scheduler, after holding pgx-corpus tasks, has had none pending or "
+                   "running for SECONDS (default 0: run until interrupted)")
     p.set_defaults(func=run_worker)
 
 
 def _idle_watch(url: str, seconds: float, stop: threading.Event) -> None:
     """Send SIGUSR1 to this process (Luigi: finish running tasks, ask for no more) once idle long enough."""
-    idle_since = time.monotonic()
+    idle_since: float | None = None  # counted from the first time a build was seen
     while not stop.wait(min(1.0, seconds / 4)):
         try:
             busy = bool(pipeline_tasks(url))
@@ -134,7 +135,7 @@ def _idle_watch(url: str, seconds: float, stop: threading.Event) -> None:
         now = time.monotonic()
         if busy:
             idle_since = now
-        elif now - idle_since >= seconds:
+        elif idle_since is not None and now - idle_since >= seconds:
             # Repeated while idle: a signal sent before Luigi installed its handler is not lost.
             log.info("no pending or running pgx-corpus task for %.0f s: stopping", seconds)
             os.kill(os.getpid(), signal.SIGUSR1)
