@@ -216,10 +216,12 @@ class SourceParams(RunParams):
         Size and mtime rather than content, so that a multi-gigabyte PubMed
         baseline directory is not read just to name an output.
         """
-        key = tuple(self.data_inputs())
-        if key not in _FINGERPRINTS:  # one directory walk per process, not one per shard task
+        # One directory walk per process and build, not one per shard task (a long-lived worker
+        # serves successive builds: a new build, with new files, has a new config digest).
+        key = (*self.data_inputs(), getattr(self, "config_digest", ""))
+        if key not in _FINGERPRINTS:
             files: list[Path] = []
-            for value in key:
+            for value in self.data_inputs():
                 p = Path(value)
                 files.extend(sorted(f for f in p.rglob("*") if f.is_file()) if p.is_dir() else [p])
             _FINGERPRINTS[key] = [(str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in files if f.exists()]
