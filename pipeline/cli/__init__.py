@@ -202,7 +202,8 @@ def _run_build_locked(args: argparse.Namespace) -> int:
         config.set("ncbi", "email", args.email)
     if args.api_key:
         config.set("ncbi", "api_key", args.api_key)
-    task = tasks.BuildCorpus(**build_params(args))
+    params = build_params(args)
+    task = tasks.BuildCorpus(**params)
     if task.roster:
         # A bad roster is an error before any output, not after hours of parsing.
         from pipeline.corpus.batches import RosterError, read_roster
@@ -212,20 +213,42 @@ def _run_build_locked(args: argparse.Namespace) -> int:
         except RosterError as exc:
             print(f"pgx-corpus: {exc}", file=sys.stderr)
             return 2
+    # Every task carries the digest of the build's configuration record: workers joining
+    # through a central scheduler check it before running anything (see `pgx-corpus worker`).
+    task = tasks.BuildCorpus(**params, config_digest=tasks.record_config(task))  # type: ignore[call-arg]
     tasks.forget_failed_fetch(task)
     scheduler: dict[str, Any] = (
         {"scheduler_host": args.scheduler_host, "scheduler_port": args.scheduler_port}
         if args.scheduler_host
         else {"local_scheduler": True}
     )
+    if args.workers > 1 and not task.complete():
+        tasks.warm_caches(task)
+    if args.scheduler_host:
+        from pipeline.cli.worker_commands import SchedulerUnreachableError, scheduler_call, scheduler_url
+
+        try:
+            scheduler_call(scheduler_url(args.scheduler_host, args.scheduler_port), "ping", {"worker": "probe"})
+        except SchedulerUnreachableError as exc:
+            print(f"pgx-corpus: {exc}", file=sys.stderr)
+            return 2
+        # Wait for tasks other workers run (instead of giving up on them), but stop on a failure here.
+        config.set("worker", "keep_alive", "true")
     failures: list[str] = []
+    main_pid = os.getpid()
 
     def on_failure(failed: luigi.Task, exception: BaseException) -> None:
         failures.append(f"{failed.get_task_family()} failed: {exception}")
+        if args.scheduler_host:
+            import signal
+
+            os.kill(main_pid, signal.SIGUSR1)  # Luigi: finish the running tasks, ask for no more
 
     luigi.Task.event_handler(luigi.Event.FAILURE)(on_failure)
     try:
         result = luigi.build([task], workers=args.workers, detailed_summary=True, **scheduler)
+        if args.scheduler_host and not failures:
+            result = wait_for_other_workers(task, args, scheduler, result)
     finally:
         luigi.Task._event_callbacks[luigi.Task][luigi.Event.FAILURE].discard(on_failure)
     log.info("%s", result.summary_text)
@@ -255,6 +278,33 @@ def _run_build_locked(args: argparse.Namespace) -> int:
     return 0
 
 
+def wait_for_other_workers(task: Any, args: argparse.Namespace, scheduler: dict[str, Any], result: Any) -> Any:
+    """With a central scheduler, the build's worker stops once none of its tasks is pending, even when
+    another worker is still running the last ones (the final task included): wait for them, and
+    schedule again whatever is left, until the build is complete or nothing moves."""
+    import time
+
+    import luigi
+
+    from pipeline.cli.worker_commands import SchedulerUnreachableError, pipeline_tasks, scheduler_url
+
+    url = scheduler_url(args.scheduler_host, args.scheduler_port)
+    while not task.complete():
+        try:
+            running = pipeline_tasks(url, ("RUNNING",))
+        except SchedulerUnreachableError as exc:
+            log.error("%s", exc)
+            return result
+        if running:
+            time.sleep(1.0)
+            continue
+        again = luigi.build([task], workers=args.workers, detailed_summary=True, **scheduler)
+        if not again.scheduling_succeeded or (not task.complete() and not pipeline_tasks(url, ("RUNNING",))):
+            return again
+        result = again
+    return result
+
+
 def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pgx-corpus",
@@ -264,6 +314,7 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     add_build_parser(sub)
+    importlib.import_module("pipeline.cli.worker_commands").register(sub)  # `worker`: joins a build on luigid
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)
     return parser

@@ -50,7 +50,8 @@ Count keys (``counts``):
 ``documents``, ``documents_without_sentences`` (the whole text is then parsed
 as one sentence), ``sentences_parsed``, ``skipped_empty``,
 ``skipped_too_long`` (more than ``max_tokens`` whitespace tokens or
-``max_chars`` characters; logged), ``key_entities``,
+``max_chars`` characters; logged), ``skipped_cannot_pass`` (not parsed: the
+content filter would drop the sentence anyway, see ``should_parse``), ``key_entities``,
 ``key_entities_crossing_sentence``, ``key_entities_in_skipped_sentence``,
 ``key_aligned``, ``key_subtoken_expanded`` (the entity ends inside a token at
 a hyphen, slash or plus, "CYP2C9+VKORC1", or before punctuation only, "NF-kappa
@@ -66,7 +67,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from spacy.language import Language
@@ -136,6 +137,7 @@ def extend_documents(
     batch_size: int = 256,
     max_tokens: int = MAX_TOKENS,
     max_chars: int = MAX_CHARS,
+    should_parse: Callable[[Document, Sentence], bool] | None = None,
 ) -> Iterator[Document]:
     """Documents with composite entities added to their annotations.
 
@@ -145,6 +147,10 @@ def extend_documents(
     absorbed ones) plus the composites (source ``ontology``, ``type`` and
     ``ontology_class`` = the class, ``rule``, ``key`` = key fragments), all
     document-relative, through :meth:`Document.with_annotations`.
+
+    ``should_parse(doc, sentence)`` False: the sentence is not parsed (counted
+    ``skipped_cannot_pass``); :class:`pipeline.nlp.parse_gate.ParseGate` says
+    which sentences cannot pass the content filter anyway.
     """
     chunk: list[Document] = []
     pending = 0
@@ -152,10 +158,10 @@ def extend_documents(
         chunk.append(doc)
         pending += max(1, len(doc.sentences))
         if pending >= batch_size:
-            yield from _extend_chunk(chunk, ontology, nlp, counts, batch_size, max_tokens, max_chars)
+            yield from _extend_chunk(chunk, ontology, nlp, counts, batch_size, max_tokens, max_chars, should_parse)
             chunk, pending = [], 0
     if chunk:
-        yield from _extend_chunk(chunk, ontology, nlp, counts, batch_size, max_tokens, max_chars)
+        yield from _extend_chunk(chunk, ontology, nlp, counts, batch_size, max_tokens, max_chars, should_parse)
 
 
 def _extend_chunk(
@@ -166,6 +172,7 @@ def _extend_chunk(
     batch_size: int,
     max_tokens: int,
     max_chars: int,
+    should_parse: Callable[[Document, Sentence], bool] | None = None,
 ) -> Iterator[Document]:
     jobs: list[tuple[int, Sentence]] = []
     for d, doc in enumerate(chunk):
@@ -185,6 +192,9 @@ def _extend_chunk(
                     "PMID %s: sentence at %d-%d too long to parse (%d chars), not extended",
                     doc.pmid, sent.start, sent.end, len(text),
                 )
+                continue
+            if should_parse is not None and doc.sentences and not should_parse(doc, sent):
+                counts["skipped_cannot_pass"] += 1
                 continue
             jobs.append((d, sent))
     parsed: dict[int, list[tuple[Sentence, Doc]]] = {}

@@ -799,8 +799,13 @@ def build_lexicon(wheels_dir: Path, out: Path) -> dict[str, Any]:
     with open(tmp, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=6) as gz:
         gz.write(data)
     tmp.replace(out)
+    # The lookup form next to it: pre-tokenized keys, so that loading the annotator takes no re-keying.
+    from pipeline.nlp.lexicon_lookup import write_lookup
+
+    lookup = write_lookup(out, tables)
     summary: dict[str, Any] = {
         "path": str(out),
+        "lookup": str(lookup),
         "bytes": out.stat().st_size,
         "wheels": dict(WHEELS),
         "counts": dict(sorted(counts.items())),

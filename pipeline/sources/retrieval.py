@@ -53,6 +53,7 @@ from typing import Any
 
 from pipeline.documents import Document, pmid_sort_key
 from pipeline.sources.eutils import EutilsClient, EutilsError
+from pipeline.sources.parse_cache import cached_documents
 from pipeline.sources.pubmed_xml import PubmedXmlError, count_records, iter_documents
 from pipeline.sources.pubtator_format import PubtatorFormatError, read_pubtator, to_document
 
@@ -390,8 +391,12 @@ def documents_from_files(
     counts: Counter[str],
     *,
     skip_bad_lines: bool = False,
+    cache_dir: Path | None = None,
 ) -> Iterator[Document]:
     """Documents of offline sources: PubMed XML files/directories (plain or .gz), then PubTator files.
+
+    ``cache_dir``: parsed PubMed XML files are kept there by content and not parsed
+    again (:mod:`pipeline.sources.parse_cache`).
 
     PubMed XML directories are searched recursively for ``*.xml``/``*.xml.gz``
     (sorted); documents come in file order.  A PMID met again in a later file
@@ -406,7 +411,10 @@ def documents_from_files(
         counts["files_pubmed_xml"] += 1
         file_counts: Counter[str] = Counter()
         duplicates = 0
-        for doc in iter_documents(path, file_counts):
+        parsed = (
+            iter_documents(path, file_counts) if cache_dir is None else cached_documents(path, cache_dir, file_counts)
+        )
+        for doc in parsed:
             if doc.pmid in seen:
                 duplicates += 1
                 log.warning("%s: PMID %s already read from an earlier file; skipped", path, doc.pmid)

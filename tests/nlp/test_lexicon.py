@@ -53,6 +53,9 @@ def test_build_is_deterministic(built: tuple, tmp_path: Path) -> None:
     again = tmp_path / "again.json.gz"
     lx.build_lexicon(make_wheels(tmp_path / "wheels"), again)
     assert again.read_bytes() == out.read_bytes()
+    # the lookup form is written too, byte-reproducibly (same lexicon content, same sidecar bytes)
+    assert Path(summary["lookup"]) == out.with_name(out.name + ".lookup")
+    assert Path(str(again) + ".lookup").read_bytes() == Path(summary["lookup"]).read_bytes()
     assert summary["wheels"] == lx.WHEELS
     counts = summary["counts"]
     assert counts["entries.exact"] + counts["entries.folded"] + counts["entries.relaxed"] == sum(

@@ -1,0 +1,211 @@
+"""``pgx-corpus worker``: join a running build through Luigi's central scheduler (``luigid``).
+
+A build started with ``pgx-corpus build --scheduler-host H --scheduler-port P``
+registers its tasks with ``luigid``; every per-shard task is an ordinary
+pending task there.  ``pgx-corpus worker --scheduler-host H --scheduler-port P``
+runs a Luigi *assistant* worker: it asks the scheduler for any pending task
+of ``pipeline.tasks``, of any build, and runs it, so the shards of a build are
+shared between the build process and every worker, on this host or others.
+
+Checks before any work:
+
+* the project imports (``pipeline.tasks`` and its dependencies);
+* the scheduler answers (``http://H:P/api/...``);
+* the configuration of a build already on the scheduler is the one this
+  process sees: the build records the digests of its config files, source
+  fingerprint, model version and code version under
+  ``OUT/cache/config/<digest>.json`` and passes the digest to every task;
+  a difference is reported file by file and the worker exits (status 2)
+  without running anything.  Every task repeats the check before it runs
+  (:func:`pipeline.tasks.verify_config`), so a build started later is
+  covered too: the task fails with the same message, never writing where
+  the build does not expect it, and the worker stops asking for work.
+
+``--exit-when-idle SECONDS`` stops the worker once the scheduler, after it
+has held pgx-corpus tasks, has had none pending or running for that long (0,
+the default: run until interrupted; SIGUSR1 makes Luigi finish the running
+tasks and stop).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+TASK_MODULE = "pipeline.tasks"
+
+
+class SchedulerUnreachableError(RuntimeError):
+    """The central scheduler does not answer (the message names its URL)."""
+
+
+def scheduler_url(host: str, port: int) -> str:
+    return f"http://{host}:{port}/"
+
+
+def scheduler_call(url: str, method: str, data: dict[str, Any], timeout: float = 10.0) -> Any:
+    """One call of luigid's JSON API (``GET /api/<method>?data=<json>``); returns its ``response``."""
+    query = urllib.parse.urlencode({"data": json.dumps(data)})
+    try:
+        with urllib.request.urlopen(f"{url}api/{method}?{query}", timeout=timeout) as reply:
+            return json.loads(reply.read().decode("utf-8"))["response"]
+    except (OSError, ValueError, KeyError) as exc:  # URLError is an OSError
+        raise SchedulerUnreachableError(
+            f"cannot reach the Luigi scheduler at {url} ({exc}); start `luigid --port PORT` there, or check "
+            "--scheduler-host, --scheduler-port and the firewall"
+        ) from exc
+
+
+def pipeline_tasks(url: str, statuses: tuple[str, ...] = ("PENDING", "RUNNING")) -> dict[str, dict[str, Any]]:
+    """Tasks of this project the scheduler holds with one of ``statuses``, by task id."""
+    from pipeline import tasks
+
+    found: dict[str, dict[str, Any]] = {}
+    for status in statuses:
+        listed = scheduler_call(url, "task_list", {"status": status, "upstream_status": "", "search": ""})
+        if not isinstance(listed, dict) or listed.get("num_tasks", 0) == -1:
+            continue  # more than luigid lists: the per-task check still applies
+        for task_id, info in listed.items():
+            if isinstance(info, dict) and isinstance(getattr(tasks, str(info.get("name")), None), type):
+                found[task_id] = info
+    return found
+
+
+def configuration_problems(infos: dict[str, dict[str, Any]]) -> tuple[Any, list[str]]:
+    """The first scheduled task carrying a build record, and how this process differs from it."""
+    from pipeline import tasks
+
+    checked: set[tuple[str, str]] = set()
+    first: Any = None
+    for info in infos.values():
+        params = info.get("params") or {}
+        digest, out = params.get("config_digest", ""), params.get("out", "")
+        if not digest or (digest, out) in checked:
+            continue
+        checked.add((digest, out))
+        task = getattr(tasks, info["name"]).from_str_params(params)
+        first = first or task
+        problems = tasks.config_differences(task)
+        if problems:
+            return task, problems
+    return first, []
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "worker",
+        help="join a running build through a central Luigi scheduler (luigid) and run its pending tasks",
+        description="Run an assistant Luigi worker: it takes pending pgx-corpus tasks (shards of every stage) "
+        "from the central scheduler that a `pgx-corpus build --scheduler-host H --scheduler-port P` uses. The "
+        "build's --out must be visible here at the same path (shared filesystem), with the same configuration "
+        "files, sources and versions: the worker checks and refuses otherwise.",
+    )
+    p.add_argument("--scheduler-host", required=True, help="host of the central scheduler (luigid)")
+    p.add_argument("--scheduler-port", type=int, default=8082, help="port of the central scheduler (default 8082)")
+    p.add_argument("--workers", type=int, default=1, help="task processes of this worker (default 1)")
+    p.add_argument("--exit-when-idle", type=float, default=0.0, metavar="SECONDS",
+                   help="stop once the scheduler, after holding pgx-corpus tasks, has had none pending or "
+                   "running for SECONDS (default 0: run until interrupted)")
+    p.set_defaults(func=run_worker)
+
+
+def _idle_watch(url: str, seconds: float, stop: threading.Event) -> None:
+    """Send SIGUSR1 to this process (Luigi: finish running tasks, ask for no more) once idle long enough."""
+    idle_since: float | None = None  # counted from the first time a build was seen
+    while not stop.wait(min(1.0, seconds / 4)):
+        try:
+            busy = bool(pipeline_tasks(url))
+        except SchedulerUnreachableError as exc:
+            log.warning("%s", exc)
+            busy = False
+        now = time.monotonic()
+        if busy:
+            idle_since = now
+        elif idle_since is not None and now - idle_since >= seconds:
+            # Repeated while idle: a signal sent before Luigi installed its handler is not lost.
+            log.info("no pending or running pgx-corpus task for %.0f s: stopping", seconds)
+            os.kill(os.getpid(), signal.SIGUSR1)
+
+
+def run_worker(args: argparse.Namespace) -> int:
+    try:
+        import luigi
+
+        from pipeline import tasks
+    except ImportError as exc:
+        print(
+            f"pgx-corpus worker: cannot import the pipeline ({TASK_MODULE}): {exc}. Install the project and its "
+            "dependencies on this host, at the version the build uses (`pip install -e <checkout>`).",
+            file=sys.stderr,
+        )
+        return 2
+    if args.workers < 1:
+        print("pgx-corpus worker: --workers must be at least 1", file=sys.stderr)
+        return 2
+    url = scheduler_url(args.scheduler_host, args.scheduler_port)
+    try:
+        scheduled = pipeline_tasks(url)
+        sample, problems = configuration_problems(scheduled)
+    except SchedulerUnreachableError as exc:
+        print(f"pgx-corpus worker: {exc}", file=sys.stderr)
+        return 2
+    if problems:
+        print(
+            f"pgx-corpus worker: refusing to join the build writing to {sample.out}: this host's configuration "
+            "differs from the build's:",
+            file=sys.stderr,
+        )
+        for line in problems:
+            print(f"  {line}", file=sys.stderr)
+        return 2
+    config = luigi.configuration.get_config()
+    if "LUIGI_CONFIG_PATH" not in os.environ and not Path("luigi.cfg").exists():
+        config.add_config_path(str(PROJECT_ROOT / "luigi.cfg"))
+    # An assistant asks for work until told to stop (SIGUSR1) or, with --exit-when-idle, until idle.
+    config.set("worker", "keep_alive", "true")
+    if sample is not None and args.workers > 1:
+        tasks.warm_caches(sample)
+    main_pid = os.getpid()
+    refused: list[str] = []
+
+    def on_failure(task: luigi.Task, exception: BaseException) -> None:
+        if isinstance(exception, tasks.ConfigMismatchError):
+            # Never run more of a build whose configuration this host does not share.
+            print(f"pgx-corpus worker: {exception}", file=sys.stderr)
+            refused.append(str(exception))
+            os.kill(main_pid, signal.SIGUSR1)
+
+    luigi.Task.event_handler(luigi.Event.FAILURE)(on_failure)
+    stop = threading.Event()
+    watcher = None
+    if args.exit_when_idle > 0:
+        signal.signal(signal.SIGUSR1, lambda signum, frame: None)  # until Luigi installs its own handler
+        watcher = threading.Thread(target=_idle_watch, args=(url, args.exit_when_idle, stop), daemon=True)
+        watcher.start()
+    log.info("worker joining the scheduler at %s with %d process(es)", url, args.workers)
+    try:
+        result = luigi.build(
+            [], assistant=True, workers=args.workers, scheduler_host=args.scheduler_host,
+            scheduler_port=args.scheduler_port, detailed_summary=True,
+        )
+    finally:
+        stop.set()
+        luigi.Task._event_callbacks[luigi.Task][luigi.Event.FAILURE].discard(on_failure)
+    log.info("%s", result.summary_text)
+    if refused:
+        return 2
+    return 0 if result.scheduling_succeeded else 1

@@ -1,0 +1,271 @@
+"""The lexicon in its lookup form: pre-tokenized keys, stored so that loading is a few splits.
+
+The lexicon file (``lexicon.json.gz``, :mod:`pipeline.nlp.lexicon`) lists
+``[surface, type, identifier]`` entries; the annotator looks names up by their
+*token key* (:func:`pipeline.nlp.lexicon.table_key`).  Computing 770,000 keys
+takes about 16 s, so ``lexicon build`` also writes the keys, once, into a
+sidecar file (:func:`lookup_path`: ``lexicon.json.gz.lookup``) that
+:func:`load_lookup` reads in well under a second.
+
+Lookup form, per table (``exact``, ``relaxed``, ``folded``):
+
+* ``keys``: every entry's token key joined by ``\\x1f`` (a character that is
+  whitespace to :data:`~pipeline.nlp.lexicon.TOKEN_RE`, so never inside a
+  token), one per line, in lexicon order;
+* ``info``: one byte per entry, ``type code * 2 + spaced`` (the surface holds
+  a space);
+* ``ids`` / ``id_ends``: the entries' identifiers concatenated (empty: none)
+  and where each ends (unsigned 32-bit little-endian), read by slicing;
+* ``long``: ``first token\\tlongest key length`` for first tokens that start a
+  key of two tokens or more (the bound of the longest-match loop);
+* ``pairs``: the first two tokens of every longer key (joined key).
+
+plus ``gene_folded``: case-folded exact gene keys -> exact entry index (the
+``c-kit`` / ``H-ras`` rule).  The file is a JSON header line (format, SHA-256
+of the lexicon file it was made from, the type names, section sizes) followed
+by the UTF-8 sections; it is written deterministically, so the same lexicon
+gives the same bytes.  A sidecar whose recorded SHA-256 differs from the
+lexicon's is ignored (the lexicon is then keyed in memory, the slow way).
+"""
+
+from __future__ import annotations
+
+import array
+import hashlib
+import json
+import logging
+import os
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pipeline.nlp import lexicon as lx
+
+logger = logging.getLogger(__name__)
+
+LOOKUP_FORMAT = 1
+SEP = "\x1f"
+TABLES = ("exact", "relaxed", "folded")
+_SECTIONS = ("keys", "info", "ids", "id_ends", "long", "pairs")
+
+
+@dataclass(frozen=True)
+class Entry:
+    type: str
+    identifier: str | None
+    spaced: bool = False  # the lexicon surface contains a space
+
+
+@dataclass
+class LookupTable:
+    """Joined token key -> entry, with the bounds of the longest-match search."""
+
+    index: dict[str, int] = field(default_factory=dict)
+    info: bytes = b""
+    ids: str = ""  # every identifier, concatenated
+    id_ends: array.array[int] = field(default_factory=lambda: array.array("I"))  # where each one ends
+    types: tuple[str, ...] = ()
+    long: dict[str, int] = field(default_factory=dict)
+    pairs: set[str] = field(default_factory=set)
+
+    def entry(self, i: int) -> Entry:
+        code = self.info[i]
+        ident = self.ids[self.id_ends[i - 1] if i else 0 : self.id_ends[i]]
+        return Entry(self.types[code >> 1], ident or None, bool(code & 1))
+
+    def get(self, key: tuple[str, ...]) -> Entry | None:
+        i = self.index.get(SEP.join(key))
+        return None if i is None else self.entry(i)
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, tuple) and SEP.join(key) in self.index
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def longest(self, keys: list[str], i: int) -> tuple[int, Entry] | None:
+        """Longest entry whose key is ``keys[i:i+n]``: (n, entry) or None."""
+        first = keys[i]
+        bound = self.long.get(first, 1)
+        if bound > 1 and (i + 1 >= len(keys) or f"{first}{SEP}{keys[i + 1]}" not in self.pairs):
+            bound = 1  # no longer key starts with these two tokens: only the one-token key can match
+        for n in range(min(bound, len(keys) - i), 0, -1):
+            j = self.index.get(SEP.join(keys[i : i + n]))
+            if j is not None:
+                return n, self.entry(j)
+        return None
+
+
+@dataclass
+class Lookup:
+    exact: LookupTable
+    relaxed: LookupTable
+    folded: LookupTable
+    gene_folded: dict[tuple[str, ...], Entry]
+
+
+def lookup_path(lexicon: Path) -> Path:
+    """Where the lookup form of ``lexicon`` lives (next to it)."""
+    return lexicon.with_name(lexicon.name + ".lookup")
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+# --- building the lookup form from the entry tables (the slow way) -----------------------------
+
+
+def _sections(tables: Mapping[str, Iterable[Iterable[str]]]) -> tuple[list[str], dict[str, bytes]]:
+    """Type names and the text of every section, computed from the entry tables."""
+    keyed: dict[str, dict[tuple[str, ...], tuple[str, str, bool]]] = {}
+    type_names: set[str] = set()
+    for name in TABLES:
+        entries: dict[tuple[str, ...], tuple[str, str, bool]] = {}
+        for surface, type_, ident in tables.get(name, ()):
+            key = lx.table_key(name, surface)
+            if key:
+                entries.setdefault(key, (type_, ident or "", " " in surface))
+                type_names.add(type_)
+        keyed[name] = entries
+    types = sorted(type_names)
+    code = {t: i for i, t in enumerate(types)}
+    out: dict[str, bytes] = {}
+    for name, entries in keyed.items():
+        longest: dict[str, int] = {}
+        pairs: set[str] = set()
+        for key in entries:
+            if len(key) > 1:
+                longest[key[0]] = max(longest.get(key[0], 0), len(key))
+                pairs.add(key[0] + SEP + key[1])
+        for key in entries:
+            if any("\n" in t for t in key):
+                raise ValueError(f"lexicon entry {key!r} holds a line break")
+        ends = array.array("I")
+        total = 0
+        for _t, ident, _s in entries.values():
+            total += len(ident)
+            ends.append(total)
+        if sys.byteorder != "little":
+            ends.byteswap()
+        out[f"{name}.keys"] = "\n".join(SEP.join(k) for k in entries).encode("utf-8")
+        out[f"{name}.info"] = bytes(code[t] * 2 + int(s) for t, _i, s in entries.values())
+        out[f"{name}.ids"] = "".join(i for _t, i, _s in entries.values()).encode("utf-8")
+        out[f"{name}.id_ends"] = ends.tobytes()
+        out[f"{name}.long"] = "\n".join(f"{k}\t{n}" for k, n in sorted(longest.items())).encode("utf-8")
+        out[f"{name}.pairs"] = "\n".join(sorted(pairs)).encode("utf-8")
+    # Case-folded gene symbols, for "c-kit" / "H-ras" (prefix + symbol written in lower case).
+    exact = keyed["exact"]
+    position = {key: i for i, key in enumerate(exact)}
+    gene: dict[tuple[str, ...], int] = {}
+    for key, (type_, _i, _s) in sorted(exact.items()):
+        if type_ == "Gene" and len("".join(key)) >= 3:
+            gene.setdefault(tuple(t.casefold() for t in key), position[key])
+    out["gene_folded"] = "\n".join(f"{SEP.join(k)}\t{i}" for k, i in gene.items()).encode("utf-8")
+    return types, out
+
+
+def _from_sections(types: list[str], sections: dict[str, bytes]) -> Lookup:
+    made: dict[str, LookupTable] = {}
+    for name in TABLES:
+        keys = sections[f"{name}.keys"].decode("utf-8")
+        key_list = keys.split("\n") if keys else []
+        long = sections[f"{name}.long"].decode("utf-8")
+        pairs = sections[f"{name}.pairs"].decode("utf-8")
+        ends = array.array("I")
+        ends.frombytes(sections[f"{name}.id_ends"])
+        if sys.byteorder != "little":
+            ends.byteswap()
+        made[name] = LookupTable(
+            index=dict(zip(key_list, range(len(key_list)), strict=True)),
+            info=sections[f"{name}.info"],
+            ids=sections[f"{name}.ids"].decode("utf-8"),
+            id_ends=ends,
+            types=tuple(types),
+            long={k: int(n) for k, n in (line.split("\t") for line in long.split("\n"))} if long else {},
+            pairs=set(pairs.split("\n")) if pairs else set(),
+        )
+    gene_folded: dict[tuple[str, ...], Entry] = {}
+    gene_lines = sections["gene_folded"].decode("utf-8")
+    if gene_lines:
+        for line in gene_lines.split("\n"):
+            key, i = line.split("\t")
+            gene_folded[tuple(key.split(SEP))] = made["exact"].entry(int(i))
+    return Lookup(made["exact"], made["relaxed"], made["folded"], gene_folded)
+
+
+def lookup_from_tables(tables: Mapping[str, Iterable[Iterable[str]]]) -> Lookup:
+    """The lookup form of entry tables (tokenizes every surface: seconds for the full lexicon)."""
+    types, sections = _sections(tables)
+    return _from_sections(types, sections)
+
+
+# --- the sidecar file --------------------------------------------------------------------------
+
+
+def dumps_lookup(tables: Mapping[str, Iterable[Iterable[str]]], source_sha256: str) -> bytes:
+    """The sidecar bytes for these entry tables (deterministic)."""
+    types, sections = _sections(tables)
+    names = [f"{t}.{s}" for t in TABLES for s in _SECTIONS] + ["gene_folded"]
+    blobs = [sections[n] for n in names]
+    header = {
+        "format": LOOKUP_FORMAT,
+        "source_sha256": source_sha256,
+        "types": types,
+        "sections": [[n, len(b)] for n, b in zip(names, blobs, strict=True)],
+    }
+    return json.dumps(header, sort_keys=True).encode("utf-8") + b"\n" + b"".join(blobs)
+
+
+def write_lookup(lexicon: Path, tables: Mapping[str, Iterable[Iterable[str]]] | None = None) -> Path:
+    """Write the lookup sidecar of the lexicon file ``lexicon`` (atomically); returns its path."""
+    if tables is None:
+        tables = lx.read_lexicon(lexicon)["tables"]
+    out = lookup_path(lexicon)
+    tmp = out.with_name(f".{out.name}.tmp{os.getpid()}")
+    tmp.write_bytes(dumps_lookup(tables, file_sha256(lexicon)))
+    tmp.replace(out)
+    return out
+
+
+def load_lookup(lexicon: Path, source_sha256: str | None = None) -> Lookup | None:
+    """The lookup form stored next to ``lexicon``; None when absent, stale or unreadable."""
+    path = lookup_path(lexicon)
+    if not path.is_file():
+        return None
+    with open(path, "rb") as fh:
+        try:
+            header = json.loads(fh.readline())
+        except ValueError:
+            logger.warning("%s: not a lexicon lookup file; ignored", path)
+            return None
+        sha = source_sha256 or file_sha256(lexicon)
+        if header.get("format") != LOOKUP_FORMAT or header.get("source_sha256") != sha:
+            logger.warning("%s was made from another lexicon file (rebuild with `pgx-corpus lexicon build`)", path)
+            return None
+        sections: dict[str, bytes] = {}
+        for name, size in header["sections"]:
+            blob = fh.read(size)
+            if len(blob) != size:
+                logger.warning("%s: truncated; ignored", path)
+                return None
+            sections[name] = blob
+    return _from_sections(header["types"], sections)
+
+
+__all__ = [
+    "Entry",
+    "Lookup",
+    "LookupTable",
+    "dumps_lookup",
+    "file_sha256",
+    "load_lookup",
+    "lookup_from_tables",
+    "lookup_path",
+    "write_lookup",
+]
