@@ -38,10 +38,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from pipeline.campaign.layout import DISAGREEMENT, DISCARD_REASON, DISCARD_REASONS, DISCARD_TYPE
 from pipeline.schema import ANY_ENTITY, Schema
+from pipeline.yamlfile import read_mapping
 
 CONFIG_DIR = Path(__file__).resolve().parents[2] / "config" / "brat"
 DEFAULT_SETTINGS = CONFIG_DIR / "brat.yaml"
@@ -84,12 +83,7 @@ def _str_map(data: Any, name: str, where: str) -> dict[str, str]:
 def load_settings(path: str | Path = DEFAULT_SETTINGS, tools_conf: str | Path | None = None) -> BratSettings:
     """Read ``config/brat/brat.yaml`` (and locate ``tools.conf`` beside it unless given)."""
     p = Path(path)
-    try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise BratConfigError(f"{p}: cannot read brat settings: {exc}") from exc
-    if not isinstance(data, dict):
-        raise BratConfigError(f"{p}: top level must be a mapping")
+    data = read_mapping(p, BratConfigError, "brat settings")
     comp = data.get("composite") or {}
     labels: dict[str, tuple[str, ...]] = {}
     for type_, forms in (data.get("labels") or {}).items():

@@ -68,7 +68,6 @@ from pathlib import Path
 from typing import Any
 
 import bioc
-import yaml
 from bioc import biocjson, biocxml
 
 from pipeline.brat import pubtator
@@ -77,6 +76,7 @@ from pipeline.brat.stats import relation_modality
 from pipeline.documents import Span, pmid_sort_key
 from pipeline.schema import Schema
 from pipeline.sources.pubtator_format import format_record
+from pipeline.yamlfile import read_mapping
 
 log = logging.getLogger(__name__)
 
@@ -101,12 +101,7 @@ class ExportConfig:
 
 def load_export_config(path: str | Path = DEFAULT_EXPORT_CONFIG) -> ExportConfig:
     p = Path(path)
-    try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise ExportConfigError(f"{p}: cannot read export config: {exc}") from exc
-    if not isinstance(data, Mapping):
-        raise ExportConfigError(f"{p}: top level must be a mapping")
+    data = read_mapping(p, ExportConfigError, "export config")
     unknown = set(data) - {
         "relation_map", "pubtator_discontiguous", "pubtator_level", "conll_scheme", "split_ratios", "split_seed"
     }

@@ -46,12 +46,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from pipeline.brat import validate as validate_mod
 from pipeline.brat.standoff import BratDocument, dumps, parse_ann
 from pipeline.campaign.finalize import doc_key, merge_duplicate_relations, remove_annotations
 from pipeline.schema import Schema
+from pipeline.yamlfile import read_mapping
 
 KINDS = ("retype", "remove", "relations")
 
@@ -127,12 +126,7 @@ def _selector(entry: Mapping[str, Any], schema: Schema, where: str, type_key: st
 def load_decisions(path: str | Path, schema: Schema) -> Decisions:
     """Read and check a decisions file (see the module docstring)."""
     p = Path(path)
-    try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise DecisionsError(f"{p}: cannot read decisions: {exc}") from exc
-    if not isinstance(data, Mapping):
-        raise DecisionsError(f"{p}: top level must be a mapping with {', '.join(KINDS)}")
+    data = read_mapping(p, DecisionsError, "decisions", f"a mapping with {', '.join(KINDS)}")
     unknown = set(data) - set(KINDS)
     if unknown:
         raise DecisionsError(f"{p}: unknown key(s) {sorted(unknown)} (expected {', '.join(KINDS)})")

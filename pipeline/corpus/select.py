@@ -68,10 +68,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from pipeline.documents import Annotation, Document, SentenceRecord
 from pipeline.schema import Schema
+from pipeline.yamlfile import read_mapping
 
 log = logging.getLogger(__name__)
 
@@ -117,12 +116,7 @@ class FilterSettings:
 def load_filter_settings(path: str | Path = DEFAULT_FILTER) -> FilterSettings:
     """Read ``config/filter.yaml``; :class:`FilterConfigError` names the file for a bad one."""
     p = Path(path)
-    try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise FilterConfigError(f"{p}: cannot read filter settings: {exc}") from exc
-    if not isinstance(data, dict):
-        raise FilterConfigError(f"{p}: top level must be a mapping")
+    data = read_mapping(p, FilterConfigError, "filter settings")
     known = {
         "min_chars", "max_chars", "min_tokens", "max_tokens", "section_labels",
         "lowercase_start_allowed", "extra_verbs", "titles_need_verb", "trigger_phrases",
