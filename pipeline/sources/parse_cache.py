@@ -51,7 +51,9 @@ def cached_documents(path: Path, cache_dir: Path, counts: Counter[str]) -> Itera
     tmp = docs_file.with_name(f".{docs_file.name}.tmp{os.getpid()}")
     file_counts: Counter[str] = Counter()
     try:
-        with open(tmp, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz:
+        with open(tmp, "wb") as raw, gzip.GzipFile(
+            filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=store.GZIP_LEVEL
+        ) as gz:
             for doc in iter_documents(path, file_counts):
                 line = json.dumps(to_dict(doc), ensure_ascii=False, sort_keys=True, separators=(",", ":"))
                 gz.write(line.encode("utf-8") + b"\n")
