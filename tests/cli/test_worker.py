@@ -104,20 +104,31 @@ def test_a_worker_process_shares_the_shards_and_the_output_is_the_same(
                          capture_output=True, text=True, timeout=600)
     assert one.returncode == 0, one.stderr[-3000:]
     scheduler = ["--scheduler-host", "127.0.0.1", "--scheduler-port", str(luigid)]
-    worker = subprocess.Popen(pgx("worker", *scheduler, "--exit-when-idle", "6"), cwd=PROJECT, env=env(),
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # The worker waits for the build to appear, loads what its shards need and registers; the build,
+    # its tasks on the scheduler, waits for that registration before running any: from then on both
+    # ask for work (an idle worker asks again within 0.3 s), so neither can run every shard alone
+    # merely because the other was not there yet.
+    # The worker's log goes to a file: a pipe nobody reads until the build ends fills up (Luigi logs
+    # every task check) and blocks the worker in the middle of a task the build then waits for.
+    log_path = tmp_path / "worker.log"
+    with open(log_path, "wb") as log_file:
+        worker = subprocess.Popen(pgx("worker", *scheduler, "--exit-when-idle", "6"), cwd=PROJECT, env=env(),
+                                  stdout=subprocess.DEVNULL, stderr=log_file)
     try:
-        build = subprocess.run(pgx(*build_args(tmp_path / "two", lexicon), *scheduler), cwd=PROJECT, env=env(),
-                               capture_output=True, text=True, timeout=600)
-        _, worker_log = worker.communicate(timeout=120)
+        build = subprocess.run(pgx(*build_args(tmp_path / "two", lexicon), *scheduler, "--wait-for-workers", "1",
+                                   "--wait-timeout", "120"),
+                               cwd=PROJECT, env=env(), capture_output=True, text=True, timeout=600)
+        worker.wait(timeout=120)
     finally:
         if worker.poll() is None:
             worker.kill()
+    worker_log = log_path.read_text(encoding="utf-8", errors="replace")
     assert build.returncode == 0, build.stderr[-3000:]
     assert worker.returncode == 0, worker_log[-3000:]
     assert tree(tmp_path / "two" / "brat") == tree(tmp_path / "one" / "brat")
     by_build = SHARD_DONE.findall(build.stderr)
     by_worker = SHARD_DONE.findall(worker_log)
+    assert "1 other worker(s) registered: running" in build.stderr, build.stderr[-3000:]
     assert by_build and by_worker, (len(by_build), len(by_worker))
     # every shard task ran exactly once, in one process or the other
     assert len(by_build) + len(by_worker) == len(SHARD_DONE.findall(one.stderr))
