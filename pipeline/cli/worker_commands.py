@@ -125,12 +125,15 @@ def warm_sample(infos: dict[str, dict[str, Any]]) -> Any:
     from pipeline import tasks
 
     best: Any = None
+    best_depth = 0
     for info in infos.values():
         cls = getattr(tasks, str(info.get("name")), None)
         if not isinstance(cls, type) or not issubclass(cls, tasks.RunParams):
             continue
-        if best is None or (issubclass(cls, type(best)) and cls is not type(best)):
-            best = cls.from_str_params(info.get("params") or {})  # type: ignore[attr-defined]
+        # How far down the parameter classes (SourceParams ... BatchParams) the task is.
+        depth = sum(1 for c in cls.__mro__ if isinstance(c, type) and issubclass(c, tasks.RunParams))
+        if depth > best_depth:
+            best, best_depth = cls.from_str_params(info.get("params") or {}), depth  # type: ignore[attr-defined]
     return best
 
 

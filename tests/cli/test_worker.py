@@ -181,3 +181,17 @@ def test_a_build_record_on_another_filesystem_is_reported(tmp_path: Path, lexico
                              shard=1, config_digest="0123456789abcdef")
     with pytest.raises(tasks.ConfigMismatchError, match="shared filesystem"):
         tasks.verify_config(task)
+
+
+def test_the_worker_loads_what_the_builds_root_task_says(tmp_path: Path, lexicon: Path) -> None:
+    from pipeline.cli.worker_commands import warm_sample
+
+    build = tasks.BuildCorpus(out=str(tmp_path), pubmed_xml=(str(DEMO),), lexicon=str(lexicon), model="some_model")
+    listed = {
+        t.task_id: {"name": t.task_family, "params": t.to_str_params()}
+        for t in (build.clone(tasks.Documents), build.clone(tasks.SplitSentencesShard, shard=1), build)
+    }
+    listed["other"] = {"name": "NotOurs", "params": {}}
+    sample = warm_sample(listed)
+    assert isinstance(sample, tasks.BuildCorpus) and sample.model == "some_model" and sample.lexicon == str(lexicon)
+    assert warm_sample({}) is None
