@@ -223,7 +223,12 @@ class LocalAnnotator:
         while i < n:
             best: tuple[int, int, _Entry] | None = None  # (length, rank, entry)
             for rank, table, keys in tables:
-                hit = table.longest(keys, i)
+                first = keys[i]
+                if first in table.long:  # a longer key may start here: the full search
+                    hit = table.longest(keys, i)
+                else:  # the one-token key only (what ``longest`` does then, without the call)
+                    j = table.index.get(first)
+                    hit = None if j is None else (1, table.entry(j))
                 if hit is None:
                     continue
                 length, entry = hit
