@@ -310,7 +310,7 @@ def wait_for_other_workers(task: Any, args: argparse.Namespace, scheduler: dict[
             log.error("%s", exc)
             return result
         if running:
-            time.sleep(1.0)
+            time.sleep(0.25)  # the last task of another worker: its end is what the build waits for
             continue
         again = luigi.build([task], workers=args.workers, detailed_summary=True, **scheduler)
         if not again.scheduling_succeeded or (not task.complete() and not pipeline_tasks(url, ("RUNNING",))):
