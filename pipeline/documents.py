@@ -23,6 +23,7 @@ byte-identical across reruns).
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import types
 import typing
@@ -183,11 +184,19 @@ class Document:
         """
         records: list[SentenceRecord] = []
         placed = 0
+        starts = [a.start for a in self.annotations]
+        ends = [a.end for a in self.annotations]
+        ordered = all(x <= y for x, y in zip(starts, starts[1:], strict=False))
         for index, sent in enumerate(self.sentences):
+            # Annotations are normally sorted by start: only those starting inside the sentence can fit.
+            lo, hi = (
+                (bisect.bisect_left(starts, sent.start), bisect.bisect_left(starts, sent.end))
+                if ordered else (0, len(starts))
+            )
             inside = [
-                a.shifted(-sent.start)
-                for a in self.annotations
-                if a.start >= sent.start and a.end <= sent.end
+                self.annotations[i].shifted(-sent.start)
+                for i in range(lo, hi)
+                if starts[i] >= sent.start and ends[i] <= sent.end
             ]
             placed += len(inside)
             records.append(

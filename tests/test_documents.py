@@ -141,3 +141,16 @@ def test_compiled_json_form_refuses_what_the_generic_walk_refuses(data: dict[str
         _generic_from_dict(Document, data)
     with pytest.raises(ValueError):
         from_dict(Document, data)
+
+
+@pytest.mark.parametrize("order", ["sorted", "reversed"])
+def test_sentence_projection_matches_the_plain_scan(order: str) -> None:
+    doc = make_doc()
+    anns = doc.annotations if order == "sorted" else tuple(reversed(doc.annotations))
+    doc = Document(doc.pmid, doc.title, doc.text, sentences=doc.sentences, annotations=anns)
+    records, crossing = doc.sentence_records()
+    expected = [
+        tuple(a.shifted(-s.start) for a in anns if a.start >= s.start and a.end <= s.end) for s in doc.sentences
+    ]
+    assert [r.annotations for r in records] == expected
+    assert crossing == len(anns) - sum(map(len, expected))
