@@ -250,11 +250,11 @@ def _run_build_locked(args: argparse.Namespace) -> int:
             os.kill(main_pid, signal.SIGUSR1)  # Luigi: finish the running tasks, ask for no more
 
     luigi.Task.event_handler(luigi.Event.FAILURE)(on_failure)
-    if args.scheduler_host and args.wait_for_workers > 0:
+    if args.scheduler_host and args.wait_for_workers > 0 and not task.complete():
         from pipeline.cli.worker_commands import waiting_worker_factory
 
-        # Load what the shards need while the other workers do the same.
-        warm = None if args.workers > 1 or task.complete() else (lambda: tasks.warm_caches(task))
+        # Load what the shards need while the other workers do the same (done above with --workers > 1).
+        warm = None if args.workers > 1 else (lambda: tasks.warm_caches(task))
         scheduler["worker_scheduler_factory"] = waiting_worker_factory(
             scheduler_url(args.scheduler_host, args.scheduler_port), args.wait_for_workers, args.wait_timeout, warm
         )
