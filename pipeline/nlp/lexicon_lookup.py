@@ -57,6 +57,10 @@ class Entry:
     spaced: bool = False  # the lexicon surface contains a space
 
 
+#: Entries kept made per table (a few MiB at most; a long-running worker's hits stay bounded).
+_ENTRY_CACHE = 1 << 15
+
+
 @dataclass
 class LookupTable:
     """Joined token key -> entry, with the bounds of the longest-match search."""
@@ -74,6 +78,8 @@ class LookupTable:
     def entry(self, i: int) -> Entry:
         found = self._entries.get(i)
         if found is None:
+            if len(self._entries) >= _ENTRY_CACHE:
+                self._entries.clear()  # bounded: memory must not grow with the input
             code = self.info[i]
             ident = self.ids[self.id_ends[i - 1] if i else 0 : self.id_ends[i]]
             found = self._entries[i] = Entry(self.types[code >> 1], ident or None, bool(code & 1))
