@@ -195,3 +195,18 @@ def test_the_worker_loads_what_the_builds_root_task_says(tmp_path: Path, lexicon
     sample = warm_sample(listed)
     assert isinstance(sample, tasks.BuildCorpus) and sample.model == "some_model" and sample.lexicon == str(lexicon)
     assert warm_sample({}) is None
+
+
+def test_a_worker_waiting_for_a_build_stops_when_told(luigid: int) -> None:
+    import threading
+
+    from pipeline.cli.worker_commands import registered_workers, scheduler_url, wait_for_build, wait_for_workers
+
+    url = scheduler_url("127.0.0.1", luigid)
+    stop = threading.Event()
+    threading.Timer(0.6, stop.set).start()
+    began = time.monotonic()
+    assert wait_for_build(url, stop, interval=0.1) == {}  # no build came: stopped, nothing returned
+    assert 0.5 < time.monotonic() - began < 10
+    assert registered_workers(url) == []
+    assert wait_for_workers(url, "me", 1, timeout=0.3, interval=0.1) == 0  # nobody joined: gives up
