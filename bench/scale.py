@@ -16,7 +16,8 @@ all`` (every other option at its default).  Prints:
 * with ``--second-worker``: the same build on a fresh output directory with a
   central ``luigid`` on loopback and one extra ``pgx-corpus worker`` process,
   its time relative to the one-process build, whether the brat output is
-  byte-identical, and how many shard tasks each process ran.
+  byte-identical, how many shard tasks each process ran, each process's task
+  time and how long the worker took to load the lexicon and the model.
 
     python bench/scale.py --records 3000 --second-worker
     python bench/scale.py --records 10000 --rebuild
