@@ -16,7 +16,8 @@ all`` (every other option at its default).  Prints:
 * with ``--second-worker``: the same build on a fresh output directory with a
   central ``luigid`` on loopback and one extra ``pgx-corpus worker`` process,
   its time relative to the one-process build, whether the brat output is
-  byte-identical, and how many shard tasks each process ran.
+  byte-identical, how many shard tasks each process ran, each process's task
+  time and how long the worker took to load the lexicon and the model.
 
     python bench/scale.py --records 3000 --second-worker
     python bench/scale.py --records 10000 --rebuild
@@ -166,6 +167,14 @@ def shard_tasks_run(log: Path) -> int:
                if (m := LOG.match(line)) and m.group(3) == "done" and m.group(5).endswith("Shard"))
 
 
+def task_seconds(log: Path) -> float:
+    """Time one process spent running tasks (every stage), from its log."""
+    return sum(t["task"] for t in stage_times(log).values())
+
+
+WARMED = re.compile(r"loaded what the build's shards need in ([\d.]+) s")
+
+
 def manifest(out: Path) -> dict[str, Any]:
     runs = sorted((out / "runs").glob("*/manifest.json"), key=lambda p: p.stat().st_mtime)
     return json.loads(runs[-1].read_text(encoding="utf-8"))
@@ -229,8 +238,11 @@ def with_second_worker(out: Path, sources: list[Path], lexicon: Path, work: Path
         result = build(out, sources, lexicon, work / "build-two.log", scheduler)
         result["wall"] = time.monotonic() - began  # from the worker's start: its model load counts
         code, rss = finish(worker)
+        warmed = WARMED.search(worker_log.read_text(encoding="utf-8", errors="replace"))
         result.update(worker_rss_mib=rss / 1024, worker_status=code,
-                      shards_build=shard_tasks_run(work / "build-two.log"), shards_worker=shard_tasks_run(worker_log))
+                      shards_build=shard_tasks_run(work / "build-two.log"), shards_worker=shard_tasks_run(worker_log),
+                      tasks_build=task_seconds(work / "build-two.log"), tasks_worker=task_seconds(worker_log),
+                      worker_load=float(warmed.group(1)) if warmed else None)
         return result
     finally:
         luigid.terminate()
@@ -298,6 +310,10 @@ def main() -> None:
                   f"process (speed-up {one['wall'] / two['wall']:.2f}); brat output byte-identical: {same}; "
                   f"shard tasks: build {two['shards_build']}, worker {two['shards_worker']}; peak RSS build "
                   f"{two['rss_mib']:.0f} MiB, worker {two['worker_rss_mib']:.0f} MiB")
+            load = "not logged" if two["worker_load"] is None else f"{two['worker_load']:.1f} s"
+            print(f"  task time: build {two['tasks_build']:.1f} s, worker {two['tasks_worker']:.1f} s "
+                  f"(one process: {task_seconds(one['log']):.1f} s); worker loading lexicon and model before "
+                  f"its first task: {load}; worker exit status {two['worker_status']}")
         if args.rebuild:
             extra = write_records(articles, new_ids, work / "input" / "update", offset=args.records)
             grown = build(work / "out", [*sources, *extra], lexicon, work / "build-grown.log", args.build_args.split())

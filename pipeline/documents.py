@@ -23,6 +23,7 @@ byte-identical across reruns).
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import types
 import typing
@@ -183,11 +184,19 @@ class Document:
         """
         records: list[SentenceRecord] = []
         placed = 0
+        starts = [a.start for a in self.annotations]
+        ends = [a.end for a in self.annotations]
+        ordered = all(x <= y for x, y in zip(starts, starts[1:], strict=False))
         for index, sent in enumerate(self.sentences):
+            # Annotations are normally sorted by start: only those starting inside the sentence can fit.
+            lo, hi = (
+                (bisect.bisect_left(starts, sent.start), bisect.bisect_left(starts, sent.end))
+                if ordered else (0, len(starts))
+            )
             inside = [
-                a.shifted(-sent.start)
-                for a in self.annotations
-                if a.start >= sent.start and a.end <= sent.end
+                self.annotations[i].shifted(-sent.start)
+                for i in range(lo, hi)
+                if starts[i] >= sent.start and ends[i] <= sent.end
             ]
             placed += len(inside)
             records.append(
@@ -239,9 +248,102 @@ def record_sort_key(record: Record) -> tuple[tuple[int, int | str], int]:
 
 
 # --- JSON form -------------------------------------------------------------
+#
+# Every stage reads and writes every record, so the JSON form is compiled once per
+# dataclass into a list of per-field converters chosen from the type hints (the
+# generic walk over ``dataclasses.fields`` and ``typing.get_origin`` for every value
+# cost more than the JSON encoding itself).  The result is the same as the generic
+# walk's, value for value: :func:`_generic_to_dict` / :func:`_generic_from_dict` are
+# kept as the reference the tests compare against.
+
+_Converter = typing.Callable[[Any], Any]
+_PLAIN = (str, int, float, bool, type(None))
+
+
+def _plain_out(value: Any) -> Any:
+    # Values of plain-typed fields are normally str/int/bool/None; anything else
+    # (a tuple put where a string belongs) goes through the generic walk.
+    return value if type(value) in _PLAIN else _generic_to_dict(value)
+
+
+def _out_converter(tp: Any) -> _Converter:
+    """JSON-ready form of one value of type ``tp`` (what :func:`_generic_to_dict` gives)."""
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        args = tuple(a for a in typing.get_args(tp) if a is not type(None))
+        if len(args) == 1:
+            inner = _out_converter(args[0])
+            return lambda v: None if v is None else inner(v)
+        return _plain_out
+    if origin is tuple:
+        args = typing.get_args(tp)
+        if len(args) == 2 and args[1] is Ellipsis:
+            item = args[0]
+            if typing.get_origin(item) is tuple and all(a in _PLAIN for a in typing.get_args(item)):
+                # tuple[Span, ...]: fragments, keys
+
+                def spans(v: Any) -> Any:
+                    if not isinstance(v, tuple | list):
+                        return _generic_to_dict(v)
+                    return [[x if type(x) in _PLAIN else _generic_to_dict(x) for x in pair]
+                            if isinstance(pair, tuple | list) else _generic_to_dict(pair) for pair in v]
+
+                return spans
+            inner = _out_converter(item)
+            return lambda v: [inner(x) for x in v] if isinstance(v, tuple | list) else _generic_to_dict(v)
+        return _generic_to_dict
+    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+        return lambda v: _encoder(type(v))(v) if dataclasses.is_dataclass(v) else _generic_to_dict(v)
+    return _plain_out
+
+
+_ENCODERS: dict[type, _Converter] = {}
+
+
+def _encoder(cls: type) -> _Converter:
+    """The compiled :func:`to_dict` of dataclass ``cls``."""
+    found = _ENCODERS.get(cls)
+    if found is not None:
+        return found
+    hints = _hints(cls)
+    plan = []
+    for f in dataclasses.fields(cls):
+        if f.default is not dataclasses.MISSING:
+            default, has_default = f.default, True
+        elif f.default_factory is not dataclasses.MISSING:
+            default, has_default = f.default_factory(), True
+        else:
+            default, has_default = None, False
+        plan.append((f.name, has_default, default, _out_converter(hints[f.name])))
+    fields = tuple(plan)
+
+    def encode(obj: Any) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name, has_default, default, convert in fields:
+            value = getattr(obj, name)
+            if has_default and value == default:
+                continue
+            if convert is _plain_out:
+                out[name] = value if type(value) in _PLAIN else _generic_to_dict(value)
+            else:
+                out[name] = convert(value)
+        return out
+
+    _ENCODERS[cls] = encode
+    return encode
+
 
 def to_dict(obj: Any) -> Any:
     """JSON-ready form of a record: dataclasses become dicts without default-valued fields."""
+    if type(obj) in _ENCODERS:
+        return _ENCODERS[type(obj)](obj)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return _encoder(type(obj))(obj)
+    return _generic_to_dict(obj)
+
+
+def _generic_to_dict(obj: Any) -> Any:
+    """The reference walk of :func:`to_dict` (used for values outside the declared types)."""
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         out: dict[str, Any] = {}
         for f in dataclasses.fields(obj):
@@ -250,10 +352,10 @@ def to_dict(obj: Any) -> Any:
                 continue
             if f.default_factory is not dataclasses.MISSING and value == f.default_factory():
                 continue
-            out[f.name] = to_dict(value)
+            out[f.name] = _generic_to_dict(value)
         return out
     if isinstance(obj, tuple | list):
-        return [to_dict(v) for v in obj]
+        return [_generic_to_dict(v) for v in obj]
     return obj
 
 
@@ -266,31 +368,94 @@ def _hints(cls: type) -> dict[str, Any]:
     return _HINTS[cls]
 
 
-def _convert(tp: Any, value: Any) -> Any:
+def _generic_convert(tp: Any, value: Any) -> Any:
+    """The reference walk of :func:`from_dict` for one value of type ``tp``."""
     if value is None:
         return None
     origin = typing.get_origin(tp)
     if origin in (typing.Union, types.UnionType):
         args = tuple(a for a in typing.get_args(tp) if a is not type(None))
-        return _convert(args[0], value) if len(args) == 1 else value
+        return _generic_convert(args[0], value) if len(args) == 1 else value
     if origin is tuple:
         args = typing.get_args(tp)
         if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(_convert(args[0], v) for v in value)
-        return tuple(_convert(a, v) for a, v in zip(args, value, strict=True))
+            return tuple(_generic_convert(args[0], v) for v in value)
+        return tuple(_generic_convert(a, v) for a, v in zip(args, value, strict=True))
     if dataclasses.is_dataclass(tp) and isinstance(tp, type):
-        return from_dict(tp, value)
+        return _generic_from_dict(tp, value)
     return value
 
 
-def from_dict(cls: type[T], data: Mapping[str, Any]) -> T:
-    """Inverse of :func:`to_dict` for the dataclasses of this module."""
+def _generic_from_dict(cls: type[T], data: Mapping[str, Any]) -> T:
+    """The reference walk of :func:`from_dict`."""
     hints = _hints(cls)
-    kwargs = {k: _convert(hints[k], v) for k, v in data.items() if k in hints}
+    kwargs = {k: _generic_convert(hints[k], v) for k, v in data.items() if k in hints}
     unknown = set(data) - set(hints)
     if unknown:
         raise ValueError(f"unknown field(s) {sorted(unknown)} for {cls.__name__}")
     return cls(**kwargs)
+
+
+def _in_converter(tp: Any) -> _Converter | None:
+    """The compiled :func:`_generic_convert` for type ``tp`` (None: the value is kept as it is)."""
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        args = tuple(a for a in typing.get_args(tp) if a is not type(None))
+        return _in_converter(args[0]) if len(args) == 1 else None
+    if origin is tuple:
+        args = typing.get_args(tp)
+        if len(args) == 2 and args[1] is Ellipsis:
+            item = args[0]
+            if typing.get_origin(item) is tuple and not any(map(_in_converter, typing.get_args(item))):
+                n = len(typing.get_args(item))
+
+                def pair(v: Any) -> Any:
+                    if v is None:
+                        return None
+                    out = tuple(v)
+                    if len(out) != n:  # what zip(..., strict=True) refuses
+                        raise ValueError(f"expected {n} values, got {len(out)}")
+                    return out
+
+                return lambda v: tuple(map(pair, v))
+            inner = _in_converter(item)
+            if inner is None:
+                return tuple
+            return lambda v: tuple(None if x is None else inner(x) for x in v)
+        return lambda v: _generic_convert(tp, v)
+    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+        return _decoder(tp)
+    return None
+
+
+_DECODERS: dict[type, _Converter] = {}
+
+
+def _decoder(cls: type) -> _Converter:
+    """The compiled :func:`from_dict` of dataclass ``cls``."""
+    found = _DECODERS.get(cls)
+    if found is not None:
+        return found
+    hints = _hints(cls)
+    converters = {name: _in_converter(tp) for name, tp in hints.items()}
+
+    def decode(data: Mapping[str, Any]) -> Any:
+        kwargs = {}
+        for k, v in data.items():
+            if k not in converters:
+                unknown = set(data) - set(hints)
+                raise ValueError(f"unknown field(s) {sorted(unknown)} for {cls.__name__}")
+            convert = converters[k]
+            kwargs[k] = v if convert is None or v is None else convert(v)
+        return cls(**kwargs)
+
+    _DECODERS[cls] = decode
+    return decode
+
+
+def from_dict(cls: type[T], data: Mapping[str, Any]) -> T:
+    """Inverse of :func:`to_dict` for the dataclasses of this module."""
+    return _decoder(cls)(data)  # type: ignore[no-any-return]
 
 
 __all__ = [

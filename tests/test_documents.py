@@ -98,3 +98,59 @@ def test_with_annotations_dedups_and_sorts() -> None:
 
 def test_pmid_sort_key_numeric_first() -> None:
     assert sorted(["10", "9", "abc", "100"], key=pmid_sort_key) == ["9", "10", "100", "abc"]
+
+
+def _odd_records() -> list[object]:
+    doc = make_doc()
+    composite = Annotation(((0, 8), (13, 19)), "Phenotype", "ontology", None, "Warfarin VKORC1",
+                           original_type="Chemical", ontology_class="Phenotype", rule="compound", key=((0, 8),))
+    return [
+        doc,
+        Document("1", "", ""),  # every optional field at its default
+        Document("2", "T", "T", publication_types=(), origin="pubtator", year=0, annotations=(composite,)),
+        doc.with_annotations([*doc.annotations, composite]),
+        SentenceRecord("3", 2, "x", 5, (composite,)),
+        SentenceRecord("4", 0, ""),
+        MeshHeading("d", None, False, (MeshQualifier("q"), MeshQualifier("r", "Q1", True))),
+        Sentence(0, 1),
+    ]
+
+
+@pytest.mark.parametrize("record", _odd_records(), ids=lambda r: type(r).__name__)
+def test_compiled_json_form_matches_the_generic_walk(record: object) -> None:
+    from pipeline.documents import _generic_from_dict, _generic_to_dict
+
+    data = to_dict(record)
+    assert data == _generic_to_dict(record)
+    assert from_dict(type(record), data) == _generic_from_dict(type(record), data) == record
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"pmid": "1", "title": "", "text": "", "bogus": 1},
+        {"pmid": "1", "title": "", "text": "", "annotations": [{"fragments": [[0, 1, 2]], "type": "a", "source": "b"}]},
+        {"pmid": "1", "title": "", "text": "", "annotations": [{"fragments": [], "type": "a", "source": "b"}]},
+    ],
+    ids=["unknown-field", "three-value-span", "no-fragment"],
+)
+def test_compiled_json_form_refuses_what_the_generic_walk_refuses(data: dict[str, object]) -> None:
+    from pipeline.documents import _generic_from_dict
+
+    with pytest.raises(ValueError):
+        _generic_from_dict(Document, data)
+    with pytest.raises(ValueError):
+        from_dict(Document, data)
+
+
+@pytest.mark.parametrize("order", ["sorted", "reversed"])
+def test_sentence_projection_matches_the_plain_scan(order: str) -> None:
+    doc = make_doc()
+    anns = doc.annotations if order == "sorted" else tuple(reversed(doc.annotations))
+    doc = Document(doc.pmid, doc.title, doc.text, sentences=doc.sentences, annotations=anns)
+    records, crossing = doc.sentence_records()
+    expected = [
+        tuple(a.shifted(-s.start) for a in anns if a.start >= s.start and a.end <= s.end) for s in doc.sentences
+    ]
+    assert [r.annotations for r in records] == expected
+    assert crossing == len(anns) - sum(map(len, expected))

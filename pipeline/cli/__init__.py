@@ -103,6 +103,11 @@ def add_build_parser(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--workers", type=int, default=1, help="Luigi workers (shards run in parallel)")
     run.add_argument("--scheduler-host", help="central luigid host (default: local scheduler)")
     run.add_argument("--scheduler-port", type=int, default=8082, help="central luigid port")
+    run.add_argument("--wait-for-workers", type=int, default=0, metavar="N",
+                     help="with --scheduler-host: once the build's tasks are on the scheduler, wait (at most "
+                     "--wait-timeout seconds) until N other workers (`pgx-corpus worker`) are registered")
+    run.add_argument("--wait-timeout", type=float, default=600.0, metavar="SECONDS",
+                     help="longest wait for --wait-for-workers (default 600); then the build goes on")
     run.add_argument("--email", help="contact e-mail sent to NCBI (or [ncbi] email in luigi.cfg)")
     run.add_argument("--api-key", help="NCBI API key (or NCBI_API_KEY, or [ncbi] api_key); never logged")
     p.set_defaults(func=run_build)
@@ -245,8 +250,17 @@ def _run_build_locked(args: argparse.Namespace) -> int:
             os.kill(main_pid, signal.SIGUSR1)  # Luigi: finish the running tasks, ask for no more
 
     luigi.Task.event_handler(luigi.Event.FAILURE)(on_failure)
+    if args.scheduler_host and args.wait_for_workers > 0 and not task.complete():
+        from pipeline.cli.worker_commands import waiting_worker_factory
+
+        # Load what the shards need while the other workers do the same (done above with --workers > 1).
+        warm = None if args.workers > 1 else (lambda: tasks.warm_caches(task))
+        scheduler["worker_scheduler_factory"] = waiting_worker_factory(
+            scheduler_url(args.scheduler_host, args.scheduler_port), args.wait_for_workers, args.wait_timeout, warm
+        )
     try:
         result = luigi.build([task], workers=args.workers, detailed_summary=True, **scheduler)
+        scheduler.pop("worker_scheduler_factory", None)  # schedule again without waiting
         if args.scheduler_host and not failures:
             result = wait_for_other_workers(task, args, scheduler, result)
     finally:
@@ -296,7 +310,7 @@ def wait_for_other_workers(task: Any, args: argparse.Namespace, scheduler: dict[
             log.error("%s", exc)
             return result
         if running:
-            time.sleep(1.0)
+            time.sleep(0.25)  # the last task of another worker: its end is what the build waits for
             continue
         again = luigi.build([task], workers=args.workers, detailed_summary=True, **scheduler)
         if not again.scheduling_succeeded or (not task.complete() and not pipeline_tasks(url, ("RUNNING",))):

@@ -21,6 +21,17 @@ Checks before any work:
   covered too: the task fails with the same message, never writing where
   the build does not expect it, and the worker stops asking for work.
 
+A worker started before any build waits for one on the scheduler, then checks
+its configuration and loads the lexicon and the spaCy model its shards need
+(:func:`pipeline.tasks.warm_caches`) before asking for work: the loading
+overlaps the build's own first, single-process steps (reading the sources).
+Idle Luigi workers ask again after ``[worker] wait_interval`` + up to
+``wait_jitter`` seconds (``luigi.cfg``: 0.1 + 0.2, against Luigi's 1 + 5), so
+a worker takes a new shard within a fraction of a second.
+``pgx-corpus build --wait-for-workers N`` makes the build, once its tasks are
+on the scheduler, wait for N registered workers before running any
+(:func:`waiting_worker_factory`).
+
 ``--exit-when-idle SECONDS`` stops the worker once the scheduler, after it
 has held pgx-corpus tasks, has had none pending or running for that long (0,
 the default: run until interrupted; SIGUSR1 makes Luigi finish the running
@@ -105,6 +116,76 @@ def configuration_problems(infos: dict[str, dict[str, Any]]) -> tuple[Any, list[
     return first, []
 
 
+def warm_sample(infos: dict[str, dict[str, Any]]) -> Any:
+    """A scheduled task whose parameters say what the build's shards load (lexicon, model), or None.
+
+    The most derived one: the build's root task (``BuildCorpus``) carries every
+    parameter; a ``Documents`` task alone says nothing about the model.
+    """
+    from pipeline import tasks
+
+    best: Any = None
+    best_depth = 0
+    for info in infos.values():
+        cls = getattr(tasks, str(info.get("name")), None)
+        if not isinstance(cls, type) or not issubclass(cls, tasks.RunParams):
+            continue
+        # How far down the parameter classes (SourceParams ... BatchParams) the task is.
+        depth = sum(1 for c in cls.__mro__ if isinstance(c, type) and issubclass(c, tasks.RunParams))
+        if depth > best_depth:
+            best, best_depth = cls.from_str_params(info.get("params") or {}), depth  # type: ignore[attr-defined]
+    return best
+
+
+def wait_for_build(url: str, stop: threading.Event, interval: float = 0.25) -> dict[str, dict[str, Any]]:
+    """Poll the scheduler until it holds pgx-corpus tasks (empty when ``stop`` is set first)."""
+    while not stop.wait(interval):
+        scheduled = pipeline_tasks(url)
+        if scheduled:
+            return scheduled
+    return {}
+
+
+def registered_workers(url: str) -> list[dict[str, Any]]:
+    """Luigi workers registered with the scheduler (those that announced themselves: host, pid...)."""
+    listed = scheduler_call(url, "worker_list", {"include_running": False})
+    return [w for w in listed or () if isinstance(w, dict) and "pid" in w]
+
+
+def wait_for_workers(url: str, own: str, count: int, timeout: float, interval: float = 0.25) -> int:
+    """Wait until ``count`` Luigi workers other than ``own`` are registered (at most ``timeout`` s); how many."""
+    deadline = time.monotonic() + timeout
+    while True:
+        others = [w for w in registered_workers(url) if w.get("name") != own]
+        if len(others) >= count or time.monotonic() >= deadline:
+            return len(others)
+        time.sleep(interval)
+
+
+def waiting_worker_factory(url: str, count: int, timeout: float, before: Any = None) -> Any:
+    """A Luigi worker factory whose worker, once the build's tasks are on the scheduler, first waits for
+    ``count`` other workers (``pgx-corpus build --wait-for-workers``), calling ``before()`` first."""
+    from luigi import interface, worker
+
+    class WaitingWorker(worker.Worker):  # type: ignore[misc]
+        def run(self) -> bool:
+            if before is not None:
+                before()
+            log.info("waiting (at most %.0f s) for %d other worker(s) on %s", timeout, count, url)
+            found = wait_for_workers(url, self._id, count, timeout)
+            if found < count:
+                log.warning("only %d other worker(s) joined within %.0f s: going on", found, timeout)
+            else:
+                log.info("%d other worker(s) registered: running", found)
+            return bool(super().run())
+
+    class Factory(interface._WorkerSchedulerFactory):  # type: ignore[misc]
+        def create_worker(self, scheduler: Any, worker_processes: int, assistant: bool = False) -> Any:
+            return WaitingWorker(scheduler=scheduler, worker_processes=worker_processes, assistant=assistant)
+
+    return Factory()
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "worker",
@@ -157,9 +238,22 @@ def run_worker(args: argparse.Namespace) -> int:
         print("pgx-corpus worker: --workers must be at least 1", file=sys.stderr)
         return 2
     url = scheduler_url(args.scheduler_host, args.scheduler_port)
+    stopped = threading.Event()
     try:
         scheduled = pipeline_tasks(url)
+        if not scheduled:
+            # Nothing to check or load yet: wait for a build (SIGUSR1 or Ctrl-C stop the wait).
+            log.info("no pgx-corpus build on the scheduler at %s yet: waiting for one", url)
+            previous = signal.signal(signal.SIGUSR1, lambda signum, frame: stopped.set())
+            try:
+                scheduled = wait_for_build(url, stopped)
+            finally:
+                signal.signal(signal.SIGUSR1, previous)
+            if stopped.is_set():
+                log.info("stopped before any build appeared")
+                return 0
         sample, problems = configuration_problems(scheduled)
+        warm = warm_sample(scheduled)
     except SchedulerUnreachableError as exc:
         print(f"pgx-corpus worker: {exc}", file=sys.stderr)
         return 2
@@ -177,8 +271,12 @@ def run_worker(args: argparse.Namespace) -> int:
         config.add_config_path(str(PROJECT_ROOT / "luigi.cfg"))
     # An assistant asks for work until told to stop (SIGUSR1) or, with --exit-when-idle, until idle.
     config.set("worker", "keep_alive", "true")
-    if sample is not None and args.workers > 1:
-        tasks.warm_caches(sample)
+    if warm is not None:
+        # Load the lexicon and the model before asking for work (while the build reads its sources),
+        # not in the first shard; with --workers > 1 the forked task processes share them.
+        began = time.monotonic()
+        tasks.warm_caches(warm)
+        log.info("loaded what the build's shards need in %.1f s", time.monotonic() - began)
     main_pid = os.getpid()
     refused: list[str] = []
 

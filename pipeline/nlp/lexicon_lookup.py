@@ -57,6 +57,10 @@ class Entry:
     spaced: bool = False  # the lexicon surface contains a space
 
 
+#: Entries kept made per table (a few MiB at most; a long-running worker's hits stay bounded).
+_ENTRY_CACHE = 1 << 15
+
+
 @dataclass
 class LookupTable:
     """Joined token key -> entry, with the bounds of the longest-match search."""
@@ -68,11 +72,18 @@ class LookupTable:
     types: tuple[str, ...] = ()
     long: dict[str, int] = field(default_factory=dict)
     pairs: set[str] = field(default_factory=set)
+    #: Entries made so far (they are immutable; a text hits the same few thousand again and again).
+    _entries: dict[int, Entry] = field(default_factory=dict, repr=False, compare=False)
 
     def entry(self, i: int) -> Entry:
-        code = self.info[i]
-        ident = self.ids[self.id_ends[i - 1] if i else 0 : self.id_ends[i]]
-        return Entry(self.types[code >> 1], ident or None, bool(code & 1))
+        found = self._entries.get(i)
+        if found is None:
+            if len(self._entries) >= _ENTRY_CACHE:
+                self._entries.clear()  # bounded: memory must not grow with the input
+            code = self.info[i]
+            ident = self.ids[self.id_ends[i - 1] if i else 0 : self.id_ends[i]]
+            found = self._entries[i] = Entry(self.types[code >> 1], ident or None, bool(code & 1))
+        return found
 
     def get(self, key: tuple[str, ...]) -> Entry | None:
         i = self.index.get(SEP.join(key))
@@ -87,14 +98,15 @@ class LookupTable:
     def longest(self, keys: list[str], i: int) -> tuple[int, Entry] | None:
         """Longest entry whose key is ``keys[i:i+n]``: (n, entry) or None."""
         first = keys[i]
-        bound = self.long.get(first, 1)
-        if bound > 1 and (i + 1 >= len(keys) or f"{first}{SEP}{keys[i + 1]}" not in self.pairs):
-            bound = 1  # no longer key starts with these two tokens: only the one-token key can match
-        for n in range(min(bound, len(keys) - i), 0, -1):
-            j = self.index.get(SEP.join(keys[i : i + n]))
-            if j is not None:
-                return n, self.entry(j)
-        return None
+        bound = self.long.get(first)
+        # Longer keys only where one starts with these two tokens (most tokens start none).
+        if bound is not None and i + 1 < len(keys) and f"{first}{SEP}{keys[i + 1]}" in self.pairs:
+            for n in range(min(bound, len(keys) - i), 1, -1):
+                j = self.index.get(SEP.join(keys[i : i + n]))
+                if j is not None:
+                    return n, self.entry(j)
+        j = self.index.get(first)
+        return None if j is None else (1, self.entry(j))
 
 
 @dataclass

@@ -65,7 +65,15 @@ from pathlib import Path
 from pipeline.documents import Annotation
 from pipeline.nlp import abbreviations as abbr
 from pipeline.nlp import lexicon as lx
-from pipeline.nlp.lexicon_lookup import Entry, Lookup, LookupTable, file_sha256, load_lookup, lookup_from_tables
+from pipeline.nlp.lexicon_lookup import (
+    SEP,
+    Entry,
+    Lookup,
+    LookupTable,
+    file_sha256,
+    load_lookup,
+    lookup_from_tables,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -223,7 +231,12 @@ class LocalAnnotator:
         while i < n:
             best: tuple[int, int, _Entry] | None = None  # (length, rank, entry)
             for rank, table, keys in tables:
-                hit = table.longest(keys, i)
+                first = keys[i]
+                if first in table.long and i + 1 < n and f"{first}{SEP}{keys[i + 1]}" in table.pairs:
+                    hit = table.longest(keys, i)  # a longer key starts with these two tokens
+                else:  # the one-token key only (what ``longest`` does then, without the call)
+                    j = table.index.get(first)
+                    hit = None if j is None else (1, table.entry(j))
                 if hit is None:
                     continue
                 length, entry = hit

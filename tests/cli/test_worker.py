@@ -104,20 +104,31 @@ def test_a_worker_process_shares_the_shards_and_the_output_is_the_same(
                          capture_output=True, text=True, timeout=600)
     assert one.returncode == 0, one.stderr[-3000:]
     scheduler = ["--scheduler-host", "127.0.0.1", "--scheduler-port", str(luigid)]
-    worker = subprocess.Popen(pgx("worker", *scheduler, "--exit-when-idle", "6"), cwd=PROJECT, env=env(),
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # The worker waits for the build to appear, loads what its shards need and registers; the build,
+    # its tasks on the scheduler, waits for that registration before running any: from then on both
+    # ask for work (an idle worker asks again within 0.3 s), so neither can run every shard alone
+    # merely because the other was not there yet.
+    # The worker's log goes to a file: a pipe nobody reads until the build ends fills up (Luigi logs
+    # every task check) and blocks the worker in the middle of a task the build then waits for.
+    log_path = tmp_path / "worker.log"
+    with open(log_path, "wb") as log_file:
+        worker = subprocess.Popen(pgx("worker", *scheduler, "--exit-when-idle", "6"), cwd=PROJECT, env=env(),
+                                  stdout=subprocess.DEVNULL, stderr=log_file)
     try:
-        build = subprocess.run(pgx(*build_args(tmp_path / "two", lexicon), *scheduler), cwd=PROJECT, env=env(),
-                               capture_output=True, text=True, timeout=600)
-        _, worker_log = worker.communicate(timeout=120)
+        build = subprocess.run(pgx(*build_args(tmp_path / "two", lexicon), *scheduler, "--wait-for-workers", "1",
+                                   "--wait-timeout", "120"),
+                               cwd=PROJECT, env=env(), capture_output=True, text=True, timeout=600)
+        worker.wait(timeout=120)
     finally:
         if worker.poll() is None:
             worker.kill()
+    worker_log = log_path.read_text(encoding="utf-8", errors="replace")
     assert build.returncode == 0, build.stderr[-3000:]
     assert worker.returncode == 0, worker_log[-3000:]
     assert tree(tmp_path / "two" / "brat") == tree(tmp_path / "one" / "brat")
     by_build = SHARD_DONE.findall(build.stderr)
     by_worker = SHARD_DONE.findall(worker_log)
+    assert "1 other worker(s) registered: running" in build.stderr, build.stderr[-3000:]
     assert by_build and by_worker, (len(by_build), len(by_worker))
     # every shard task ran exactly once, in one process or the other
     assert len(by_build) + len(by_worker) == len(SHARD_DONE.findall(one.stderr))
@@ -170,3 +181,32 @@ def test_a_build_record_on_another_filesystem_is_reported(tmp_path: Path, lexico
                              shard=1, config_digest="0123456789abcdef")
     with pytest.raises(tasks.ConfigMismatchError, match="shared filesystem"):
         tasks.verify_config(task)
+
+
+def test_the_worker_loads_what_the_builds_root_task_says(tmp_path: Path, lexicon: Path) -> None:
+    from pipeline.cli.worker_commands import warm_sample
+
+    build = tasks.BuildCorpus(out=str(tmp_path), pubmed_xml=(str(DEMO),), lexicon=str(lexicon), model="some_model")
+    listed = {
+        t.task_id: {"name": t.task_family, "params": t.to_str_params()}
+        for t in (build.clone(tasks.Documents), build.clone(tasks.SplitSentencesShard, shard=1), build)
+    }
+    listed["other"] = {"name": "NotOurs", "params": {}}
+    sample = warm_sample(listed)
+    assert isinstance(sample, tasks.BuildCorpus) and sample.model == "some_model" and sample.lexicon == str(lexicon)
+    assert warm_sample({}) is None
+
+
+def test_a_worker_waiting_for_a_build_stops_when_told(luigid: int) -> None:
+    import threading
+
+    from pipeline.cli.worker_commands import registered_workers, scheduler_url, wait_for_build, wait_for_workers
+
+    url = scheduler_url("127.0.0.1", luigid)
+    stop = threading.Event()
+    threading.Timer(0.6, stop.set).start()
+    began = time.monotonic()
+    assert wait_for_build(url, stop, interval=0.1) == {}  # no build came: stopped, nothing returned
+    assert 0.5 < time.monotonic() - began < 10
+    assert registered_workers(url) == []
+    assert wait_for_workers(url, "me", 1, timeout=0.3, interval=0.1) == 0  # nobody joined: gives up
