@@ -249,6 +249,11 @@ def main() -> int:
     for label, items, others in (("FP", pred - pubtator, pubtator), ("FN", pubtator - pred, pred)):
         for it in items:
             kinds[(label, it[3], error_kind(it, others))] += 1
+    confirmed = collections.Counter(x[3] for x in pred - pubtator if x in gold)
+    missed = collections.Counter(x[3] for x in pubtator - pred if x in gold)
+    print(f"\nfalse positives vs PubTator that the gold has (same span, mapped type): {sum(confirmed.values())} of "
+          f"{len(pred - pubtator)} ({dict(sorted(confirmed.items()))}); false negatives the gold has too: "
+          f"{sum(missed.values())} of {len(pubtator - pred)} ({dict(sorted(missed.items()))})")
     print("\nerrors vs PubTator by type and kind (boundary: overlaps one of the same type; type: same span,"
           " other type; overlap: overlaps one of another type; missing: nothing overlapping)")
     for t in TYPES:

@@ -187,6 +187,35 @@ def fmt(f1: Sequence[float]) -> str:
     return " / ".join(f"{x:.1f}" for x in f1)
 
 
+def rule_class_filter(docs: Sequence[Document], gold: dict[str, list[Annotation]], k: int, seed: int) -> None:
+    """Out-of-fold F1 of a low-variance learner: drop every rule class (rule name up to ':'/'+', type) whose
+    precision on the training folds (at least ``min_n`` annotations) is under a threshold."""
+    by_name = {d.pmid: d for d in docs}
+    folds = kfold_groups(by_name, k=k, seed=seed)
+
+    def rule_class(a: Annotation) -> tuple[str, str]:
+        return ((a.rule or a.source or "").split(":")[0].split("+")[0], a.type)
+
+    print("\nrule classes dropped below a precision learned on the training folds (out of fold):")
+    for min_n in (5, 10):
+        for threshold in (0.3, 0.4, 0.5):
+            out: dict[str, list[Annotation]] = {}
+            for i in range(k):
+                train_names, test_names = train_test(folds, i)
+                seen: Counter[tuple[str, str]] = Counter()
+                right: Counter[tuple[str, str]] = Counter()
+                for n in train_names:
+                    g = {(a.fragments, a.type) for a in gold[n]}
+                    for a in by_name[n].annotations:
+                        seen[rule_class(a)] += 1
+                        right[rule_class(a)] += (a.fragments, a.type) in g
+                bad = {c for c, m in seen.items() if m >= min_n and right[c] / m < threshold}
+                for n in test_names:
+                    out[n] = [a for a in by_name[n].annotations if rule_class(a) not in bad]
+            row = f1s(table10_scores((gold[n], out[n]) for n in by_name))
+            print(f"  at least {min_n} annotations, precision < {threshold}: {fmt(row)}")
+
+
 def kfold_report(
     docs: Sequence[Document], gold: dict[str, list[Annotation]], k: int, seed: int, curve: Sequence[int],
     plot: Path | None,
@@ -341,6 +370,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.show_errors:
         show_errors(extended, gold, args.show_errors)
     if not args.no_kfold:
+        rule_class_filter(extended, gold, args.k, args.seed)
         kfold_report(extended, gold, args.k, args.seed, args.curve, args.plot)
 
     if not args.no_local:
