@@ -85,12 +85,25 @@ def score(pred: set[Item], ref: set[Item], title: str) -> float:
     return f
 
 
+def error_kind(item: Item, others: set[Item]) -> str:
+    """``type`` (same span, other type), ``boundary`` (overlaps one of the same type), ``overlap``
+    (overlaps one of another type) or ``missing`` (nothing overlapping) among ``others``."""
+    doc, s, e, t = item
+    near = [o for o in others if o[0] == doc and o[1] < abs(e) and s < abs(o[2])]
+    if any(o[1] == s and o[2] == e and o[3] != t for o in near):
+        return "type"
+    if any(o[3] == t for o in near):
+        return "boundary"
+    return "overlap" if near else "missing"
+
+
 def micro_f1(pred: set[Item], ref: set[Item]) -> float:
     return prf(len(pred & ref), len(pred - ref), len(ref - pred))[2]
 
 
 def kfold_report(
-    texts: dict[str, str], local: dict[str, list[Any]], pred: set[Item], pubtator: set[Item], k: int, seed: int
+    texts: dict[str, str], local: dict[str, list[Any]], pred: set[Item], pubtator: set[Item], k: int, seed: int,
+    learned_filter: bool = True,
 ) -> None:
     """Out-of-fold micro F1 vs PubTator: the local annotator alone and with a learned filter.
 
@@ -107,6 +120,8 @@ def kfold_report(
     in_fold = [micro_f1({x for x in pred if x[0] in set(f)}, {x for x in pubtator if x[0] in set(f)}) for f in folds]
     print("  local annotator, per fold: " + " ".join(f"{x:.3f}" for x in in_fold)
           + f"; pooled (= in-sample, nothing fitted) {micro_f1(pred, pubtator):.3f}")
+    if not learned_filter:
+        return
     examples = [
         learned.Example(name, text, tuple(Annotation(((s, e),), t, "pubtator") for d, s, e, t in pubtator
                                           if d == name and e > 0), tuple(local[name]))
@@ -201,6 +216,7 @@ def main() -> int:
     parser.add_argument("--errors", default=None, help="print FP/FN vs PubTator for this type (or 'all')")
     parser.add_argument("--limit-genia", type=int, default=None, help="only the first N GENIA abstracts")
     parser.add_argument("--no-throughput", action="store_true")
+    parser.add_argument("--no-learned", action="store_true", help="skip the learned filter (k-fold training)")
     parser.add_argument("--k", type=int, default=DEFAULT_K, help="folds of the out-of-fold figures")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="fold seed")
     args = parser.parse_args()
@@ -227,15 +243,30 @@ def main() -> int:
     print(f"{len(texts)} sentences")
     score(pred, pubtator, "vs PubTator (exact span + type)")
     score(pred, gold, "vs gold final annotations (exact span + mapped type)")
-    kfold_report(texts, local, pred, pubtator, args.k, args.seed)
+    kfold_report(texts, local, pred, pubtator, args.k, args.seed, learned_filter=not args.no_learned)
 
+    kinds: collections.Counter[tuple[str, str, str]] = collections.Counter()
+    for label, items, others in (("FP", pred - pubtator, pubtator), ("FN", pubtator - pred, pred)):
+        for it in items:
+            kinds[(label, it[3], error_kind(it, others))] += 1
+    confirmed = collections.Counter(x[3] for x in pred - pubtator if x in gold)
+    missed = collections.Counter(x[3] for x in pubtator - pred if x in gold)
+    print(f"\nfalse positives vs PubTator that the gold has (same span, mapped type): {sum(confirmed.values())} of "
+          f"{len(pred - pubtator)} ({dict(sorted(confirmed.items()))}); false negatives the gold has too: "
+          f"{sum(missed.values())} of {len(pubtator - pred)} ({dict(sorted(missed.items()))})")
+    print("\nerrors vs PubTator by type and kind (boundary: overlaps one of the same type; type: same span,"
+          " other type; overlap: overlaps one of another type; missing: nothing overlapping)")
+    for t in TYPES:
+        print(f"  {t:9} " + "  ".join(f"{lab} {k} {kinds[(lab, t, k)]}" for lab in ("FP", "FN")
+                                      for k in ("boundary", "type", "overlap", "missing")))
     if args.errors:
         wanted = TYPES if args.errors == "all" else (args.errors,)
         for label, items in (("FP", sorted(pred - pubtator)), ("FN", sorted(pubtator - pred))):
             print(f"\n{label} vs PubTator")
             for doc, s, e, t in items:
                 if t in wanted:
-                    print(f"  {t:9} {texts[doc][s:e]!r:40} {doc}  ...{texts[doc][max(0, s - 30):e + 30]!r}")
+                    kind = error_kind((doc, s, e, t), pubtator if label == "FP" else pred)
+                    print(f"  {t:9} {kind:8} {texts[doc][s:e]!r:40} {doc}  ...{texts[doc][max(0, s - 30):e + 30]!r}")
     if not args.no_throughput:
         genia_throughput(annotator, args.limit_genia)
         stage_throughput(annotator, args.limit_genia)

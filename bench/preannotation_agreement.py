@@ -135,12 +135,85 @@ def show_errors(docs: Sequence[Document], gold: dict[str, list[Annotation]], typ
                 print(f"FN {d.pmid}: {' '.join(d.text[s:e] for s, e in frags)!r}")
 
 
+#: Type families whose members annotators confuse (error analysis).
+FAMILIES = {
+    "Phenotype": "phenotype", "Pharmacodynamic_phenotype": "phenotype", "Pharmacokinetic_phenotype": "phenotype",
+    "Limited_variation": "variation", "Genomic_variation": "variation", "Genomic_factor": "variation",
+}
+ERROR_KINDS = ("type-family", "type-other", "boundary", "boundary-family", "overlap-other", "missing")
+
+
+def error_kinds(docs: Sequence[Document], gold: dict[str, list[Annotation]]) -> None:
+    """Exact/same errors by type and kind: for a false positive (FP) against gold, for a false negative
+    (FN) against the predictions.  ``type-family``/``type-other``: the same span with another type of
+    the same family / of another; ``boundary``: overlaps one of the same type; ``boundary-family``:
+    overlaps one of another type of the family; ``overlap-other``: overlaps one of another type;
+    ``missing``: nothing overlaps."""
+    def kind(item: tuple[tuple[tuple[int, int], ...], str], others: set[tuple[tuple[tuple[int, int], ...], str]]
+             ) -> str:
+        frags, t = item
+        fam = FAMILIES.get(t)
+        same_span = [o for o in others if o[0] == frags and o[1] != t]
+        if same_span:
+            return "type-family" if fam and any(FAMILIES.get(o[1]) == fam for o in same_span) else "type-other"
+        s, e = frags[0][0], frags[-1][1]
+        near = [o for o in others if o[0][0][0] < e and s < o[0][-1][1]]
+        if any(o[1] == t for o in near):
+            return "boundary"
+        if fam and any(FAMILIES.get(o[1]) == fam for o in near):
+            return "boundary-family"
+        return "overlap-other" if near else "missing"
+
+    counts: Counter[tuple[str, str, str]] = Counter()
+    for d in docs:
+        g = {(a.fragments, a.type) for a in gold[d.pmid]}
+        p = {(a.fragments, a.type) for a in d.annotations}
+        for item in p - g:
+            counts[("FP", item[1], kind(item, g))] += 1
+        for item in g - p:
+            counts[("FN", item[1], kind(item, p))] += 1
+    print("\nexact/same errors by type and kind (FP against gold, FN against the predictions)")
+    print("| type | " + " | ".join(f"{lab} {k}" for lab in ("FP", "FN") for k in ERROR_KINDS) + " |")
+    print("|---|" + "---|" * (2 * len(ERROR_KINDS)))
+    for t in sorted({k[1] for k in counts}):
+        print(f"| {t} | " + " | ".join(str(counts[(lab, t, k)]) for lab in ("FP", "FN") for k in ERROR_KINDS) + " |")
+
+
 def f1s(scores: dict[str, Any]) -> tuple[float, ...]:
     return tuple(100 * scores[s]["f1"] for s in SETTINGS)
 
 
 def fmt(f1: Sequence[float]) -> str:
     return " / ".join(f"{x:.1f}" for x in f1)
+
+
+def rule_class_filter(docs: Sequence[Document], gold: dict[str, list[Annotation]], k: int, seed: int) -> None:
+    """Out-of-fold F1 of a low-variance learner: drop every rule class (rule name up to ':'/'+', type) whose
+    precision on the training folds (at least ``min_n`` annotations) is under a threshold."""
+    by_name = {d.pmid: d for d in docs}
+    folds = kfold_groups(by_name, k=k, seed=seed)
+
+    def rule_class(a: Annotation) -> tuple[str, str]:
+        return ((a.rule or a.source or "").split(":")[0].split("+")[0], a.type)
+
+    print("\nrule classes dropped below a precision learned on the training folds (out of fold):")
+    for min_n in (5, 10):
+        for threshold in (0.3, 0.4, 0.5):
+            out: dict[str, list[Annotation]] = {}
+            for i in range(k):
+                train_names, test_names = train_test(folds, i)
+                seen: Counter[tuple[str, str]] = Counter()
+                right: Counter[tuple[str, str]] = Counter()
+                for n in train_names:
+                    g = {(a.fragments, a.type) for a in gold[n]}
+                    for a in by_name[n].annotations:
+                        seen[rule_class(a)] += 1
+                        right[rule_class(a)] += (a.fragments, a.type) in g
+                bad = {c for c, m in seen.items() if m >= min_n and right[c] / m < threshold}
+                for n in test_names:
+                    out[n] = [a for a in by_name[n].annotations if rule_class(a) not in bad]
+            row = f1s(table10_scores((gold[n], out[n]) for n in by_name))
+            print(f"  at least {min_n} annotations, precision < {threshold}: {fmt(row)}")
 
 
 def kfold_report(
@@ -179,10 +252,26 @@ def kfold_report(
     oof_s = time.perf_counter() - t0
     learned_oof = f1s(table10_scores((list(by_name[n].gold), p) for n, p in oof.items()))
     learned_folds = [f1s(table10_scores((list(by_name[n].gold), oof[n]) for n in fold)) for fold in folds]
+    anchored_cfg = learned.TrainConfig(seed=seed, anchored=True)
+    anchored_full = learned.train(examples, anchored_cfg)
+    anchored_in = f1s(table10_scores((list(ex.gold), learned.predict(anchored_full, ex.text, ex.rules))
+                                     for ex in examples))
+    t0 = time.perf_counter()
+    anchored_oof_pred = learned.out_of_fold(examples, k=k, seed=seed, config=anchored_cfg)
+    anchored_s = time.perf_counter() - t0
+    anchored_oof = f1s(table10_scores((list(by_name[n].gold), p) for n, p in anchored_oof_pred.items()))
+    added = Counter((a.rule == "learned:anchored", any(a.fragments == g.fragments and a.type == g.type
+                                                       for g in by_name[n].gold))
+                    for n, p in anchored_oof_pred.items() for a in p if a.rule == "learned:anchored")
     print("\n| Table 10 F1 (exact/same, exact/any, partial/same, partial/any) | in-sample | out-of-fold |")
     print("|---|---|---|")
     print(f"| rules (PubTator keys + extension + mapping) | {fmt(rules_f1)} | {fmt(rules_f1)} |")
     print(f"| rules + learned classifier | {fmt(learned_in)} | {fmt(learned_oof)} |")
+    print(f"| rules + learned classifier with anchored candidates (train --anchored) | {fmt(anchored_in)} "
+          f"| {fmt(anchored_oof)} |")
+    print(f"anchored candidates: {anchored_full.meta['candidates']} training candidates on {len(examples)} "
+          f"sentences; out of fold {added[(True, True)] + added[(True, False)]} added, {added[(True, True)]} "
+          f"right (exact span and type); {k} folds in {anchored_s:.1f} s")
     for name, rows in (("rules", per_fold), ("rules + learned", learned_folds)):
         print(f"per fold, {name}: " + "; ".join(fmt(r) for r in rows))
     delta = tuple(b - a for a, b in zip(rules_f1, learned_oof, strict=True))
@@ -277,9 +366,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("goal       " + " / ".join(f"{x:.1f}" for x in GOAL))
     beats = all(x > max(a, b) for x, a, b in zip(f1, PUBTATOR_ALONE, PAPER_PHARE, strict=True))
     print(f"beats both references in all four settings: {'YES' if beats else 'NO'}")
+    error_kinds(extended, gold)
     if args.show_errors:
         show_errors(extended, gold, args.show_errors)
     if not args.no_kfold:
+        rule_class_filter(extended, gold, args.k, args.seed)
         kfold_report(extended, gold, args.k, args.seed, args.curve, args.plot)
 
     if not args.no_local:

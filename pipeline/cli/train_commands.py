@@ -60,7 +60,7 @@ def _train(args: argparse.Namespace) -> int:
     if not examples:
         print("pgx-corpus train: no annotated sentences found", file=sys.stderr)
         return 2
-    config = learned.TrainConfig(seed=args.seed, epochs=args.epochs)
+    config = learned.TrainConfig(seed=args.seed, epochs=args.epochs, anchored=args.anchored)
     trained = learned.train(examples, config)
     from pipeline.corpus.manifest import model_version
 
@@ -106,4 +106,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--schema", type=Path, help="schema file (default config/schema.yaml)")
     p.add_argument("--seed", type=int, default=13, help="training seed (default 13)")
     p.add_argument("--epochs", type=int, default=6, help="training epochs (default 6)")
+    p.add_argument("--anchored", action="store_true",
+                   help="also propose longer entities anchored on a rule annotation (off: no gain on the dev subset)")
     p.set_defaults(func=_train)

@@ -15,7 +15,18 @@ Candidates of one sentence (all spans half-open, sentence-relative)
   wider, or one token narrower, at either edge (never taking in clause
   punctuation or a conjunction), with the rule's type;
 * ``gazetteer``: every occurrence of a token sequence that the training
-  annotators marked (as a contiguous entity), with each type they gave it.
+  annotators marked (as a contiguous entity), with each type they gave it;
+* ``anchored``: new, longer entities anchored on a rule annotation: the spans
+  that end where it ends and start one to :data:`MAX_ANCHOR_TOKENS` tokens
+  before it (``effects of statins`` on the Chemical ``statins``), or start
+  where it starts and end after it (``warfarin response``, ``ABCB1 C3435T
+  polymorphism``), never across clause punctuation or a conjunction, with
+  the types that training annotators gave such extensions of that rule type
+  at least :data:`MIN_ANCHOR` times (the ``anchors`` table).  The anchor stays;
+  the classifier decides, from the words added (first word, the connecting
+  word next to the anchor) rather than from whole phrases, whether the longer
+  span is an entity too.  Only with ``TrainConfig(anchored=True)`` (``train
+  --anchored``): on the dev subset they do not pay (see the README).
 
 Each candidate gets sparse binary features (type, rule name, source, words,
 first/last word, context words, shape, length, the gazetteer's annotation
@@ -29,7 +40,9 @@ be trusted, not that a phrase seen in the very sentence is always right.
 Decision (:func:`_decide`): per rule annotation, the most probable of its
 own forms (as proposed or re-typed, at least ``threshold_rule``) and its
 re-bounded forms (at least ``threshold_new``) replaces it, or it is dropped
-when none passes; gazetteer candidates are added at ``threshold_new``; of
+when none passes; gazetteer candidates are added at ``threshold_new``, and
+per anchor and direction the most probable anchored candidate at
+``threshold_new``; of
 several accepted types on one span the most probable is kept.  Both
 thresholds are chosen on the training data only (inner cross-validated
 probabilities, maximising exact-span same-type F1).
@@ -42,7 +55,7 @@ the same bytes.
 
 Count keys of :func:`apply_documents`: ``learned_candidates``,
 ``learned_kept_rule``, ``learned_dropped_rule``, ``learned_added``,
-``learned_retyped``, ``learned_rebound``.
+``learned_retyped``, ``learned_rebound``, ``learned_anchored``.
 """
 
 from __future__ import annotations
@@ -71,6 +84,10 @@ META_FILE = "meta.json"
 MIN_RETYPE = 2
 #: Longest gazetteer phrase, in tokens.
 MAX_GAZ_TOKENS = 8
+#: Most tokens an anchored candidate adds to its anchor.
+MAX_ANCHOR_TOKENS = 5
+#: Anchored candidates of a (direction, rule type, gold type) need this many training observations.
+MIN_ANCHOR = 2
 SOURCE = "learned"
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
@@ -95,10 +112,13 @@ class TrainConfig:
     learning_rate: float = 0.2
     l2: float = 1e-4
     inner_folds: int = 4
+    #: Propose anchored candidates (longer entities sharing an edge with a rule annotation).  Off by default:
+    #: on the 300 dev sentences they lower the out-of-fold F1 (README, "Learned pre-annotation").
+    anchored: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return {"seed": self.seed, "epochs": self.epochs, "learning_rate": self.learning_rate, "l2": self.l2,
-                "inner_folds": self.inner_folds}
+                "inner_folds": self.inner_folds, "anchored": self.anchored}
 
 
 @dataclass
@@ -124,14 +144,17 @@ class LearnedModel:
     threshold_rule: float
     threshold_new: float
     meta: dict[str, Any] = field(default_factory=dict)
+    #: ``"L|<rule type>"`` / ``"R|<rule type>"`` -> types of anchored candidates (see the module docstring).
+    anchors: dict[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class _Candidate:
     span: tuple[Span, ...]
     type: str
-    kind: str  # "rule" (as proposed or re-typed), "rebound" (a rule span moved by a token or two), "gazetteer"
-    group: int  # index of the rule annotation it comes from; -1 for gazetteer candidates
+    kind: str  # "rule" (as proposed or re-typed), "rebound" (a rule span moved by a token or two), "gazetteer",
+    # "anchored" (a longer span sharing an edge with a rule annotation)
+    group: int  # index of the rule annotation it comes from (anchored: 2 * index + direction); -1 for gazetteer
     rule: Annotation | None
     features: tuple[str, ...]
 
@@ -221,8 +244,61 @@ def _rebounds(toks: Sequence[tuple[str, int, int]], start: int, end: int) -> lis
     return out
 
 
+#: Tokens an anchored candidate never takes in (clause punctuation, conjunctions, finite verbs of "to be").
+_ANCHOR_STOP = frozenset({",", ";", ":", ".", "and", "or", "but", "which", "that", "was", "were", "is", "are",
+                          "whereas", "while", "than"})
+
+
+def _token_range(toks: Sequence[tuple[str, int, int]], start: int, end: int) -> tuple[int, int] | None:
+    inside = [i for i, t in enumerate(toks) if t[1] >= start and t[2] <= end]
+    if not inside or toks[inside[0]][1] != start or toks[inside[-1]][2] != end:
+        return None
+    return inside[0], inside[-1]
+
+
+def _anchored(toks: Sequence[tuple[str, int, int]], start: int, end: int
+              ) -> Iterator[tuple[str, int, Span, str]]:
+    """(direction, tokens added, span, connecting word) of the anchored spans of [start, end)."""
+    bounds = _token_range(toks, start, end)
+    if bounds is None:
+        return
+    a, b = bounds
+    for n in range(1, MAX_ANCHOR_TOKENS + 1):
+        if a - n < 0 or toks[a - n][0] in _ANCHOR_STOP:
+            break
+        if toks[a - n][0][0].isalnum():
+            yield "L", n, (toks[a - n][1], end), toks[a - 1][0]
+    for n in range(1, MAX_ANCHOR_TOKENS + 1):
+        if b + n >= len(toks) or toks[b + n][0] in _ANCHOR_STOP:
+            break
+        if toks[b + n][0][0].isalnum() or toks[b + n][0] == ")":
+            yield "R", n, (start, toks[b + n][2]), toks[b + 1][0]
+
+
+def _anchor_table(examples: Iterable[Example]) -> dict[str, list[str]]:
+    """``"L|<rule type>"``/``"R|<rule type>"`` -> gold types of anchored spans seen at least MIN_ANCHOR times."""
+    seen: Counter[tuple[str, str]] = Counter()
+    for ex in examples:
+        toks = tokens(ex.text)
+        gold = {(_contiguous(a), a.type) for a in ex.gold if _contiguous(a)}
+        for r in ex.rules:
+            span = _contiguous(r)
+            if span is None:
+                continue
+            for direction, _n, cand, _w in _anchored(toks, *span):
+                for g_span, g_type in gold:
+                    if g_span == cand:
+                        seen[(f"{direction}|{r.type}", g_type)] += 1
+    table: dict[str, list[str]] = defaultdict(list)
+    for (key, type_), n in sorted(seen.items()):
+        if n >= MIN_ANCHOR:
+            table[key].append(type_)
+    return dict(table)
+
+
 def _candidates(
-    text: str, rules: Sequence[Annotation], gaz: Gazetteer, retype: dict[str, list[str]]
+    text: str, rules: Sequence[Annotation], gaz: Gazetteer, retype: dict[str, list[str]],
+    anchors: dict[str, list[str]] | None = None,
 ) -> list[_Candidate]:
     """Candidates of one text (see the module docstring) with their features."""
     toks = tokens(text)
@@ -238,6 +314,14 @@ def _candidates(
                 edit_f: tuple[str, ...] = (f"edit={edit}|{a.type}", f"editw={edit}:{changed}|{a.type}",
                           f"editshape={edit}:{_shape(changed)}|{a.type}")
                 pool.setdefault(((span,), a.type), (a, "rebound", g, edit_f))
+    for g, a in enumerate(rules):
+        if len(a.fragments) != 1 or not anchors:
+            continue
+        for direction, n, span, word in _anchored(toks, *a.fragments[0]):
+            for t in anchors.get(f"{direction}|{a.type}", []):
+                anc_f = (f"anc={direction}|{a.type}>{t}", f"ancn={direction}{_bucket(n, (1, 2, 3))}|{t}",
+                         f"ancw={direction}:{word}|{t}", f"ancwt={direction}:{word}|{a.type}>{t}")
+                pool.setdefault(((span,), t), (a, "anchored", 2 * g + (direction == "R"), anc_f))
     gaz_spans: set[tuple[Span, ...]] = set()
     for phrase, s, e in _matches(gaz, toks):
         gaz_spans.add(((s, e),))
@@ -289,6 +373,7 @@ def _decide(scored: Sequence[tuple[_Candidate, float]], threshold_rule: float, t
     gazetteer candidates; one type per span (the most probable)."""
     best_rule: dict[int, tuple[float, int]] = {}
     best_move: dict[int, tuple[float, int]] = {}
+    best_anchored: dict[int, tuple[float, int]] = {}
     accepted: list[tuple[_Candidate, float]] = []
     for i, (c, p) in enumerate(scored):
         if c.kind == "rule" and p >= threshold_rule and (c.group not in best_rule or p > best_rule[c.group][0]):
@@ -297,6 +382,11 @@ def _decide(scored: Sequence[tuple[_Candidate, float]], threshold_rule: float, t
             best_move[c.group] = (p, i)
         elif c.kind == "gazetteer" and p >= threshold_new:
             accepted.append((c, p))
+        elif c.kind == "anchored" and p >= threshold_new and (
+            c.group not in best_anchored or p > best_anchored[c.group][0]
+        ):
+            best_anchored[c.group] = (p, i)
+    accepted += [scored[i] for _g, (_p, i) in sorted(best_anchored.items())]
     for g in sorted(set(best_rule) | set(best_move)):
         options = [x for x in (best_rule.get(g), best_move.get(g)) if x is not None]
         _p, i = max(options)
@@ -341,9 +431,10 @@ def _fit(rows: Sequence[tuple[tuple[str, ...], int]], config: TrainConfig) -> di
     return {f: round(w, 6) for f, w in sorted(weights.items()) if abs(w) >= 1e-6}
 
 
-def _labelled(ex: Example, gaz: Gazetteer, retype: dict[str, list[str]]) -> list[tuple[_Candidate, int]]:
+def _labelled(ex: Example, gaz: Gazetteer, retype: dict[str, list[str]], anchors: dict[str, list[str]] | None = None
+              ) -> list[tuple[_Candidate, int]]:
     gold = {(a.fragments, a.type) for a in ex.gold}
-    return [(c, int((c.span, c.type) in gold)) for c in _candidates(ex.text, ex.rules, gaz, retype)]
+    return [(c, int((c.span, c.type) in gold)) for c in _candidates(ex.text, ex.rules, gaz, retype, anchors)]
 
 
 def _retype_table(examples: Iterable[Example]) -> dict[str, list[str]]:
@@ -362,21 +453,21 @@ def _retype_table(examples: Iterable[Example]) -> dict[str, list[str]]:
     return dict(table)
 
 
-def _cross_fitted(examples: Sequence[Example], retype: dict[str, list[str]], config: TrainConfig
-                  ) -> list[list[tuple[_Candidate, int]]]:
+def _cross_fitted(examples: Sequence[Example], retype: dict[str, list[str]], config: TrainConfig,
+                  anchors: dict[str, list[str]] | None = None) -> list[list[tuple[_Candidate, int]]]:
     """Labelled candidates of every example, gazetteer features from the other inner folds only."""
     names = [ex.name for ex in examples]
     by_name = {ex.name: ex for ex in examples}
     k = min(config.inner_folds, len({n.split("_", 1)[0] for n in names}))
     if k < 2:  # too little data for cross-fitting: no gazetteer knowledge at all
-        return [_labelled(ex, Gazetteer(), retype) for ex in examples]
+        return [_labelled(ex, Gazetteer(), retype, anchors) for ex in examples]
     folds = kfold_groups(names, k=k, seed=config.seed)
     labelled: dict[str, list[tuple[_Candidate, int]]] = {}
     for fold in folds:
         held = set(fold)
         gaz = build_gazetteer(by_name[n] for n in names if n not in held)
         for n in fold:
-            labelled[n] = _labelled(by_name[n], gaz, retype)
+            labelled[n] = _labelled(by_name[n], gaz, retype, anchors)
     return [labelled[n] for n in names]
 
 
@@ -411,7 +502,8 @@ def train(examples: Sequence[Example], config: TrainConfig | None = None) -> Lea
         raise ValueError("no training sentences")
     examples = sorted(examples, key=lambda ex: ex.name)
     retype = _retype_table(examples)
-    labelled = _cross_fitted(examples, retype, config)
+    anchors = _anchor_table(examples) if config.anchored else {}
+    labelled = _cross_fitted(examples, retype, config, anchors)
     rows = [(c.features, y) for doc in labelled for c, y in doc]
     weights = _fit(rows, config)
     # Thresholds: inner cross-validated probabilities.
@@ -434,7 +526,7 @@ def train(examples: Sequence[Example], config: TrainConfig | None = None) -> Lea
     return LearnedModel(weights, gaz, retype, threshold_rule, threshold_new,
                         meta={"train_config": config.as_dict(), "sentences": len(examples),
                               "candidates": len(rows), "positives": sum(y for _f, y in rows),
-                              "features": len(weights)})
+                              "features": len(weights)}, anchors=anchors)
 
 
 def predict(model: LearnedModel, text: str, rules: Sequence[Annotation], counts: Counter[str] | None = None
@@ -444,14 +536,18 @@ def predict(model: LearnedModel, text: str, rules: Sequence[Annotation], counts:
     ``rules`` and the result are text-relative half-open spans.
     """
     counts = counts if counts is not None else Counter()
-    cands = _candidates(text, rules, model.gazetteer, model.retype)
+    cands = _candidates(text, rules, model.gazetteer, model.retype, model.anchors)
     counts["learned_candidates"] += len(cands)
     chosen = _decide([(c, _score(model.weights, c.features)) for c in cands], model.threshold_rule,
                      model.threshold_new)
     out: list[Annotation] = []
     kept_rules: set[int] = set()
     for c, _p in chosen:
-        if c.kind == "rule" and c.rule is not None and c.type == c.rule.type:
+        if c.kind == "anchored":
+            s, e = c.span[0]
+            out.append(Annotation(c.span, c.type, SOURCE, text=text[s:e], rule="learned:anchored"))
+            counts["learned_anchored"] += 1
+        elif c.kind == "rule" and c.rule is not None and c.type == c.rule.type:
             out.append(c.rule)
             kept_rules.add(id(c.rule))
             counts["learned_kept_rule"] += 1
@@ -522,6 +618,7 @@ def save_model(model: LearnedModel, directory: str | Path, meta: dict[str, Any])
         "threshold_rule": model.threshold_rule,
         "threshold_new": model.threshold_new,
         "retype": model.retype,
+        "anchors": model.anchors,
         "weights": model.weights,
         "gazetteer": sorted(
             [" ".join(p), dict(sorted(c.items())), model.gazetteer.occurrences.get(p, 0)]
@@ -551,7 +648,7 @@ def load_model(directory: str | Path) -> LearnedModel:
         gaz.annotated[key] = Counter(types)
         gaz.occurrences[key] = occ
     return LearnedModel(payload["weights"], gaz, payload["retype"], payload["threshold_rule"],
-                        payload["threshold_new"], meta)
+                        payload["threshold_new"], meta, anchors=payload.get("anchors", {}))
 
 
 def model_files(directory: str | Path) -> list[str]:

@@ -59,9 +59,33 @@ def test_learns_to_drop_and_to_add(model: learned.LearnedModel) -> None:
     assert ("Patients", "Disease") not in out
     assert (f"{DRUGS[21 % 4]} response", "Pharmacodynamic_phenotype") in out
     assert (f"{GENES[21 % 6]} expression", "Phenotype") in out
-    assert counts["learned_dropped_rule"] >= 1 and counts["learned_added"] >= 1
+    assert counts["learned_dropped_rule"] >= 1 and counts["learned_added"] + counts["learned_anchored"] >= 1
     added = [a for a in learned.predict(model, new.text, new.rules) if a.source == learned.SOURCE]
-    assert added and all(a.rule == "learned:gazetteer" for a in added)
+    assert added and all(a.rule in ("learned:gazetteer", "learned:anchored") for a in added)
+
+
+def test_anchored_candidates_generalize_beyond_seen_phrases(model: learned.LearnedModel) -> None:
+    """'<drug> response' for a drug never seen in training: no gazetteer phrase, an anchored candidate."""
+    assert model.anchors == {}  # off by default
+    model = learned.train(EXAMPLES, learned.TrainConfig(seed=13, epochs=2, anchored=True))
+    assert "Pharmacodynamic_phenotype" in model.anchors["R|Chemical"]
+    assert model.meta["train_config"]["anchored"] is True
+    text = "Patients on imatinib showed a poor imatinib response and low CYP2D6 expression (99)."
+    rules = (
+        _ann(text, "Patients", "Disease", "local"),
+        _ann(text, "imatinib", "Chemical", "local"),
+        _ann(text, "imatinib", "Chemical", "local", nth=1),
+        _ann(text, "CYP2D6", "Gene_or_protein", "local"),
+    )
+    counts: Counter[str] = Counter()
+    out = learned.predict(model, text, rules, counts)
+    found = {(a.covered(text), a.type, a.rule) for a in out}
+    assert ("imatinib response", "Pharmacodynamic_phenotype", "learned:anchored") in found
+    assert ("imatinib", "Chemical", None) in found  # the anchor stays
+    assert counts["learned_anchored"] >= 1
+    plain = learned.train(EXAMPLES, CONFIG)
+    assert ("imatinib response", "Pharmacodynamic_phenotype") not in {
+        (a.covered(text), a.type) for a in learned.predict(plain, text, rules)}
 
 
 def test_training_is_deterministic_and_versioned(model: learned.LearnedModel, tmp_path: Path) -> None:
