@@ -79,6 +79,13 @@ def write_records(path: str | os.PathLike[str], records: Iterable[Document | Sen
     return payload.count(b"\n")
 
 
+def read_bytes(path: str | os.PathLike[str]) -> bytes:
+    """The uncompressed content of a gzip (or plain) store file."""
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rb") as fh:  # type: ignore[operator]
+        return fh.read()  # type: ignore[no-any-return]
+
+
 def read_records(path: str | os.PathLike[str], cls: type[R]) -> Iterator[R]:
     """Stream the records of one gzip (or plain) JSONL file.
 

@@ -608,17 +608,53 @@ class ShardTask(StageTask):
         tmp.replace(output)  # the output appears last, complete
         return True
 
+    def memo_mode(self) -> str | None:
+        """How the per-document memo calls :meth:`transform` (see :mod:`pipeline.memo`); None: no memo."""
+        return "stream"
+
+    def memo_transform(self) -> Any:
+        """The transform the memo calls (by default :meth:`transform`)."""
+        return self.transform
+
+    def memo_index(self) -> Path:
+        key = param_hash(self, exclude=("shard", *SOURCE_PARAMS), sources=False)
+        digest = hashlib.sha256(f"{key}:pgx-corpus {__version__}".encode()).hexdigest()[:24]
+        return Path(self.out) / "cache" / "memo" / self.stage / digest / store.shard_name(self.shard).replace(
+            ".jsonl.gz", ".json")
+
     def run(self) -> None:
+        from pipeline import memo
+
         counts_path = self.output().path.replace(".jsonl.gz", ".counts.json")
         if self.fill_from_cache():
             return
         reuse = self.reuse_path()
-        counts: Counter[str] = Counter()
-        records = self.transform(store.read_documents(self.input_path()), counts)
+        mode = self.memo_mode()
+        if mode is None:
+            counts: Counter[str] = Counter()
+            records = self.transform(store.read_documents(self.input_path()), counts)
+            with self.output().temporary_path() as tmp:
+                store.write_records(tmp, with_progress(self, records))
+                store.write_counts(counts_path, counts)
+            remember(Path(self.output().path), reuse, counts)
+            return
+        index = self.memo_index()
+        earlier = memo.load_index(index, reuse.parent)
+        transform = self.memo_transform()
+
+        def reported(docs: Iterator[Document], counts: Counter[str]) -> Iterable[Any]:
+            return with_progress(self, transform(docs, counts))
+
+        result = memo.run_shard(store.read_bytes(self.input_path()), reported, earlier,
+                                per_document=mode == "per_document")
+        log.info("%s shard %d: %d documents reused, %d computed", self.get_task_family(), self.shard,
+                 result.reused, result.computed)
         with self.output().temporary_path() as tmp:
-            store.write_records(tmp, with_progress(self, records))
-            store.write_counts(counts_path, counts)
-        remember(Path(self.output().path), reuse, counts)
+            store.write_bytes_gz(tmp, result.payload)
+            store.write_counts(counts_path, result.counts)
+        remember(Path(self.output().path), reuse, result.counts)
+        if result.docs is not None:
+            memo.write_index(index, reuse.name, result.docs)
 
 
 def link_or_copy(source: Path, dest: Path) -> None:
@@ -743,6 +779,22 @@ class PreannotateShard(PreannotateParams, ShardTask):
         from pipeline.nlp import preannotate
 
         return preannotate.preannotate(docs, preannotation_config(self, self.annotation_sources()), counts)
+
+    def memo_mode(self) -> str | None:
+        # The PubTator API and files are queried for the whole shard (shard-level counts): no memo.
+        return "per_document" if self.annotator == "local" else None
+
+    def memo_transform(self) -> Any:
+        from pipeline.nlp import preannotate
+        from pipeline.nlp.local_annotator import LocalAnnotator
+
+        config = preannotation_config(self, self.annotation_sources())
+        annotator = LocalAnnotator.load(Path(self.lexicon) if self.lexicon else None)
+
+        def transform(docs: Iterator[Document], counts: Counter[str]) -> Iterable[Document]:
+            return preannotate.preannotate(docs, config, counts, local_annotator=annotator)
+
+        return transform
 
     def annotation_sources(self) -> tuple[Path, ...]:
         """This shard's part of the annotation files (each dump was split once, not read per shard)."""
