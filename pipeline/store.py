@@ -142,6 +142,49 @@ def write_shards(
     return sizes
 
 
+def write_shards_cached(
+    directory: str | os.PathLike[str],
+    records: Iterable[Document | SentenceRecord],
+    cache: str | os.PathLike[str],
+    shard_size: int = DEFAULT_SHARD_SIZE,
+) -> dict[int, int]:
+    """:func:`write_shards`, but a shard whose bytes were written before is a hard link, not compressed again.
+
+    ``cache`` keeps each shard file under the digest of its uncompressed
+    content (files are never modified in place); a rebuild that changes a few
+    blocks compresses only those.  Safe to delete at any time.
+    """
+    import hashlib
+    import shutil
+
+    out, kept = Path(directory), Path(cache)
+    out.mkdir(parents=True, exist_ok=True)
+    kept.mkdir(parents=True, exist_ok=True)
+    groups: dict[int, list[Document | SentenceRecord]] = {}
+    for record in records:
+        groups.setdefault(shard_of(record.pmid, shard_size), []).append(record)
+    sizes: dict[int, int] = {}
+    for shard, group in sorted(groups.items()):
+        payload = dumps_records(group)
+        target = out / shard_name(shard)
+        known = kept / f"{hashlib.sha256(payload).hexdigest()[:32]}.jsonl.gz"
+        if known.exists():
+            try:
+                os.link(known, target)
+            except OSError:
+                shutil.copyfile(known, target)
+        else:
+            write_bytes_gz(target, payload)
+            tmp = known.with_name(f".{known.name}.tmp{os.getpid()}")
+            try:
+                os.link(target, tmp)
+                tmp.replace(known)
+            except OSError:
+                pass  # another file system: no cache
+        sizes[shard] = payload.count(b"\n")
+    return sizes
+
+
 def iter_directory(directory: str | os.PathLike[str], cls: type[R]) -> Iterator[R]:
     """All records of every shard in a stage directory, in shard (hence PMID) order."""
     for path in list_shards(directory):

@@ -512,7 +512,8 @@ class Documents(SourceParams, StageTask):
         counts: Counter[str] = Counter()
         docs = self.load(counts)
         with self.output().temporary_path() as tmp:
-            sizes = store.write_shards(tmp, docs, self.shard_size)
+            # unchanged blocks are hard links to the files an earlier run wrote
+            sizes = store.write_shards_cached(tmp, docs, Path(self.out) / "cache" / "documents", self.shard_size)
             counts["shards"] = len(sizes)
             store.write_counts(Path(tmp) / "counts.json", counts)
             store.write_json(Path(tmp) / "params.json", significant_params(self))
