@@ -946,7 +946,7 @@ class Sample(SampleParams, StageTask):
             counts=counts,
         )
         with self.output().temporary_path() as tmp:
-            store.write_shards(tmp, chosen, self.shard_size)
+            store.write_shards_cached(tmp, chosen, Path(self.out) / "cache" / "sampled", self.shard_size)
             store.write_counts(Path(tmp) / "counts.json", counts)
             store.write_json(Path(tmp) / "params.json", significant_params(self))
 
@@ -973,15 +973,34 @@ class ExportBrat(BratParams, StageTask):
         return luigi.LocalTarget(str(self.stage_dir() / "collection") + "/")
 
     def run(self) -> None:
-        from pipeline import schema
+        from pipeline import memo, schema
         from pipeline.corpus import brat_export
 
         counts: Counter[str] = Counter()
-        records = list(store.iter_directory(self.input().path, SentenceRecord))
+        shards = store.list_shards(self.input().path)
+        loaded_schema = schema.load_schema(Path(self.schema))
+        if any(store.SHARD_RE.match(p.name).group(1) == "-1" for p in shards):  # type: ignore[union-attr]
+            # non-numeric PMIDs sort last, their shard comes first: export the plain way
+            records = list(store.iter_directory(self.input().path, SentenceRecord))
+            with self.output().temporary_path() as tmp:
+                brat_export.export_collection(records, Path(tmp), loaded_schema, counts)
+                store.write_counts(self.counts_path(), counts)
+                self.write_params()
+            return
+        key = param_hash(self, exclude=("shard", *SOURCE_PARAMS), sources=False)
+        memo_path = Path(self.out) / "cache" / "memo" / self.stage / f"{key}.json"
+        earlier = store.read_json(memo_path) if memo_path.is_file() else None
+        lines = (line for path in shards for line in memo.split_lines(store.read_bytes(path)))
         with self.output().temporary_path() as tmp:
-            brat_export.export_collection(records, Path(tmp), schema.load_schema(Path(self.schema)), counts)
+            # unchanged sentences are hard links to the previous export's files
+            found = brat_export.export_collection_reusing(lines, Path(tmp), loaded_schema, counts, earlier)
             store.write_counts(self.counts_path(), counts)
             self.write_params()
+        found["collection"] = str(Path(output_dir(self.output())))
+        memo_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp_memo = memo_path.with_name(f".{memo_path.name}.tmp{os.getpid()}")
+        tmp_memo.write_text(json.dumps(found, sort_keys=True, separators=(",", ":")), encoding="utf-8")
+        tmp_memo.replace(memo_path)
 
 
 class PrepareBatches(BatchParams, StageTask):

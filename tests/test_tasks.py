@@ -256,3 +256,8 @@ def test_incremental_rebuild_is_byte_identical_to_a_fresh_build(
     reused = [r.getMessage() for r in caplog.records if "documents reused" in r.getMessage()]
     for family in ("SplitSentencesShard", "PreannotateShard", "ExtendShard", "MapShard", "FilterShard"):
         assert f"{family} shard 9000001: 8 documents reused, 2 computed" in reused, family
+    # the brat export linked the unchanged sentences' files to the first build's
+    before = Path(tasks.output_dir(first.clone(tasks.ExportBrat).output()))
+    after = Path(tasks.output_dir(grown.clone(tasks.ExportBrat).output()))
+    shared = sorted(p.name for p in before.glob("*.ann") if (after / p.name).exists())
+    assert shared and all((before / n).stat().st_ino == (after / n).stat().st_ino for n in shared)

@@ -52,7 +52,7 @@ from __future__ import annotations
 import logging
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -324,3 +324,84 @@ def export_collection(
         counts["documents"] += 1
     write_provenance(out, provenance)
     counts["provenance_rows"] += len(provenance)
+
+
+def export_collection_reusing(
+    record_lines: Iterable[bytes],
+    out_dir: Path,
+    schema: Schema,
+    counts: Counter[str],
+    earlier: Mapping[str, Any] | None,
+    *,
+    settings: BratSettings | None = None,
+    notes: str = "composites",
+) -> dict[str, Any]:
+    """:func:`export_collection` from the store's JSON lines (in record order), reusing an earlier export.
+
+    ``earlier`` is what a previous call returned (its memo): a record whose
+    line is unchanged gets hard links to the ``.txt``/``.ann`` files written
+    then (files are never modified in place) and its provenance rows and counts
+    back, without being decoded.  The collection is byte-identical to
+    :func:`export_collection`'s.  Returns the memo of this export.
+    """
+    import json
+    import os
+
+    from pipeline.documents import from_dict
+    from pipeline.memo import digest_line
+
+    settings = settings or load_settings()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    write_conf_files(out, schema, settings)
+    known: Mapping[str, Any] = {}
+    before = Path(earlier["collection"]) if earlier else None
+    if earlier and before is not None and before.is_dir() and earlier.get("notes") == notes:
+        known = earlier["records"]
+    seen: set[str] = set()
+    provenance: list[dict[str, Any]] = []
+    records: dict[str, Any] = {}
+    for line in record_lines:
+        digest = digest_line(line)
+        entry = known.get(digest)
+        counts["records"] += 1
+        if entry is not None:
+            name, delta, rows = entry
+        else:
+            record = from_dict(SentenceRecord, json.loads(line))
+            name = record.name
+        if name in seen:
+            counts["duplicate_names"] += 1
+            log.warning("sentence %s appears twice; writing the first only", name)
+            continue
+        seen.add(name)
+        linked = False
+        if entry is not None:
+            assert before is not None
+            try:
+                for suffix in (".txt", ".ann"):
+                    os.link(before / f"{name}{suffix}", out / f"{name}{suffix}")
+                linked = True
+            except OSError:
+                for suffix in (".txt", ".ann"):
+                    (out / f"{name}{suffix}").unlink(missing_ok=True)
+        if linked:
+            for key, value in delta.items():
+                counts[key] += value
+        else:
+            if entry is not None:
+                record = from_dict(SentenceRecord, json.loads(line))
+            own: Counter[str] = Counter()
+            rows = []
+            doc = sentence_document(record, schema, own, composite_attribute=settings.composite_attribute,
+                                    notes=notes, provenance=rows)
+            write_document(out, doc)
+            delta = dict(own)
+            for key, value in delta.items():
+                counts[key] += value
+        provenance.extend(rows)
+        records[digest] = [name, delta, rows]
+        counts["documents"] += 1
+    write_provenance(out, provenance)
+    counts["provenance_rows"] += len(provenance)
+    return {"collection": str(out), "notes": notes, "records": records}
