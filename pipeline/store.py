@@ -25,6 +25,7 @@ import logging
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -154,18 +155,24 @@ def write_shards_cached(
     content (files are never modified in place); a rebuild that changes a few
     blocks compresses only those.  Safe to delete at any time.
     """
+    groups: dict[int, list[Document | SentenceRecord]] = {}
+    for record in records:
+        groups.setdefault(shard_of(record.pmid, shard_size), []).append(record)
+    return write_payloads_cached(directory, {k: dumps_records(g) for k, g in groups.items()}, cache)
+
+
+def write_payloads_cached(
+    directory: str | os.PathLike[str], payloads: Mapping[int, bytes], cache: str | os.PathLike[str]
+) -> dict[int, int]:
+    """Write uncompressed shard payloads (sorted JSON Lines) as shard files, content-addressed in ``cache``."""
     import hashlib
     import shutil
 
     out, kept = Path(directory), Path(cache)
     out.mkdir(parents=True, exist_ok=True)
     kept.mkdir(parents=True, exist_ok=True)
-    groups: dict[int, list[Document | SentenceRecord]] = {}
-    for record in records:
-        groups.setdefault(shard_of(record.pmid, shard_size), []).append(record)
     sizes: dict[int, int] = {}
-    for shard, group in sorted(groups.items()):
-        payload = dumps_records(group)
+    for shard, payload in sorted(payloads.items()):
         target = out / shard_name(shard)
         known = kept / f"{hashlib.sha256(payload).hexdigest()[:32]}.jsonl.gz"
         if known.exists():
@@ -189,6 +196,28 @@ def iter_directory(directory: str | os.PathLike[str], cls: type[R]) -> Iterator[
     """All records of every shard in a stage directory, in shard (hence PMID) order."""
     for path in list_shards(directory):
         yield from read_records(path, cls)
+
+
+@dataclass(frozen=True)
+class StoredLine:
+    """One record's line of a store file (with its newline), with the fields that order and name it."""
+
+    pmid: str
+    index: int
+    line: bytes
+
+    @property
+    def name(self) -> str:
+        return f"{self.pmid}_{self.index + 1}"
+
+
+def iter_lines(directory: str | os.PathLike[str]) -> Iterator[StoredLine]:
+    """The sentence records of a stage directory as :class:`StoredLine` (decoded as JSON, not as records)."""
+    for path in list_shards(directory):
+        for line in read_bytes(path).split(b"\n"):
+            if line.strip():
+                data = json.loads(line)
+                yield StoredLine(data["pmid"], data["index"], line + b"\n")
 
 
 def dumps_json(data: Any) -> str:

@@ -935,7 +935,8 @@ class Sample(SampleParams, StageTask):
         from pipeline.corpus import sample
 
         counts: Counter[str] = Counter()
-        pool = store.iter_directory(Path(self.input()["filtered"].path).parent, SentenceRecord)
+        # the pool's lines are not decoded into records: sampling needs PMID and index, the output is the lines
+        pool = store.iter_lines(Path(self.input()["filtered"].path).parent)
         chosen = sample.sample_sentences(
             pool,
             n=None if self.sample == "all" else int(self.sample),
@@ -945,8 +946,12 @@ class Sample(SampleParams, StageTask):
             trigger_fraction=self.trigger_fraction if self.trigger_fraction >= 0 else None,
             counts=counts,
         )
+        payloads: dict[int, list[bytes]] = {}
+        for line in chosen:
+            payloads.setdefault(store.shard_of(line.pmid, self.shard_size), []).append(line.line)
         with self.output().temporary_path() as tmp:
-            store.write_shards_cached(tmp, chosen, Path(self.out) / "cache" / "sampled", self.shard_size)
+            store.write_payloads_cached(tmp, {k: b"".join(v) for k, v in payloads.items()},
+                                        Path(self.out) / "cache" / "sampled")
             store.write_counts(Path(tmp) / "counts.json", counts)
             store.write_json(Path(tmp) / "params.json", significant_params(self))
 
