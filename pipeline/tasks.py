@@ -790,7 +790,11 @@ class PreannotateShard(PreannotateParams, ShardTask):
         from pipeline.nlp.local_annotator import LocalAnnotator
 
         config = preannotation_config(self, self.annotation_sources())
-        annotator = LocalAnnotator.load(Path(self.lexicon) if self.lexicon else None)
+        from pipeline.nlp.lexicon import DEFAULT_LEXICON
+
+        # once per process and lexicon content (LocalAnnotator.load hashes the lexicon at every call)
+        lexicon = Path(self.lexicon) if self.lexicon else DEFAULT_LEXICON
+        annotator = loaded(LocalAnnotator.load, lexicon) if lexicon.is_file() else LocalAnnotator.load(lexicon)
 
         def transform(docs: Iterator[Document], counts: Counter[str]) -> Iterable[Document]:
             return preannotate.preannotate(docs, config, counts, local_annotator=annotator)
