@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -110,3 +111,24 @@ def test_touch_counter_notes_keys_set_by_update_of_an_empty_counter() -> None:
     counts = memo.TouchCounter()
     counts.update(Counter({"a": 0, "b": 2}))
     assert counts.take({}) == {"a": 0, "b": 2}
+
+
+def test_memo_of_the_mapped_stage_with_a_learned_model(tmp_path: Path) -> None:
+    """Type mapping then the learned model (``--learned``) keep the attribution contract."""
+    from pipeline import tasks
+    from pipeline.nlp import learned
+    from tests.nlp.test_learned import CONFIG, EXAMPLES, example
+
+    model = learned.save_model(learned.train(EXAMPLES, CONFIG), tmp_path / "model", {"seed": 13})
+    docs = []
+    for k in range(20, 32):
+        ex = example(k)
+        docs.append(Document(pmid=str(100 + k), title="", text=ex.text, sentences=(Sentence(0, len(ex.text)),),
+                             annotations=ex.rules))
+    transform = tasks.MapShard(out=str(tmp_path / "out"), shard=0, learned=str(model)).transform
+    old = docs[:4] + docs[5:10]
+    first = memo.run_shard(payload(old), transform, {})
+    assert first.docs is not None and first.counts["learned_added"] >= 1
+    second = memo.run_shard(payload(docs), transform, earlier_of(first, payload(old)))
+    assert (second.reused, second.computed) == (9, 3)
+    assert (second.payload, dict(second.counts)) == fresh(transform, docs)
