@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pipeline.documents import Document, SentenceRecord, from_dict, record_sort_key, to_dict
+from pipeline.documents import Document, SentenceRecord, from_dict, pmid_sort_key, record_sort_key, to_dict
 
 log = logging.getLogger(__name__)
 
@@ -209,6 +209,33 @@ class StoredLine:
     @property
     def name(self) -> str:
         return f"{self.pmid}_{self.index + 1}"
+
+
+@dataclass(frozen=True)
+class StoredDocument:
+    """One document's line of a store file (with its newline) and its PMID, not decoded."""
+
+    pmid: str
+    line: bytes
+
+    @classmethod
+    def of(cls, doc: Document) -> StoredDocument:
+        return cls(doc.pmid, dumps_records([doc]))
+
+
+def iter_document_lines(path: str | os.PathLike[str]) -> Iterator[StoredDocument]:
+    """The documents of one store file as :class:`StoredDocument` (each line's PMID read as JSON)."""
+    for line in read_bytes(path).split(b"\n"):
+        if line.strip():
+            yield StoredDocument(json.loads(line)["pmid"], line + b"\n")
+
+
+def document_payloads(docs: Iterable[StoredDocument], shard_size: int) -> dict[int, bytes]:
+    """Shard payloads of stored documents, each sorted by PMID, as :func:`write_shards` would write them."""
+    groups: dict[int, list[StoredDocument]] = {}
+    for doc in docs:
+        groups.setdefault(shard_of(doc.pmid, shard_size), []).append(doc)
+    return {k: b"".join(d.line for d in sorted(g, key=lambda d: pmid_sort_key(d.pmid))) for k, g in groups.items()}
 
 
 def iter_lines(directory: str | os.PathLike[str]) -> Iterator[StoredLine]:

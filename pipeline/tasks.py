@@ -513,18 +513,22 @@ class Documents(SourceParams, StageTask):
         docs = self.load(counts)
         with self.output().temporary_path() as tmp:
             # unchanged blocks are hard links to the files an earlier run wrote
-            sizes = store.write_shards_cached(tmp, docs, Path(self.out) / "cache" / "documents", self.shard_size)
+            sizes = store.write_payloads_cached(tmp, store.document_payloads(docs, self.shard_size),
+                                                Path(self.out) / "cache" / "documents")
             counts["shards"] = len(sizes)
             store.write_counts(Path(tmp) / "counts.json", counts)
             store.write_json(Path(tmp) / "params.json", significant_params(self))
         if not any(sizes.values()) and not self.allow_empty:
             raise RuntimeError("no document with an abstract was found in the sources (use --allow-empty)")
 
-    def load(self, counts: Counter[str]) -> Iterator[Document]:
-        """Documents of every source, de-duplicated by PMID (offline files win over the search)."""
+    def load(self, counts: Counter[str]) -> Iterator[store.StoredDocument]:
+        """Documents of every source, de-duplicated by PMID (offline files win over the search), as store lines.
+
+        Documents read back from the parse cache are not decoded: only their PMIDs are read.
+        """
         from pipeline.sources import retrieval
 
-        seen: dict[str, Document] = {}
+        seen: dict[str, store.StoredDocument] = {}
         if self.query:
             fetch, search = self.input()
             failed = _read_json(fetch.path).get("failed", [])
@@ -533,14 +537,14 @@ class Documents(SourceParams, StageTask):
             pmids = _read_json(search.path)["pmids"]
             counts["searched"] = len(pmids)
             for doc in retrieval.load_documents(efetch_cache(self.out), pmids, counts):
-                seen[doc.pmid] = doc
-        for doc in retrieval.documents_from_files(
+                seen[doc.pmid] = store.StoredDocument.of(doc)
+        for line in retrieval.document_lines_from_files(
             _paths(self.pubmed_xml), _paths(self.pubtator), counts, skip_bad_lines=self.skip_bad_lines,
             cache_dir=Path(self.out) / "cache" / "sources",  # unchanged files are not parsed again
         ):
-            if doc.pmid in seen:
+            if line.pmid in seen:
                 counts["duplicate_pmid"] += 1
-            seen[doc.pmid] = doc
+            seen[line.pmid] = line
         counts["documents"] = len(seen)
         return iter(seen.values())
 
