@@ -32,6 +32,7 @@ import shutil
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any, ClassVar
 
 import luigi
@@ -104,11 +105,7 @@ def param_hash(task: luigi.Task, exclude: Iterable[str] = ("shard",), sources: b
     ``sources=False`` the fingerprint of the offline input files is left out too.
     """
     skip = set(exclude) | {"out", "config_digest"}
-    params: dict[str, Any] = {
-        name: value
-        for name, value in task.to_str_params(only_significant=True).items()
-        if name not in skip
-    }
+    params: dict[str, Any] = {name: value for name, value in _str_params(task).items() if name not in skip}
     # Versioned config files are significant by content, not only by path.
     inputs = task.config_inputs() if isinstance(task, RunParams) else []
     params["config_digests"] = {path: content_digest(path) for path in sorted(set(inputs))}
@@ -119,6 +116,14 @@ def param_hash(task: luigi.Task, exclude: Iterable[str] = ("shard",), sources: b
         params["model_version"] = model_version(task.model)
     blob = json.dumps(params, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def _str_params(task: luigi.Task) -> dict[str, str]:
+    """``task.to_str_params(only_significant=True)``, once per task instance (parameters never change)."""
+    cached = task.__dict__.get("_significant_str_params")
+    if cached is None:
+        cached = task.__dict__["_significant_str_params"] = task.to_str_params(only_significant=True)
+    return cached  # type: ignore[no-any-return]
 
 
 def significant_params(task: luigi.Task, exclude: Iterable[str] = ("shard",)) -> dict[str, str]:
@@ -136,11 +141,14 @@ _FINGERPRINTS: dict[tuple[str, ...], list[tuple[str, int, int]]] = {}
 
 def content_digest(path: str | os.PathLike[str]) -> str | None:
     """SHA-256 of a file's content (None when absent), cached by (path, mtime, size)."""
-    p = Path(path)
-    if not p.is_file():
+    try:
+        stat = os.stat(path)  # one system call: output paths ask for these digests thousands of times
+    except OSError:
         return None
-    stat = p.stat()
-    key = (str(p.resolve()), stat.st_mtime_ns, stat.st_size)
+    if not S_ISREG(stat.st_mode):
+        return None
+    p = Path(path)
+    key = (os.path.abspath(path), stat.st_mtime_ns, stat.st_size)
     if key not in _DIGESTS:
         digest = hashlib.sha256()
         with open(p, "rb") as fh:
