@@ -25,10 +25,11 @@ import logging
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pipeline.documents import Document, SentenceRecord, from_dict, record_sort_key, to_dict
+from pipeline.documents import Document, SentenceRecord, from_dict, pmid_sort_key, record_sort_key, to_dict
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +78,13 @@ def write_records(path: str | os.PathLike[str], records: Iterable[Document | Sen
     payload = dumps_records(records)
     write_bytes_gz(path, payload)
     return payload.count(b"\n")
+
+
+def read_bytes(path: str | os.PathLike[str]) -> bytes:
+    """The uncompressed content of a gzip (or plain) store file."""
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rb") as fh:  # type: ignore[operator]
+        return fh.read()  # type: ignore[no-any-return]
 
 
 def read_records(path: str | os.PathLike[str], cls: type[R]) -> Iterator[R]:
@@ -135,10 +143,108 @@ def write_shards(
     return sizes
 
 
+def write_shards_cached(
+    directory: str | os.PathLike[str],
+    records: Iterable[Document | SentenceRecord],
+    cache: str | os.PathLike[str],
+    shard_size: int = DEFAULT_SHARD_SIZE,
+) -> dict[int, int]:
+    """:func:`write_shards`, but a shard whose bytes were written before is a hard link, not compressed again.
+
+    ``cache`` keeps each shard file under the digest of its uncompressed
+    content (files are never modified in place); a rebuild that changes a few
+    blocks compresses only those.  Safe to delete at any time.
+    """
+    groups: dict[int, list[Document | SentenceRecord]] = {}
+    for record in records:
+        groups.setdefault(shard_of(record.pmid, shard_size), []).append(record)
+    return write_payloads_cached(directory, {k: dumps_records(g) for k, g in groups.items()}, cache)
+
+
+def write_payloads_cached(
+    directory: str | os.PathLike[str], payloads: Mapping[int, bytes], cache: str | os.PathLike[str]
+) -> dict[int, int]:
+    """Write uncompressed shard payloads (sorted JSON Lines) as shard files, content-addressed in ``cache``."""
+    import hashlib
+    import shutil
+
+    out, kept = Path(directory), Path(cache)
+    out.mkdir(parents=True, exist_ok=True)
+    kept.mkdir(parents=True, exist_ok=True)
+    sizes: dict[int, int] = {}
+    for shard, payload in sorted(payloads.items()):
+        target = out / shard_name(shard)
+        known = kept / f"{hashlib.sha256(payload).hexdigest()[:32]}.jsonl.gz"
+        if known.exists():
+            try:
+                os.link(known, target)
+            except OSError:
+                shutil.copyfile(known, target)
+        else:
+            write_bytes_gz(target, payload)
+            tmp = known.with_name(f".{known.name}.tmp{os.getpid()}")
+            try:
+                os.link(target, tmp)
+                tmp.replace(known)
+            except OSError:
+                pass  # another file system: no cache
+        sizes[shard] = payload.count(b"\n")
+    return sizes
+
+
 def iter_directory(directory: str | os.PathLike[str], cls: type[R]) -> Iterator[R]:
     """All records of every shard in a stage directory, in shard (hence PMID) order."""
     for path in list_shards(directory):
         yield from read_records(path, cls)
+
+
+@dataclass(frozen=True)
+class StoredLine:
+    """One record's line of a store file (with its newline), with the fields that order and name it."""
+
+    pmid: str
+    index: int
+    line: bytes
+
+    @property
+    def name(self) -> str:
+        return f"{self.pmid}_{self.index + 1}"
+
+
+@dataclass(frozen=True)
+class StoredDocument:
+    """One document's line of a store file (with its newline) and its PMID, not decoded."""
+
+    pmid: str
+    line: bytes
+
+    @classmethod
+    def of(cls, doc: Document) -> StoredDocument:
+        return cls(doc.pmid, dumps_records([doc]))
+
+
+def iter_document_lines(path: str | os.PathLike[str]) -> Iterator[StoredDocument]:
+    """The documents of one store file as :class:`StoredDocument` (each line's PMID read as JSON)."""
+    for line in read_bytes(path).split(b"\n"):
+        if line.strip():
+            yield StoredDocument(json.loads(line)["pmid"], line + b"\n")
+
+
+def document_payloads(docs: Iterable[StoredDocument], shard_size: int) -> dict[int, bytes]:
+    """Shard payloads of stored documents, each sorted by PMID, as :func:`write_shards` would write them."""
+    groups: dict[int, list[StoredDocument]] = {}
+    for doc in docs:
+        groups.setdefault(shard_of(doc.pmid, shard_size), []).append(doc)
+    return {k: b"".join(d.line for d in sorted(g, key=lambda d: pmid_sort_key(d.pmid))) for k, g in groups.items()}
+
+
+def iter_lines(directory: str | os.PathLike[str]) -> Iterator[StoredLine]:
+    """The sentence records of a stage directory as :class:`StoredLine` (decoded as JSON, not as records)."""
+    for path in list_shards(directory):
+        for line in read_bytes(path).split(b"\n"):
+            if line.strip():
+                data = json.loads(line)
+                yield StoredLine(data["pmid"], data["index"], line + b"\n")
 
 
 def dumps_json(data: Any) -> str:

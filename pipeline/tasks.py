@@ -32,6 +32,7 @@ import shutil
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any, ClassVar
 
 import luigi
@@ -104,11 +105,7 @@ def param_hash(task: luigi.Task, exclude: Iterable[str] = ("shard",), sources: b
     ``sources=False`` the fingerprint of the offline input files is left out too.
     """
     skip = set(exclude) | {"out", "config_digest"}
-    params: dict[str, Any] = {
-        name: value
-        for name, value in task.to_str_params(only_significant=True).items()
-        if name not in skip
-    }
+    params: dict[str, Any] = {name: value for name, value in _str_params(task).items() if name not in skip}
     # Versioned config files are significant by content, not only by path.
     inputs = task.config_inputs() if isinstance(task, RunParams) else []
     params["config_digests"] = {path: content_digest(path) for path in sorted(set(inputs))}
@@ -119,6 +116,14 @@ def param_hash(task: luigi.Task, exclude: Iterable[str] = ("shard",), sources: b
         params["model_version"] = model_version(task.model)
     blob = json.dumps(params, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def _str_params(task: luigi.Task) -> dict[str, str]:
+    """``task.to_str_params(only_significant=True)``, once per task instance (parameters never change)."""
+    cached = task.__dict__.get("_significant_str_params")
+    if cached is None:
+        cached = task.__dict__["_significant_str_params"] = task.to_str_params(only_significant=True)
+    return cached  # type: ignore[no-any-return]
 
 
 def significant_params(task: luigi.Task, exclude: Iterable[str] = ("shard",)) -> dict[str, str]:
@@ -136,11 +141,14 @@ _FINGERPRINTS: dict[tuple[str, ...], list[tuple[str, int, int]]] = {}
 
 def content_digest(path: str | os.PathLike[str]) -> str | None:
     """SHA-256 of a file's content (None when absent), cached by (path, mtime, size)."""
-    p = Path(path)
-    if not p.is_file():
+    try:
+        stat = os.stat(path)  # one system call: output paths ask for these digests thousands of times
+    except OSError:
         return None
-    stat = p.stat()
-    key = (str(p.resolve()), stat.st_mtime_ns, stat.st_size)
+    if not S_ISREG(stat.st_mode):
+        return None
+    p = Path(path)
+    key = (os.path.abspath(path), stat.st_mtime_ns, stat.st_size)
     if key not in _DIGESTS:
         digest = hashlib.sha256()
         with open(p, "rb") as fh:
@@ -512,18 +520,23 @@ class Documents(SourceParams, StageTask):
         counts: Counter[str] = Counter()
         docs = self.load(counts)
         with self.output().temporary_path() as tmp:
-            sizes = store.write_shards(tmp, docs, self.shard_size)
+            # unchanged blocks are hard links to the files an earlier run wrote
+            sizes = store.write_payloads_cached(tmp, store.document_payloads(docs, self.shard_size),
+                                                Path(self.out) / "cache" / "documents")
             counts["shards"] = len(sizes)
             store.write_counts(Path(tmp) / "counts.json", counts)
             store.write_json(Path(tmp) / "params.json", significant_params(self))
         if not any(sizes.values()) and not self.allow_empty:
             raise RuntimeError("no document with an abstract was found in the sources (use --allow-empty)")
 
-    def load(self, counts: Counter[str]) -> Iterator[Document]:
-        """Documents of every source, de-duplicated by PMID (offline files win over the search)."""
+    def load(self, counts: Counter[str]) -> Iterator[store.StoredDocument]:
+        """Documents of every source, de-duplicated by PMID (offline files win over the search), as store lines.
+
+        Documents read back from the parse cache are not decoded: only their PMIDs are read.
+        """
         from pipeline.sources import retrieval
 
-        seen: dict[str, Document] = {}
+        seen: dict[str, store.StoredDocument] = {}
         if self.query:
             fetch, search = self.input()
             failed = _read_json(fetch.path).get("failed", [])
@@ -532,14 +545,14 @@ class Documents(SourceParams, StageTask):
             pmids = _read_json(search.path)["pmids"]
             counts["searched"] = len(pmids)
             for doc in retrieval.load_documents(efetch_cache(self.out), pmids, counts):
-                seen[doc.pmid] = doc
-        for doc in retrieval.documents_from_files(
+                seen[doc.pmid] = store.StoredDocument.of(doc)
+        for line in retrieval.document_lines_from_files(
             _paths(self.pubmed_xml), _paths(self.pubtator), counts, skip_bad_lines=self.skip_bad_lines,
             cache_dir=Path(self.out) / "cache" / "sources",  # unchanged files are not parsed again
         ):
-            if doc.pmid in seen:
+            if line.pmid in seen:
                 counts["duplicate_pmid"] += 1
-            seen[doc.pmid] = doc
+            seen[line.pmid] = line
         counts["documents"] = len(seen)
         return iter(seen.values())
 
@@ -608,17 +621,53 @@ class ShardTask(StageTask):
         tmp.replace(output)  # the output appears last, complete
         return True
 
+    def memo_mode(self) -> str | None:
+        """How the per-document memo calls :meth:`transform` (see :mod:`pipeline.memo`); None: no memo."""
+        return "stream"
+
+    def memo_transform(self) -> Any:
+        """The transform the memo calls (by default :meth:`transform`)."""
+        return self.transform
+
+    def memo_index(self) -> Path:
+        key = param_hash(self, exclude=("shard", *SOURCE_PARAMS), sources=False)
+        digest = hashlib.sha256(f"{key}:pgx-corpus {__version__}".encode()).hexdigest()[:24]
+        return Path(self.out) / "cache" / "memo" / self.stage / digest / store.shard_name(self.shard).replace(
+            ".jsonl.gz", ".json")
+
     def run(self) -> None:
+        from pipeline import memo
+
         counts_path = self.output().path.replace(".jsonl.gz", ".counts.json")
         if self.fill_from_cache():
             return
         reuse = self.reuse_path()
-        counts: Counter[str] = Counter()
-        records = self.transform(store.read_documents(self.input_path()), counts)
+        mode = self.memo_mode()
+        if mode is None:
+            counts: Counter[str] = Counter()
+            records = self.transform(store.read_documents(self.input_path()), counts)
+            with self.output().temporary_path() as tmp:
+                store.write_records(tmp, with_progress(self, records))
+                store.write_counts(counts_path, counts)
+            remember(Path(self.output().path), reuse, counts)
+            return
+        index = self.memo_index()
+        earlier = memo.load_index(index, reuse.parent)
+        transform = self.memo_transform()
+
+        def reported(docs: Iterator[Document], counts: Counter[str]) -> Iterable[Any]:
+            return with_progress(self, transform(docs, counts))
+
+        result = memo.run_shard(store.read_bytes(self.input_path()), reported, earlier,
+                                per_document=mode == "per_document")
+        log.info("%s shard %d: %d documents reused, %d computed", self.get_task_family(), self.shard,
+                 result.reused, result.computed)
         with self.output().temporary_path() as tmp:
-            store.write_records(tmp, with_progress(self, records))
-            store.write_counts(counts_path, counts)
-        remember(Path(self.output().path), reuse, counts)
+            store.write_bytes_gz(tmp, result.payload)
+            store.write_counts(counts_path, result.counts)
+        remember(Path(self.output().path), reuse, result.counts)
+        if result.docs is not None:
+            memo.write_index(index, reuse.name, result.docs)
 
 
 def link_or_copy(source: Path, dest: Path) -> None:
@@ -743,6 +792,26 @@ class PreannotateShard(PreannotateParams, ShardTask):
         from pipeline.nlp import preannotate
 
         return preannotate.preannotate(docs, preannotation_config(self, self.annotation_sources()), counts)
+
+    def memo_mode(self) -> str | None:
+        # The PubTator API and files are queried for the whole shard (shard-level counts): no memo.
+        return "per_document" if self.annotator == "local" else None
+
+    def memo_transform(self) -> Any:
+        from pipeline.nlp import preannotate
+        from pipeline.nlp.local_annotator import LocalAnnotator
+
+        config = preannotation_config(self, self.annotation_sources())
+        from pipeline.nlp.lexicon import DEFAULT_LEXICON
+
+        # once per process and lexicon content (LocalAnnotator.load hashes the lexicon at every call)
+        lexicon = Path(self.lexicon) if self.lexicon else DEFAULT_LEXICON
+        annotator = loaded(LocalAnnotator.load, lexicon) if lexicon.is_file() else LocalAnnotator.load(lexicon)
+
+        def transform(docs: Iterator[Document], counts: Counter[str]) -> Iterable[Document]:
+            return preannotate.preannotate(docs, config, counts, local_annotator=annotator)
+
+        return transform
 
     def annotation_sources(self) -> tuple[Path, ...]:
         """This shard's part of the annotation files (each dump was split once, not read per shard)."""
@@ -882,7 +951,8 @@ class Sample(SampleParams, StageTask):
         from pipeline.corpus import sample
 
         counts: Counter[str] = Counter()
-        pool = store.iter_directory(Path(self.input()["filtered"].path).parent, SentenceRecord)
+        # the pool's lines are not decoded into records: sampling needs PMID and index, the output is the lines
+        pool = store.iter_lines(Path(self.input()["filtered"].path).parent)
         chosen = sample.sample_sentences(
             pool,
             n=None if self.sample == "all" else int(self.sample),
@@ -892,8 +962,12 @@ class Sample(SampleParams, StageTask):
             trigger_fraction=self.trigger_fraction if self.trigger_fraction >= 0 else None,
             counts=counts,
         )
+        payloads: dict[int, list[bytes]] = {}
+        for line in chosen:
+            payloads.setdefault(store.shard_of(line.pmid, self.shard_size), []).append(line.line)
         with self.output().temporary_path() as tmp:
-            store.write_shards(tmp, chosen, self.shard_size)
+            store.write_payloads_cached(tmp, {k: b"".join(v) for k, v in payloads.items()},
+                                        Path(self.out) / "cache" / "sampled")
             store.write_counts(Path(tmp) / "counts.json", counts)
             store.write_json(Path(tmp) / "params.json", significant_params(self))
 
@@ -920,15 +994,34 @@ class ExportBrat(BratParams, StageTask):
         return luigi.LocalTarget(str(self.stage_dir() / "collection") + "/")
 
     def run(self) -> None:
-        from pipeline import schema
+        from pipeline import memo, schema
         from pipeline.corpus import brat_export
 
         counts: Counter[str] = Counter()
-        records = list(store.iter_directory(self.input().path, SentenceRecord))
+        shards = store.list_shards(self.input().path)
+        loaded_schema = schema.load_schema(Path(self.schema))
+        if any(store.SHARD_RE.match(p.name).group(1) == "-1" for p in shards):  # type: ignore[union-attr]
+            # non-numeric PMIDs sort last, their shard comes first: export the plain way
+            records = list(store.iter_directory(self.input().path, SentenceRecord))
+            with self.output().temporary_path() as tmp:
+                brat_export.export_collection(records, Path(tmp), loaded_schema, counts)
+                store.write_counts(self.counts_path(), counts)
+                self.write_params()
+            return
+        key = param_hash(self, exclude=("shard", *SOURCE_PARAMS), sources=False)
+        memo_path = Path(self.out) / "cache" / "memo" / self.stage / f"{key}.json"
+        earlier = store.read_json(memo_path) if memo_path.is_file() else None
+        lines = (line for path in shards for line in memo.split_lines(store.read_bytes(path)))
         with self.output().temporary_path() as tmp:
-            brat_export.export_collection(records, Path(tmp), schema.load_schema(Path(self.schema)), counts)
+            # unchanged sentences are hard links to the previous export's files
+            found = brat_export.export_collection_reusing(lines, Path(tmp), loaded_schema, counts, earlier)
             store.write_counts(self.counts_path(), counts)
             self.write_params()
+        found["collection"] = str(Path(output_dir(self.output())))
+        memo_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp_memo = memo_path.with_name(f".{memo_path.name}.tmp{os.getpid()}")
+        tmp_memo.write_text(json.dumps(found, sort_keys=True, separators=(",", ":")), encoding="utf-8")
+        tmp_memo.replace(memo_path)
 
 
 class PrepareBatches(BatchParams, StageTask):

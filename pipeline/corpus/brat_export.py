@@ -52,7 +52,7 @@ from __future__ import annotations
 import logging
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -324,3 +324,89 @@ def export_collection(
         counts["documents"] += 1
     write_provenance(out, provenance)
     counts["provenance_rows"] += len(provenance)
+
+
+#: version of the memo :func:`export_collection_reusing` returns (an older one is not used)
+EXPORT_MEMO_FORMAT = 2
+
+
+def export_collection_reusing(
+    record_lines: Iterable[bytes],
+    out_dir: Path,
+    schema: Schema,
+    counts: Counter[str],
+    earlier: Mapping[str, Any] | None,
+    *,
+    settings: BratSettings | None = None,
+    notes: str = "composites",
+) -> dict[str, Any]:
+    """:func:`export_collection` from the store's JSON lines (in record order), reusing an earlier export.
+
+    ``earlier`` is what a previous call returned (its memo): a record whose
+    line is unchanged gets hard links to the ``.txt``/``.ann`` files written
+    then (files are never modified in place) and its provenance lines and
+    counts back, without being decoded.  The collection is byte-identical to
+    :func:`export_collection`'s (records in (PMID, index) order, numeric PMIDs:
+    each record's provenance rows then sort together).  Returns the memo of
+    this export.
+    """
+    import json
+    import os
+
+    from pipeline.corpus.provenance import provenance_text, write_provenance_text
+    from pipeline.documents import from_dict
+    from pipeline.memo import digest_line
+
+    settings = settings or load_settings()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    write_conf_files(out, schema, settings)
+    known: Mapping[str, Any] = {}
+    before, after = "", str(out)
+    if earlier and earlier.get("format") == EXPORT_MEMO_FORMAT and earlier.get("notes") == notes:
+        before = str(earlier["collection"])
+        known = earlier["records"] if Path(before).is_dir() else {}
+    seen: set[str] = set()
+    provenance: list[str] = []
+    records: dict[str, Any] = {}
+    for line in record_lines:
+        digest = digest_line(line)
+        entry = known.get(digest)
+        counts["records"] += 1
+        if entry is not None:
+            name, delta, prov, n_rows = entry
+        else:
+            record = from_dict(SentenceRecord, json.loads(line))
+            name = record.name
+        if name in seen:
+            counts["duplicate_names"] += 1
+            log.warning("sentence %s appears twice; writing the first only", name)
+            continue
+        seen.add(name)
+        linked = False
+        if entry is not None:
+            try:
+                for suffix in (".txt", ".ann"):
+                    os.link(f"{before}/{name}{suffix}", f"{after}/{name}{suffix}")
+                linked = True
+            except OSError:
+                for suffix in (".txt", ".ann"):
+                    (out / f"{name}{suffix}").unlink(missing_ok=True)
+        if not linked:
+            if entry is not None:
+                record = from_dict(SentenceRecord, json.loads(line))
+            own: Counter[str] = Counter()
+            rows: list[dict[str, Any]] = []
+            doc = sentence_document(record, schema, own, composite_attribute=settings.composite_attribute,
+                                    notes=notes, provenance=rows)
+            write_document(out, doc)
+            delta, prov, n_rows = dict(own), provenance_text(rows), len(rows)
+        for key, value in delta.items():
+            counts[key] += value
+        provenance.append(prov)
+        records[digest] = [name, delta, prov, n_rows]
+        counts["documents"] += 1
+        counts["provenance_rows"] += n_rows
+    write_provenance_text(out, "".join(provenance))
+    counts["provenance_rows"] += 0
+    return {"format": EXPORT_MEMO_FORMAT, "collection": str(out), "notes": notes, "records": records}

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
+import os
 import platform
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -40,12 +42,29 @@ def package_versions(model: str | None = None) -> dict[str, str]:
     return versions
 
 
+_VERSIONS: dict[tuple[Any, ...], str] = {}
+
+
 def model_version(name: str) -> str:
-    """Installed version of a spaCy model package ("unknown" when it is not a package)."""
+    """Installed version of a spaCy model package ("unknown" when it is not a package).
+
+    Remembered while no directory of ``sys.path`` changes (installing or removing a
+    package changes its directory): every output path of the parse stages asks for it.
+    """
+    key = (name, *(_mtime(p) for p in sys.path))
+    if key not in _VERSIONS:
+        try:
+            _VERSIONS[key] = importlib.metadata.version(name.replace("_", "-"))
+        except importlib.metadata.PackageNotFoundError:
+            _VERSIONS[key] = "unknown"
+    return _VERSIONS[key]
+
+
+def _mtime(path: str) -> int | None:
     try:
-        return importlib.metadata.version(name.replace("_", "-"))
-    except importlib.metadata.PackageNotFoundError:
-        return "unknown"
+        return os.stat(path or ".").st_mtime_ns
+    except OSError:
+        return None
 
 
 def sha256_file(path: str | Path) -> str | None:

@@ -78,9 +78,19 @@ def _order(row: Mapping[str, Any]) -> tuple[Any, ...]:
 
 def write_provenance(directory: str | Path, rows: Iterable[Mapping[str, Any]]) -> Path:
     """Write ``directory/provenance.jsonl`` (sorted rows, UTF-8, ``\\n``; byte-identical reruns)."""
-    path = Path(directory) / PROVENANCE_FILE
+    return write_provenance_text(directory, provenance_text(rows))
+
+
+def provenance_text(rows: Iterable[Mapping[str, Any]]) -> str:
+    """The lines of ``rows`` as :func:`write_provenance` writes them (sorted)."""
     lines = [json.dumps(dict(r), ensure_ascii=False, sort_keys=True) for r in sorted(rows, key=_order)]
-    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8", newline="\n")
+    return "".join(line + "\n" for line in lines)
+
+
+def write_provenance_text(directory: str | Path, text: str) -> Path:
+    """Write already serialized, sorted provenance lines (:func:`provenance_text`) as the sidecar."""
+    path = Path(directory) / PROVENANCE_FILE
+    path.write_text(text, encoding="utf-8", newline="\n")
     return path
 
 

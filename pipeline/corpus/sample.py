@@ -46,30 +46,47 @@ import re
 from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 import yaml
 
-from pipeline.documents import Document, SentenceRecord, record_sort_key
+from pipeline.documents import Document, pmid_sort_key
 
 log = logging.getLogger(__name__)
 
 
-def rank_key(seed: int, record: SentenceRecord) -> tuple[str, str]:
+class Sampled(Protocol):
+    """What sampling reads of a sentence: a :class:`SentenceRecord`, or a stand-in holding its store line."""
+
+    @property
+    def pmid(self) -> str: ...
+
+    @property
+    def index(self) -> int: ...
+
+    @property
+    def name(self) -> str: ...
+
+
+S = TypeVar("S", bound=Sampled)
+
+
+def rank_key(seed: int, record: S) -> tuple[str, str]:
     """The seeded rank of a sentence: depends on the seed and its name only."""
     name = record.name
     return hashlib.sha256(f"{seed}:{name}".encode()).hexdigest(), name
 
 
 def _take(
-    ranked: Sequence[SentenceRecord],
+    ranked: Sequence[S],
     quota: int | None,
     per_abstract: int | None,
     taken_per_pmid: Counter[str],
     chosen: set[tuple[str, int]],
     counts: Counter[str],
-) -> list[SentenceRecord]:
+) -> list[S]:
     """Walk ``ranked`` and take up to ``quota`` records not chosen yet, honouring the per-abstract cap."""
-    out: list[SentenceRecord] = []
+    out: list[S] = []
     for record in ranked:
         if quota is not None and len(out) >= quota:
             break
@@ -86,7 +103,7 @@ def _take(
 
 
 def sample_sentences(
-    records: Iterable[SentenceRecord],
+    records: Iterable[S],
     *,
     n: int | None,
     seed: int,
@@ -94,7 +111,7 @@ def sample_sentences(
     triggered_pmids: Collection[str] | None = None,
     trigger_fraction: float | None = None,
     counts: Counter[str],
-) -> list[SentenceRecord]:
+) -> list[S]:
     """A seeded sample of ``n`` sentences (None: all) of ``records``; see the module docstring.
 
     Raises ValueError for a negative ``n``, a ``per_abstract`` below 1 or a
@@ -111,7 +128,7 @@ def sample_sentences(
     if trigger_fraction is not None and not 0.0 <= trigger_fraction <= 1.0:
         raise ValueError(f"trigger_fraction must be within [0, 1], got {trigger_fraction}")
 
-    pool: dict[tuple[str, int], SentenceRecord] = {}
+    pool: dict[tuple[str, int], S] = {}
     for record in records:
         key = (record.pmid, record.index)
         if key in pool:
@@ -160,7 +177,7 @@ def sample_sentences(
         counts["sampled_other"] += sum(1 for r in sample if r.pmid not in trig_set)
 
     counts["sampled"] += len(sample)
-    return sorted(sample, key=record_sort_key)
+    return sorted(sample, key=lambda r: (pmid_sort_key(r.pmid), r.index))
 
 
 def _phrase_pattern(phrases: Sequence[str]) -> re.Pattern[str] | None:

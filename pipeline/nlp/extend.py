@@ -174,36 +174,43 @@ def _extend_chunk(
     max_chars: int,
     should_parse: Callable[[Document, Sentence], bool] | None = None,
 ) -> Iterator[Document]:
+    # Counts per document, added to ``counts`` just after the document is yielded: each
+    # document's share stays attributable (the per-document memo, pipeline.memo, needs it).
+    own: list[Counter[str]] = [Counter() for _ in chunk]
     jobs: list[tuple[int, Sentence]] = []
     for d, doc in enumerate(chunk):
-        counts["documents"] += 1
+        doc_counts = own[d]
+        doc_counts["documents"] += 1
         sentences = doc.sentences
         if not sentences:
-            counts["documents_without_sentences"] += 1
+            doc_counts["documents_without_sentences"] += 1
             sentences = (Sentence(0, len(doc.text)),) if doc.text else ()
         for sent in sentences:
             text = doc.text[sent.start : sent.end]
             if not text.strip():
-                counts["skipped_empty"] += 1
+                doc_counts["skipped_empty"] += 1
                 continue
             if len(text) > max_chars or len(text.split()) > max_tokens:
-                counts["skipped_too_long"] += 1
+                doc_counts["skipped_too_long"] += 1
                 logger.warning(
                     "PMID %s: sentence at %d-%d too long to parse (%d chars), not extended",
                     doc.pmid, sent.start, sent.end, len(text),
                 )
                 continue
             if should_parse is not None and doc.sentences and not should_parse(doc, sent):
-                counts["skipped_cannot_pass"] += 1
+                doc_counts["skipped_cannot_pass"] += 1
                 continue
             jobs.append((d, sent))
     parsed: dict[int, list[tuple[Sentence, Doc]]] = {}
     texts = (chunk[d].text[s.start : s.end] for d, s in jobs)
     for (d, sent), sdoc in zip(jobs, nlp.pipe(texts, batch_size=batch_size), strict=True):
-        counts["sentences_parsed"] += 1
+        own[d]["sentences_parsed"] += 1
         parsed.setdefault(d, []).append((sent, sdoc))
     for d, doc in enumerate(chunk):
-        yield _extend_document(doc, parsed.get(d, []), ontology, counts)
+        extended = _extend_document(doc, parsed.get(d, []), ontology, own[d])
+        yield extended
+        for key, value in own[d].items():
+            counts[key] += value
 
 
 def _extend_document(

@@ -68,4 +68,17 @@ def cached_documents(path: Path, cache_dir: Path, counts: Counter[str]) -> Itera
         counts.update(file_counts)
 
 
-__all__ = ["cached_documents", "file_key"]
+def cached_lines(path: Path, cache_dir: Path, counts: Counter[str]) -> Iterator[store.StoredDocument]:
+    """:func:`cached_documents` as store lines: a cached file's documents are not decoded (only their PMIDs)."""
+    key = file_key(path)
+    docs_file = cache_dir / f"{key}.jsonl.gz"
+    counts_file = cache_dir / f"{key}.counts.json"
+    if docs_file.exists() and counts_file.exists():
+        counts.update(store.read_json(counts_file))
+        yield from store.iter_document_lines(docs_file)
+        return
+    for doc in cached_documents(path, cache_dir, counts):
+        yield store.StoredDocument.of(doc)
+
+
+__all__ = ["cached_documents", "cached_lines", "file_key"]

@@ -46,16 +46,17 @@ import json
 import logging
 import os
 from collections import Counter
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pipeline.documents import Document, pmid_sort_key
 from pipeline.sources.eutils import EutilsClient, EutilsError
-from pipeline.sources.parse_cache import cached_documents
+from pipeline.sources.parse_cache import cached_documents, cached_lines
 from pipeline.sources.pubmed_xml import PubmedXmlError, count_records, iter_documents
 from pipeline.sources.pubtator_format import PubtatorFormatError, read_pubtator, to_document
+from pipeline.store import StoredDocument
 
 log = logging.getLogger(__name__)
 
@@ -406,15 +407,51 @@ def documents_from_files(
     wrong-format input raises :class:`PubmedXmlError` /
     :class:`PubtatorFormatError` naming the file (and line).
     """
+
+    def read_xml(path: Path, file_counts: Counter[str]) -> Iterator[Document]:
+        if cache_dir is None:
+            return iter_documents(path, file_counts)
+        return cached_documents(path, cache_dir, file_counts)
+
+    return _from_files(pubmed_xml, pubtator, counts, skip_bad_lines, read_xml, lambda doc: doc)
+
+
+def document_lines_from_files(
+    pubmed_xml: Sequence[Path],
+    pubtator: Sequence[Path],
+    counts: Counter[str],
+    *,
+    skip_bad_lines: bool = False,
+    cache_dir: Path,
+) -> Iterator[StoredDocument]:
+    """:func:`documents_from_files` as store lines: documents read back from the parse cache are not decoded.
+
+    Same documents, order and counts; each is its line as the store writes it.
+    """
+
+    def read_xml(path: Path, file_counts: Counter[str]) -> Iterator[StoredDocument]:
+        return cached_lines(path, cache_dir, file_counts)
+
+    return _from_files(pubmed_xml, pubtator, counts, skip_bad_lines, read_xml, StoredDocument.of)
+
+
+D = TypeVar("D", Document, StoredDocument)
+
+
+def _from_files(
+    pubmed_xml: Sequence[Path],
+    pubtator: Sequence[Path],
+    counts: Counter[str],
+    skip_bad_lines: bool,
+    read_xml: Callable[[Path, Counter[str]], Iterator[D]],
+    wrap: Callable[[Document], D],
+) -> Iterator[D]:
     seen: set[str] = set()
     for path in expand_pubmed_paths(pubmed_xml):
         counts["files_pubmed_xml"] += 1
         file_counts: Counter[str] = Counter()
         duplicates = 0
-        parsed = (
-            iter_documents(path, file_counts) if cache_dir is None else cached_documents(path, cache_dir, file_counts)
-        )
-        for doc in parsed:
+        for doc in read_xml(path, file_counts):
             if doc.pmid in seen:
                 duplicates += 1
                 log.warning("%s: PMID %s already read from an earlier file; skipped", path, doc.pmid)
@@ -431,7 +468,7 @@ def documents_from_files(
             raise PubtatorFormatError(f"{path}: is a directory; give PubTator files")
         counts["files_pubtator"] += 1
         pt_counts: Counter[str] = Counter()
-        yield from _pubtator_documents(path, seen, pt_counts, counts, skip_bad_lines)
+        yield from map(wrap, _pubtator_documents(path, seen, pt_counts, counts, skip_bad_lines))
         counts.update({f"pubtator_{k}": v for k, v in pt_counts.items()})
 
 
@@ -453,6 +490,7 @@ def _pubtator_documents(
 __all__ = [
     "FetchReport",
     "SearchRecord",
+    "document_lines_from_files",
     "documents_from_files",
     "expand_pubmed_paths",
     "fetch_to_cache",

@@ -314,3 +314,31 @@ def test_note_modes(tmp_path: Path) -> None:
     assert doc.notes == []
     with pytest.raises(ValueError, match="notes must be one of"):
         export_collection(records(), tmp_path / "x", SCHEMA, Counter(), notes="some")
+
+
+def test_reusing_an_earlier_export_gives_the_same_collection(tmp_path: Path) -> None:
+    """Unchanged records are hard links to the earlier files; files, provenance and counts equal a fresh export."""
+    import os
+
+    from pipeline import store
+    from pipeline.corpus.brat_export import export_collection_reusing
+
+    def lines(recs: list[SentenceRecord]) -> list[bytes]:
+        return [line + b"\n" for line in store.dumps_records(recs).splitlines()]
+
+    def tree(d: Path) -> dict[str, bytes]:
+        return {p.name: p.read_bytes() for p in sorted(d.iterdir())}
+
+    old = records()
+    text = "Warfarin and CYP2C9."
+    extra = SentenceRecord("17", 4, text, annotations=(ann(text, "CYP2C9", "Gene"),))
+    new = [*old, extra, old[0]]  # and a duplicate name
+    first = export_collection_reusing(lines(old), tmp_path / "first", SCHEMA, Counter(), None)
+    memo = json.loads(json.dumps(first))
+    counts: Counter[str] = Counter()
+    export_collection_reusing(lines(new), tmp_path / "second", SCHEMA, counts, memo)
+    fresh_counts: Counter[str] = Counter()
+    export_collection(new, tmp_path / "fresh", SCHEMA, fresh_counts)
+    assert tree(tmp_path / "second") == tree(tmp_path / "fresh") and counts == fresh_counts
+    assert counts["duplicate_names"] == 1
+    assert os.stat(tmp_path / "second" / "200_4.ann").st_ino == os.stat(tmp_path / "first" / "200_4.ann").st_ino

@@ -18,6 +18,7 @@ from pipeline.sources.pubmed_xml import PubmedXmlError
 from pipeline.sources.pubtator_format import PubtatorFormatError
 from pipeline.sources.retrieval import (
     SearchRecord,
+    document_lines_from_files,
     documents_from_files,
     expand_pubmed_paths,
     fetch_to_cache,
@@ -299,3 +300,20 @@ def test_wrong_or_unreadable_input_names_the_file(tmp_path, xml, pubtator, error
     shutil.copy(DEMO / "demo.xml", tmp_path / "demo.xml")
     with pytest.raises(error, match=pattern):
         list(documents_from_files([tmp_path / p for p in xml], [tmp_path / p for p in pubtator], Counter()))
+
+
+def test_document_lines_are_the_documents_as_the_store_writes_them(tmp_path) -> None:
+    """Parsed, then read back from the parse cache without decoding: same documents, order and counts."""
+    from pipeline.store import StoredDocument
+
+    path = tmp_path / "a.pubtator"
+    path.write_text("90000001|t|Duplicate.\n90000001|a|Skipped.\n\n123|t|CYP2C9.\n123|a|Warfarin dose.\n",
+                    encoding="utf-8")
+    sources = [DEMO / "demo.xml", DEMO / "demo_update.xml.gz", DEMO / "demo.xml"]
+    expected_counts: Counter[str] = Counter()
+    expected = [StoredDocument.of(d) for d in documents_from_files(sources, [path], expected_counts)]
+    for _ in ("parsed", "from the cache"):
+        counts: Counter[str] = Counter()
+        lines = list(document_lines_from_files(sources, [path], counts, cache_dir=tmp_path / "cache"))
+        assert lines == expected and counts == expected_counts
+    assert len(expected) == 21 and expected_counts["duplicate_documents"] == 18

@@ -1,0 +1,252 @@
+"""Per-document memo of a shard stage: a changed shard recomputes only its new documents.
+
+A rebuild that adds one record to a PMID block changes that block's shard,
+and every per-document stage used to recompute the whole shard.  The memo
+keeps, per (stage, stage key, shard), an index of the last result of that
+shard: for each input record (one raw JSON line of the input shard) its
+digest, how many output lines it gave and what it added to the stage counts.
+When the shard is computed again, a record whose digest is in the index reuses
+its earlier output lines and counts; only the other records are decoded and
+go through the stage function.  The output is the same bytes a fresh run
+writes, and so are the counts (see :func:`run_shard`).
+
+Attribution contract of a streamed transform (``per_document=False``): it
+reads its input documents in order and yields, in order, the output records of
+each (records carrying the document's PMID, possibly none); every count of
+document *i* is updated after document *i* was read or one of its outputs was
+yielded, and before document *i+1* is read or another document's output is
+yielded.  Lazy one-document-at-a-time transforms (sentence splitting, type
+mapping, the learned model, the filter) satisfy it; extension parses chunks
+and merges each document's counts just after yielding it.  A transform that
+reads all its input first and counts afterwards (pre-annotation) is called once
+per document instead (``per_document=True``), which needs no contract.
+
+Counts touched before the first document is read cannot be attributed: such a
+shard is written without a memo index (the next run recomputes it in full).
+So is a shard with a repeated PMID or an output whose PMID is not an input's.
+
+Layout: ``OUT/cache/memo/<stage>/<key>/<shard name>.json`` with ``output``
+(the file name of the shard's result in ``OUT/cache/stages/<stage>/``, which is
+never modified in place) and ``docs`` (``[digest, output lines, counts]`` per
+input record, in input order).  Safe to delete at any time.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import logging
+import os
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pipeline.documents import Document, from_dict, record_sort_key, to_dict
+
+log = logging.getLogger(__name__)
+
+Transform = Callable[[Iterator[Document], Counter[str]], Iterable[Any]]
+MEMO_FORMAT = 1
+
+
+class TouchCounter(Counter[str]):
+    """A Counter that remembers which keys were set since the last :meth:`take` (zero increments too)."""
+
+    def __init__(self) -> None:
+        self.touched: set[str] = set()
+        super().__init__()
+
+    def __setitem__(self, key: str, value: int) -> None:
+        self.touched.add(key)
+        super().__setitem__(key, value)
+
+    def update(self, iterable: Any = None, /, **kwds: int) -> None:  # type: ignore[override]
+        # Counter.update of an empty Counter bypasses __setitem__: note the keys here.
+        super().update(iterable, **kwds)
+        if iterable is not None:
+            self.touched.update(iterable.keys() if hasattr(iterable, "keys") else iterable)
+        self.touched.update(kwds)
+
+    def take(self, since: dict[str, int]) -> dict[str, int]:
+        """What the touched keys gained since the snapshot ``since`` (updated in place)."""
+        delta = {}
+        for key in self.touched:
+            value = self[key]
+            delta[key] = value - since.get(key, 0)
+            since[key] = value
+        self.touched.clear()
+        return delta
+
+
+def digest_line(line: bytes) -> str:
+    return hashlib.blake2b(line, digest_size=16).hexdigest()
+
+
+def serialize(record: Any) -> bytes:
+    """One output line, exactly as :func:`pipeline.store.dumps_records` writes it."""
+    return json.dumps(to_dict(record), ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode() + b"\n"
+
+
+def split_lines(payload: bytes) -> list[bytes]:
+    """The non-empty lines of a JSONL payload, each with its newline."""
+    return [line + b"\n" for line in payload.split(b"\n") if line.strip()]
+
+
+@dataclass
+class Result:
+    """One document's share of a shard result."""
+
+    lines: list[bytes] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+class Unattributable(Exception):
+    """The transform's outputs or counts cannot be attributed to single documents."""
+
+
+def _add(target: dict[str, int], delta: dict[str, int]) -> None:
+    for key, value in delta.items():
+        target[key] = target.get(key, 0) + value
+
+
+def _streamed(transform: Transform, docs: list[Document]) -> list[Result]:
+    """Run ``transform`` once over ``docs``, attributing outputs by PMID and counts by the contract."""
+    results = [Result() for _ in docs]
+    records: list[list[Any]] = [[] for _ in docs]
+    position = {doc.pmid: i for i, doc in enumerate(docs)}
+    if len(position) != len(docs):
+        raise Unattributable("repeated PMID in the shard")
+    counts = TouchCounter()
+    snapshot: dict[str, int] = {}
+    current: list[int] = [-1]
+
+    def settle() -> None:
+        delta = counts.take(snapshot)
+        if delta and current[0] < 0:
+            raise Unattributable(f"counts updated before the first document: {sorted(delta)}")
+        if delta:
+            _add(results[current[0]].counts, delta)
+
+    def feed() -> Iterator[Document]:
+        for i, doc in enumerate(docs):
+            settle()
+            current[0] = i
+            yield doc
+
+    for record in transform(feed(), counts):
+        settle()
+        i = position.get(record.pmid)
+        if i is None:
+            raise Unattributable(f"output PMID {record.pmid} is not an input's")
+        current[0] = i
+        records[i].append(record)
+    settle()
+    for result, outs in zip(results, records, strict=True):
+        result.lines = [serialize(r) for r in sorted(outs, key=record_sort_key)]
+    return results
+
+
+def _per_document(transform: Transform, docs: list[Document]) -> list[Result]:
+    results = []
+    for doc in docs:
+        counts: Counter[str] = Counter()
+        outs = list(transform(iter([doc]), counts))
+        if any(r.pmid != doc.pmid for r in outs):
+            raise Unattributable(f"an output of PMID {doc.pmid} carries another PMID")
+        results.append(Result([serialize(r) for r in sorted(outs, key=record_sort_key)], dict(counts)))
+    return results
+
+
+def load_index(index_path: Path, stage_cache: Path) -> dict[str, Result]:
+    """Earlier results by input digest (empty when there is no usable index)."""
+    try:
+        index = json.loads(index_path.read_text(encoding="utf-8"))
+        if index.get("format") != MEMO_FORMAT:
+            return {}
+        with gzip.open(stage_cache / index["output"], "rb") as fh:
+            lines = split_lines(fh.read())
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+    if sum(n for _, n, _ in index["docs"]) != len(lines):
+        log.warning("memo %s does not match its output file; not used", index_path)
+        return {}
+    found: dict[str, Result] = {}
+    at = 0
+    for digest, n, counts in index["docs"]:
+        found[digest] = Result(lines[at : at + n], counts)
+        at += n
+    return found
+
+
+@dataclass
+class ShardRun:
+    """What :func:`run_shard` computed: the output payload, the counts, and the new memo entries."""
+
+    payload: bytes
+    counts: Counter[str]
+    docs: list[tuple[str, int, dict[str, int]]] | None  # None: no index can be written
+    reused: int
+    computed: int
+
+
+def run_shard(
+    input_payload: bytes,
+    transform: Transform,
+    earlier: dict[str, Result],
+    *,
+    per_document: bool = False,
+) -> ShardRun:
+    """The stage's result for one input shard (uncompressed JSONL), reusing ``earlier`` results by digest.
+
+    Byte-identical to running ``transform`` over the whole shard and writing it
+    with :func:`pipeline.store.write_records`, counts included, for transforms
+    that keep the attribution contract (module docstring).
+    """
+    lines = split_lines(input_payload)
+    digests = [digest_line(line) for line in lines]
+    missing = [i for i, d in enumerate(digests) if d not in earlier]
+    docs = [from_dict(Document, json.loads(lines[i])) for i in missing]
+    fresh: dict[int, Result] = {}
+    attributable = True
+    if docs:
+        try:
+            computed = _per_document(transform, docs) if per_document else _streamed(transform, docs)
+            fresh = dict(zip(missing, computed, strict=True))
+        except Unattributable as exc:
+            if missing != list(range(len(lines))):
+                # some documents were reused: recompute the whole shard, the plain way
+                log.info("memo not usable for this shard (%s): recomputing it", exc)
+                return run_shard(input_payload, transform, {}, per_document=per_document)
+            log.info("no memo for this shard: %s", exc)
+            attributable = False
+    if not attributable:
+        return _plain(lines, transform)
+    counts: Counter[str] = Counter()
+    out: list[bytes] = []
+    entries: list[tuple[str, int, dict[str, int]]] = []
+    for i, digest in enumerate(digests):
+        result = fresh.get(i) or earlier[digest]
+        out.extend(result.lines)
+        for key, value in result.counts.items():
+            counts[key] += value
+        entries.append((digest, len(result.lines), result.counts))
+    return ShardRun(b"".join(out), counts, entries, len(lines) - len(missing), len(missing))
+
+
+def _plain(lines: list[bytes], transform: Transform) -> ShardRun:
+    counts: Counter[str] = Counter()
+    docs = (from_dict(Document, json.loads(line)) for line in lines)
+    records = sorted(transform(docs, counts), key=record_sort_key)
+    return ShardRun(b"".join(serialize(r) for r in records), counts, None, 0, len(lines))
+
+
+def write_index(index_path: Path, output_name: str, entries: list[tuple[str, int, dict[str, int]]]) -> None:
+    """Write a shard's memo index atomically (after its output file is in the stage cache)."""
+    index_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = index_path.with_name(f".{index_path.name}.tmp{os.getpid()}")
+    payload = {"format": MEMO_FORMAT, "output": output_name, "docs": [list(e) for e in entries]}
+    tmp.write_text(json.dumps(payload, sort_keys=True, separators=(",", ":")), encoding="utf-8")
+    tmp.replace(index_path)

@@ -1,0 +1,134 @@
+"""The per-document memo: reusing earlier results gives the bytes and counts of a fresh run."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import pytest
+
+from pipeline import memo, store
+from pipeline.documents import Document, Sentence, SentenceRecord
+
+
+def doc(pmid: int, text: str) -> Document:
+    return Document(pmid=str(pmid), title=text.split(".")[0], text=text,
+                    sentences=(Sentence(0, len(text)),))
+
+
+def lazy(docs: Iterator[Document], counts: Counter[str]) -> Iterator[Document]:
+    """One document at a time, counting before and after its output, zero increments included."""
+    for d in docs:
+        counts["documents"] += 1
+        counts[f"len:{len(d.text) % 3}"] += 0
+        yield d
+        counts["after_yield"] += len(d.text)
+
+
+def dropping(docs: Iterator[Document], counts: Counter[str]) -> Iterator[SentenceRecord]:
+    """Filter-like: several or no outputs per document, counting between them."""
+    for d in docs:
+        counts["documents"] += 1
+        for index in range(int(d.pmid) % 3):
+            counts["sentences"] += 1
+            yield SentenceRecord(pmid=d.pmid, index=index, text=d.text)
+            counts["after"] += 1
+
+
+def chunked(docs: Iterator[Document], counts: Counter[str]) -> Iterator[Document]:
+    """Extension-like: reads chunks of 3, counts each document just after yielding it."""
+    chunk: list[Document] = []
+
+    def flush() -> Iterator[Document]:
+        own = [Counter({"documents": 1, "chars": len(d.text)}) for d in chunk]
+        for d, c in zip(chunk, own, strict=True):
+            yield d
+            counts.update(c)
+
+    for d in docs:
+        chunk.append(d)
+        if len(chunk) == 3:
+            yield from flush()
+            chunk = []
+    yield from flush()
+
+
+def all_first(docs: Iterable[Document], counts: Counter[str]) -> Iterator[Document]:
+    """Pre-annotation-like: reads every document first, counts later (needs per-document calls)."""
+    documents = list(docs)
+    for d in documents:
+        counts["documents"] += 1
+        yield d
+
+
+def payload(docs: list[Document]) -> bytes:
+    return store.dumps_records(docs)
+
+
+def fresh(transform: memo.Transform, docs: list[Document]) -> tuple[bytes, dict[str, int]]:
+    counts: Counter[str] = Counter()
+    return store.dumps_records(list(transform(iter(docs), counts))), dict(counts)
+
+
+def earlier_of(run: memo.ShardRun, lines: bytes) -> dict[str, memo.Result]:
+    assert run.docs is not None
+    outputs = memo.split_lines(run.payload)
+    found, at = {}, 0
+    for digest, n, counts in run.docs:
+        found[digest] = memo.Result(outputs[at : at + n], counts)
+        at += n
+    return found
+
+
+CASES = [(lazy, False), (dropping, False), (chunked, False), (all_first, True)]
+
+
+@pytest.mark.parametrize(("transform", "per_document"), CASES, ids=[c[0].__name__ for c in CASES])
+def test_memo_and_fresh_give_the_same_bytes_and_counts(transform: memo.Transform, per_document: bool) -> None:
+    old = [doc(p, f"Sentence {p} about CYP2D6{'x' * (p % 5)}.") for p in range(10, 40, 2)]
+    new = sorted([*old[:5], *old[6:], doc(11, "A new one."), doc(25, "Another one, longer."), doc(39, "Last.")],
+                 key=lambda d: int(d.pmid))
+    first = memo.run_shard(payload(old), transform, {}, per_document=per_document)
+    assert (first.payload, dict(first.counts)) == fresh(transform, old)
+    second = memo.run_shard(payload(new), transform, earlier_of(first, payload(old)), per_document=per_document)
+    assert second.reused == len(old) - 1 and second.computed == 3
+    assert (second.payload, dict(second.counts)) == fresh(transform, new)
+
+
+def test_counts_before_the_first_document_disable_the_memo() -> None:
+    def setup_count(docs: Iterator[Document], counts: Counter[str]) -> Iterator[Document]:
+        counts["setup"] += 1
+        yield from docs
+
+    docs = [doc(1, "One."), doc(2, "Two.")]
+    run = memo.run_shard(payload(docs), setup_count, {})
+    assert run.docs is None
+    assert (run.payload, dict(run.counts)) == fresh(setup_count, docs)
+
+
+def test_touch_counter_notes_keys_set_by_update_of_an_empty_counter() -> None:
+    counts = memo.TouchCounter()
+    counts.update(Counter({"a": 0, "b": 2}))
+    assert counts.take({}) == {"a": 0, "b": 2}
+
+
+def test_memo_of_the_mapped_stage_with_a_learned_model(tmp_path: Path) -> None:
+    """Type mapping then the learned model (``--learned``) keep the attribution contract."""
+    from pipeline import tasks
+    from pipeline.nlp import learned
+    from tests.nlp.test_learned import CONFIG, EXAMPLES, example
+
+    model = learned.save_model(learned.train(EXAMPLES, CONFIG), tmp_path / "model", {"seed": 13})
+    docs = []
+    for k in range(20, 32):
+        ex = example(k)
+        docs.append(Document(pmid=str(100 + k), title="", text=ex.text, sentences=(Sentence(0, len(ex.text)),),
+                             annotations=ex.rules))
+    transform = tasks.MapShard(out=str(tmp_path / "out"), shard=0, learned=str(model)).transform
+    old = docs[:4] + docs[5:10]
+    first = memo.run_shard(payload(old), transform, {})
+    assert first.docs is not None and first.counts["learned_added"] >= 1
+    second = memo.run_shard(payload(docs), transform, earlier_of(first, payload(old)))
+    assert (second.reused, second.computed) == (9, 3)
+    assert (second.payload, dict(second.counts)) == fresh(transform, docs)
