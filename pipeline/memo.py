@@ -27,14 +27,13 @@ So is a shard with a repeated PMID or an output whose PMID is not an input's.
 
 Layout: ``OUT/cache/memo/<stage>/<key>/<shard name>.json`` with ``output``
 (the file name of the shard's result in ``OUT/cache/stages/<stage>/``, which is
-never modified in place) and ``docs`` (``[digest, output lines, counts]`` per
-input record, in input order).  Safe to delete at any time.
+never modified in place) and ``docs`` (``[digest, output bytes, counts]`` per
+input record, in input order: store files hold one gzip member per line, so a
+document's output is a run of whole members, copied compressed).  Safe to delete at any time.
 """
 
 from __future__ import annotations
 
-import gzip
-import hashlib
 import json
 import logging
 import os
@@ -44,12 +43,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pipeline import store
 from pipeline.documents import Document, from_dict, record_sort_key, to_dict
 
 log = logging.getLogger(__name__)
 
 Transform = Callable[[Iterator[Document], Counter[str]], Iterable[Any]]
-MEMO_FORMAT = 1
+MEMO_FORMAT = 2  # 2: outputs are kept as compressed gzip members (one per line)
 
 
 class TouchCounter(Counter[str]):
@@ -82,7 +82,8 @@ class TouchCounter(Counter[str]):
 
 
 def digest_line(line: bytes) -> str:
-    return hashlib.blake2b(line, digest_size=16).hexdigest()
+    """A line's digest as text: the digest its gzip member's header carries (:func:`store.digest_line`)."""
+    return store.digest_line(line).hex()
 
 
 def serialize(record: Any) -> bytes:
@@ -97,9 +98,9 @@ def split_lines(payload: bytes) -> list[bytes]:
 
 @dataclass
 class Result:
-    """One document's share of a shard result."""
+    """One document's share of a shard result: its output lines as gzip members, and its counts."""
 
-    lines: list[bytes] = field(default_factory=list)
+    data: bytes = b""
     counts: dict[str, int] = field(default_factory=dict)
 
 
@@ -145,8 +146,12 @@ def _streamed(transform: Transform, docs: list[Document]) -> list[Result]:
         records[i].append(record)
     settle()
     for result, outs in zip(results, records, strict=True):
-        result.lines = [serialize(r) for r in sorted(outs, key=record_sort_key)]
+        result.data = _members(outs)
     return results
+
+
+def _members(records: list[Any]) -> bytes:
+    return b"".join(store.encode_member(serialize(r)) for r in sorted(records, key=record_sort_key))
 
 
 def _per_document(transform: Transform, docs: list[Document]) -> list[Result]:
@@ -156,59 +161,76 @@ def _per_document(transform: Transform, docs: list[Document]) -> list[Result]:
         outs = list(transform(iter([doc]), counts))
         if any(r.pmid != doc.pmid for r in outs):
             raise Unattributable(f"an output of PMID {doc.pmid} carries another PMID")
-        results.append(Result([serialize(r) for r in sorted(outs, key=record_sort_key)], dict(counts)))
+        results.append(Result(_members(outs), dict(counts)))
     return results
 
 
 def load_index(index_path: Path, stage_cache: Path) -> dict[str, Result]:
-    """Earlier results by input digest (empty when there is no usable index)."""
+    """Earlier results by input digest (empty when there is no usable index).
+
+    The earlier output file is read, not decompressed: each document's share
+    is a run of whole gzip members, located by the sizes the index keeps.
+    """
     try:
         index = json.loads(index_path.read_text(encoding="utf-8"))
         if index.get("format") != MEMO_FORMAT:
             return {}
-        with gzip.open(stage_cache / index["output"], "rb") as fh:
-            lines = split_lines(fh.read())
+        raw = (stage_cache / index["output"]).read_bytes()
+        entries = index["docs"]
     except (OSError, ValueError, KeyError, TypeError):
         return {}
-    if sum(n for _, n, _ in index["docs"]) != len(lines):
+    if sum(size for _, size, _ in entries) != len(raw):
         log.warning("memo %s does not match its output file; not used", index_path)
         return {}
     found: dict[str, Result] = {}
     at = 0
-    for digest, n, counts in index["docs"]:
-        found[digest] = Result(lines[at : at + n], counts)
-        at += n
+    for digest, size, counts in entries:
+        found[digest] = Result(raw[at : at + size], counts)
+        at += size
     return found
 
 
 @dataclass
 class ShardRun:
-    """What :func:`run_shard` computed: the output payload, the counts, and the new memo entries."""
+    """What :func:`run_shard` computed: the output file's bytes, the counts, and the new memo entries."""
 
-    payload: bytes
+    payload: bytes  # gzip members, one per output line: the output file as it is written
     counts: Counter[str]
-    docs: list[tuple[str, int, dict[str, int]]] | None  # None: no index can be written
+    docs: list[tuple[str, int, dict[str, int]]] | None  # (digest, output bytes, counts); None: no index
     reused: int
     computed: int
 
 
 def run_shard(
-    input_payload: bytes,
+    input_raw: bytes,
     transform: Transform,
     earlier: dict[str, Result],
     *,
     per_document: bool = False,
 ) -> ShardRun:
-    """The stage's result for one input shard (uncompressed JSONL), reusing ``earlier`` results by digest.
+    """The stage's result for one input store file (its gzip bytes), reusing ``earlier`` results by digest.
 
     Byte-identical to running ``transform`` over the whole shard and writing it
     with :func:`pipeline.store.write_records`, counts included, for transforms
-    that keep the attribution contract (module docstring).
+    that keep the attribution contract (module docstring).  Input written one
+    member per line is not decompressed for its digests (they are in the member
+    headers), and only the documents to compute are decompressed.
     """
-    lines = split_lines(input_payload)
-    digests = [digest_line(line) for line in lines]
+    members = store.scan_members(input_raw)
+    if members is None:  # a gzip file written otherwise
+        plain_lines = split_lines(store.decompress(input_raw))
+        digests = [digest_line(line) for line in plain_lines]
+
+        def line_of(i: int) -> bytes:
+            return plain_lines[i]
+    else:
+        digests = [m.digest.hex() for m in members]
+
+        def line_of(i: int) -> bytes:
+            return store.member_line(input_raw, members[i])
+
     missing = [i for i, d in enumerate(digests) if d not in earlier]
-    docs = [from_dict(Document, json.loads(lines[i])) for i in missing]
+    docs = [from_dict(Document, json.loads(line_of(i))) for i in missing]
     fresh: dict[int, Result] = {}
     attributable = True
     if docs:
@@ -216,31 +238,31 @@ def run_shard(
             computed = _per_document(transform, docs) if per_document else _streamed(transform, docs)
             fresh = dict(zip(missing, computed, strict=True))
         except Unattributable as exc:
-            if missing != list(range(len(lines))):
+            if missing != list(range(len(digests))):
                 # some documents were reused: recompute the whole shard, the plain way
                 log.info("memo not usable for this shard (%s): recomputing it", exc)
-                return run_shard(input_payload, transform, {}, per_document=per_document)
+                return run_shard(input_raw, transform, {}, per_document=per_document)
             log.info("no memo for this shard: %s", exc)
             attributable = False
     if not attributable:
-        return _plain(lines, transform)
+        return _plain([line_of(i) for i in range(len(digests))], transform)
     counts: Counter[str] = Counter()
     out: list[bytes] = []
     entries: list[tuple[str, int, dict[str, int]]] = []
     for i, digest in enumerate(digests):
         result = fresh.get(i) or earlier[digest]
-        out.extend(result.lines)
+        out.append(result.data)
         for key, value in result.counts.items():
             counts[key] += value
-        entries.append((digest, len(result.lines), result.counts))
-    return ShardRun(b"".join(out), counts, entries, len(lines) - len(missing), len(missing))
+        entries.append((digest, len(result.data), result.counts))
+    return ShardRun(b"".join(out), counts, entries, len(digests) - len(missing), len(missing))
 
 
 def _plain(lines: list[bytes], transform: Transform) -> ShardRun:
     counts: Counter[str] = Counter()
     docs = (from_dict(Document, json.loads(line)) for line in lines)
     records = sorted(transform(docs, counts), key=record_sort_key)
-    return ShardRun(b"".join(serialize(r) for r in records), counts, None, 0, len(lines))
+    return ShardRun(_members(records), counts, None, 0, len(lines))
 
 
 def write_index(index_path: Path, output_name: str, entries: list[tuple[str, int, dict[str, int]]]) -> None:

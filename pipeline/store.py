@@ -12,18 +12,25 @@ stable when a rebuild adds records, so an incremental run only changes the
 shards new PMIDs fall into.  Non-numeric ids go to shard ``-1``.
 
 Files are written deterministically (records sorted by PMID then sentence
-index, ``sort_keys`` JSON, gzip header without name or mtime), so rerunning a
-stage on the same input gives byte-identical files.
+index, ``sort_keys`` JSON, gzip headers without name or mtime), so rerunning a
+stage on the same input gives byte-identical files.  Each line is its own gzip
+member, with its digest and size in the member header (see
+:func:`encode_member`): any gzip reader reads the file, and a rebuild copies
+the compressed members of unchanged documents instead of recompressing the
+shard.  That costs about 30% more disk than one member per file.
 """
 
 from __future__ import annotations
 
 import gzip
+import hashlib
 import io
 import json
 import logging
 import os
 import re
+import struct
+import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,12 +67,87 @@ def dumps_records(records: Iterable[Document | SentenceRecord]) -> bytes:
 
 GZIP_LEVEL = 1
 
+# One gzip member per line (RFC 1952 allows any number of members; every gzip
+# reader concatenates them).  Each member's header carries, in an extra field
+# (subfield "PG", as BGZF's "BC" does for BAM files), the member's total size
+# and a digest of its line.  A later run finds every line's digest and
+# compressed bytes by reading headers only: an unchanged document's output is
+# copied compressed, never decompressed nor compressed again (pipeline/memo.py).
+MEMBER_SUBFIELD = b"PG"
+_DIGEST_SIZE = 16
+_EXTRA_LEN = 4 + 4 + _DIGEST_SIZE  # subfield id and length, member size, digest
+_HEADER_LEN = 10 + 2 + _EXTRA_LEN
+_XFL_FASTEST = 4
+
+
+def digest_line(line: bytes) -> bytes:
+    """The digest of one line (with its newline) that its member's header carries."""
+    return hashlib.blake2b(line, digest_size=_DIGEST_SIZE).digest()
+
+
+def encode_member(line: bytes, digest: bytes | None = None) -> bytes:
+    """One gzip member holding ``line``, its size and digest in the header's extra field."""
+    compressor = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, -zlib.MAX_WBITS)
+    data = compressor.compress(line) + compressor.flush()
+    size = _HEADER_LEN + len(data) + 8
+    extra = MEMBER_SUBFIELD + struct.pack("<HI", 4 + _DIGEST_SIZE, size) + (digest or digest_line(line))
+    header = struct.pack("<BBBBIBBH", 0x1F, 0x8B, 8, 4, 0, _XFL_FASTEST, 255, len(extra))  # FLG=FEXTRA, mtime 0
+    return header + extra + data + struct.pack("<II", zlib.crc32(line), len(line) & 0xFFFFFFFF)
+
+
+def encode_lines(payload: bytes) -> bytes:
+    """``payload`` (JSON Lines) as one member per line (empty lines dropped)."""
+    return b"".join(encode_member(line + b"\n") for line in payload.split(b"\n") if line.strip())
+
+
+@dataclass(frozen=True)
+class Member:
+    """One member of a store file: its line's digest and where its bytes are in the file."""
+
+    digest: bytes
+    start: int
+    end: int
+
+
+def scan_members(raw: bytes) -> list[Member] | None:
+    """The members of a store file's bytes, from their headers only; None if it is not one member per line
+    (a gzip file written otherwise: read it with :func:`gzip.decompress`)."""
+    members: list[Member] = []
+    at, total = 0, len(raw)
+    while at < total:
+        if total - at < _HEADER_LEN + 8 or raw[at : at + 4] != b"\x1f\x8b\x08\x04":
+            return None
+        xlen, sub, sublen, size = struct.unpack_from("<H2sHI", raw, at + 10)
+        if xlen != _EXTRA_LEN or sub != MEMBER_SUBFIELD or sublen != 4 + _DIGEST_SIZE or at + size > total:
+            return None
+        members.append(Member(raw[at + 20 : at + 20 + _DIGEST_SIZE], at, at + size))
+        at += size
+    return members
+
+
+def member_line(raw: bytes, member: Member) -> bytes:
+    """The line a member holds (checked against the member's CRC)."""
+    line = zlib.decompress(raw[member.start + _HEADER_LEN : member.end - 8], -zlib.MAX_WBITS)
+    crc, size = struct.unpack_from("<II", raw, member.end - 8)
+    if zlib.crc32(line) != crc or len(line) & 0xFFFFFFFF != size:
+        raise OSError(f"corrupt gzip member at byte {member.start}")
+    return line
+
+
+def decompress(raw: bytes) -> bytes:
+    """The uncompressed content of gzip bytes (one member per line, or any gzip file)."""
+    members = scan_members(raw)
+    if members is None:
+        return gzip.decompress(raw)
+    return b"".join(member_line(raw, m) for m in members)
+
 
 def write_bytes_gz(path: str | os.PathLike[str], payload: bytes) -> None:
-    """Write ``payload`` gzip-compressed with a reproducible header (no name, mtime 0).
+    """Write ``payload`` gzip-compressed as one member with a reproducible header (no name, mtime 0).
 
     Level 1: every stage writes its whole output, and level 9 cost several times
-    more CPU for files about a third smaller; the bytes stay reproducible.
+    more CPU for files about a third smaller; the bytes stay reproducible.  For
+    store shards use :func:`write_lines_gz`.
     """
     with open(path, "wb") as raw, gzip.GzipFile(
         filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=GZIP_LEVEL
@@ -73,18 +155,22 @@ def write_bytes_gz(path: str | os.PathLike[str], payload: bytes) -> None:
         gz.write(payload)
 
 
+def write_lines_gz(path: str | os.PathLike[str], payload: bytes) -> None:
+    """Write JSON Lines as a store file: one gzip member per line (see :func:`encode_member`)."""
+    Path(path).write_bytes(encode_lines(payload))
+
+
 def write_records(path: str | os.PathLike[str], records: Iterable[Document | SentenceRecord]) -> int:
-    """Write records to one gzip JSONL file, sorted; returns how many were written."""
+    """Write records to one store file (gzip JSONL, one member per line), sorted; returns how many were written."""
     payload = dumps_records(records)
-    write_bytes_gz(path, payload)
+    write_lines_gz(path, payload)
     return payload.count(b"\n")
 
 
 def read_bytes(path: str | os.PathLike[str]) -> bytes:
     """The uncompressed content of a gzip (or plain) store file."""
-    opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "rb") as fh:  # type: ignore[operator]
-        return fh.read()  # type: ignore[no-any-return]
+    data = Path(path).read_bytes()
+    return decompress(data) if str(path).endswith(".gz") else data
 
 
 def read_records(path: str | os.PathLike[str], cls: type[R]) -> Iterator[R]:
@@ -92,15 +178,13 @@ def read_records(path: str | os.PathLike[str], cls: type[R]) -> Iterator[R]:
 
     Raises :class:`StoreError` naming the file and line for a malformed line.
     """
-    opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as fh:  # type: ignore[operator]
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                yield from_dict(cls, json.loads(line))
-            except (ValueError, TypeError, KeyError) as exc:
-                raise StoreError(f"{path}:{lineno}: cannot read {cls.__name__}: {exc}") from exc
+    for lineno, line in enumerate(read_bytes(path).decode("utf-8").split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            yield from_dict(cls, json.loads(line))
+        except (ValueError, TypeError, KeyError) as exc:
+            raise StoreError(f"{path}:{lineno}: cannot read {cls.__name__}: {exc}") from exc
 
 
 def read_documents(path: str | os.PathLike[str]) -> Iterator[Document]:
@@ -165,7 +249,6 @@ def write_payloads_cached(
     directory: str | os.PathLike[str], payloads: Mapping[int, bytes], cache: str | os.PathLike[str]
 ) -> dict[int, int]:
     """Write uncompressed shard payloads (sorted JSON Lines) as shard files, content-addressed in ``cache``."""
-    import hashlib
     import shutil
 
     out, kept = Path(directory), Path(cache)
@@ -174,14 +257,14 @@ def write_payloads_cached(
     sizes: dict[int, int] = {}
     for shard, payload in sorted(payloads.items()):
         target = out / shard_name(shard)
-        known = kept / f"{hashlib.sha256(payload).hexdigest()[:32]}.jsonl.gz"
+        known = kept / f"m{hashlib.sha256(payload).hexdigest()[:32]}.jsonl.gz"  # m: one member per line
         if known.exists():
             try:
                 os.link(known, target)
             except OSError:
                 shutil.copyfile(known, target)
         else:
-            write_bytes_gz(target, payload)
+            write_lines_gz(target, payload)
             tmp = known.with_name(f".{known.name}.tmp{os.getpid()}")
             try:
                 os.link(target, tmp)

@@ -658,12 +658,13 @@ class ShardTask(StageTask):
         def reported(docs: Iterator[Document], counts: Counter[str]) -> Iterable[Any]:
             return with_progress(self, transform(docs, counts))
 
-        result = memo.run_shard(store.read_bytes(self.input_path()), reported, earlier,
+        # the input's compressed bytes: the memo reads digests from the member headers
+        result = memo.run_shard(Path(self.input_path()).read_bytes(), reported, earlier,
                                 per_document=mode == "per_document")
         log.info("%s shard %d: %d documents reused, %d computed", self.get_task_family(), self.shard,
                  result.reused, result.computed)
         with self.output().temporary_path() as tmp:
-            store.write_bytes_gz(tmp, result.payload)
+            Path(tmp).write_bytes(result.payload)  # already gzip members
             store.write_counts(counts_path, result.counts)
         remember(Path(self.output().path), reuse, result.counts)
         if result.docs is not None:

@@ -63,21 +63,23 @@ def all_first(docs: Iterable[Document], counts: Counter[str]) -> Iterator[Docume
 
 
 def payload(docs: list[Document]) -> bytes:
-    return store.dumps_records(docs)
+    """A store file's bytes (one gzip member per line), as the memo's input."""
+    return store.encode_lines(store.dumps_records(docs))
 
 
 def fresh(transform: memo.Transform, docs: list[Document]) -> tuple[bytes, dict[str, int]]:
     counts: Counter[str] = Counter()
-    return store.dumps_records(list(transform(iter(docs), counts))), dict(counts)
+    return store.encode_lines(store.dumps_records(list(transform(iter(docs), counts)))), dict(counts)
 
 
 def earlier_of(run: memo.ShardRun, lines: bytes) -> dict[str, memo.Result]:
+    """The index :func:`memo.write_index` writes for ``run``, loaded back as :func:`memo.load_index` does."""
     assert run.docs is not None
-    outputs = memo.split_lines(run.payload)
     found, at = {}, 0
-    for digest, n, counts in run.docs:
-        found[digest] = memo.Result(outputs[at : at + n], counts)
-        at += n
+    for digest, size, counts in run.docs:
+        found[digest] = memo.Result(run.payload[at : at + size], counts)
+        at += size
+    assert at == len(run.payload)
     return found
 
 
@@ -132,3 +134,28 @@ def test_memo_of_the_mapped_stage_with_a_learned_model(tmp_path: Path) -> None:
     second = memo.run_shard(payload(docs), transform, earlier_of(first, payload(old)))
     assert (second.reused, second.computed) == (9, 3)
     assert (second.payload, dict(second.counts)) == fresh(transform, docs)
+
+
+def test_plain_gzip_input_gives_the_same_result() -> None:
+    """Input written as one gzip member (an older or foreign writer) is decompressed and digested per line."""
+    import gzip
+
+    docs = [doc(p, f"Sentence {p}.") for p in (3, 5, 8)]
+    members = memo.run_shard(payload(docs), lazy, {})
+    plain = memo.run_shard(gzip.compress(store.dumps_records(docs)), lazy, {})
+    assert (plain.payload, plain.counts, plain.docs) == (members.payload, members.counts, members.docs)
+
+
+def test_index_round_trip_reads_members_without_decompressing(tmp_path: Path) -> None:
+    docs = [doc(p, f"Sentence {p} here.") for p in (1, 2, 4)]
+    first = memo.run_shard(payload(docs), dropping, {})
+    assert first.docs is not None
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "out.jsonl.gz").write_bytes(first.payload)
+    memo.write_index(tmp_path / "index.json", "out.jsonl.gz", first.docs)
+    earlier = memo.load_index(tmp_path / "index.json", tmp_path / "cache")
+    assert earlier == earlier_of(first, b"")
+    again = memo.run_shard(payload(docs), dropping, earlier)
+    assert (again.reused, again.computed, again.payload) == (3, 0, first.payload)
+    (tmp_path / "cache" / "out.jsonl.gz").write_bytes(first.payload + b"x")  # not the indexed file
+    assert memo.load_index(tmp_path / "index.json", tmp_path / "cache") == {}

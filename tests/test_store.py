@@ -49,3 +49,36 @@ def test_temporary_files_are_not_shards(tmp_path: Path) -> None:
     store.write_shards(tmp_path, docs("1"))
     (tmp_path / "shard-000000.jsonl.gz-luigi-tmp-0000000001").write_bytes(b"")
     assert len(store.list_shards(tmp_path)) == 1
+
+
+def test_one_gzip_member_per_line_readable_by_any_gzip_reader(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl.gz"
+    store.write_records(path, docs("7", "3", "9"))
+    raw = path.read_bytes()
+    payload = store.dumps_records(docs("7", "3", "9"))
+    assert gzip.decompress(raw) == payload  # the standard reader concatenates the members
+    with gzip.open(path, "rb") as fh:
+        assert fh.read() == payload
+    members = store.scan_members(raw)
+    assert members is not None and len(members) == 3
+    lines = payload.splitlines(keepends=True)
+    assert [store.member_line(raw, m) for m in members] == lines
+    assert [m.digest for m in members] == [store.digest_line(line) for line in lines]
+    assert (members[0].start, members[-1].end) == (0, len(raw))
+    assert store.read_bytes(path) == payload
+
+
+def test_plain_gzip_is_not_taken_for_members_and_still_read(tmp_path: Path) -> None:
+    payload = store.dumps_records(docs("1", "2"))
+    assert store.scan_members(gzip.compress(payload)) is None
+    assert store.decompress(gzip.compress(payload)) == payload
+    assert store.scan_members(b"") == []
+
+
+def test_corrupt_member_is_an_error(tmp_path: Path) -> None:
+    raw = bytearray(store.encode_lines(store.dumps_records(docs("1"))))
+    raw[-6] ^= 0xFF  # the CRC
+    members = store.scan_members(bytes(raw))
+    assert members is not None
+    with pytest.raises(OSError, match="corrupt gzip member at byte 0"):
+        store.member_line(bytes(raw), members[0])
