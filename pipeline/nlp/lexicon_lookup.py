@@ -109,12 +109,31 @@ class LookupTable:
         return None if j is None else (1, self.entry(j))
 
 
+class FoldedGenes:
+    """Case-folded gene keys -> their entry of the exact table, made when asked for.
+
+    Making the 118,000 entries at load time took longer than everything else
+    of loading; a text asks for a handful.
+    """
+
+    def __init__(self, table: LookupTable, index: dict[str, str]) -> None:
+        self._table = table
+        self._index = index  # joined key -> entry number (as text: converted when asked for)
+
+    def get(self, key: tuple[str, ...]) -> Entry | None:
+        i = self._index.get(SEP.join(key))
+        return None if i is None else self._table.entry(int(i))
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+
 @dataclass
 class Lookup:
     exact: LookupTable
     relaxed: LookupTable
     folded: LookupTable
-    gene_folded: dict[tuple[str, ...], Entry]
+    gene_folded: FoldedGenes
 
 
 def lookup_path(lexicon: Path) -> Path:
@@ -202,13 +221,9 @@ def _from_sections(types: list[str], sections: dict[str, bytes]) -> Lookup:
             long={k: int(n) for k, n in (line.split("\t") for line in long.split("\n"))} if long else {},
             pairs=set(pairs.split("\n")) if pairs else set(),
         )
-    gene_folded: dict[tuple[str, ...], Entry] = {}
     gene_lines = sections["gene_folded"].decode("utf-8")
-    if gene_lines:
-        for line in gene_lines.split("\n"):
-            key, i = line.split("\t")
-            gene_folded[tuple(key.split(SEP))] = made["exact"].entry(int(i))
-    return Lookup(made["exact"], made["relaxed"], made["folded"], gene_folded)
+    genes = dict(line.rsplit("\t", 1) for line in gene_lines.split("\n")) if gene_lines else {}
+    return Lookup(made["exact"], made["relaxed"], made["folded"], FoldedGenes(made["exact"], genes))
 
 
 def lookup_from_tables(tables: Mapping[str, Iterable[Iterable[str]]]) -> Lookup:
@@ -272,6 +287,7 @@ def load_lookup(lexicon: Path, source_sha256: str | None = None) -> Lookup | Non
 
 __all__ = [
     "Entry",
+    "FoldedGenes",
     "Lookup",
     "LookupTable",
     "dumps_lookup",
