@@ -95,9 +95,26 @@ def encode_member(line: bytes, digest: bytes | None = None) -> bytes:
     return header + extra + data + struct.pack("<II", zlib.crc32(line), len(line) & 0xFFFFFFFF)
 
 
-def encode_lines(payload: bytes) -> bytes:
-    """``payload`` (JSON Lines) as one member per line (empty lines dropped)."""
-    return b"".join(encode_member(line + b"\n") for line in payload.split(b"\n") if line.strip())
+def encode_lines(payload: bytes, known: Mapping[bytes, bytes] | None = None) -> bytes:
+    """``payload`` (JSON Lines) as one member per line (empty lines dropped).
+
+    ``known``: members already compressed, by digest (see :func:`members_by_digest`);
+    a line found there is copied, not compressed again (same bytes).
+    """
+    if not known:
+        return b"".join(encode_member(line + b"\n") for line in payload.split(b"\n") if line.strip())
+    out = []
+    for line in payload.split(b"\n"):
+        if line.strip():
+            line += b"\n"
+            digest = digest_line(line)
+            out.append(known.get(digest) or encode_member(line, digest))
+    return b"".join(out)
+
+
+def members_by_digest(raw: bytes) -> dict[bytes, bytes]:
+    """The members of a store file's bytes by their line's digest (empty if not one member per line)."""
+    return {m.digest: raw[m.start : m.end] for m in scan_members(raw) or []}
 
 
 @dataclass(frozen=True)
@@ -248,7 +265,13 @@ def write_shards_cached(
 def write_payloads_cached(
     directory: str | os.PathLike[str], payloads: Mapping[int, bytes], cache: str | os.PathLike[str]
 ) -> dict[int, int]:
-    """Write uncompressed shard payloads (sorted JSON Lines) as shard files, content-addressed in ``cache``."""
+    """Write uncompressed shard payloads (sorted JSON Lines) as shard files, content-addressed in ``cache``.
+
+    A payload written before is a hard link to the cached file.  A new payload
+    of a shard reuses the compressed members of the lines it shares with the
+    last file written for that shard (``cache/<shard name>.last`` names it), so
+    a block that gained a few records compresses only those.
+    """
     import shutil
 
     out, kept = Path(directory), Path(cache)
@@ -264,11 +287,19 @@ def write_payloads_cached(
             except OSError:
                 shutil.copyfile(known, target)
         else:
-            write_lines_gz(target, payload)
+            last = kept / f"{shard_name(shard)}.last"
+            try:
+                previous = members_by_digest((kept / last.read_text(encoding="utf-8").strip()).read_bytes())
+            except OSError:
+                previous = {}
+            target.write_bytes(encode_lines(payload, previous))
             tmp = known.with_name(f".{known.name}.tmp{os.getpid()}")
             try:
                 os.link(target, tmp)
                 tmp.replace(known)
+                tmp_last = last.with_name(f".{last.name}.tmp{os.getpid()}")
+                tmp_last.write_text(known.name + "\n", encoding="utf-8")
+                tmp_last.replace(last)
             except OSError:
                 pass  # another file system: no cache
         sizes[shard] = payload.count(b"\n")

@@ -563,6 +563,24 @@ class ShardTask(StageTask):
     shard: int = luigi.IntParameter()
     record_type: ClassVar[type] = Document
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # A shard's requirements depend on its parameters only: make them once per instance.
+        # Luigi, input() and the reuse-cache checks of complete() ask for them thousands of
+        # times in a build of 40 blocks, and each ask cloned tasks again.
+        super().__init_subclass__(**kwargs)
+        requires = cls.__dict__.get("requires")
+        if requires is not None and not getattr(requires, "_once", False):
+
+            def requires_once(self: Any, _requires: Any = requires) -> Any:
+                found = self.__dict__.get("_requirements")
+                if found is None:
+                    found = self.__dict__["_requirements"] = _requires(self)
+                return found
+
+            requires_once._once = True  # type: ignore[attr-defined]
+            requires_once.__doc__ = requires.__doc__
+            cls.requires = requires_once  # type: ignore[method-assign]
+
     def output(self) -> luigi.LocalTarget:
         return luigi.LocalTarget(str(self.stage_dir() / store.shard_name(self.shard)))
 

@@ -82,3 +82,18 @@ def test_corrupt_member_is_an_error(tmp_path: Path) -> None:
     assert members is not None
     with pytest.raises(OSError, match="corrupt gzip member at byte 0"):
         store.member_line(bytes(raw), members[0])
+
+
+def test_cached_payloads_reuse_the_members_of_the_shards_last_file(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    first = store.document_payloads([store.StoredDocument.of(d) for d in docs("1", "2", "3")], 10)
+    store.write_payloads_cached(tmp_path / "a", first, cache)
+    grown = store.document_payloads([store.StoredDocument.of(d) for d in docs("1", "2", "3", "4")], 10)
+    store.write_payloads_cached(tmp_path / "b", grown, cache)
+    old = (tmp_path / "a" / store.shard_name(0)).read_bytes()
+    new = (tmp_path / "b" / store.shard_name(0)).read_bytes()
+    assert new.startswith(old)  # members of 1, 2 and 3 copied, 4 appended
+    fresh = tmp_path / "fresh.jsonl.gz"
+    store.write_lines_gz(fresh, grown[0])
+    assert new == fresh.read_bytes()  # the same bytes as compressing everything
+    assert (cache / "shard-000000.jsonl.gz.last").read_text().strip() in {p.name for p in cache.iterdir()}

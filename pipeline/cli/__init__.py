@@ -203,6 +203,9 @@ def _run_build_locked(args: argparse.Namespace) -> int:
     if "LUIGI_CONFIG_PATH" not in os.environ and not Path("luigi.cfg").exists():
         # Run from anywhere: fall back to the project's own luigi.cfg.
         config.add_config_path(str(PROJECT_ROOT / "luigi.cfg"))
+    # `main` has configured logging (--log-level): Luigi adding its own DEBUG handler printed
+    # every line twice and a completeness check per task, a second or two of a small rebuild.
+    config.set("core", "no_configure_logging", "true")
     if args.email:
         config.set("ncbi", "email", args.email)
     if args.api_key:

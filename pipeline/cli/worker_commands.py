@@ -271,6 +271,7 @@ def run_worker(args: argparse.Namespace) -> int:
         config.add_config_path(str(PROJECT_ROOT / "luigi.cfg"))
     # An assistant asks for work until told to stop (SIGUSR1) or, with --exit-when-idle, until idle.
     config.set("worker", "keep_alive", "true")
+    config.set("core", "no_configure_logging", "true")  # `main` configured logging: every line once
     if warm is not None:
         # Load the lexicon and the model before asking for work (while the build reads its sources),
         # not in the first shard; with --workers > 1 the forked task processes share them.

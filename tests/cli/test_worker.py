@@ -30,7 +30,7 @@ from tests.nlp.test_local_annotator import TABLES
 PROJECT = Path(__file__).resolve().parents[2]
 DEMO = PROJECT / "data" / "demo" / "pubmed"
 LUIGID = Path(sys.executable).with_name("luigid")
-SHARD_DONE = re.compile(r"INFO: \[pid \d+\] Worker .* done +(\w+Shard)\(")
+SHARD_DONE = re.compile(r"INFO luigi-interface: \[pid \d+\] Worker .* done +(\w+Shard)\(")
 
 pytestmark = pytest.mark.skipif(not LUIGID.exists(), reason=f"luigid not installed next to {sys.executable}")
 
