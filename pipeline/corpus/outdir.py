@@ -13,10 +13,11 @@
   ``.tmp-*`` files, ``.brat.tmp-*`` staging copies) and restores ``OUT/brat``
   from an interrupted swap.  Call it while holding the lock.
 * :func:`publish_collection` replaces ``OUT/brat`` with a complete collection
-  in one step: the copy is staged in a sibling directory, then swapped in
-  with ``renameat2(RENAME_EXCHANGE)`` where the kernel has it (Linux), else by
-  two renames that :func:`clean_stale_temporaries` can complete after a kill.
-  Readers never see a half-written ``OUT/brat``.
+  in one step: ``OUT/brat`` is a symbolic link to the build's collection,
+  staged beside it and renamed over it (a directory published by an older
+  version is swapped out with ``renameat2(RENAME_EXCHANGE)`` where the kernel
+  has it, else by two renames that :func:`clean_stale_temporaries` can
+  complete after a kill).  Readers never see a half-written ``OUT/brat``.
 
 Only the ``build`` command takes the lock; Luigi workers started with
 ``pgx-corpus worker`` run tasks for a build that already holds it.
@@ -202,7 +203,10 @@ def clean_stale_temporaries(out: Path) -> list[Path]:
         here = Path(root)
         for name in list(dirs):
             if _TEMPORARY.search(name) or (here == out and _STAGING.match(name)):
-                shutil.rmtree(here / name, ignore_errors=True)
+                if (here / name).is_symlink():
+                    (here / name).unlink()  # a staged link to a collection: never remove its target
+                else:
+                    shutil.rmtree(here / name, ignore_errors=True)
                 removed.append(here / name)
                 dirs.remove(name)
         for name in files:
@@ -237,39 +241,43 @@ def _exchange(a: Path, b: Path) -> bool:
 
 
 def publish_collection(source: Path, dest: Path, run_name: str) -> Path:
-    """Make a copy of the complete collection ``source`` the published ``dest`` (``OUT/brat``), in one step.
+    """Make the complete collection ``source`` the published ``dest`` (``OUT/brat``), in one step.
 
-    The copy gets a ``.run`` marker naming ``run_name``; it is staged beside
-    ``dest`` (same file system, so the swap is a rename).  Returns ``dest``.
-    Call only for a build that completed without failures.
+    ``dest`` becomes a symbolic link to ``source`` (relative, so ``OUT`` can be
+    moved or mounted elsewhere), swapped in with one rename: publishing tens of
+    thousands of files costs no copy and no link per file (a hard-linked copy
+    and the removal of the previous one took about 1 s at 19,000 sentences).
+    ``source`` gets a ``.run`` marker naming ``run_name`` (the run that
+    published it last).  Returns ``dest``.  Call only for a build that
+    completed without failures.
 
-    Files are hard links to the build's outputs where the file system allows
-    (copies otherwise): publishing tens of thousands of small files costs no
-    data copy.  Stage outputs are never modified in place; edit a copy of
-    ``OUT/brat`` (a campaign deploys copies), not ``OUT/brat`` itself.
+    ``source`` is a stage output, never modified in place by the pipeline:
+    edit a copy of ``OUT/brat`` (a campaign deploys copies), not ``OUT/brat``.
+    A ``dest`` that is a directory (published by an older version) is swapped
+    out and removed.
     """
+    marker = source / RUN_MARKER
+    tmp_marker = source / f".{RUN_MARKER}.tmp{os.getpid()}"
+    tmp_marker.write_text(run_name + "\n")
+    tmp_marker.replace(marker)
+    dest.parent.mkdir(parents=True, exist_ok=True)
     staging = dest.with_name(f".{dest.name}.tmp-{os.getpid()}")
-    if staging.exists():
+    if staging.is_symlink() or staging.is_file():
+        staging.unlink()
+    elif staging.exists():
         shutil.rmtree(staging)
-    shutil.copytree(source, staging, copy_function=_link_or_copy)
-    (staging / RUN_MARKER).write_text(run_name + "\n")
-    if dest.exists() and _exchange(staging, dest):
-        shutil.rmtree(staging)  # now the previous collection
+    staging.symlink_to(os.path.relpath(source, dest.parent), target_is_directory=True)
+    if dest.is_symlink() or not dest.exists():
+        staging.replace(dest)  # atomic: readers see the old collection or the new one
+        return dest
+    if _exchange(staging, dest):
+        shutil.rmtree(staging)  # now the previous collection (a directory)
         return dest
     old = dest.with_name(f".{dest.name}.old-{os.getpid()}")
-    if dest.exists():
-        dest.rename(old)
+    dest.rename(old)
     staging.rename(dest)
-    if old.exists():
-        shutil.rmtree(old)
+    shutil.rmtree(old)
     return dest
-
-
-def _link_or_copy(source: str, dest: str) -> None:
-    try:
-        os.link(source, dest)
-    except OSError:
-        shutil.copy2(source, dest)
 
 
 def failure_note(out: Path, partial: Path | None) -> str:

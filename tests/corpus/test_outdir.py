@@ -107,7 +107,27 @@ def test_publish_swaps_the_whole_collection(tmp_path: Path) -> None:
     outdir.publish_collection(second, out / "brat", "run2")
     assert sorted(p.name for p in (out / "brat").iterdir()) == [".run", "s1.ann", "s1.txt", "s2.txt"]
     assert (out / "brat" / "s1.txt").read_text() == "second"
-    assert sorted(p.name for p in out.iterdir()) == ["brat"]  # no staging copy left
+    assert sorted(p.name for p in out.iterdir()) == ["brat"]  # no staging link left
+    assert (out / "brat").is_symlink() and (out / "brat").resolve() == second.resolve()
+    assert not Path(os.readlink(out / "brat")).is_absolute()  # OUT can move
+    assert (first / "s1.txt").read_text() == "first"  # the earlier collection is untouched
+
+
+def test_publish_replaces_a_directory_published_by_an_older_version(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    _collection(out / "brat", "copied")
+    new = _collection(tmp_path / "run2", "linked")
+    outdir.publish_collection(new, out / "brat", "run2")
+    assert (out / "brat").is_symlink() and (out / "brat" / "s1.txt").read_text() == "linked"
+    assert sorted(p.name for p in out.iterdir()) == ["brat"]
+
+
+def test_a_staged_link_of_a_killed_publication_is_removed_not_its_target(tmp_path: Path) -> None:
+    collection = _collection(tmp_path / "work" / "collection", "kept")
+    (tmp_path / ".brat.tmp-77").symlink_to(collection, target_is_directory=True)
+    outdir.clean_stale_temporaries(tmp_path)
+    assert not (tmp_path / ".brat.tmp-77").is_symlink()
+    assert (collection / "s1.txt").read_text() == "kept"
 
 
 def test_interrupted_two_rename_publication_is_completed(tmp_path: Path) -> None:
