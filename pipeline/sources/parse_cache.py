@@ -5,7 +5,7 @@ PubMed XML file (:func:`pipeline.sources.pubmed_xml.iter_documents`) and adds
 its parse counts to ``counts``.  The first time, the file is parsed and its
 documents are written, in file order, to
 ``cache_dir/<sha256 of the file content and code version>.jsonl.gz`` (with
-``.counts.json``); later calls read that instead of parsing (about 5x faster
+``.pmids``, their PMIDs in order, and ``.counts.json``); later calls read that instead of parsing (about 5x faster
 than parsing XML).  Entries are written atomically (temporary name, then
 rename; the counts file, written last, marks an entry complete) and never
 modified; deleting the directory is always safe.
@@ -50,6 +50,7 @@ def cached_documents(path: Path, cache_dir: Path, counts: Counter[str]) -> Itera
     cache_dir.mkdir(parents=True, exist_ok=True)
     tmp = docs_file.with_name(f".{docs_file.name}.tmp{os.getpid()}")
     file_counts: Counter[str] = Counter()
+    pmids: list[str] = []
     try:
         with open(tmp, "wb") as raw, gzip.GzipFile(
             filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=store.GZIP_LEVEL
@@ -57,8 +58,12 @@ def cached_documents(path: Path, cache_dir: Path, counts: Counter[str]) -> Itera
             for doc in iter_documents(path, file_counts):
                 line = json.dumps(to_dict(doc), ensure_ascii=False, sort_keys=True, separators=(",", ":"))
                 gz.write(line.encode("utf-8") + b"\n")
+                pmids.append(doc.pmid)
                 yield doc
         tmp.replace(docs_file)
+        tmp_pmids = docs_file.with_name(f".{key}.pmids.tmp{os.getpid()}")
+        tmp_pmids.write_text("".join(f"{pmid}\n" for pmid in pmids), encoding="utf-8")
+        tmp_pmids.replace(cache_dir / f"{key}.pmids")
         tmp_counts = counts_file.with_name(f".{counts_file.name}.tmp{os.getpid()}")
         store.write_counts(tmp_counts, file_counts)
         tmp_counts.replace(counts_file)
@@ -75,7 +80,16 @@ def cached_lines(path: Path, cache_dir: Path, counts: Counter[str]) -> Iterator[
     counts_file = cache_dir / f"{key}.counts.json"
     if docs_file.exists() and counts_file.exists():
         counts.update(store.read_json(counts_file))
-        yield from store.iter_document_lines(docs_file)
+        lines = [line + b"\n" for line in store.read_bytes(docs_file).split(b"\n") if line.strip()]
+        try:
+            # the PMIDs in file order, written with the entry: no line is decoded
+            pmids = (cache_dir / f"{key}.pmids").read_text(encoding="utf-8").split()
+        except OSError:
+            pmids = []
+        if len(pmids) != len(lines):  # an entry of an older version
+            pmids = [json.loads(line)["pmid"] for line in lines]
+        for pmid, line in zip(pmids, lines, strict=True):
+            yield store.StoredDocument(pmid, line)
         return
     for doc in cached_documents(path, cache_dir, counts):
         yield store.StoredDocument.of(doc)

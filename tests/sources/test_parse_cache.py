@@ -43,3 +43,15 @@ def test_a_changed_file_is_parsed_again(tmp_path: Path) -> None:
     assert len(list(cache.glob("*.counts.json"))) == 2
     assert [d.pmid for d in after] == [d.pmid for d in pubmed_xml.iter_documents(source, collections.Counter())]
     assert {d.pmid for d in after} != {d.pmid for d in before}
+
+
+def test_cached_lines_take_their_pmids_from_the_sidecar_without_decoding(tmp_path: Path) -> None:
+    source = tmp_path / "demo.xml"
+    shutil.copyfile(DEMO / "demo.xml", source)
+    cache = tmp_path / "cache"
+    first = list(parse_cache.cached_lines(source, cache, collections.Counter()))  # parses, writes the entry
+    (sidecar,) = cache.glob("*.pmids")
+    assert sidecar.read_text().split() == [line.pmid for line in first]
+    assert list(parse_cache.cached_lines(source, cache, collections.Counter())) == first
+    sidecar.unlink()  # an entry written by an older version: PMIDs read from the lines
+    assert list(parse_cache.cached_lines(source, cache, collections.Counter())) == first
