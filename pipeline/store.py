@@ -151,6 +151,35 @@ def member_line(raw: bytes, member: Member) -> bytes:
     return line
 
 
+@dataclass(frozen=True)
+class MemberLine:
+    """One line of a store file, decompressed only when :attr:`line` is read (its digest is in the header)."""
+
+    raw: bytes
+    member: Member
+
+    @property
+    def digest(self) -> str:
+        return self.member.digest.hex()
+
+    @property
+    def line(self) -> bytes:
+        return member_line(self.raw, self.member)
+
+
+def iter_member_lines(path: str | os.PathLike[str]) -> Iterator[MemberLine | bytes]:
+    """The lines of a store file: as :class:`MemberLine` when it is one member per line, else as bytes."""
+    raw = Path(path).read_bytes()
+    members = scan_members(raw)
+    if members is None:
+        for line in decompress(raw).split(b"\n"):
+            if line.strip():
+                yield line + b"\n"
+        return
+    for member in members:
+        yield MemberLine(raw, member)
+
+
 def decompress(raw: bytes) -> bytes:
     """The uncompressed content of gzip bytes (one member per line, or any gzip file)."""
     members = scan_members(raw)

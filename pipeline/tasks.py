@@ -1013,7 +1013,7 @@ class ExportBrat(BratParams, StageTask):
         return luigi.LocalTarget(str(self.stage_dir() / "collection") + "/")
 
     def run(self) -> None:
-        from pipeline import memo, schema
+        from pipeline import schema
         from pipeline.corpus import brat_export
 
         counts: Counter[str] = Counter()
@@ -1030,7 +1030,8 @@ class ExportBrat(BratParams, StageTask):
         key = param_hash(self, exclude=("shard", *SOURCE_PARAMS), sources=False)
         memo_path = Path(self.out) / "cache" / "memo" / self.stage / f"{key}.json"
         earlier = store.read_json(memo_path) if memo_path.is_file() else None
-        lines = (line for path in shards for line in memo.split_lines(store.read_bytes(path)))
+        # lines with their digests from the member headers: unchanged ones are never decompressed
+        lines = (line for path in shards for line in store.iter_member_lines(path))
         with self.output().temporary_path() as tmp:
             # unchanged sentences are hard links to the previous export's files
             found = brat_export.export_collection_reusing(lines, Path(tmp), loaded_schema, counts, earlier)

@@ -62,6 +62,7 @@ from pipeline.brat.standoff import Attribute, BratDocument, Normalization, Note,
 from pipeline.corpus.provenance import provenance_row, write_provenance
 from pipeline.documents import Annotation, SentenceRecord, Span, record_sort_key
 from pipeline.schema import Schema
+from pipeline.store import MemberLine
 
 log = logging.getLogger(__name__)
 
@@ -326,12 +327,16 @@ def export_collection(
     counts["provenance_rows"] += len(provenance)
 
 
+def _line(item: bytes | MemberLine) -> bytes:
+    return item.line if isinstance(item, MemberLine) else item
+
+
 #: version of the memo :func:`export_collection_reusing` returns (an older one is not used)
 EXPORT_MEMO_FORMAT = 2
 
 
 def export_collection_reusing(
-    record_lines: Iterable[bytes],
+    record_lines: Iterable[bytes | MemberLine],
     out_dir: Path,
     schema: Schema,
     counts: Counter[str],
@@ -369,14 +374,15 @@ def export_collection_reusing(
     seen: set[str] = set()
     provenance: list[str] = []
     records: dict[str, Any] = {}
-    for line in record_lines:
-        digest = digest_line(line)
+    for item in record_lines:
+        # a MemberLine carries its digest and is decompressed only for a record to write
+        digest = item.digest if isinstance(item, MemberLine) else digest_line(item)
         entry = known.get(digest)
         counts["records"] += 1
         if entry is not None:
             name, delta, prov, n_rows = entry
         else:
-            record = from_dict(SentenceRecord, json.loads(line))
+            record = from_dict(SentenceRecord, json.loads(_line(item)))
             name = record.name
         if name in seen:
             counts["duplicate_names"] += 1
@@ -394,7 +400,7 @@ def export_collection_reusing(
                     (out / f"{name}{suffix}").unlink(missing_ok=True)
         if not linked:
             if entry is not None:
-                record = from_dict(SentenceRecord, json.loads(line))
+                record = from_dict(SentenceRecord, json.loads(_line(item)))
             own: Counter[str] = Counter()
             rows: list[dict[str, Any]] = []
             doc = sentence_document(record, schema, own, composite_attribute=settings.composite_attribute,

@@ -342,3 +342,26 @@ def test_reusing_an_earlier_export_gives_the_same_collection(tmp_path: Path) -> 
     assert tree(tmp_path / "second") == tree(tmp_path / "fresh") and counts == fresh_counts
     assert counts["duplicate_names"] == 1
     assert os.stat(tmp_path / "second" / "200_4.ann").st_ino == os.stat(tmp_path / "first" / "200_4.ann").st_ino
+
+
+def test_reusing_with_member_lines_of_a_store_file(tmp_path: Path) -> None:
+    """Lines read from a store file carry their digests: the same collection, and unchanged lines stay compressed."""
+    from pipeline import store
+    from pipeline.corpus.brat_export import export_collection_reusing
+
+    old = records()
+    store.write_records(tmp_path / "old.jsonl.gz", old)
+    first = export_collection_reusing(store.iter_member_lines(tmp_path / "old.jsonl.gz"), tmp_path / "first",
+                                      SCHEMA, Counter(), None)
+    text = "Warfarin and CYP2C9."
+    new = [*old, SentenceRecord("17", 4, text, annotations=(ann(text, "CYP2C9", "Gene"),))]
+    store.write_records(tmp_path / "new.jsonl.gz", new)
+    items = list(store.iter_member_lines(tmp_path / "new.jsonl.gz"))
+    assert all(isinstance(item, store.MemberLine) for item in items)
+    counts: Counter[str] = Counter()
+    export_collection_reusing(items, tmp_path / "second", SCHEMA, counts, json.loads(json.dumps(first)))
+    fresh_counts: Counter[str] = Counter()
+    export_collection(new, tmp_path / "fresh", SCHEMA, fresh_counts)
+    assert {p.name: p.read_bytes() for p in (tmp_path / "second").iterdir()} == {
+        p.name: p.read_bytes() for p in (tmp_path / "fresh").iterdir()}
+    assert counts == fresh_counts
