@@ -381,6 +381,72 @@ def document_payloads(docs: Iterable[StoredDocument], shard_size: int) -> dict[i
     return {k: b"".join(d.line for d in sorted(g, key=lambda d: pmid_sort_key(d.pmid))) for k, g in groups.items()}
 
 
+@dataclass(frozen=True)
+class StoredMember:
+    """One record of a store file as its compressed gzip member, with the fields that order and name it."""
+
+    pmid: str
+    index: int
+    digest: str
+    data: bytes  # the gzip member: written out as it is, never decompressed nor compressed again
+
+    @property
+    def name(self) -> str:
+        return f"{self.pmid}_{self.index + 1}"
+
+
+def iter_members(directory: str | os.PathLike[str], known: Mapping[str, Any]) -> Iterator[StoredMember]:
+    """The sentence records of a stage directory as :class:`StoredMember`.
+
+    ``known``: ``[pmid, index]`` by line digest (from an earlier call); a line
+    found there is not decompressed, the others are decoded as JSON.
+    """
+    for path in list_shards(directory):
+        for item in iter_member_lines(path):
+            if isinstance(item, MemberLine):
+                digest, data = item.digest, item.raw[item.member.start : item.member.end]
+                found = known.get(digest)
+                if found is None:
+                    record = json.loads(item.line)
+                    found = (record["pmid"], record["index"])
+            else:
+                record = json.loads(item)
+                digest, data, found = digest_line(item).hex(), encode_member(item), (record["pmid"], record["index"])
+            yield StoredMember(str(found[0]), int(found[1]), digest, data)
+
+
+def write_members_cached(
+    directory: str | os.PathLike[str], members: Mapping[int, list[bytes]], cache: str | os.PathLike[str]
+) -> dict[int, int]:
+    """Write shard files made of gzip members (one per line, as :func:`write_lines_gz` makes them),
+    content-addressed in ``cache`` like :func:`write_payloads_cached`; returns lines per shard."""
+    import shutil
+
+    out, kept = Path(directory), Path(cache)
+    out.mkdir(parents=True, exist_ok=True)
+    kept.mkdir(parents=True, exist_ok=True)
+    sizes: dict[int, int] = {}
+    for shard, parts in sorted(members.items()):
+        data = b"".join(parts)
+        target = out / shard_name(shard)
+        known = kept / f"c{hashlib.sha256(data).hexdigest()[:32]}.jsonl.gz"  # c: keyed by compressed bytes
+        if known.exists():
+            try:
+                os.link(known, target)
+            except OSError:
+                shutil.copyfile(known, target)
+        else:
+            target.write_bytes(data)
+            tmp = known.with_name(f".{known.name}.tmp{os.getpid()}")
+            try:
+                os.link(target, tmp)
+                tmp.replace(known)
+            except OSError:
+                pass  # another file system: no cache
+        sizes[shard] = len(parts)
+    return sizes
+
+
 def iter_lines(directory: str | os.PathLike[str]) -> Iterator[StoredLine]:
     """The sentence records of a stage directory as :class:`StoredLine` (decoded as JSON, not as records)."""
     for path in list_shards(directory):

@@ -970,8 +970,14 @@ class Sample(SampleParams, StageTask):
         from pipeline.corpus import sample
 
         counts: Counter[str] = Counter()
-        # the pool's lines are not decoded into records: sampling needs PMID and index, the output is the lines
-        pool = store.iter_lines(Path(self.input()["filtered"].path).parent)
+        # The pool's lines are not decoded into records: sampling needs PMID and index, the output is the
+        # lines' gzip members, copied.  PMID and index of lines seen before come from a memo by digest.
+        keys_path = Path(self.out) / "cache" / "memo" / self.stage / "keys.json"
+        try:
+            known = store.read_json(keys_path)
+        except (OSError, ValueError):
+            known = {}
+        pool = list(store.iter_members(Path(self.input()["filtered"].path).parent, known))
         chosen = sample.sample_sentences(
             pool,
             n=None if self.sample == "all" else int(self.sample),
@@ -981,14 +987,18 @@ class Sample(SampleParams, StageTask):
             trigger_fraction=self.trigger_fraction if self.trigger_fraction >= 0 else None,
             counts=counts,
         )
-        payloads: dict[int, list[bytes]] = {}
+        members: dict[int, list[bytes]] = {}
         for line in chosen:
-            payloads.setdefault(store.shard_of(line.pmid, self.shard_size), []).append(line.line)
+            members.setdefault(store.shard_of(line.pmid, self.shard_size), []).append(line.data)
         with self.output().temporary_path() as tmp:
-            store.write_payloads_cached(tmp, {k: b"".join(v) for k, v in payloads.items()},
-                                        Path(self.out) / "cache" / "sampled")
+            store.write_members_cached(tmp, members, Path(self.out) / "cache" / "sampled")
             store.write_counts(Path(tmp) / "counts.json", counts)
             store.write_json(Path(tmp) / "params.json", significant_params(self))
+        keys_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp_keys = keys_path.with_name(f".{keys_path.name}.tmp{os.getpid()}")
+        tmp_keys.write_text(json.dumps({m.digest: [m.pmid, m.index] for m in pool}, sort_keys=True,
+                                       separators=(",", ":")), encoding="utf-8")
+        tmp_keys.replace(keys_path)
 
     def triggered_pmids(self) -> set[str] | None:
         """PMIDs of abstracts containing a trigger phrase (stratified mode only)."""

@@ -97,3 +97,19 @@ def test_cached_payloads_reuse_the_members_of_the_shards_last_file(tmp_path: Pat
     store.write_lines_gz(fresh, grown[0])
     assert new == fresh.read_bytes()  # the same bytes as compressing everything
     assert (cache / "shard-000000.jsonl.gz.last").read_text().strip() in {p.name for p in cache.iterdir()}
+
+
+def test_members_copied_into_a_sample_shard_equal_a_written_shard(tmp_path: Path) -> None:
+    recs = [SentenceRecord("12", 0, "a"), SentenceRecord("12", 1, "b"), SentenceRecord("15", 0, "c")]
+    store.write_shards(tmp_path / "pool", recs, shard_size=10)
+    pool = list(store.iter_members(tmp_path / "pool", {}))
+    assert [(m.pmid, m.index, m.name) for m in pool] == [("12", 0, "12_1"), ("12", 1, "12_2"), ("15", 0, "15_1")]
+    known = {m.digest: ["x", 9] for m in pool}  # a memo is believed: the lines are not decoded
+    assert {(m.pmid, m.index) for m in store.iter_members(tmp_path / "pool", known)} == {("x", 9)}
+    sizes = store.write_members_cached(tmp_path / "out", {1: [m.data for m in pool]}, tmp_path / "cache")
+    assert sizes == {1: 3}
+    assert (tmp_path / "out" / store.shard_name(1)).read_bytes() == (
+        tmp_path / "pool" / store.shard_name(1)).read_bytes()
+    store.write_members_cached(tmp_path / "again", {1: [m.data for m in pool]}, tmp_path / "cache")
+    assert (tmp_path / "again" / store.shard_name(1)).stat().st_ino == (
+        tmp_path / "out" / store.shard_name(1)).stat().st_ino  # known content: a hard link
