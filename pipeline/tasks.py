@@ -704,20 +704,41 @@ def with_progress(task: luigi.Task, records: Iterable[Any], every: int = 500) ->
 
 
 class StageWrapper(StageTask):
-    """All shards of a stage: yields one shard task per document shard, then sums their counts."""
+    """All shards of a stage: one shard task per document shard, then the sum of their counts.
+
+    When the document shards already exist as the task is scheduled (a build on a central
+    scheduler writes them first, see ``pgx-corpus build``), the shard tasks are static
+    requirements: the process that schedules the build adds every one of them to the scheduler,
+    so its own worker, not only the assistant that happens to run the wrapper, may run them, and
+    they are on the scheduler before any wrapper runs.  Otherwise they are only known once the
+    documents are written, and :meth:`run` yields them (dynamic dependencies).
+    """
 
     shard_task: ClassVar[type[ShardTask]]
 
-    def requires(self) -> Documents:
+    def requires(self) -> list[luigi.Task]:
+        # Decided once per task instance: Luigi asks again just before run(), and requirements
+        # that grew meanwhile (the documents written since) would be "unfulfilled at run time".
+        cached = self.__dict__.get("_requirements")
+        if cached is None:
+            documents = self.documents()
+            shards = self.shard_tasks() if documents.complete() else []
+            cached = self.__dict__["_requirements"] = [documents, *shards]
+        return list(cached)
+
+    def documents(self) -> Documents:
         return self.clone(Documents)
+
+    def shard_tasks(self) -> list[ShardTask]:
+        """One task per document shard (the documents must be written)."""
+        return [self.clone(self.shard_task, shard=k) for k in store.shard_ids(self.documents().output().path)]
 
     def output(self) -> luigi.LocalTarget:
         return luigi.LocalTarget(str(self.counts_path()))
 
     def run(self) -> Iterator[list[ShardTask]]:
-        shards = store.shard_ids(self.input().path)
-        tasks = [self.clone(self.shard_task, shard=k) for k in shards]
-        yield tasks
+        tasks = self.shard_tasks()
+        yield tasks  # nothing left to run when they were requirements already
         self.write_params()
         totals = _sum_counts(Path(t.output().path.replace(".jsonl.gz", ".counts.json")) for t in tasks)
         totals["shards"] = len(tasks)
@@ -1056,6 +1077,21 @@ class PrepareBatches(BatchParams, StageTask):
 
 
 # --- the whole build -------------------------------------------------------------------------
+
+
+class BuildDocuments(BatchParams, luigi.WrapperTask):
+    """The build's document shards (and, online, its search and fetch), scheduled before the rest.
+
+    ``pgx-corpus build --scheduler-host`` completes this first, so that when it schedules
+    :class:`BuildCorpus` every stage wrapper lists its shard tasks as requirements (see
+    :class:`StageWrapper`) and both the build and the workers may run every shard.  It carries
+    every parameter of the build: a worker that sees only this task on the scheduler still
+    knows what the shards will need (the lexicon, the model) and loads it meanwhile.
+    """
+
+    def requires(self) -> Documents:
+        return self.clone(Documents)
+
 
 STAGE_TASKS: dict[str, type[luigi.Task]] = {
     "documents": Documents,
