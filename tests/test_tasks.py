@@ -214,6 +214,18 @@ def test_unchanged_shards_of_a_rebuild_cost_no_task(tmp_path: Path, started: lis
     assert len(list((tmp_path / "cache" / "sources").glob("*.counts.json"))) == 2
 
 
+def test_progress_is_counted_over_the_shard_not_per_transform_call() -> None:
+    """The per-document memo calls a transform once per document: one status message (an HTTP request on a
+    central scheduler) per document would cost more than the work; messages come every N records of the shard."""
+    task = tasks.SplitSentencesShard(out="/nonexistent", shard=1)
+    messages: list[str] = []
+    task.set_status_message = messages.append
+    progress = tasks.Progress(task, every=3)
+    for _ in range(4):
+        assert list(progress(iter(["a", "b"]))) == ["a", "b"]
+    assert messages == ["SplitSentencesShard shard: 3 records", "SplitSentencesShard shard: 6 records"]
+
+
 def stage_files(task: tasks.BuildCorpus) -> dict[str, bytes]:
     """Every stage output file of a build (shards, counts, brat files, batches), by path under its stage."""
     files = {}
