@@ -217,7 +217,9 @@ def _idle_watch(url: str, seconds: float, stop: threading.Event, seen: bool = Fa
     idle_since: float | None = time.monotonic() if seen else None
     while not stop.wait(min(1.0, seconds / 4)):
         try:
-            busy = bool(pipeline_tasks(url))
+            # RUNNING first: a short list; PENDING (every task of a build, with its parameters, which
+            # luigid serializes at every call) only when nothing runs
+            busy = bool(pipeline_tasks(url, ("RUNNING",))) or bool(pipeline_tasks(url, ("PENDING",)))
         except SchedulerUnreachableError as exc:
             log.warning("%s", exc)
             busy = False
