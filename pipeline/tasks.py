@@ -672,9 +672,10 @@ class ShardTask(StageTask):
         index = self.memo_index()
         earlier = memo.load_index(index, reuse.parent)
         transform = self.memo_transform()
+        progress = Progress(self)
 
         def reported(docs: Iterator[Document], counts: Counter[str]) -> Iterable[Any]:
-            return with_progress(self, transform(docs, counts))
+            return progress(transform(docs, counts))
 
         # the input's compressed bytes: the memo reads digests from the member headers
         result = memo.run_shard(Path(self.input_path()).read_bytes(), reported, earlier,
@@ -710,33 +711,72 @@ def remember(result: Path, reuse: Path, counts: Counter[str]) -> None:
     tmp_counts.replace(reuse.with_name(reuse.name.replace(".jsonl.gz", ".counts.json")))
 
 
+class Progress:
+    """Records a shard task has produced so far, as its Luigi status message every ``every`` records.
+
+    Counted over the whole shard however many times the transform is called (the per-document
+    memo calls it once per document), and nothing at the end (the task's status says it is done):
+    on a central scheduler every message is an HTTP request, and one per document, about 3,000 in
+    a 3,000-record build, cost more task time than the records' own pre-annotation.
+    """
+
+    def __init__(self, task: luigi.Task, every: int = 500) -> None:
+        # Luigi sets this callback when a worker runs the task; None otherwise.
+        self.report: Any = task.set_status_message or (lambda message: None)
+        self.family = task.get_task_family()
+        self.every = every
+        self.n = 0
+
+    def __call__(self, records: Iterable[Any]) -> Iterator[Any]:
+        """Pass ``records`` through, counting them."""
+        for record in records:
+            self.n += 1
+            if self.n % self.every == 0:
+                self.report(f"{self.family} shard: {self.n:,} records")
+            yield record
+
+
 def with_progress(task: luigi.Task, records: Iterable[Any], every: int = 500) -> Iterator[Any]:
     """Pass records through, reporting how many so far as the task's Luigi status message."""
-    # Luigi sets this callback when a worker runs the task; None otherwise.
-    report: Any = task.set_status_message or (lambda message: None)
-    n = 0
-    for n, record in enumerate(records, 1):
-        if n % every == 0:
-            report(f"{task.get_task_family()} shard: {n:,} records")
-        yield record
-    report(f"{task.get_task_family()} shard: {n:,} records, done")
+    return Progress(task, every)(records)
 
 
 class StageWrapper(StageTask):
-    """All shards of a stage: yields one shard task per document shard, then sums their counts."""
+    """All shards of a stage: one shard task per document shard, then the sum of their counts.
+
+    When the document shards already exist as the task is scheduled (a build on a central
+    scheduler writes them first, see ``pgx-corpus build``), the shard tasks are static
+    requirements: the process that schedules the build adds every one of them to the scheduler,
+    so its own worker, not only the assistant that happens to run the wrapper, may run them, and
+    they are on the scheduler before any wrapper runs.  Otherwise they are only known once the
+    documents are written, and :meth:`run` yields them (dynamic dependencies).
+    """
 
     shard_task: ClassVar[type[ShardTask]]
 
-    def requires(self) -> Documents:
+    def requires(self) -> list[luigi.Task]:
+        # Decided once per task instance: Luigi asks again just before run(), and requirements
+        # that grew meanwhile (the documents written since) would be "unfulfilled at run time".
+        cached = self.__dict__.get("_requirements")
+        if cached is None:
+            documents = self.documents()
+            shards = self.shard_tasks() if documents.complete() else []
+            cached = self.__dict__["_requirements"] = [documents, *shards]
+        return list(cached)
+
+    def documents(self) -> Documents:
         return self.clone(Documents)
+
+    def shard_tasks(self) -> list[ShardTask]:
+        """One task per document shard (the documents must be written)."""
+        return [self.clone(self.shard_task, shard=k) for k in store.shard_ids(self.documents().output().path)]
 
     def output(self) -> luigi.LocalTarget:
         return luigi.LocalTarget(str(self.counts_path()))
 
     def run(self) -> Iterator[list[ShardTask]]:
-        shards = store.shard_ids(self.input().path)
-        tasks = [self.clone(self.shard_task, shard=k) for k in shards]
-        yield tasks
+        tasks = self.shard_tasks()
+        yield tasks  # nothing left to run when they were requirements already
         self.write_params()
         totals = _sum_counts(Path(t.output().path.replace(".jsonl.gz", ".counts.json")) for t in tasks)
         totals["shards"] = len(tasks)
@@ -1086,6 +1126,21 @@ class PrepareBatches(BatchParams, StageTask):
 
 
 # --- the whole build -------------------------------------------------------------------------
+
+
+class BuildDocuments(BatchParams, luigi.WrapperTask):
+    """The build's document shards (and, online, its search and fetch), scheduled before the rest.
+
+    ``pgx-corpus build --scheduler-host`` completes this first, so that when it schedules
+    :class:`BuildCorpus` every stage wrapper lists its shard tasks as requirements (see
+    :class:`StageWrapper`) and both the build and the workers may run every shard.  It carries
+    every parameter of the build: a worker that sees only this task on the scheduler still
+    knows what the shards will need (the lexicon, the model) and loads it meanwhile.
+    """
+
+    def requires(self) -> Documents:
+        return self.clone(Documents)
+
 
 STAGE_TASKS: dict[str, type[luigi.Task]] = {
     "documents": Documents,

@@ -214,6 +214,42 @@ def test_unchanged_shards_of_a_rebuild_cost_no_task(tmp_path: Path, started: lis
     assert len(list((tmp_path / "cache" / "sources").glob("*.counts.json"))) == 2
 
 
+def test_with_the_documents_written_first_the_wrappers_require_their_shards(tmp_path: Path, started: list[str]) -> None:
+    """As `build --scheduler-host` does: the documents first, then every stage wrapper lists its shard tasks as
+    requirements (decided once per task instance), and a rebuild still runs only the changed shards."""
+    first = build_task(tmp_path, pubmed_xml=(str(DEMO / "pubmed" / "demo.xml"),), shard_size=10, until="mapped")
+    documents = first.clone(tasks.Documents)
+    early = first.clone(tasks.Mapped)
+    assert early.requires() == [documents]  # not written yet: the wrapper yields its shards when it runs
+    assert luigi.build([first.clone(tasks.BuildDocuments)], local_scheduler=True, workers=1)
+    assert early.requires() == [documents]  # the same instance keeps its first answer
+    assert luigi.build([first], local_scheduler=True, workers=1)
+    started.clear()
+    grown = build_task(tmp_path, shard_size=10, until="mapped")  # demo_update.xml.gz adds PMIDs 18-20
+    assert luigi.build([grown.clone(tasks.BuildDocuments)], local_scheduler=True, workers=1)
+    mapped = grown.clone(tasks.Mapped).requires()
+    assert mapped[0] == grown.clone(tasks.Documents)
+    assert [type(t) for t in mapped[1:]] == [tasks.MapShard] * 3
+    assert [t.shard for t in mapped[1:]] == store.shard_ids(grown.clone(tasks.Documents).output().path)
+    assert luigi.build([grown], local_scheduler=True, workers=1)
+    shard_tasks = [t.split("_")[0] for t in started if t.split("_")[0].endswith("Shard")]
+    # block 0 is unchanged (filled from the cache while the DAG is checked: no task)
+    assert sorted(shard_tasks) == sorted(["SplitSentencesShard", "PreannotateShard", "ExtendShard", "MapShard"] * 2)
+    assert store.read_json(grown.output().path)["stages"]["mapped"]["shards"] == 3
+
+
+def test_progress_is_counted_over_the_shard_not_per_transform_call() -> None:
+    """The per-document memo calls a transform once per document: one status message (an HTTP request on a
+    central scheduler) per document would cost more than the work; messages come every N records of the shard."""
+    task = tasks.SplitSentencesShard(out="/nonexistent", shard=1)
+    messages: list[str] = []
+    task.set_status_message = messages.append
+    progress = tasks.Progress(task, every=3)
+    for _ in range(4):
+        assert list(progress(iter(["a", "b"]))) == ["a", "b"]
+    assert messages == ["SplitSentencesShard shard: 3 records", "SplitSentencesShard shard: 6 records"]
+
+
 def stage_files(task: tasks.BuildCorpus) -> dict[str, bytes]:
     """Every stage output file of a build (shards, counts, brat files, batches), by path under its stage."""
     files = {}

@@ -262,10 +262,24 @@ def _run_build_locked(args: argparse.Namespace) -> int:
             scheduler_url(args.scheduler_host, args.scheduler_port), args.wait_for_workers, args.wait_timeout, warm
         )
     try:
-        result = luigi.build([task], workers=args.workers, detailed_summary=True, **scheduler)
-        scheduler.pop("worker_scheduler_factory", None)  # schedule again without waiting
-        if args.scheduler_host and not failures:
-            result = wait_for_other_workers(task, args, scheduler, result)
+        steps = [task]
+        if args.scheduler_host and not task.complete():
+            # The documents first: then the build's stage wrappers list their shard tasks as
+            # requirements, so the build adds every shard to the scheduler itself and may run any
+            # of them (Luigi lets a non-assistant worker run only the tasks it added), instead of
+            # the shards a worker added when it ran a wrapper being left to that worker.
+            steps.insert(0, task.clone(tasks.BuildDocuments))
+        waiting = scheduler.pop("worker_scheduler_factory", None)
+        for step in steps:
+            if step is task and waiting is not None:
+                # --wait-for-workers: once every task of the build, shards included, is on the scheduler
+                scheduler["worker_scheduler_factory"] = waiting
+            result = luigi.build([step], workers=args.workers, detailed_summary=True, **scheduler)
+            scheduler.pop("worker_scheduler_factory", None)  # schedule again without waiting
+            if args.scheduler_host and not failures:
+                result = wait_for_other_workers(step, args, scheduler, result)
+            if failures or not step.complete():
+                break
     finally:
         luigi.Task._event_callbacks[luigi.Task][luigi.Event.FAILURE].discard(on_failure)
     log.info("%s", result.summary_text)

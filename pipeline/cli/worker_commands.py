@@ -45,6 +45,7 @@ import json
 import logging
 import os
 import signal
+import socket
 import sys
 import threading
 import time
@@ -153,10 +154,13 @@ def registered_workers(url: str) -> list[dict[str, Any]]:
 
 
 def wait_for_workers(url: str, own: str, count: int, timeout: float, interval: float = 0.25) -> int:
-    """Wait until ``count`` Luigi workers other than ``own`` are registered (at most ``timeout`` s); how many."""
+    """Wait until ``count`` Luigi workers of other processes than ``own``'s are registered (at most
+    ``timeout`` s); how many.  The workers of this process's earlier ``luigi.build`` calls (the
+    build's documents step) stay registered for a while: they are not others."""
     deadline = time.monotonic() + timeout
+    here = (socket.gethostname(), os.getpid())
     while True:
-        others = [w for w in registered_workers(url) if w.get("name") != own]
+        others = [w for w in registered_workers(url) if w.get("name") != own and (w.get("host"), w.get("pid")) != here]
         if len(others) >= count or time.monotonic() >= deadline:
             return len(others)
         time.sleep(interval)
@@ -172,7 +176,7 @@ def waiting_worker_factory(url: str, count: int, timeout: float, before: Any = N
             if before is not None:
                 before()
             log.info("waiting (at most %.0f s) for %d other worker(s) on %s", timeout, count, url)
-            found = wait_for_workers(url, self._id, count, timeout)
+            found = wait_for_workers(url, self._id, count, timeout, interval=0.1)
             if found < count:
                 log.warning("only %d other worker(s) joined within %.0f s: going on", found, timeout)
             else:
@@ -204,12 +208,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run_worker)
 
 
-def _idle_watch(url: str, seconds: float, stop: threading.Event) -> None:
-    """Send SIGUSR1 to this process (Luigi: finish running tasks, ask for no more) once idle long enough."""
-    idle_since: float | None = None  # counted from the first time a build was seen
+def _idle_watch(url: str, seconds: float, stop: threading.Event, seen: bool = False) -> None:
+    """Send SIGUSR1 to this process (Luigi: finish running tasks, ask for no more) once idle long enough.
+
+    Idle time counts from the first time a build was seen: now when ``seen`` (the worker found one
+    before it started; a small build may be over before the first look here), else on the scheduler.
+    """
+    idle_since: float | None = time.monotonic() if seen else None
     while not stop.wait(min(1.0, seconds / 4)):
         try:
-            busy = bool(pipeline_tasks(url))
+            # RUNNING first: a short list; PENDING (every task of a build, with its parameters, which
+            # luigid serializes at every call) only when nothing runs
+            busy = bool(pipeline_tasks(url, ("RUNNING",))) or bool(pipeline_tasks(url, ("PENDING",)))
         except SchedulerUnreachableError as exc:
             log.warning("%s", exc)
             busy = False
@@ -293,7 +303,7 @@ def run_worker(args: argparse.Namespace) -> int:
     watcher = None
     if args.exit_when_idle > 0:
         signal.signal(signal.SIGUSR1, lambda signum, frame: None)  # until Luigi installs its own handler
-        watcher = threading.Thread(target=_idle_watch, args=(url, args.exit_when_idle, stop), daemon=True)
+        watcher = threading.Thread(target=_idle_watch, args=(url, args.exit_when_idle, stop, True), daemon=True)
         watcher.start()
     log.info("worker joining the scheduler at %s with %d process(es)", url, args.workers)
     try:
