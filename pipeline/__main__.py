@@ -1,5 +1,5 @@
 """``python -m pipeline`` is the ``pgx-corpus`` command."""
 
-from pipeline.cli import main
+from pipeline.cli import console_main
 
-raise SystemExit(main())
+raise SystemExit(console_main())

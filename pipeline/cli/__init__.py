@@ -351,13 +351,32 @@ def make_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, fast_exit: bool = False) -> int:
+    """Run one subcommand; returns its exit status.
+
+    ``fast_exit`` (the console script and ``python -m pipeline``): a ``build``
+    or ``worker`` ends the process as soon as it is done, with ``os._exit``
+    after flushing its output, instead of tearing the interpreter down: freeing
+    a loaded lexicon and spaCy model took 0.4 s, a twentieth of a small rebuild.
+    Every output was already written atomically and every child process joined.
+    """
     parser = make_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=getattr(logging, args.log_level), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     try:
-        return int(args.func(args))
+        code = int(args.func(args))
     except KeyboardInterrupt:
-        return 130
+        code = 130
+    if fast_exit and args.command in ("build", "worker"):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        logging.shutdown()
+        os._exit(code)
+    return code
+
+
+def console_main() -> int:
+    """The ``pgx-corpus`` console script."""
+    return main(fast_exit=True)

@@ -100,6 +100,17 @@ def test_bad_roster_fails_before_any_output(tmp_path: Path, capsys: pytest.Captu
     assert not out.exists()
 
 
+def test_console_build_exits_fast_with_its_status_and_output(tmp_path: Path) -> None:
+    """``python -m pipeline build`` ends with os._exit: the status and everything printed still arrive."""
+    roster = tmp_path / "roster.tsv"
+    roster.write_text("id\trole\nann1\tannotator\nann2\tannotator\n")
+    proc = subprocess.run([sys.executable, "-m", "pipeline", "build", "--out", str(tmp_path / "out"),
+                           "--pubmed-xml", str(PROJECT / "data" / "demo" / "pubmed"), "--roster", str(roster)],
+                          cwd=PROJECT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2
+    assert "at least three are needed" in proc.stderr
+
+
 def test_readme_documents_every_option() -> None:
     """Every option of every subcommand appears in README.md."""
     readme = (PROJECT / "README.md").read_text(encoding="utf-8")
