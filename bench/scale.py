@@ -20,7 +20,7 @@ all`` (every other option at its default).  Prints:
   time and how long the worker took to load the lexicon and the model.
 
     python bench/scale.py --records 3000 --second-worker
-    python bench/scale.py --records 10000 --rebuild
+    python bench/scale.py --records 10000 --rebuild [--repeat 5] [--no-raw]
 
 The local annotator's lexicon is used in its lookup form (``--lexicon``,
 default ``.cache/lexicon/lexicon.json.gz``; when its ``.lookup`` sidecar is
@@ -282,6 +282,10 @@ def main() -> None:
     parser.add_argument("--lexicon", type=Path, default=DEFAULT_LEXICON)
     parser.add_argument("--work", type=Path, help="work directory (default: a temporary one, removed)")
     parser.add_argument("--build-args", default="", help="extra build options, e.g. '--workers 2'")
+    parser.add_argument("--repeat", type=int, default=0, metavar="N",
+                        help="with --rebuild: N more rebuilds, each adding another 1%% of new records to a copy of "
+                        "the grown output (cp -a), and their median")
+    parser.add_argument("--no-raw", action="store_true", help="skip the raw nlp.pipe parse (no build / raw ratio)")
     args = parser.parse_args()
 
     work = args.work or Path(tempfile.mkdtemp(prefix="pgx-scale-"))
@@ -295,14 +299,15 @@ def main() -> None:
               f"{len(sources)} XML files; load average {os.getloadavg()[0]:.2f} at start")
         one = build(work / "out", sources, lexicon, work / "build-one.log", args.build_args.split())
         texts = sentence_texts(work / "out")
-        raw = raw_parse(texts, work)
+        raw = 0.0 if args.no_raw else raw_parse(texts, work)
         report_stages("one process", one, len(texts))
         counts = manifest(work / "out")["stages"]
         print(f"  sentences parsed {counts['extended'].get('sentences_parsed', 0):,}, "
               f"skipped as unable to pass the filter {counts['extended'].get('skipped_cannot_pass', 0):,}, "
               f"kept by the filter {counts['filtered'].get('kept', 0):,}")
-        print(f"raw nlp.pipe over the same {len(texts):,} sentences: {raw:.1f} s ({len(texts) / raw:.0f} sentences/s); "
-              f"build / raw = {one['wall'] / raw:.2f}")
+        if raw:
+            print(f"raw nlp.pipe over the same {len(texts):,} sentences: {raw:.1f} s ({len(texts) / raw:.0f} "
+                  f"sentences/s); build / raw = {one['wall'] / raw:.2f}")
         if args.second_worker:
             two = with_second_worker(work / "out-two", sources, lexicon, work)
             same = tree(work / "out-two" / "brat") == tree(work / "out" / "brat")
@@ -322,6 +327,31 @@ def main() -> None:
             print(f"\nrebuild adding {len(new_ids):,} records (1%): {grown['wall']:.1f} s ({detail})")
             same = build(work / "out", [*sources, *extra], lexicon, work / "build-same.log", args.build_args.split())
             print(f"rebuild with no change: {same['wall']:.2f} s")
+            walls = []
+            for i in range(args.repeat):
+                # another 1%: new PMIDs (distinct from every earlier one), on a copy of the grown output
+                taken = set(base_ids) | set(new_ids)
+                rng = random.Random(1000 + i)
+                more: list[int] = []
+                while len(more) < len(new_ids):
+                    pmid = rng.randrange(1, 40_000_001)
+                    if pmid not in taken:
+                        taken.add(pmid)
+                        more.append(pmid)
+                again = write_records(articles, more, work / "input" / f"again-{i}", offset=args.records + 7 * i)
+                copy = work / f"out-again-{i}"
+                subprocess.run(["cp", "-a", str(work / "out"), str(copy)], check=True)
+                result = build(copy, [*sources, *extra, *again], lexicon, work / f"build-again-{i}.log",
+                               args.build_args.split())
+                shutil.rmtree(copy, ignore_errors=True)
+                times = stage_times(result["log"])
+                detail = ", ".join(f"{s} {times[s]['task']:.1f} s/{times[s]['tasks']}" for s in STAGES if s in times)
+                print(f"rebuild adding another {len(more):,} records (copy {i + 1}): {result['wall']:.1f} s "
+                      f"({detail}); load average {os.getloadavg()[0]:.2f}")
+                walls.append(result["wall"])
+            if walls:
+                print(f"median of {len(walls)} rebuilds adding 1%: {sorted(walls)[len(walls) // 2]:.1f} s "
+                      f"(min {min(walls):.1f}, max {max(walls):.1f})")
         print(f"load average {os.getloadavg()[0]:.2f} at the end")
     finally:
         if args.work is None:
