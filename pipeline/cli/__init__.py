@@ -369,7 +369,8 @@ def main(argv: list[str] | None = None, *, fast_exit: bool = False) -> int:
         code = int(args.func(args))
     except KeyboardInterrupt:
         code = 130
-    if fast_exit and args.command in ("build", "worker"):
+    # not under a profiler or a tracer (coverage): they write their results at exit
+    if fast_exit and args.command in ("build", "worker") and sys.getprofile() is None and sys.gettrace() is None:
         sys.stdout.flush()
         sys.stderr.flush()
         logging.shutdown()
