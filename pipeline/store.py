@@ -301,8 +301,6 @@ def write_payloads_cached(
     last file written for that shard (``cache/<shard name>.last`` names it), so
     a block that gained a few records compresses only those.
     """
-    import shutil
-
     out, kept = Path(directory), Path(cache)
     out.mkdir(parents=True, exist_ok=True)
     kept.mkdir(parents=True, exist_ok=True)
@@ -310,29 +308,43 @@ def write_payloads_cached(
     for shard, payload in sorted(payloads.items()):
         target = out / shard_name(shard)
         known = kept / f"m{hashlib.sha256(payload).hexdigest()[:32]}.jsonl.gz"  # m: one member per line
-        if known.exists():
-            try:
-                os.link(known, target)
-            except OSError:
-                shutil.copyfile(known, target)
-        else:
+        if not _from_cache(known, target):
             last = kept / f"{shard_name(shard)}.last"
             try:
                 previous = members_by_digest((kept / last.read_text(encoding="utf-8").strip()).read_bytes())
             except OSError:
                 previous = {}
             target.write_bytes(encode_lines(payload, previous))
-            tmp = known.with_name(f".{known.name}.tmp{os.getpid()}")
-            try:
-                os.link(target, tmp)
-                tmp.replace(known)
+            if _into_cache(target, known):
                 tmp_last = last.with_name(f".{last.name}.tmp{os.getpid()}")
                 tmp_last.write_text(known.name + "\n", encoding="utf-8")
                 tmp_last.replace(last)
-            except OSError:
-                pass  # another file system: no cache
         sizes[shard] = payload.count(b"\n")
     return sizes
+
+
+def _from_cache(known: Path, target: Path) -> bool:
+    """Make ``target`` a hard link to (or a copy of) the cached file ``known``; False if it is not cached."""
+    import shutil
+
+    if not known.exists():
+        return False
+    try:
+        os.link(known, target)
+    except OSError:
+        shutil.copyfile(known, target)
+    return True
+
+
+def _into_cache(target: Path, known: Path) -> bool:
+    """Keep the new file ``target`` in the cache as ``known`` (a hard link); False across file systems."""
+    tmp = known.with_name(f".{known.name}.tmp{os.getpid()}")
+    try:
+        os.link(target, tmp)
+        tmp.replace(known)
+    except OSError:
+        return False
+    return True
 
 
 def iter_directory(directory: str | os.PathLike[str], cls: type[R]) -> Iterator[R]:
@@ -420,8 +432,6 @@ def write_members_cached(
 ) -> dict[int, int]:
     """Write shard files made of gzip members (one per line, as :func:`write_lines_gz` makes them),
     content-addressed in ``cache`` like :func:`write_payloads_cached`; returns lines per shard."""
-    import shutil
-
     out, kept = Path(directory), Path(cache)
     out.mkdir(parents=True, exist_ok=True)
     kept.mkdir(parents=True, exist_ok=True)
@@ -430,19 +440,9 @@ def write_members_cached(
         data = b"".join(parts)
         target = out / shard_name(shard)
         known = kept / f"c{hashlib.sha256(data).hexdigest()[:32]}.jsonl.gz"  # c: keyed by compressed bytes
-        if known.exists():
-            try:
-                os.link(known, target)
-            except OSError:
-                shutil.copyfile(known, target)
-        else:
+        if not _from_cache(known, target):
             target.write_bytes(data)
-            tmp = known.with_name(f".{known.name}.tmp{os.getpid()}")
-            try:
-                os.link(target, tmp)
-                tmp.replace(known)
-            except OSError:
-                pass  # another file system: no cache
+            _into_cache(target, known)  # across file systems: no cache
         sizes[shard] = len(parts)
     return sizes
 
