@@ -101,8 +101,7 @@ def encode_lines(payload: bytes, known: Mapping[bytes, bytes] | None = None) -> 
     ``known``: members already compressed, by digest (see :func:`members_by_digest`);
     a line found there is copied, not compressed again (same bytes).
     """
-    if not known:
-        return b"".join(encode_member(line + b"\n") for line in payload.split(b"\n") if line.strip())
+    known = known or {}
     out = []
     for line in payload.split(b"\n"):
         if line.strip():
@@ -354,19 +353,6 @@ def iter_directory(directory: str | os.PathLike[str], cls: type[R]) -> Iterator[
 
 
 @dataclass(frozen=True)
-class StoredLine:
-    """One record's line of a store file (with its newline), with the fields that order and name it."""
-
-    pmid: str
-    index: int
-    line: bytes
-
-    @property
-    def name(self) -> str:
-        return f"{self.pmid}_{self.index + 1}"
-
-
-@dataclass(frozen=True)
 class StoredDocument:
     """One document's line of a store file (with its newline) and its PMID, not decoded."""
 
@@ -376,13 +362,6 @@ class StoredDocument:
     @classmethod
     def of(cls, doc: Document) -> StoredDocument:
         return cls(doc.pmid, dumps_records([doc]))
-
-
-def iter_document_lines(path: str | os.PathLike[str]) -> Iterator[StoredDocument]:
-    """The documents of one store file as :class:`StoredDocument` (each line's PMID read as JSON)."""
-    for line in read_bytes(path).split(b"\n"):
-        if line.strip():
-            yield StoredDocument(json.loads(line)["pmid"], line + b"\n")
 
 
 def document_payloads(docs: Iterable[StoredDocument], shard_size: int) -> dict[int, bytes]:
@@ -445,15 +424,6 @@ def write_members_cached(
             _into_cache(target, known)  # across file systems: no cache
         sizes[shard] = len(parts)
     return sizes
-
-
-def iter_lines(directory: str | os.PathLike[str]) -> Iterator[StoredLine]:
-    """The sentence records of a stage directory as :class:`StoredLine` (decoded as JSON, not as records)."""
-    for path in list_shards(directory):
-        for line in read_bytes(path).split(b"\n"):
-            if line.strip():
-                data = json.loads(line)
-                yield StoredLine(data["pmid"], data["index"], line + b"\n")
 
 
 def dumps_json(data: Any) -> str:
