@@ -341,6 +341,9 @@ def main() -> None:
                 again = write_records(articles, more, work / "input" / f"again-{i}", offset=args.records + 7 * i)
                 copy = work / f"out-again-{i}"
                 subprocess.run(["cp", "-a", str(work / "out"), str(copy)], check=True)
+                # the copy's half-gigabyte of dirty pages would otherwise be written back during the
+                # rebuild it is made for: a scheduled rebuild does not start right after such a copy
+                os.sync()
                 result = build(copy, [*sources, *extra, *again], lexicon, work / f"build-again-{i}.log",
                                args.build_args.split())
                 shutil.rmtree(copy, ignore_errors=True)

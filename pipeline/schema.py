@@ -22,6 +22,8 @@ from typing import Any
 
 import yaml
 
+from pipeline import yamlfile
+
 ANY_ENTITY = "<ENTITY>"
 EXACT = "="  # prefix of an argument type that admits the type itself, not its descendants
 DEFAULT_SCHEMA = Path(__file__).resolve().parent.parent / "config" / "schema.yaml"
@@ -121,7 +123,7 @@ def load_schema(path: str | Path = DEFAULT_SCHEMA) -> Schema:
     """Load and validate a schema file."""
     p = Path(path)
     try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+        data = yamlfile.safe_load(p.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{p}:{mark.line + 1}" if mark is not None else str(p)

@@ -104,18 +104,31 @@ def param_hash(task: luigi.Task, exclude: Iterable[str] = ("shard",), sources: b
     ``out`` is excluded because it is already the root of every path; with
     ``sources=False`` the fingerprint of the offline input files is left out too.
     """
-    skip = set(exclude) | {"out", "config_digest"}
-    params: dict[str, Any] = {name: value for name, value in _str_params(task).items() if name not in skip}
     # Versioned config files are significant by content, not only by path.
     inputs = task.config_inputs() if isinstance(task, RunParams) else []
-    params["config_digests"] = {path: content_digest(path) for path in sorted(set(inputs))}
-    if sources and isinstance(task, SourceParams):
-        params["source_files"] = task.source_fingerprint()
-    if isinstance(task, ExtendParams):
-        # The parser's results change with the installed model package, not only its name.
-        params["model_version"] = model_version(task.model)
+    digests = {path: content_digest(path) for path in sorted(set(inputs))}
+    fingerprint = task.source_fingerprint() if sources and isinstance(task, SourceParams) else None
+    # Output paths ask for this thousands of times per build (JSON-encoding the parameters each
+    # time was 5% of a rebuild): remembered per instance for what can change under it, the
+    # config contents (a test or a long-lived worker may edit them between builds) and the
+    # offline input files, and the installed model package (the parser's results change with
+    # its version, not only its name).
+    version = model_version(task.model) if isinstance(task, ExtendParams) else None
+    memo_key = (tuple(exclude), sources, tuple(digests.values()), id(fingerprint), version)
+    memo: dict[Any, str] = task.__dict__.setdefault("_param_hashes", {})
+    found = memo.get(memo_key)
+    if found is not None:
+        return found
+    skip = set(exclude) | {"out", "config_digest"}
+    params: dict[str, Any] = {name: value for name, value in _str_params(task).items() if name not in skip}
+    params["config_digests"] = digests
+    if fingerprint is not None:
+        params["source_files"] = fingerprint
+    if version is not None:
+        params["model_version"] = version
     blob = json.dumps(params, sort_keys=True)
-    return hashlib.sha256(blob.encode()).hexdigest()[:12]
+    found = memo[memo_key] = hashlib.sha256(blob.encode()).hexdigest()[:12]
+    return found
 
 
 def _str_params(task: luigi.Task) -> dict[str, str]:
@@ -1080,14 +1093,25 @@ class ExportBrat(BratParams, StageTask):
         key = param_hash(self, exclude=("shard", *SOURCE_PARAMS), sources=False)
         memo_path = Path(self.out) / "cache" / "memo" / self.stage / f"{key}.json"
         earlier = store.read_json(memo_path) if memo_path.is_file() else None
+        # the memo names collections relative to --out (a copied output directory is self-contained)
+        out = Path(self.out)
+        for part in (earlier, (earlier or {}).get("spare")):
+            if isinstance(part, dict) and "collection" in part:
+                part["collection"] = str(out / part["collection"])
         # lines with their digests from the member headers: unchanged ones are never decompressed
         lines = (line for path in shards for line in store.iter_member_lines(path))
         with self.output().temporary_path() as tmp:
-            # unchanged sentences are hard links to the previous export's files
-            found = brat_export.export_collection_reusing(lines, Path(tmp), loaded_schema, counts, earlier)
+            # unchanged sentences are hard links to the previous export's files, or already there
+            # in the export before it, which is recycled unless it is the published one
+            found = brat_export.export_collection_reusing(
+                lines, Path(tmp), loaded_schema, counts, earlier,
+                recycle_within=Path(self.out) / "work" / self.stage, keep=[Path(self.out) / "brat"],
+            )
             store.write_counts(self.counts_path(), counts)
             self.write_params()
-        found["collection"] = str(Path(output_dir(self.output())))
+        found["collection"] = os.path.relpath(output_dir(self.output()), out)
+        if found.get("spare"):
+            found["spare"]["collection"] = os.path.relpath(found["spare"]["collection"], out)
         memo_path.parent.mkdir(parents=True, exist_ok=True)
         tmp_memo = memo_path.with_name(f".{memo_path.name}.tmp{os.getpid()}")
         tmp_memo.write_text(json.dumps(found, sort_keys=True, separators=(",", ":")), encoding="utf-8")
@@ -1208,8 +1232,13 @@ class BuildCorpus(BatchParams, luigi.Task):
         elif "brat" in outputs:  # an incomplete collection is never published (the build reports failure)
             log.error("not publishing %s: the build had failures; its partial collection is %s",
                       Path(self.out) / "brat", outputs["brat"])
-        with self.output().temporary_path() as tmp:
-            store.write_json(tmp, manifest)
+        # Replaced, not only created: going back to an earlier build (its manifest written, a later
+        # build's collection published since) publishes its collection again and rewrites the manifest.
+        target = Path(self.output().path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.tmp{os.getpid()}")
+        store.write_json(tmp, manifest)
+        tmp.replace(target)
         if manifest["failures"]:
             log.error("build finished with failures: %s", json.dumps(manifest["failures"]))
 

@@ -7,6 +7,16 @@ from typing import Any
 
 import yaml
 
+#: libyaml's loader when PyYAML was built with it: the ontology, schema and filter files are read
+#: by every build, and the pure-Python loader took about 0.3 s of a one-second rebuild step
+SafeLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def safe_load(text: str) -> Any:
+    """``yaml.safe_load`` with the fastest safe loader available (same results, same errors)."""
+    return yaml.load(text, Loader=SafeLoader)  # noqa: S506 - a safe loader
+
+
 
 def read_mapping(path: Path, error: type[Exception], what: str, shape: str = "a mapping") -> dict[str, Any]:
     """The top-level mapping of the YAML file ``path`` (an empty file gives ``{}``).
@@ -15,7 +25,7 @@ def read_mapping(path: Path, error: type[Exception], what: str, shape: str = "a 
     level is not a mapping ("top level must be {shape}"), so every caller reports bad files the same way.
     """
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = safe_load(path.read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as exc:
         raise error(f"{path}: cannot read {what}: {exc}") from exc
     if not isinstance(data, dict):

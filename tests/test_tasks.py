@@ -297,3 +297,44 @@ def test_incremental_rebuild_is_byte_identical_to_a_fresh_build(
     after = Path(tasks.output_dir(grown.clone(tasks.ExportBrat).output()))
     shared = sorted(p.name for p in before.glob("*.ann") if (after / p.name).exists())
     assert shared and all((before / n).stat().st_ino == (after / n).stat().st_ino for n in shared)
+
+
+def test_a_third_build_recycles_the_first_builds_collection(tmp_path: Path) -> None:
+    """The brat export before the previous one becomes the new export (one rename, then only what changed):
+    the result equals a fresh build's, the previous (published) collection is untouched."""
+    import gzip
+
+    extra = tmp_path / "extra.xml"
+    text = gzip.decompress((DEMO / "pubmed" / "demo_update.xml.gz").read_bytes()).decode("utf-8")
+    extra.write_text(text.replace(">900000", ">900001"), encoding="utf-8")  # PMIDs 90000118-20, a new block
+    sources = [str(DEMO / "pubmed" / "demo.xml"), str(DEMO / "pubmed" / "demo_update.xml.gz")]
+    builds = [build_task(tmp_path / "inc", pubmed_xml=tuple(sources[:n]), shard_size=10) for n in (1, 2)]
+    builds.append(build_task(tmp_path / "inc", pubmed_xml=(*sources, str(extra)), shard_size=10))
+    collections = []
+    for task in builds:
+        assert luigi.build([task], local_scheduler=True, workers=1)
+        collections.append(Path(tasks.output_dir(task.clone(tasks.ExportBrat).output())))
+        if len(collections) == 2:
+            second = {p.name: p.read_bytes() for p in collections[1].iterdir()}
+    assert not collections[0].exists()  # recycled into the third
+    assert {p.name: p.read_bytes() for p in collections[1].iterdir()} == second
+    fresh = build_task(tmp_path / "fresh", pubmed_xml=(*sources, str(extra)), shard_size=10)
+    assert luigi.build([fresh], local_scheduler=True, workers=1)
+    assert published_files(tmp_path / "inc") == published_files(tmp_path / "fresh")
+    incremental, rebuilt = stage_files(builds[2]), stage_files(fresh)
+    assert incremental == rebuilt
+    # the first build's outputs are still complete but for the collection: asking for it again makes it again
+    assert luigi.build([builds[0]], local_scheduler=True, workers=1)
+    assert collections[0].is_dir() and (tmp_path / "inc" / "brat").resolve() == collections[0].resolve()
+
+
+def test_output_paths_follow_config_contents_for_the_same_task_instance(tmp_path: Path) -> None:
+    """The parameter hash is remembered per task instance, but not across a change of a config file's content."""
+    ontology = tmp_path / "ontology.yaml"
+    ontology.write_bytes((PROJECT / "config" / "ontology.yaml").read_bytes())
+    task = build_task(tmp_path / "out", ontology=str(ontology)).clone(tasks.Mapped)
+    first = task.stage_dir()
+    assert task.stage_dir() == first and task.clone(tasks.Mapped) is task  # Luigi's instance cache
+    ontology.write_bytes(ontology.read_bytes() + b"\n# edited\n")
+    os.utime(ontology, ns=(1, 1))  # even with an old modification time the size differs
+    assert task.stage_dir() != first

@@ -45,6 +45,7 @@ from typing import Any
 
 import yaml
 
+from pipeline import yamlfile
 from pipeline.brat.standoff import BratDocument, ParseIssue, TextBound, read_directory, write_document
 from pipeline.documents import Span
 
@@ -208,7 +209,7 @@ def read_decisions(path: str | Path) -> list[Decision]:
     out: list[Decision] = []
     if p.suffix in (".yaml", ".yml"):
         try:
-            data = yaml.safe_load(p.read_text(encoding="utf-8")) or []
+            data = yamlfile.safe_load(p.read_text(encoding="utf-8")) or []
         except yaml.YAMLError as exc:
             raise DecisionError(f"{p}: invalid YAML: {exc}") from exc
         if not isinstance(data, list):

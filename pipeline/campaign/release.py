@@ -50,9 +50,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import yaml
 from bioc import biocjson, biocxml
 
+from pipeline import yamlfile
 from pipeline.brat import agreement as agreement_mod
 from pipeline.brat import export as export_mod
 from pipeline.brat import stats as stats_mod
@@ -302,7 +302,7 @@ def decision_rows(paths: Sequence[Path], schema: Schema) -> list[list[str]]:
     rows = []
     for path in paths:
         load_decisions(path, schema)  # a file that cannot be applied is not released as the record
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = yamlfile.safe_load(path.read_text(encoding="utf-8")) or {}
         for kind in ("retype", "remove", "relations"):
             for e in data.get(kind) or []:
                 what = str(e.get("term") if e.get("term") is not None else f"/{e.get('pattern')}/")

@@ -263,11 +263,13 @@ def _run_build_locked(args: argparse.Namespace) -> int:
         )
     try:
         steps = [task]
-        if args.scheduler_host and not task.complete():
+        if not task.complete():
             # The documents first: then the build's stage wrappers list their shard tasks as
             # requirements, so the build adds every shard to the scheduler itself and may run any
             # of them (Luigi lets a non-assistant worker run only the tasks it added), instead of
-            # the shards a worker added when it ran a wrapper being left to that worker.
+            # the shards a worker added when it ran a wrapper being left to that worker.  In one
+            # process too: one pass over the whole graph instead of a round of scheduling per
+            # stage wrapper, each checking every task again (about 0.15 s each in a rebuild).
             steps.insert(0, task.clone(tasks.BuildDocuments))
         waiting = scheduler.pop("worker_scheduler_factory", None)
         for step in steps:

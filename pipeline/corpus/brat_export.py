@@ -52,7 +52,7 @@ from __future__ import annotations
 import logging
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -332,7 +332,7 @@ def _line(item: bytes | MemberLine) -> bytes:
 
 
 #: version of the memo :func:`export_collection_reusing` returns (an older one is not used)
-EXPORT_MEMO_FORMAT = 2
+EXPORT_MEMO_FORMAT = 3
 
 
 def export_collection_reusing(
@@ -344,35 +344,54 @@ def export_collection_reusing(
     *,
     settings: BratSettings | None = None,
     notes: str = "composites",
+    recycle_within: Path | None = None,
+    keep: Collection[Path] = (),
 ) -> dict[str, Any]:
-    """:func:`export_collection` from the store's JSON lines (in record order), reusing an earlier export.
+    """:func:`export_collection` from the store's JSON lines (in record order), reusing earlier exports.
 
     ``earlier`` is what a previous call returned (its memo): a record whose
     line is unchanged gets hard links to the ``.txt``/``.ann`` files written
-    then (files are never modified in place) and its provenance lines and
-    counts back, without being decoded.  The collection is byte-identical to
-    :func:`export_collection`'s (records in (PMID, index) order, numeric PMIDs:
-    each record's provenance rows then sort together).  Returns the memo of
-    this export.
+    then (files are never modified in place) and its counts and provenance
+    lines back (read from that export's ``provenance.jsonl``), without being
+    decoded.  The collection is byte-identical to :func:`export_collection`'s
+    (records in (PMID, index) order, numeric PMIDs: each record's provenance
+    rows then sort together).  Returns the memo of this export.
+
+    With ``recycle_within``, the export before the earlier one (the memo's
+    ``spare``), when it lies under that directory and is none of ``keep`` (the
+    published collection), becomes ``out_dir`` by one rename: its files of
+    unchanged sentences stay, only changed and new sentences are linked or
+    written, and every other file is removed.  A rebuild then costs file
+    operations for what changed, not one hard link per sentence.
     """
     import json
     import os
 
-    from pipeline.corpus.provenance import provenance_text, write_provenance_text
+    from pipeline.corpus.provenance import PROVENANCE_FILE, provenance_text
     from pipeline.documents import from_dict
     from pipeline.memo import digest_line
 
     settings = settings or load_settings()
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    write_conf_files(out, schema, settings)
     known: Mapping[str, Any] = {}
     before, after = "", str(out)
+    before_rows = b""
     if earlier and earlier.get("format") == EXPORT_MEMO_FORMAT and earlier.get("notes") == notes:
         before = str(earlier["collection"])
-        known = earlier["records"] if Path(before).is_dir() else {}
+        try:
+            before_rows = (Path(before) / PROVENANCE_FILE).read_bytes()
+            known = earlier["records"]
+        except OSError:
+            known = {}  # the earlier export is gone: write everything
+    present = _recycle(out, earlier if known else None, recycle_within, [*keep, *([Path(before)] if before else [])])
+    if present:
+        log.info("brat export: recycled %s (%d sentences already there)", earlier and earlier["spare"]["collection"],
+                 len(present))
+    out.mkdir(parents=True, exist_ok=True)
+    write_conf_files(out, schema, settings)
     seen: set[str] = set()
-    provenance: list[str] = []
+    rows_out: list[bytes] = []
+    offset = 0
     records: dict[str, Any] = {}
     for item in record_lines:
         # a MemberLine carries its digest and is decompressed only for a record to write
@@ -380,7 +399,8 @@ def export_collection_reusing(
         entry = known.get(digest)
         counts["records"] += 1
         if entry is not None:
-            name, delta, prov, n_rows = entry
+            name, delta, n_rows, start, length = entry
+            prov = before_rows[start:start + length]
         else:
             record = from_dict(SentenceRecord, json.loads(_line(item)))
             name = record.name
@@ -389,16 +409,20 @@ def export_collection_reusing(
             log.warning("sentence %s appears twice; writing the first only", name)
             continue
         seen.add(name)
-        linked = False
-        if entry is not None:
+        there = present.pop(name, None)
+        done = entry is not None and there == digest  # recycled: this sentence's files are already here
+        if not done and there is not None:
+            for suffix in (".txt", ".ann"):
+                os.unlink(f"{after}/{name}{suffix}")  # never written in place: other exports share them
+        if not done and entry is not None:
             try:
                 for suffix in (".txt", ".ann"):
                     os.link(f"{before}/{name}{suffix}", f"{after}/{name}{suffix}")
-                linked = True
+                done = True
             except OSError:
                 for suffix in (".txt", ".ann"):
                     (out / f"{name}{suffix}").unlink(missing_ok=True)
-        if not linked:
+        if not done:
             if entry is not None:
                 record = from_dict(SentenceRecord, json.loads(_line(item)))
             own: Counter[str] = Counter()
@@ -406,13 +430,65 @@ def export_collection_reusing(
             doc = sentence_document(record, schema, own, composite_attribute=settings.composite_attribute,
                                     notes=notes, provenance=rows)
             write_document(out, doc)
-            delta, prov, n_rows = dict(own), provenance_text(rows), len(rows)
+            delta, prov, n_rows = dict(own), provenance_text(rows).encode("utf-8"), len(rows)
         for key, value in delta.items():
             counts[key] += value
-        provenance.append(prov)
-        records[digest] = [name, delta, prov, n_rows]
+        rows_out.append(prov)
+        records[digest] = [name, delta, n_rows, offset, len(prov)]
+        offset += len(prov)
         counts["documents"] += 1
         counts["provenance_rows"] += n_rows
-    write_provenance_text(out, "".join(provenance))
+    for name in present:  # recycled sentences that are no longer in the pool
+        for suffix in (".txt", ".ann"):
+            os.unlink(f"{after}/{name}{suffix}")
+    (out / PROVENANCE_FILE).write_bytes(b"".join(rows_out))
     counts["provenance_rows"] += 0
-    return {"format": EXPORT_MEMO_FORMAT, "collection": str(out), "notes": notes, "records": records}
+    spare = None
+    if known and Path(before).is_dir():
+        spare = {"collection": before, "names": {entry[0]: digest for digest, entry in known.items()}}
+    return {"format": EXPORT_MEMO_FORMAT, "collection": str(out), "notes": notes, "records": records,
+            "spare": spare}
+
+
+def _recycle(out: Path, earlier: Mapping[str, Any] | None, within: Path | None,
+             keep: Sequence[Path]) -> dict[str, str]:
+    """Move the memo's spare collection to ``out`` (absent) and clear it; ``{sentence name: line digest}`` kept.
+
+    Nothing happens (``{}``) unless the spare exists under ``within`` and is none of ``keep``.  What
+    stays are the ``.txt``/``.ann`` pairs of the spare's sentences; anything else in it (the
+    configuration and provenance files, a publication marker, a brat server's caches, half a pair)
+    is removed, since the export writes it again.
+    """
+    import os
+    import shutil
+
+    spare = (earlier or {}).get("spare")
+    if not spare or within is None:
+        return {}
+    source = Path(spare["collection"])
+    try:
+        resolved = source.resolve(strict=True)
+        if not resolved.is_relative_to(within.resolve()) or any(resolved == k.resolve() for k in keep):
+            return {}
+        os.rename(resolved, out)
+    except OSError:
+        return {}
+    names: Mapping[str, str] = spare["names"]
+    pairs: Counter[str] = Counter()
+    with os.scandir(out) as entries:
+        for entry in entries:
+            stem, _, suffix = entry.name.rpartition(".")
+            if suffix in ("txt", "ann") and stem in names and entry.is_file(follow_symlinks=False):
+                pairs[stem] += 1
+            elif entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path)
+            else:
+                os.unlink(entry.path)
+    present = {}
+    for stem, n in pairs.items():
+        if n == 2:
+            present[stem] = names[stem]
+        else:
+            for suffix in (".txt", ".ann"):
+                (out / f"{stem}{suffix}").unlink(missing_ok=True)
+    return present

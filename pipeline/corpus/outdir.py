@@ -209,6 +209,8 @@ def clean_stale_temporaries(out: Path) -> list[Path]:
                     shutil.rmtree(here / name, ignore_errors=True)
                 removed.append(here / name)
                 dirs.remove(name)
+        # nothing writes temporaries inside a brat collection (tens of thousands of files each)
+        dirs[:] = [name for name in dirs if name != "collection"]
         for name in files:
             if _TEMPORARY.search(name):
                 (here / name).unlink(missing_ok=True)

@@ -31,6 +31,8 @@ from typing import Any
 
 import yaml
 
+from pipeline import yamlfile
+
 DEFAULT_ONTOLOGY = Path(__file__).resolve().parents[2] / "config" / "ontology.yaml"
 
 #: Dependency labels a relation may use: the ClearNLP labels of spaCy's English
@@ -251,8 +253,8 @@ class _LineList(list[Any]):
     item_lines: list[int]
 
 
-class _LineLoader(yaml.SafeLoader):
-    """SafeLoader recording node start lines on mappings and sequences."""
+class _LineLoader(yamlfile.SafeLoader):  # type: ignore[misc]
+    """SafeLoader (libyaml's when available) recording node start lines on mappings and sequences."""
 
 
 def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> _Lines:

@@ -365,3 +365,69 @@ def test_reusing_with_member_lines_of_a_store_file(tmp_path: Path) -> None:
     assert {p.name: p.read_bytes() for p in (tmp_path / "second").iterdir()} == {
         p.name: p.read_bytes() for p in (tmp_path / "fresh").iterdir()}
     assert counts == fresh_counts
+
+
+def _export_chain(tmp_path: Path, keep: tuple[Path, ...] = (), within: Path | None = None) -> dict[str, object]:
+    """Three successive exports: ``a`` (three sentences), ``b`` (one added), ``c`` (one changed, one removed,
+    one added), each from the previous one's memo; ``c`` must equal a fresh export, counts included."""
+    from pipeline import store
+    from pipeline.corpus.brat_export import export_collection_reusing
+
+    def lines(recs: list[SentenceRecord]) -> list[bytes]:
+        return [line + b"\n" for line in store.dumps_records(recs).splitlines()]
+
+    old = records()
+    text = "Warfarin and CYP2C9."
+    third = SentenceRecord("300", 0, text, annotations=(ann(text, "CYP2C9", "Gene"),))
+    pool_a = [*old, third]
+    pool_b = [*pool_a, SentenceRecord("400", 1, "Imatinib and ABL1.", annotations=())]
+    changed = SentenceRecord("17", 0, old[1].text, annotations=(ann(old[1].text, "CYP3A4", "Gene"),))
+    pool_c = [changed, old[0], pool_b[3], SentenceRecord("500", 2, "Codeine and CYP2D6.", annotations=())]
+    memos = {}
+    memo = None
+    counts: Counter[str] = Counter()
+    for name, pool in (("a", pool_a), ("b", pool_b), ("c", pool_c)):
+        counts = Counter()
+        found = export_collection_reusing(lines(pool), tmp_path / "work" / name, SCHEMA, counts,
+                                          memo, recycle_within=within, keep=keep)
+        memo = memos[name] = json.loads(json.dumps(found))
+        if name == "a":  # what publication and a brat server leave in a collection
+            (tmp_path / "work" / "a" / ".run").write_text("run-a\n")
+            (tmp_path / "work" / "a" / ".stats_cache").write_bytes(b"cache")
+            (tmp_path / "work" / "a" / "sub").mkdir()
+    fresh_counts: Counter[str] = Counter()
+    export_collection(pool_c, tmp_path / "fresh", SCHEMA, fresh_counts)
+    assert counts == fresh_counts
+    return {"memos": memos}
+
+
+def _tree(d: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(d.iterdir())}
+
+
+def test_recycling_the_export_before_the_last_gives_the_same_collection(tmp_path: Path) -> None:
+    """The spare collection becomes the new one: unchanged files stay (same inodes), the rest is redone."""
+    import os
+
+    chain = _export_chain(tmp_path, within=tmp_path / "work")
+    memos = chain["memos"]
+    assert isinstance(memos, dict)
+    assert not (tmp_path / "work" / "a").exists()  # renamed into c
+    assert _tree(tmp_path / "work" / "c") == _tree(tmp_path / "fresh")
+    assert memos["c"]["spare"]["collection"] == str(tmp_path / "work" / "b")
+    # b, the previous export, is intact: the changed sentence's files were replaced in c, not rewritten
+    b_doc, _ = read_document(tmp_path / "work" / "b" / "17_1.txt")
+    assert {t.type for t in b_doc.textbounds} == {"Chemical", "Gene_or_protein"}
+    assert (tmp_path / "work" / "b" / "400_2.txt").is_file()
+    work = tmp_path / "work"
+    assert os.stat(work / "c" / "200_4.ann").st_ino == os.stat(work / "b" / "200_4.ann").st_ino
+
+
+def test_recycling_skips_a_kept_or_foreign_spare(tmp_path: Path) -> None:
+    """The published collection (``keep``) and a spare outside ``recycle_within`` are never moved."""
+    _export_chain(tmp_path / "kept", keep=(tmp_path / "kept" / "work" / "a",), within=tmp_path / "kept" / "work")
+    assert (tmp_path / "kept" / "work" / "a" / ".run").is_file()
+    assert _tree(tmp_path / "kept" / "work" / "c") == _tree(tmp_path / "kept" / "fresh")
+    _export_chain(tmp_path / "foreign", within=tmp_path / "elsewhere")
+    assert (tmp_path / "foreign" / "work" / "a").is_dir()
+    assert _tree(tmp_path / "foreign" / "work" / "c") == _tree(tmp_path / "foreign" / "fresh")
