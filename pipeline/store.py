@@ -272,28 +272,11 @@ def write_shards(
     return sizes
 
 
-def write_shards_cached(
-    directory: str | os.PathLike[str],
-    records: Iterable[Document | SentenceRecord],
-    cache: str | os.PathLike[str],
-    shard_size: int = DEFAULT_SHARD_SIZE,
-) -> dict[int, int]:
-    """:func:`write_shards`, but a shard whose bytes were written before is a hard link, not compressed again.
-
-    ``cache`` keeps each shard file under the digest of its uncompressed
-    content (files are never modified in place); a rebuild that changes a few
-    blocks compresses only those.  Safe to delete at any time.
-    """
-    groups: dict[int, list[Document | SentenceRecord]] = {}
-    for record in records:
-        groups.setdefault(shard_of(record.pmid, shard_size), []).append(record)
-    return write_payloads_cached(directory, {k: dumps_records(g) for k, g in groups.items()}, cache)
-
-
 def write_payloads_cached(
-    directory: str | os.PathLike[str], payloads: Mapping[int, bytes], cache: str | os.PathLike[str]
+    directory: str | os.PathLike[str], payloads: Iterable[tuple[int, bytes]], cache: str | os.PathLike[str]
 ) -> dict[int, int]:
-    """Write uncompressed shard payloads (sorted JSON Lines) as shard files, content-addressed in ``cache``.
+    """Write uncompressed shard payloads (``(shard, sorted JSON Lines)``) as shard files, content-addressed
+    in ``cache``; taken one at a time, so a generator holds one payload in memory.
 
     A payload written before is a hard link to the cached file.  A new payload
     of a shard reuses the compressed members of the lines it shares with the
@@ -304,7 +287,7 @@ def write_payloads_cached(
     out.mkdir(parents=True, exist_ok=True)
     kept.mkdir(parents=True, exist_ok=True)
     sizes: dict[int, int] = {}
-    for shard, payload in sorted(payloads.items()):
+    for shard, payload in payloads:
         target = out / shard_name(shard)
         known = kept / f"m{hashlib.sha256(payload).hexdigest()[:32]}.jsonl.gz"  # m: one member per line
         if not _from_cache(known, target):
@@ -364,12 +347,15 @@ class StoredDocument:
         return cls(doc.pmid, dumps_records([doc]))
 
 
-def document_payloads(docs: Iterable[StoredDocument], shard_size: int) -> dict[int, bytes]:
-    """Shard payloads of stored documents, each sorted by PMID, as :func:`write_shards` would write them."""
+def document_payloads(docs: Iterable[StoredDocument], shard_size: int) -> Iterator[tuple[int, bytes]]:
+    """``(shard, payload)`` of stored documents in shard order, each payload sorted by PMID, as
+    :func:`write_shards` would write them.  A block's documents are let go once its payload is made."""
     groups: dict[int, list[StoredDocument]] = {}
     for doc in docs:
         groups.setdefault(shard_of(doc.pmid, shard_size), []).append(doc)
-    return {k: b"".join(d.line for d in sorted(g, key=lambda d: pmid_sort_key(d.pmid))) for k, g in groups.items()}
+    for k in sorted(groups):
+        group = groups.pop(k)
+        yield k, b"".join(d.line for d in sorted(group, key=lambda d: pmid_sort_key(d.pmid)))
 
 
 @dataclass(frozen=True)

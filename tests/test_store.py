@@ -88,8 +88,8 @@ def test_cached_payloads_reuse_the_members_of_the_shards_last_file(tmp_path: Pat
     cache = tmp_path / "cache"
     first = store.document_payloads([store.StoredDocument.of(d) for d in docs("1", "2", "3")], 10)
     store.write_payloads_cached(tmp_path / "a", first, cache)
-    grown = store.document_payloads([store.StoredDocument.of(d) for d in docs("1", "2", "3", "4")], 10)
-    store.write_payloads_cached(tmp_path / "b", grown, cache)
+    grown = dict(store.document_payloads([store.StoredDocument.of(d) for d in docs("1", "2", "3", "4")], 10))
+    store.write_payloads_cached(tmp_path / "b", grown.items(), cache)
     old = (tmp_path / "a" / store.shard_name(0)).read_bytes()
     new = (tmp_path / "b" / store.shard_name(0)).read_bytes()
     assert new.startswith(old)  # members of 1, 2 and 3 copied, 4 appended
