@@ -364,6 +364,7 @@ def export_collection_reusing(
     written, and every other file is removed.  A rebuild then costs file
     operations for what changed, not one hard link per sentence.
     """
+    import contextlib
     import json
     import os
 
@@ -375,74 +376,79 @@ def export_collection_reusing(
     out = Path(out_dir)
     known: Mapping[str, Any] = {}
     before, after = "", str(out)
-    before_rows = b""
+    files = contextlib.ExitStack()
+    # earlier provenance rows are read by byte range and new ones written as they come: the file
+    # is as large as the memo once was (27 MB at 19,000 sentences) and is never held whole
+    before_rows = -1
     if earlier and earlier.get("format") == EXPORT_MEMO_FORMAT and earlier.get("notes") == notes:
         before = str(earlier["collection"])
         try:
-            before_rows = (Path(before) / PROVENANCE_FILE).read_bytes()
+            before_rows = files.enter_context(open(Path(before) / PROVENANCE_FILE, "rb")).fileno()
             known = earlier["records"]
         except OSError:
             known = {}  # the earlier export is gone: write everything
-    present = _recycle(out, earlier if known else None, recycle_within, [*keep, *([Path(before)] if before else [])])
-    if present:
-        log.info("brat export: recycled %s (%d sentences already there)", earlier and earlier["spare"]["collection"],
-                 len(present))
-    out.mkdir(parents=True, exist_ok=True)
-    write_conf_files(out, schema, settings)
-    seen: set[str] = set()
-    rows_out: list[bytes] = []
-    offset = 0
-    records: dict[str, Any] = {}
-    for item in record_lines:
-        # a MemberLine carries its digest and is decompressed only for a record to write
-        digest = item.digest if isinstance(item, MemberLine) else digest_line(item)
-        entry = known.get(digest)
-        counts["records"] += 1
-        if entry is not None:
-            name, delta, n_rows, start, length = entry
-            prov = before_rows[start:start + length]
-        else:
-            record = from_dict(SentenceRecord, json.loads(_line(item)))
-            name = record.name
-        if name in seen:
-            counts["duplicate_names"] += 1
-            log.warning("sentence %s appears twice; writing the first only", name)
-            continue
-        seen.add(name)
-        there = present.pop(name, None)
-        done = entry is not None and there == digest  # recycled: this sentence's files are already here
-        if not done and there is not None:
-            for suffix in (".txt", ".ann"):
-                os.unlink(f"{after}/{name}{suffix}")  # never written in place: other exports share them
-        if not done and entry is not None:
-            try:
-                for suffix in (".txt", ".ann"):
-                    os.link(f"{before}/{name}{suffix}", f"{after}/{name}{suffix}")
-                done = True
-            except OSError:
-                for suffix in (".txt", ".ann"):
-                    (out / f"{name}{suffix}").unlink(missing_ok=True)
-        if not done:
+    with files:
+        kept = [*keep, *([Path(before)] if before else [])]
+        present = _recycle(out, earlier if known else None, recycle_within, kept)
+        if present:
+            log.info("brat export: recycled %s (%d sentences already there)",
+                     earlier and earlier["spare"]["collection"], len(present))
+        out.mkdir(parents=True, exist_ok=True)
+        write_conf_files(out, schema, settings)
+        seen: set[str] = set()
+        rows_out = files.enter_context(open(out / PROVENANCE_FILE, "wb"))
+        offset = 0
+        records: dict[str, Any] = {}
+        for item in record_lines:
+            # a MemberLine carries its digest and is decompressed only for a record to write
+            digest = item.digest if isinstance(item, MemberLine) else digest_line(item)
+            entry = known.get(digest)
+            counts["records"] += 1
             if entry is not None:
+                name, delta, n_rows, start, length = entry
+                prov = os.pread(before_rows, length, start)
+                if len(prov) != length:  # the earlier file was cut short: make this sentence again
+                    entry = None
+            if entry is None:
                 record = from_dict(SentenceRecord, json.loads(_line(item)))
-            own: Counter[str] = Counter()
-            rows: list[dict[str, Any]] = []
-            doc = sentence_document(record, schema, own, composite_attribute=settings.composite_attribute,
-                                    notes=notes, provenance=rows)
-            write_document(out, doc)
-            delta, prov, n_rows = dict(own), provenance_text(rows).encode("utf-8"), len(rows)
-        for key, value in delta.items():
-            counts[key] += value
-        rows_out.append(prov)
-        records[digest] = [name, delta, n_rows, offset, len(prov)]
-        offset += len(prov)
-        counts["documents"] += 1
-        counts["provenance_rows"] += n_rows
-    for name in present:  # recycled sentences that are no longer in the pool
-        for suffix in (".txt", ".ann"):
-            os.unlink(f"{after}/{name}{suffix}")
-    (out / PROVENANCE_FILE).write_bytes(b"".join(rows_out))
-    counts["provenance_rows"] += 0
+                name = record.name
+            if name in seen:
+                counts["duplicate_names"] += 1
+                log.warning("sentence %s appears twice; writing the first only", name)
+                continue
+            seen.add(name)
+            there = present.pop(name, None)
+            done = entry is not None and there == digest  # recycled: this sentence's files are already here
+            if not done and there is not None:
+                for suffix in (".txt", ".ann"):
+                    os.unlink(f"{after}/{name}{suffix}")  # never written in place: other exports share them
+            if not done and entry is not None:
+                try:
+                    for suffix in (".txt", ".ann"):
+                        os.link(f"{before}/{name}{suffix}", f"{after}/{name}{suffix}")
+                    done = True
+                except OSError:
+                    for suffix in (".txt", ".ann"):
+                        (out / f"{name}{suffix}").unlink(missing_ok=True)
+            if not done:
+                if entry is not None:
+                    record = from_dict(SentenceRecord, json.loads(_line(item)))
+                own: Counter[str] = Counter()
+                rows: list[dict[str, Any]] = []
+                doc = sentence_document(record, schema, own, notes=notes, provenance=rows,
+                                        composite_attribute=settings.composite_attribute)
+                write_document(out, doc)
+                delta, prov, n_rows = dict(own), provenance_text(rows).encode("utf-8"), len(rows)
+            for key, value in delta.items():
+                counts[key] += value
+            rows_out.write(prov)
+            records[digest] = [name, delta, n_rows, offset, len(prov)]
+            offset += len(prov)
+            counts["documents"] += 1
+            counts["provenance_rows"] += n_rows
+        for name in present:  # recycled sentences that are no longer in the pool
+            for suffix in (".txt", ".ann"):
+                os.unlink(f"{after}/{name}{suffix}")
     spare = None
     if known and Path(before).is_dir():
         spare = {"collection": before, "names": {entry[0]: digest for digest, entry in known.items()}}
