@@ -98,8 +98,8 @@ def encode_member(line: bytes, digest: bytes | None = None) -> bytes:
 def encode_lines(payload: bytes, known: Mapping[bytes, bytes] | None = None) -> bytes:
     """``payload`` (JSON Lines) as one member per line (empty lines dropped).
 
-    ``known``: members already compressed, by digest (see :func:`members_by_digest`);
-    a line found there is copied, not compressed again (same bytes).
+    ``known``: members already compressed, by digest; a line found there is copied, not compressed
+    again (same bytes).
     """
     known = known or {}
     out = []
@@ -109,11 +109,6 @@ def encode_lines(payload: bytes, known: Mapping[bytes, bytes] | None = None) -> 
             digest = digest_line(line)
             out.append(known.get(digest) or encode_member(line, digest))
     return b"".join(out)
-
-
-def members_by_digest(raw: bytes) -> dict[bytes, bytes]:
-    """The members of a store file's bytes by their line's digest (empty if not one member per line)."""
-    return {m.digest: raw[m.start : m.end] for m in scan_members(raw) or []}
 
 
 @dataclass(frozen=True)
@@ -272,39 +267,6 @@ def write_shards(
     return sizes
 
 
-def write_payloads_cached(
-    directory: str | os.PathLike[str], payloads: Iterable[tuple[int, bytes]], cache: str | os.PathLike[str]
-) -> dict[int, int]:
-    """Write uncompressed shard payloads (``(shard, sorted JSON Lines)``) as shard files, content-addressed
-    in ``cache``; taken one at a time, so a generator holds one payload in memory.
-
-    A payload written before is a hard link to the cached file.  A new payload
-    of a shard reuses the compressed members of the lines it shares with the
-    last file written for that shard (``cache/<shard name>.last`` names it), so
-    a block that gained a few records compresses only those.
-    """
-    out, kept = Path(directory), Path(cache)
-    out.mkdir(parents=True, exist_ok=True)
-    kept.mkdir(parents=True, exist_ok=True)
-    sizes: dict[int, int] = {}
-    for shard, payload in payloads:
-        target = out / shard_name(shard)
-        known = kept / f"m{hashlib.sha256(payload).hexdigest()[:32]}.jsonl.gz"  # m: one member per line
-        if not _from_cache(known, target):
-            last = kept / f"{shard_name(shard)}.last"
-            try:
-                previous = members_by_digest((kept / last.read_text(encoding="utf-8").strip()).read_bytes())
-            except OSError:
-                previous = {}
-            target.write_bytes(encode_lines(payload, previous))
-            if _into_cache(target, known):
-                tmp_last = last.with_name(f".{last.name}.tmp{os.getpid()}")
-                tmp_last.write_text(known.name + "\n", encoding="utf-8")
-                tmp_last.replace(last)
-        sizes[shard] = payload.count(b"\n")
-    return sizes
-
-
 def _from_cache(known: Path, target: Path) -> bool:
     """Make ``target`` a hard link to (or a copy of) the cached file ``known``; False if it is not cached."""
     import shutil
@@ -337,25 +299,34 @@ def iter_directory(directory: str | os.PathLike[str], cls: type[R]) -> Iterator[
 
 @dataclass(frozen=True)
 class StoredDocument:
-    """One document's line of a store file (with its newline) and its PMID, not decoded."""
+    """One document as the gzip member a store file holds for its line (:func:`encode_member`), and its PMID.
+
+    Never decoded: the documents stage reads members from the parse cache and writes them into the
+    shards as they are, and holds a compressed member per document (about a quarter of the line).
+    """
 
     pmid: str
-    line: bytes
+    member: bytes
 
     @classmethod
     def of(cls, doc: Document) -> StoredDocument:
-        return cls(doc.pmid, dumps_records([doc]))
+        return cls(doc.pmid, encode_member(dumps_records([doc])))
+
+    @property
+    def line(self) -> bytes:
+        """The document's JSON line (with its newline)."""
+        return decompress(self.member)
 
 
-def document_payloads(docs: Iterable[StoredDocument], shard_size: int) -> Iterator[tuple[int, bytes]]:
-    """``(shard, payload)`` of stored documents in shard order, each payload sorted by PMID, as
-    :func:`write_shards` would write them.  A block's documents are let go once its payload is made."""
+def document_members(docs: Iterable[StoredDocument], shard_size: int) -> Iterator[tuple[int, list[bytes]]]:
+    """``(shard, members)`` of stored documents in shard order, each block's members sorted by PMID: the
+    shard files :func:`write_shards` would write.  A block's documents are let go once yielded."""
     groups: dict[int, list[StoredDocument]] = {}
     for doc in docs:
         groups.setdefault(shard_of(doc.pmid, shard_size), []).append(doc)
     for k in sorted(groups):
         group = groups.pop(k)
-        yield k, b"".join(d.line for d in sorted(group, key=lambda d: pmid_sort_key(d.pmid)))
+        yield k, [d.member for d in sorted(group, key=lambda d: pmid_sort_key(d.pmid))]
 
 
 @dataclass(frozen=True)
@@ -393,15 +364,19 @@ def iter_members(directory: str | os.PathLike[str], known: Mapping[str, Any]) ->
 
 
 def write_members_cached(
-    directory: str | os.PathLike[str], members: Mapping[int, list[bytes]], cache: str | os.PathLike[str]
+    directory: str | os.PathLike[str], members: Iterable[tuple[int, list[bytes]]], cache: str | os.PathLike[str]
 ) -> dict[int, int]:
-    """Write shard files made of gzip members (one per line, as :func:`write_lines_gz` makes them),
-    content-addressed in ``cache`` like :func:`write_payloads_cached`; returns lines per shard."""
+    """Write shard files made of gzip members (one per line, as :func:`write_lines_gz` makes them) from
+    ``(shard, members)``, taken one at a time; returns lines per shard.
+
+    Content-addressed in ``cache`` (files are never modified in place): a shard whose bytes were
+    written before is a hard link to the cached file.  Safe to delete at any time.
+    """
     out, kept = Path(directory), Path(cache)
     out.mkdir(parents=True, exist_ok=True)
     kept.mkdir(parents=True, exist_ok=True)
     sizes: dict[int, int] = {}
-    for shard, parts in sorted(members.items()):
+    for shard, parts in members:
         data = b"".join(parts)
         target = out / shard_name(shard)
         known = kept / f"c{hashlib.sha256(data).hexdigest()[:32]}.jsonl.gz"  # c: keyed by compressed bytes

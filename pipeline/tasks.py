@@ -533,9 +533,10 @@ class Documents(SourceParams, StageTask):
         counts: Counter[str] = Counter()
         docs = self.load(counts)
         with self.output().temporary_path() as tmp:
-            # unchanged blocks are hard links to the files an earlier run wrote
-            sizes = store.write_payloads_cached(tmp, store.document_payloads(docs, self.shard_size),
-                                                Path(self.out) / "cache" / "documents")
+            # unchanged blocks are hard links to the files an earlier run wrote; the others are the
+            # documents' gzip members (as the parse cache keeps them), never compressed again
+            sizes = store.write_members_cached(tmp, store.document_members(docs, self.shard_size),
+                                               Path(self.out) / "cache" / "documents")
             counts["shards"] = len(sizes)
             store.write_counts(Path(tmp) / "counts.json", counts)
             store.write_json(Path(tmp) / "params.json", significant_params(self))
@@ -1044,7 +1045,7 @@ class Sample(SampleParams, StageTask):
         for line in chosen:
             members.setdefault(store.shard_of(line.pmid, self.shard_size), []).append(line.data)
         with self.output().temporary_path() as tmp:
-            store.write_members_cached(tmp, members, Path(self.out) / "cache" / "sampled")
+            store.write_members_cached(tmp, sorted(members.items()), Path(self.out) / "cache" / "sampled")
             store.write_counts(Path(tmp) / "counts.json", counts)
             store.write_json(Path(tmp) / "params.json", significant_params(self))
         keys_path.parent.mkdir(parents=True, exist_ok=True)

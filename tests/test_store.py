@@ -84,19 +84,21 @@ def test_corrupt_member_is_an_error(tmp_path: Path) -> None:
         store.member_line(bytes(raw), members[0])
 
 
-def test_cached_payloads_reuse_the_members_of_the_shards_last_file(tmp_path: Path) -> None:
+def test_document_members_make_the_shards_write_records_makes(tmp_path: Path) -> None:
+    """Stored documents are gzip members: grouped by block and sorted by PMID they are the store's shard
+    files byte for byte, and a block written before is a hard link to the cached file."""
+    import os
+
     cache = tmp_path / "cache"
-    first = store.document_payloads([store.StoredDocument.of(d) for d in docs("1", "2", "3")], 10)
-    store.write_payloads_cached(tmp_path / "a", first, cache)
-    grown = dict(store.document_payloads([store.StoredDocument.of(d) for d in docs("1", "2", "3", "4")], 10))
-    store.write_payloads_cached(tmp_path / "b", grown.items(), cache)
-    old = (tmp_path / "a" / store.shard_name(0)).read_bytes()
-    new = (tmp_path / "b" / store.shard_name(0)).read_bytes()
-    assert new.startswith(old)  # members of 1, 2 and 3 copied, 4 appended
+    stored = [store.StoredDocument.of(d) for d in docs("3", "12", "1", "2")]
+    assert stored[0].line == store.dumps_records(docs("3"))
+    sizes = store.write_members_cached(tmp_path / "a", store.document_members(stored, 10), cache)
+    assert sizes == {0: 3, 1: 1}
     fresh = tmp_path / "fresh.jsonl.gz"
-    store.write_lines_gz(fresh, grown[0])
-    assert new == fresh.read_bytes()  # the same bytes as compressing everything
-    assert (cache / "shard-000000.jsonl.gz.last").read_text().strip() in {p.name for p in cache.iterdir()}
+    store.write_records(fresh, docs("1", "2", "3"))
+    assert (tmp_path / "a" / store.shard_name(0)).read_bytes() == fresh.read_bytes()
+    store.write_members_cached(tmp_path / "b", store.document_members(stored, 10), cache)
+    assert os.stat(tmp_path / "b" / store.shard_name(0)).st_ino == os.stat(tmp_path / "a" / store.shard_name(0)).st_ino
 
 
 def test_members_copied_into_a_sample_shard_equal_a_written_shard(tmp_path: Path) -> None:
@@ -106,10 +108,10 @@ def test_members_copied_into_a_sample_shard_equal_a_written_shard(tmp_path: Path
     assert [(m.pmid, m.index, m.name) for m in pool] == [("12", 0, "12_1"), ("12", 1, "12_2"), ("15", 0, "15_1")]
     known = {m.digest: ["x", 9] for m in pool}  # a memo is believed: the lines are not decoded
     assert {(m.pmid, m.index) for m in store.iter_members(tmp_path / "pool", known)} == {("x", 9)}
-    sizes = store.write_members_cached(tmp_path / "out", {1: [m.data for m in pool]}, tmp_path / "cache")
+    sizes = store.write_members_cached(tmp_path / "out", [(1, [m.data for m in pool])], tmp_path / "cache")
     assert sizes == {1: 3}
     assert (tmp_path / "out" / store.shard_name(1)).read_bytes() == (
         tmp_path / "pool" / store.shard_name(1)).read_bytes()
-    store.write_members_cached(tmp_path / "again", {1: [m.data for m in pool]}, tmp_path / "cache")
+    store.write_members_cached(tmp_path / "again", [(1, [m.data for m in pool])], tmp_path / "cache")
     assert (tmp_path / "again" / store.shard_name(1)).stat().st_ino == (
         tmp_path / "out" / store.shard_name(1)).stat().st_ino  # known content: a hard link

@@ -13,7 +13,6 @@ modified; deleting the directory is always safe.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 import logging
@@ -23,15 +22,20 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from pipeline import __version__, store
-from pipeline.documents import Document, to_dict
+from pipeline.documents import Document
 from pipeline.sources.pubmed_xml import iter_documents
 
 log = logging.getLogger(__name__)
 
 
+#: version of the entries' layout (2: one gzip member per document, as store files are written)
+CACHE_FORMAT = 2
+
+
 def file_key(path: Path) -> str:
-    """SHA-256 of the file's bytes and of the code version (a new parser may read a file differently)."""
-    digest = hashlib.sha256(f"pgx-corpus {__version__}\n".encode())
+    """SHA-256 of the file's bytes, of the code version (a new parser may read a file differently) and of
+    the entries' layout."""
+    digest = hashlib.sha256(f"pgx-corpus {__version__} parse cache {CACHE_FORMAT}\n".encode())
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
             digest.update(block)
@@ -52,12 +56,10 @@ def cached_documents(path: Path, cache_dir: Path, counts: Counter[str]) -> Itera
     file_counts: Counter[str] = Counter()
     pmids: list[str] = []
     try:
-        with open(tmp, "wb") as raw, gzip.GzipFile(
-            filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=store.GZIP_LEVEL
-        ) as gz:
+        with open(tmp, "wb") as raw:
             for doc in iter_documents(path, file_counts):
-                line = json.dumps(to_dict(doc), ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-                gz.write(line.encode("utf-8") + b"\n")
+                # one member per document, the bytes a store file holds for its line
+                raw.write(store.encode_member(store.dumps_records([doc])))
                 pmids.append(doc.pmid)
                 yield doc
         tmp.replace(docs_file)
@@ -80,16 +82,22 @@ def cached_lines(path: Path, cache_dir: Path, counts: Counter[str]) -> Iterator[
     counts_file = cache_dir / f"{key}.counts.json"
     if docs_file.exists() and counts_file.exists():
         counts.update(store.read_json(counts_file))
-        lines = [line + b"\n" for line in store.read_bytes(docs_file).split(b"\n") if line.strip()]
+        raw = docs_file.read_bytes()
+        found = store.scan_members(raw)
+        if found is None:  # not one member per document: compress each line as a store file would
+            lines = [line + b"\n" for line in store.decompress(raw).split(b"\n") if line.strip()]
+            members = [store.encode_member(line) for line in lines]
+        else:
+            members = [raw[m.start : m.end] for m in found]
         try:
-            # the PMIDs in file order, written with the entry: no line is decoded
+            # the PMIDs in file order, written with the entry: no member is decompressed
             pmids = (cache_dir / f"{key}.pmids").read_text(encoding="utf-8").split()
         except OSError:
             pmids = []
-        if len(pmids) != len(lines):  # an entry of an older version
-            pmids = [json.loads(line)["pmid"] for line in lines]
-        for pmid, line in zip(pmids, lines, strict=True):
-            yield store.StoredDocument(pmid, line)
+        if len(pmids) != len(members):  # an entry without its PMIDs
+            pmids = [json.loads(store.decompress(member))["pmid"] for member in members]
+        for pmid, member in zip(pmids, members, strict=True):
+            yield store.StoredDocument(pmid, member)
         return
     for doc in cached_documents(path, cache_dir, counts):
         yield store.StoredDocument.of(doc)
