@@ -85,30 +85,19 @@ def digest_line(line: bytes) -> bytes:
     return hashlib.blake2b(line, digest_size=_DIGEST_SIZE).digest()
 
 
-def encode_member(line: bytes, digest: bytes | None = None) -> bytes:
+def encode_member(line: bytes) -> bytes:
     """One gzip member holding ``line``, its size and digest in the header's extra field."""
     compressor = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, -zlib.MAX_WBITS)
     data = compressor.compress(line) + compressor.flush()
     size = _HEADER_LEN + len(data) + 8
-    extra = MEMBER_SUBFIELD + struct.pack("<HI", 4 + _DIGEST_SIZE, size) + (digest or digest_line(line))
+    extra = MEMBER_SUBFIELD + struct.pack("<HI", 4 + _DIGEST_SIZE, size) + digest_line(line)
     header = struct.pack("<BBBBIBBH", 0x1F, 0x8B, 8, 4, 0, _XFL_FASTEST, 255, len(extra))  # FLG=FEXTRA, mtime 0
     return header + extra + data + struct.pack("<II", zlib.crc32(line), len(line) & 0xFFFFFFFF)
 
 
-def encode_lines(payload: bytes, known: Mapping[bytes, bytes] | None = None) -> bytes:
-    """``payload`` (JSON Lines) as one member per line (empty lines dropped).
-
-    ``known``: members already compressed, by digest; a line found there is copied, not compressed
-    again (same bytes).
-    """
-    known = known or {}
-    out = []
-    for line in payload.split(b"\n"):
-        if line.strip():
-            line += b"\n"
-            digest = digest_line(line)
-            out.append(known.get(digest) or encode_member(line, digest))
-    return b"".join(out)
+def encode_lines(payload: bytes) -> bytes:
+    """``payload`` (JSON Lines) as one member per line (empty lines dropped)."""
+    return b"".join(encode_member(line + b"\n") for line in payload.split(b"\n") if line.strip())
 
 
 @dataclass(frozen=True)
@@ -267,28 +256,16 @@ def write_shards(
     return sizes
 
 
-def _from_cache(known: Path, target: Path) -> bool:
-    """Make ``target`` a hard link to (or a copy of) the cached file ``known``; False if it is not cached."""
+def link_or_copy(source: Path, dest: Path) -> None:
+    """A hard link (files are never modified in place, only replaced), or a copy across filesystems."""
     import shutil
 
-    if not known.exists():
-        return False
+    if dest.exists():
+        dest.unlink()
     try:
-        os.link(known, target)
+        os.link(source, dest)
     except OSError:
-        shutil.copyfile(known, target)
-    return True
-
-
-def _into_cache(target: Path, known: Path) -> bool:
-    """Keep the new file ``target`` in the cache as ``known`` (a hard link); False across file systems."""
-    tmp = known.with_name(f".{known.name}.tmp{os.getpid()}")
-    try:
-        os.link(target, tmp)
-        tmp.replace(known)
-    except OSError:
-        return False
-    return True
+        shutil.copyfile(source, dest)
 
 
 def iter_directory(directory: str | os.PathLike[str], cls: type[R]) -> Iterator[R]:
@@ -380,9 +357,16 @@ def write_members_cached(
         data = b"".join(parts)
         target = out / shard_name(shard)
         known = kept / f"c{hashlib.sha256(data).hexdigest()[:32]}.jsonl.gz"  # c: keyed by compressed bytes
-        if not _from_cache(known, target):
+        if known.exists():
+            link_or_copy(known, target)
+        else:
             target.write_bytes(data)
-            _into_cache(target, known)  # across file systems: no cache
+            tmp = known.with_name(f".{known.name}.tmp{os.getpid()}")
+            try:
+                os.link(target, tmp)
+                tmp.replace(known)
+            except OSError:
+                pass  # another file system: no cache
         sizes[shard] = len(parts)
     return sizes
 

@@ -649,7 +649,7 @@ class ShardTask(StageTask):
         store.write_counts(tmp_counts, counts)
         tmp_counts.replace(output.with_name(output.name.replace(".jsonl.gz", ".counts.json")))
         tmp = output.with_name(f".{output.name}.tmp{os.getpid()}")
-        link_or_copy(reuse, tmp)
+        store.link_or_copy(reuse, tmp)
         tmp.replace(output)  # the output appears last, complete
         return True
 
@@ -704,21 +704,11 @@ class ShardTask(StageTask):
             memo.write_index(index, reuse.name, result.docs)
 
 
-def link_or_copy(source: Path, dest: Path) -> None:
-    """A hard link (files are never modified in place, only replaced), or a copy across filesystems."""
-    if dest.exists():
-        dest.unlink()
-    try:
-        os.link(source, dest)
-    except OSError:
-        shutil.copyfile(source, dest)
-
-
 def remember(result: Path, reuse: Path, counts: Counter[str]) -> None:
     """Keep a shard's result and counts in the reuse cache (counts last: they mark it complete)."""
     reuse.parent.mkdir(parents=True, exist_ok=True)
     tmp = reuse.with_name(f".{reuse.name}.tmp{os.getpid()}")
-    link_or_copy(result, tmp)
+    store.link_or_copy(result, tmp)
     tmp.replace(reuse)
     tmp_counts = reuse.with_name(f".{reuse.name}.counts.tmp{os.getpid()}")
     store.write_counts(tmp_counts, counts)
