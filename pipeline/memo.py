@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -268,7 +267,5 @@ def _plain(lines: list[bytes], transform: Transform) -> ShardRun:
 def write_index(index_path: Path, output_name: str, entries: list[tuple[str, int, dict[str, int]]]) -> None:
     """Write a shard's memo index atomically (after its output file is in the stage cache)."""
     index_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = index_path.with_name(f".{index_path.name}.tmp{os.getpid()}")
     payload = {"format": MEMO_FORMAT, "output": output_name, "docs": [list(e) for e in entries]}
-    tmp.write_text(json.dumps(payload, sort_keys=True, separators=(",", ":")), encoding="utf-8")
-    tmp.replace(index_path)
+    store.write_atomic(index_path, json.dumps(payload, sort_keys=True, separators=(",", ":")).encode("utf-8"))

@@ -256,6 +256,20 @@ def write_shards(
     return sizes
 
 
+def write_atomic(path: str | os.PathLike[str], data: bytes, *, fsync: bool = False) -> None:
+    """Write ``data`` to ``path`` through ``.NAME.tmpPID`` beside it and one rename: a reader sees the old
+    file or the new one, never a part (a killed writer's temporary is cleaned at the next start).
+    ``fsync``: flush it to disk first (what cannot be made again, e.g. downloaded records)."""
+    target = Path(path)
+    tmp = target.with_name(f".{target.name}.tmp{os.getpid()}")
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+        if fsync:
+            fh.flush()
+            os.fsync(fh.fileno())
+    os.replace(tmp, target)
+
+
 def link_or_copy(source: Path, dest: Path) -> None:
     """A hard link (files are never modified in place, only replaced), or a copy across filesystems."""
     import shutil

@@ -1039,10 +1039,8 @@ class Sample(SampleParams, StageTask):
             store.write_counts(Path(tmp) / "counts.json", counts)
             store.write_json(Path(tmp) / "params.json", significant_params(self))
         keys_path.parent.mkdir(parents=True, exist_ok=True)
-        tmp_keys = keys_path.with_name(f".{keys_path.name}.tmp{os.getpid()}")
-        tmp_keys.write_text(json.dumps({m.digest: [m.pmid, m.index] for m in pool}, sort_keys=True,
-                                       separators=(",", ":")), encoding="utf-8")
-        tmp_keys.replace(keys_path)
+        keys = {m.digest: [m.pmid, m.index] for m in pool}
+        store.write_atomic(keys_path, json.dumps(keys, sort_keys=True, separators=(",", ":")).encode("utf-8"))
 
     def triggered_pmids(self) -> set[str] | None:
         """PMIDs of abstracts containing a trigger phrase (stratified mode only)."""
@@ -1104,9 +1102,7 @@ class ExportBrat(BratParams, StageTask):
         if found.get("spare"):
             found["spare"]["collection"] = os.path.relpath(found["spare"]["collection"], out)
         memo_path.parent.mkdir(parents=True, exist_ok=True)
-        tmp_memo = memo_path.with_name(f".{memo_path.name}.tmp{os.getpid()}")
-        tmp_memo.write_text(json.dumps(found, sort_keys=True, separators=(",", ":")), encoding="utf-8")
-        tmp_memo.replace(memo_path)
+        store.write_atomic(memo_path, json.dumps(found, sort_keys=True, separators=(",", ":")).encode("utf-8"))
 
 
 class PrepareBatches(BatchParams, StageTask):
@@ -1227,9 +1223,7 @@ class BuildCorpus(BatchParams, luigi.Task):
         # build's collection published since) publishes its collection again and rewrites the manifest.
         target = Path(self.output().path)
         target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.tmp{os.getpid()}")
-        store.write_json(tmp, manifest)
-        tmp.replace(target)
+        store.write_atomic(target, store.dumps_json(manifest).encode("utf-8"))
         if manifest["failures"]:
             log.error("build finished with failures: %s", json.dumps(manifest["failures"]))
 

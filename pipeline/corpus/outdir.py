@@ -53,7 +53,7 @@ RUN_MARKER = ".run"
 #: Names of temporary files and directories our writers use (see the module docstring).
 _TEMPORARY = re.compile(
     r"-luigi-tmp-\d+"  # luigi.LocalTarget.temporary_path
-    r"|^\..+\.tmp\d+$"  # retrieval._atomic_write, tasks.remember: .NAME.tmpPID
+    r"|^\..+\.tmp\d+$"  # store.write_atomic, tasks.remember: .NAME.tmpPID
     r"|^\..+\.counts\.tmp\d+$"
     r"|^params\.json\.tmp\d+$"  # StageTask.write_params
     r"|^\.tmp-"  # tempfile.mkstemp(prefix=".tmp-") in the PubTator cache

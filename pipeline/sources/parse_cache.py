@@ -63,12 +63,8 @@ def cached_documents(path: Path, cache_dir: Path, counts: Counter[str]) -> Itera
                 pmids.append(doc.pmid)
                 yield doc
         tmp.replace(docs_file)
-        tmp_pmids = docs_file.with_name(f".{key}.pmids.tmp{os.getpid()}")
-        tmp_pmids.write_text("".join(f"{pmid}\n" for pmid in pmids), encoding="utf-8")
-        tmp_pmids.replace(cache_dir / f"{key}.pmids")
-        tmp_counts = counts_file.with_name(f".{counts_file.name}.tmp{os.getpid()}")
-        store.write_counts(tmp_counts, file_counts)
-        tmp_counts.replace(counts_file)
+        store.write_atomic(cache_dir / f"{key}.pmids", "".join(f"{pmid}\n" for pmid in pmids).encode("utf-8"))
+        store.write_atomic(counts_file, store.dumps_json(dict(file_counts)).encode("utf-8"))
     finally:
         if tmp.exists():
             tmp.unlink()

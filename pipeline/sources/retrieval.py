@@ -44,7 +44,6 @@ import hashlib
 import io
 import json
 import logging
-import os
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -56,7 +55,7 @@ from pipeline.sources.eutils import EutilsClient, EutilsError
 from pipeline.sources.parse_cache import cached_documents, cached_lines
 from pipeline.sources.pubmed_xml import PubmedXmlError, count_records, iter_documents
 from pipeline.sources.pubtator_format import PubtatorFormatError, read_pubtator, to_document
-from pipeline.store import StoredDocument
+from pipeline.store import StoredDocument, write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -190,15 +189,6 @@ class _Index:
         }
 
 
-def _atomic_write(path: Path, payload: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    with open(tmp, "wb") as fh:
-        fh.write(payload)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-
-
 def _gzip_bytes(payload: bytes) -> bytes:
     buf = io.BytesIO()
     with gzip.GzipFile(filename="", mode="wb", fileobj=buf, mtime=0) as gz:
@@ -247,7 +237,7 @@ def _read_index(cache_dir: Path) -> _Index:
 
 def _write_index(cache_dir: Path, index: _Index) -> None:
     payload = json.dumps(index.to_json(), sort_keys=True, indent=1).encode("utf-8") + b"\n"
-    _atomic_write(Path(cache_dir) / INDEX_NAME, payload)
+    write_atomic(Path(cache_dir) / INDEX_NAME, payload, fsync=True)
 
 
 def _store_batch(cache_dir: Path, requested: Sequence[str], payload: bytes) -> tuple[str, list[str]]:
@@ -258,7 +248,7 @@ def _store_batch(cache_dir: Path, requested: Sequence[str], payload: bytes) -> t
     batches = Path(cache_dir) / BATCH_DIR
     batches.mkdir(parents=True, exist_ok=True)
     xml = batches / f"{stem}.xml.gz"
-    _atomic_write(xml, _gzip_bytes(payload))
+    write_atomic(xml, _gzip_bytes(payload), fsync=True)
     stored = sorted({p for p in returned if p}, key=pmid_sort_key)
     meta = {
         "batch": xml.name,
@@ -267,7 +257,8 @@ def _store_batch(cache_dir: Path, requested: Sequence[str], payload: bytes) -> t
         "returned": stored,
         "sha1": hashlib.sha1(payload).hexdigest(),
     }
-    _atomic_write(batches / f"{stem}.json", json.dumps(meta, sort_keys=True, indent=1).encode("utf-8") + b"\n")
+    write_atomic(batches / f"{stem}.json", json.dumps(meta, sort_keys=True, indent=1).encode("utf-8") + b"\n",
+                 fsync=True)
     return xml.name, stored
 
 
