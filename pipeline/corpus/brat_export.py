@@ -390,9 +390,6 @@ def export_collection_reusing(
     with files:
         kept = [*keep, *([Path(before)] if before else [])]
         present = _recycle(out, earlier if known else None, recycle_within, kept)
-        if present:
-            log.info("brat export: recycled %s (%d sentences already there)",
-                     earlier and earlier["spare"]["collection"], len(present))
         out.mkdir(parents=True, exist_ok=True)
         write_conf_files(out, schema, settings)
         seen: set[str] = set()
@@ -497,4 +494,5 @@ def _recycle(out: Path, earlier: Mapping[str, Any] | None, within: Path | None,
         else:
             for suffix in (".txt", ".ann"):
                 (out / f"{stem}{suffix}").unlink(missing_ok=True)
+    log.info("brat export: recycled %s (%d sentences already there)", source, len(present))
     return present

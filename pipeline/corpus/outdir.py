@@ -39,6 +39,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
+from pipeline.store import write_atomic
+
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows: the lock is advisory by content only
@@ -258,10 +260,7 @@ def publish_collection(source: Path, dest: Path, run_name: str) -> Path:
     A ``dest`` that is a directory (published by an older version) is swapped
     out and removed.
     """
-    marker = source / RUN_MARKER
-    tmp_marker = source / f".{RUN_MARKER}.tmp{os.getpid()}"
-    tmp_marker.write_text(run_name + "\n")
-    tmp_marker.replace(marker)
+    write_atomic(source / RUN_MARKER, f"{run_name}\n".encode())
     dest.parent.mkdir(parents=True, exist_ok=True)
     staging = dest.with_name(f".{dest.name}.tmp-{os.getpid()}")
     if staging.is_symlink() or staging.is_file():
