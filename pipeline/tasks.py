@@ -1081,7 +1081,12 @@ class ExportBrat(BratParams, StageTask):
             return
         key = param_hash(self, exclude=("shard", *SOURCE_PARAMS), sources=False)
         memo_path = Path(self.out) / "cache" / "memo" / self.stage / f"{key}.json"
-        earlier = store.read_json(memo_path) if memo_path.is_file() else None
+        try:
+            earlier = store.read_json(memo_path) if memo_path.is_file() else None
+        except (OSError, ValueError) as exc:
+            # a cache, as the shard memos and Sample's keys are: unreadable means absent
+            log.warning("%s: brat export memo not readable (%s); exporting every sentence again", memo_path, exc)
+            earlier = None
         # the memo names collections relative to --out (a copied output directory is self-contained)
         out = Path(self.out)
         for part in (earlier, (earlier or {}).get("spare")):

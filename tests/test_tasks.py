@@ -338,3 +338,19 @@ def test_output_paths_follow_config_contents_for_the_same_task_instance(tmp_path
     ontology.write_bytes(ontology.read_bytes() + b"\n# edited\n")
     os.utime(ontology, ns=(1, 1))  # even with an old modification time the size differs
     assert task.stage_dir() != first
+
+
+def test_an_unreadable_brat_memo_is_a_missing_cache(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A damaged brat export memo is ignored with a warning naming it; the collection equals a fresh build's."""
+    first = build_task(tmp_path / "inc", pubmed_xml=(str(DEMO / "pubmed" / "demo.xml"),), shard_size=10)
+    assert luigi.build([first], local_scheduler=True, workers=1)
+    memos = list((tmp_path / "inc" / "cache" / "memo" / "08_brat").glob("*.json"))
+    assert len(memos) == 1
+    memos[0].write_text("{broken", encoding="utf-8")
+    grown = build_task(tmp_path / "inc", shard_size=10)
+    with caplog.at_level(logging.WARNING, logger="pipeline.tasks"):
+        assert luigi.build([grown], local_scheduler=True, workers=1)
+    assert any(str(memos[0]) in r.getMessage() and "not readable" in r.getMessage() for r in caplog.records)
+    fresh = build_task(tmp_path / "fresh", shard_size=10)
+    assert luigi.build([fresh], local_scheduler=True, workers=1)
+    assert published_files(tmp_path / "inc") == published_files(tmp_path / "fresh")
