@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import collections
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -254,6 +255,19 @@ def main() -> int:
     print(f"\nfalse positives vs PubTator that the gold has (same span, mapped type): {sum(confirmed.values())} of "
           f"{len(pred - pubtator)} ({dict(sorted(confirmed.items()))}); false negatives the gold has too: "
           f"{sum(missed.values())} of {len(pubtator - pred)} ({dict(sorted(missed.items()))})")
+    # PubTator annotated whole abstracts and resolves a short form from its definition anywhere in the
+    # abstract; the dev subset holds single sentences, so a short form defined elsewhere cannot be found here.
+    undefined = [
+        (doc, s, e, t) for doc, s, e, t in pubtator - pred
+        if error_kind((doc, s, e, t), pred) == "missing" and re.fullmatch(r"[A-Z][A-Za-z0-9-]{0,5}", texts[doc][s:e])
+        and sum(c.isupper() for c in texts[doc][s:e]) >= 2
+        and not re.search(r"\(\s*" + re.escape(texts[doc][s:e]) + r"\s*\)", texts[doc])
+    ]
+    tp, fp, fn = len(pred & pubtator), len(pred - pubtator), len(pubtator - pred)
+    found_f1 = prf(tp + len(undefined), fp, fn - len(undefined))[2]
+    print(f"missed short forms (2+ capitals, at most 6 characters) not defined in their sentence: {len(undefined)} of "
+          f"{fn} false negatives ({dict(sorted(collections.Counter(x[3] for x in undefined).items()))}); micro F1 "
+          f"if they were found: {found_f1:.3f} (now {prf(tp, fp, fn)[2]:.3f})")
     print("\nerrors vs PubTator by type and kind (boundary: overlaps one of the same type; type: same span,"
           " other type; overlap: overlaps one of another type; missing: nothing overlapping)")
     for t in TYPES:
@@ -261,9 +275,9 @@ def main() -> int:
                                       for k in ("boundary", "type", "overlap", "missing")))
     if args.errors:
         wanted = TYPES if args.errors == "all" else (args.errors,)
-        for label, items in (("FP", sorted(pred - pubtator)), ("FN", sorted(pubtator - pred))):
+        for label, listed in (("FP", sorted(pred - pubtator)), ("FN", sorted(pubtator - pred))):
             print(f"\n{label} vs PubTator")
-            for doc, s, e, t in items:
+            for doc, s, e, t in listed:
                 if t in wanted:
                     kind = error_kind((doc, s, e, t), pubtator if label == "FP" else pred)
                     print(f"  {t:9} {kind:8} {texts[doc][s:e]!r:40} {doc}  ...{texts[doc][max(0, s - 30):e + 30]!r}")

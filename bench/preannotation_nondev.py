@@ -17,8 +17,15 @@ mention surface of at least ``--min-count`` annotations whose annotation rate, a
 its token sequence in those texts, is at least ``--min-rate``, added as Disease where the lexicon has no
 entry); scores the dev subset (vs PubTator) and the NCBI test set with and without it.
 
+``--ncbi-boundaries``: an experiment with Disease boundary edits learned from NCBI train + develop. An
+edit is one token added or removed at one edge of a local Disease mention, keyed by that token (``L+
+acute``: add the word "acute" before the mention). It is kept when it gives the reference span in at least
+``--min-rate`` of the at least ``--min-count`` local mentions it applies to (mentions already right count
+against it). Scores the NCBI test set and the dev subset against PubTator with and without the edits, for a
+few (count, rate) settings.
+
 Usage: ``python bench/preannotation_nondev.py [--lexicon FILE] [--sets greenelab,ncbi-train] [--errors TYPE]
-[--ncbi-gazetteer [--min-rate R] [--min-count N]]``
+[--ncbi-gazetteer [--min-rate R] [--min-count N]] [--ncbi-boundaries]``
 """
 
 from __future__ import annotations
@@ -157,14 +164,65 @@ def ncbi_gazetteer(base: LocalAnnotator, lexicon: Path | None, min_rate: float, 
     return LocalAnnotator(tables)
 
 
-def dev_vs_pubtator(annotator: LocalAnnotator) -> tuple[float, float]:
+Edit = tuple[str, str]  # ("L+" / "R+" / "L-" / "R-", lower-cased token)
+
+
+def boundary_edits(text: str, start: int, end: int) -> list[tuple[Edit, tuple[int, int]]]:
+    """The one-token edits of the mention ``text[start:end]`` and the span each gives."""
+    from pipeline.nlp import lexicon as lx
+
+    toks = list(lx.tokenize(text))
+    inside = [i for i, (_t, s, e) in enumerate(toks) if s < end and e > start]
+    if not inside:
+        return []
+    i0, i1 = inside[0], inside[-1]
+    out: list[tuple[Edit, tuple[int, int]]] = []
+    if i0 > 0 and toks[i0 - 1][0].isalpha():
+        out.append((("L+", toks[i0 - 1][0].lower()), (toks[i0 - 1][1], end)))
+    if i1 + 1 < len(toks) and toks[i1 + 1][0].isalpha():
+        out.append((("R+", toks[i1 + 1][0].lower()), (start, toks[i1 + 1][2])))
+    if i1 > i0:
+        out.append((("R-", toks[i1][0].lower()), (start, toks[i1 - 1][2])))
+        out.append((("L-", toks[i0][0].lower()), (toks[i0 + 1][1], end)))
+    return out
+
+
+def learn_boundary_edits(annotator: LocalAnnotator, min_count: int, min_rate: float) -> set[Edit]:
+    """Disease boundary edits learned from NCBI train + develop (see the module docstring)."""
+    seen: collections.Counter[Edit] = collections.Counter()
+    right: collections.Counter[Edit] = collections.Counter()
+    for name in ("ncbi-train", "ncbi-develop"):
+        texts, ref = read_pubtator(SETS[name])
+        for pmid, text in texts.items():
+            for a in annotator.annotate(text):
+                if a.type != "Disease":
+                    continue
+                correct = (pmid, a.start, a.end, "Disease") in ref
+                for edit, (s, e) in boundary_edits(text, a.start, a.end):
+                    seen[edit] += 1
+                    right[edit] += not correct and (pmid, s, e, "Disease") in ref
+    return {edit for edit, n in seen.items() if n >= min_count and right[edit] / n >= min_rate}
+
+
+def annotate_with_edits(annotator: LocalAnnotator, text: str, edits: set[Edit]) -> list[tuple[int, int, str]]:
+    """The annotator's mentions, each Disease mention moved by the first learned edit that applies."""
+    out = []
+    for a in annotator.annotate(text):
+        span = (a.start, a.end)
+        if a.type == "Disease":
+            span = next((s for edit, s in boundary_edits(text, a.start, a.end) if edit in edits), span)
+        out.append((span[0], span[1], a.type))
+    return out
+
+
+def dev_vs_pubtator(annotator: LocalAnnotator, edits: set[Edit] | None = None) -> tuple[float, float]:
     """(micro F1, Disease F1) of ``annotator`` against PubTator on the dev subset's sentences."""
     dev = SHARED / "data" / "pgxcorpus-dev"
     pred: set[Item] = set()
     ref: set[Item] = set()
     for txt in sorted((dev / "gold").glob("*.txt")):
-        for a in annotator.annotate(txt.read_text(encoding="utf-8")):
-            pred.add((txt.stem, a.start, a.end, a.type))
+        for s, e, t in annotate_with_edits(annotator, txt.read_text(encoding="utf-8"), edits or set()):
+            pred.add((txt.stem, s, e, t))
         for line in (dev / "pubtator" / f"{txt.stem}.ann").read_text(encoding="utf-8").splitlines():
             if line.startswith("T"):
                 _tid, spec, _text = line.split("\t", 2)
@@ -184,17 +242,35 @@ def main() -> int:
     parser.add_argument("--sets", default="greenelab,ncbi-train,ncbi-develop")
     parser.add_argument("--errors", default=None, help="list FP/FN of this type (or 'all')")
     parser.add_argument("--ncbi-gazetteer", action="store_true", help="the NCBI disease gazetteer experiment")
+    parser.add_argument("--ncbi-boundaries", action="store_true", help="the NCBI Disease boundary experiment")
     parser.add_argument("--min-rate", type=float, default=0.5)
     parser.add_argument("--min-count", type=int, default=2)
     args = parser.parse_args()
     annotator = LocalAnnotator.load(args.lexicon)
+    if args.ncbi_boundaries:
+        test_texts, test_ref = read_pubtator(SETS["ncbi-test"])
+        micro0, disease0 = dev_vs_pubtator(annotator)
+        pred0 = {(d, a.start, a.end, a.type) for d, t in test_texts.items() for a in annotator.annotate(t)
+                 if a.type == "Disease"}
+        test0 = prf(len(pred0 & test_ref), len(pred0 - test_ref), len(test_ref - pred0))[2]
+        print(f"no edits: NCBI test Disease F1 {test0:.3f}; dev vs PubTator micro F1 {micro0:.4f} "
+              f"(Disease {disease0:.3f})")
+        for min_count, min_rate in ((2, 0.5), (3, 0.5), (3, 0.6), (5, 0.5)):
+            edits = learn_boundary_edits(annotator, min_count, min_rate)
+            edited = {(d, s, e, t) for d, text in test_texts.items()
+                      for s, e, t in annotate_with_edits(annotator, text, edits) if t == "Disease"}
+            test_f1 = prf(len(edited & test_ref), len(edited - test_ref), len(test_ref - edited))[2]
+            micro, disease = dev_vs_pubtator(annotator, edits)
+            print(f"edits learned with count >= {min_count}, rate >= {min_rate}: {len(edits)} edits; "
+                  f"NCBI test Disease F1 {test_f1:.3f}; dev vs PubTator micro F1 {micro:.4f} (Disease {disease:.3f})")
+        return 0
     if args.ncbi_gazetteer:
         with_gaz = ncbi_gazetteer(annotator, args.lexicon, args.min_rate, args.min_count)
         test_texts, test_ref = read_pubtator(SETS["ncbi-test"])
         for label, ann in (("lexicon", annotator), ("lexicon + NCBI gazetteer", with_gaz)):
-            pred = {(d, a.start, a.end, a.type) for d, t in test_texts.items() for a in ann.annotate(t)
-                    if a.type == "Disease"}
-            test_f1 = prf(len(pred & test_ref), len(pred - test_ref), len(test_ref - pred))[2]
+            found = {(d, a.start, a.end, a.type) for d, t in test_texts.items() for a in ann.annotate(t)
+                     if a.type == "Disease"}
+            test_f1 = prf(len(found & test_ref), len(found - test_ref), len(test_ref - found))[2]
             micro, disease = dev_vs_pubtator(ann)
             print(f"{label:26}: dev vs PubTator micro F1 {micro:.3f} (Disease {disease:.3f}); "
                   f"NCBI test Disease F1 {test_f1:.3f}")
