@@ -149,6 +149,11 @@ class MemberLine:
     def line(self) -> bytes:
         return member_line(self.raw, self.member)
 
+    @property
+    def data(self) -> bytes:
+        """The gzip member itself, as the file holds it (to be written out as it is)."""
+        return self.raw[self.member.start : self.member.end]
+
 
 def iter_member_lines(path: str | os.PathLike[str]) -> Iterator[MemberLine | bytes]:
     """The lines of a store file: as :class:`MemberLine` when it is one member per line, else as bytes."""
@@ -343,7 +348,7 @@ def iter_members(directory: str | os.PathLike[str], known: Mapping[str, Any]) ->
     for path in list_shards(directory):
         for item in iter_member_lines(path):
             if isinstance(item, MemberLine):
-                digest, data = item.digest, item.raw[item.member.start : item.member.end]
+                digest, data = item.digest, item.data
                 found = known.get(digest)
                 if found is None:
                     record = json.loads(item.line)

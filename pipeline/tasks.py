@@ -1099,7 +1099,7 @@ class ExportBrat(BratParams, StageTask):
             # in the export before it, which is recycled unless it is the published one
             found = brat_export.export_collection_reusing(
                 lines, Path(tmp), loaded_schema, counts, earlier,
-                recycle_within=Path(self.out) / "work" / self.stage, keep=[Path(self.out) / "brat"],
+                recycle_within=out / "work" / self.stage, keep=[out / "brat"],
             )
             store.write_counts(self.counts_path(), counts)
             self.write_params()

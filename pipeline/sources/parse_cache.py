@@ -78,13 +78,9 @@ def cached_lines(path: Path, cache_dir: Path, counts: Counter[str]) -> Iterator[
     counts_file = cache_dir / f"{key}.counts.json"
     if docs_file.exists() and counts_file.exists():
         counts.update(store.read_json(counts_file))
-        raw = docs_file.read_bytes()
-        found = store.scan_members(raw)
-        if found is None:  # not one member per document: compress each line as a store file would
-            lines = [line + b"\n" for line in store.decompress(raw).split(b"\n") if line.strip()]
-            members = [store.encode_member(line) for line in lines]
-        else:
-            members = [raw[m.start : m.end] for m in found]
+        # a line that is not its own member (a damaged or foreign entry) is compressed as a store file would
+        members = [item.data if isinstance(item, store.MemberLine) else store.encode_member(item)
+                   for item in store.iter_member_lines(docs_file)]
         try:
             # the PMIDs in file order, written with the entry: no member is decompressed
             pmids = (cache_dir / f"{key}.pmids").read_text(encoding="utf-8").split()

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import collections
+import gzip
 import shutil
 from pathlib import Path
 
 import pytest
 
+from pipeline import store
 from pipeline.sources import parse_cache, pubmed_xml, retrieval
 
 DEMO = Path(__file__).resolve().parents[2] / "data" / "demo" / "pubmed"
@@ -54,4 +56,18 @@ def test_cached_lines_take_their_pmids_from_the_sidecar_without_decoding(tmp_pat
     assert sidecar.read_text().split() == [line.pmid for line in first]
     assert list(parse_cache.cached_lines(source, cache, collections.Counter())) == first
     sidecar.unlink()  # an entry written by an older version: PMIDs read from the lines
+    assert list(parse_cache.cached_lines(source, cache, collections.Counter())) == first
+
+
+def test_cached_lines_of_an_entry_that_is_one_plain_gzip_stream(tmp_path: Path) -> None:
+    """An entry not written one member per document (damaged or foreign) still gives the same documents,
+    each compressed as its own member as a store file holds it."""
+    source = tmp_path / "demo.xml"
+    shutil.copyfile(DEMO / "demo.xml", source)
+    cache = tmp_path / "cache"
+    first = list(parse_cache.cached_lines(source, cache, collections.Counter()))
+    (entry,) = cache.glob("*.jsonl.gz")
+    entry.write_bytes(gzip.compress(b"".join(d.line for d in first)))
+    (cache / entry.name.replace(".jsonl.gz", ".pmids")).unlink()
+    assert store.scan_members(entry.read_bytes()) is None
     assert list(parse_cache.cached_lines(source, cache, collections.Counter())) == first
