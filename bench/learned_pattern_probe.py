@@ -188,8 +188,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return t, v
 
     stats = pattern_stats(list(by_name))
-    rows = sorted(((best(c)[1] / c["n"], best(c)[1], c["n"], best(c)[0], p) for p, c in stats.items()
-                   if c["n"] >= 3 and best(c)[1]), reverse=True)
+    rows = sorted(((right / c["n"], right, c["n"], type_, p) for p, c in stats.items()
+                   for type_, right in (best(c),) if c["n"] >= 3 and right), reverse=True)
     print(f"\npatterns with support >= 3: {sum(1 for c in stats.values() if c['n'] >= 3)}; "
           f"with in-sample precision >= 0.5: {sum(1 for r in rows if r[0] >= 0.5)}")
     print("best in-sample patterns (precision, right/support, gold type, pattern):")
@@ -201,17 +201,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("| support >= | precision >= | exact/same / exact/any / partial/same / partial/any | added (right) |")
     print("|---|---|---|---|")
     print(f"| - | - (rules alone) | {fmt(rules_f1)} | 0 |")
+    # per fold: the held-out names and, per pattern seen in training, (support, best gold type, right)
+    fold_stats = []
+    for i in range(args.k):
+        train_names, test_names = train_test(folds, i)
+        fold_stats.append((test_names, {p: (c["n"], *best(c)) for p, c in pattern_stats(train_names).items()}))
     for min_support in (3, 5):
         for threshold in (0.3, 0.4, 0.5):
             out: dict[str, tuple[list[Annotation], list[Annotation]]] = {}
             added: Counter[bool] = Counter()
-            for i in range(args.k):
-                train_names, test_names = train_test(folds, i)
-                keep = {}
-                for pattern, c in pattern_stats(train_names).items():
-                    type_, right = best(c)
-                    if c["n"] >= min_support and right and right / c["n"] >= threshold:
-                        keep[pattern] = type_
+            for test_names, training_stats in fold_stats:
+                keep = {pattern: type_ for pattern, (support, type_, right) in training_stats.items()
+                        if support >= min_support and right and right / support >= threshold}
                 for n in test_names:
                     preds = list(by_name[n].annotations)
                     for span, (pattern, a) in sorted(cands[n].items()):

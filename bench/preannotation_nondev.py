@@ -19,10 +19,10 @@ entry); scores the dev subset (vs PubTator) and the NCBI test set with and witho
 
 ``--ncbi-boundaries``: an experiment with Disease boundary edits learned from NCBI train + develop. An
 edit is one token added or removed at one edge of a local Disease mention, keyed by that token (``L+
-acute``: add the word "acute" before the mention). It is kept when it gives the reference span in at least
-``--min-rate`` of the at least ``--min-count`` local mentions it applies to (mentions already right count
-against it). Scores the NCBI test set and the dev subset against PubTator with and without the edits, for a
-few (count, rate) settings.
+acute``: add the word "acute" before the mention). It is kept when it gives the reference span in at least a
+given share of the at least a given number of local mentions it applies to (mentions already right count
+against it). Scores the NCBI test set and the dev subset against PubTator without the edits and with those
+of four (number, share) settings: (2, 0.5), (3, 0.5), (3, 0.6), (5, 0.5).
 
 Usage: ``python bench/preannotation_nondev.py [--lexicon FILE] [--sets greenelab,ncbi-train] [--errors TYPE]
 [--ncbi-gazetteer [--min-rate R] [--min-count N]] [--ncbi-boundaries]``
@@ -167,11 +167,8 @@ def ncbi_gazetteer(base: LocalAnnotator, lexicon: Path | None, min_rate: float, 
 Edit = tuple[str, str]  # ("L+" / "R+" / "L-" / "R-", lower-cased token)
 
 
-def boundary_edits(text: str, start: int, end: int) -> list[tuple[Edit, tuple[int, int]]]:
-    """The one-token edits of the mention ``text[start:end]`` and the span each gives."""
-    from pipeline.nlp import lexicon as lx
-
-    toks = list(lx.tokenize(text))
+def boundary_edits(toks: list[tuple[str, int, int]], start: int, end: int) -> list[tuple[Edit, tuple[int, int]]]:
+    """The one-token edits of the mention ``[start, end)`` over its text's tokens, and the span each gives."""
     inside = [i for i, (_t, s, e) in enumerate(toks) if s < end and e > start]
     if not inside:
         return []
@@ -187,30 +184,37 @@ def boundary_edits(text: str, start: int, end: int) -> list[tuple[Edit, tuple[in
     return out
 
 
-def learn_boundary_edits(annotator: LocalAnnotator, min_count: int, min_rate: float) -> set[Edit]:
-    """Disease boundary edits learned from NCBI train + develop (see the module docstring)."""
+def boundary_edit_counts(annotator: LocalAnnotator) -> tuple[collections.Counter[Edit], collections.Counter[Edit]]:
+    """How often each Disease boundary edit applies on NCBI train + develop, and how often it gives the
+    reference span of a local mention that is not already right."""
+    from pipeline.nlp import lexicon as lx
+
     seen: collections.Counter[Edit] = collections.Counter()
     right: collections.Counter[Edit] = collections.Counter()
     for name in ("ncbi-train", "ncbi-develop"):
         texts, ref = read_pubtator(SETS[name])
         for pmid, text in texts.items():
+            toks = list(lx.tokenize(text))
             for a in annotator.annotate(text):
                 if a.type != "Disease":
                     continue
                 correct = (pmid, a.start, a.end, "Disease") in ref
-                for edit, (s, e) in boundary_edits(text, a.start, a.end):
+                for edit, (s, e) in boundary_edits(toks, a.start, a.end):
                     seen[edit] += 1
                     right[edit] += not correct and (pmid, s, e, "Disease") in ref
-    return {edit for edit, n in seen.items() if n >= min_count and right[edit] / n >= min_rate}
+    return seen, right
 
 
 def annotate_with_edits(annotator: LocalAnnotator, text: str, edits: set[Edit]) -> list[tuple[int, int, str]]:
     """The annotator's mentions, each Disease mention moved by the first learned edit that applies."""
+    from pipeline.nlp import lexicon as lx
+
+    toks = list(lx.tokenize(text)) if edits else []
     out = []
     for a in annotator.annotate(text):
         span = (a.start, a.end)
-        if a.type == "Disease":
-            span = next((s for edit, s in boundary_edits(text, a.start, a.end) if edit in edits), span)
+        if a.type == "Disease" and edits:
+            span = next((s for edit, s in boundary_edits(toks, a.start, a.end) if edit in edits), span)
         out.append((span[0], span[1], a.type))
     return out
 
@@ -255,8 +259,9 @@ def main() -> int:
         test0 = prf(len(pred0 & test_ref), len(pred0 - test_ref), len(test_ref - pred0))[2]
         print(f"no edits: NCBI test Disease F1 {test0:.3f}; dev vs PubTator micro F1 {micro0:.4f} "
               f"(Disease {disease0:.3f})")
+        seen, right = boundary_edit_counts(annotator)
         for min_count, min_rate in ((2, 0.5), (3, 0.5), (3, 0.6), (5, 0.5)):
-            edits = learn_boundary_edits(annotator, min_count, min_rate)
+            edits = {edit for edit, n in seen.items() if n >= min_count and right[edit] / n >= min_rate}
             edited = {(d, s, e, t) for d, text in test_texts.items()
                       for s, e, t in annotate_with_edits(annotator, text, edits) if t == "Disease"}
             test_f1 = prf(len(edited & test_ref), len(edited - test_ref), len(test_ref - edited))[2]
