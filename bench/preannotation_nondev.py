@@ -56,6 +56,7 @@ TYPE_MAP = {
 }
 
 Item = tuple[str, int, int, str]
+DEV = SHARED / "data" / "pgxcorpus-dev"
 
 
 def read_pubtator(path: Path) -> tuple[dict[str, str], set[Item]]:
@@ -221,13 +222,12 @@ def annotate_with_edits(annotator: LocalAnnotator, text: str, edits: set[Edit]) 
 
 def dev_vs_pubtator(annotator: LocalAnnotator, edits: set[Edit] | None = None) -> tuple[float, float]:
     """(micro F1, Disease F1) of ``annotator`` against PubTator on the dev subset's sentences."""
-    dev = SHARED / "data" / "pgxcorpus-dev"
     pred: set[Item] = set()
     ref: set[Item] = set()
-    for txt in sorted((dev / "gold").glob("*.txt")):
+    for txt in sorted((DEV / "gold").glob("*.txt")):
         for s, e, t in annotate_with_edits(annotator, txt.read_text(encoding="utf-8"), edits or set()):
             pred.add((txt.stem, s, e, t))
-        for line in (dev / "pubtator" / f"{txt.stem}.ann").read_text(encoding="utf-8").splitlines():
+        for line in (DEV / "pubtator" / f"{txt.stem}.ann").read_text(encoding="utf-8").splitlines():
             if line.startswith("T"):
                 _tid, spec, _text = line.split("\t", 2)
                 type_, _, frags = spec.partition(" ")
@@ -251,6 +251,12 @@ def main() -> int:
     parser.add_argument("--min-count", type=int, default=2)
     args = parser.parse_args()
     annotator = LocalAnnotator.load(args.lexicon)
+    if args.ncbi_boundaries or args.ncbi_gazetteer:
+        needed = [SETS[n] for n in ("ncbi-train", "ncbi-develop", "ncbi-test")] + [DEV / "gold", DEV / "pubtator"]
+        missing = [str(path) for path in needed if not path.exists()]
+        if missing:
+            print(f"not found: {', '.join(missing)} (put the shared/ folder beside the project); nothing measured")
+            return 0
     if args.ncbi_boundaries:
         test_texts, test_ref = read_pubtator(SETS["ncbi-test"])
         micro0, disease0 = dev_vs_pubtator(annotator)
