@@ -109,21 +109,3 @@ def test_console_build_exits_fast_with_its_status_and_output(tmp_path: Path) -> 
                           cwd=PROJECT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2
     assert "at least three are needed" in proc.stderr
-
-
-def test_readme_documents_every_option() -> None:
-    """Every option of every subcommand appears in README.md."""
-    readme = (PROJECT / "README.md").read_text(encoding="utf-8")
-    parser = cli.make_parser()
-    missing = []
-    stack = [parser]
-    while stack:
-        current = stack.pop()
-        for action in current._actions:
-            if isinstance(action, argparse._SubParsersAction):
-                stack.extend(action.choices.values())
-            for flag in action.option_strings:
-                if flag.startswith("--") and flag not in ("--help", "--version") and f"`{flag}" not in readme \
-                        and f" {flag}" not in readme:
-                    missing.append(f"{current.prog} {flag}")
-    assert missing == []
