@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 WIDTH = 100
+# Defaults under the project's own directory are shown relative to it: the page must not depend on
+# where the project is cloned.
+PROJECT_ROOT = str(Path(__file__).resolve().parents[2]) + "/"
 
 
 def _formatter(parser: argparse.ArgumentParser) -> argparse.HelpFormatter:
@@ -32,7 +36,7 @@ def _cell(text: str) -> str:
 def _help(parser: argparse.ArgumentParser, action: argparse.Action) -> str:
     if not action.help or action.help == argparse.SUPPRESS:
         return ""
-    return _cell(_formatter(parser)._expand_help(action))
+    return _cell(_formatter(parser)._expand_help(action).replace(PROJECT_ROOT, ""))
 
 
 def _names(action: argparse.Action) -> str:
