@@ -112,10 +112,7 @@ class Journal:
     def entries(self) -> list[Version]:
         """Every log line, in log order.  A last line without its newline (a writer killed in the middle)
         is left out; any other unreadable line is a JournalError naming it."""
-        if not self.log_path.is_file():
-            return []
-        with self._log(os.O_RDONLY, fcntl.LOCK_SH) as fd, os.fdopen(os.dup(fd), "rb") as fh:
-            data = fh.read()
+        data = self.log_bytes()
         out = []
         lines = data.split(b"\n")
         if lines and lines[-1]:
@@ -128,6 +125,13 @@ class Journal:
             except (ValueError, KeyError, TypeError) as exc:
                 raise JournalError(f"{self.log_path}:{number}: unreadable journal line: {exc}") from exc
         return out
+
+    def log_bytes(self) -> bytes:
+        """The log as it is between two writes (read under a shared lock), for a consistent copy."""
+        if not self.log_path.is_file():
+            return b""
+        with self._log(os.O_RDONLY, fcntl.LOCK_SH) as fd, os.fdopen(os.dup(fd), "rb") as fh:
+            return fh.read()
 
     def versions(self, document: str) -> list[Version]:
         """The versions of ``document`` (campaign-relative name without extension), oldest first."""
