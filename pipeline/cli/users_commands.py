@@ -15,6 +15,7 @@ import getpass
 import sys
 from pathlib import Path
 
+from pipeline.campaign import status as status_mod
 from pipeline.campaign.phase1 import CampaignError, read_campaign
 from pipeline.cli.brat_commands import print_passwords
 from pipeline.cli.campaign_commands import add_campaign_command
@@ -22,7 +23,7 @@ from pipeline.cli.exitcodes import ExitCode
 from pipeline.serve import backup as backup_mod
 from pipeline.serve import history as history_mod
 from pipeline.serve import users as users_mod
-from pipeline.serve.journal import JournalError
+from pipeline.serve.journal import Journal, JournalError
 
 
 def _fail(command: str, message: object, code: ExitCode = ExitCode.REFUSED) -> int:
@@ -104,6 +105,23 @@ def run_backup(args: argparse.Namespace) -> int:
         return _fail("backup", exc, ExitCode.ERROR)
     print(f"{args.out}: {summary.documents} documents, {summary.members} members, {summary.bytes} bytes")
     return int(ExitCode.OK)
+
+
+def journal_progress(campaign_dir: Path) -> dict[str, list[tuple[float, int]]] | None:
+    """``campaign status --png``: documents done over time from the journal, None without one."""
+    journal = Journal(campaign_dir)
+    contents: dict[str, bytes] = {}
+    try:
+        entries = journal.entries()
+        for e in entries:
+            if e.sha256 not in contents:
+                contents[e.sha256] = journal.content(e.sha256)
+    except JournalError as exc:
+        print(f"pgx-corpus campaign status: no progress over time: {exc}", file=sys.stderr)
+        return None
+    if not entries:
+        return None
+    return status_mod.done_over_time((e.time, e.document, contents[e.sha256]) for e in entries)
 
 
 RESTORE_HELP = """\

@@ -255,3 +255,37 @@ def test_backup_of_a_live_campaign_never_holds_half_an_edit(live: tuple[Path, di
     finally:
         stop.set()
         thread.join()
+
+
+def test_status_png_plots_progress_over_time_from_the_journal(live: tuple[Path, dict[str, str]], tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    from pipeline.campaign.status import done_over_time
+
+    campaign, _ = live
+    journal = Journal(campaign, clock=Clock())
+    save(campaign, journal, "alice", DOC, CHEM + DONE, "createSpan")            # alice: 1 done
+    save(campaign, journal, "bob", "phase1/bob/100_1", CHEM, "createSpan")      # bob: 0
+    save(campaign, journal, "alice", "phase1/alice/100_2", DONE, "createSpan")  # alice: 2
+    save(campaign, journal, "alice", DOC, CHEM, "deleteSpan")                   # alice: Done removed, 1
+    save(campaign, journal, "bob", "phase1/bob/100_1", CHEM + DONE, "createSpan")  # bob: 1
+    save(campaign, journal, "bob", "phase1/bob/100_1", CHEM + GENE + DONE, "createSpan")  # bob: still 1
+    entries = [(e.time, e.document, journal.content(e.sha256)) for e in journal.entries()]
+    t = [e.time for e in journal.entries()]
+    assert done_over_time(entries) == {
+        "alice (phase 1)": [(t[0], 1), (t[2], 2), (t[3], 1)],
+        "bob (phase 1)": [(t[1], 0), (t[4], 1)],
+    }
+    assert done_over_time([*entries, (t[5] + 1, "review/merged/dave/100_1", DONE.encode())]) == done_over_time(entries)
+    # the command draws both charts: the figure is taller than the bars alone
+    plain = tmp_path / "plain.png"
+    assert cli.main(["campaign", "status", str(tmp_path / "coll"), "--png", str(plain)]) == 2  # not a campaign
+    from pipeline.campaign.status import campaign_status, write_png
+
+    write_png(campaign_status(campaign), plain)
+    png = tmp_path / "progress.png"
+    assert cli.main(["campaign", "status", str(campaign), "--png", str(png)]) == 0
+    capsys.readouterr()
+    from PIL import Image
+
+    with Image.open(plain) as a, Image.open(png) as b:
+        assert b.size[1] > a.size[1] + 200
