@@ -141,8 +141,13 @@ def backup(campaign_dir: Path, out: Path) -> BackupSummary:
         for f in files:
             if not any(f.endswith(s) and f[: -len(s)] in stems for s in DOCUMENT_SUFFIXES):
                 path = directory / f
-                data = path.read_bytes()
-                members.append(_Member(_info(_join(rel, f), path.stat(), len(data)), data))
+                try:
+                    data = path.read_bytes()
+                    st = path.stat()
+                except FileNotFoundError:  # replaced by a rename between the listing and now: gone, not lost
+                    log.warning("%s: removed while the backup ran; not copied", path)
+                    continue
+                members.append(_Member(_info(_join(rel, f), st, len(data)), data))
     journal = Journal(root)
     if journal.root.is_dir():
         # after every document: the log names every version copied above; then the objects, which

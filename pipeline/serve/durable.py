@@ -29,8 +29,19 @@ def fsync_dir(directory: Path) -> None:
 
 
 def ensure_private_dir(directory: Path) -> Path:
-    """``directory`` (and missing parents) created; the directory itself is mode 0700."""
-    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    """``directory`` made mode 0700, created with its missing parents (each created one 0700 too: ``mkdir
+    -p`` would give the parents the umask's mode)."""
+    missing = []
+    current = directory
+    while not current.exists():
+        missing.append(current)
+        current = current.parent
+    for path in reversed(missing):
+        try:
+            path.mkdir(mode=0o700)
+        except FileExistsError:
+            pass  # made by a concurrent writer meanwhile
+        os.chmod(path, 0o700)  # mkdir's mode is narrowed by the umask, never widened: be exact
     os.chmod(directory, 0o700)
     return directory
 

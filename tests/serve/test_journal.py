@@ -46,6 +46,10 @@ def test_record_versions_content(tmp_path: Path) -> None:
     assert line == {"time": 1_700_000_001.0, "person": "alice", "document": "phase1/alice/100_1", "sha256": first,
                     "action": "createSpan", "size": 25}
     assert oct((tmp_path / "journal" / "log.jsonl").stat().st_mode & 0o777) == "0o600"
+    for directory in (tmp_path / "journal", tmp_path / "journal" / "objects", tmp_path / "journal" / "objects" /
+                      first[:2]):
+        assert oct(directory.stat().st_mode & 0o777) == "0o700", directory
+    assert oct((tmp_path / "journal" / "objects" / first[:2] / first).stat().st_mode & 0o777) == "0o600"
 
 
 def test_bad_requests(tmp_path: Path) -> None:
