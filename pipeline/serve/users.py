@@ -78,7 +78,7 @@ def users_path(campaign_dir: Path) -> Path:
 # --- hashing ---------------------------------------------------------------------------------------
 
 def _scrypt(password: str, salt: bytes, n: int, r: int, p: int) -> bytes:
-    return hashlib.scrypt(password.encode("utf-8"), salt=salt, n=n, r=r, p=p, maxmem=132 * n * r * p,
+    return hashlib.scrypt(password.encode("utf-8", "surrogatepass"), salt=salt, n=n, r=r, p=p, maxmem=132 * n * r * p,
                           dklen=KEY_BYTES)
 
 

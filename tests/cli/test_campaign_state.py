@@ -289,3 +289,16 @@ def test_status_png_plots_progress_over_time_from_the_journal(live: tuple[Path, 
 
     with Image.open(plain) as a, Image.open(png) as b:
         assert b.size[1] > a.size[1] + 200
+
+
+def test_batches_refuses_a_broken_users_file_before_writing(live: tuple[Path, dict[str, str]], tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    campaign, _ = live
+    (campaign / "access" / "users.json").write_text("{broken")
+    before = tree(campaign)
+    argv = ["batches", "--collection", str(tmp_path / "coll"), "--roster", str(tmp_path / "roster.csv"),
+            "--out", str(campaign), "--seed", "99"]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("pgx-corpus batches: ") and "not a users file" in err
+    assert tree(campaign) == before
