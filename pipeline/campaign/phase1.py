@@ -50,7 +50,7 @@ class CampaignError(ValueError):
 
 
 def check_ids(ids: Sequence[str], where: str) -> None:
-    """CampaignError unless every id can be a brat user name, an attribute value and a directory name."""
+    """CampaignError unless every id can be a user name, an attribute value and a directory name."""
     seen: dict[str, str] = {}
     for pid in ids:
         if not deploy.ID_RE.match(pid):

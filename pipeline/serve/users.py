@@ -262,7 +262,7 @@ class UserStore:
     def __init__(self, campaign_dir: Path) -> None:
         self._path = users_path(campaign_dir)
         self._lock = threading.Lock()
-        self._stamp: tuple[int, int, int, int] | None = None
+        self._stamp: tuple[int, int, int, int, int] | None = None
         self._people: dict[str, _Entry] = {}
         self._decoy = _decoy_hash()
 
@@ -279,7 +279,7 @@ class UserStore:
                 return self._people
             try:
                 st = os.fstat(fd)
-                stamp = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+                stamp = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
                 if stamp != self._stamp:
                     with os.fdopen(os.dup(fd), "rb") as fh:
                         data = fh.read()
