@@ -144,3 +144,41 @@ def test_concurrent_writers_lose_nobody(tmp_path: Path) -> None:
     assert sorted(p.id for p in users.list_people(tmp_path)) == [f"p{i}" for i in range(6)]
     store = UserStore(tmp_path)
     assert all(store.verify(p, pw) is not None for p, pw in results.items())
+
+
+def _create(campaign: str, person: str) -> None:
+    create_users(Path(campaign), {person: ["annotator"]})
+
+
+def test_concurrent_processes_lose_nobody(tmp_path: Path) -> None:
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_create, args=(str(tmp_path), f"q{i}")) for i in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+        assert p.exitcode == 0
+    assert [p.id for p in users.list_people(tmp_path)] == [f"q{i}" for i in range(4)]
+
+
+def test_store_reads_while_the_file_changes(tmp_path: Path) -> None:
+    create_users(tmp_path, {"alice": ["annotator"]})
+    store = UserStore(tmp_path)
+    seen: list[Person | None] = []
+    stop = threading.Event()
+
+    def reader() -> None:
+        while not stop.is_set():
+            seen.append(store.get("alice"))
+
+    threads = [threading.Thread(target=reader) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for i in range(5):
+        create_users(tmp_path, {"alice": ["annotator"] if i % 2 else ["annotator", "senior"]})
+    stop.set()
+    for t in threads:
+        t.join()
+    assert seen and all(p is not None and p.id == "alice" for p in seen)  # never a half-read file
