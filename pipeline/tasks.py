@@ -1113,8 +1113,9 @@ class ExportBrat(BratParams, StageTask):
 class PrepareBatches(BatchParams, StageTask):
     """brat collection + roster -> a campaign directory: blind phase-1 collections, campaign.json, manifest CSV.
 
-    The directory also holds ``brat_users.py`` (generated passwords, mode 0600), the one output that
-    is not a function of the parameters (see :mod:`pipeline.campaign.phase1`).
+    The directory also holds ``access/users.json`` (the people's scrypt password hashes, random salts),
+    the one output that is not a function of the parameters.  A build shows no password: the manager
+    gives each person one with ``pgx-corpus campaign users CAMPAIGN_DIR reset PERSON``.
     """
 
     stage = "09_batches"
@@ -1127,16 +1128,19 @@ class PrepareBatches(BatchParams, StageTask):
 
     def run(self) -> None:
         from pipeline.corpus import batches
+        from pipeline.serve import users
 
         if not self.roster:
             raise ValueError("PrepareBatches needs a roster file (--roster)")
         counts: Counter[str] = Counter()
         previous = Path(self.previous_batches) if self.previous_batches else None
         with self.output().temporary_path() as tmp:
-            batches.prepare_batches(
+            roles = batches.prepare_batches(
                 Path(self.input().path), Path(self.roster), Path(tmp),
                 seed=self.batch_seed, previous_manifest=previous, counts=counts,
             )
+            # users without a shown password: nobody logs in until the manager resets one
+            users.create_users(Path(tmp), roles)
             store.write_counts(self.counts_path(), counts)
             self.write_params()
 

@@ -256,7 +256,7 @@ def stage_files(task: tasks.BuildCorpus) -> dict[str, bytes]:
     for stage in task.stages():
         root = task.clone(tasks.STAGE_TASKS[stage]).stage_dir()
         for path in sorted(root.rglob("*")):
-            if not path.is_file() or path.name in ("params.json", "brat_users.py"):
+            if not path.is_file() or path.name in ("params.json", "users.json"):
                 continue
             data = path.read_bytes()
             if path.name.endswith("counts.json"):  # how a shard was obtained is not part of the result

@@ -19,8 +19,8 @@ What :func:`append_to_campaign` does:
 * in a campaign written by part 1's ``batches`` (with ``campaign.json`` and ``preannotation/``), also
   appends the new documents to ``campaign.json`` (``{"document", "files", "phase1", "phase2"}`` entries
   after the existing ones, which stay as they are) and copies them to ``preannotation/`` (the reference
-  of ``campaign status`` and of the text check); such a campaign gives each person an ``acl.conf``, a
-  guide and a brat user, so a new document may only go to people who already have a phase-1 collection
+  of ``campaign status`` and of the text check); such a campaign gives each person a collection with
+  a guide and a user, so a new document may only go to people who already have a phase-1 collection
   (RosterError otherwise, before anything is written).
 
 A file that already exists where a new document would go is never overwritten: the document is left out
@@ -99,7 +99,7 @@ def append_to_campaign(
     campaign_json = campaign / CAMPAIGN_MANIFEST
     record = _read_campaign_json(campaign_json) if campaign_json.is_file() else None
     if record is not None:
-        # a campaign written by `batches` has acl.conf, users and guide per person: append cannot add people
+        # a campaign written by `batches` has a user and a guide per person: append cannot add people
         newcomers = sorted({p for _, phase, p in new_rows if phase == "1" and not (phase1 / p).is_dir()})
         if newcomers:
             raise RosterError(f"{roster}: {', '.join(newcomers)} would get documents but have no collection in "

@@ -5,20 +5,23 @@ Input: the source brat collection, the assignment rows of :func:`pipeline.corpus
 :mod:`pipeline.campaign.layout`):
 
 * ``phase1/<person>/``: the person's documents as pre-annotated (pages when paging), the
-  collection's configuration extended with the campaign types (``Discard`` + ``Reason``, ``Done``),
-  ``acl.conf`` (only that person may read it) and ``guide.md``; ``phase1/acl.conf``;
+  collection's configuration extended with the campaign types (``Discard`` + ``Reason``, ``Done``)
+  and ``guide.md``;
 * ``preannotation/``: one copy of every document as handed out plus the source configuration, the
   reference of ``campaign status`` and of the text check (nobody sees it in brat);
-* ``acl.conf`` (campaign root), ``DEPLOY.md``, ``brat_users.py`` (mode 0600, passwords kept across
-  reruns), ``campaign.json``.
+* ``DEPLOY.md``, ``campaign.json``.
+
+Who may reach which collection is decided by ``campaign serve`` (not by files in the collections), from
+the roles :func:`access_roles` gives each person; the command line creates their users
+(:func:`pipeline.serve.users.create_users`, ``CAMPAIGN_DIR/access/``) and shows new passwords once.
 
 No phase-2 collection is written here: the phase-2 senior of each document is chosen now and recorded,
 and ``campaign review`` writes the seniors' collections from the annotators' results.
 
-``campaign.json``: ``{"format", "brat_path", "seed", "people": [{"id", "role", "phase1", "roster"}],
+``campaign.json``: ``{"format", "seed", "people": [{"id", "role", "phase1", "roster"}],
 "documents": [{"document", "files", "phase1": [two ids], "phase2": id}]}`` where ``files`` are the
 names of the brat documents of that document (itself, its pages, or none when it is missing from the
-collection).  Everything but the passwords is a deterministic function of the inputs.
+collection).  Everything is a deterministic function of the inputs.
 """
 
 from __future__ import annotations
@@ -40,7 +43,6 @@ from pipeline.campaign.layout import CAMPAIGN_MANIFEST, PHASE1_DIR, PHASE2_DIR
 log = logging.getLogger(__name__)
 
 FORMAT = "pgx-corpus campaign 1"
-ACL_FILE = "acl.conf"
 
 
 class CampaignError(ValueError):
@@ -48,15 +50,15 @@ class CampaignError(ValueError):
 
 
 def check_ids(ids: Sequence[str], where: str) -> None:
-    """CampaignError unless every id can be a brat user name, an attribute value and a directory name."""
+    """CampaignError unless every id can be a user name, an attribute value and a directory name."""
     seen: dict[str, str] = {}
     for pid in ids:
         if not deploy.ID_RE.match(pid):
             raise CampaignError(f"{where}: id {pid!r} must be letters, digits, '.', '_' or '-' (it becomes a brat "
                                 "user name, an attribute value and a directory name)")
         if pid.lower() in seen and seen[pid.lower()] != pid:
-            raise CampaignError(f"{where}: ids {seen[pid.lower()]!r} and {pid!r} differ only in case (brat's access "
-                                "control does not tell them apart)")
+            raise CampaignError(f"{where}: ids {seen[pid.lower()]!r} and {pid!r} differ only in case (their "
+                                "collections would clash on a case-insensitive file system)")
         seen[pid.lower()] = pid
 
 
@@ -97,15 +99,13 @@ def write_phase1(
     seed: int,
     counts: Counter[str],
     pages: Mapping[str, list[BratDocument]] | None = None,
-    brat_path: str = "/",
-) -> None:
-    """Write the campaign directory (see the module docstring).
+) -> dict[str, frozenset[str]]:
+    """Write the campaign directory (see the module docstring); returns :func:`access_roles`.
 
     ``roster``: ``(id, role, phase1)`` of the people of the roster; people named only by ``rows`` (a
     previous manifest) are added with ``roster: false``.  ``pages``: document -> its pages when paging.
     Checks (ids usable, campaign not started) come before anything is written.
     """
-    brat_path = deploy.normalize_brat_path(brat_path)
     people: dict[str, dict[str, Any]] = {
         pid: {"id": pid, "role": role, "phase1": phase1, "roster": True} for pid, role, phase1 in roster
     }
@@ -146,11 +146,9 @@ def write_phase1(
                 (pre / source.name).write_bytes(source.read_bytes() if source.exists() else b"")
     annotators = sorted({p for e in documents.values() for p in e["phase1"]})
     seniors = sorted({p["id"] for p in people.values() if p["role"] == "senior"})
-    users = sorted(set(annotators) | set(seniors))
     for person in annotators:
         dest = out / PHASE1_DIR / person
         write_campaign_conf_files(src, dest)
-        (dest / ACL_FILE).write_text(deploy.collection_acl(brat_path, PHASE1_DIR, person, users), encoding="utf-8")
         (dest / GUIDE_FILE).write_text(annotator_guide(dest, person, 1), encoding="utf-8")
         counts["collections:phase1"] += 1
     for entry in documents.values():
@@ -160,21 +158,31 @@ def write_phase1(
                     (out / PHASE1_DIR / person / f"{name}{suffix}").write_bytes((pre / f"{name}{suffix}").read_bytes())
                     counts["files_written"] += 1
     (out / PHASE1_DIR).mkdir(parents=True, exist_ok=True)
-    phase_acl = deploy.phase_acl(brat_path, PHASE1_DIR, annotators, users)
-    (out / PHASE1_DIR / ACL_FILE).write_text(phase_acl, encoding="utf-8")
-    (out / ACL_FILE).write_text(deploy.root_acl(brat_path, annotators, seniors, users), encoding="utf-8")
-    (out / deploy.DEPLOY_NOTE).write_text(deploy.deployment_note(brat_path, annotators, seniors),
-                                          encoding="utf-8")
-    new = deploy.write_users(out / deploy.USERS_FILE, users)
-    counts["users_new"] += len(new)
-    if new:
-        log.info("%s: brat passwords generated for %d new user(s) (the file is mode 0600)",
-                 out / deploy.USERS_FILE, len(new))
+    managers = sorted(p["id"] for p in people.values() if p["role"] == "manager")
+    (out / deploy.DEPLOY_NOTE).write_text(deploy.deployment_note(annotators, seniors, managers), encoding="utf-8")
     manifest = {
         "format": FORMAT,
-        "brat_path": brat_path,
         "seed": seed,
         "people": list(people.values()),
         "documents": list(documents.values()),
     }
     (out / CAMPAIGN_MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    return access_roles(manifest)
+
+
+def access_roles(campaign: Mapping[str, Any]) -> dict[str, frozenset[str]]:
+    """Person -> the roles ``campaign serve`` gives them, from a campaign manifest (``campaign.json``).
+
+    ``annotator``: the person has phase-1 documents; ``senior``: the roster says senior, or the person
+    has phase-2 documents; ``manager``: the roster says manager.  One person may hold several roles.
+    """
+    roles: dict[str, set[str]] = {}
+    for person in campaign["people"]:
+        if person["role"] in ("senior", "manager"):
+            roles.setdefault(person["id"], set()).add(person["role"])
+    for entry in campaign["documents"]:
+        for person in entry["phase1"]:
+            roles.setdefault(person, set()).add("annotator")
+        if entry["phase2"]:
+            roles.setdefault(entry["phase2"], set()).add("senior")
+    return {person: frozenset(r) for person, r in sorted(roles.items())}

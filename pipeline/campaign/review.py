@@ -18,8 +18,8 @@ A ready document is merged (:mod:`pipeline.campaign.merge`; the ``Done`` markers
 senior's documents are never overwritten, so rerunning adds only newly finished documents and a second
 run with nothing new changes nothing.  The merged document as written is also kept in
 ``review/merged/<senior>/`` (the reference of ``campaign status`` for phase 2).  Each senior's
-collection gets the campaign configuration with the ``Disagreement`` values of its annotators,
-``acl.conf`` and ``guide.md``.
+collection gets the campaign configuration with the ``Disagreement`` values of its annotators
+and ``guide.md``.
 
 Reports in ``review/`` (rewritten each run, a function of the campaign's state only):
 ``report.md``/``report.json`` (documents per state, discarded documents with reasons, held-back
@@ -60,7 +60,7 @@ from pipeline.campaign.documents import (
 from pipeline.campaign.guide import GUIDE_FILE, annotator_guide
 from pipeline.campaign.layout import PHASE1_DIR, PHASE2_DIR, REVIEW_DIR
 from pipeline.campaign.merge import merge_versions
-from pipeline.campaign.phase1 import ACL_FILE, CampaignError, read_campaign
+from pipeline.campaign.phase1 import CampaignError, read_campaign
 from pipeline.schema import Schema
 
 log = logging.getLogger(__name__)
@@ -188,17 +188,11 @@ def format_agreement_summary(result: Mapping[str, Any]) -> str:
 
 
 def _write_senior_collections(root: Path, campaign: Mapping[str, Any]) -> None:
-    brat_path = deploy.normalize_brat_path(campaign.get("brat_path", "/"))
     seniors = _senior_annotators(campaign)
-    users = sorted({p["id"] for p in campaign["people"]})
     for senior, annotators in seniors.items():
         dest = root / PHASE2_DIR / senior
         write_campaign_conf_files(root / deploy.PREANNOTATION_DIR, dest, annotators)
-        (dest / ACL_FILE).write_text(deploy.collection_acl(brat_path, PHASE2_DIR, senior, users), encoding="utf-8")
         (dest / GUIDE_FILE).write_text(annotator_guide(dest, senior, 2), encoding="utf-8")
-    if seniors:
-        phase_acl = deploy.phase_acl(brat_path, PHASE2_DIR, seniors, users)
-        (root / PHASE2_DIR / ACL_FILE).write_text(phase_acl, encoding="utf-8")
 
 
 def review(campaign_dir: str | Path, schema: Schema, counts: Counter[str] | None = None) -> dict[str, Any]:

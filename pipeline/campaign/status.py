@@ -20,11 +20,11 @@ document as ``campaign review`` wrote it (``review/merged/<senior>/``) in phase 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from pipeline.brat.standoff import read_document
+from pipeline.brat.standoff import parse_ann, read_document
 from pipeline.campaign import deploy
 from pipeline.campaign.documents import (
     canonical,
@@ -136,12 +136,42 @@ def format_markdown(status: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_png(status: Mapping[str, Any], path: str | Path) -> Path:
+def done_over_time(entries: Iterable[tuple[float, str, bytes]]) -> dict[str, list[tuple[float, int]]]:
+    """Documents done per collection over time, from journaled versions.
+
+    ``entries``: ``(time, document, .ann bytes)`` of every journaled write (``document`` as
+    :func:`pipeline.campaign.locks.document_key` names it, ``phase1/<person>/NAME``).  A document counts
+    as done from the time its latest version carries the ``Done`` marker (:func:`is_done`) until a later
+    version drops it.  Returns ``{"<person> (phase N)": [(time, documents done), ...]}``: a point at the
+    first write into that collection and one at every change of the count; writes outside
+    ``phase1/``/``phase2/`` collections are ignored.
+    """
+    state: dict[str, dict[str, bool]] = {}
+    series: dict[str, list[tuple[float, int]]] = {}
+    for when, document, content in sorted(entries, key=lambda e: e[0]):
+        parts = document.split("/")
+        if len(parts) != 3 or parts[0] not in (PHASE1_DIR, PHASE2_DIR):
+            continue
+        label = f"{parts[1]} (phase {1 if parts[0] == PHASE1_DIR else 2})"
+        doc, _ = parse_ann(parts[2], "", content.decode("utf-8", errors="replace"))
+        done = state.setdefault(label, {})
+        done[document] = is_done(doc)
+        count = sum(done.values())
+        points = series.setdefault(label, [])
+        if not points or points[-1][1] != count:
+            points.append((when, count))
+    return dict(sorted(series.items()))
+
+
+def write_png(status: Mapping[str, Any], path: str | Path,
+              progress: Mapping[str, list[tuple[float, int]]] | None = None) -> Path:
     """A horizontal stacked bar per person and phase: untouched, edited, done, discarded, held back.
 
     A ``Done`` or ``Discard`` marker is itself an edit, so "edited, in progress" (edited, neither done
     nor discarded) and the other parts add up to the documents in the person's collection; the
     remainder of ``assigned`` is drawn as "not yet in collection" (phase 2 before ``campaign review``).
+    With ``progress`` (:func:`done_over_time`, from the journal), a second chart below draws the
+    documents done per person and phase over time (UTC).
     """
     import matplotlib
 
@@ -159,7 +189,13 @@ def write_png(status: Mapping[str, Any], path: str | Path) -> Path:
         "not yet in collection": [r["assigned"] - r["in_collection"] for r in rows],
     }
     colours = ["#d9d9d9", "#9ecae1", "#31a354", "#636363", "#de2d26", "#ffffff"]
-    fig, ax = plt.subplots(figsize=(8, 0.5 * len(rows) + 1.5))
+    bars_height = 0.5 * len(rows) + 1.5
+    if progress:
+        fig, (ax, over_time) = plt.subplots(2, 1, figsize=(8, bars_height + 4.5), layout="constrained",
+                                            gridspec_kw={"height_ratios": [bars_height, 4]})
+        _draw_over_time(over_time, progress)
+    else:
+        fig, ax = plt.subplots(figsize=(8, bars_height))
     left = [0] * len(rows)
     for (name, values), colour in zip(series.items(), colours, strict=True):
         ax.barh(labels, values, left=left, label=name, color=colour, edgecolor="#444444", linewidth=0.5)
@@ -173,3 +209,23 @@ def write_png(status: Mapping[str, Any], path: str | Path) -> Path:
     fig.savefig(out, dpi=100, bbox_inches="tight", metadata={"Software": None})
     plt.close(fig)
     return out
+
+
+def _draw_over_time(ax: Any, progress: Mapping[str, list[tuple[float, int]]]) -> None:
+    import datetime as dt
+
+    import matplotlib.dates as mdates
+
+    last = max(t for points in progress.values() for t, _ in points)
+    for label, points in progress.items():
+        times = [dt.datetime.fromtimestamp(t, dt.UTC) for t, _ in points] + [dt.datetime.fromtimestamp(last, dt.UTC)]
+        counts = [n for _, n in points] + [points[-1][1]]
+        ax.step(times, counts, where="post", label=label)
+    locator = mdates.AutoDateLocator()
+    ax.xaxis.set_major_locator(locator)
+    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+    ax.yaxis.get_major_locator().set_params(integer=True)
+    ax.set_ylabel("documents done")
+    ax.set_xlabel("time (UTC), from the journal")
+    ax.set_title("Documents done over time")
+    ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize="small")

@@ -6,12 +6,14 @@ import argparse
 import logging
 import sys
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 
 from pipeline.brat import validate
 from pipeline.campaign.phase1 import CampaignError
 from pipeline.corpus import batches
 from pipeline.schema import DEFAULT_SCHEMA, SchemaError, load_schema
+from pipeline.serve import users
 
 log = logging.getLogger(__name__)
 
@@ -50,22 +52,36 @@ def _batches(args: argparse.Namespace) -> int:
     if args.page_size is not None and args.page_size < 1:
         print("pgx-corpus batches: --page-size must be >= 1", file=sys.stderr)
         return 2
+    out = Path(args.out)
     try:
-        batches.prepare_batches(
-            Path(args.collection), Path(args.roster), Path(args.out),
+        users.list_people(out)  # an unreadable users file refuses the command before anything is written
+        roles = batches.prepare_batches(
+            Path(args.collection), Path(args.roster), out,
             seed=args.seed, previous_manifest=Path(args.previous) if args.previous else None,
-            counts=counts, page_size=args.page_size, brat_path=args.brat_path,
+            counts=counts, page_size=args.page_size,
         )
+        passwords = users.create_users(out, roles)
     except (batches.RosterError, batches.ManifestError, FileNotFoundError, CampaignError, ValueError) as exc:
         print(f"pgx-corpus batches: {exc}", file=sys.stderr)
         return 2
     print(
         f"{counts['documents']} documents ({counts['documents_new']} new), "
         f"{counts['assignments:phase1']} phase-1 and {counts['assignments:phase2']} phase-2 assignments "
-        f"-> {Path(args.out) / 'manifest.csv'}; {counts['collections:phase1']} phase-1 collections; brat users "
-        f"in {Path(args.out) / 'brat_users.py'} (mode 0600), set-up in {Path(args.out) / 'DEPLOY.md'}"
+        f"-> {out / 'manifest.csv'}; {counts['collections:phase1']} phase-1 collections; {len(roles)} people "
+        f"({len(passwords)} new) in {users.users_path(out)}; set-up in {out / 'DEPLOY.md'}"
     )
+    print_passwords(passwords, out)
     return 0
+
+
+def print_passwords(passwords: Mapping[str, str], campaign_dir: Path) -> None:
+    """The one-time display of new passwords, on stdout, to the manager who ran the command."""
+    if not passwords:
+        return
+    print(f"new passwords, shown this once (give each person theirs privately; `pgx-corpus campaign users "
+          f"{campaign_dir} reset PERSON` makes a new one):")
+    for person, password in sorted(passwords.items()):
+        print(f"  {person}\t{password}")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -89,22 +105,20 @@ def register(sub: argparse._SubParsersAction) -> None:
         "batches",
         help="start an annotation campaign: two blind phase-1 annotators and a phase-2 senior per document",
         description="Write the campaign directory --out: one blind brat collection per phase-1 annotator "
-        "(phase1/<id>/ with acl.conf, the Discard/Done types and guide.md), the pre-annotation copy, "
+        "(phase1/<id>/ with the Discard/Done types and guide.md), the pre-annotation copy, "
         "campaign.json and manifest.csv (the senior of each document is chosen now; campaign review writes "
-        "phase2/ later), brat_users.py (generated passwords, mode 0600) and DEPLOY.md. Same collection, "
+        "phase2/ later) and DEPLOY.md, and the people's users (access/users.json, scrypt hashes; each new "
+        "person's password is printed once, here; people who already exist keep theirs). Same collection, "
         "roster and seed give the same batches; with --previous, earlier assignments are kept and only new "
         "documents are assigned. A campaign whose documents were edited is never rewritten.",
     )
     b.add_argument("--collection", "--sample-dir", dest="collection", required=True, metavar="BRAT_DIR",
                    help="brat collection to distribute (e.g. OUT/brat)")
     b.add_argument("--roster", required=True, metavar="FILE",
-                   help="CSV/TSV with columns id, role (annotator|senior) and optional phase1 (yes|no)")
+                   help="CSV/TSV with columns id, role (annotator|senior|manager) and optional phase1 (yes|no)")
     b.add_argument("--out", required=True, metavar="DIR", help="output directory")
     b.add_argument("--seed", type=int, default=13, help="seed for tie-breaking (default 13)")
     b.add_argument("--previous", metavar="MANIFEST", help="manifest.csv of an earlier run to extend")
     b.add_argument("--page-size", type=int, metavar="N",
                    help="split long documents into pages of N lines/paragraphs (e.g. 50 for patents)")
-    b.add_argument("--brat-path", default="/", metavar="PATH",
-                   help="where --out sits inside brat's DATA_DIR, for the acl.conf paths (default /: DATA_DIR is "
-                   "the campaign directory)")
     b.set_defaults(func=_batches)

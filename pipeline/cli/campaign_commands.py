@@ -48,7 +48,9 @@ def run_status(args: argparse.Namespace) -> int:
         for problem in row["problems"]:
             print(f"pgx-corpus campaign status: held back: {problem}", file=sys.stderr)
     if args.png is not None:
-        path = status_mod.write_png(status, args.png)
+        from pipeline.cli.users_commands import journal_progress  # the journal of campaign serve, if any
+
+        path = status_mod.write_png(status, args.png, journal_progress(args.campaign_dir))
         print(f"pgx-corpus campaign status: wrote {path}", file=sys.stderr)
     if args.json:
         sys.stdout.write(json.dumps(status, ensure_ascii=False, sort_keys=True, indent=2) + "\n")
@@ -96,7 +98,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("campaign_dir", type=_existing_dir, metavar="CAMPAIGN_DIR")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
-    p.add_argument("--png", type=Path, metavar="PATH", help="also write a progress chart (PNG) here")
+    p.add_argument("--png", type=Path, metavar="PATH", help="also write a progress chart (PNG) here; with a "
+                   "journal (campaign serve), also the documents done per person over time")
     p.set_defaults(func=run_status)
 
     p = add_campaign_command(

@@ -6,8 +6,8 @@ manifest of an earlier run.  Output in ``out_dir``:
 
 * the campaign directory of :mod:`pipeline.campaign.phase1`: one blind
   brat collection per phase-1 annotator (``phase1/<person>/``, with the
-  campaign types, ``acl.conf`` and ``guide.md``), the pre-annotation copy,
-  ``campaign.json``, ``DEPLOY.md`` and the brat users snippet; the phase-2
+  campaign types and ``guide.md``), the pre-annotation copy,
+  ``campaign.json`` and ``DEPLOY.md``; the phase-2
   senior of each document is chosen and recorded, but phase-2 collections
   are written later, by ``campaign review``; with ``page_size`` a long
   document is written as pages ``NAME_p001`` ... of at most ``page_size``
@@ -18,11 +18,13 @@ manifest of an earlier run.  Output in ``out_dir``:
 Roster file (CSV, or TSV when the first line holds a tab): a header row
 with ``id`` and ``role`` columns and an optional ``phase1`` column (without
 a header row the columns are id, role, phase1 in that order); ``role`` is
-``annotator`` or ``senior``; ``phase1`` (``yes``/``no``, default ``yes``
+``annotator``, ``senior`` or ``manager``; ``phase1`` (``yes``/``no``, default ``yes``
 for annotators and ``no`` for seniors) says whether the person annotates in
-phase 1.  Blank lines and lines starting with ``#`` are ignored.  The roster
+phase 1.  A ``manager`` annotates nothing (``phase1`` must be empty or ``no``):
+they get read-only access to the campaign's collections through ``campaign
+serve``.  Blank lines and lines starting with ``#`` are ignored.  The roster
 is checked before anything is written: ids unique and non-empty, known
-roles, at least three people, at least one senior, and a senior able to
+roles, at least three people besides managers, at least one senior, and a senior able to
 revise every document, i.e. some senior ``s`` such that at least two
 phase-1 annotators other than ``s`` exist (a senior who also annotates in
 phase 1 never revises a document they annotated).
@@ -46,7 +48,7 @@ the collection stay in the manifest (counted, logged) but have no files.
 Count keys: ``documents``, ``documents_new``, ``documents_previous``,
 ``previous_missing_from_collection``, ``previous_unknown_people``,
 ``assignments:phase1``, ``assignments:phase2``, ``people``,
-``files_written``, ``collections:phase1``, ``users_new``, ``pages``, ``paged_documents``,
+``files_written``, ``collections:phase1``, ``pages``, ``paged_documents``,
 ``paging_dropped_entities``, ``paging_dropped_relations``.
 """
 
@@ -66,7 +68,7 @@ from pipeline.documents import pmid_sort_key
 
 log = logging.getLogger(__name__)
 
-ROLES = ("annotator", "senior")
+ROLES = ("annotator", "senior", "manager")
 MANIFEST_FIELDS = ("document", "phase", "annotator")
 _YES = {"yes", "y", "true", "1"}
 _NO = {"no", "n", "false", "0", ""}
@@ -119,10 +121,12 @@ def read_roster(path: Path) -> list[Person]:
         if pid in seen:
             raise RosterError(f"{path}:{lineno}: id {pid!r} listed twice")
         if role not in ROLES:
-            raise RosterError(f"{path}:{lineno}: role of {pid!r} must be annotator or senior, got {role!r}")
+            raise RosterError(f"{path}:{lineno}: role of {pid!r} must be annotator, senior or manager, got {role!r}")
         flag = cells.get("phase1", "").lower()
         if flag not in _YES | _NO:
             raise RosterError(f"{path}:{lineno}: phase1 of {pid!r} must be yes or no, got {flag!r}")
+        if role == "manager" and flag in _YES:
+            raise RosterError(f"{path}:{lineno}: {pid!r} is a manager, who annotates nothing: phase1 must be no")
         phase1 = flag in _YES if flag else role == "annotator"
         seen.add(pid)
         people.append(Person(pid, role, phase1))
@@ -132,8 +136,10 @@ def read_roster(path: Path) -> list[Person]:
 
 def check_roster(people: Sequence[Person], where: str = "roster") -> None:
     """RosterError unless the roster can staff two phase-1 annotators and a distinct senior per document."""
-    if len(people) < 3:
-        raise RosterError(f"{where}: {len(people)} people; at least three are needed (two annotators and a senior)")
+    staff = [p for p in people if p.role != "manager"]
+    if len(staff) < 3:
+        raise RosterError(f"{where}: {len(staff)} people (managers aside); at least three are needed (two annotators "
+                          "and a senior)")
     seniors = [p for p in people if p.role == "senior"]
     if not seniors:
         raise RosterError(f"{where}: no senior annotator to revise phase-1 annotations")
@@ -297,18 +303,19 @@ def prepare_batches(
     previous_manifest: Path | None = None,
     counts: Counter[str],
     page_size: int | None = None,
-    brat_path: str = "/",
-) -> None:
+) -> dict[str, frozenset[str]]:
     """Assign the documents of ``collection`` and write the campaign directory ``out_dir``.
+
+    Returns each person's access roles (:func:`pipeline.campaign.phase1.access_roles`), for the caller
+    to create their users (:func:`pipeline.serve.users.create_users`).
 
     The roster (and the previous manifest) are checked before anything is
     written.  ``out_dir`` is created; its ``phase1/``, ``phase2/``,
     ``preannotation/``, ``manifest.csv`` and the other generated files of
-    :mod:`pipeline.campaign.phase1` are replaced, the passwords of
-    ``brat_users.py`` are kept, nothing else in it is touched.  A campaign
+    :mod:`pipeline.campaign.phase1` are replaced, nothing else in it is
+    touched (its users and journal stay).  A campaign
     that has started (a phase-1 document edited) is not rewritten
-    (:class:`pipeline.campaign.phase1.CampaignError`).  ``brat_path``: where
-    ``out_dir`` sits in brat's ``DATA_DIR`` (for ``acl.conf``).
+    (:class:`pipeline.campaign.phase1.CampaignError`).
     """
     people = read_roster(Path(roster))
     previous = read_manifest(Path(previous_manifest)) if previous_manifest else []
@@ -348,9 +355,10 @@ def prepare_batches(
             pages[doc_name] = paginate(doc, page_size, counts)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    write_phase1(src, txts, rows, [(p.id, p.role, p.phase1) for p in people], out, seed=seed, counts=counts,
-                 pages=pages, brat_path=brat_path)
+    roles = write_phase1(src, txts, rows, [(p.id, p.role, p.phase1) for p in people], out, seed=seed,
+                         counts=counts, pages=pages)
     with open(out / "manifest.csv", "w", encoding="utf-8", newline="") as fh:
         writer = csv.writer(fh, lineterminator="\n")
         writer.writerow(MANIFEST_FIELDS)
         writer.writerows(rows)
+    return roles

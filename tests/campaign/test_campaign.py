@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import logging
-import stat
-import urllib.robotparser
 from collections import Counter
 from pathlib import Path
 
@@ -22,6 +20,7 @@ from pipeline.corpus.batches import prepare_batches
 from pipeline.corpus.brat_export import export_collection
 from pipeline.documents import Annotation, SentenceRecord
 from pipeline.schema import load_schema
+from pipeline.serve.users import Person, UserStore
 
 SCHEMA = load_schema()
 TEXT = "Warfarin doses were lower in CYP2C9 carriers."
@@ -114,61 +113,24 @@ def test_phase1_is_blind_and_complete(campaign: Path) -> None:
             assert needle in guide, needle
     # every document is handed out exactly as pre-annotated, and the pre-annotation copy is kept
     assert (campaign / "preannotation" / "100_1.ann").read_bytes() == ann(campaign, "alice", "100_1").read_bytes()
-    users = campaign / "brat_users.py"
-    assert stat.S_IMODE(users.stat().st_mode) == 0o600
-    namespace: dict[str, dict[str, str]] = {}
-    exec(users.read_text(encoding="utf-8"), namespace)  # noqa: S102 - our own generated snippet
-    assert sorted(namespace["USER_PASSWORD"]) == ["alice", "bob", "dave"]
-    assert len(set(namespace["USER_PASSWORD"].values())) == 3
     note = (campaign / "DEPLOY.md").read_text(encoding="utf-8")
-    assert "127.0.0.1" in note and "USER_PASSWORD" in note
-    assert not any(pw in note for pw in namespace["USER_PASSWORD"].values())
+    assert "127.0.0.1" in note and "campaign serve" in note and "campaign users" in note
+    # no access-control or password file anywhere: serve authorizes, users are created by the command line
+    assert not list(campaign.rglob("acl.conf")) and not (campaign / "brat_users.py").exists()
+    assert not (campaign / "access").exists()
 
 
-def brat_can_read(data_dir: Path, user: str, path: str) -> bool:
-    """brat's auth.allowed_to_read: the acl.conf nearest to the directory holding ``path``, robotparser."""
-    real = data_dir / path.strip("/")
-    data_path = "/" + path.strip("/") + ("/" if real.is_dir() else "")
-    directory = real.parent
-    while True:
-        acl = directory / "acl.conf"
-        if acl.is_file():
-            parser = urllib.robotparser.RobotFileParser()
-            parser.parse(acl.read_text(encoding="utf-8").split("\n"))
-            return parser.can_fetch(user, data_path)
-        if directory == data_dir.parent or directory == directory.parent:
-            return True
-        directory = directory.parent
-
-
-def test_acl_each_person_sees_only_their_own_collection(campaign: Path) -> None:
-    simulate(campaign)
-    review(campaign, SCHEMA)
-    read = brat_can_read
-    assert read(campaign, "alice", "phase1") and read(campaign, "alice", "phase1/alice")
-    assert read(campaign, "alice", "phase1/alice/100_1.txt")
-    assert not read(campaign, "alice", "phase1/bob") and not read(campaign, "alice", "phase1/bob/100_1.txt")
-    assert not read(campaign, "bob", "phase1/alice/100_1.txt") and read(campaign, "bob", "phase1/bob/100_1.txt")
-    assert not read(campaign, "alice", "phase2") and not read(campaign, "alice", "phase2/dave/100_1.txt")
-    assert read(campaign, "dave", "phase2") and read(campaign, "dave", "phase2/dave/100_1.txt")
-    assert not read(campaign, "dave", "phase1") and not read(campaign, "dave", "phase1/alice/100_1.txt")
-    for user in ("alice", "bob", "dave", "guest"):
-        assert not read(campaign, user, "preannotation") and not read(campaign, user, "review")
-        assert not read(campaign, user, "preannotation/100_1.txt")
-    assert not read(campaign, "guest", "phase1") and not read(campaign, "guest", "phase1/alice/100_1.txt")
-
-
-def test_acl_user_names_containing_others(tmp_path: Path) -> None:
-    """robotparser matches user-agents as substrings: 'bob' applies to 'bobby' unless bobby comes first."""
+def test_access_roles_from_the_campaign_manifest(tmp_path: Path) -> None:
     coll = make_collection(tmp_path / "coll")
-    roster = write_roster(tmp_path / "r.csv", ["bob,annotator,yes", "bobby,annotator,yes", "dave,senior,no"])
-    prepare_batches(coll, roster, tmp_path / "c", seed=1, counts=Counter(), brat_path="/pgx")
-    data = tmp_path
-    (data / "pgx").symlink_to(tmp_path / "c")
-    assert brat_can_read(data, "bobby", "pgx/phase1/bobby/100_1.txt")
-    assert not brat_can_read(data, "bobby", "pgx/phase1/bob/100_1.txt")
-    assert brat_can_read(data, "bob", "pgx/phase1/bob/100_1.txt")
-    assert not brat_can_read(data, "bob", "pgx/phase1/bobby/100_1.txt")
+    roster = write_roster(tmp_path / "r.csv", ["alice,annotator,yes", "bob,annotator,yes", "carl,senior,yes",
+                                               "dave,senior,no", "mia,manager,"])
+    roles = prepare_batches(coll, roster, tmp_path / "c", seed=1, counts=Counter())
+    assert roles["alice"] == {"annotator"} and roles["mia"] == {"manager"} and roles["dave"] == {"senior"}
+    assert roles["carl"] == {"annotator", "senior"}
+    data = json.loads((tmp_path / "c" / "campaign.json").read_text(encoding="utf-8"))
+    assert {p["id"]: p["role"] for p in data["people"]}["mia"] == "manager"
+    assert all("mia" not in d["phase1"] and d["phase2"] != "mia" for d in data["documents"])
+    assert "| mia | manager |" in (tmp_path / "c" / "DEPLOY.md").read_text(encoding="utf-8")
 
 
 def row(status: dict, person: str, phase: int) -> dict:
@@ -336,18 +298,28 @@ def test_campaign_commands(campaign: Path, tmp_path: Path, capsys: pytest.Captur
     (campaign / "phase1" / "bob").rename(tmp_path / "gone")
     assert cli.main(["campaign", "review", str(campaign)]) == 2
     assert "missing from the campaign directory" in capsys.readouterr().err
-    # the batches command never prints or logs a password
+    # the batches command shows each new password once, on stdout, and writes or logs it nowhere
     caplog.set_level(logging.DEBUG)
     coll = make_collection(tmp_path / "c3")
-    roster = write_roster(tmp_path / "r.csv", ["alice,annotator,yes", "bob,annotator,yes", "dave,senior,no"])
-    assert cli.main(["batches", "--collection", str(coll), "--roster", str(roster), "--out", str(tmp_path / "o"),
-                     "--brat-path", "/pgx/"]) == 0
+    roster = write_roster(tmp_path / "r.csv", ["alice,annotator,yes", "bob,annotator,yes", "dave,senior,no",
+                                               "mia,manager,no"])
+    out_dir = tmp_path / "o"
+    assert cli.main(["batches", "--collection", str(coll), "--roster", str(roster), "--out", str(out_dir)]) == 0
     out = capsys.readouterr()
-    namespace: dict[str, dict[str, str]] = {}
-    exec((tmp_path / "o" / "brat_users.py").read_text(encoding="utf-8"), namespace)  # noqa: S102
-    for pw in namespace["USER_PASSWORD"].values():
-        assert pw not in out.out and pw not in out.err and pw not in caplog.text
-    assert "Allow: /pgx/phase1/alice/" in (tmp_path / "o" / "phase1" / "alice" / "acl.conf").read_text()
+    passwords = dict(line.strip().split("\t") for line in out.out.splitlines() if line.startswith("  "))
+    assert sorted(passwords) == ["alice", "bob", "dave", "mia"] and len(set(passwords.values())) == 4
+    store = UserStore(out_dir)
+    assert all(store.verify(person, pw) is not None for person, pw in passwords.items())
+    assert store.get("mia") == Person("mia", frozenset({"manager"}))
+    tree = b"".join(p.read_bytes() for p in out_dir.rglob("*") if p.is_file())
+    for pw in passwords.values():
+        assert out.out.count(pw) == 1 and pw not in out.err and pw not in caplog.text
+        assert pw.encode() not in tree
+    # a rerun keeps every password: no new one, none shown
+    assert cli.main(["batches", "--collection", str(coll), "--roster", str(roster), "--out", str(out_dir)]) == 0
+    again = capsys.readouterr().out
+    assert "new passwords" not in again and "4 people (0 new)" in again
+    assert all(UserStore(out_dir).verify(person, pw) is not None for person, pw in passwords.items())
 
 
 def test_merge_is_independent_of_ids(campaign: Path) -> None:
@@ -373,4 +345,6 @@ def test_other_modules_add_campaign_commands() -> None:
     demo.set_defaults(func=lambda args: 7)
     args = parser.parse_args(["campaign", "demo", "somewhere"])
     assert args.func(args) == 7 and args.campaign_dir == "somewhere"
-    assert sorted(campaign_commands.COMMANDS) == ["append", "demo", "finalize", "review", "status"]
+    # other modules add theirs too (serve, users, history, backup, ...)
+    assert {"append", "backup", "demo", "finalize", "history", "review", "status", "users"} <= set(
+        campaign_commands.COMMANDS)

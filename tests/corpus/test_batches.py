@@ -88,7 +88,7 @@ def test_assignment_constraints_balance_and_files(tmp_path: Path) -> None:
     for person_dir in (out / "phase1").iterdir():
         if person_dir.is_dir():
             assert (person_dir / "annotation.conf").is_file() and (person_dir / "visual.conf").is_file()
-            assert (person_dir / "acl.conf").is_file() and (person_dir / "guide.md").is_file()
+            assert (person_dir / "guide.md").is_file() and not (person_dir / "acl.conf").exists()
             assert validate_collection(person_dir) == []
     assert sorted(p.name for p in (out / "phase1").iterdir() if p.is_dir()) == ["alice", "bob", "carol"]
     assert not (out / "phase2").exists()
@@ -109,14 +109,13 @@ def test_same_inputs_same_bytes(tmp_path: Path) -> None:
     files_b = sorted(p.relative_to(tmp_path / "b") for p in (tmp_path / "b").rglob("*") if p.is_file())
     assert files_a == files_b
     for rel in files_a:
-        # the passwords are random by design
-        if rel.name != "brat_users.py":
-            assert (tmp_path / "a" / rel).read_bytes() == (tmp_path / "b" / rel).read_bytes(), rel
-    users = (tmp_path / "a" / "brat_users.py").read_text(encoding="utf-8")
-    # rerunning into the same directory replaces the generated parts
+        assert (tmp_path / "a" / rel).read_bytes() == (tmp_path / "b" / rel).read_bytes(), rel
+    # rerunning into the same directory replaces the generated parts and leaves the rest (users, journal)
+    (tmp_path / "a" / "access").mkdir()
+    (tmp_path / "a" / "access" / "users.json").write_text("kept")
     prepare_batches(coll, ROSTER, tmp_path / "a", seed=9, counts=Counter())
     assert manifest(tmp_path / "a") == manifest(tmp_path / "b")
-    assert (tmp_path / "a" / "brat_users.py").read_text(encoding="utf-8") == users  # passwords kept
+    assert (tmp_path / "a" / "access" / "users.json").read_text() == "kept"
     seeds = {tuple(assign([f"1_{i}" for i in range(12)], read_roster(ROSTER), s)) for s in range(5)}
     assert len(seeds) > 1
 
@@ -178,7 +177,10 @@ def test_previous_manifest_with_departed_people_and_documents(tmp_path: Path) ->
         (["a,annotator", "s,senior,yes", "t,senior,yes"], "id,role,phase1", None),
         (["a,annotator", "s,senior,yes"], "id,role,phase1", "at least three"),
         (["a,annotator", "a,annotator", "s,senior"], "id,role", "listed twice"),
-        (["a,annotator", "b,boss", "s,senior"], "id,role", "must be annotator or senior"),
+        (["a,annotator", "b,boss", "s,senior"], "id,role", "must be annotator, senior or manager"),
+        (["a,annotator", "m,manager", "s,senior"], "id,role", "at least three"),  # a manager annotates nothing
+        (["a,annotator", "b,annotator", "m,manager,yes", "s,senior"], "id,role,phase1", "manager, who annotates"),
+        (["a,annotator", "b,annotator", "m,manager", "s,senior"], "id,role", None),
         (["a,annotator", "b,annotator,maybe", "s,senior"], "id,role,phase1", "must be yes or no"),
         (["a,annotator", ",annotator", "s,senior"], "id,role", "empty id"),
         (["a/b,annotator", "c,annotator", "s,senior"], "id,role", "directory name"),

@@ -1,0 +1,172 @@
+"""``pgx-corpus campaign users | history | backup``: the state ``campaign serve`` keeps beside a campaign.
+
+Thin handlers over :mod:`pipeline.serve.users`, :mod:`pipeline.serve.history` and
+:mod:`pipeline.serve.backup`.  Exit codes (:mod:`pipeline.cli.exitcodes`): 0 done; 1 an I/O error;
+2 refused before anything was written (no campaign, unknown person, document or version, an archive
+inside the campaign).  A password is printed once, on stdout, by ``users reset``; nothing else prints
+or logs one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import getpass
+import sys
+from pathlib import Path
+
+from pipeline.campaign import status as status_mod
+from pipeline.campaign.phase1 import CampaignError, read_campaign
+from pipeline.cli.brat_commands import print_passwords
+from pipeline.cli.campaign_commands import add_campaign_command
+from pipeline.cli.exitcodes import ExitCode
+from pipeline.serve import backup as backup_mod
+from pipeline.serve import history as history_mod
+from pipeline.serve import users as users_mod
+from pipeline.serve.journal import Journal, JournalError
+
+
+def _fail(command: str, message: object, code: ExitCode = ExitCode.REFUSED) -> int:
+    print(f"pgx-corpus campaign {command}: {message}", file=sys.stderr)
+    return int(code)
+
+
+def run_users(args: argparse.Namespace) -> int:
+    root: Path = args.campaign_dir
+    try:
+        read_campaign(root)
+        if args.users_command == "list":
+            people = users_mod.list_people(root)
+            if not people:
+                print(f"no people in {users_mod.users_path(root)}")
+            for person in people:
+                state = "revoked" if person.revoked else "active"
+                print(f"{person.id}\t{','.join(sorted(person.roles))}\t{state}")
+        elif args.users_command == "reset":
+            print_passwords({args.person: users_mod.reset_password(root, args.person)}, root)
+        else:
+            users_mod.revoke(root, args.person)
+            print(f"{args.person}: access revoked (a running serve refuses them from now on; "
+                  f"`campaign users {root} reset {args.person}` gives a new password)")
+    except (CampaignError, users_mod.UsersError) as exc:
+        return _fail("users", exc)
+    except OSError as exc:
+        return _fail("users", exc, ExitCode.ERROR)
+    return int(ExitCode.OK)
+
+
+def _when(seconds: float) -> str:
+    return dt.datetime.fromtimestamp(seconds, dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def operator() -> str:
+    """Who restores: the OS user running the command, else ``manager``."""
+    try:
+        name = getpass.getuser()
+    except (KeyError, OSError):
+        return "manager"
+    return name if name and name.isprintable() else "manager"
+
+
+def run_history(args: argparse.Namespace) -> int:
+    root: Path = args.campaign_dir
+    try:
+        read_campaign(root)
+        document = history_mod.resolve_document(root, args.document)
+        if args.restore is not None:
+            number, sha = history_mod.restore(root, document, args.restore, operator())
+            print(f"{document}: version {number} restored ({sha[:12]}), journaled as restore by {operator()}")
+            return int(ExitCode.OK)
+        versions = history_mod.history(root, document)
+    except (CampaignError, history_mod.HistoryError, JournalError) as exc:
+        return _fail("history", exc)
+    except OSError as exc:
+        return _fail("history", exc, ExitCode.ERROR)
+    if not versions:
+        print(f"{document}: no journaled version (nothing was saved through campaign serve yet)")
+        return int(ExitCode.OK)
+    print(f"{document}: {len(versions)} version(s), oldest first")
+    rows = [("#", "time (UTC)", "person", "action", "sha256", "entities", "relations", "done")]
+    rows += [(str(v.number), _when(v.version.time), v.version.person, v.version.action, v.version.sha256[:12],
+              str(v.entities), str(v.relations), "yes" if v.done else "no") for v in versions]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        print("  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip())
+    return int(ExitCode.OK)
+
+
+def run_backup(args: argparse.Namespace) -> int:
+    try:
+        read_campaign(args.campaign_dir)
+        summary = backup_mod.backup(args.campaign_dir, args.out)
+    except (CampaignError, backup_mod.BackupError) as exc:
+        return _fail("backup", exc)
+    except OSError as exc:
+        return _fail("backup", exc, ExitCode.ERROR)
+    print(f"{args.out}: {summary.documents} documents, {summary.members} members, {summary.bytes} bytes")
+    return int(ExitCode.OK)
+
+
+def journal_progress(campaign_dir: Path) -> dict[str, list[tuple[float, int]]] | None:
+    """``campaign status --png``: documents done over time from the journal, None without one."""
+    journal = Journal(campaign_dir)
+    contents: dict[str, bytes] = {}
+    try:
+        entries = journal.entries()
+        for e in entries:
+            if e.sha256 not in contents:
+                contents[e.sha256] = journal.content(e.sha256)
+    except JournalError as exc:
+        print(f"pgx-corpus campaign status: no progress over time: {exc}", file=sys.stderr)
+        return None
+    if not entries:
+        return None
+    return status_mod.done_over_time((e.time, e.document, contents[e.sha256]) for e in entries)
+
+
+RESTORE_HELP = """\
+restore a backup: mkdir NEW_DIR && tar -xzpf OUT.tar.gz -C NEW_DIR (-p keeps the modes: access/
+and journal/ stay private), then check it with
+`pgx-corpus campaign status NEW_DIR` (and `campaign history NEW_DIR DOC` for a document), and serve
+NEW_DIR in place of the lost directory."""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``campaign users``, ``campaign history`` and ``campaign backup`` (after campaign_commands)."""
+    p = add_campaign_command(
+        "users",
+        "the people who may log in to campaign serve: list them (roles, revoked), reset a password (the new "
+        "one is shown once, here) or revoke an access. People are created by batches from the roster.",
+    )
+    p.add_argument("campaign_dir", type=Path, metavar="CAMPAIGN_DIR")
+    actions = p.add_subparsers(dest="users_command", metavar="ACTION", required=True)
+    actions.add_parser("list", help="people, roles, revoked or active", description="people, roles, state")
+    for name, what in (("reset", "a new password for PERSON, shown once (also lifts a revocation)"),
+                       ("revoke", "end PERSON's access (their password is dropped)")):
+        a = actions.add_parser(name, help=what, description=what)
+        a.add_argument("person", metavar="PERSON")
+    p.set_defaults(func=run_users)
+
+    p = add_campaign_command(
+        "history",
+        "the versions of a document journaled by campaign serve (time, person, action, sha256 prefix, entity "
+        "and relation counts, Done), oldest first; --restore makes one of them current again (under the "
+        "document's lock, journaled as restore by the OS user).",
+    )
+    p.add_argument("campaign_dir", type=Path, metavar="CAMPAIGN_DIR")
+    p.add_argument("document", metavar="DOC",
+                   help="the document, e.g. phase1/alice/100_1 (campaign-relative, extension optional)")
+    p.add_argument("--restore", metavar="VERSION",
+                   help="version number from the listing, or a sha256 prefix of 4+ hex digits")
+    p.set_defaults(func=run_history)
+
+    p = add_campaign_command(
+        "backup",
+        "a consistent copy of a live campaign (documents read under their locks, users and journal "
+        "included) as one .tar.gz, written beside OUT and renamed; OUT must be outside the campaign.",
+    )
+    p.epilog = RESTORE_HELP
+    p.add_argument("campaign_dir", type=Path, metavar="CAMPAIGN_DIR")
+    p.add_argument("out", type=Path, metavar="OUT.tar.gz", help="the archive (mode 0600: it holds the "
+                   "password hashes)")
+    p.set_defaults(func=run_backup)

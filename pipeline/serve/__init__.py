@@ -1,0 +1,1 @@
+"""Serving a campaign: brat behind the project's own authentication, authorization and journal."""

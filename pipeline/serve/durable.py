@@ -1,0 +1,95 @@
+"""Durable small writes for the campaign's state (users, journal, restored documents).
+
+A file is written beside its final name (``.NAME.tmp-PID-RANDOM``), flushed to disk, then renamed over
+the final name (or linked to it when it must never be overwritten), and the directory is flushed too:
+after a crash a reader finds the old file or the new one, never a part of one.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+TMP_MARK = ".tmp-"
+
+
+def is_temporary(name: str) -> bool:
+    """A temporary of :func:`write_replace` or :func:`write_new` (left behind by a killed writer)."""
+    return name.startswith(".") and TMP_MARK in name
+
+
+def fsync_dir(directory: Path) -> None:
+    """Flush a directory's entries (a rename is durable only once its directory is)."""
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def ensure_private_dir(directory: Path) -> Path:
+    """``directory`` made mode 0700, created with its missing parents (each created one 0700 too: ``mkdir
+    -p`` would give the parents the umask's mode)."""
+    missing = []
+    current = directory
+    while not current.exists():
+        missing.append(current)
+        current = current.parent
+    for path in reversed(missing):
+        try:
+            path.mkdir(mode=0o700)
+        except FileExistsError:
+            pass  # made by a concurrent writer meanwhile
+        os.chmod(path, 0o700)  # mkdir's mode is narrowed by the umask, never widened: be exact
+    os.chmod(directory, 0o700)
+    return directory
+
+
+def _write_temporary(target: Path, data: bytes, mode: int) -> Path:
+    tmp = target.with_name(f".{target.name}{TMP_MARK}{os.getpid()}-{secrets.token_hex(4)}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+    try:
+        os.fchmod(fd, mode)  # the umask may have narrowed or widened nothing, but be exact
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        tmp.unlink(missing_ok=True)
+        raise
+    os.close(fd)
+    return tmp
+
+
+def write_replace(target: Path, data: bytes, mode: int = 0o600) -> None:
+    """Replace ``target`` by ``data`` atomically and durably (beside, fsync, rename, fsync directory)."""
+    tmp = _write_temporary(target, data, mode)
+    try:
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    fsync_dir(target.parent)
+
+
+def write_new(target: Path, data: bytes, mode: int = 0o600) -> bool:
+    """Create ``target`` with ``data`` unless it exists (then it is left as it is); True if created.
+
+    The temporary is hard-linked to ``target``: the link fails when ``target`` exists, so an existing
+    file is never overwritten, even by a concurrent writer of the same name.
+    """
+    if target.exists():
+        return False
+    tmp = _write_temporary(target, data, mode)
+    try:
+        os.link(tmp, target)
+        created = True
+    except FileExistsError:
+        created = False
+    finally:
+        tmp.unlink(missing_ok=True)
+    fsync_dir(target.parent)
+    return created

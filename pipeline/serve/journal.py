@@ -1,0 +1,154 @@
+"""The campaign's journal: every version of every document written through ``campaign serve``.
+
+Layout (outside every served directory; directories 0700, files 0600)::
+
+    CAMPAIGN_DIR/journal/objects/<sha[:2]>/<sha>   the bytes of each .ann version, named by their sha256
+    CAMPAIGN_DIR/journal/log.jsonl                 one JSON object per write, in the order of the writes
+
+A log line is ``{"action", "document", "person", "sha256", "size", "time"}``: ``document`` is the
+campaign-relative name without extension (:func:`pipeline.campaign.locks.document_key`), ``time``
+seconds since the epoch (UTC), ``action`` what wrote it (a brat action such as ``createSpan``,
+``restore``, ...).  The object is written (beside, flushed, linked: never overwritten) *before* its log
+line, so every line names an object that exists.  Lines are appended with ``O_APPEND`` under an
+exclusive ``flock`` of the log and flushed before the lock is released: writers in several threads or
+processes never interleave or tear a line, and a line that is in the file is on disk.  The journal is
+append-only: nothing here rewrites or removes a line or an object.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import logging
+import os
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from pipeline.serve.durable import ensure_private_dir, fsync_dir, write_new
+
+log = logging.getLogger(__name__)
+
+JOURNAL_DIR = "journal"
+OBJECTS_DIR = "objects"
+LOG_FILE = "log.jsonl"
+SHA_RE = re.compile(r"^[0-9a-f]{64}$")
+
+
+class JournalError(ValueError):
+    """A journal request that cannot be answered (unknown object, corrupt object or line)."""
+
+
+@dataclass(frozen=True)
+class Version:
+    """One log line: ``document`` at ``time`` was ``sha256`` (``size`` bytes), written by ``person``."""
+
+    time: float
+    person: str
+    document: str
+    sha256: str
+    action: str
+    size: int
+    line: int  # 1-based line of the log
+
+
+_log_guard = threading.Lock()
+
+
+class Journal:
+    """Append-only, content-addressed versions of a campaign's documents (see the module docstring).
+
+    ``clock`` gives the time of a record made without ``when`` (``time.time`` by default; tests inject
+    their own for reproducible logs).
+    """
+
+    def __init__(self, campaign_dir: Path, *, clock: Callable[[], float] = time.time) -> None:
+        self.root = Path(campaign_dir) / JOURNAL_DIR
+        self.log_path = self.root / LOG_FILE
+        self._clock = clock
+
+    def _object_path(self, sha: str) -> Path:
+        if not SHA_RE.match(sha):
+            raise JournalError(f"{sha!r} is not a sha256 (64 lowercase hex digits)")
+        return self.root / OBJECTS_DIR / sha[:2] / sha
+
+    def record(self, person: str, document: str, content: bytes, action: str, when: float | None = None) -> str:
+        """Journal ``content`` (the new ``.ann`` bytes of ``document``) by ``person``; returns its sha256."""
+        for name, value in (("person", person), ("document", document), ("action", action)):
+            if not value or "\n" in value:
+                raise JournalError(f"journal record: empty or multi-line {name} {value!r}")
+        sha = hashlib.sha256(content).hexdigest()
+        path = self._object_path(sha)
+        ensure_private_dir(path.parent)
+        if write_new(path, content, 0o600):
+            fsync_dir(path.parent.parent)  # a new objects/<xx>/ directory entry must be durable too
+        stamp = self._clock() if when is None else when
+        line = json.dumps({"time": stamp, "person": person, "document": document, "sha256": sha,
+                           "action": action, "size": len(content)}, sort_keys=True, ensure_ascii=True) + "\n"
+        with self._log(os.O_WRONLY | os.O_APPEND | os.O_CREAT, fcntl.LOCK_EX) as fd:
+            data = line.encode("ascii")
+            written = os.write(fd, data)
+            if written != len(data):  # a full disk: say so rather than leave half a line unreported
+                raise OSError(f"{self.log_path}: wrote {written} of {len(data)} bytes of a journal line")
+            os.fsync(fd)
+        return sha
+
+    @contextmanager
+    def _log(self, flags: int, lock: int) -> Iterator[int]:
+        ensure_private_dir(self.root)
+        with _log_guard if lock == fcntl.LOCK_EX else _nothing():
+            fd = os.open(self.log_path, flags | os.O_NOFOLLOW, 0o600)
+            try:
+                fcntl.flock(fd, lock)
+                yield fd
+            finally:
+                os.close(fd)
+
+    def entries(self) -> list[Version]:
+        """Every log line, in log order.  A last line without its newline (a writer killed in the middle)
+        is left out; any other unreadable line is a JournalError naming it."""
+        data = self.log_bytes()
+        out = []
+        lines = data.split(b"\n")
+        if lines and lines[-1]:
+            log.warning("%s:%d: unterminated last line left out", self.log_path, len(lines))
+        for number, raw in enumerate(lines[:-1], 1):
+            try:
+                item = json.loads(raw)
+                out.append(Version(float(item["time"]), str(item["person"]), str(item["document"]),
+                                   str(item["sha256"]), str(item["action"]), int(item["size"]), number))
+            except (ValueError, KeyError, TypeError) as exc:
+                raise JournalError(f"{self.log_path}:{number}: unreadable journal line: {exc}") from exc
+        return out
+
+    def log_bytes(self) -> bytes:
+        """The log as it is between two writes (read under a shared lock), for a consistent copy."""
+        if not self.log_path.is_file():
+            return b""
+        with self._log(os.O_RDONLY, fcntl.LOCK_SH) as fd, os.fdopen(os.dup(fd), "rb") as fh:
+            return fh.read()
+
+    def versions(self, document: str) -> list[Version]:
+        """The versions of ``document`` (campaign-relative name without extension), oldest first."""
+        return [v for v in self.entries() if v.document == document]
+
+    def content(self, sha: str) -> bytes:
+        """The bytes of the object ``sha``; JournalError if it is missing or does not match its name."""
+        path = self._object_path(sha)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError as exc:
+            raise JournalError(f"{path}: no such journal object") from exc
+        if hashlib.sha256(data).hexdigest() != sha:
+            raise JournalError(f"{path}: corrupt journal object (its bytes do not hash to its name)")
+        return data
+
+
+@contextmanager
+def _nothing() -> Iterator[None]:
+    yield

@@ -1,0 +1,314 @@
+"""The people of a campaign and their passwords: ``CAMPAIGN_DIR/access/users.json``.
+
+The file lives outside every served directory (``access/`` is mode 0700, the file 0600) and is
+replaced as a whole (written beside, flushed, renamed; see :mod:`pipeline.serve.durable`) under an
+advisory lock (``access/users.lock``), so two commands never interleave their changes.  Format::
+
+    {"format": "pgx-corpus users 1",
+     "people": {"alice": {"roles": ["annotator"], "revoked": false,
+                          "password": "scrypt:32768:8:1$<salt hex>$<key hex>"}}}
+
+Roles are a subset of :data:`ROLES`: ``annotator`` (a phase-1 collection), ``senior`` (a phase-2
+collection once ``campaign review`` wrote it) and ``manager`` (read-only access).  Passwords come
+from :mod:`secrets`, are shown once to the manager by the command that creates or resets them, and
+are stored only as scrypt hashes (:func:`hashlib.scrypt`, a random salt per person, the parameters
+stored with the hash).  Nothing here logs a password or a hash.  A revoked person keeps their entry
+(their roles say what they had) but has no password until ``reset``.
+
+:class:`UserStore` is what ``campaign serve`` asks: it re-reads the file whenever it changes (inode,
+size or mtime), so people added, reset or revoked take effect without a restart.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import hmac
+import json
+import logging
+import os
+import secrets
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pipeline.campaign.deploy import ID_RE
+from pipeline.serve.durable import ensure_private_dir, write_replace
+
+log = logging.getLogger(__name__)
+
+ACCESS_DIR = "access"
+USERS_FILE = "users.json"
+LOCK_FILE = "users.lock"
+FORMAT = "pgx-corpus users 1"
+ROLES = frozenset({"annotator", "senior", "manager"})
+
+# scrypt with werkzeug's parameters (N=2**15, r=8, p=1: 32 MiB and a few tens of ms per check)
+SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**15, 8, 1
+SALT_BYTES, KEY_BYTES = 16, 32
+PASSWORD_BYTES = 12  # secrets.token_urlsafe: 16 characters, 96 bits
+
+
+class UsersError(ValueError):
+    """A users file or request that cannot be honoured (the message names the file or person)."""
+
+
+@dataclass(frozen=True)
+class Person:
+    """Someone who may log in to ``campaign serve``; ``roles`` is a subset of :data:`ROLES`."""
+
+    id: str
+    roles: frozenset[str]
+    revoked: bool = False
+
+
+@dataclass(frozen=True)
+class _Entry:
+    person: Person
+    password: str | None  # the stored hash, None once revoked
+
+
+def users_path(campaign_dir: Path) -> Path:
+    return Path(campaign_dir) / ACCESS_DIR / USERS_FILE
+
+
+# --- hashing ---------------------------------------------------------------------------------------
+
+def _scrypt(password: str, salt: bytes, n: int, r: int, p: int) -> bytes:
+    return hashlib.scrypt(password.encode("utf-8", "surrogatepass"), salt=salt, n=n, r=r, p=p, maxmem=132 * n * r * p,
+                          dklen=KEY_BYTES)
+
+
+def hash_password(password: str) -> str:
+    """``scrypt:N:r:p$<salt hex>$<key hex>`` for ``password``, with a fresh random salt."""
+    salt = secrets.token_bytes(SALT_BYTES)
+    key = _scrypt(password, salt, SCRYPT_N, SCRYPT_R, SCRYPT_P)
+    return f"scrypt:{SCRYPT_N}:{SCRYPT_R}:{SCRYPT_P}${salt.hex()}${key.hex()}"
+
+
+def _parse_hash(stored: str) -> tuple[int, int, int, bytes, bytes]:
+    method, salt, key = stored.split("$")
+    name, n, r, p = method.split(":")
+    if name != "scrypt":
+        raise ValueError(f"unknown password hash method {name!r}")
+    return int(n), int(r), int(p), bytes.fromhex(salt), bytes.fromhex(key)
+
+
+def check_password(stored: str, password: str) -> bool:
+    """Whether ``password`` matches the hash ``stored`` (compared in constant time)."""
+    n, r, p, salt, key = _parse_hash(stored)
+    return hmac.compare_digest(_scrypt(password, salt, n, r, p), key)
+
+
+def _decoy_hash() -> str:
+    """A hash of the default parameters that no password matches: checked for unknown people, so that
+    an unknown name costs the same scrypt as a known one."""
+    return f"scrypt:{SCRYPT_N}:{SCRYPT_R}:{SCRYPT_P}${secrets.token_hex(SALT_BYTES)}${secrets.token_hex(KEY_BYTES)}"
+
+
+# --- the file --------------------------------------------------------------------------------------
+
+def _decode(data: bytes, where: Path) -> dict[str, _Entry]:
+    """The entries of a users file; UsersError naming the file on anything malformed."""
+    try:
+        record = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UsersError(f"{where}: not a users file: {exc}") from exc
+    if not isinstance(record, dict) or record.get("format") != FORMAT or not isinstance(record.get("people"), dict):
+        raise UsersError(f"{where}: not a users file of format {FORMAT!r}")
+    out: dict[str, _Entry] = {}
+    for pid, entry in record["people"].items():
+        roles = entry.get("roles") if isinstance(entry, dict) else None
+        if not isinstance(roles, list) or not set(roles) <= ROLES or not ID_RE.match(pid):
+            raise UsersError(f"{where}: bad entry for person {pid!r}")
+        password = entry.get("password")
+        if password is not None:
+            try:
+                _parse_hash(password)
+            except (AttributeError, ValueError) as exc:
+                raise UsersError(f"{where}: bad password hash for person {pid!r}") from exc
+        revoked = bool(entry.get("revoked", False))
+        out[pid] = _Entry(Person(pid, frozenset(roles), revoked), None if revoked else password)
+    return out
+
+
+def _encode(people: Mapping[str, _Entry]) -> bytes:
+    record: dict[str, Any] = {"format": FORMAT, "people": {
+        pid: {"roles": sorted(e.person.roles), "revoked": e.person.revoked, "password": e.password}
+        for pid, e in sorted(people.items())
+    }}
+    return (json.dumps(record, indent=1, sort_keys=True) + "\n").encode("utf-8")
+
+
+def _read(path: Path) -> dict[str, _Entry]:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise UsersError(f"{path}: cannot read: {exc}") from exc
+    return _decode(data, path)
+
+
+_write_guard = threading.Lock()
+
+
+@contextmanager
+def _locked(campaign_dir: Path) -> Iterator[Path]:
+    """Hold the users file's write lock (threads and processes); yields the file's path."""
+    directory = ensure_private_dir(Path(campaign_dir) / ACCESS_DIR)
+    with _write_guard:
+        fd = os.open(directory / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield directory / USERS_FILE
+        finally:
+            os.close(fd)
+
+
+def _update(campaign_dir: Path, change: Callable[[dict[str, _Entry]], None]) -> None:
+    """Read, change and replace the users file under its lock; nothing is written if ``change`` raises."""
+    with _locked(campaign_dir) as path:
+        people = _read(path)
+        change(people)
+        write_replace(path, _encode(people), 0o600)
+
+
+def _new_password() -> tuple[str, str]:
+    password = secrets.token_urlsafe(PASSWORD_BYTES)
+    return password, hash_password(password)
+
+
+def _check_person(person: str) -> None:
+    if not ID_RE.match(person):
+        raise UsersError(f"person {person!r}: an id is letters, digits, '.', '_' or '-'")
+
+
+def create_users(campaign_dir: Path, people: Mapping[str, Iterable[str]]) -> dict[str, str]:
+    """Create the missing people of ``people`` (person -> roles) and set the roles of existing ones.
+
+    Returns ``{person: password}`` for the people created by this call only: existing people keep their
+    password (and a revoked person stays revoked).  The passwords are for a one-time display to the
+    manager; they are stored hashed only.  Everything is checked before anything is written.
+    """
+    wanted: dict[str, frozenset[str]] = {}
+    for person, roles in people.items():
+        _check_person(person)
+        role_set = frozenset(roles)
+        if not role_set or not role_set <= ROLES:
+            raise UsersError(f"person {person!r}: roles {sorted(role_set)} must be a non-empty subset of "
+                             f"{sorted(ROLES)}")
+        wanted[person] = role_set
+    created: dict[str, str] = {}
+
+    def change(current: dict[str, _Entry]) -> None:
+        for person, roles in sorted(wanted.items()):
+            old = current.get(person)
+            if old is None:
+                password, stored = _new_password()
+                created[person] = password
+                current[person] = _Entry(Person(person, roles), stored)
+            elif old.person.roles != roles:
+                current[person] = _Entry(Person(person, roles, old.person.revoked), old.password)
+
+    _update(campaign_dir, change)
+    if created:
+        log.info("%s: %d new people (passwords shown once to the manager)", users_path(campaign_dir), len(created))
+    return created
+
+
+def reset_password(campaign_dir: Path, person: str) -> str:
+    """A new password for ``person`` (also lifting a revocation); UsersError for an unknown person."""
+    password, stored = _new_password()
+
+    def change(current: dict[str, _Entry]) -> None:
+        old = current.get(person)
+        if old is None:
+            raise UsersError(f"{users_path(campaign_dir)}: no person {person!r}")
+        current[person] = _Entry(Person(person, old.person.roles), stored)
+
+    _update(campaign_dir, change)
+    log.info("%s: password of %s reset", users_path(campaign_dir), person)
+    return password
+
+
+def revoke(campaign_dir: Path, person: str) -> None:
+    """End ``person``'s access: their password hash is dropped; UsersError for an unknown person."""
+
+    def change(current: dict[str, _Entry]) -> None:
+        old = current.get(person)
+        if old is None:
+            raise UsersError(f"{users_path(campaign_dir)}: no person {person!r}")
+        current[person] = _Entry(Person(person, old.person.roles, revoked=True), None)
+
+    _update(campaign_dir, change)
+    log.info("%s: %s revoked", users_path(campaign_dir), person)
+
+
+def list_people(campaign_dir: Path) -> list[Person]:
+    """Everyone in the users file, by id (empty when there is none); UsersError when it is unreadable."""
+    return [e.person for _, e in sorted(_read(users_path(campaign_dir)).items())]
+
+
+class UserStore:
+    """The users of one campaign for ``campaign serve``: thread-safe, re-read when the file changes.
+
+    A users file that cannot be read or parsed denies everyone (logged once per change of the file).
+    """
+
+    def __init__(self, campaign_dir: Path) -> None:
+        self._path = users_path(campaign_dir)
+        self._lock = threading.Lock()
+        self._stamp: tuple[int, int, int, int, int] | None = None
+        self._people: dict[str, _Entry] = {}
+        self._decoy = _decoy_hash()
+
+    def _current(self) -> dict[str, _Entry]:
+        with self._lock:
+            try:
+                fd = os.open(self._path, os.O_RDONLY | os.O_NOFOLLOW)
+            except FileNotFoundError:
+                self._stamp, self._people = None, {}
+                return self._people
+            except OSError as exc:
+                log.error("%s: cannot open the users file (%s); nobody may log in", self._path, exc)
+                self._stamp, self._people = None, {}
+                return self._people
+            try:
+                st = os.fstat(fd)
+                stamp = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+                if stamp != self._stamp:
+                    with os.fdopen(os.dup(fd), "rb") as fh:
+                        data = fh.read()
+                    try:
+                        self._people = _decode(data, self._path)
+                    except UsersError as exc:
+                        log.error("%s; nobody may log in until it is mended", exc)
+                        self._people = {}
+                    self._stamp = stamp
+            finally:
+                os.close(fd)
+            return self._people
+
+    def get(self, person: str) -> Person | None:
+        """The person (revoked or not), or None when unknown."""
+        entry = self._current().get(person)
+        return entry.person if entry else None
+
+    def verify(self, person: str, password: str) -> Person | None:
+        """The person if ``password`` is theirs and they are not revoked, else None.
+
+        Unknown and revoked people cost one scrypt check too, so timing does not tell who exists.
+        """
+        entry = self._current().get(person)
+        stored = entry.password if entry is not None and entry.password is not None else self._decoy
+        try:
+            ok = check_password(stored, password)
+        except ValueError:  # unreadable parameters in the file: nobody gets in with it
+            ok = False
+        if entry is None or entry.person.revoked or entry.password is None or not ok:
+            return None
+        return entry.person
