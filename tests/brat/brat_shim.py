@@ -133,3 +133,43 @@ def collection_messages(collection: Path, scratch: Path) -> dict[str, list[str]]
 def documents_with_messages(collection: Path, scratch: Path) -> dict[str, list[str]]:
     """Only the entries of :func:`collection_messages` that have messages (``{}`` when brat shows none)."""
     return {k: v for k, v in collection_messages(collection, scratch).items() if v}
+
+
+class BratClient:
+    """brat's own editing code (``server/src/annotator.py``) run on ``data_dir`` in place, as its web client
+    calls it: ``createSpan``, ``createArc``, ``deleteArc``, ``deleteSpan``.  Every call returns brat's JSON
+    answer; :attr:`messages` collects what brat would show the person (none expected)."""
+
+    def __init__(self, data_dir: Path, work_dir: Path) -> None:
+        self.data_dir, self.work_dir = data_dir, work_dir
+        self.messages: list[str] = []
+
+    def _call(self, name: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        with brat_server(self.data_dir, self.work_dir) as brat:
+            import annotator  # type: ignore[import-not-found]
+
+            messager = brat["Messager"]
+            _drain(messager)
+            answer: dict[str, Any] = getattr(annotator, name)(*args, **kwargs)
+            self.messages += _drain(messager)
+            return answer
+
+    def create_span(self, collection: str, document: str, offsets: list[tuple[int, int]], type_: str,
+                    attributes: dict[str, Any] | None = None, comment: str | None = None,
+                    id_: str | None = None) -> dict[str, Any]:
+        import json
+
+        return self._call("create_span", collection, document, json.dumps([list(o) for o in offsets]), type_,
+                          attributes=json.dumps(attributes or {}), id=id_, comment=comment)
+
+    def create_arc(self, collection: str, document: str, origin: str, target: str, type_: str,
+                   comment: str | None = None, old_type: str | None = None,
+                   old_target: str | None = None) -> dict[str, Any]:
+        return self._call("create_arc", collection, document, origin, target, type_, attributes=None,
+                          old_type=old_type, old_target=old_target, comment=comment)
+
+    def delete_arc(self, collection: str, document: str, origin: str, target: str, type_: str) -> dict[str, Any]:
+        return self._call("delete_arc", collection, document, origin, target, type_)
+
+    def delete_span(self, collection: str, document: str, id_: str) -> dict[str, Any]:
+        return self._call("delete_span", collection, document, id_)
