@@ -97,6 +97,9 @@ MODALITY_HELP = [
     "\"hypertension ...\" is a comment). To **set or change** the modality, open the relation's dialog, edit",
     "Notes and press OK; to **remove** it, clear Notes (the ✕ button beside it) and press OK. Point at a",
     "relation to see its note. Keep one note per relation.",
+    "",
+    "brat's Options: in Annotation mode *Careful* (the default) a dialog waits for OK; in *Normal* or *Rapid*,",
+    "clicking a type saves at once, so write Notes before you click the type.",
 ]
 
 
@@ -184,9 +187,10 @@ def senior_guide(collection: Path, person: str) -> str:
         "agree on and says, in brackets, who said what, e.g. `neg [alice: neg; bob: no relation]` or",
         "`[alice: hyp; bob: none]`.",
         "",
-        "- **Accept**: double-click the arc's label and choose the real type (`≠ influences` -> `influences`);",
-        "  write the modality you decide in Notes (`neg`, `hyp`, `hyp neg`, or nothing), press OK. The bracketed",
-        "  text may stay: the final corpus leaves it out.",
+        "- **Accept**: double-click the arc's label, write the modality you decide in Notes (`neg`, `hyp`,",
+        "  `hyp neg`, or nothing), choose the real type (`≠ influences` -> `influences`) and press OK (in brat's",
+        "  Normal or Rapid annotation mode, choosing the type saves at once). The bracketed text may stay: the",
+        "  final corpus leaves it out.",
         "- **Reject**: double-click the arc's label and press Delete.",
         "- A relation both annotators drew alike is an ordinary arc; its note holds the modality they agreed on.",
         "",
@@ -196,7 +200,8 @@ def senior_guide(collection: Path, person: str) -> str:
         "## Signing off",
         "",
         f"When nothing marked is left, select any word and annotate it as `{CAMPAIGN_DONE_TYPE}`: that signs the",
-        "document off. Only signed-off documents go to the final corpus (`campaign finalize`); a signed-off",
+        "document off. Only signed-off documents go to the final corpus (`campaign finalize`; with",
+        "`--accept-agreed`, the manager also lets through documents both annotators agreed on); a signed-off",
         f"document that still holds a `{DISAGREEMENT}` mark or a `≠` relation is held back and the list names what",
         f"is left. To keep a sentence out of the corpus, annotate any word as `{DISCARD_TYPE}` and set its",
         f"`{DISCARD_REASON}`: that decides the document too.",
