@@ -256,12 +256,14 @@ def marks_left(doc: BratDocument) -> list[tuple[str, int, str]]:
     """What a senior still has to resolve in ``doc``: ``(id, line, message)`` per ``Disagreement`` mark and per
     disputed relation."""
     types = {t.id: t.type for t in doc.textbounds}
+    relations = {r.id: r.type for r in doc.relations}
     out = []
     for a in doc.attributes:
         if a.type == DISAGREEMENT:
-            out.append((a.target, a.line, f"{a.target} ({types.get(a.target, 'undefined')}) still carries "
-                        f"{DISAGREEMENT}={a.value}: remove the attribute to accept it or delete the entity to "
-                        "reject it"))
+            what = "entity" if a.target in types else "annotation"
+            kind = types.get(a.target) or relations.get(a.target) or "undefined"
+            out.append((a.target, a.line, f"{a.target} ({kind}) still carries {DISAGREEMENT}={a.value}: remove the "
+                        f"attribute to accept it or delete the {what} to reject it"))
     for r in doc.relations:
         real = undisputed_type(r.type)
         if real is not None:

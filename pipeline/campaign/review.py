@@ -319,11 +319,11 @@ def format_report(report: Mapping[str, Any]) -> str:
     lines += [f"| {item['file']} | {', '.join(item['waiting_for'])} |" for item in report["pending"]]
     lines += ["", "## In phase 2", "",
               "| document | senior | annotators | entities agreed | entities marked | relations agreed | "
-              "relations marked |", "|---|---|---|---|---|---|---|"]
+              "relations disputed | of which modality differs |", "|---|---|---|---|---|---|---|---|"]
     for item in report["phase2"]:
         lines.append(f"| {item['file']} | {item['senior']} | {', '.join(item['annotators'])} | "
                      f"{item['entities_agreed']} | {item['entities_marked']} | {item['relations_agreed']} | "
-                     f"{item['relations_marked']} |")
+                     f"{item['relations_marked']} | {item.get('relations_modality_differs', 0)} |")
     if report["changed_after_merge"]:
         lines += ["", "## Changed in phase 1 after the merge (the senior's copy was not touched)", ""]
         lines += [f"- {item['file']} ({item['senior']})" for item in report["changed_after_merge"]]

@@ -130,11 +130,14 @@ def campaign_status(campaign_dir: str | Path) -> dict[str, Any]:
 def format_markdown(status: Mapping[str, Any]) -> str:
     """Markdown tables: progress and edits per person and phase, discards by reason, held-back problems."""
     lines = [f"# Campaign status: {status['campaign']}", "",
-             "| person | phase | " + " | ".join(c.replace("_", " ") for c in COLUMNS) + " | disagreements left |",
-             "|---|---|" + "---|" * (len(COLUMNS) + 1)]
+             "| person | phase | " + " | ".join(c.replace("_", " ") for c in COLUMNS)
+             + " | disagreements left | agreed |",
+             "|---|---|" + "---|" * (len(COLUMNS) + 2)]
     for r in status["rows"]:
         left = str(r["disagreements_left"]) if "disagreements_left" in r else ""
-        lines.append(f"| {r['person']} | {r['phase']} | " + " | ".join(str(r[c]) for c in COLUMNS) + f" | {left} |")
+        agreed = str(r["agreed"]) if "agreed" in r else ""
+        lines.append(f"| {r['person']} | {r['phase']} | " + " | ".join(str(r[c]) for c in COLUMNS)
+                     + f" | {left} | {agreed} |")
     lines += ["", "## Discarded, by reason", "", "| person | phase | reason | documents |", "|---|---|---|---|"]
     for r in status["rows"]:
         for reason, n in r["discarded_by_reason"].items():
