@@ -20,6 +20,7 @@ from pipeline.corpus.batches import prepare_batches
 from pipeline.corpus.brat_export import export_collection
 from pipeline.documents import SentenceRecord
 from pipeline.schema import load_schema
+from tests.brat.brat_shim import documents_with_messages
 from tests.conftest import shared_path
 
 SCHEMA = load_schema()
@@ -100,6 +101,9 @@ def test_gold_and_pubtator_merge_into_a_valid_phase2(tmp_path: Path) -> None:
     assert report["documents"]["ready"] == 300 and counts["added"] == 300, report["held_back"][:3]
     senior = campaign / "phase2" / "senior"
     assert validate_collection(senior) == []
+    # brat's own document loading and verification show nothing on any of the 300 documents
+    for k, coll in enumerate((campaign / "phase1" / "gold", campaign / "phase1" / "pubtator", senior)):
+        assert documents_with_messages(coll, tmp_path / f"scratch{k}") == {}, coll
 
     n_gold_entities = 0
     for name in names:

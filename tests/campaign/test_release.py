@@ -181,3 +181,17 @@ def test_release_is_byte_identical_across_processes(inputs: dict[str, Path], tmp
         outputs.append(tree(out))
     assert outputs[0] == outputs[1]
     assert "tables/table10_preannotation.png" in outputs[0]
+
+
+def test_release_of_an_older_final_writes_modality_as_notes(inputs: dict[str, Path], tmp_path: Path) -> None:
+    """A FINAL written before modality moved to notes (Negated/Hypothetical attributes on relations)."""
+    final = inputs["final"]
+    ann = final / "300_1.ann"
+    ann.write_text(ann.read_text().replace("#1\tAnnotatorNotes R1\tneg\n", "A1\tNegated R1\n"))
+    conf = final / "annotation.conf"
+    conf.write_text(conf.read_text().rstrip("\n") + "\nNegated\tArg:<RELATION>\nHypothetical\tArg:<RELATION>\n")
+    out = tmp_path / "rel"
+    assert main(["release", str(final), "--out", str(out)]) == 0
+    assert (out / "brat" / "300_1.ann").read_text().endswith("R1\tincreases Arg1:T1 Arg2:T2\t\n"
+                                                             "#1\tAnnotatorNotes R1\tneg\n")
+    assert "<RELATION>" not in (out / "brat" / "annotation.conf").read_text()
