@@ -448,8 +448,8 @@ def collect(
                 result.discarded[name] = reasons
                 counts["discarded"] += 1
                 continue
-            if is_done(doc):
-                counts["signed_off"] += 1
+            if reasons or is_done(doc):  # a discard with a broken line: a decision that cannot be read yet
+                counts["signed_off"] += int(is_done(doc))
             else:
                 reference = _reference(campaign, senior_dir.name, name)
                 if accept_agreed and reference is not None and count_marks(reference) == 0:
