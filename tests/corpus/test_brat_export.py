@@ -75,7 +75,10 @@ def test_round_trip_and_clean_validation(tmp_path: Path) -> None:
 
 
 def test_ids_notes_attributes_normalizations(tmp_path: Path) -> None:
-    export_collection(records(), tmp_path, SCHEMA, Counter())
+    # by default no note at all: machine provenance never goes into brat notes (provenance.jsonl has it)
+    export_collection(records(), tmp_path / "default", SCHEMA, Counter())
+    assert read_document(tmp_path / "default" / "200_4.txt")[0].notes == []
+    export_collection(records(), tmp_path, SCHEMA, Counter(), notes="composites")
     doc, _ = read_document(tmp_path / "200_4.txt")
     starts = [(t.start, t.end, t.type) for t in doc.textbounds]
     assert starts == sorted(starts)
