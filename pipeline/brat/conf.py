@@ -280,9 +280,10 @@ def copy_conf_files(src_dir: str | Path, dst_dir: str | Path, names: Sequence[st
 # --- campaign collections --------------------------------------------------------------------
 # A campaign collection (pipeline/campaign) extends the collection's configuration with the types the
 # annotators' decisions are recorded with: the Discard entity and its Reason, the Done marker, and in
-# phase 2 the Disagreement attribute whose values name the phase-1 annotators of that collection.  The
-# additions are appended to the sections of the existing files, so a collection built from any schema
-# keeps its own types, and everything that validated before still validates.
+# phase 2 the Disagreement attribute of entities whose values name the phase-1 annotators of that
+# collection and the generated Disputed_<type> relation types.  The additions are appended to the sections
+# of the existing files, so a collection built from any schema keeps its own types; attributes on relations
+# (the modality attributes of older configurations) are left out, as brat's client cannot show them.
 
 CAMPAIGN_DONE_TYPE = "Done"
 CAMPAIGN_KEYS = {"X": "Discard", "Z": CAMPAIGN_DONE_TYPE}
