@@ -356,6 +356,15 @@ def check_document(
     return found
 
 
+def _without_legacy_modality(doc: BratDocument) -> BratDocument:
+    """``doc`` without ``Negated``/``Hypothetical`` attributes on relations: an older campaign's modality, read
+    as modality (and written as a note) by :func:`relation_notes_in_corpus_form`, so a collection whose
+    configuration ``campaign review`` has since rewritten without them does not hold them back."""
+    rel_ids = {r.id for r in doc.relations}
+    legacy = [a for a in doc.attributes if a.target in rel_ids and a.type in MODALITIES]
+    return replace(doc, attributes=[a for a in doc.attributes if a not in legacy]) if legacy else doc
+
+
 def _reference(campaign: Path, senior: str, name: str) -> BratDocument | None:
     """The merged document ``campaign review`` wrote for ``senior`` (``review/merged/``), or None."""
     txt = campaign / REVIEW_DIR / MERGED_DIR / senior / f"{name}.txt"
@@ -462,7 +471,7 @@ def collect(
                     counts["pending"] += 1
                     continue
             findings += [Finding(i.file, i.line, "unparseable", i.message) for i in issues]
-            findings += check_document(doc, ann_text, conf, where)
+            findings += check_document(_without_legacy_modality(doc), ann_text, conf, where)
             if name in originals and originals[name][1] != text:
                 findings.append(Finding(where.removesuffix(".ann") + ".txt", 0, "text_changed",
                                         f"text differs from {originals[name][0]}"))

@@ -235,11 +235,10 @@ def test_an_older_campaigns_modality_attributes_are_read_and_never_written(campa
     assert "Negated" not in conf and "Hypothetical" not in conf and "<RELATION>" not in conf
     assert "Negated" not in (senior / "visual.conf").read_text()
     no_messages(tmp_path, senior)
-    # a legacy attribute left in a phase-2 document becomes a note in FINAL
+    # a legacy attribute in a phase-2 document written before the upgrade (its configuration since rewritten
+    # without it) is read as modality and becomes a note in FINAL
     ann = senior / "100_1.ann"
-    ann.write_text(ann.read_text() + "T9\tDone 20 25\tlower\n")
-    (senior / "annotation.conf").write_text(conf.rstrip("\n") + "\nHypothetical\tArg:<RELATION>\n")
-    ann.write_text(ann.read_text() + "A9\tHypothetical R1\n")
+    ann.write_text(ann.read_text() + "T9\tDone 20 25\tlower\nA9\tHypothetical R1\n")
     assert main(["campaign", "finalize", str(campaign), "--out", str(tmp_path / "final")]) == 3  # others pending
     assert relation_lines(ids(tmp_path / "final" / "100_1.ann")) == ["isAssociatedWith Warfarin -> CYP2C9 | hyp neg"]
     no_messages(tmp_path, tmp_path / "final")
