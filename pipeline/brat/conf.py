@@ -3,9 +3,11 @@
 * ``annotation.conf`` from ``config/schema.yaml``: the entity hierarchy
   (tab-indented, one tab per level, as brat reads depth from the indent),
   the relation hierarchy with Arg1/Arg2 constraints, one ``<OVERLAP>`` rule,
-  an empty ``[events]`` and the ``[attributes]``: the relation modality
-  attributes of the schema (``Negated``, ``Hypothetical``: ``Arg:<RELATION>``)
-  and the ``Composite`` entity attribute that marks composite entities.
+  an empty ``[events]`` and the ``[attributes]``: only the ``Composite``
+  entity attribute that marks composite entities.  No attribute is declared
+  on relations: brat's client can neither show nor edit one (nlplab/brat#791),
+  so a relation's modality lives in its one ``AnnotatorNotes``
+  (:mod:`pipeline.brat.modality`: ``hyp``, ``neg``).
 
   brat matches relation argument types *literally* (a parent type does not
   admit its children), so each constraint lists the schema type and all its
@@ -38,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pipeline.brat.validate import OVERLAP_TYPES, parse_annotation_conf
 from pipeline.campaign.layout import DISAGREEMENT, DISCARD_REASON, DISCARD_REASONS, DISCARD_TYPE
 from pipeline.schema import ANY_ENTITY, Schema
 from pipeline.yamlfile import read_mapping
@@ -170,11 +173,8 @@ def annotation_conf(schema: Schema, settings: BratSettings | None = None) -> str
         "",
         "[attributes]",
         "",
-        "# Modality of relations (config/schema.yaml relation_attributes)",
-    ]
-    for attr in schema.relation_attributes:
-        lines.append(f"{attr}\tArg:<RELATION>")
-    lines += [
+        "# Relation modality is not an attribute: it is the relation's note (hyp, neg; pipeline/brat/modality.py),",
+        "# as brat's client cannot show or edit attributes on relations.",
         "# Marks pre-annotated composite entities (drawn dashed, see visual.conf); not part of the corpus",
         f"{settings.composite_attribute}\tArg:<ENTITY>",
     ]
@@ -196,7 +196,7 @@ def visual_conf(schema: Schema, settings: BratSettings | None = None) -> str:
         "[labels]",
         "",
     ]
-    names = schema.entity_types() + schema.relation_types() + list(schema.relation_attributes)
+    names = schema.entity_types() + schema.relation_types()
     for name in names:
         forms = settings.labels.get(name) or (name.replace("_", " "),)
         lines.append(" | ".join((name, *forms)))
@@ -215,10 +215,6 @@ def visual_conf(schema: Schema, settings: BratSettings | None = None) -> str:
     for rel in schema.relation_types():
         if rel in settings.relation_colours:
             lines.append(f"{rel}\tcolor:{settings.relation_colours[rel]}")
-    lines += ["", "# Relation modality: a glyph after the arc label"]
-    for attr, spec in schema.relation_attributes.items():
-        glyph = str(spec.get("glyph") or attr[:3].lower())
-        lines.append(f"{attr}\tglyph:{glyph}")
     lines += [
         "",
         "# Composite entities: dashed box border (brat applies an attribute's dashArray to the span box)",
@@ -284,9 +280,10 @@ def copy_conf_files(src_dir: str | Path, dst_dir: str | Path, names: Sequence[st
 # --- campaign collections --------------------------------------------------------------------
 # A campaign collection (pipeline/campaign) extends the collection's configuration with the types the
 # annotators' decisions are recorded with: the Discard entity and its Reason, the Done marker, and in
-# phase 2 the Disagreement attribute whose values name the phase-1 annotators of that collection.  The
-# additions are appended to the sections of the existing files, so a collection built from any schema
-# keeps its own types, and everything that validated before still validates.
+# phase 2 the Disagreement attribute of entities whose values name the phase-1 annotators of that
+# collection and the generated Disputed_<type> relation types.  The additions are appended to the sections
+# of the existing files, so a collection built from any schema keeps its own types; attributes on relations
+# (the modality attributes of older configurations) are left out, as brat's client cannot show them.
 
 CAMPAIGN_DONE_TYPE = "Done"
 CAMPAIGN_KEYS = {"X": "Discard", "Z": CAMPAIGN_DONE_TYPE}
@@ -304,49 +301,141 @@ def _append_to_section(text: str, section: str, lines: Sequence[str]) -> str:
     return "\n".join([*rows[:end], *lines, *rows[end:]]) + "\n"
 
 
+DISPUTED_PREFIX = "Disputed_"
+"""Phase 2: a relation only one annotator drew, or drew with another modality, has the generated type
+``Disputed_<type>`` (a valid brat type name: letters, digits, ``_``; no trailing digit, which brat's client
+would strip when it looks up labels), drawn dashed red and labelled ``≠ <label>`` on the arc."""
+DISPUTED_COLOUR = "#d62728"
+
+
+def disputed_type(relation_type: str) -> str:
+    """The generated phase-2 type of ``relation_type`` (``influences`` -> ``Disputed_influences``)."""
+    return DISPUTED_PREFIX + relation_type
+
+
+def undisputed_type(type_: str) -> str | None:
+    """The relation type a generated phase-2 type stands for, or None when ``type_`` is not generated."""
+    return type_[len(DISPUTED_PREFIX):] if type_.startswith(DISPUTED_PREFIX) and len(type_) > len(DISPUTED_PREFIX) \
+        else None
+
+
+def _section_rows(text: str, section: str) -> tuple[list[str], int, int]:
+    """The lines of ``text`` and the [start, end) line range of ``[section]``'s body (empty range if absent)."""
+    rows = text.rstrip("\n").split("\n")
+    start = next((i for i, r in enumerate(rows) if r.strip() == f"[{section}]"), None)
+    if start is None:
+        return rows, len(rows), len(rows)
+    end = next((i for i in range(start + 1, len(rows)) if rows[i].strip().startswith("[")), len(rows))
+    return rows, start + 1, end
+
+
+def relation_attribute_names(base: str) -> list[str]:
+    """Attributes of an ``annotation.conf`` text that may sit on a relation (``Arg:<RELATION>``, a relation type
+    or ``<ANY>``): the legacy modality attributes ``Negated``/``Hypothetical`` of older campaigns."""
+    conf, _ = parse_annotation_conf(base)
+    relation_targets = {"<RELATION>", "<ANY>"} | conf.relation_types
+    return [a.name for a in conf.attributes.values() if relation_targets & set(a.targets)]
+
+
+def _drop_names(text: str, sections: Sequence[str], names: Sequence[str], separator: str) -> str:
+    """``text`` without the lines of ``sections`` whose first field (up to ``separator``) is one of ``names``."""
+    if not names:
+        return text
+    for section in sections:
+        rows, start, end = _section_rows(text, section)
+        kept = [r for r in rows[start:end] if r.split(separator, 1)[0].strip() not in names]
+        text = "\n".join([*rows[:start], *kept, *rows[end:]]) + "\n"
+    return text
+
+
+def _relation_specs(base: str) -> list[tuple[str, str]]:
+    """(type, ``Arg1:A|B, Arg2:C``) of the binary relation types of an ``annotation.conf`` text, in file order."""
+    conf, _ = parse_annotation_conf(base)
+    out = []
+    for r in conf.relations:
+        if r.type in OVERLAP_TYPES or r.unused or len(r.roles) != 2 or r.type.startswith(DISPUTED_PREFIX):
+            continue
+        out.append((r.type, ", ".join(f"{role}:{'|'.join(types)}" for role, types in zip(r.roles, r.types,
+                                                                                             strict=True))))
+    return out
+
+
 def campaign_annotation_conf(base: str, disagreement: Sequence[str] = ()) -> str:
     """``annotation.conf`` text ``base`` extended with the campaign types.
 
     Adds the entity types ``Discard`` (with the ``Reason`` attribute, values
     :data:`pipeline.campaign.layout.DISCARD_REASONS`) and ``Done``, overlap
-    rules letting them lie on any span, and, when ``disagreement`` names
-    annotators, the ``Disagreement`` attribute of entities and relations
-    with those names as values.
+    rules letting them lie on any span, and, in phase 2 (``disagreement``
+    names the annotators): the ``Disagreement`` attribute of *entities* with
+    those names as values, and one generated relation type
+    :func:`disputed_type` per relation type, with the same arguments.
+    Attributes on relations in ``base`` (the legacy ``Negated``/``Hypothetical``)
+    are left out: brat's client cannot show them, and modality is a note.
     """
+    legacy = relation_attribute_names(base)
+    specs = _relation_specs(base)
+    text = _drop_names(base, ("attributes",), legacy, "\t")
     markers = f"{DISCARD_TYPE}|{CAMPAIGN_DONE_TYPE}"
-    text = _append_to_section(base, "entities", [
+    text = _append_to_section(text, "entities", [
         "",
         "# Campaign decisions (pipeline/campaign): mark any span of the sentence",
         DISCARD_TYPE,
         CAMPAIGN_DONE_TYPE,
     ])
-    text = _append_to_section(text, "relations", [
+    relations = [
         "",
         "# The campaign markers may lie on any span, whatever else is annotated there",
         f"<OVERLAP>\tArg1:{markers}, Arg2:<ENTITY>, <OVL-TYPE>:<ANY>",
         f"<OVERLAP>\tArg1:<ENTITY>, Arg2:{markers}, <OVL-TYPE>:<ANY>",
-    ])
+    ]
+    if disagreement:
+        relations += ["", "# Phase 2: relations the annotators disagree on (only one drew it, or not with the same",
+                      "# modality); retype to the real type to accept, delete to reject"]
+        relations += [f"{disputed_type(rel)}\t{args}" for rel, args in specs]
+    text = _append_to_section(text, "relations", relations)
     attrs = ["", "# Why a sentence is discarded",
              f"{DISCARD_REASON}\tArg:{DISCARD_TYPE}, Value:{'|'.join(DISCARD_REASONS)}"]
     if disagreement:
-        attrs += ["# Phase 2: made by only one annotator (named); remove to accept, delete the annotation to reject",
-                  f"{DISAGREEMENT}\tArg:<ENTITY>|<RELATION>, Value:{'|'.join(disagreement)}"]
+        attrs += ["# Phase 2: an entity only one annotator made (named); remove to accept, delete the entity to reject",
+                  f"{DISAGREEMENT}\tArg:<ENTITY>, Value:{'|'.join(disagreement)}"]
     return _append_to_section(text, "attributes", attrs)
 
 
-def campaign_visual_conf(base: str, disagreement: Sequence[str] = ()) -> str:
+def _labels(visual: str) -> dict[str, list[str]]:
+    rows, start, end = _section_rows(visual, "labels")
+    out = {}
+    for row in rows[start:end]:
+        if row.strip() and not row.lstrip().startswith("#"):
+            parts = [p.strip() for p in row.split("|")]
+            out[parts[0]] = parts[1:]
+    return out
+
+
+def campaign_visual_conf(base: str, disagreement: Sequence[str] = (), relation_types: Sequence[str] = (),
+                         legacy: Sequence[str] = ()) -> str:
     """``visual.conf`` text ``base`` extended with labels and drawing of the campaign types.
 
-    ``Discard`` is drawn white on black, ``Done`` grey; a
-    ``Disagreement`` annotation gets a red dotted border and the glyph
-    ``≠name`` after its label, so that it stands out from agreed annotations.
+    ``Discard`` is drawn white on black, ``Done`` grey; a ``Disagreement``
+    entity gets a dotted border and the glyph ``≠name`` after its label; in
+    phase 2, the generated type of each of ``relation_types`` is labelled
+    ``≠ <label>`` (each short form too) and drawn as a dashed red arc.  Labels
+    and drawing of ``legacy`` (relation attributes left out of
+    ``annotation.conf``) are dropped.
     """
-    text = _append_to_section(base, "labels", [
+    text = _drop_names(base, ("labels",), legacy, "|")
+    text = _drop_names(text, ("drawing",), legacy, "\t")
+    known = _labels(base)
+    labels = [
         f"{DISCARD_TYPE} | Discard sentence | Discard | X",
         f"{CAMPAIGN_DONE_TYPE} | Done | OK",
         f"{DISCARD_REASON} | Discard reason | Reason",
-        *([f"{DISAGREEMENT} | Disagreement | Disagr"] if disagreement else []),
-    ])
+    ]
+    if disagreement:
+        labels.append(f"{DISAGREEMENT} | Disagreement | Disagr")
+        for rel in relation_types:
+            forms = known.get(rel) or [rel.replace("_", " ")]
+            labels.append(" | ".join([disputed_type(rel), *(f"≠ {f}" for f in forms), "≠"]))
+    text = _append_to_section(text, "labels", labels)
     lines = [
         "",
         "# Campaign decisions",
@@ -355,8 +444,10 @@ def campaign_visual_conf(base: str, disagreement: Sequence[str] = ()) -> str:
         f"{DISCARD_REASON}\tglyph:" + "|".join(f"({r})" for r in DISCARD_REASONS),
     ]
     if disagreement:
-        lines += ["# Phase 2: annotations only one annotator made (dotted border, ≠annotator after the label)",
-                  f"{DISAGREEMENT}\tdashArray:1-2, glyph:" + "|".join(f"≠{name}" for name in disagreement)]
+        lines += ["# Phase 2: entities only one annotator made (dotted border, ≠annotator after the label)",
+                  f"{DISAGREEMENT}\tdashArray:1-2, glyph:" + "|".join(f"≠{name}" for name in disagreement),
+                  "# Phase 2: disputed relations (dashed red arcs labelled ≠ type)"]
+        lines += [f"{disputed_type(rel)}\tcolor:{DISPUTED_COLOUR}, dashArray:3-3" for rel in relation_types]
     return _append_to_section(text, "drawing", lines)
 
 
@@ -373,9 +464,12 @@ def write_campaign_conf_files(
     """Copy the configuration of ``src_dir`` to ``dst_dir`` with the campaign types added (see above)."""
     src, dst = Path(src_dir), Path(dst_dir)
     dst.mkdir(parents=True, exist_ok=True)
+    base = (src / "annotation.conf").read_text(encoding="utf-8") if (src / "annotation.conf").is_file() else ""
+    relation_types = [rel for rel, _ in _relation_specs(base)] if base else []
+    legacy = relation_attribute_names(base) if base else []
     makers = {
         "annotation.conf": lambda t: campaign_annotation_conf(t, disagreement),
-        "visual.conf": lambda t: campaign_visual_conf(t, disagreement),
+        "visual.conf": lambda t: campaign_visual_conf(t, disagreement, relation_types, legacy),
         "kb_shortcuts.conf": campaign_kb_shortcuts_conf,
     }
     out = []

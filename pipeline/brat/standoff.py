@@ -232,8 +232,10 @@ def _parse_line(doc: BratDocument, line: str, lineno: int) -> None:
         if len(head) != 3 or ":" not in head[2]:
             raise ValueError("normalization needs a type, a target and DB:ID")
         db, _, db_id = head[2].partition(":")
+        # brat (44ecd825) adds a tab before the text of every N line each time it saves a document: the text
+        # is what follows the tabs, however many
         doc.normalizations.append(
-            Normalization(ident, head[0], head[1], db, db_id, cols[2] if len(cols) > 2 else "", lineno)
+            Normalization(ident, head[0], head[1], db, db_id, "\t".join(cols[2:]).lstrip("\t"), lineno)
         )
     elif tag == "#":
         if len(head) != 2:

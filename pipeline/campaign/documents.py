@@ -6,9 +6,14 @@
 * Campaign markers: a document is *finished* when it holds a ``Done`` entity or a ``Discard`` entity
   (both annotated on any span, see :mod:`pipeline.brat.conf`); *discarded* when it holds a ``Discard``
   entity, its reason the value of the ``Reason`` attribute (``unspecified`` when none is set).
-* Keys: an entity is keyed by its sorted fragments, its type and its attributes (type, value); a
-  relation by its type, its arguments' entity keys (by role) and its attributes (the modality).  Two
-  annotations with the same key are the same annotation, whatever their ids.
+* Keys: an entity is keyed by its sorted fragments, its type and its attributes (type, value) but the
+  campaign's ``Disagreement`` mark and the display-only ``Composite`` attribute; a relation by its type, its
+  arguments' entity keys (by role) and its modality.  Two annotations with the same key are the same
+  annotation, whatever their ids.
+* Modality (:func:`relation_note`): a relation's modality and free note are read from its
+  ``AnnotatorNotes`` with the project's grammar (:mod:`pipeline.brat.modality`: ``hyp``, ``neg``, ``|``
+  before free text); older campaigns stored modality as ``Negated``/``Hypothetical`` attributes on the
+  relation, which are read as modality too (never written).
 """
 
 from __future__ import annotations
@@ -17,8 +22,10 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from pipeline.brat.conf import CAMPAIGN_DONE_TYPE
+from pipeline.brat.conf import CAMPAIGN_DONE_TYPE, BratSettings
+from pipeline.brat.modality import MODALITIES, RelationNote, join_notes, modality_label
 from pipeline.brat.standoff import BratDocument, parse_ann
 from pipeline.brat.validate import AnnotationConf, parse_annotation_conf, validate_document
 from pipeline.campaign.layout import DISAGREEMENT, DISCARD_REASON, DISCARD_TYPE
@@ -28,7 +35,11 @@ MARKER_TYPES = (DISCARD_TYPE, CAMPAIGN_DONE_TYPE)
 UNSPECIFIED_REASON = "unspecified"
 
 EntityKey = tuple[tuple[Span, ...], str, tuple[tuple[str, str], ...]]
-RelationKey = tuple[str, tuple[tuple[str, EntityKey], ...], tuple[tuple[str, str], ...]]
+RelationKey = tuple[str, tuple[tuple[str, EntityKey], ...], str]
+#: the pre-annotation's display-only attribute of composite entities: not part of what an entity is
+COMPOSITE_ATTRIBUTE = BratSettings().composite_attribute
+#: attributes that never make two entities different
+UNKEYED_ATTRIBUTES = (DISAGREEMENT, COMPOSITE_ATTRIBUTE)
 
 
 @dataclass
@@ -111,12 +122,27 @@ def without_markers(doc: BratDocument) -> BratDocument:
 # --- keys --------------------------------------------------------------------------------------
 
 def attribute_key(
-    doc: BratDocument, target: str, skip: Iterable[str] = (DISAGREEMENT,)
+    doc: BratDocument, target: str, skip: Iterable[str] = UNKEYED_ATTRIBUTES
 ) -> tuple[tuple[str, str], ...]:
-    """(type, value) of the attributes of ``target`` (``Disagreement`` left out), sorted."""
+    """(type, value) of the attributes of ``target`` (``Disagreement`` and ``Composite`` left out), sorted."""
     skipped = set(skip)
     found = ((a.type, a.value or "") for a in doc.attributes if a.target == target and a.type not in skipped)
     return tuple(sorted(found))
+
+
+def relation_note(doc: BratDocument, relation_id: str) -> RelationNote:
+    """The modality and free note of a relation: its notes read with the grammar (several folded into one),
+    plus legacy ``Negated``/``Hypothetical`` attributes on it."""
+    note = join_notes(doc.notes_for(relation_id))
+    legacy = {a.type for a in doc.attributes if a.target == relation_id and a.type in MODALITIES}
+    if legacy - note.modality:
+        return RelationNote(note.modality | legacy, note.free, note.tokens)
+    return note
+
+
+def relation_modality(doc: BratDocument, relation_id: str) -> str:
+    """``none`` or the modality label of a relation (``Negated``, ``Hypothetical+Negated``)."""
+    return modality_label(relation_note(doc, relation_id).modality)
 
 
 def entity_keys(doc: BratDocument) -> dict[str, EntityKey]:
@@ -125,22 +151,33 @@ def entity_keys(doc: BratDocument) -> dict[str, EntityKey]:
 
 
 def relation_keys(doc: BratDocument, entities: dict[str, EntityKey] | None = None) -> dict[str, RelationKey]:
-    """Relation id -> key; a relation whose argument is not an entity is left out."""
+    """Relation id -> key (type, argument keys by role, modality label); a relation whose argument is not an
+    entity is left out."""
     entities = entities if entities is not None else entity_keys(doc)
     out: dict[str, RelationKey] = {}
     for r in doc.relations:
         if all(ref in entities for _, ref in r.args):
             args = tuple(sorted((role, entities[ref]) for role, ref in r.args))
-            out[r.id] = (r.type, args, attribute_key(doc, r.id))
+            out[r.id] = (r.type, args, relation_modality(doc, r.id))
     return out
 
 
-def canonical(doc: BratDocument) -> tuple[list[EntityKey], list[RelationKey], list[tuple[str, ...]]]:
-    """Everything annotated in ``doc``, ids left out (equal for documents that say the same)."""
-    ents = entity_keys(doc)
-    notes: list[tuple[str, ...]] = sorted((q.type, repr(ents.get(q.target, q.target)), q.text) for q in doc.notes)
-    notes += sorted((n.type, repr(ents.get(n.target, n.target)), n.db, n.db_id) for n in doc.normalizations)
-    return sorted(ents.values()), sorted(relation_keys(doc, ents).values()), notes
+def canonical(doc: BratDocument) -> tuple[list[Any], list[Any], list[tuple[str, ...]]]:
+    """Everything annotated in ``doc``, ids left out (equal for documents that say the same).
+
+    Unlike the keys, every attribute counts here (a ``Disagreement`` mark removed, a ``Composite`` cleared,
+    a note edited is a change), so :mod:`pipeline.campaign.status` sees any edit.
+    """
+    ents = {t.id: (t.sorted_fragments, t.type, attribute_key(doc, t.id, skip=())) for t in doc.textbounds}
+    rels = []
+    keys: dict[str, Any] = dict(ents)
+    for r in doc.relations:
+        args = tuple(sorted((role, repr(ents.get(ref, ref))) for role, ref in r.args))
+        rels.append((r.type, args, attribute_key(doc, r.id, skip=())))
+        keys[r.id] = (r.type, args)
+    notes: list[tuple[str, ...]] = sorted((q.type, repr(keys.get(q.target, q.target)), q.text) for q in doc.notes)
+    notes += sorted((n.type, repr(keys.get(n.target, n.target)), n.db, n.db_id) for n in doc.normalizations)
+    return sorted(ents.values()), sorted(rels), notes
 
 
 def entity_changes(base: BratDocument, edited: BratDocument) -> Counter[str]:

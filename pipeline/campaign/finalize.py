@@ -4,26 +4,37 @@ Input: ``CAMPAIGN_DIR/phase2/<senior>/NAME.txt|NAME.ann`` (see :mod:`pipeline.ca
 collection with its campaign ``annotation.conf`` (the one beside the documents, else the nearest one up,
 else the one generated from the schema).  Offsets are half-open character offsets into each ``.txt``.
 
-A document goes to the final corpus when it is *finished*:
+A document goes to the final corpus when its senior **signed it off** (a ``Done`` marker entity, as
+annotators mark their documents in phase 1) and it is *finished*:
 
 * it parses and validates against its collection's ``annotation.conf`` (:mod:`pipeline.brat.validate`);
-* no annotation still carries the :data:`~pipeline.campaign.layout.DISAGREEMENT` attribute (the senior
-  accepts a mark by removing the attribute, rejects it by deleting the annotation);
-* it holds no :data:`~pipeline.campaign.layout.DISCARD_TYPE` entity (a senior who discards a sentence in
-  phase 2 keeps it out of the corpus; it is held back with the reason);
+* nothing is left to adjudicate: no annotation carries the :data:`~pipeline.campaign.layout.DISAGREEMENT`
+  attribute (the senior accepts a marked entity by removing the attribute, rejects it by deleting it) and
+  no relation has a generated ``Disputed_<type>`` type (accepted by retyping to ``<type>``, rejected by
+  deleting it); what is left is named in the finding;
 * its text equals the phase-1 text of the same document (when a phase-1 copy exists), and it appears in
   one senior's collection only;
 * it can be read: a ``.txt`` beside the ``.ann``, both UTF-8.
 
-Every other document is *held back*: listed with ``file:line: reason`` in the report (``held_back.tsv``,
-``finalize.json``) and returned to the caller, never dropped silently.  Documents the campaign manifest
-assigns to phase 2 that no senior collection holds (discarded in phase 1, or not reviewed yet) are listed
-as ``not_in_phase2``.
+With ``accept_agreed`` (``--accept-agreed``), a document the two annotators agreed on (its merged version,
+``review/merged/<senior>/NAME.ann``, had nothing to adjudicate) goes through without a sign-off too.
+
+A document a senior discarded (a :data:`~pipeline.campaign.layout.DISCARD_TYPE` entity) is a finished
+decision: listed in ``discarded`` with its reasons, kept out of the corpus, not work left.  A document not
+signed off yet is *pending* (listed with what is left in it).  Every other document is *held back*: listed
+with ``file:line: reason`` in the report (``held_back.tsv``, ``finalize.json``) and returned to the caller,
+never dropped silently.  Documents the campaign assigns to phase 2 that no senior collection holds are
+listed as ``discarded_in_phase1`` (an annotator discarded them: finished) or ``not_in_phase2`` (not
+reviewed yet: work left).  :attr:`FinalizeResult.work_left` says whether anything is held back or pending.
 
 What a finished document becomes (campaign-only marks removed, relation types homogenized):
 
 * attributes of type ``Disagreement`` (none are left by definition) and the pre-annotation's
   ``Composite`` presentation attribute are removed, and so are the campaign's ``Done`` marker entities;
+* each relation gets one note in the PGxCorpus form (:mod:`pipeline.brat.modality`: ``hyp``, ``neg``, then
+  the free text): legacy ``Negated``/``Hypothetical`` relation attributes of older campaigns become note
+  words, several notes are folded into one, and the merge's ``[alice: neg; bob: none]`` dispute text is
+  removed (:func:`pipeline.campaign.merge.strip_dispute`);
 * relation types are rewritten by ``config/export.yaml`` ``relation_map`` (:func:`pipeline.brat.export.
   map_relations`: ``metabolizes``/``transports`` -> ``influences``; a type mapped to null is dropped);
   a relation that becomes identical to an earlier one of the same document (type, arguments, attributes,
@@ -37,9 +48,10 @@ Output ``FINAL``: the finished documents (``.ann`` in the canonical order of
 swapped in whole, so a failed run leaves the previous result; the same campaign gives byte-identical
 output (report paths are relative to ``CAMPAIGN_DIR``; nothing records a time).
 
-Count keys: ``documents_phase2``, ``documents_final``, ``held_back``, ``held_back:<reason kind>``,
-``not_in_phase2``, ``relations_mapped``, ``relations_dropped``, ``relations_merged``,
-``attributes_removed:<type>``.
+Count keys: ``documents_phase2``, ``documents_final``, ``signed_off``, ``accepted_agreed``, ``pending``,
+``discarded``, ``held_back``, ``held_back:<reason kind>``, ``not_in_phase2``, ``discarded_in_phase1``,
+``relations_mapped``, ``relations_dropped``, ``relations_merged``, ``attributes_removed:<type>``,
+``modality_attributes_to_notes``, ``relation_notes_folded``, ``dispute_texts_removed``.
 """
 
 from __future__ import annotations
@@ -59,15 +71,20 @@ from typing import Any
 from pipeline.brat import validate as validate_mod
 from pipeline.brat.conf import CAMPAIGN_DONE_TYPE, BratSettings, annotation_conf, load_settings, write_conf_files
 from pipeline.brat.export import ExportConfig, load_export_config, map_relations
-from pipeline.brat.standoff import BratDocument, dumps, parse_ann
+from pipeline.brat.modality import MODALITIES, format_note
+from pipeline.brat.standoff import BratDocument, Note, dumps, parse_ann, read_document
+from pipeline.campaign.documents import discard_reasons, is_done, relation_note
 from pipeline.campaign.layout import (
     ASSIGNMENTS_CSV,
+    CAMPAIGN_MANIFEST,
     DISAGREEMENT,
-    DISCARD_REASON,
     DISCARD_TYPE,
     PHASE1_DIR,
     PHASE2_DIR,
+    REVIEW_DIR,
 )
+from pipeline.campaign.merge import NOTE_TYPE, count_marks, marks_left, strip_dispute
+from pipeline.campaign.review import MERGED_DIR
 from pipeline.documents import pmid_sort_key
 from pipeline.schema import Schema
 
@@ -105,6 +122,15 @@ class FinalizeResult:
     senior_of: dict[str, str] = field(default_factory=dict)
     not_in_phase2: list[str] = field(default_factory=list)
     counts: Counter[str] = field(default_factory=Counter)
+    pending: dict[str, str] = field(default_factory=dict)  # not signed off yet: what is left
+    discarded: dict[str, list[str]] = field(default_factory=dict)  # by a senior: reasons
+    discarded_in_phase1: list[str] = field(default_factory=list)
+    accepted_agreed: list[str] = field(default_factory=list)
+
+    @property
+    def work_left(self) -> bool:
+        """Documents held back, pending a senior's sign-off, or not reviewed yet (discards are decisions)."""
+        return bool(self.held_back or self.pending or self.not_in_phase2)
 
     def report(self) -> dict[str, Any]:
         return {
@@ -113,6 +139,12 @@ class FinalizeResult:
                 {"document": name, "senior": self.senior_of.get(name, ""), "problems": [str(f) for f in found]}
                 for name, found in sorted(self.held_back.items(), key=lambda kv: doc_key(kv[0]))
             ],
+            "pending": [{"document": name, "senior": self.senior_of.get(name, ""), "left": left}
+                        for name, left in sorted(self.pending.items(), key=lambda kv: doc_key(kv[0]))],
+            "discarded": [{"document": name, "senior": self.senior_of.get(name, ""), "reasons": reasons}
+                          for name, reasons in sorted(self.discarded.items(), key=lambda kv: doc_key(kv[0]))],
+            "accepted_agreed": self.accepted_agreed,
+            "discarded_in_phase1": self.discarded_in_phase1,
             "not_in_phase2": self.not_in_phase2,
             "counts": dict(sorted(self.counts.items())),
         }
@@ -201,12 +233,52 @@ def strip_markers(doc: BratDocument, counts: Counter[str] | None = None) -> Brat
     return remove_annotations(doc, done)[0]
 
 
+def relation_notes_in_corpus_form(doc: BratDocument, counts: Counter[str] | None = None) -> BratDocument:
+    """``doc`` with one note per relation in the PGxCorpus form (``hyp``, ``neg``, then free text): legacy
+    modality attributes on relations become note words, several notes are folded into one, the merge's
+    dispute text is removed (each written back in canonical form, :func:`pipeline.brat.modality.format_note`).
+    A relation's single note that needs none of this is kept as written (``htp`` stays ``htp``).  Entity notes
+    are left as they are."""
+    counts = counts if counts is not None else Counter()
+    rel_ids = {r.id for r in doc.relations}
+    if not rel_ids:
+        return doc
+    legacy = [a for a in doc.attributes if a.target in rel_ids and a.type in MODALITIES]
+    rel_notes = [q for q in doc.notes if q.target in rel_ids and q.type == NOTE_TYPE]
+    if not legacy and not rel_notes:
+        return doc
+    counts["modality_attributes_to_notes"] += len(legacy)
+    notes = [q for q in doc.notes if q not in rel_notes]
+    n = max((int(q.id[1:]) for q in doc.notes if q.id[1:].isdigit()), default=0)
+    for r in doc.relations:
+        mine = [q for q in rel_notes if q.target == r.id]
+        counts["relation_notes_folded"] += max(len(mine) - 1, 0)
+        note = relation_note(doc, r.id)
+        free, removed = strip_dispute(note.free)
+        counts["dispute_texts_removed"] += removed
+        if len(mine) == 1 and not removed and not any(a.target == r.id for a in legacy):
+            notes.append(mine[0])  # already one note in the grammar: kept as the person wrote it
+            continue
+        text = format_note(note.modality, free)
+        if text:
+            if mine:
+                notes.append(replace(mine[0], text=text))
+            else:
+                n += 1
+                notes.append(Note(f"#{n}", NOTE_TYPE, r.id, text))
+    order = {q.id: k for k, q in enumerate(doc.notes)}
+    notes.sort(key=lambda q: (order.get(q.id, len(order)), q.id))
+    return replace(doc, notes=notes, attributes=[a for a in doc.attributes if a not in legacy])
+
+
 def homogenize(doc: BratDocument, relation_map: Mapping[str, str | None], *, campaign_attributes: Sequence[str],
                counts: Counter[str] | None = None) -> BratDocument:
-    """Campaign markers and attributes removed, relation types mapped, duplicate relations merged."""
+    """Campaign markers and attributes removed, relation notes in the corpus form, relation types mapped,
+    duplicate relations merged."""
     counts = counts if counts is not None else Counter()
     doc = strip_markers(doc, counts)
     doc = strip_attributes(doc, campaign_attributes, counts)
+    doc = relation_notes_in_corpus_form(doc, counts)
     doc = map_relations([doc], relation_map, counts)[0]
     return merge_duplicate_relations(doc, counts)
 
@@ -276,22 +348,61 @@ def _assigned_phase2(campaign: Path) -> list[str]:
 def check_document(
     doc: BratDocument, ann_text: str, conf: validate_mod.AnnotationConf, where: str
 ) -> list[Finding]:
-    """Why ``doc`` (a phase-2 document, ``where`` its ``.ann`` path) cannot be final yet."""
+    """Why ``doc`` (a signed-off phase-2 document, ``where`` its ``.ann`` path) cannot be final yet: validation
+    problems and every mark left to resolve (``Disagreement`` attributes, disputed relations)."""
     found = [Finding(p.file, p.line, "invalid", p.message) for p in validate_mod.validate_document(
         doc, ann_text, conf, where)]
-    types = {t.id: t.type for t in doc.textbounds} | {r.id: r.type for r in doc.relations}
-    for a in doc.attributes:
-        if a.type == DISAGREEMENT:
-            what = types.get(a.target, "undefined")
-            found.append(Finding(where, a.line, "disagreement", f"{a.target} ({what}) still carries "
-                                 f"{DISAGREEMENT}={a.value}: remove the attribute to accept it or delete "
-                                 "the annotation to reject it"))
-    for t in doc.textbounds:
-        if t.type == DISCARD_TYPE:
-            reasons = sorted(a.value or "?" for a in doc.attributes if a.target == t.id and a.type == DISCARD_REASON)
-            found.append(Finding(where, t.line, "discarded", f"{t.id}: discarded in phase 2 ({DISCARD_REASON}="
-                                 f"{','.join(reasons) or 'none given'})"))
+    found += [Finding(where, line, "disagreement", message) for _, line, message in marks_left(doc)]
     return found
+
+
+def _without_legacy_modality(doc: BratDocument) -> BratDocument:
+    """``doc`` without ``Negated``/``Hypothetical`` attributes on relations: an older campaign's modality, read
+    as modality (and written as a note) by :func:`relation_notes_in_corpus_form`, so a collection whose
+    configuration ``campaign review`` has since rewritten without them does not hold them back."""
+    rel_ids = {r.id for r in doc.relations}
+    legacy = [a for a in doc.attributes if a.target in rel_ids and a.type in MODALITIES]
+    return replace(doc, attributes=[a for a in doc.attributes if a not in legacy]) if legacy else doc
+
+
+def _reference(campaign: Path, senior: str, name: str) -> BratDocument | None:
+    """The merged document ``campaign review`` wrote for ``senior`` (``review/merged/``), or None."""
+    txt = campaign / REVIEW_DIR / MERGED_DIR / senior / f"{name}.txt"
+    if not txt.is_file():
+        return None
+    try:
+        return read_document(txt)[0]
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _phase1_discarded(campaign: Path) -> set[str]:
+    """Brat documents that a phase-1 annotator discarded (a ``Discard`` entity in their ``.ann``)."""
+    out = set()
+    root = campaign / PHASE1_DIR
+    for ann in sorted(root.glob("*/*.ann")) if root.is_dir() else []:
+        try:
+            text = ann.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        doc, _ = parse_ann(ann.stem, "", text)
+        if any(t.type == DISCARD_TYPE for t in doc.textbounds):
+            out.add(ann.stem)
+    return out
+
+
+def _assigned_files(campaign: Path) -> list[str]:
+    """The brat documents (pages included) the campaign assigns to phase 2: from ``campaign.json`` when the
+    campaign has one, else the documents of ``manifest.csv``."""
+    path = campaign / CAMPAIGN_MANIFEST
+    if path.is_file():
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            files = {f for entry in data.get("documents", []) if entry.get("phase2") for f in entry.get("files", [])}
+            return sorted(files, key=doc_key)
+        except (OSError, ValueError, AttributeError, TypeError) as exc:
+            raise FinalizeError(f"{path}: cannot read the campaign manifest: {exc}") from exc
+    return _assigned_phase2(campaign)
 
 
 def collect(
@@ -300,6 +411,7 @@ def collect(
     *,
     export_config: ExportConfig | None = None,
     settings: BratSettings | None = None,
+    accept_agreed: bool = False,
 ) -> tuple[FinalizeResult, dict[str, BratDocument]]:
     """Check and homogenize every phase-2 document; returns the result and the final documents by name."""
     campaign = Path(campaign_dir)
@@ -340,8 +452,26 @@ def collect(
                 counts["held_back:unreadable"] += 1
                 continue
             doc, issues = parse_ann(name, text, ann_text, where)
+            reasons = discard_reasons(doc)
+            if reasons and not issues:
+                result.discarded[name] = reasons
+                counts["discarded"] += 1
+                continue
+            if reasons or is_done(doc):  # a discard with a broken line: a decision that cannot be read yet
+                counts["signed_off"] += int(is_done(doc))
+            else:
+                reference = _reference(campaign, senior_dir.name, name)
+                if accept_agreed and reference is not None and count_marks(reference) == 0:
+                    result.accepted_agreed.append(name)
+                    counts["accepted_agreed"] += 1
+                else:
+                    left = marks_left(doc)
+                    result.pending[name] = (f"not signed off ({len(left)} mark(s) left)" if left
+                                            else "not signed off")
+                    counts["pending"] += 1
+                    continue
             findings += [Finding(i.file, i.line, "unparseable", i.message) for i in issues]
-            findings += check_document(doc, ann_text, conf, where)
+            findings += check_document(_without_legacy_modality(doc), ann_text, conf, where)
             if name in originals and originals[name][1] != text:
                 findings.append(Finding(where.removesuffix(".ann") + ".txt", 0, "text_changed",
                                         f"text differs from {originals[name][0]}"))
@@ -364,8 +494,13 @@ def collect(
         final.pop(name, None)
     result.documents = sorted(final, key=doc_key)
     counts["documents_final"] = len(result.documents)
-    result.not_in_phase2 = [d for d in _assigned_phase2(campaign) if d not in seen]
+    missing = [d for d in _assigned_files(campaign) if d not in seen]
+    discarded = _phase1_discarded(campaign) if missing else set()
+    result.discarded_in_phase1 = [d for d in missing if d in discarded]
+    result.not_in_phase2 = [d for d in missing if d not in discarded]
     counts["not_in_phase2"] = len(result.not_in_phase2)
+    counts["discarded_in_phase1"] = len(result.discarded_in_phase1)
+    result.accepted_agreed = [d for d in result.accepted_agreed if d in final]
     return result, final
 
 
@@ -387,6 +522,7 @@ def finalize(
     *,
     export_config: ExportConfig | None = None,
     settings: BratSettings | None = None,
+    accept_agreed: bool = False,
 ) -> FinalizeResult:
     """Write the final corpus of a campaign to ``out`` (see the module docstring); returns what happened.
 
@@ -396,7 +532,8 @@ def finalize(
     out_dir = Path(out)
     check_output(out_dir, REPORT_JSON)
     settings = settings or load_settings()
-    result, final = collect(campaign_dir, schema, export_config=export_config, settings=settings)
+    result, final = collect(campaign_dir, schema, export_config=export_config, settings=settings,
+                            accept_agreed=accept_agreed)
     tmp = staging_dir(out_dir)
     try:
         write_conf_files(tmp, schema, settings)

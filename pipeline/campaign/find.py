@@ -9,7 +9,11 @@ Input: brat documents (one sentence each in PGxCorpus; offsets half-open into th
   ``Disease`` too); append ``=`` (``Phenotype=``) for that exact type only;
 * ``relation``: ``RELATION`` or ``ARG1-RELATION-ARG2`` where each part is a type or ``*``; argument types
   match their subtypes (``Chemical-treats-Phenotype`` finds a ``treats`` whose Arg2 is a ``Disease``), the
-  relation type matches exactly (``influences`` does not find ``increases``).
+  relation type matches exactly (``influences`` does not find ``increases``);
+* ``modality``: ``Negated``, ``Hypothetical`` (or the note words ``neg``, ``hyp``...) or ``none``: a relation
+  with that modality (``none``: without any), read from the relation's note with the project's grammar
+  (:mod:`pipeline.brat.modality`; legacy ``Negated``/``Hypothetical`` attributes count too).  With
+  ``relation`` given as well, one relation must match both.
 
 Values of one criterion are alternatives (any may match); different criteria must all match.  A sentence
 matches when every given criterion does.  Each match lists what matched (keyword and regex hits as
@@ -19,13 +23,13 @@ half-open spans into the text, entity ids, relation ids) and all the sentence's 
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pipeline.brat.modality import MODALITIES, MODALITY_TOKENS
 from pipeline.brat.standoff import BratDocument, TextBound
-from pipeline.brat.stats import relation_modality
+from pipeline.campaign.documents import relation_note
 from pipeline.documents import Span
 from pipeline.schema import Schema
 
@@ -56,9 +60,10 @@ class Criteria:
     regexes: list[str] = field(default_factory=list)
     entity_types: list[str] = field(default_factory=list)
     relations: list[str] = field(default_factory=list)
+    modalities: list[str] = field(default_factory=list)
 
     def empty(self) -> bool:
-        return not (self.keywords or self.regexes or self.entity_types or self.relations)
+        return not (self.keywords or self.regexes or self.entity_types or self.relations or self.modalities)
 
 
 @dataclass
@@ -88,7 +93,28 @@ def _entity(t: TextBound) -> dict[str, Any]:
 def _relation(doc: BratDocument, rid: str, schema: Schema) -> dict[str, Any]:
     r = next(x for x in doc.relations if x.id == rid)
     return {"id": r.id, "type": r.type, "args": {role: ref for role, ref in r.args},
-            "modality": list(relation_modality(doc, r.id, schema, Counter()))}
+            "modality": sorted(relation_note(doc, r.id).modality)}
+
+
+NO_MODALITY = "none"
+
+
+def _modality_value(value: str) -> str:
+    """A ``--modality`` value as a modality name or ``none`` (PatternError for anything else)."""
+    by_name = {m.lower(): m for m in MODALITIES}
+    key = value.strip().lower()
+    if key == NO_MODALITY:
+        return NO_MODALITY
+    found = by_name.get(key) or MODALITY_TOKENS.get(key)
+    if found is None:
+        raise PatternError(f"unknown modality {value!r}: expected {', '.join(MODALITIES)}, their note words "
+                           f"({', '.join(MODALITY_TOKENS)}) or {NO_MODALITY}")
+    return found
+
+
+def _modality_ok(doc: BratDocument, rid: str, wanted: list[str]) -> bool:
+    modality = relation_note(doc, rid).modality
+    return any((m == NO_MODALITY and not modality) or m in modality for m in wanted)
 
 
 def _type_matcher(spec: str, schema: Schema) -> tuple[str, bool]:
@@ -124,6 +150,7 @@ def compile_criteria(criteria: Criteria, schema: Schema) -> dict[str, Any]:
         "regexes": regexes,
         "entity_types": [_type_matcher(t, schema) for t in criteria.entity_types],
         "relations": relations,
+        "modalities": [_modality_value(m) for m in criteria.modalities],
     }
 
 
@@ -142,9 +169,14 @@ def match_document(doc: BratDocument, compiled: dict[str, Any], schema: Schema) 
         if not entities:
             return None
     relations: list[str] = []
-    if compiled["relations"]:
+    if compiled["relations"] or compiled["modalities"]:
         types = {t.id: t.type for t in doc.textbounds}
         for r in doc.relations:
+            if compiled["modalities"] and not _modality_ok(doc, r.id, compiled["modalities"]):
+                continue
+            if not compiled["relations"]:
+                relations.append(r.id)
+                continue
             a1 = types.get(r.arg("Arg1") or "", "")
             a2 = types.get(r.arg("Arg2") or "", "")
             for s1, rel, s2 in compiled["relations"]:
@@ -201,7 +233,7 @@ def format_markdown(matches: Sequence[Match], schema: Schema, total: int, matche
             for r in doc.relations:
                 mark = " *" if r.id in m.relations else ""
                 a1, a2 = r.arg("Arg1") or "", r.arg("Arg2") or ""
-                mod = "+".join(relation_modality(doc, r.id, schema, Counter())) or "-"
+                mod = "+".join(sorted(relation_note(doc, r.id).modality)) or "-"
                 lines.append(f"| {r.id}{mark} | {r.type} | {a1} {_md_cell(texts.get(a1, ''))} "
                              f"| {a2} {_md_cell(texts.get(a2, ''))} | {mod} |")
             lines.append("")

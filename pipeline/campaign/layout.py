@@ -13,9 +13,13 @@ A campaign directory ``CAMPAIGN_DIR`` holds:
 
 In brat, an annotator discards a sentence with an entity of type :data:`DISCARD_TYPE` (on any span of
 the sentence) whose :data:`DISCARD_REASON` attribute takes one of :data:`DISCARD_REASONS`.  In phase 2,
-an annotation that only one annotator made, or that the two typed differently, carries the
+an entity that only one annotator made, or that the two typed differently, carries the
 :data:`DISAGREEMENT` attribute whose value names its annotator; the senior accepts it by removing the
-attribute, or rejects it by deleting the annotation.
+attribute, or rejects it by deleting the entity.  A relation the annotators disagree on (drawn by one only,
+or with another modality) has the generated type ``Disputed_<type>``
+(:func:`pipeline.brat.conf.disputed_type`; brat's client cannot show attributes on relations); the senior
+accepts it by retyping it to ``<type>``, or rejects it by deleting it, and signs the document off with the
+``Done`` marker.
 """
 
 from __future__ import annotations

@@ -57,10 +57,24 @@ from pipeline.brat import agreement as agreement_mod
 from pipeline.brat import export as export_mod
 from pipeline.brat import stats as stats_mod
 from pipeline.brat import validate as validate_mod
-from pipeline.brat.conf import CONF_FILES, annotation_conf, copy_conf_files, write_conf_files
+from pipeline.brat.conf import (
+    CONF_FILES,
+    annotation_conf,
+    copy_conf_files,
+    relation_attribute_names,
+    write_conf_files,
+)
 from pipeline.brat.standoff import BratDocument, dumps, read_directory, read_document
 from pipeline.campaign.decisions import load_decisions
-from pipeline.campaign.finalize import DONE_TYPE, REPORT_JSON, check_output, doc_key, publish_dir, staging_dir
+from pipeline.campaign.finalize import (
+    DONE_TYPE,
+    REPORT_JSON,
+    check_output,
+    doc_key,
+    publish_dir,
+    relation_notes_in_corpus_form,
+    staging_dir,
+)
 from pipeline.campaign.layout import DISAGREEMENT, DISCARD_REASON, DISCARD_TYPE, PHASE1_DIR
 from pipeline.schema import Schema
 
@@ -450,7 +464,10 @@ def datasheet(info: Mapping[str, Any], tables: Sequence[Table]) -> str:
                          + ") and did not go on to phase 2.")
         if camp.get("held_back") is not None:
             lines.append(f"At finalization {camp['held_back']} document(s) were held back (unresolved "
-                         "disagreement, failed validation or discarded in phase 2) and are not released.")
+                         "disagreement or failed validation), "
+                         f"{camp.get('pending_phase2', 0)} were not signed off by their senior and "
+                         f"{camp.get('discarded_phase2', 0)} were discarded by their senior; none of them is "
+                         "released.")
         lines.append("")
     else:
         lines += ["No campaign directory was given: annotation-process figures are not reported.", ""]
@@ -524,7 +541,10 @@ def _campaign_info(campaign: Path | None, final: Path) -> dict[str, Any] | None:
     info["discard_reasons"] = dict(sorted(Counter(r for rs in reasons.values() for r in rs).items()))
     report = final / REPORT_JSON
     if report.is_file():
-        info["held_back"] = len(json.loads(report.read_text(encoding="utf-8")).get("held_back", []))
+        done = json.loads(report.read_text(encoding="utf-8"))
+        info["held_back"] = len(done.get("held_back", []))
+        info["pending_phase2"] = len(done.get("pending", []))
+        info["discarded_phase2"] = len(done.get("discarded", []))
     return info
 
 
@@ -545,6 +565,8 @@ def release(inputs: ReleaseInputs, out: str | Path, schema: Schema) -> dict[str,
     docs = read_final(inputs.final, schema)
     cfg = inputs.export_config
     counts: Counter[str] = Counter()
+    # a FINAL of an older campaign may hold modality as relation attributes: the release writes notes
+    docs = [relation_notes_in_corpus_form(d, counts) for d in docs]
     docs = export_mod.map_relations(docs, cfg.relation_map, counts)
     tables, stats = corpus_tables(docs, schema)
     extra: dict[str, Any] = {}
@@ -558,7 +580,8 @@ def release(inputs: ReleaseInputs, out: str | Path, schema: Schema) -> dict[str,
     try:
         brat = tmp / "brat"
         brat.mkdir()
-        if (inputs.final / "annotation.conf").is_file():
+        final_conf = inputs.final / "annotation.conf"
+        if final_conf.is_file() and not relation_attribute_names(final_conf.read_text(encoding="utf-8")):
             copy_conf_files(inputs.final, brat, CONF_FILES)
         else:
             write_conf_files(brat, schema)

@@ -18,8 +18,9 @@ A ready document is merged (:mod:`pipeline.campaign.merge`; the ``Done`` markers
 senior's documents are never overwritten, so rerunning adds only newly finished documents and a second
 run with nothing new changes nothing.  The merged document as written is also kept in
 ``review/merged/<senior>/`` (the reference of ``campaign status`` for phase 2).  Each senior's
-collection gets the campaign configuration with the ``Disagreement`` values of its annotators
-and ``guide.md``.
+collection gets the campaign configuration with the ``Disagreement`` values of its annotators and the
+generated ``Disputed_<type>`` relation types (:func:`pipeline.brat.conf.campaign_annotation_conf`),
+and the senior's ``guide.md`` (:func:`pipeline.campaign.guide.senior_guide`).
 
 Reports in ``review/`` (rewritten each run, a function of the campaign's state only):
 ``report.md``/``report.json`` (documents per state, discarded documents with reasons, held-back
@@ -28,7 +29,8 @@ annotation counts, and documents whose phase-1 annotation changed after they wer
 ``agreement.md``/``agreement.json``: for every pair of annotators, over their ready documents, entity
 agreement in exact/partial spans x strict/hierarchy/any type (Table 8 of the PGxCorpus paper) and
 relation agreement in the same settings, directed and undirected (Table 9), computed by
-:func:`pipeline.brat.agreement.compare_collections`.
+:func:`pipeline.brat.agreement.compare_collections`, and modality agreement on the relations both drew
+(:func:`modality_agreement`; modality read from the relation notes).
 
 Checks before anything is written (:class:`~pipeline.campaign.phase1.CampaignError`): the manifest
 reads, every phase-1 annotator has a collection, every document has two distinct phase-1 annotators
@@ -55,9 +57,10 @@ from pipeline.campaign.documents import (
     is_finished,
     load_conf,
     read_checked,
+    relation_keys,
     without_markers,
 )
-from pipeline.campaign.guide import GUIDE_FILE, annotator_guide
+from pipeline.campaign.guide import GUIDE_FILE, senior_guide
 from pipeline.campaign.layout import PHASE1_DIR, PHASE2_DIR, REVIEW_DIR
 from pipeline.campaign.merge import merge_versions
 from pipeline.campaign.phase1 import CampaignError, read_campaign
@@ -145,15 +148,35 @@ def _pairwise_agreement(states: list[FileState], schema: Schema) -> dict[str, An
         doc_a, doc_b = s.versions[a].doc, s.versions[b].doc
         assert doc_a is not None and doc_b is not None
         ref[s.file], pred[s.file] = without_markers(doc_a), without_markers(doc_b)
-    pairs = [
-        agreement_mod.compare_collections(ref, pred, schema, ref_label=a, pred_label=b)
-        for (a, b), (ref, pred) in sorted(by_pair.items())
-    ]
+    pairs = []
+    for (a, b), (ref, pred) in sorted(by_pair.items()):
+        pair = agreement_mod.compare_collections(ref, pred, schema, ref_label=a, pred_label=b)
+        pair["modality"] = modality_agreement([(ref[name], pred[name]) for name in sorted(ref)])
+        pairs.append(pair)
     mean: dict[str, dict[str, float | None]] = {}
     if pairs:
         for kind in ("entities", "relations"):
             mean[kind] = {k: _mean([p[kind][k]["micro"]["f1"] for p in pairs]) for k in pairs[0][kind]}
     return {"pairs": pairs, "mean_f1": mean, "parse_issues": []}
+
+
+def modality_agreement(pairs: list[tuple[BratDocument, BratDocument]]) -> dict[str, Any]:
+    """Modality agreement on the relations both versions drew (same type, same argument entities by role):
+    ``matched``, ``same_modality`` and their ratio ``agreement`` (None when nothing matched).  Modality is read
+    from the relations' notes with the project's grammar (:func:`pipeline.campaign.documents.relation_note`)."""
+    matched = same = 0
+    for a, b in pairs:
+        by_a: dict[tuple[Any, ...], Counter[str]] = {}
+        by_b: dict[tuple[Any, ...], Counter[str]] = {}
+        for doc, into in ((a, by_a), (b, by_b)):
+            for type_, args, modality in relation_keys(doc).values():
+                into.setdefault((type_, args), Counter())[modality] += 1
+        for key, mods_a in by_a.items():
+            mods_b = by_b.get(key)
+            if mods_b:
+                matched += min(sum(mods_a.values()), sum(mods_b.values()))
+                same += sum((mods_a & mods_b).values())
+    return {"matched": matched, "same_modality": same, "agreement": same / matched if matched else None}
 
 
 def _mean(scores: list[float | None]) -> float | None:
@@ -183,7 +206,15 @@ def format_agreement_summary(result: Mapping[str, Any]) -> str:
             cells = " | ".join(_pct_cell(p[kind][k]["micro"]["f1"]) for k in settings)
             lines.append(f"| {p['reference']} / {p['predicted']} | {p['documents']['common']} | {cells} |")
         lines.append("")
-    lines += ["# Details", "", agreement_mod.format_agreement(result)]
+    lines += ["## Relation modality", "",
+              "Over the relations both annotators drew (same type and argument entities): how many have the same "
+              "modality (hyp, neg, none; read from the relation notes).", "",
+              "| pair | relations drawn by both | same modality | agreement (%) |", "|---|---|---|---|"]
+    for p in result["pairs"]:
+        m = p["modality"]
+        lines.append(f"| {p['reference']} / {p['predicted']} | {m['matched']} | {m['same_modality']} | "
+                     f"{_pct_cell(m['agreement'])} |")
+    lines += ["", "# Details", "", agreement_mod.format_agreement(result)]
     return "\n".join(lines)
 
 
@@ -192,7 +223,7 @@ def _write_senior_collections(root: Path, campaign: Mapping[str, Any]) -> None:
     for senior, annotators in seniors.items():
         dest = root / PHASE2_DIR / senior
         write_campaign_conf_files(root / deploy.PREANNOTATION_DIR, dest, annotators)
-        (dest / GUIDE_FILE).write_text(annotator_guide(dest, senior, 2), encoding="utf-8")
+        (dest / GUIDE_FILE).write_text(senior_guide(dest, senior), encoding="utf-8")
 
 
 def review(campaign_dir: str | Path, schema: Schema, counts: Counter[str] | None = None) -> dict[str, Any]:
@@ -282,11 +313,11 @@ def format_report(report: Mapping[str, Any]) -> str:
     lines += [f"| {item['file']} | {', '.join(item['waiting_for'])} |" for item in report["pending"]]
     lines += ["", "## In phase 2", "",
               "| document | senior | annotators | entities agreed | entities marked | relations agreed | "
-              "relations marked |", "|---|---|---|---|---|---|---|"]
+              "relations disputed | of which modality differs |", "|---|---|---|---|---|---|---|---|"]
     for item in report["phase2"]:
         lines.append(f"| {item['file']} | {item['senior']} | {', '.join(item['annotators'])} | "
                      f"{item['entities_agreed']} | {item['entities_marked']} | {item['relations_agreed']} | "
-                     f"{item['relations_marked']} |")
+                     f"{item['relations_marked']} | {item.get('relations_modality_differs', 0)} |")
     if report["changed_after_merge"]:
         lines += ["", "## Changed in phase 1 after the merge (the senior's copy was not touched)", ""]
         lines += [f"- {item['file']} ({item['senior']})" for item in report["changed_after_merge"]]

@@ -11,7 +11,13 @@ For every person and phase, over the brat documents assigned to them (``campaign
   ``entities_deleted``, ``entities_added``, ``entities_retyped`` (see
   :func:`pipeline.campaign.documents.entity_changes`) and ``relations_added`` (also
   ``relations_deleted``);
-* phase 2 only: ``disagreements_left`` (``Disagreement`` marks still in the documents).
+* phase 2 only: ``disagreements_left`` (``Disagreement`` marks and disputed ``Disputed_<type>`` relations
+  still in the documents) and ``agreed`` (documents whose merged version had nothing to adjudicate: the
+  ones ``campaign finalize --accept-agreed`` lets through without a sign-off).
+
+A document is ``done`` when it holds the ``Done`` marker: an annotator's finished document in phase 1, a
+senior's signed-off one in phase 2 (what ``campaign finalize`` takes).  Any edit makes a document
+``edited``, a ``Disagreement`` mark removed (an accepted entity) included.
 
 The reference is the pre-annotation as handed out (``preannotation/``) in phase 1 and the merged
 document as ``campaign review`` wrote it (``review/merged/<senior>/``) in phase 2.
@@ -54,7 +60,7 @@ def _person_status(
     problems: list[str] = []
     row["assigned"] = len(files)
     conf = load_conf(collection / "annotation.conf") if (collection / "annotation.conf").is_file() else None
-    marks = 0
+    marks = agreed = 0
     for name in files:
         txt = collection / f"{name}.txt"
         if not txt.is_file():
@@ -74,6 +80,8 @@ def _person_status(
         doc = checked.doc
         reference_txt = reference_dir / f"{name}.txt"
         base = read_document(reference_txt)[0] if reference_txt.is_file() else None
+        if phase == 2 and base is not None and count_marks(base) == 0:
+            agreed += 1
         if base is not None and canonical(base) == canonical(doc):
             row["untouched"] += 1
         else:
@@ -94,6 +102,7 @@ def _person_status(
     row["problems"] = problems
     if phase == 2:
         row["disagreements_left"] = marks
+        row["agreed"] = agreed
     return row
 
 
@@ -121,11 +130,14 @@ def campaign_status(campaign_dir: str | Path) -> dict[str, Any]:
 def format_markdown(status: Mapping[str, Any]) -> str:
     """Markdown tables: progress and edits per person and phase, discards by reason, held-back problems."""
     lines = [f"# Campaign status: {status['campaign']}", "",
-             "| person | phase | " + " | ".join(c.replace("_", " ") for c in COLUMNS) + " | disagreements left |",
-             "|---|---|" + "---|" * (len(COLUMNS) + 1)]
+             "| person | phase | " + " | ".join(c.replace("_", " ") for c in COLUMNS)
+             + " | disagreements left | agreed |",
+             "|---|---|" + "---|" * (len(COLUMNS) + 2)]
     for r in status["rows"]:
         left = str(r["disagreements_left"]) if "disagreements_left" in r else ""
-        lines.append(f"| {r['person']} | {r['phase']} | " + " | ".join(str(r[c]) for c in COLUMNS) + f" | {left} |")
+        agreed = str(r["agreed"]) if "agreed" in r else ""
+        lines.append(f"| {r['person']} | {r['phase']} | " + " | ".join(str(r[c]) for c in COLUMNS)
+                     + f" | {left} | {agreed} |")
     lines += ["", "## Discarded, by reason", "", "| person | phase | reason | documents |", "|---|---|---|---|"]
     for r in status["rows"]:
         for reason, n in r["discarded_by_reason"].items():

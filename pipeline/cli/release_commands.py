@@ -2,8 +2,9 @@
 
 Thin handlers over :mod:`pipeline.campaign.finalize`, :mod:`pipeline.campaign.append`,
 :mod:`pipeline.campaign.find`, :mod:`pipeline.campaign.decisions` and :mod:`pipeline.campaign.release`.
-Exit codes: 0 done; 1 done with documents held back (finalize) or problems that stopped the write
-(decisions, release); 2 bad input (missing directory, bad roster, manifest, criteria or decisions file).
+Exit codes (:mod:`pipeline.cli.exitcodes`): 0 done; 3 documents held back or pending (finalize); 1 problems
+that stopped the write (decisions, release); 2 bad input (missing directory, bad roster, manifest, criteria or
+decisions file).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pipeline.campaign import finalize as finalize_mod
 from pipeline.campaign import find as find_mod
 from pipeline.campaign import release as release_mod
 from pipeline.cli.campaign_commands import add_campaign_command
+from pipeline.cli.exitcodes import ExitCode
 from pipeline.corpus.batches import ManifestError, RosterError
 from pipeline.schema import DEFAULT_SCHEMA, SchemaError, load_schema
 
@@ -59,19 +61,35 @@ def _add_export_config(p: argparse.ArgumentParser) -> None:
 def run_finalize(args: argparse.Namespace) -> int:
     schema = load_schema(args.schema)
     config = export_mod.load_export_config(args.config)
-    result = finalize_mod.finalize(args.campaign_dir, args.out, schema, export_config=config)
+    result = finalize_mod.finalize(args.campaign_dir, args.out, schema, export_config=config,
+                                   accept_agreed=args.accept_agreed)
     for name, found in sorted(result.held_back.items(), key=lambda kv: finalize_mod.doc_key(kv[0])):
         for f in found:
             print(f"pgx-corpus campaign finalize: held back {name}: {Path(args.campaign_dir) / f.file}:{f.line}: "
                   f"{f.message}", file=sys.stderr)
+    for name, left in sorted(result.pending.items(), key=lambda kv: finalize_mod.doc_key(kv[0])):
+        print(f"pgx-corpus campaign finalize: pending {name} ({result.senior_of.get(name, '')}): {left}",
+              file=sys.stderr)
     if args.json:
         _emit_json(result.report())
     else:
         c = result.counts
-        print(f"{c['documents_final']} of {c['documents_phase2']} phase-2 documents -> {args.out}; "
-              f"{c['held_back']} held back (listed in {Path(args.out) / finalize_mod.HELD_BACK_TSV}), "
-              f"{c['not_in_phase2']} assigned but not in phase 2; relation types mapped: {c['relations_mapped']}")
-    return 1 if result.held_back else 0
+        print(f"{c['documents_final']} of {c['documents_phase2']} phase-2 documents -> {args.out} "
+              f"({c['signed_off']} signed off, {c['accepted_agreed']} agreed accepted without sign-off); "
+              f"{c['pending']} pending a sign-off, {c['held_back']} held back (listed in "
+              f"{Path(args.out) / finalize_mod.HELD_BACK_TSV}), {c['discarded']} discarded by a senior; "
+              f"{c['not_in_phase2']} assigned but not in phase 2 ({c['discarded_in_phase1']} more discarded in "
+              f"phase 1); relation types mapped: {c['relations_mapped']}")
+    if result.work_left:
+        print(f"pgx-corpus campaign finalize: work left: {_work_left(result)}", file=sys.stderr)
+        return ExitCode.WORK_LEFT
+    return ExitCode.OK
+
+
+def _work_left(result: finalize_mod.FinalizeResult) -> str:
+    """``2 held back, 1 pending, 3 not in phase 2``: what keeps a finalize from being complete."""
+    return (f"{len(result.held_back)} held back, {len(result.pending)} pending a sign-off, "
+            f"{len(result.not_in_phase2)} not in phase 2 yet")
 
 
 def run_append(args: argparse.Namespace) -> int:
@@ -91,7 +109,7 @@ def run_append(args: argparse.Namespace) -> int:
 
 def run_find(args: argparse.Namespace) -> int:
     schema = load_schema(args.schema)
-    criteria = find_mod.Criteria(args.keyword, args.regex, args.entity_type, args.relation)
+    criteria = find_mod.Criteria(args.keyword, args.regex, args.entity_type, args.relation, args.modality)
     docs, issues = read_directory(args.brat_dir)  # lenient: bad lines and bytes are reported, not fatal
     for issue in issues:
         print(f"pgx-corpus find: {issue}", file=sys.stderr)
@@ -154,11 +172,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = add_campaign_command("finalize", "collect the seniors' phase-2 collections into the final corpus")
     p.description = (
         "Read CAMPAIGN_DIR/phase2/<senior>/ and write the finished documents to --out as one brat collection "
-        "with its configuration files (without the campaign-only Disagreement attribute). A document that "
-        "still holds Disagreement marks, holds a Discard entity, fails validation or whose text changed is "
-        "held back: listed as file:line on stderr and in FINAL/held_back.tsv and FINAL/finalize.json. Relation "
-        "types are homogenized by the relation_map of --config. Exit 1 when documents are held back.")
+        "with its configuration files (without the campaign-only marks). Only documents a senior signed off (a "
+        "Done marker) are taken; the others are pending. A signed-off document that still holds Disagreement "
+        "marks or disputed (Disputed_<type>) relations, fails validation or whose text changed is held back: "
+        "listed as file:line on stderr and in FINAL/held_back.tsv and FINAL/finalize.json. A senior's Discard "
+        "is a decision, not work left. Relation types are homogenized by the relation_map of --config; each "
+        "relation keeps one note in the PGxCorpus form (hyp, neg). Exit 3 when documents are held back or "
+        "pending, 0 when everything is finished.")
     p.add_argument("campaign_dir", type=Path, metavar="CAMPAIGN_DIR")
+    p.add_argument("--accept-agreed", action="store_true",
+                   help="also take, without a sign-off, documents both annotators agreed on (nothing to adjudicate)")
     p.add_argument("--out", type=Path, required=True, metavar="FINAL", help="final corpus directory (replaced)")
     _add_schema(p)
     _add_export_config(p)
@@ -183,7 +206,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="List the sentences of BRAT_DIR (e.g. FINAL) matching every given criterion, with their "
         "entities and relations (Markdown; matched hits in bold, matched annotations starred). Repeat an "
         "option for alternatives. --entity-type TYPE matches its subtypes too (TYPE= for the exact type); "
-        "--relation takes RELATION or ARG1-RELATION-ARG2 with * for any, e.g. Chemical-treats-Disease.")
+        "--relation takes RELATION or ARG1-RELATION-ARG2 with * for any, e.g. Chemical-treats-Disease; "
+        "--modality Negated|Hypothetical|none finds relations by the modality of their note (hyp, neg).")
     p.add_argument("brat_dir", metavar="BRAT_DIR", help="brat collection (searched recursively)")
     p.add_argument("--keyword", action="append", default=[], metavar="WORDS",
                    help="word or phrase, case-insensitive, whole words")
@@ -192,6 +216,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="entity type (with subtypes; TYPE= for exactly this type)")
     p.add_argument("--relation", action="append", default=[], metavar="PATTERN",
                    help="RELATION or ARG1-RELATION-ARG2 (* for any part)")
+    p.add_argument("--modality", action="append", default=[], metavar="MODALITY",
+                   help="a relation with this modality, read from its note: Negated, Hypothetical (or neg, hyp) "
+                        "or none; with --relation, one relation must match both")
     p.add_argument("--limit", type=int, metavar="N", help="show at most N sentences")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of Markdown")
     _add_schema(p)

@@ -14,12 +14,13 @@ Per annotation:
   joined by single spaces.  A fragment never crosses a newline: it is split
   at each ``\\n`` and the pieces are stripped of surrounding whitespace;
   fragments that touch or overlap are merged (brat rejects both).
-* for a composite entity only (``notes="composites"``, the default), an
-  ``AnnotatorNotes`` line ``source=...; class=...; rule=...;
-  key=start-end,...`` (whatever is known): brat highlights every annotation
-  that has a note, so notes on every pre-annotated entity would light up the
-  whole text.  ``notes="all"`` writes one on every entity (the former
-  behaviour), ``"none"`` none.  The provenance of *every* entity (sources,
+* no ``AnnotatorNotes`` by default (``notes="none"``): machine provenance
+  never goes into brat notes, which belong to the annotators (and, on a
+  relation, hold its modality: :mod:`pipeline.brat.modality`).
+  ``notes="composites"`` writes on a composite entity an ``AnnotatorNotes``
+  line ``source=...; class=...; rule=...; key=start-end,...`` (whatever is
+  known), ``notes="all"`` one on every entity (for inspection outside a
+  campaign only).  The provenance of *every* entity (sources,
   original types, ontology classes, rules, key entities, identifiers) goes to
   the collection's ``provenance.jsonl`` (:mod:`pipeline.corpus.provenance`),
   which brat does not list and ``stats`` and ``agreement --preannotation``
@@ -216,7 +217,7 @@ def _note(entity: _Entity) -> str:
 
 def sentence_document(
     record: SentenceRecord, schema: Schema, counts: Counter[str], *, composite_attribute: str = "Composite",
-    notes: str = "composites", provenance: list[dict[str, Any]] | None = None,
+    notes: str = "none", provenance: list[dict[str, Any]] | None = None,
 ) -> BratDocument:
     """The brat document of one sentence record (see the module docstring for what is dropped).
 
@@ -298,7 +299,7 @@ def export_collection(
     counts: Counter[str],
     *,
     settings: BratSettings | None = None,
-    notes: str = "composites",
+    notes: str = "none",
 ) -> None:
     """Write ``records`` as a brat collection in ``out_dir`` (created) with its configuration files
     and ``provenance.jsonl``.
@@ -343,7 +344,7 @@ def export_collection_reusing(
     earlier: Mapping[str, Any] | None,
     *,
     settings: BratSettings | None = None,
-    notes: str = "composites",
+    notes: str = "none",
     recycle_within: Path | None = None,
     keep: Collection[Path] = (),
 ) -> dict[str, Any]:

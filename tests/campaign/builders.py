@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipeline.brat.conf import annotation_conf, write_conf_files
-from pipeline.campaign.layout import DISAGREEMENT, DISCARD_REASON, DISCARD_REASONS, DISCARD_TYPE
+from pipeline.brat.conf import annotation_conf, campaign_annotation_conf, write_conf_files
+from pipeline.campaign.layout import DISCARD_REASON, DISCARD_TYPE
 from pipeline.schema import load_schema
 
 SCHEMA = load_schema()
@@ -29,14 +29,14 @@ def span(name: str, phrase: str) -> str:
 
 
 def campaign_conf() -> str:
-    """The campaign annotation.conf: the schema's plus the Discard and Done types, Reason and Disagreement."""
-    base = annotation_conf(SCHEMA)
-    base = base.replace("[relations]", f"{DISCARD_TYPE}\n\n[relations]", 1)
-    base = base.replace(f"{DISCARD_TYPE}\n\n[relations]", f"{DISCARD_TYPE}\nDone\n\n[relations]", 1)
-    return base.rstrip("\n") + (
-        f"\n{DISCARD_REASON}\tArg:{DISCARD_TYPE}, Value:{'|'.join(DISCARD_REASONS)}"
-        f"\n{DISAGREEMENT}\tArg:<ANY>, Value:{'|'.join(PEOPLE)}\n"
-    )
+    """The phase-2 campaign annotation.conf: the schema's plus Discard, Done, Reason, the Disagreement attribute
+    of entities and the generated Disputed_<type> relation types (pipeline.brat.conf.campaign_annotation_conf)."""
+    return campaign_annotation_conf(annotation_conf(SCHEMA), PEOPLE)
+
+
+def legacy_conf() -> str:
+    """The annotation.conf of an older campaign: modality as Negated/Hypothetical attributes on relations."""
+    return campaign_conf().rstrip("\n") + "\nNegated\tArg:<RELATION>\nHypothetical\tArg:<RELATION>\n"
 
 
 def write_collection(directory: Path, docs: dict[str, str], conf: str | None = None) -> Path:
@@ -59,8 +59,13 @@ ANN_300_1 = (
     f"T1\tChemical {span('300_1', 'Tamoxifen')}\tTamoxifen\n"
     f"T2\tDisease {span('300_1', 'endometrial cancer')}\tendometrial cancer\n"
     "R1\tincreases Arg1:T1 Arg2:T2\t\n"
-    "A1\tNegated R1\n"
+    "#1\tAnnotatorNotes R1\tneg\n"
 )
+
+
+def done(name: str, word: str) -> str:
+    """A senior's sign-off: a ``Done`` marker on ``word`` of the text of ``name``."""
+    return f"T99\tDone {span(name, word)}\t{word}\n"
 
 
 def build_campaign(root: Path) -> Path:
@@ -81,20 +86,21 @@ def build_campaign(root: Path) -> Path:
     })
     phase2 = campaign / "phase2"
     write_collection(phase2 / "senior1", {
-        # finished; a second relation that becomes a duplicate once metabolizes -> influences
-        "100_1": ANN_100_1 + "R2\tinfluences Arg1:T1 Arg2:T2\t\n",
-        # one mark left: held back
+        # signed off; a second relation that becomes a duplicate once metabolizes -> influences
+        "100_1": ANN_100_1 + "R2\tinfluences Arg1:T1 Arg2:T2\t\n" + done("100_1", "poor"),
+        # signed off with one disputed relation left: held back
         "100_2": (f"T1\tChemical {span('100_2', 'Warfarin')}\tWarfarin\n"
                   f"T2\tDisease {span('100_2', 'thrombosis')}\tthrombosis\n"
-                  "R1\ttreats Arg1:T1 Arg2:T2\t\n"
-                  f"A1\t{DISAGREEMENT} R1 ann2\n"),
-        # broken line: held back
-        "200_1": f"T1\tChemical {span('200_1', 'Imatinib')}\tImatinib\nT2\tDisease 21 x\tCML\n",
+                  "R1\tDisputed_treats Arg1:T1 Arg2:T2\t\n"
+                  "#1\tAnnotatorNotes R1\t[ann1: none; ann3: no relation]\n" + done("100_2", "treats")),
+        # signed off, a broken line: held back
+        "200_1": (f"T1\tChemical {span('200_1', 'Imatinib')}\tImatinib\nT2\tDisease 21 x\tCML\n"
+                  + done("200_1", "given")),
     })
     write_collection(phase2 / "senior2", {
-        # discarded by the senior: held back with the reason
+        # discarded by the senior: a finished decision, kept out with its reason
         "200_2": f"T1\t{DISCARD_TYPE} 0 4\tGene\nA1\t{DISCARD_REASON} T1 scope\n",
-        # finished; the Composite presentation attribute goes, the modality stays
+        # signed off; the Composite presentation attribute goes, the modality note stays
         "300_1": ANN_300_1 + "A2\tComposite T2\nT3\tDone 0 9\tTamoxifen\n",
     })
     rows = ["document,phase,annotator"]

@@ -76,7 +76,8 @@ def simulate(campaign: Path) -> None:
     # 100_1: alice retypes the gene, adds a phenotype and a relation; bob adds a negated relation; both done
     set_ann(campaign, "alice", "100_1", [CHEM, "T2\tGenomic_factor 29 35\tCYP2C9", "T3\tPhenotype 9 14\tdoses",
                                          "R1\tisAssociatedWith Arg1:T1 Arg2:T3\t", DONE])
-    set_ann(campaign, "bob", "100_1", [CHEM, GENE, "R1\tisAssociatedWith Arg1:T2 Arg2:T1\t", "A1\tNegated R1", DONE])
+    set_ann(campaign, "bob", "100_1", [CHEM, GENE, "R1\tisAssociatedWith Arg1:T2 Arg2:T1\t",
+                                       "#1\tAnnotatorNotes R1\tneg", DONE])
     # 100_2: alice discards it (scope), bob finishes it untouched otherwise
     add_lines(campaign, "alice", "100_2", ["T91\tDiscard 0 8\tWarfarin", "A9\tReason T91 scope"])
     add_lines(campaign, "bob", "100_2", [DONE])
@@ -105,9 +106,12 @@ def test_phase1_is_blind_and_complete(campaign: Path) -> None:
         assert validate_collection(coll) == []
         conf = (coll / "annotation.conf").read_text(encoding="utf-8")
         assert "\nDiscard\n" in conf and "Reason\tArg:Discard, Value:scope|ambiguous|incomplete|typo|other" in conf
-        assert "Disagreement" not in conf
+        assert "Disagreement" not in conf and "Disputed_" not in conf
+        # brat's client cannot show attributes on relations: none is declared, modality is a note
+        assert "<RELATION>" not in conf and "Negated" not in conf and "Hypothetical" not in conf
         guide = (coll / "guide.md").read_text(encoding="utf-8")
-        for needle in ("`Discard`", "`Done`", "`scope`", "`typo`", "`Negated`", "`Hypothetical`", "| `X` | `Discard` |",
+        for needle in ("`Discard`", "`Done`", "`scope`", "`typo`", "| `neg` |", "| `hyp` |", "| `hyp neg` |",
+                       "Add Frag.", "| `X` | `Discard` |",
                        "| `C` | `Chemical` |", "| `isAssociatedWith` | any entity | any entity |",
                        "| `metabolizes` | `Gene_or_protein` | `Chemical` |", "`Pharmacokinetic_phenotype`"):
             assert needle in guide, needle
@@ -172,10 +176,10 @@ def entity_lines(path: Path) -> list[str]:
     assert issues == []
     marks = {a.target: a.value for a in doc.attributes if a.type == "Disagreement"}
     out = [f"{t.type} {t.fragments} {marks.get(t.id, '-')}" for t in doc.textbounds]
+    assert not [a for a in doc.attributes if a.target.startswith("R")]  # brat cannot show them on relations
     for r in doc.relations:
         args = " ".join(f"{role}:{doc.textbound(ref).type}" for role, ref in r.args)  # type: ignore[union-attr]
-        mods = sorted(a.type for a in doc.attributes if a.target == r.id and a.type != "Disagreement")
-        out.append(f"{r.type} {args} {mods} {marks.get(r.id, '-')}")
+        out.append(f"{r.type} {args} | {' / '.join(doc.notes_for(r.id))}")
     return out
 
 
@@ -192,14 +196,20 @@ def test_review_merges_lists_and_never_overwrites(campaign: Path) -> None:
         "Phenotype ((9, 14),) alice",
         "Gene_or_protein ((29, 35),) bob",
         "Genomic_factor ((29, 35),) alice",
-        "isAssociatedWith Arg1:Chemical Arg2:Phenotype [] alice",
-        "isAssociatedWith Arg1:Gene_or_protein Arg2:Chemical ['Negated'] bob",
+        # relations only one annotator drew: a disputed type, the note saying who said what (bob's modality)
+        "Disputed_isAssociatedWith Arg1:Chemical Arg2:Phenotype | [alice: none; bob: no relation]",
+        "Disputed_isAssociatedWith Arg1:Gene_or_protein Arg2:Chemical | neg [alice: no relation; bob: neg]",
     ]
     assert validate_collection(senior) == []
     conf = (senior / "annotation.conf").read_text(encoding="utf-8")
-    assert "Disagreement\tArg:<ENTITY>|<RELATION>, Value:alice|bob" in conf
-    assert "Disagreement\tdashArray:1-2, glyph:≠alice|≠bob" in (senior / "visual.conf").read_text(encoding="utf-8")
-    assert "carries the `Disagreement`" in (senior / "guide.md").read_text(encoding="utf-8")
+    assert "Disagreement\tArg:<ENTITY>, Value:alice|bob" in conf and "<RELATION>" not in conf
+    assert "Disputed_isAssociatedWith\tArg1:<ENTITY>, Arg2:<ENTITY>" in conf
+    visual = (senior / "visual.conf").read_text(encoding="utf-8")
+    assert "Disagreement\tdashArray:1-2, glyph:≠alice|≠bob" in visual
+    assert "Disputed_isAssociatedWith | ≠ is associated with | ≠ associated | ≠ assoc | ≠" in visual
+    guide = (senior / "guide.md").read_text(encoding="utf-8")
+    assert "carries the `Disagreement` attribute" in guide and "annotate it as `Done`: that signs" in guide
+    assert "final when no" not in guide and "## Entity types" not in guide  # no phase-1 rules repeated
     assert report["discarded"] == [{"file": "100_2", "document": "100_2", "by": {"alice": ["scope"]}}]
     held = {(h["file"], h["person"]): h["problems"] for h in report["held_back"]}
     assert sorted(held) == [("101_1", "alice"), ("101_2", "bob")]
@@ -332,7 +342,8 @@ def test_merge_is_independent_of_ids(campaign: Path) -> None:
     merged1, c1 = merge_versions([("alice", a), ("bob", b)])
     merged2, c2 = merge_versions([("alice", b), ("bob", a)])
     assert dumps(merged1) == dumps(merged2) and c1 == c2 == {"entities_agreed": 2, "entities_marked": 0,
-                                                             "relations_agreed": 0, "relations_marked": 0}
+                                                             "relations_agreed": 0, "relations_marked": 0,
+                                                             "relations_modality_differs": 0}
 
 
 def test_other_modules_add_campaign_commands() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -26,12 +27,14 @@ def test_finalize_keeps_finished_documents_and_holds_back_the_others(
 ) -> None:
     campaign = build_campaign(tmp_path)
     final = tmp_path / "final"
-    assert main(["campaign", "finalize", str(campaign), "--out", str(final)]) == 1
+    assert main(["campaign", "finalize", str(campaign), "--out", str(final)]) == 3  # WORK_LEFT
     err = capsys.readouterr().err
-    # every held-back document is on stderr with file:line
-    assert f"held back 100_2: {campaign}/phase2/senior1/100_2.ann:4: R1 (treats) still carries Disagreement=ann2" in err
+    # every held-back document is on stderr with file:line, naming what is left
+    assert (f"held back 100_2: {campaign}/phase2/senior1/100_2.ann:3: R1 (Disputed_treats) is still disputed: "
+            "retype it to treats to accept it or delete it to reject it") in err
     assert f"held back 200_1: {campaign}/phase2/senior1/200_1.ann:2: cannot parse line" in err
-    assert f"held back 200_2: {campaign}/phase2/senior2/200_2.ann:1: T1: discarded in phase 2 (Reason=scope)" in err
+    # a senior's discard is a decision, not a problem
+    assert "200_2" not in err
 
     docs = sorted(p.name for p in final.iterdir())
     assert docs == ["100_1.ann", "100_1.txt", "300_1.ann", "300_1.txt", "annotation.conf", "finalize.json",
@@ -42,7 +45,7 @@ def test_finalize_keeps_finished_documents_and_holds_back_the_others(
         f"T2\tChemical {span('100_1', 'codeine')}\tcodeine\n"
         "R1\tinfluences Arg1:T1 Arg2:T2\t\n"
     )
-    # the Composite presentation attribute and the Done marker are gone, the modality stays
+    # the Composite presentation attribute and the Done marker are gone, the modality note stays
     assert (final / "300_1.ann").read_text() == ANN_300_1
     conf = (final / "annotation.conf").read_text()
     assert conf == annotation_conf(SCHEMA)
@@ -50,30 +53,37 @@ def test_finalize_keeps_finished_documents_and_holds_back_the_others(
     assert validate_collection(final) == []
 
     report = json.loads((final / "finalize.json").read_text())
-    assert [h["document"] for h in report["held_back"]] == ["100_2", "200_1", "200_2"]
-    assert report["not_in_phase2"] == ["300_2"]
+    assert [h["document"] for h in report["held_back"]] == ["100_2", "200_1"]
+    assert report["discarded"] == [{"document": "200_2", "senior": "senior2", "reasons": ["scope"]}]
+    assert report["pending"] == []
+    # 300_2: ann3 discarded it in phase 1 (a decision); nothing assigned is left unreviewed
+    assert report["not_in_phase2"] == [] and report["discarded_in_phase1"] == ["300_2"]
     assert report["counts"]["relations_merged"] == 1
     assert report["counts"]["relations_mapped"] == 1
     assert report["counts"]["attributes_removed:Composite"] == 1
-    assert report["counts"]["done_markers_removed"] == 1
+    assert report["counts"]["done_markers_removed"] == 2
+    assert report["counts"]["signed_off"] == 4
     tsv = (final / "held_back.tsv").read_text().splitlines()
     assert tsv[0] == "document\tsenior\tlocation\tkind\tmessage"
-    assert "100_2\tsenior1\tphase2/senior1/100_2.ann:4\tdisagreement\t" in "\n".join(tsv)
-    assert "200_2\tsenior2\tphase2/senior2/200_2.ann:1\tdiscarded\t" in "\n".join(tsv)
+    assert "100_2\tsenior1\tphase2/senior1/100_2.ann:3\tdisagreement\t" in "\n".join(tsv)
+    assert "200_2" not in "\n".join(tsv)
 
     # twice: the same bytes
     first = tree(final)
-    assert main(["campaign", "finalize", str(campaign), "--out", str(final)]) == 1
+    assert main(["campaign", "finalize", str(campaign), "--out", str(final)]) == 3
     assert tree(final) == first
 
 
 def test_accepting_the_last_mark_releases_the_document(tmp_path: Path) -> None:
     campaign = build_campaign(tmp_path)
     ann = campaign / "phase2" / "senior1" / "100_2.ann"
-    ann.write_text("".join(line for line in ann.read_text().splitlines(keepends=True) if "Disagreement" not in line))
+    # the senior accepts the disputed relation as brat does it: retyped to the real type, the note untouched
+    ann.write_text(ann.read_text().replace("Disputed_treats", "treats"))
     result = finalize(campaign, tmp_path / "final", SCHEMA)
     assert "100_2" in result.documents and "100_2" not in result.held_back
-    assert "treats Arg1:T1 Arg2:T2" in (tmp_path / "final" / "100_2.ann").read_text()
+    # the merge's "who said what" text is not part of the corpus
+    assert (tmp_path / "final" / "100_2.ann").read_text().endswith("R1\ttreats Arg1:T1 Arg2:T2\t\n")
+    assert result.counts["dispute_texts_removed"] == 1
 
 
 def test_changed_text_and_duplicates_are_held_back(tmp_path: Path) -> None:
@@ -100,7 +110,7 @@ def test_invalid_after_homogenization_is_held_back(tmp_path: Path) -> None:
     # a relation_map whose target breaks the argument constraints: treats needs a Phenotype as Arg2
     mapping.write_text("relation_map:\n  metabolizes: treats\n")
     assert main(["campaign", "finalize", str(campaign), "--out", str(tmp_path / "final"),
-                 "--config", str(mapping)]) == 1
+                 "--config", str(mapping)]) == 3
     report = json.loads((tmp_path / "final" / "finalize.json").read_text())
     held = {h["document"]: h["problems"] for h in report["held_back"]}
     assert any("treats" in p for p in held["100_1"]), held["100_1"]
@@ -135,12 +145,24 @@ def ann_content(directory: Path) -> dict[str, tuple[object, ...]]:
     }
 
 
+def sign_off(collection: Path) -> None:
+    """The senior's sign-off on every document: a Done marker on its first word."""
+    for txt in sorted(collection.glob("*.txt")):
+        word = re.search(r"\S+", txt.read_text(encoding="utf-8"))
+        assert word is not None
+        ann = txt.with_suffix(".ann")
+        text = ann.read_text(encoding="utf-8") if ann.exists() else ""
+        ann.write_text(text + ("" if not text or text.endswith("\n") else "\n")
+                       + f"T99999\tDone {word.start()} {word.end()}\t{word.group()}\n", encoding="utf-8")
+
+
 def test_gold_as_one_seniors_output_finalizes_to_the_gold(tmp_path: Path) -> None:
     gold = shared_path("data", "pgxcorpus-dev", "gold")
     campaign = tmp_path / "campaign"
     senior = campaign / "phase2" / "senior1"
     shutil.copytree(gold, senior)
     (senior / "annotation.conf").write_text(campaign_conf(), encoding="utf-8")
+    sign_off(senior)
     result = finalize(campaign, tmp_path / "final", SCHEMA)
     assert result.held_back == {}
     expected = ann_content(gold)
@@ -182,6 +204,7 @@ def test_gold_with_the_preannotations_marks_accepted_gives_the_union(tmp_path: P
         shutil.copy(txt, senior / txt.name)
         (senior / f"{txt.stem}.ann").write_text("".join(lines), encoding="utf-8")
     assert marked > 100  # PubTator finds many entities the gold does not have
+    sign_off(senior)
     unresolved = finalize(campaign, tmp_path / "final", SCHEMA)
     findings = [f for found in unresolved.held_back.values() for f in found]
     assert len(findings) == marked and {f.kind for f in findings} == {"disagreement"}

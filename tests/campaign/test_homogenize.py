@@ -20,7 +20,7 @@ from tests.conftest import shared_path
 def final(tmp_path: Path) -> Path:
     campaign = build_campaign(tmp_path)
     ann = campaign / "phase2" / "senior1" / "100_2.ann"
-    ann.write_text("".join(line for line in ann.read_text().splitlines(keepends=True) if "Disagreement" not in line))
+    ann.write_text(ann.read_text().replace("Disputed_treats", "treats"))  # the senior accepts the relation
     out = tmp_path / "final"
     finalize(campaign, out, SCHEMA)
     return out
@@ -44,6 +44,14 @@ def test_find_criteria(final: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert find_json(final, capsys, "--relation", "influences") == ["100_1"]
     # different criteria must all hold
     assert find_json(final, capsys, "--entity-type", "Disease", "--keyword", "risk") == ["300_1"]
+    # modality, read from the relation notes; with --relation, one relation must match both
+    assert find_json(final, capsys, "--modality", "Negated") == ["300_1"]
+    assert find_json(final, capsys, "--modality", "neg") == ["300_1"]
+    assert find_json(final, capsys, "--modality", "none") == ["100_1", "100_2"]
+    assert find_json(final, capsys, "--modality", "Hypothetical") == []
+    assert find_json(final, capsys, "--modality", "Hypothetical", "--modality", "none") == ["100_1", "100_2"]
+    assert find_json(final, capsys, "--relation", "increases", "--modality", "none") == []
+    assert find_json(final, capsys, "--relation", "treats", "--modality", "none") == ["100_2"]
 
 
 def test_find_output(final: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -64,6 +72,8 @@ def test_find_output(final: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["find", str(final), "--entity-type", "Drug"]) == 2
     assert "unknown entity type 'Drug'" in capsys.readouterr().err
     assert main(["find", str(final), "--relation", "a-b"]) == 2
+    assert main(["find", str(final), "--modality", "maybe"]) == 2
+    assert "unknown modality 'maybe'" in capsys.readouterr().err
 
 
 DECISIONS = """\
@@ -103,7 +113,7 @@ def test_decisions_dry_run_then_apply(final: Path, tmp_path: Path, capsys: pytes
         f"-T2\tDisease {span('300_1', 'endometrial cancer')}\tendometrial cancer\n"
         f"+T2\tPhenotype {span('300_1', 'endometrial cancer')}\tendometrial cancer\n"
         " R1\tincreases Arg1:T1 Arg2:T2\t\n"
-        " A1\tNegated R1\n"
+        " #1\tAnnotatorNotes R1\tneg\n"
     )
     assert main(["decisions", "apply", str(final), str(decisions)]) == 0
     after = tree(final)

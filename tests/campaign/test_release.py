@@ -24,7 +24,7 @@ from tests.conftest import PROJECT
 def inputs(tmp_path: Path) -> dict[str, Path]:
     campaign = build_campaign(tmp_path)
     ann = campaign / "phase2" / "senior1" / "100_2.ann"
-    ann.write_text("".join(line for line in ann.read_text().splitlines(keepends=True) if "Disagreement" not in line))
+    ann.write_text(ann.read_text().replace("Disputed_treats", "treats"))  # the senior accepts the relation
     final = tmp_path / "final"
     finalize(campaign, final, SCHEMA)
     pre = build_preannotation(tmp_path)
@@ -129,7 +129,8 @@ def test_release_is_complete_and_byte_identical(inputs: dict[str, Path], tmp_pat
                      "| model:en_core_web_sm | 3.7.1 |", "| out | out |", "two of 3 annotators",
                      "`metabolizes` -> `influences`", "sha256sum -c SHA256SUMS", "## Table 8: entity agreement",
                      "| all pairs | 3 | exact_strict_directed | 1 | 0 | 1 | 100.0 | 50.0 | 66.7 |",
-                     "2 document(s) were held back",
+                     "1 document(s) were held back (unresolved disagreement or failed validation), 0 were not "
+                     "signed off by their senior and 1 were discarded by their senior",
                      "Of the 6 sentences assigned, 2 were discarded in phase 1 by at least one annotator "
                      "(none 1, scope 1, typo 1)"):
         assert expected in readme, expected
@@ -180,3 +181,17 @@ def test_release_is_byte_identical_across_processes(inputs: dict[str, Path], tmp
         outputs.append(tree(out))
     assert outputs[0] == outputs[1]
     assert "tables/table10_preannotation.png" in outputs[0]
+
+
+def test_release_of_an_older_final_writes_modality_as_notes(inputs: dict[str, Path], tmp_path: Path) -> None:
+    """A FINAL written before modality moved to notes (Negated/Hypothetical attributes on relations)."""
+    final = inputs["final"]
+    ann = final / "300_1.ann"
+    ann.write_text(ann.read_text().replace("#1\tAnnotatorNotes R1\tneg\n", "A1\tNegated R1\n"))
+    conf = final / "annotation.conf"
+    conf.write_text(conf.read_text().rstrip("\n") + "\nNegated\tArg:<RELATION>\nHypothetical\tArg:<RELATION>\n")
+    out = tmp_path / "rel"
+    assert main(["release", str(final), "--out", str(out)]) == 0
+    assert (out / "brat" / "300_1.ann").read_text().endswith("R1\tincreases Arg1:T1 Arg2:T2\t\n"
+                                                             "#1\tAnnotatorNotes R1\tneg\n")
+    assert "<RELATION>" not in (out / "brat" / "annotation.conf").read_text()

@@ -40,9 +40,9 @@ def write(path: Path, lines: list[str]) -> None:
     path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
 
 
-def resolve(path: Path, accept: set[str]) -> None:
+def resolve(path: Path, accept: set[str], sign_off: bool = True) -> None:
     """A senior's work: accept the marks of ``accept`` (drop the attribute), reject the others (drop the
-    annotation, what refers to it and its attributes)."""
+    annotation, what refers to it and its attributes and notes), then sign off (a Done marker)."""
     doc, issues = parse_ann(path.stem, "", path.read_text(encoding="utf-8"))
     assert issues == []
     drop: set[str] = set()
@@ -53,8 +53,10 @@ def resolve(path: Path, accept: set[str]) -> None:
                 drop.add(a.target)
     drop |= {r.id for r in doc.relations if any(ref in drop for _, ref in r.args)}
     drop |= {a.id for a in doc.attributes if a.target in drop}
+    drop |= {q.id for q in doc.notes if q.target in drop}
     lines = path.read_text(encoding="utf-8").splitlines()
-    write(path, [line for line in lines if line.split("\t", 1)[0] not in drop])
+    write(path, [line for line in lines if line.split("\t", 1)[0] not in drop]
+          + ([f"T99\t{DONE} 20 25\tlower"] if sign_off else []))
 
 
 def test_campaign_round_trip(tmp_path: Path) -> None:
@@ -91,14 +93,17 @@ def test_campaign_round_trip(tmp_path: Path) -> None:
 
     assert "Disagreement" not in phase2("100_1").read_text()
     assert not phase2("101_1").exists() and not phase2("101_3").exists()
+    resolve(phase2("100_1"), accept=set())  # agreed: the senior only signs off
     resolve(phase2("100_2"), accept={plan["100_2"]["phase1"][0]})
     resolve(phase2("100_3"), accept={plan["100_3"]["phase1"][1]})
+    # 101_2: the senior signs off but leaves the mark
+    write(phase2("101_2"), [*phase2("101_2").read_text().splitlines(), f"T99\t{DONE} 20 25\tlower"])
 
     final = tmp_path / "final"
-    assert main(["campaign", "finalize", str(campaign), "--out", str(final)]) == 1  # 101_2 held back
+    assert main(["campaign", "finalize", str(campaign), "--out", str(final)]) == 3  # 101_2 held back
     report = json.loads((final / "finalize.json").read_text())
     assert [h["document"] for h in report["held_back"]] == ["101_2"]
-    assert report["not_in_phase2"] == ["101_1", "101_3"]
+    assert report["not_in_phase2"] == ["101_3"] and report["discarded_in_phase1"] == ["101_1"]
     docs = {n: parse_ann(n, TEXT, (final / f"{n}.ann").read_text())[0] for n in ("100_1", "100_2", "100_3")}
     assert sorted(p.stem for p in final.glob("*.ann")) == ["100_1", "100_2", "100_3"]
     assert [r.type for r in docs["100_1"].relations] == ["influences"]

@@ -75,7 +75,10 @@ def test_round_trip_and_clean_validation(tmp_path: Path) -> None:
 
 
 def test_ids_notes_attributes_normalizations(tmp_path: Path) -> None:
-    export_collection(records(), tmp_path, SCHEMA, Counter())
+    # by default no note at all: machine provenance never goes into brat notes (provenance.jsonl has it)
+    export_collection(records(), tmp_path / "default", SCHEMA, Counter())
+    assert read_document(tmp_path / "default" / "200_4.txt")[0].notes == []
+    export_collection(records(), tmp_path, SCHEMA, Counter(), notes="composites")
     doc, _ = read_document(tmp_path / "200_4.txt")
     starts = [(t.start, t.end, t.type) for t in doc.textbounds]
     assert starts == sorted(starts)
@@ -188,8 +191,10 @@ def test_generated_conf_files_parse_and_follow_the_schema() -> None:
     assert conf.entity_types == SCHEMA.entity_types()
     assert conf.entity_parent == SCHEMA.entity_parent
     assert conf.relation_types == set(SCHEMA.relation_types())
-    assert set(conf.attributes) == {"Negated", "Hypothetical", "Composite"}
-    assert conf.attributes["Negated"].targets == ("<RELATION>",)
+    # no attribute on relations (brat's client cannot show one): modality is the relation's note
+    assert set(conf.attributes) == {"Composite"}
+    assert conf.attributes["Composite"].targets == ("<ENTITY>",)
+    assert "<RELATION>" not in text
     assert "\tinfluences\t" in text and "\t\tcauses\t" in text and "\tGene_or_protein\n" in text
     # every allowed (relation, Arg1 type, Arg2 type) triple of the schema is allowed by the conf, and only those
     for rel in SCHEMA.relation_types():
