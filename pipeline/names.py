@@ -110,12 +110,13 @@ def check_person_id(value: object, where: str = "") -> str:
     """``value`` when it can name a person's collection directory (see :data:`PERSON_ID_RE`)."""
     if not isinstance(value, str) or PERSON_ID_RE.match(value) is None:
         raise NameError_(
-            f"{_prefix(where)}id {_describe(value)} refused: an id is an ASCII letter or digit, then letters, "
-            "digits, '_', '-' or '.', at most 64 characters"
+            f"{_prefix(where)}id {_describe(value)} refused as a directory name: an id is an ASCII letter or "
+            "digit, then letters, digits, '_', '-' or '.', at most 64 characters"
         )
     lower = value.lower()
     if lower in RESERVED_NAMES or lower.endswith(".conf"):
-        raise NameError_(f"{_prefix(where)}id {value!r} refused: it is a reserved name (brat or campaign file)")
+        raise NameError_(f"{_prefix(where)}id {value!r} refused as a directory name: it is a reserved name "
+                         "(brat or campaign file)")
     return value
 
 

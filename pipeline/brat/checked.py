@@ -35,7 +35,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipeline.brat.standoff import BratDocument, read_directory
+from pipeline.brat.standoff import BratDocument, BratTextError, read_directory, read_text
 from pipeline.brat.validate import Problem, _textbound_problems
 
 
@@ -72,8 +72,8 @@ def collect_texts(directories: Iterable[str | Path]) -> dict[str, str]:
             if txt.stem in texts or not txt.is_file():
                 continue
             try:
-                texts[txt.stem] = txt.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
+                texts[txt.stem] = read_text(txt)
+            except (OSError, BratTextError):
                 continue  # reported when its own directory is checked
     return texts
 
@@ -117,7 +117,7 @@ def load_checked(directory: str | Path, reference_texts: Mapping[str, str] | Non
                 found.append(Problem(str(ann), 0, f"no text file {txt.name} for this annotation file"))
                 check_spans = False
         if check_spans and ann.exists() and not any(p.file == str(ann) and "UTF-8" in p.message for p in found):
-            raw_lines = ann.read_text(encoding="utf-8").split("\n")
+            raw_lines = read_text(ann).split("\n")
             for t in doc.textbounds:
                 found += _textbound_problems(t, text, raw_lines, str(ann))
         if any(not p.message.startswith("cannot parse line") for p in found):

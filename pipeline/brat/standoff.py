@@ -247,12 +247,42 @@ def _parse_line(doc: BratDocument, line: str, lineno: int) -> None:
         raise ValueError(f"unknown annotation kind {tag!r}")
 
 
+class BratTextError(ValueError):
+    """A brat file that is not valid UTF-8; the message is ``file:line: ...`` (the line of the first bad byte)."""
+
+
+def _undecodable(path: Path, raw: bytes, exc: UnicodeDecodeError) -> BratTextError:
+    line = raw[: exc.start].count(b"\n") + 1
+    return BratTextError(f"{path}:{line}: not valid UTF-8 ({exc.reason} at byte {exc.start})")
+
+
+def read_text(path: str | Path) -> str:
+    """The text of a brat ``.txt`` (or ``.ann``) file exactly as brat's server reads it.
+
+    brat opens text files with ``codecs.open(path, 'rU', encoding='utf8', errors='strict')``
+    (``server/src/annotation.py`` ``open_textfile``), and ``codecs.open`` always opens the file in
+    binary mode, so no newline is translated: a ``\r\n`` counts as two characters in brat's offsets,
+    and here too (``Path.read_text`` would turn it into one ``\n`` and shift every later offset).
+    Raises :class:`BratTextError` (``file:line``) for bytes that are not UTF-8, ``OSError`` as it comes.
+    """
+    p = Path(path)
+    raw = p.read_bytes()
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _undecodable(p, raw, exc) from None
+
+
 def read_document(txt_path: str | Path) -> tuple[BratDocument, list[ParseIssue]]:
-    """Read ``NAME.txt`` and its ``NAME.ann`` (a missing ``.ann`` is an empty one)."""
+    """Read ``NAME.txt`` and its ``NAME.ann`` (a missing ``.ann`` is an empty one), as brat reads them.
+
+    Raises :class:`BratTextError` naming the file (the ``.txt`` or the ``.ann``) and line of bytes that
+    are not UTF-8.
+    """
     txt = Path(txt_path)
     ann = txt.with_suffix(".ann")
-    text = txt.read_text(encoding="utf-8")
-    content = ann.read_text(encoding="utf-8") if ann.exists() else ""
+    text = read_text(txt)
+    content = read_text(ann) if ann.exists() else ""
     return parse_ann(txt.stem, text, content, str(ann))
 
 

@@ -55,7 +55,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipeline.brat.standoff import BratDocument, TextBound, parse_ann, read_directory
+from pipeline.brat.standoff import BratDocument, TextBound, parse_ann, read_directory, read_text
 from pipeline.schema import Schema
 
 RESERVED_TYPES = ("<ANY>", "<ENTITY>", "<EVENT>", "<RELATION>")
@@ -532,8 +532,8 @@ def validate_collection(directory: Path, conf: Path | None = None) -> list[Probl
                 undecodable = True
         if undecodable:
             continue
-        text = txt.read_text(encoding="utf-8")
-        ann_text = ann.read_text(encoding="utf-8") if ann.exists() else ""
+        text = read_text(txt)  # as brat reads it: no newline translation (offsets count a CRLF as 2)
+        ann_text = read_text(ann) if ann.exists() else ""
         if fixed is not None:
             doc_conf = fixed
         else:

@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.brat import validate as validate_mod
-from pipeline.brat.standoff import BratDocument, dumps, parse_ann
+from pipeline.brat.standoff import BratDocument, BratTextError, dumps, parse_ann, read_text
 from pipeline.campaign.finalize import doc_key, merge_duplicate_relations, remove_annotations
 from pipeline.schema import Schema
 from pipeline.yamlfile import read_mapping
@@ -245,9 +245,12 @@ def apply_decisions(directory: str | Path, decisions: Decisions, schema: Schema,
     for txt in sorted(root.glob("*.txt"), key=lambda p: doc_key(p.stem)):
         ann = txt.with_suffix(".ann")
         try:
-            old = ann.read_text(encoding="utf-8") if ann.exists() else ""
-            text = txt.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
+            old = read_text(ann) if ann.exists() else ""
+            text = read_text(txt)
+        except BratTextError as exc:
+            problems.append(f"{exc} (document left as it is)")
+            continue
+        except OSError as exc:
             problems.append(f"{ann}:0: cannot read the document: {exc}")
             continue
         doc, issues = parse_ann(txt.stem, text, old, str(ann))

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline.brat.conf import CAMPAIGN_DONE_TYPE
-from pipeline.brat.standoff import BratDocument, parse_ann
+from pipeline.brat.standoff import BratDocument, BratTextError, parse_ann, read_text
 from pipeline.brat.validate import AnnotationConf, parse_annotation_conf, validate_document
 from pipeline.campaign.layout import DISAGREEMENT, DISCARD_REASON, DISCARD_TYPE
 from pipeline.documents import Span
@@ -59,9 +59,11 @@ def read_checked(txt: Path, original_text: str | None, conf: AnnotationConf) -> 
     if not txt.is_file():
         return Checked(None, [f"{txt}:0: document missing from the collection"], missing=True)
     try:
-        text = txt.read_text(encoding="utf-8")
-        ann_text = ann.read_text(encoding="utf-8") if ann.is_file() else ""
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_text(txt)
+        ann_text = read_text(ann) if ann.is_file() else ""
+    except BratTextError as exc:  # names the file (.txt or .ann) and line
+        return Checked(None, [str(exc)])
+    except OSError as exc:
         return Checked(None, [f"{txt}:0: cannot read: {exc}"])
     problems: list[str] = []
     if original_text is not None and text != original_text:

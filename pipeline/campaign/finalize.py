@@ -59,7 +59,7 @@ from typing import Any
 from pipeline.brat import validate as validate_mod
 from pipeline.brat.conf import CAMPAIGN_DONE_TYPE, BratSettings, annotation_conf, load_settings, write_conf_files
 from pipeline.brat.export import ExportConfig, load_export_config, map_relations
-from pipeline.brat.standoff import BratDocument, dumps, parse_ann
+from pipeline.brat.standoff import BratDocument, BratTextError, dumps, parse_ann, read_text
 from pipeline.campaign.layout import (
     ASSIGNMENTS_CSV,
     DISAGREEMENT,
@@ -257,7 +257,12 @@ def _phase1_texts(campaign: Path) -> dict[str, tuple[str, str]]:
     root = campaign / PHASE1_DIR
     if root.is_dir():
         for txt in sorted(root.glob("*/*.txt")):
-            out.setdefault(txt.stem, (txt.relative_to(campaign).as_posix(), txt.read_text(encoding="utf-8")))
+            if txt.stem in out:
+                continue
+            try:
+                out[txt.stem] = (txt.relative_to(campaign).as_posix(), read_text(txt))
+            except BratTextError as exc:  # held back in review; another person's copy may serve
+                log.warning("%s", exc)
     return out
 
 
@@ -332,9 +337,9 @@ def collect(
             seen[name] = where
             result.senior_of[name] = senior_dir.name
             try:
-                text = txt.read_text(encoding="utf-8")
-                ann_text = ann.read_text(encoding="utf-8") if ann.exists() else ""
-            except (OSError, UnicodeDecodeError) as exc:
+                text = read_text(txt)
+                ann_text = read_text(ann) if ann.exists() else ""
+            except (OSError, BratTextError) as exc:
                 # no text (an .ann alone) or bytes that are not UTF-8: nothing to check, hold it back
                 result.held_back[name] = [Finding(where, 0, "unreadable", f"cannot read the document: {exc}")]
                 counts["held_back:unreadable"] += 1

@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pipeline import names
 from pipeline.brat.conf import copy_conf_files, write_campaign_conf_files
 from pipeline.brat.standoff import BratDocument, write_document
 from pipeline.campaign import deploy
@@ -54,6 +55,10 @@ def check_ids(ids: Sequence[str], where: str) -> None:
         if not deploy.ID_RE.match(pid):
             raise CampaignError(f"{where}: id {pid!r} must be letters, digits, '.', '_' or '-' (it becomes a brat "
                                 "user name, an attribute value and a directory name)")
+        try:
+            names.check_person_id(pid, where)  # reserved names: brat's acl.conf, annotation.conf, ...
+        except names.NameError_ as exc:
+            raise CampaignError(str(exc)) from None
         if pid.lower() in seen and seen[pid.lower()] != pid:
             raise CampaignError(f"{where}: ids {seen[pid.lower()]!r} and {pid!r} differ only in case (brat's access "
                                 "control does not tell them apart)")

@@ -58,7 +58,7 @@ from pipeline.brat import export as export_mod
 from pipeline.brat import stats as stats_mod
 from pipeline.brat import validate as validate_mod
 from pipeline.brat.conf import CONF_FILES, annotation_conf, copy_conf_files, write_conf_files
-from pipeline.brat.standoff import BratDocument, dumps, read_directory, read_document
+from pipeline.brat.standoff import BratDocument, dumps, read_directory, read_document, read_text
 from pipeline.campaign.decisions import load_decisions
 from pipeline.campaign.finalize import DONE_TYPE, REPORT_JSON, check_output, doc_key, publish_dir, staging_dir
 from pipeline.campaign.layout import DISAGREEMENT, DISCARD_REASON, DISCARD_TYPE, PHASE1_DIR
@@ -101,7 +101,7 @@ def read_final(final: Path, schema: Schema) -> list[BratDocument]:
     docs = []
     for txt in sorted(final.glob("*.txt"), key=lambda p: doc_key(p.stem)):
         doc, issues = read_document(txt)
-        ann_text = txt.with_suffix(".ann").read_text(encoding="utf-8") if txt.with_suffix(".ann").exists() else ""
+        ann_text = read_text(txt.with_suffix(".ann")) if txt.with_suffix(".ann").exists() else ""
         found += [str(i) for i in issues]
         found += [str(p) for p in validate_mod.validate_document(doc, ann_text, conf, doc.path)]
         found += [f"{doc.path}:{a.line}: {a.target} still carries {DISAGREEMENT}={a.value}"

@@ -1,0 +1,46 @@
+"""Odd input in a campaign (issue 23): an undecodable pre-annotation copy holds back its document with
+file:line and the rest of the review goes on; ``status`` reports it instead of crashing; bytes that are
+not UTF-8 in a person's ``.ann`` are reported against the ``.ann``."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from pipeline.campaign.review import review
+from pipeline.campaign.status import campaign_status
+from tests.campaign.test_campaign import DONE, SCHEMA, add_lines, campaign  # noqa: F401 - the fixture
+
+PRE = "preannotation"
+
+
+def _finish_all(campaign: Path) -> None:  # noqa: F811 - the fixture's name
+    for name in ("100_1", "100_2", "100_3"):
+        for person in ("alice", "bob"):
+            add_lines(campaign, person, name, [DONE])
+
+
+def test_undecodable_preannotation_text_holds_back_that_document_only(campaign: Path) -> None:  # noqa: F811
+    _finish_all(campaign)
+    bad = campaign / PRE / "100_2.txt"
+    bad.write_bytes(b"Warfarin doses\nwere \xff lower.")
+    counts: Counter[str] = Counter()
+    report = review(campaign, SCHEMA, counts)
+    assert report["documents"]["held_back"] == 1 and report["documents"]["ready"] == 2
+    (held,) = report["held_back"]
+    assert held["file"] == "100_2" and held["problems"] == [f"{bad}:2: not valid UTF-8 (invalid start byte at byte 20)"]
+    assert sorted(p.stem for p in (campaign / "phase2" / "dave").glob("*.txt")) == ["100_1", "100_3"]
+    rows = {(r["person"], r["phase"]): r for r in campaign_status(campaign)["rows"]}
+    for person in ("alice", "bob"):
+        assert rows[(person, 1)]["held_back"] == 1
+        assert any(p.startswith(f"{bad}:2: not valid UTF-8") for p in rows[(person, 1)]["problems"])
+
+
+def test_undecodable_ann_is_reported_against_the_ann(campaign: Path) -> None:  # noqa: F811
+    _finish_all(campaign)
+    ann = campaign / "phase1" / "alice" / "100_1.ann"
+    ann.write_bytes(ann.read_bytes() + b"#1\tAnnotatorNotes T1\tbad \xc3\x28\n")
+    report = review(campaign, SCHEMA, Counter())
+    (held,) = report["held_back"]
+    assert held["person"] == "alice" and held["problems"][0].startswith(f"{ann}:")
+    assert "not valid UTF-8" in held["problems"][0]
