@@ -37,6 +37,7 @@ from pathlib import Path
 
 from pipeline.brat.standoff import BratDocument, BratTextError, read_directory, read_text
 from pipeline.brat.validate import Problem, _textbound_problems
+from pipeline.paths import list_files
 
 
 @dataclass
@@ -68,8 +69,8 @@ def collect_texts(directories: Iterable[str | Path]) -> dict[str, str]:
     """Name -> text of every readable UTF-8 ``.txt`` under ``directories`` (the first by path wins)."""
     texts: dict[str, str] = {}
     for directory in directories:
-        for txt in sorted(Path(directory).rglob("*.txt")):
-            if txt.stem in texts or not txt.is_file():
+        for txt in list_files(directory, (".txt",), recursive=True).files:  # symlinks: reported by validate
+            if txt.stem in texts:
                 continue
             try:
                 texts[txt.stem] = read_text(txt)
@@ -154,7 +155,7 @@ def filtered_copy(collections: Sequence[CheckedCollection], scratch: Path) -> li
     for index, collection in enumerate(collections):
         target = scratch / str(index)
         target.mkdir(parents=True, exist_ok=True)
-        for conf in collection.directory.rglob("*.conf"):
+        for conf in list_files(collection.directory, (".conf",), recursive=True).files:  # links: not copied
             dest = target / conf.relative_to(collection.directory)
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(conf, dest)

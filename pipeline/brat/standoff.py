@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline.documents import Annotation, Span
+from pipeline.paths import list_files
 
 
 @dataclass(frozen=True)
@@ -292,9 +293,13 @@ def read_collection(directory: str | Path) -> tuple[list[BratDocument], list[Par
     if not root.is_dir():
         raise FileNotFoundError(f"{root}: not a directory")
     docs: list[BratDocument] = []
-    issues: list[ParseIssue] = []
-    for txt in sorted(root.rglob("*.txt")):
-        if txt.name.endswith(".conf"):
+    listing = list_files(root, (".txt",), recursive=True)
+    issues: list[ParseIssue] = [ParseIssue(str(p), 0, "symbolic link inside the collection, not followed")
+                                for p in listing.symlinks]
+    for txt in listing.files:
+        if txt.with_suffix(".ann").is_symlink():
+            issues.append(ParseIssue(str(txt.with_suffix(".ann")), 0, "symbolic link inside the collection, "
+                                     "not followed"))
             continue
         doc, found = read_document(txt)
         docs.append(doc)
@@ -364,12 +369,16 @@ def read_directory(directory: str | Path) -> tuple[list[BratDocument], list[Pars
     root = Path(directory)
     if not root.is_dir():
         raise FileNotFoundError(f"{root}: not a directory")
+    listing = list_files(root, (".txt", ".ann"), recursive=True)
+    issues: list[ParseIssue] = [ParseIssue(str(p), 0, "symbolic link inside the collection, not followed")
+                                for p in listing.symlinks]
+    found_files = set(listing.files)
     stems: dict[str, Path] = {}
-    issues: list[ParseIssue] = []
-    for path in sorted(p for p in root.rglob("*") if p.suffix in (".txt", ".ann") and p.is_file()):
-        base = path.with_suffix("")
+    for path in listing.files:
+        # ``a..b_1.txt`` -> ``a..b_1`` (not ``Path.with_suffix``, which reads ``.b_1`` as a suffix later on)
+        base = path.with_name(path.name[: -len(path.suffix)])
         if base.name in stems and stems[base.name] != base:
-            if path.suffix == ".ann" or not path.with_suffix(".ann").exists():
+            if path.suffix == ".ann" or base.with_name(base.name + ".ann") not in found_files:
                 kept = stems[base.name]
                 issues.append(ParseIssue(str(path), 0, f"duplicate document name {base.name!r} (kept {kept})"))
             continue
@@ -377,9 +386,9 @@ def read_directory(directory: str | Path) -> tuple[list[BratDocument], list[Pars
     docs: list[BratDocument] = []
     for name in sorted(stems):
         base = stems[name]
-        txt, ann = base.with_suffix(".txt"), base.with_suffix(".ann")
-        text = _read_lenient(txt, issues) if txt.exists() else ""
-        content = _read_lenient(ann, issues) if ann.exists() else ""
+        txt, ann = base.with_name(name + ".txt"), base.with_name(name + ".ann")
+        text = _read_lenient(txt, issues) if txt in found_files else ""
+        content = _read_lenient(ann, issues) if ann in found_files else ""
         doc, found = parse_ann(name, text, content, str(ann))
         docs.append(doc)
         issues.extend(found)

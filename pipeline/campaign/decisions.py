@@ -49,6 +49,7 @@ from typing import Any
 from pipeline.brat import validate as validate_mod
 from pipeline.brat.standoff import BratDocument, BratTextError, dumps, parse_ann, read_text
 from pipeline.campaign.finalize import doc_key, merge_duplicate_relations, remove_annotations
+from pipeline.paths import list_files
 from pipeline.schema import Schema
 from pipeline.yamlfile import read_mapping
 
@@ -242,7 +243,11 @@ def apply_decisions(directory: str | Path, decisions: Decisions, schema: Schema,
     conf_path = validate_mod.find_conf(root)
     conf = (validate_mod.parse_annotation_conf(conf_path.read_text(encoding="utf-8"), str(conf_path))[0]
             if conf_path else None)
-    for txt in sorted(root.glob("*.txt"), key=lambda p: doc_key(p.stem)):
+    listing = list_files(root, (".txt", ".ann"))
+    problems += listing.problems()  # never followed: decisions rewrite .ann files in place
+    links = set(listing.symlinks)
+    txts = [p for p in listing.files if p.suffix == ".txt" and p.with_suffix(".ann") not in links]
+    for txt in sorted(txts, key=lambda p: doc_key(p.stem)):
         ann = txt.with_suffix(".ann")
         try:
             old = read_text(ann) if ann.exists() else ""

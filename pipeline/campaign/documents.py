@@ -58,6 +58,11 @@ def read_checked(txt: Path, original_text: str | None, conf: AnnotationConf) -> 
     ann = txt.with_suffix(".ann")
     if not txt.is_file():
         return Checked(None, [f"{txt}:0: document missing from the collection"], missing=True)
+    if not ann.is_file():
+        # every document is handed out with its .ann: one gone was deleted (brat would show the text
+        # without a single annotation, and an empty one would pass for "nothing to annotate")
+        return Checked(None, [f"{ann}:0: annotation file missing (deleted?); restore it, or create an empty "
+                              "one if the document has no annotation"])
     try:
         text = read_text(txt)
         ann_text = read_text(ann) if ann.is_file() else ""

@@ -69,6 +69,7 @@ from pipeline.campaign.layout import (
     PHASE2_DIR,
 )
 from pipeline.documents import pmid_sort_key
+from pipeline.paths import list_files
 from pipeline.schema import Schema
 
 log = logging.getLogger(__name__)
@@ -322,7 +323,9 @@ def collect(
     seen: dict[str, str] = {}
     for senior_dir in sorted(p for p in phase2.iterdir() if p.is_dir()):
         conf = _conf_for(senior_dir, final_conf, confs)
-        stems = {p.stem for p in senior_dir.glob("*.txt")} | {p.stem for p in senior_dir.glob("*.ann")}
+        listing = list_files(senior_dir, (".txt", ".ann"))
+        stems = {p.name[: -len(p.suffix)] for p in [*listing.files, *listing.symlinks]}
+        links = {p.name for p in listing.symlinks}
         for name in sorted(stems, key=doc_key):
             txt, ann = senior_dir / f"{name}.txt", senior_dir / f"{name}.ann"
             counts["documents_phase2"] += 1
@@ -336,6 +339,12 @@ def collect(
                 continue
             seen[name] = where
             result.senior_of[name] = senior_dir.name
+            if f"{name}.txt" in links or f"{name}.ann" in links:
+                # never followed: its target lies outside the campaign, or may
+                result.held_back[name] = [Finding(where, 0, "symlink", "symbolic link in the senior's collection, "
+                                                  "not followed (replace it by the file itself)")]
+                counts["held_back:symlink"] += 1
+                continue
             try:
                 text = read_text(txt)
                 ann_text = read_text(ann) if ann.exists() else ""

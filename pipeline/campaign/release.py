@@ -62,6 +62,7 @@ from pipeline.brat.standoff import BratDocument, dumps, read_directory, read_doc
 from pipeline.campaign.decisions import load_decisions
 from pipeline.campaign.finalize import DONE_TYPE, REPORT_JSON, check_output, doc_key, publish_dir, staging_dir
 from pipeline.campaign.layout import DISAGREEMENT, DISCARD_REASON, DISCARD_TYPE, PHASE1_DIR
+from pipeline.paths import list_files
 from pipeline.schema import Schema
 
 log = logging.getLogger(__name__)
@@ -99,7 +100,11 @@ def read_final(final: Path, schema: Schema) -> list[BratDocument]:
     conf, problems = validate_mod.parse_annotation_conf(conf_text, str(conf_path))
     found = [str(p) for p in problems]
     docs = []
-    for txt in sorted(final.glob("*.txt"), key=lambda p: doc_key(p.stem)):
+    listing = list_files(final, (".txt", ".ann"))
+    found += listing.problems()  # a link would publish its target in every format: refused like any problem
+    links = set(listing.symlinks)
+    txts = [p for p in listing.files if p.suffix == ".txt" and p.with_suffix(".ann") not in links]
+    for txt in sorted(txts, key=lambda p: doc_key(p.stem)):
         doc, issues = read_document(txt)
         ann_text = read_text(txt.with_suffix(".ann")) if txt.with_suffix(".ann").exists() else ""
         found += [str(i) for i in issues]

@@ -64,6 +64,7 @@ from pathlib import Path
 from pipeline import names
 from pipeline.brat.standoff import BratDocument, read_document
 from pipeline.documents import pmid_sort_key
+from pipeline.paths import list_files
 
 log = logging.getLogger(__name__)
 
@@ -331,7 +332,11 @@ def prepare_batches(
     src = Path(collection)
     if not src.is_dir():
         raise FileNotFoundError(f"{src}: not a directory")
-    txts = {p.stem: p for p in sorted(src.glob("*.txt"))}
+    listing = list_files(src, (".txt", ".ann"))
+    listing.refuse_symlinks("batches")  # a link would copy its target into every annotator's collection
+    txts = {p.stem: p for p in listing.files if p.suffix == ".txt"}
+    for name, path in txts.items():
+        names.check_document_name(name, str(path))  # it names files in every person's collection
     documents = sorted(txts, key=_doc_key)
     known = {p.id for p in people}
     prev_docs = {d for d, _, _ in previous}

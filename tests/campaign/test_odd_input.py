@@ -44,3 +44,25 @@ def test_undecodable_ann_is_reported_against_the_ann(campaign: Path) -> None:  #
     (held,) = report["held_back"]
     assert held["person"] == "alice" and held["problems"][0].startswith(f"{ann}:")
     assert "not valid UTF-8" in held["problems"][0]
+
+
+def test_batches_refuses_a_symlink_in_the_collection(tmp_path: Path) -> None:
+    """Issue 23, defect 9: ``batches`` never copies a link's target into annotators' collections."""
+    from pipeline.cli import main
+    from tests.campaign.test_campaign import make_collection, write_roster
+
+    coll = make_collection(tmp_path / "coll")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("SECRET\n", encoding="utf-8")
+    (coll / "100_2.txt").unlink()
+    (coll / "100_2.txt").symlink_to(secret)
+    roster = write_roster(tmp_path / "roster.csv", ["alice,annotator,yes", "bob,annotator,yes", "dave,senior,no"])
+    out = tmp_path / "campaign"
+    assert main(["batches", "--collection", str(coll), "--roster", str(roster), "--out", str(out)]) == 2
+    assert not out.exists()
+    # the collection itself may be a link (the build publishes OUT/brat as one)
+    (coll / "100_2.txt").unlink()
+    link = tmp_path / "brat"
+    link.symlink_to(coll, target_is_directory=True)
+    assert main(["batches", "--collection", str(link), "--roster", str(roster), "--out", str(out)]) == 0
+    assert not any("SECRET" in p.read_text(encoding="utf-8") for p in out.rglob("*.txt"))

@@ -180,3 +180,17 @@ def test_release_is_byte_identical_across_processes(inputs: dict[str, Path], tmp
         outputs.append(tree(out))
     assert outputs[0] == outputs[1]
     assert "tables/table10_preannotation.png" in outputs[0]
+
+
+def test_release_refuses_a_symlink_in_final(inputs: dict[str, Path], tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 23, defect 9: a link in FINAL is never followed into the release."""
+    final = inputs["final"]
+    secret = tmp_path / "secret.txt"
+    secret.write_text(final.joinpath("100_1.txt").read_text(encoding="utf-8"), encoding="utf-8")
+    (final / "100_1.txt").unlink()
+    (final / "100_1.txt").symlink_to(secret)
+    assert main(["release", str(final), "--out", str(tmp_path / "rel")]) == 1
+    err = capsys.readouterr().err
+    assert f"{final}/100_1.txt: symbolic link inside the collection, not followed" in err
+    assert not (tmp_path / "rel").exists()
