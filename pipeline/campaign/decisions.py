@@ -124,13 +124,34 @@ def _selector(entry: Mapping[str, Any], schema: Schema, where: str, type_key: st
     )
 
 
+#: keys whose value is free text (a number is read as its text); every other key but ``documents`` names a type
+_TEXT_KEYS = frozenset({"term", "pattern", "why"})
+
+
+def _check_value_types(entry: Mapping[str, Any], where: str) -> None:
+    """DecisionsError unless every value is a scalar of the expected kind (a list or mapping where a term or
+    a type is expected crashed later, unhashable, or expanded an alias bomb when printed)."""
+    for key in sorted(entry, key=str):
+        value = entry[key]
+        if key == "documents" or value is None:
+            continue
+        if key in _TEXT_KEYS:
+            ok = isinstance(value, str | int | float) and not isinstance(value, bool)
+            expected = "a string"
+        else:
+            ok = isinstance(value, str)
+            expected = "a type name (a string)"
+        if not ok:
+            raise DecisionsError(f"{where}: {key} must be {expected}, got {type(value).__name__}")
+
+
 def load_decisions(path: str | Path, schema: Schema) -> Decisions:
     """Read and check a decisions file (see the module docstring)."""
     p = Path(path)
     data = read_mapping(p, DecisionsError, "decisions", f"a mapping with {', '.join(KINDS)}")
     unknown = set(data) - set(KINDS)
     if unknown:
-        raise DecisionsError(f"{p}: unknown key(s) {sorted(unknown)} (expected {', '.join(KINDS)})")
+        raise DecisionsError(f"{p}: unknown key(s) {sorted(unknown, key=str)} (expected {', '.join(KINDS)})")
     out = Decisions()
     allowed = {"retype": {"term", "pattern", "from", "to", "why", "documents"},
                "remove": {"term", "pattern", "type", "why", "documents"},
@@ -145,7 +166,8 @@ def load_decisions(path: str | Path, schema: Schema) -> Decisions:
                 raise DecisionsError(f"{where}: must be a mapping")
             extra = set(entry) - allowed[kind]
             if extra:
-                raise DecisionsError(f"{where}: unknown key(s) {sorted(extra)}")
+                raise DecisionsError(f"{where}: unknown key(s) {sorted(extra, key=str)}")
+            _check_value_types(entry, where)
             if kind == "retype":
                 if "to" not in entry:
                     raise DecisionsError(f"{where}: needs to")
