@@ -2,8 +2,9 @@
 
 Thin handlers over :mod:`pipeline.campaign.finalize`, :mod:`pipeline.campaign.append`,
 :mod:`pipeline.campaign.find`, :mod:`pipeline.campaign.decisions` and :mod:`pipeline.campaign.release`.
-Exit codes: 0 done; 1 done with documents held back (finalize) or problems that stopped the write
-(decisions, release); 2 bad input (missing directory, bad roster, manifest, criteria or decisions file).
+Exit codes (:mod:`pipeline.cli.exitcodes`): 0 done; 2 bad input (missing directory, bad roster, manifest,
+criteria or decisions file) or problems that stopped the write (decisions, release); 3 done with documents
+held back (finalize: a senior's discard is a finished decision, not one) or blocked (append).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pipeline.campaign import finalize as finalize_mod
 from pipeline.campaign import find as find_mod
 from pipeline.campaign import release as release_mod
 from pipeline.cli.campaign_commands import add_campaign_command
+from pipeline.cli.exitcodes import ExitCode
 from pipeline.corpus.batches import ManifestError, RosterError
 from pipeline.schema import DEFAULT_SCHEMA, SchemaError, load_schema
 
@@ -71,7 +73,12 @@ def run_finalize(args: argparse.Namespace) -> int:
         print(f"{c['documents_final']} of {c['documents_phase2']} phase-2 documents -> {args.out}; "
               f"{c['held_back']} held back (listed in {Path(args.out) / finalize_mod.HELD_BACK_TSV}), "
               f"{c['not_in_phase2']} assigned but not in phase 2; relation types mapped: {c['relations_mapped']}")
-    return 1 if result.held_back else 0
+    return ExitCode.WORK_LEFT if work_left(result) else ExitCode.OK
+
+
+def work_left(result: finalize_mod.FinalizeResult) -> bool:
+    """Documents held back for anything but their senior's discard (a decision taken, not work left)."""
+    return any(f.kind != "discarded" for found in result.held_back.values() for f in found)
 
 
 def run_append(args: argparse.Namespace) -> int:
@@ -84,7 +91,7 @@ def run_append(args: argparse.Namespace) -> int:
         print(f"{counts['documents_appended']} new document(s) appended ({counts['assignments:phase1']} phase-1, "
               f"{counts['assignments:phase2']} phase-2 assignments); {counts['documents_assigned_before']} "
               f"already assigned left as they are; {counts['documents_blocked']} blocked by existing files")
-    return 0
+    return ExitCode.WORK_LEFT if counts["documents_blocked"] else ExitCode.OK
 
 
 # --- find ------------------------------------------------------------------------------------------
@@ -123,7 +130,7 @@ def run_decisions_apply(args: argparse.Namespace) -> int:
     summary = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()) if not k.startswith("decision:"))
     verb = "would change" if args.dry_run else ("not written" if problems else "changed")
     print(f"pgx-corpus decisions: {len(changes)} document(s) {verb}: {summary}", file=sys.stderr)
-    return 1 if problems else 0
+    return ExitCode.REFUSED if problems else ExitCode.OK
 
 
 # --- release -------------------------------------------------------------------------------------------
@@ -137,9 +144,9 @@ def run_release(args: argparse.Namespace) -> int:
     )
     try:
         info = release_mod.release(inputs, args.out, schema)
-    except release_mod.ReleaseError as exc:
+    except release_mod.ReleaseError as exc:  # refused: nothing written
         print(f"pgx-corpus release: {exc}", file=sys.stderr)
-        return 1
+        return ExitCode.REFUSED
     if args.json:
         _emit_json(info)
     else:
@@ -157,7 +164,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "with its configuration files (without the campaign-only Disagreement attribute). A document that "
         "still holds Disagreement marks, holds a Discard entity, fails validation or whose text changed is "
         "held back: listed as file:line on stderr and in FINAL/held_back.tsv and FINAL/finalize.json. Relation "
-        "types are homogenized by the relation_map of --config. Exit 1 when documents are held back.")
+        "types are homogenized by the relation_map of --config. Exit 3 when documents are held back (not for "
+        "a senior's discard, a finished decision).")
     p.add_argument("campaign_dir", type=Path, metavar="CAMPAIGN_DIR")
     p.add_argument("--out", type=Path, required=True, metavar="FINAL", help="final corpus directory (replaced)")
     _add_schema(p)
@@ -205,7 +213,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Retype terms, remove terms (with their relations) and remap relation types in every .ann "
         "of BRAT_DIR. --dry-run prints a unified diff of the .ann files and writes nothing; otherwise the "
         "changed files are written atomically, unless a change would not validate (then nothing is written, "
-        "exit 1).")
+        "exit 2).")
     p.add_argument("brat_dir", metavar="BRAT_DIR")
     p.add_argument("decisions", type=Path, metavar="DECISIONS", help="decisions file (YAML)")
     p.add_argument("--dry-run", action="store_true", help="print the unified diff of the .ann files; write nothing")

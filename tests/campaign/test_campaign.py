@@ -322,17 +322,18 @@ def test_batches_refuses_unusable_ids_and_started_campaigns(tmp_path: Path, camp
 def test_campaign_commands(campaign: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
                            caplog: pytest.LogCaptureFixture) -> None:
     simulate(campaign)
-    assert cli.main(["campaign", "status", str(campaign), "--json", "--png", str(tmp_path / "p.png")]) == 0
+    # WORK_LEFT (3): documents are held back, others pending
+    assert cli.main(["campaign", "status", str(campaign), "--json", "--png", str(tmp_path / "p.png")]) == 3
     captured = capsys.readouterr()
     status = json.loads(captured.out)
     assert row(status, "bob", 1)["done"] == 3
     assert "held back:" in captured.err and "101_2.txt:1:" in captured.err
     assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert cli.main(["campaign", "status", str(campaign)]) == 0
+    assert cli.main(["campaign", "status", str(campaign)]) == 3
     assert "| bob | 1 | 6 | 6 | 1 | 4 | 3 | 0 | 1 |" in capsys.readouterr().out
-    assert cli.main(["campaign", "review", str(campaign)]) == 0
+    assert cli.main(["campaign", "review", str(campaign)]) == 3
     assert "6 documents: 1 ready (1 added" in capsys.readouterr().out
-    assert cli.main(["campaign", "review", str(campaign), "--json"]) == 0
+    assert cli.main(["campaign", "review", str(campaign), "--json"]) == 3
     assert json.loads(capsys.readouterr().out)["added"] == 0
     (campaign / "phase1" / "bob").rename(tmp_path / "gone")
     assert cli.main(["campaign", "review", str(campaign)]) == 2

@@ -26,7 +26,7 @@ def test_finalize_keeps_finished_documents_and_holds_back_the_others(
 ) -> None:
     campaign = build_campaign(tmp_path)
     final = tmp_path / "final"
-    assert main(["campaign", "finalize", str(campaign), "--out", str(final)]) == 1
+    assert main(["campaign", "finalize", str(campaign), "--out", str(final)]) == 3  # WORK_LEFT: held back
     err = capsys.readouterr().err
     # every held-back document is on stderr with file:line
     assert f"held back 100_2: {campaign}/phase2/senior1/100_2.ann:4: R1 (treats) still carries Disagreement=ann2" in err
@@ -63,7 +63,7 @@ def test_finalize_keeps_finished_documents_and_holds_back_the_others(
 
     # twice: the same bytes
     first = tree(final)
-    assert main(["campaign", "finalize", str(campaign), "--out", str(final)]) == 1
+    assert main(["campaign", "finalize", str(campaign), "--out", str(final)]) == 3
     assert tree(final) == first
 
 
@@ -100,7 +100,7 @@ def test_invalid_after_homogenization_is_held_back(tmp_path: Path) -> None:
     # a relation_map whose target breaks the argument constraints: treats needs a Phenotype as Arg2
     mapping.write_text("relation_map:\n  metabolizes: treats\n")
     assert main(["campaign", "finalize", str(campaign), "--out", str(tmp_path / "final"),
-                 "--config", str(mapping)]) == 1
+                 "--config", str(mapping)]) == 3
     report = json.loads((tmp_path / "final" / "finalize.json").read_text())
     held = {h["document"]: h["problems"] for h in report["held_back"]}
     assert any("treats" in p for p in held["100_1"]), held["100_1"]
@@ -205,3 +205,21 @@ def test_gold_with_the_preannotations_marks_accepted_gives_the_union(tmp_path: P
     assert {d.name: {(t.type, t.sorted_fragments) for t in d.textbounds} for d in final_docs} == union
     gold_rel = {name: content[2] for name, content in ann_content(gold).items()}
     assert {d.name: sorted((r.id, r.type, r.args) for r in d.relations) for d in final_docs} == gold_rel
+
+
+def test_a_seniors_discard_is_not_work_left(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Exit codes (issue 23): finalize exits 0 when the only documents kept out are its seniors' discards,
+    3 (WORK_LEFT) while any other is held back."""
+    campaign = build_campaign(tmp_path)
+    final = tmp_path / "final"
+    assert main(["campaign", "finalize", str(campaign), "--out", str(final)]) == 3
+    report = json.loads((final / "finalize.json").read_text())
+    discarded = [h["document"] for h in report["held_back"] if all("discarded in phase 2" in p for p in h["problems"])]
+    assert discarded
+    for held in report["held_back"]:
+        if held["document"] not in discarded:  # the senior takes the document out of phase 2 altogether
+            for path in (campaign / "phase2").glob(f"*/{held['document']}.*"):
+                path.unlink()
+    capsys.readouterr()
+    assert main(["campaign", "finalize", str(campaign), "--out", str(tmp_path / "final2")]) == 0, \
+        capsys.readouterr().err

@@ -147,7 +147,7 @@ def test_release_refuses_campaign_marks_and_invalid_documents(inputs: dict[str, 
     with open(final / "300_1.ann", "a") as fh:
         fh.write("A9\tDisagreement T1 ann1\n")
     (final / "100_1.ann").write_text("T1\tChemical 0 6\tCYP2D7\n")
-    assert main(["release", str(final), "--out", str(tmp_path / "rel")]) == 1
+    assert main(["release", str(final), "--out", str(tmp_path / "rel")]) == 2  # REFUSED: nothing written
     err = capsys.readouterr().err
     assert f"{final}/300_1.ann:5: T1 still carries Disagreement=ann1" in err
     assert f"{final}/100_1.ann:1:" in err and "nothing released" in err
@@ -190,7 +190,7 @@ def test_release_refuses_a_symlink_in_final(inputs: dict[str, Path], tmp_path: P
     secret.write_text(final.joinpath("100_1.txt").read_text(encoding="utf-8"), encoding="utf-8")
     (final / "100_1.txt").unlink()
     (final / "100_1.txt").symlink_to(secret)
-    assert main(["release", str(final), "--out", str(tmp_path / "rel")]) == 1
+    assert main(["release", str(final), "--out", str(tmp_path / "rel")]) == 2
     err = capsys.readouterr().err
     assert f"{final}/100_1.txt: symbolic link inside the collection, not followed" in err
     assert not (tmp_path / "rel").exists()
