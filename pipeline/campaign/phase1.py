@@ -89,7 +89,35 @@ def read_campaign(campaign_dir: Path) -> dict[str, Any]:
         raise CampaignError(f"{path}: cannot read the campaign manifest: {exc}") from exc
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise CampaignError(f"{path}:1: not a campaign manifest of format {FORMAT!r}")
+    _check_names(data, path)
     return data
+
+
+def _check_names(data: Mapping[str, Any], path: Path) -> None:
+    """CampaignError unless every person id and document name of ``campaign.json`` can name a path
+    (:mod:`pipeline.names`): they become ``phase1/<person>/<file>.txt`` for every later command."""
+    people = data.get("people", [])
+    documents = data.get("documents", [])
+    if not isinstance(people, list) or not isinstance(documents, list):
+        raise CampaignError(f"{path}: people and documents must be lists")
+    try:
+        for i, person in enumerate(people):
+            where = f"{path}: people[{i}]"
+            if not isinstance(person, Mapping):
+                raise CampaignError(f"{where}: must be an object")
+            names.check_person_id(person.get("id"), where)
+        for i, entry in enumerate(documents):
+            where = f"{path}: documents[{i}]"
+            if not isinstance(entry, Mapping) or not isinstance(entry.get("files", []), list) \
+                    or not isinstance(entry.get("phase1", []), list):
+                raise CampaignError(f"{where}: must be an object whose files and phase1 are lists")
+            names.check_document_name(entry.get("document"), where)
+            for name in entry.get("files", []):
+                names.check_document_name(name, where)
+            for person in [*entry.get("phase1", []), *([entry["phase2"]] if entry.get("phase2") else [])]:
+                names.check_person_id(person, where)
+    except names.NameError_ as exc:
+        raise CampaignError(str(exc)) from None
 
 
 def write_phase1(

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from pipeline.campaign.review import review
 from pipeline.campaign.status import campaign_status
 from tests.campaign.test_campaign import DONE, SCHEMA, add_lines, campaign  # noqa: F401 - the fixture
@@ -66,3 +68,22 @@ def test_batches_refuses_a_symlink_in_the_collection(tmp_path: Path) -> None:
     link.symlink_to(coll, target_is_directory=True)
     assert main(["batches", "--collection", str(link), "--roster", str(roster), "--out", str(out)]) == 0
     assert not any("SECRET" in p.read_text(encoding="utf-8") for p in out.rglob("*.txt"))
+
+
+@pytest.mark.parametrize(("field", "value"), [("phase2", "../../outside"), ("files", ["../x_1"]),
+                                               ("phase1", ["alice", "/tmp/bob"])])
+def test_a_tampered_campaign_json_is_refused(campaign: Path, tmp_path: Path, field: str,  # noqa: F811
+                                             value: object, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from pipeline.cli import main
+
+    path = campaign / "campaign.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["documents"][0][field] = value
+    path.write_text(json.dumps(data), encoding="utf-8")
+    before = sorted(p for p in tmp_path.rglob("*"))
+    assert main(["campaign", "review", str(campaign)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: documents[0]:" in err and "refused" in err
+    assert sorted(p for p in tmp_path.rglob("*")) == before
