@@ -17,8 +17,11 @@ object is constructed.  :class:`YamlLimitError` is a ``yaml.YAMLError``, so call
 
 from __future__ import annotations
 
+import functools
+import inspect
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
@@ -86,6 +89,35 @@ def safe_load(text: str, loader: Any = None) -> Any:
     """
     check_limits(text)
     return yaml.load(text, Loader=loader or SafeLoader)  # noqa: S506 - a safe loader
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def checked_types(error: type[Exception]) -> Callable[[F], F]:
+    """Decorate a loader ``fn(path, ...)`` of a YAML file so that a value of the wrong type or shape (a list
+    where a name is expected, a mapping where a number is) raises ``error`` naming the file instead of a
+    ``TypeError``/``AttributeError``/``ValueError``/``KeyError`` traceback from deep inside the loader.
+    ``error`` itself (the loader's own checks) passes through unchanged."""
+
+    def decorate(fn: F) -> F:
+        signature = inspect.signature(fn)
+
+        @functools.wraps(fn)
+        def load(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return fn(*args, **kwargs)
+            except error:
+                raise
+            except (TypeError, AttributeError, ValueError, KeyError) as exc:
+                bound = signature.bind(*args, **kwargs)
+                bound.apply_defaults()
+                path = next(iter(bound.arguments.values()), "?")
+                raise error(f"{path}: a value has the wrong type or shape ({type(exc).__name__}: {exc})") from exc
+
+        return load  # type: ignore[return-value]
+
+    return decorate
 
 
 def read_mapping(path: Path, error: type[Exception], what: str, shape: str = "a mapping") -> dict[str, Any]:

@@ -101,3 +101,25 @@ def test_unhashable_key_is_a_clear_error(tmp_path: Path) -> None:
 
 def test_yaml_errors_are_yaml_errors() -> None:
     assert issubclass(yamlfile.YamlLimitError, yaml.YAMLError)
+
+
+@pytest.mark.parametrize(
+    ("loader", "text"),
+    [("schema", "entities: [Chemical]\nrelations: {a: [1, [2]]}\nmapping: {x: {y: [Chemical]}}\n"),
+     ("schema", "entities: [Chemical]\nrelation_attributes: {x: [1]}\n"),
+     ("export", "split_seed: [1]\n"),
+     ("export", "relation_map: [a, b]\n"),
+     ("ontology", "classes:\n  - {name: [x]}\n")],
+)
+def test_wrong_types_in_config_files_name_the_file(tmp_path: Path, loader: str, text: str) -> None:
+    """No TypeError/AttributeError traceback from inside a loader: its own error, naming the file."""
+    from pipeline.brat.export import ExportConfigError, load_export_config
+    from pipeline.nlp.ontology import OntologyError, load_ontology
+    from pipeline.schema import SchemaError
+
+    path = tmp_path / "config.yaml"
+    path.write_text(text, encoding="utf-8")
+    load, error = {"schema": (load_schema, SchemaError), "export": (load_export_config, ExportConfigError),
+                   "ontology": (load_ontology, OntologyError)}[loader]
+    with pytest.raises(error, match=rf"^{path}"):
+        load(path)

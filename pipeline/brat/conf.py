@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pipeline import yamlfile
 from pipeline.campaign.layout import DISAGREEMENT, DISCARD_REASON, DISCARD_REASONS, DISCARD_TYPE
 from pipeline.schema import ANY_ENTITY, Schema
 from pipeline.yamlfile import read_mapping
@@ -80,6 +81,7 @@ def _str_map(data: Any, name: str, where: str) -> dict[str, str]:
     return {str(k): str(v) for k, v in data.items()}
 
 
+@yamlfile.checked_types(BratConfigError)
 def load_settings(path: str | Path = DEFAULT_SETTINGS, tools_conf: str | Path | None = None) -> BratSettings:
     """Read ``config/brat/brat.yaml`` (and locate ``tools.conf`` beside it unless given)."""
     p = Path(path)

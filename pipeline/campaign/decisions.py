@@ -46,6 +46,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from pipeline import yamlfile
 from pipeline.brat import validate as validate_mod
 from pipeline.brat.standoff import BratDocument, BratTextError, dumps, parse_ann, read_text
 from pipeline.campaign.finalize import doc_key, merge_duplicate_relations, remove_annotations
@@ -145,6 +146,7 @@ def _check_value_types(entry: Mapping[str, Any], where: str) -> None:
             raise DecisionsError(f"{where}: {key} must be {expected}, got {type(value).__name__}")
 
 
+@yamlfile.checked_types(DecisionsError)
 def load_decisions(path: str | Path, schema: Schema) -> Decisions:
     """Read and check a decisions file (see the module docstring)."""
     p = Path(path)

@@ -324,6 +324,7 @@ def _check_relation(rel: str, where: str) -> str:
     return label
 
 
+@yamlfile.checked_types(OntologyError)
 def load_ontology(path: str | Path = DEFAULT_ONTOLOGY) -> Ontology:
     """Load and validate an ontology file (see the module docstring for the checks)."""
     p = Path(path)
