@@ -134,6 +134,20 @@ def check_distinct_ids(ids: Iterable[tuple[str, str]]) -> None:
         seen.setdefault(key, (value, where))
 
 
+def check_collection_path(value: object, where: str = "") -> tuple[str, ...]:
+    """The components of a collection path inside brat's data directory (``/``, ``/a/b/``): each one a
+    document-name-like component (:data:`DOCUMENT_NAME_RE`), so no ``.``/``..``, no whitespace or line
+    break (the path is written into ``acl.conf``, one rule per line), no NUL."""
+    if not isinstance(value, str):
+        raise NameError_(f"{_prefix(where)}collection path {_describe(value)} refused: not a string")
+    parts = tuple(p for p in value.strip().split("/") if p)
+    for part in parts:
+        if DOCUMENT_NAME_RE.match(part) is None:
+            raise NameError_(f"{_prefix(where)}collection path {_describe(value)} refused: component "
+                             f"{_describe(part)} is not letters, digits, '_', '-', '+' or '.' (not starting with '.')")
+    return parts
+
+
 def check_component(value: object, where: str = "", what: str = "path component") -> str:
     """``value`` when it is one safe path component: not empty, no separator or NUL, not ``.`` or ``..``."""
     if (not isinstance(value, str) or not value or value in (".", "..") or "/" in value or "\\" in value

@@ -64,3 +64,16 @@ def test_component(value: str) -> None:
     with pytest.raises(names.NameError_):
         names.check_component(value, "here")
     assert names.check_component("a..b") == "a..b"
+
+
+@pytest.mark.parametrize(
+    ("value", "parts"),
+    [("/", ()), ("/campaigns/pgx/", ("campaigns", "pgx")), ("a/b", ("a", "b")), ("/x\nAllow: /", None),
+     ("/a b/", None), ("/../x/", None), ("/.hidden/", None), ("/a\0/", None)],
+)
+def test_collection_path(value: str, parts: tuple[str, ...] | None) -> None:
+    if parts is None:
+        with pytest.raises(names.NameError_, match="^--brat-path: collection path"):
+            names.check_collection_path(value, "--brat-path")
+    else:
+        assert names.check_collection_path(value) == parts

@@ -75,7 +75,7 @@ def append_to_campaign(
     previous = read_manifest(manifest)
     if not src.is_dir():
         raise FileNotFoundError(f"{src}: not a directory")
-    listing = list_files(src, (".txt", ".ann"))
+    listing = list_files(src, (".txt", ".ann", ".conf"))
     listing.refuse_symlinks("campaign append")  # a link would copy its target into annotators' collections
     txts = {p.stem: p for p in listing.files if p.suffix == ".txt"}
     for name, path in txts.items():

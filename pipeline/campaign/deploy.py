@@ -29,6 +29,7 @@ import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from pipeline import names
 from pipeline.campaign.layout import ASSIGNMENTS_CSV, CAMPAIGN_MANIFEST, PHASE1_DIR, PHASE2_DIR, REVIEW_DIR
 
 USERS_FILE = "brat_users.py"
@@ -43,6 +44,7 @@ def normalize_brat_path(brat_path: str) -> str:
     parts = [p for p in brat_path.strip().split("/") if p]
     if any(p in (".", "..") for p in parts):
         raise ValueError(f"brat path {brat_path!r} must not contain . or ..")
+    parts = list(names.check_collection_path(brat_path, "--brat-path"))  # no line break into acl.conf
     return "/" + "".join(f"{p}/" for p in parts)
 
 

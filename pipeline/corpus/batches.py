@@ -332,7 +332,7 @@ def prepare_batches(
     src = Path(collection)
     if not src.is_dir():
         raise FileNotFoundError(f"{src}: not a directory")
-    listing = list_files(src, (".txt", ".ann"))
+    listing = list_files(src, (".txt", ".ann", ".conf"))  # .conf: copied into every collection too
     listing.refuse_symlinks("batches")  # a link would copy its target into every annotator's collection
     txts = {p.stem: p for p in listing.files if p.suffix == ".txt"}
     for name, path in txts.items():
