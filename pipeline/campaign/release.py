@@ -96,11 +96,13 @@ def read_final(final: Path, schema: Schema) -> list[BratDocument]:
     if not final.is_dir():
         raise FileNotFoundError(f"{final}: not a directory")
     conf_path = final / "annotation.conf"
-    conf_text = conf_path.read_text(encoding="utf-8") if conf_path.is_file() else annotation_conf(schema)
+    # a linked annotation.conf is never read (reported with the other links below)
+    readable = conf_path.is_file() and not conf_path.is_symlink()
+    conf_text = conf_path.read_text(encoding="utf-8") if readable else annotation_conf(schema)
     conf, problems = validate_mod.parse_annotation_conf(conf_text, str(conf_path))
     found = [str(p) for p in problems]
     docs = []
-    listing = list_files(final, (".txt", ".ann"))
+    listing = list_files(final, (".txt", ".ann", ".conf"))
     found += listing.problems()  # a link would publish its target in every format: refused like any problem
     links = set(listing.symlinks)
     txts = [p for p in listing.files if p.suffix == ".txt" and p.with_suffix(".ann") not in links]
