@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline.documents import Annotation, Span
+from pipeline.names import check_document_name
 from pipeline.paths import list_files
 
 
@@ -332,7 +333,12 @@ def dumps(doc: BratDocument) -> str:
 
 
 def write_document(directory: str | Path, doc: BratDocument) -> None:
-    """Write ``NAME.txt`` and ``NAME.ann`` under ``directory`` (UTF-8, ``\\n`` line ends)."""
+    """Write ``NAME.txt`` and ``NAME.ann`` under ``directory`` (UTF-8, ``\\n`` line ends).
+
+    ``NAME`` must be a valid document name (:func:`pipeline.names.check_document_name`): whatever the
+    callers checked, no name reaches outside ``directory`` here.
+    """
+    check_document_name(doc.name, str(directory))
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     (out / f"{doc.name}.txt").write_text(doc.text, encoding="utf-8", newline="\n")
