@@ -34,10 +34,12 @@ def read_query_file(path: Path) -> str:
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
-        raise SystemExit(f"pgx-corpus: cannot read query file {path}: {exc}") from exc
+        print(f"pgx-corpus build: cannot read query file {path}: {exc}", file=sys.stderr)
+        raise SystemExit(ExitCode.REFUSED) from exc  # a usage error, like argparse's
     query = " ".join(line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#"))
     if not query:
-        raise SystemExit(f"pgx-corpus: query file {path} holds no query")
+        print(f"pgx-corpus build: query file {path} holds no query", file=sys.stderr)
+        raise SystemExit(ExitCode.REFUSED)
     return query
 
 
@@ -302,7 +304,7 @@ def _run_build_locked(args: argparse.Namespace) -> int:
     if manifest["failures"]:
         failed = sum(len(f.get("pmids", [])) for f in manifest["failures"])
         print(
-            f"pgx-corpus: {len(manifest['failures'])} efetch batch(es) failed ({failed} PMIDs); "
+            f"pgx-corpus build: {len(manifest['failures'])} efetch batch(es) failed ({failed} PMIDs); "
             "run the same command again to retry them",
             file=sys.stderr,
         )
