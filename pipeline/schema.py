@@ -119,6 +119,7 @@ def _flatten(tree: Any, parent: str | None, out: dict[str, str | None], what: st
         _flatten(sub or {}, name, out, what, path)
 
 
+@yamlfile.checked_types(SchemaError)
 def load_schema(path: str | Path = DEFAULT_SCHEMA) -> Schema:
     """Load and validate a schema file."""
     p = Path(path)

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from pipeline.documents import Document, SentenceRecord, from_dict, pmid_sort_key, record_sort_key, to_dict
+from pipeline.paths import list_files
 
 log = logging.getLogger(__name__)
 
@@ -230,9 +231,18 @@ def read_sentences(path: str | os.PathLike[str]) -> Iterator[SentenceRecord]:
 
 
 def list_shards(directory: str | os.PathLike[str]) -> list[Path]:
-    """The shard files of a stage directory, in shard order."""
+    """The shard files of a stage directory, in shard order.
+
+    The directory itself may be a symbolic link; a shard that is one is never followed
+    (:class:`pipeline.paths.SymlinkError`): a stage directory holds only the files the build wrote.
+    """
     d = Path(directory)
-    found = [(int(m.group(1)), p) for p in d.iterdir() if (m := SHARD_RE.match(p.name))] if d.is_dir() else []
+    if not d.is_dir():
+        return []
+    listing = list_files(d)
+    listing.symlinks = [p for p in listing.symlinks if SHARD_RE.match(p.name)]
+    listing.refuse_symlinks(f"reading {d}")
+    found = [(int(m.group(1)), p) for p in listing.files if (m := SHARD_RE.match(p.name))]
     return [p for _, p in sorted(found)]
 
 

@@ -398,7 +398,13 @@ def config_differences(task: RunParams) -> list[str]:
                             "in the build")
     if isinstance(task, SourceParams):
         mine_sources = {f[0]: list(f[1:]) for f in task.source_fingerprint()}
-        theirs_sources = {f[0]: list(f[1:]) for f in record.get("sources", [])}
+        # The record holds every source of the build; a stage compares the ones it reads (its own
+        # data_inputs): the documents stage does not read the --annotations files of pre-annotation.
+        roots = [str(Path(value)) for value in task.data_inputs()]
+        theirs_sources = {
+            f[0]: list(f[1:]) for f in record.get("sources", [])
+            if any(f[0] == root or f[0].startswith(root.rstrip("/") + "/") for root in roots)
+        }
         for name in sorted(set(mine_sources) | set(theirs_sources)):
             if mine_sources.get(name) != theirs_sources.get(name):
                 problems.append(f"source file {name}: (size, mtime) {mine_sources.get(name)} here, "

@@ -221,7 +221,7 @@ def test_concurrent_second_build_is_refused(server: faults.FaultServer, tmp_path
         while not (out / outdir.LOCK_NAME).exists() and time.monotonic() < deadline:
             time.sleep(0.05)
         time.sleep(0.2)  # the holder has written its name
-        assert build(out) == 3
+        assert build(out) == 2  # REFUSED: --out is locked
         err = capsys.readouterr().err
         assert f"{out} is in use by another build (pid {first.pid} on host {socket.gethostname()}" in err
     finally:

@@ -124,6 +124,17 @@ def test_luigi_module_entry_point(tmp_path: Path) -> None:
     assert docs and all(d.sentences for d in docs)
 
 
+def test_luigi_module_entry_point_exits_non_zero_on_failure(tmp_path: Path) -> None:
+    """luigi.cfg [retcode]: Luigi's own defaults are 0 for every outcome, a failed build included."""
+    env = dict(os.environ, PYTHONPATH=str(PROJECT))
+    cmd = [
+        sys.executable, "-m", "luigi", "--module", "pipeline.tasks", "BuildCorpus", "--local-scheduler",
+        "--out", str(tmp_path / "out"), "--pubmed-xml", f'["{tmp_path / "missing.xml"}"]', "--until", "documents",
+    ]
+    proc = subprocess.run(cmd, cwd=PROJECT, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 1, proc.stderr[-2000:]
+
+
 def test_pubtator_file_annotations_from_a_dump(tmp_path: Path) -> None:
     """--annotations: a gzip PubTator dump is split once by shard and re-aligned onto the documents."""
     import gzip

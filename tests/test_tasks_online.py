@@ -111,7 +111,7 @@ def test_failed_batch_ends_nonzero_and_is_retried(server: fake.FakeEutils, tmp_p
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     bad = server.corpus.terms[TERM][5]
     server.fail_batches_with[bad] = "500"
-    assert build(tmp_path, "--date", "2026-01-01") == 1
+    assert build(tmp_path, "--date", "2026-01-01") == 3  # WORK_LEFT: batches to retry
     err = capsys.readouterr().err
     assert "efetch batch(es) failed" in err and "retry" in err
     (manifest,) = (tmp_path / "runs").glob("*/manifest.json")

@@ -35,8 +35,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipeline.brat.standoff import BratDocument, read_directory
+from pipeline.brat.standoff import BratDocument, BratTextError, read_directory, read_text
 from pipeline.brat.validate import Problem, _textbound_problems
+from pipeline.paths import list_files
 
 
 @dataclass
@@ -68,12 +69,12 @@ def collect_texts(directories: Iterable[str | Path]) -> dict[str, str]:
     """Name -> text of every readable UTF-8 ``.txt`` under ``directories`` (the first by path wins)."""
     texts: dict[str, str] = {}
     for directory in directories:
-        for txt in sorted(Path(directory).rglob("*.txt")):
-            if txt.stem in texts or not txt.is_file():
+        for txt in list_files(directory, (".txt",), recursive=True).files:  # symlinks: reported by validate
+            if txt.stem in texts:
                 continue
             try:
-                texts[txt.stem] = txt.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
+                texts[txt.stem] = read_text(txt)
+            except (OSError, BratTextError):
                 continue  # reported when its own directory is checked
     return texts
 
@@ -117,7 +118,7 @@ def load_checked(directory: str | Path, reference_texts: Mapping[str, str] | Non
                 found.append(Problem(str(ann), 0, f"no text file {txt.name} for this annotation file"))
                 check_spans = False
         if check_spans and ann.exists() and not any(p.file == str(ann) and "UTF-8" in p.message for p in found):
-            raw_lines = ann.read_text(encoding="utf-8").split("\n")
+            raw_lines = read_text(ann).split("\n")
             for t in doc.textbounds:
                 found += _textbound_problems(t, text, raw_lines, str(ann))
         if any(not p.message.startswith("cannot parse line") for p in found):
@@ -154,7 +155,7 @@ def filtered_copy(collections: Sequence[CheckedCollection], scratch: Path) -> li
     for index, collection in enumerate(collections):
         target = scratch / str(index)
         target.mkdir(parents=True, exist_ok=True)
-        for conf in collection.directory.rglob("*.conf"):
+        for conf in list_files(collection.directory, (".conf",), recursive=True).files:  # links: not copied
             dest = target / conf.relative_to(collection.directory)
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(conf, dest)

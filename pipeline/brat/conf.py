@@ -40,8 +40,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pipeline import yamlfile
 from pipeline.brat.validate import OVERLAP_TYPES, parse_annotation_conf
 from pipeline.campaign.layout import DISAGREEMENT, DISCARD_REASON, DISCARD_REASONS, DISCARD_TYPE
+from pipeline.paths import SymlinkError
 from pipeline.schema import ANY_ENTITY, Schema
 from pipeline.yamlfile import read_mapping
 
@@ -83,6 +85,7 @@ def _str_map(data: Any, name: str, where: str) -> dict[str, str]:
     return {str(k): str(v) for k, v in data.items()}
 
 
+@yamlfile.checked_types(BratConfigError)
 def load_settings(path: str | Path = DEFAULT_SETTINGS, tools_conf: str | Path | None = None) -> BratSettings:
     """Read ``config/brat/brat.yaml`` (and locate ``tools.conf`` beside it unless given)."""
     p = Path(path)
@@ -266,8 +269,16 @@ def write_conf_files(
 
 
 def copy_conf_files(src_dir: str | Path, dst_dir: str | Path, names: Sequence[str] = CONF_FILES) -> list[Path]:
-    """Copy the configuration files present in ``src_dir`` to ``dst_dir`` (byte for byte)."""
+    """Copy the configuration files present in ``src_dir`` to ``dst_dir`` (byte for byte).
+
+    A configuration file that is a symbolic link is never followed (:class:`pipeline.paths.SymlinkError`,
+    raised before anything is copied): its target would be copied into every collection made from it.
+    """
     src, dst = Path(src_dir), Path(dst_dir)
+    links = [src / name for name in names if (src / name).is_symlink()]
+    if links:
+        raise SymlinkError(f"{links[0]}: symbolic link inside the collection, not followed (replace it by the "
+                           "file itself)")
     dst.mkdir(parents=True, exist_ok=True)
     out = []
     for name in names:

@@ -70,6 +70,7 @@ from typing import Any
 import bioc
 from bioc import biocjson, biocxml
 
+from pipeline import yamlfile
 from pipeline.brat import pubtator
 from pipeline.brat.standoff import Attribute, BratDocument, Normalization, Note, Relation, TextBound, write_document
 from pipeline.brat.stats import relation_modality
@@ -99,6 +100,7 @@ class ExportConfig:
     split_seed: int = 13
 
 
+@yamlfile.checked_types(ExportConfigError)
 def load_export_config(path: str | Path = DEFAULT_EXPORT_CONFIG) -> ExportConfig:
     p = Path(path)
     data = read_mapping(p, ExportConfigError, "export config")

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline.documents import Annotation, Span
+from pipeline.names import check_document_name
+from pipeline.paths import list_files
 
 
 @dataclass(frozen=True)
@@ -249,12 +251,42 @@ def _parse_line(doc: BratDocument, line: str, lineno: int) -> None:
         raise ValueError(f"unknown annotation kind {tag!r}")
 
 
+class BratTextError(ValueError):
+    """A brat file that is not valid UTF-8; the message is ``file:line: ...`` (the line of the first bad byte)."""
+
+
+def _undecodable(path: Path, raw: bytes, exc: UnicodeDecodeError) -> BratTextError:
+    line = raw[: exc.start].count(b"\n") + 1
+    return BratTextError(f"{path}:{line}: not valid UTF-8 ({exc.reason} at byte {exc.start})")
+
+
+def read_text(path: str | Path) -> str:
+    """The text of a brat ``.txt`` (or ``.ann``) file exactly as brat's server reads it.
+
+    brat opens text files with ``codecs.open(path, 'rU', encoding='utf8', errors='strict')``
+    (``server/src/annotation.py`` ``open_textfile``), and ``codecs.open`` always opens the file in
+    binary mode, so no newline is translated: a ``\r\n`` counts as two characters in brat's offsets,
+    and here too (``Path.read_text`` would turn it into one ``\n`` and shift every later offset).
+    Raises :class:`BratTextError` (``file:line``) for bytes that are not UTF-8, ``OSError`` as it comes.
+    """
+    p = Path(path)
+    raw = p.read_bytes()
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _undecodable(p, raw, exc) from None
+
+
 def read_document(txt_path: str | Path) -> tuple[BratDocument, list[ParseIssue]]:
-    """Read ``NAME.txt`` and its ``NAME.ann`` (a missing ``.ann`` is an empty one)."""
+    """Read ``NAME.txt`` and its ``NAME.ann`` (a missing ``.ann`` is an empty one), as brat reads them.
+
+    Raises :class:`BratTextError` naming the file (the ``.txt`` or the ``.ann``) and line of bytes that
+    are not UTF-8.
+    """
     txt = Path(txt_path)
     ann = txt.with_suffix(".ann")
-    text = txt.read_text(encoding="utf-8")
-    content = ann.read_text(encoding="utf-8") if ann.exists() else ""
+    text = read_text(txt)
+    content = read_text(ann) if ann.exists() else ""
     return parse_ann(txt.stem, text, content, str(ann))
 
 
@@ -264,9 +296,13 @@ def read_collection(directory: str | Path) -> tuple[list[BratDocument], list[Par
     if not root.is_dir():
         raise FileNotFoundError(f"{root}: not a directory")
     docs: list[BratDocument] = []
-    issues: list[ParseIssue] = []
-    for txt in sorted(root.rglob("*.txt")):
-        if txt.name.endswith(".conf"):
+    listing = list_files(root, (".txt",), recursive=True)
+    issues: list[ParseIssue] = [ParseIssue(str(p), 0, "symbolic link inside the collection, not followed")
+                                for p in listing.symlinks]
+    for txt in listing.files:
+        if txt.with_suffix(".ann").is_symlink():
+            issues.append(ParseIssue(str(txt.with_suffix(".ann")), 0, "symbolic link inside the collection, "
+                                     "not followed"))
             continue
         doc, found = read_document(txt)
         docs.append(doc)
@@ -299,7 +335,12 @@ def dumps(doc: BratDocument) -> str:
 
 
 def write_document(directory: str | Path, doc: BratDocument) -> None:
-    """Write ``NAME.txt`` and ``NAME.ann`` under ``directory`` (UTF-8, ``\\n`` line ends)."""
+    """Write ``NAME.txt`` and ``NAME.ann`` under ``directory`` (UTF-8, ``\\n`` line ends).
+
+    ``NAME`` must be a valid document name (:func:`pipeline.names.check_document_name`): whatever the
+    callers checked, no name reaches outside ``directory`` here.
+    """
+    check_document_name(doc.name, str(directory))
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     (out / f"{doc.name}.txt").write_text(doc.text, encoding="utf-8", newline="\n")
@@ -336,12 +377,16 @@ def read_directory(directory: str | Path) -> tuple[list[BratDocument], list[Pars
     root = Path(directory)
     if not root.is_dir():
         raise FileNotFoundError(f"{root}: not a directory")
+    listing = list_files(root, (".txt", ".ann"), recursive=True)
+    issues: list[ParseIssue] = [ParseIssue(str(p), 0, "symbolic link inside the collection, not followed")
+                                for p in listing.symlinks]
+    found_files = set(listing.files)
     stems: dict[str, Path] = {}
-    issues: list[ParseIssue] = []
-    for path in sorted(p for p in root.rglob("*") if p.suffix in (".txt", ".ann") and p.is_file()):
-        base = path.with_suffix("")
+    for path in listing.files:
+        # ``a..b_1.txt`` -> ``a..b_1`` (not ``Path.with_suffix``, which reads ``.b_1`` as a suffix later on)
+        base = path.with_name(path.name[: -len(path.suffix)])
         if base.name in stems and stems[base.name] != base:
-            if path.suffix == ".ann" or not path.with_suffix(".ann").exists():
+            if path.suffix == ".ann" or base.with_name(base.name + ".ann") not in found_files:
                 kept = stems[base.name]
                 issues.append(ParseIssue(str(path), 0, f"duplicate document name {base.name!r} (kept {kept})"))
             continue
@@ -349,9 +394,9 @@ def read_directory(directory: str | Path) -> tuple[list[BratDocument], list[Pars
     docs: list[BratDocument] = []
     for name in sorted(stems):
         base = stems[name]
-        txt, ann = base.with_suffix(".txt"), base.with_suffix(".ann")
-        text = _read_lenient(txt, issues) if txt.exists() else ""
-        content = _read_lenient(ann, issues) if ann.exists() else ""
+        txt, ann = base.with_name(name + ".txt"), base.with_name(name + ".ann")
+        text = _read_lenient(txt, issues) if txt in found_files else ""
+        content = _read_lenient(ann, issues) if ann in found_files else ""
         doc, found = parse_ann(name, text, content, str(ann))
         docs.append(doc)
         issues.extend(found)

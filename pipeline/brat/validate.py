@@ -55,7 +55,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipeline.brat.standoff import BratDocument, TextBound, parse_ann, read_directory
+from pipeline.brat.standoff import BratDocument, TextBound, parse_ann, read_directory, read_text
+from pipeline.paths import list_files
 from pipeline.schema import Schema
 
 RESERVED_TYPES = ("<ANY>", "<ENTITY>", "<EVENT>", "<RELATION>")
@@ -484,10 +485,22 @@ def validate_document(doc: BratDocument, ann_text: str, conf: AnnotationConf, wh
     return problems
 
 
-def _documents(root: Path) -> list[tuple[Path, Path]]:
-    """(txt, ann) path pairs under ``root``; an ``.ann`` without ``.txt`` comes with a missing txt."""
-    pairs = {p.with_suffix("") for p in root.rglob("*") if p.suffix in (".txt", ".ann") and p.is_file()}
-    return [(base.with_suffix(".txt"), base.with_suffix(".ann")) for base in sorted(pairs)]
+def _documents(root: Path, problems: list[Problem]) -> list[tuple[Path, Path]]:
+    """(txt, ann) path pairs under ``root``; an ``.ann`` without ``.txt`` comes with a missing txt.
+
+    Names keep their dots (``a..b_1`` pairs ``a..b_1.txt`` with ``a..b_1.ann``); a symbolic link inside
+    ``root`` is never followed: it is a problem, and its document is left out.
+    """
+    listing = list_files(root, (".txt", ".ann"), recursive=True)
+    problems.extend(Problem(str(p), 0, "symbolic link inside the collection, not followed") for p in listing.symlinks)
+    links = set(listing.symlinks)
+    pairs = {p.with_name(p.name[: -len(p.suffix)]) for p in listing.files}
+    out = []
+    for base in sorted(pairs):
+        txt, ann = base.with_name(base.name + ".txt"), base.with_name(base.name + ".ann")
+        if txt not in links and ann not in links:
+            out.append((txt, ann))
+    return out
 
 
 def validate_collection(directory: Path, conf: Path | None = None) -> list[Problem]:
@@ -516,7 +529,7 @@ def validate_collection(directory: Path, conf: Path | None = None) -> list[Probl
 
     fixed = load(Path(conf)) if conf is not None else None
     missing_conf_dirs: set[Path] = set()
-    for txt, ann in _documents(root):
+    for txt, ann in _documents(root, problems):
         where = str(ann)
         if not txt.exists():
             problems.append(Problem(where, 0, f"no text file {txt.name} for this annotation file"))
@@ -532,8 +545,8 @@ def validate_collection(directory: Path, conf: Path | None = None) -> list[Probl
                 undecodable = True
         if undecodable:
             continue
-        text = txt.read_text(encoding="utf-8")
-        ann_text = ann.read_text(encoding="utf-8") if ann.exists() else ""
+        text = read_text(txt)  # as brat reads it: no newline translation (offsets count a CRLF as 2)
+        ann_text = read_text(ann) if ann.exists() else ""
         if fixed is not None:
             doc_conf = fixed
         else:

@@ -41,10 +41,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from pipeline import names
 from pipeline.brat.conf import copy_conf_files
 from pipeline.campaign.finalize import doc_key
 from pipeline.campaign.layout import ASSIGNMENTS_CSV, CAMPAIGN_MANIFEST, PHASE1_DIR
 from pipeline.corpus.batches import MANIFEST_FIELDS, ManifestError, RosterError, assign, read_manifest, read_roster
+from pipeline.paths import list_files
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +75,11 @@ def append_to_campaign(
     previous = read_manifest(manifest)
     if not src.is_dir():
         raise FileNotFoundError(f"{src}: not a directory")
-    txts = {p.stem: p for p in src.glob("*.txt")}
+    listing = list_files(src, (".txt", ".ann", ".conf"))
+    listing.refuse_symlinks("campaign append")  # a link would copy its target into annotators' collections
+    txts = {p.stem: p for p in listing.files if p.suffix == ".txt"}
+    for name, path in txts.items():
+        names.check_document_name(name, str(path))
     assigned = {d for d, _, _ in previous}
     counts["documents"] += len(txts)
     counts["documents_assigned_before"] += len(assigned)

@@ -46,9 +46,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from pipeline import yamlfile
 from pipeline.brat import validate as validate_mod
-from pipeline.brat.standoff import BratDocument, dumps, parse_ann
+from pipeline.brat.standoff import BratDocument, BratTextError, dumps, parse_ann, read_text
 from pipeline.campaign.finalize import doc_key, merge_duplicate_relations, remove_annotations
+from pipeline.paths import list_files
 from pipeline.schema import Schema
 from pipeline.yamlfile import read_mapping
 
@@ -123,13 +125,35 @@ def _selector(entry: Mapping[str, Any], schema: Schema, where: str, type_key: st
     )
 
 
+#: keys whose value is free text (a number is read as its text); every other key but ``documents`` names a type
+_TEXT_KEYS = frozenset({"term", "pattern", "why"})
+
+
+def _check_value_types(entry: Mapping[str, Any], where: str) -> None:
+    """DecisionsError unless every value is a scalar of the expected kind (a list or mapping where a term or
+    a type is expected crashed later, unhashable, or expanded an alias bomb when printed)."""
+    for key in sorted(entry, key=str):
+        value = entry[key]
+        if key == "documents" or value is None:
+            continue
+        if key in _TEXT_KEYS:
+            ok = isinstance(value, str | int | float) and not isinstance(value, bool)
+            expected = "a string"
+        else:
+            ok = isinstance(value, str)
+            expected = "a type name (a string)"
+        if not ok:
+            raise DecisionsError(f"{where}: {key} must be {expected}, got {type(value).__name__}")
+
+
+@yamlfile.checked_types(DecisionsError)
 def load_decisions(path: str | Path, schema: Schema) -> Decisions:
     """Read and check a decisions file (see the module docstring)."""
     p = Path(path)
     data = read_mapping(p, DecisionsError, "decisions", f"a mapping with {', '.join(KINDS)}")
     unknown = set(data) - set(KINDS)
     if unknown:
-        raise DecisionsError(f"{p}: unknown key(s) {sorted(unknown)} (expected {', '.join(KINDS)})")
+        raise DecisionsError(f"{p}: unknown key(s) {sorted(unknown, key=str)} (expected {', '.join(KINDS)})")
     out = Decisions()
     allowed = {"retype": {"term", "pattern", "from", "to", "why", "documents"},
                "remove": {"term", "pattern", "type", "why", "documents"},
@@ -144,7 +168,8 @@ def load_decisions(path: str | Path, schema: Schema) -> Decisions:
                 raise DecisionsError(f"{where}: must be a mapping")
             extra = set(entry) - allowed[kind]
             if extra:
-                raise DecisionsError(f"{where}: unknown key(s) {sorted(extra)}")
+                raise DecisionsError(f"{where}: unknown key(s) {sorted(extra, key=str)}")
+            _check_value_types(entry, where)
             if kind == "retype":
                 if "to" not in entry:
                     raise DecisionsError(f"{where}: needs to")
@@ -242,12 +267,19 @@ def apply_decisions(directory: str | Path, decisions: Decisions, schema: Schema,
     conf_path = validate_mod.find_conf(root)
     conf = (validate_mod.parse_annotation_conf(conf_path.read_text(encoding="utf-8"), str(conf_path))[0]
             if conf_path else None)
-    for txt in sorted(root.glob("*.txt"), key=lambda p: doc_key(p.stem)):
+    listing = list_files(root, (".txt", ".ann"))
+    problems += listing.problems()  # never followed: decisions rewrite .ann files in place
+    links = set(listing.symlinks)
+    txts = [p for p in listing.files if p.suffix == ".txt" and p.with_suffix(".ann") not in links]
+    for txt in sorted(txts, key=lambda p: doc_key(p.stem)):
         ann = txt.with_suffix(".ann")
         try:
-            old = ann.read_text(encoding="utf-8") if ann.exists() else ""
-            text = txt.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
+            old = read_text(ann) if ann.exists() else ""
+            text = read_text(txt)
+        except BratTextError as exc:
+            problems.append(f"{exc} (document left as it is)")
+            continue
+        except OSError as exc:
             problems.append(f"{ann}:0: cannot read the document: {exc}")
             continue
         doc, issues = parse_ann(txt.stem, text, old, str(ann))

@@ -26,7 +26,7 @@ from typing import Any
 
 from pipeline.brat.conf import CAMPAIGN_DONE_TYPE, BratSettings
 from pipeline.brat.modality import MODALITIES, RelationNote, join_notes, modality_label
-from pipeline.brat.standoff import BratDocument, parse_ann
+from pipeline.brat.standoff import BratDocument, BratTextError, parse_ann, read_text
 from pipeline.brat.validate import AnnotationConf, parse_annotation_conf, validate_document
 from pipeline.campaign.layout import DISAGREEMENT, DISCARD_REASON, DISCARD_TYPE
 from pipeline.documents import Span
@@ -69,10 +69,17 @@ def read_checked(txt: Path, original_text: str | None, conf: AnnotationConf) -> 
     ann = txt.with_suffix(".ann")
     if not txt.is_file():
         return Checked(None, [f"{txt}:0: document missing from the collection"], missing=True)
+    if not ann.is_file():
+        # every document is handed out with its .ann: one gone was deleted (brat would show the text
+        # without a single annotation, and an empty one would pass for "nothing to annotate")
+        return Checked(None, [f"{ann}:0: annotation file missing (deleted?); restore it, or create an empty "
+                              "one if the document has no annotation"])
     try:
-        text = txt.read_text(encoding="utf-8")
-        ann_text = ann.read_text(encoding="utf-8") if ann.is_file() else ""
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_text(txt)
+        ann_text = read_text(ann) if ann.is_file() else ""
+    except BratTextError as exc:  # names the file (.txt or .ann) and line
+        return Checked(None, [str(exc)])
+    except OSError as exc:
         return Checked(None, [f"{txt}:0: cannot read: {exc}"])
     problems: list[str] = []
     if original_text is not None and text != original_text:

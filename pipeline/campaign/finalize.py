@@ -72,7 +72,7 @@ from pipeline.brat import validate as validate_mod
 from pipeline.brat.conf import CAMPAIGN_DONE_TYPE, BratSettings, annotation_conf, load_settings, write_conf_files
 from pipeline.brat.export import ExportConfig, load_export_config, map_relations
 from pipeline.brat.modality import MODALITIES, format_note
-from pipeline.brat.standoff import BratDocument, Note, dumps, parse_ann, read_document
+from pipeline.brat.standoff import BratDocument, BratTextError, Note, dumps, parse_ann, read_document, read_text
 from pipeline.campaign.documents import discard_reasons, is_done, relation_note
 from pipeline.campaign.layout import (
     ASSIGNMENTS_CSV,
@@ -86,6 +86,7 @@ from pipeline.campaign.layout import (
 from pipeline.campaign.merge import NOTE_TYPE, count_marks, marks_left, strip_dispute
 from pipeline.campaign.review import MERGED_DIR
 from pipeline.documents import pmid_sort_key
+from pipeline.paths import list_files
 from pipeline.schema import Schema
 
 log = logging.getLogger(__name__)
@@ -329,7 +330,12 @@ def _phase1_texts(campaign: Path) -> dict[str, tuple[str, str]]:
     root = campaign / PHASE1_DIR
     if root.is_dir():
         for txt in sorted(root.glob("*/*.txt")):
-            out.setdefault(txt.stem, (txt.relative_to(campaign).as_posix(), txt.read_text(encoding="utf-8")))
+            if txt.stem in out:
+                continue
+            try:
+                out[txt.stem] = (txt.relative_to(campaign).as_posix(), read_text(txt))
+            except BratTextError as exc:  # held back in review; another person's copy may serve
+                log.warning("%s", exc)
     return out
 
 
@@ -429,7 +435,9 @@ def collect(
     seen: dict[str, str] = {}
     for senior_dir in sorted(p for p in phase2.iterdir() if p.is_dir()):
         conf = _conf_for(senior_dir, final_conf, confs)
-        stems = {p.stem for p in senior_dir.glob("*.txt")} | {p.stem for p in senior_dir.glob("*.ann")}
+        listing = list_files(senior_dir, (".txt", ".ann"))
+        stems = {p.name[: -len(p.suffix)] for p in [*listing.files, *listing.symlinks]}
+        links = {p.name for p in listing.symlinks}
         for name in sorted(stems, key=doc_key):
             txt, ann = senior_dir / f"{name}.txt", senior_dir / f"{name}.ann"
             counts["documents_phase2"] += 1
@@ -443,10 +451,16 @@ def collect(
                 continue
             seen[name] = where
             result.senior_of[name] = senior_dir.name
+            if f"{name}.txt" in links or f"{name}.ann" in links:
+                # never followed: its target lies outside the campaign, or may
+                result.held_back[name] = [Finding(where, 0, "symlink", "symbolic link in the senior's collection, "
+                                                  "not followed (replace it by the file itself)")]
+                counts["held_back:symlink"] += 1
+                continue
             try:
-                text = txt.read_text(encoding="utf-8")
-                ann_text = ann.read_text(encoding="utf-8") if ann.exists() else ""
-            except (OSError, UnicodeDecodeError) as exc:
+                text = read_text(txt)
+                ann_text = read_text(ann) if ann.exists() else ""
+            except (OSError, BratTextError) as exc:
                 # no text (an .ann alone) or bytes that are not UTF-8: nothing to check, hold it back
                 result.held_back[name] = [Finding(where, 0, "unreadable", f"cannot read the document: {exc}")]
                 counts["held_back:unreadable"] += 1

@@ -34,6 +34,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pipeline import names
 from pipeline.brat.conf import copy_conf_files, write_campaign_conf_files
 from pipeline.brat.standoff import BratDocument, write_document
 from pipeline.campaign import deploy
@@ -56,6 +57,10 @@ def check_ids(ids: Sequence[str], where: str) -> None:
         if not deploy.ID_RE.match(pid):
             raise CampaignError(f"{where}: id {pid!r} must be letters, digits, '.', '_' or '-' (it becomes a brat "
                                 "user name, an attribute value and a directory name)")
+        try:
+            names.check_person_id(pid, where)  # reserved names: brat's acl.conf, annotation.conf, ...
+        except names.NameError_ as exc:
+            raise CampaignError(str(exc)) from None
         if pid.lower() in seen and seen[pid.lower()] != pid:
             raise CampaignError(f"{where}: ids {seen[pid.lower()]!r} and {pid!r} differ only in case (their "
                                 "collections would clash on a case-insensitive file system)")
@@ -86,7 +91,35 @@ def read_campaign(campaign_dir: Path) -> dict[str, Any]:
         raise CampaignError(f"{path}: cannot read the campaign manifest: {exc}") from exc
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise CampaignError(f"{path}:1: not a campaign manifest of format {FORMAT!r}")
+    _check_names(data, path)
     return data
+
+
+def _check_names(data: Mapping[str, Any], path: Path) -> None:
+    """CampaignError unless every person id and document name of ``campaign.json`` can name a path
+    (:mod:`pipeline.names`): they become ``phase1/<person>/<file>.txt`` for every later command."""
+    people = data.get("people", [])
+    documents = data.get("documents", [])
+    if not isinstance(people, list) or not isinstance(documents, list):
+        raise CampaignError(f"{path}: people and documents must be lists")
+    try:
+        for i, person in enumerate(people):
+            where = f"{path}: people[{i}]"
+            if not isinstance(person, Mapping):
+                raise CampaignError(f"{where}: must be an object")
+            names.check_person_id(person.get("id"), where)
+        for i, entry in enumerate(documents):
+            where = f"{path}: documents[{i}]"
+            if not isinstance(entry, Mapping) or not isinstance(entry.get("files", []), list) \
+                    or not isinstance(entry.get("phase1", []), list):
+                raise CampaignError(f"{where}: must be an object whose files and phase1 are lists")
+            names.check_document_name(entry.get("document"), where)
+            for name in entry.get("files", []):
+                names.check_document_name(name, where)
+            for person in [*entry.get("phase1", []), *([entry["phase2"]] if entry.get("phase2") else [])]:
+                names.check_person_id(person, where)
+    except names.NameError_ as exc:
+        raise CampaignError(str(exc)) from None
 
 
 def write_phase1(

@@ -64,7 +64,7 @@ from pipeline.brat.conf import (
     relation_attribute_names,
     write_conf_files,
 )
-from pipeline.brat.standoff import BratDocument, dumps, read_directory, read_document
+from pipeline.brat.standoff import BratDocument, dumps, read_directory, read_document, read_text
 from pipeline.campaign.decisions import load_decisions
 from pipeline.campaign.finalize import (
     DONE_TYPE,
@@ -76,6 +76,7 @@ from pipeline.campaign.finalize import (
     staging_dir,
 )
 from pipeline.campaign.layout import DISAGREEMENT, DISCARD_REASON, DISCARD_TYPE, PHASE1_DIR
+from pipeline.paths import list_files
 from pipeline.schema import Schema
 
 log = logging.getLogger(__name__)
@@ -109,13 +110,19 @@ def read_final(final: Path, schema: Schema) -> list[BratDocument]:
     if not final.is_dir():
         raise FileNotFoundError(f"{final}: not a directory")
     conf_path = final / "annotation.conf"
-    conf_text = conf_path.read_text(encoding="utf-8") if conf_path.is_file() else annotation_conf(schema)
+    # a linked annotation.conf is never read (reported with the other links below)
+    readable = conf_path.is_file() and not conf_path.is_symlink()
+    conf_text = conf_path.read_text(encoding="utf-8") if readable else annotation_conf(schema)
     conf, problems = validate_mod.parse_annotation_conf(conf_text, str(conf_path))
     found = [str(p) for p in problems]
     docs = []
-    for txt in sorted(final.glob("*.txt"), key=lambda p: doc_key(p.stem)):
+    listing = list_files(final, (".txt", ".ann", ".conf"))
+    found += listing.problems()  # a link would publish its target in every format: refused like any problem
+    links = set(listing.symlinks)
+    txts = [p for p in listing.files if p.suffix == ".txt" and p.with_suffix(".ann") not in links]
+    for txt in sorted(txts, key=lambda p: doc_key(p.stem)):
         doc, issues = read_document(txt)
-        ann_text = txt.with_suffix(".ann").read_text(encoding="utf-8") if txt.with_suffix(".ann").exists() else ""
+        ann_text = read_text(txt.with_suffix(".ann")) if txt.with_suffix(".ann").exists() else ""
         found += [str(i) for i in issues]
         found += [str(p) for p in validate_mod.validate_document(doc, ann_text, conf, doc.path)]
         found += [f"{doc.path}:{a.line}: {a.target} still carries {DISAGREEMENT}={a.value}"

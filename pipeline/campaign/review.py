@@ -49,7 +49,7 @@ from typing import Any
 
 from pipeline.brat import agreement as agreement_mod
 from pipeline.brat.conf import write_campaign_conf_files
-from pipeline.brat.standoff import BratDocument, dumps, write_document
+from pipeline.brat.standoff import BratDocument, BratTextError, dumps, read_text, write_document
 from pipeline.campaign import deploy
 from pipeline.campaign.documents import (
     Checked,
@@ -82,6 +82,7 @@ class FileState:
     senior: str
     versions: dict[str, Checked] = field(default_factory=dict)
     state: str = "pending"
+    problems: list[str] = field(default_factory=list)  # the document's own (its pre-annotation copy), file:line
 
 
 def check_campaign(root: Path, campaign: Mapping[str, Any]) -> None:
@@ -113,7 +114,14 @@ def phase1_states(root: Path, campaign: Mapping[str, Any]) -> list[FileState]:
         for name in entry["files"]:
             a, b = entry["phase1"]
             state = FileState(name, entry["document"], (a, b), entry["phase2"])
-            original = (pre / f"{name}.txt").read_text(encoding="utf-8") if (pre / f"{name}.txt").is_file() else None
+            try:
+                original = read_text(pre / f"{name}.txt") if (pre / f"{name}.txt").is_file() else None
+            except BratTextError as exc:
+                # the text handed out cannot be read: this document is held back, the others go on
+                state.problems.append(str(exc))
+                state.state = "held_back"
+                out.append(state)
+                continue
             for person in (a, b):
                 collection = root / PHASE1_DIR / person
                 if person not in confs:
@@ -247,6 +255,11 @@ def review(campaign_dir: str | Path, schema: Schema, counts: Counter[str] | None
         report["documents"][s.state] += 1
         counts[s.state] += 1
         if s.state == "held_back":
+            if s.problems:
+                report["held_back"].append({"file": s.file, "document": s.document, "person": None,
+                                            "problems": s.problems})
+                for problem in s.problems:
+                    log.warning("held back: %s", problem)
             for person, v in s.versions.items():
                 if v.problems:
                     report["held_back"].append({"file": s.file, "document": s.document, "person": person,

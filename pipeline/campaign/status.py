@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from pipeline.brat.standoff import parse_ann, read_document
+from pipeline.brat.standoff import BratTextError, parse_ann, read_document, read_text
 from pipeline.campaign import deploy
 from pipeline.campaign.documents import (
     canonical,
@@ -66,8 +66,12 @@ def _person_status(
         if not txt.is_file():
             continue
         row["in_collection"] += 1
-        original = (text_dir / f"{name}.txt").read_text(encoding="utf-8") if (text_dir / f"{name}.txt").is_file() \
-            else None
+        try:
+            original = read_text(text_dir / f"{name}.txt") if (text_dir / f"{name}.txt").is_file() else None
+        except BratTextError as exc:  # the text handed out is unreadable: held back, the others go on
+            problems.append(str(exc))
+            row["held_back"] += 1
+            continue
         if conf is None:
             problems.append(f"{collection}:0: no annotation.conf")
             row["held_back"] += 1
@@ -79,7 +83,11 @@ def _person_status(
             continue
         doc = checked.doc
         reference_txt = reference_dir / f"{name}.txt"
-        base = read_document(reference_txt)[0] if reference_txt.is_file() else None
+        try:
+            base = read_document(reference_txt)[0] if reference_txt.is_file() else None
+        except BratTextError as exc:
+            problems.append(str(exc))
+            base = None
         if phase == 2 and base is not None and count_marks(base) == 0:
             agreed += 1
         if base is not None and canonical(base) == canonical(doc):

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline import __version__
+from pipeline.cli.exitcodes import EPILOG, ExitCode
 
 log = logging.getLogger(__name__)
 
@@ -34,10 +35,12 @@ def read_query_file(path: Path) -> str:
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
-        raise SystemExit(f"pgx-corpus: cannot read query file {path}: {exc}") from exc
+        print(f"pgx-corpus build: cannot read query file {path}: {exc}", file=sys.stderr)
+        raise SystemExit(ExitCode.REFUSED) from exc  # a usage error, like argparse's
     query = " ".join(line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#"))
     if not query:
-        raise SystemExit(f"pgx-corpus: query file {path} holds no query")
+        print(f"pgx-corpus build: query file {path} holds no query", file=sys.stderr)
+        raise SystemExit(ExitCode.REFUSED)
     return query
 
 
@@ -163,8 +166,8 @@ def run_build(args: argparse.Namespace) -> int:
     try:
         lock = outdir.acquire_lock(out)
     except outdir.OutputLocked as exc:
-        print(f"pgx-corpus: {exc}", file=sys.stderr)
-        return 3
+        print(f"pgx-corpus build: {exc}", file=sys.stderr)
+        return ExitCode.REFUSED
     try:
         with lock:
             outdir.clean_stale_temporaries(out)
@@ -189,7 +192,7 @@ def _print_fetch_failures(task: Any) -> None:
         return
     failures = json.loads(path.read_text(encoding="utf-8")).get("failures", [])
     if failures:
-        print(f"pgx-corpus: {len(failures)} efetch batch(es) failed; run the same command again to retry them",
+        print(f"  {len(failures)} efetch batch(es) failed; run the same command again to retry them",
               file=sys.stderr)
     for failure in failures:
         print(f"  batch {failure.get('batch')}: {failure.get('error')}", file=sys.stderr)
@@ -220,8 +223,8 @@ def _run_build_locked(args: argparse.Namespace) -> int:
         try:
             read_roster(Path(task.roster))
         except RosterError as exc:
-            print(f"pgx-corpus: {exc}", file=sys.stderr)
-            return 2
+            print(f"pgx-corpus build: {exc}", file=sys.stderr)
+            return ExitCode.REFUSED
     # Every task carries the digest of the build's configuration record: workers joining
     # through a central scheduler check it before running anything (see `pgx-corpus worker`).
     task = tasks.BuildCorpus(**params, config_digest=tasks.record_config(task))  # type: ignore[call-arg]
@@ -238,9 +241,9 @@ def _run_build_locked(args: argparse.Namespace) -> int:
 
         try:
             scheduler_call(scheduler_url(args.scheduler_host, args.scheduler_port), "ping", {"worker": "probe"})
-        except SchedulerUnreachableError as exc:
-            print(f"pgx-corpus: {exc}", file=sys.stderr)
-            return 2
+        except SchedulerUnreachableError as exc:  # a service that did not answer
+            print(f"pgx-corpus build: {exc}", file=sys.stderr)
+            return ExitCode.ERROR
         # Wait for tasks other workers run (instead of giving up on them), but stop on a failure here.
         config.set("worker", "keep_alive", "true")
     failures: list[str] = []
@@ -288,13 +291,13 @@ def _run_build_locked(args: argparse.Namespace) -> int:
     log.info("%s", result.summary_text)
     if not result.scheduling_succeeded or not task.complete():
         for line in failures:
-            print(f"pgx-corpus: {line}", file=sys.stderr)
-        print(f"pgx-corpus: build failed ({result.status.name}); see the log above", file=sys.stderr)
+            print(f"  {line}", file=sys.stderr)
         _print_fetch_failures(task)
         from pipeline.corpus.outdir import failure_note
 
-        print(f"pgx-corpus: {failure_note(Path(task.out), _partial_output(task))}", file=sys.stderr)
-        return 1
+        print(f"  {failure_note(Path(task.out), _partial_output(task))}", file=sys.stderr)
+        print(f"pgx-corpus build: build failed ({result.status.name}); see the log above", file=sys.stderr)
+        return ExitCode.ERROR
     manifest = json.loads(Path(task.output().path).read_text(encoding="utf-8"))
     print(f"manifest: {task.output().path}")
     if "brat" in manifest["outputs"]:
@@ -302,14 +305,14 @@ def _run_build_locked(args: argparse.Namespace) -> int:
     if manifest["failures"]:
         failed = sum(len(f.get("pmids", [])) for f in manifest["failures"])
         print(
-            f"pgx-corpus: {len(manifest['failures'])} efetch batch(es) failed ({failed} PMIDs); "
+            f"pgx-corpus build: {len(manifest['failures'])} efetch batch(es) failed ({failed} PMIDs); "
             "run the same command again to retry them",
             file=sys.stderr,
         )
         for failure in manifest["failures"]:
             print(f"  batch {failure.get('batch')}: {failure.get('error')}", file=sys.stderr)
-        return 1
-    return 0
+        return ExitCode.WORK_LEFT  # published; the batches are retried by the same command
+    return ExitCode.OK
 
 
 def wait_for_other_workers(task: Any, args: argparse.Namespace, scheduler: dict[str, Any], result: Any) -> Any:
@@ -343,6 +346,8 @@ def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pgx-corpus",
         description="Build PGxCorpus-style annotated corpora from PubMed, reproducibly.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
@@ -368,10 +373,13 @@ def main(argv: list[str] | None = None, *, fast_exit: bool = False) -> int:
     logging.basicConfig(
         level=getattr(logging, args.log_level), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    label = command_label(args)
     try:
         code = int(args.func(args))
     except KeyboardInterrupt:
         code = 130
+    except Exception as exc:  # noqa: BLE001 - every failure ends in one line, never a raw traceback
+        code = report_failure(label, exc)
     # not under a profiler or a tracer (coverage): they write their results at exit
     if fast_exit and args.command in ("build", "worker") and sys.getprofile() is None and sys.gettrace() is None:
         sys.stdout.flush()
@@ -379,6 +387,45 @@ def main(argv: list[str] | None = None, *, fast_exit: bool = False) -> int:
         logging.shutdown()
         os._exit(code)
     return code
+
+
+def command_label(args: argparse.Namespace) -> str:
+    """``build``, ``campaign review``, ``decisions apply``: the words that named the command."""
+    sub = [v for k, v in sorted(vars(args).items()) if k.endswith("_command") and isinstance(v, str)]
+    return " ".join([str(args.command), *sub])
+
+
+def report_failure(label: str, exc: BaseException) -> int:
+    """Print one ``pgx-corpus COMMAND: ...`` line for an exception a command did not handle; its exit code.
+
+    Input refused (a hostile name, a symbolic link, a YAML file over its limits or with wrong types, any
+    error type of :func:`refusal_types`) is :attr:`ExitCode.REFUSED`; anything else (a full disk, an I/O
+    error, a scheduler that died, a bug) is :attr:`ExitCode.ERROR`.  The traceback goes to the log at
+    DEBUG (``--log-level DEBUG``), not to the person.
+    """
+    log.debug("%s failed", label, exc_info=exc)
+    if isinstance(exc, refusal_types()):
+        print(f"pgx-corpus {label}: {exc}", file=sys.stderr)
+        return ExitCode.REFUSED
+    if isinstance(exc, OSError):
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"pgx-corpus {label}: {exc.strerror or exc}{where}", file=sys.stderr)
+        return ExitCode.ERROR
+    print(f"pgx-corpus {label}: {type(exc).__name__}: {exc} (--log-level DEBUG shows where)", file=sys.stderr)
+    return ExitCode.ERROR
+
+
+def refusal_types() -> tuple[type[BaseException], ...]:
+    """Error types that mean "bad input, refused" (imported here, when a command failed, not at start-up)."""
+    import yaml
+
+    from pipeline.campaign.phase1 import CampaignError
+    from pipeline.corpus.batches import ManifestError, RosterError
+    from pipeline.names import NameError_
+    from pipeline.paths import SymlinkError
+    from pipeline.schema import SchemaError
+
+    return (NameError_, SymlinkError, yaml.YAMLError, RosterError, ManifestError, CampaignError, SchemaError)
 
 
 def console_main() -> int:

@@ -18,6 +18,7 @@ from pipeline.campaign import review as review_mod
 from pipeline.campaign import status as status_mod
 from pipeline.campaign.phase1 import CampaignError
 from pipeline.cli.corpus_commands import _existing_dir
+from pipeline.cli.exitcodes import ExitCode
 from pipeline.schema import DEFAULT_SCHEMA, SchemaError, load_schema
 
 _GROUP: dict[str, argparse._SubParsersAction] = {}
@@ -56,7 +57,7 @@ def run_status(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(status, ensure_ascii=False, sort_keys=True, indent=2) + "\n")
     else:
         sys.stdout.write(status_mod.format_markdown(status))
-    return 0
+    return ExitCode.WORK_LEFT if any(row["held_back"] for row in status["rows"]) else ExitCode.OK
 
 
 def run_review(args: argparse.Namespace) -> int:
@@ -69,15 +70,16 @@ def run_review(args: argparse.Namespace) -> int:
     for item in report["held_back"]:
         for problem in item["problems"]:
             print(f"pgx-corpus campaign review: held back: {problem}", file=sys.stderr)
+    d = report["documents"]
+    code = ExitCode.WORK_LEFT if d["held_back"] or d["pending"] else ExitCode.OK
     if args.json:
         sys.stdout.write(json.dumps({**report, "added": counts["added"]}, ensure_ascii=False, sort_keys=True,
                                     indent=2) + "\n")
-        return 0
-    d = report["documents"]
+        return code
     print(f"{d['assigned']} documents: {d['ready']} ready ({counts['added']} added to the seniors' collections "
           f"now), {d['discarded']} discarded, {d['held_back']} held back, {d['pending']} pending; reports in "
           f"{Path(args.campaign_dir) / 'review'}")
-    return 0
+    return code
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -14,7 +14,10 @@ code   name         meaning
 =====  ===========  ==========================================================================
 
 A discarded document is a finished decision, not work left.  Every failure ends with one line
-``pgx-corpus COMMAND: …`` on stderr.
+``pgx-corpus COMMAND: …`` on stderr: an exception a command does not handle itself is reported in one
+line by ``pgx-corpus`` (``REFUSED`` for input it refuses, ``ERROR`` otherwise; the traceback only in the
+log at ``--log-level DEBUG``).  :data:`COMMAND_CODES` says what each code means for each command; the
+help epilog (:data:`EPILOG`) prints both tables.
 """
 
 from __future__ import annotations
@@ -29,3 +32,62 @@ class ExitCode(IntEnum):
     ERROR = 1
     REFUSED = 2
     WORK_LEFT = 3
+
+
+#: per command: the codes it can end with, and what each means for it (beyond the table above)
+COMMAND_CODES: dict[str, dict[ExitCode, str]] = {
+    "build": {ExitCode.OK: "built and published", ExitCode.ERROR: "a task failed (see the log), a full disk, "
+              "a scheduler that does not answer", ExitCode.REFUSED: "bad arguments or roster, --out locked by "
+              "another build", ExitCode.WORK_LEFT: "published, with efetch batches left to retry (rerun)"},
+    "worker": {ExitCode.OK: "the build is done", ExitCode.ERROR: "a task failed, or the scheduler does not "
+               "answer", ExitCode.REFUSED: "bad arguments, or this host's configuration differs from the build's"},
+    "validate": {ExitCode.OK: "no problem", ExitCode.ERROR: "problems found (file:line on stdout)",
+                 ExitCode.REFUSED: "no such directory or annotation.conf"},
+    "batches": {ExitCode.OK: "campaign written", ExitCode.ERROR: "an I/O error",
+                ExitCode.REFUSED: "bad roster, manifest or collection (names, symbolic links), a started "
+                "campaign; nothing written"},
+    "stats": {ExitCode.OK: "computed (excluded documents listed on stderr)", ExitCode.REFUSED: "bad input"},
+    "agreement": {ExitCode.OK: "computed (excluded documents listed on stderr)", ExitCode.REFUSED: "bad input"},
+    "evaluate": {ExitCode.OK: "computed (excluded documents listed on stderr)", ExitCode.REFUSED: "bad input"},
+    "harmonize": {ExitCode.OK: "merged", ExitCode.REFUSED: "bad input"},
+    "export": {ExitCode.OK: "exported", ExitCode.REFUSED: "bad input or configuration"},
+    "lexicon build": {ExitCode.OK: "built", ExitCode.REFUSED: "bad arguments or sources"},
+    "lexicon info": {ExitCode.OK: "printed", ExitCode.REFUSED: "no such lexicon"},
+    "campaign status": {ExitCode.OK: "reported; no document held back", ExitCode.REFUSED: "not a campaign",
+                        ExitCode.WORK_LEFT: "reported; documents held back (listed on stderr)"},
+    "campaign review": {ExitCode.OK: "every document reviewed, discarded or in phase 2",
+                        ExitCode.REFUSED: "not a campaign, or a campaign rule would break",
+                        ExitCode.WORK_LEFT: "documents held back or still pending in phase 1"},
+    "campaign finalize": {ExitCode.OK: "FINAL written; every phase-2 document finished or discarded by its "
+                          "senior", ExitCode.REFUSED: "bad campaign, schema or configuration",
+                          ExitCode.WORK_LEFT: "FINAL written; documents held back (listed on stderr)"},
+    "campaign append": {ExitCode.OK: "appended", ExitCode.REFUSED: "bad roster, manifest or collection",
+                        ExitCode.WORK_LEFT: "appended; documents blocked by existing files, left unassigned"},
+    "find": {ExitCode.OK: "searched", ExitCode.REFUSED: "bad criteria or directory"},
+    "decisions apply": {ExitCode.OK: "applied (or --dry-run printed)", ExitCode.REFUSED: "bad decisions "
+                        "file, or a change would not validate: nothing written"},
+    "release": {ExitCode.OK: "released", ExitCode.REFUSED: "bad input, or FINAL has problems: nothing "
+                "written"},
+    "train": {ExitCode.OK: "model written", ExitCode.REFUSED: "bad input"},
+}
+
+
+def epilog() -> str:
+    """The exit-code table and the per-command meanings, for ``pgx-corpus --help``."""
+    lines = ["exit codes:", *(f"  {c.value}  {c.name:<9}  {_MEANING[c]}" for c in ExitCode), "",
+             "per command (1 ERROR also means an I/O error, a full disk or a bug, for every command):"]
+    for command, codes in COMMAND_CODES.items():
+        lines.append(f"  {command}: " + "; ".join(f"{c.value} {text}" for c, text in sorted(codes.items())))
+    return "\n".join(lines)
+
+
+_MEANING = {
+    ExitCode.OK: "done; nothing is left to do for this command",
+    ExitCode.ERROR: "failed (I/O error, full disk, unreadable input, a service that did not answer)",
+    ExitCode.REFUSED: "usage error, or refused before anything was written (invalid or hostile input, a "
+                      "campaign rule, a locked output, a port in use)",
+    ExitCode.WORK_LEFT: "done, and work is left for people or a rerun (documents held back or pending, "
+                        "efetch batches to retry)",
+}
+
+EPILOG = epilog()

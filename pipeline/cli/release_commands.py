@@ -2,9 +2,9 @@
 
 Thin handlers over :mod:`pipeline.campaign.finalize`, :mod:`pipeline.campaign.append`,
 :mod:`pipeline.campaign.find`, :mod:`pipeline.campaign.decisions` and :mod:`pipeline.campaign.release`.
-Exit codes (:mod:`pipeline.cli.exitcodes`): 0 done; 3 documents held back or pending (finalize); 1 problems
-that stopped the write (decisions, release); 2 bad input (missing directory, bad roster, manifest, criteria or
-decisions file).
+Exit codes (:mod:`pipeline.cli.exitcodes`): 0 done; 2 bad input (missing directory, bad roster, manifest,
+criteria or decisions file) or problems that stopped the write (decisions, release); 3 done with documents
+held back (finalize: a senior's discard is a finished decision, not one) or blocked (append).
 """
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ def run_append(args: argparse.Namespace) -> int:
         print(f"{counts['documents_appended']} new document(s) appended ({counts['assignments:phase1']} phase-1, "
               f"{counts['assignments:phase2']} phase-2 assignments); {counts['documents_assigned_before']} "
               f"already assigned left as they are; {counts['documents_blocked']} blocked by existing files")
-    return 0
+    return ExitCode.WORK_LEFT if counts["documents_blocked"] else ExitCode.OK
 
 
 # --- find ------------------------------------------------------------------------------------------
@@ -141,7 +141,7 @@ def run_decisions_apply(args: argparse.Namespace) -> int:
     summary = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()) if not k.startswith("decision:"))
     verb = "would change" if args.dry_run else ("not written" if problems else "changed")
     print(f"pgx-corpus decisions: {len(changes)} document(s) {verb}: {summary}", file=sys.stderr)
-    return 1 if problems else 0
+    return ExitCode.REFUSED if problems else ExitCode.OK
 
 
 # --- release -------------------------------------------------------------------------------------------
@@ -155,9 +155,9 @@ def run_release(args: argparse.Namespace) -> int:
     )
     try:
         info = release_mod.release(inputs, args.out, schema)
-    except release_mod.ReleaseError as exc:
+    except release_mod.ReleaseError as exc:  # refused: nothing written
         print(f"pgx-corpus release: {exc}", file=sys.stderr)
-        return 1
+        return ExitCode.REFUSED
     if args.json:
         _emit_json(info)
     else:
@@ -232,7 +232,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Retype terms, remove terms (with their relations) and remap relation types in every .ann "
         "of BRAT_DIR. --dry-run prints a unified diff of the .ann files and writes nothing; otherwise the "
         "changed files are written atomically, unless a change would not validate (then nothing is written, "
-        "exit 1).")
+        "exit 2).")
     p.add_argument("brat_dir", metavar="BRAT_DIR")
     p.add_argument("decisions", type=Path, metavar="DECISIONS", help="decisions file (YAML)")
     p.add_argument("--dry-run", action="store_true", help="print the unified diff of the .ann files; write nothing")

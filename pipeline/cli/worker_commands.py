@@ -264,9 +264,9 @@ def run_worker(args: argparse.Namespace) -> int:
                 return 0
         sample, problems = configuration_problems(scheduled)
         warm = warm_sample(scheduled)
-    except SchedulerUnreachableError as exc:
+    except SchedulerUnreachableError as exc:  # a service that did not answer
         print(f"pgx-corpus worker: {exc}", file=sys.stderr)
-        return 2
+        return 1
     if problems:
         print(
             f"pgx-corpus worker: refusing to join the build writing to {sample.out}: this host's configuration "

@@ -63,8 +63,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from pipeline import names
 from pipeline.brat.standoff import BratDocument, read_document
 from pipeline.documents import pmid_sort_key
+from pipeline.paths import list_files
 
 log = logging.getLogger(__name__)
 
@@ -111,15 +113,24 @@ def read_roster(path: Path) -> list[Person]:
             raise RosterError(f"{path}:{lines[0][0]}: header must name the columns 'id' and 'role' (got {rows[0]})")
     people: list[Person] = []
     seen: set[str] = set()
+    located: list[tuple[str, str]] = []  # (id, file:line) for the case-insensitive check
     for (lineno, _), row in zip(lines[1:], rows[1:], strict=True):
         cells = dict(zip(header, (c.strip() for c in row), strict=False))
         pid, role = cells.get("id", ""), cells.get("role", "").lower()
         if not pid:
             raise RosterError(f"{path}:{lineno}: empty id")
-        if any(ch in pid for ch in "/\\") or pid in (".", ".."):
-            raise RosterError(f"{path}:{lineno}: id {pid!r} cannot be used as a directory name")
+        try:
+            # the id names the person's collection directory, beside brat's own configuration files
+            names.check_person_id(pid, f"{path}:{lineno}")
+        except names.NameError_ as exc:
+            raise RosterError(str(exc)) from None
         if pid in seen:
             raise RosterError(f"{path}:{lineno}: id {pid!r} listed twice")
+        try:
+            located.append((pid, f"{path}:{lineno}"))
+            names.check_distinct_ids(located)
+        except names.NameError_ as exc:
+            raise RosterError(str(exc)) from None
         if role not in ROLES:
             raise RosterError(f"{path}:{lineno}: role of {pid!r} must be annotator, senior or manager, got {role!r}")
         flag = cells.get("phase1", "").lower()
@@ -228,6 +239,12 @@ def read_manifest(path: Path) -> list[tuple[str, str, str]]:
             continue
         if len(row) != 3 or row[1] not in ("1", "2") or not row[0] or not row[2]:
             raise ManifestError(f"{path}:{lineno}: bad manifest row {row}")
+        try:
+            # both name files: NAME.txt in a person's collection, and that person's directory
+            names.check_document_name(row[0], f"{path}:{lineno}")
+            names.check_person_id(row[2], f"{path}:{lineno}")
+        except names.NameError_ as exc:
+            raise ManifestError(str(exc)) from None
         rows.append((row[0], row[1], row[2]))
     return rows
 
@@ -322,7 +339,11 @@ def prepare_batches(
     src = Path(collection)
     if not src.is_dir():
         raise FileNotFoundError(f"{src}: not a directory")
-    txts = {p.stem: p for p in sorted(src.glob("*.txt"))}
+    listing = list_files(src, (".txt", ".ann", ".conf"))  # .conf: copied into every collection too
+    listing.refuse_symlinks("batches")  # a link would copy its target into every annotator's collection
+    txts = {p.stem: p for p in listing.files if p.suffix == ".txt"}
+    for name, path in txts.items():
+        names.check_document_name(name, str(path))  # it names files in every person's collection
     documents = sorted(txts, key=_doc_key)
     known = {p.id for p in people}
     prev_docs = {d for d, _, _ in previous}

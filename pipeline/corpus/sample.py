@@ -48,6 +48,8 @@ from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Protocol, TypeVar
 
+import yaml
+
 from pipeline import yamlfile
 from pipeline.documents import Document, pmid_sort_key
 
@@ -209,7 +211,10 @@ def load_trigger_phrases(path: str | Path) -> list[str]:
     p = Path(path)
     text = p.read_text(encoding="utf-8")
     if p.suffix in (".yaml", ".yml"):
-        data = yamlfile.safe_load(text) or {}
+        try:
+            data = yamlfile.safe_load(text) or {}
+        except yaml.YAMLError as exc:
+            raise ValueError(f"{p}: invalid YAML: {exc}") from exc
         phrases = data.get("trigger_phrases") if isinstance(data, dict) else None
         if not isinstance(phrases, list) or not all(isinstance(x, str) for x in phrases):
             raise ValueError(f"{p}: expected a 'trigger_phrases' list of strings")

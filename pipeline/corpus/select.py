@@ -68,6 +68,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pipeline import yamlfile
 from pipeline.documents import Annotation, Document, SentenceRecord
 from pipeline.schema import Schema
 from pipeline.yamlfile import read_mapping
@@ -113,6 +114,7 @@ class FilterSettings:
     path: str = field(default="", compare=False)
 
 
+@yamlfile.checked_types(FilterConfigError)
 def load_filter_settings(path: str | Path = DEFAULT_FILTER) -> FilterSettings:
     """Read ``config/filter.yaml``; :class:`FilterConfigError` names the file for a bad one."""
     p = Path(path)

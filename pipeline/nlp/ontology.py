@@ -324,11 +324,12 @@ def _check_relation(rel: str, where: str) -> str:
     return label
 
 
+@yamlfile.checked_types(OntologyError)
 def load_ontology(path: str | Path = DEFAULT_ONTOLOGY) -> Ontology:
     """Load and validate an ontology file (see the module docstring for the checks)."""
     p = Path(path)
     try:
-        data = yaml.load(p.read_text(encoding="utf-8"), Loader=_LineLoader)  # noqa: S506 - SafeLoader subclass
+        data = yamlfile.safe_load(p.read_text(encoding="utf-8"), _LineLoader)  # limits checked first
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{p}:{mark.line + 1}" if mark is not None else str(p)

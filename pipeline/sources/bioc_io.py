@@ -39,6 +39,8 @@ from typing import Any
 
 from lxml import etree
 
+from pipeline import names
+
 logger = logging.getLogger(__name__)
 
 #: Placeholder for source characters that are not known (gaps between
@@ -292,18 +294,18 @@ def document_pmid(doc_id: str, data: Mapping[str, Any], passages: Iterable[BiocP
     ``article-id_pmid``; plain BioC uses the document id.
     """
     pmid = infon_value(data.get("pmid"))
-    if pmid and pmid.isdigit():
+    if names.is_pmid(pmid):
         return pmid
     underscore = infon_value(data.get("_id"))
     if underscore:
         head = underscore.split("|", 1)[0]
-        if head.isdigit():
+        if names.is_pmid(head):
             return head
     for passage in passages:
         value = infon_value(passage.infons.get("article-id_pmid"))
-        if value and value.isdigit():
+        if names.is_pmid(value):
             return value
-    if doc_id.isdigit():
+    if names.is_pmid(doc_id):
         return doc_id
     return None
 

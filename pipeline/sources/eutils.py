@@ -57,6 +57,7 @@ from typing import Any, TypeVar
 import requests
 from lxml import etree
 
+from pipeline import names
 from pipeline.documents import pmid_sort_key
 from pipeline.sources.httputil import HostRateLimiter, check_body_length, parse_retry_after, rate_limit_dir
 from pipeline.sources.pubmed_xml import PubmedXmlError, count_records
@@ -393,11 +394,16 @@ class EutilsClient:
             text = (root.findtext(tag) or "0").strip()
             return int(text) if text.isdigit() else 0
 
+        ids = tuple((i.text or "").strip() for i in root.iterfind("IdList/Id"))
+        for pmid in ids:
+            if not names.is_pmid(pmid):
+                # each PMID names files downstream: a response that is not PubMed's is refused, not retried
+                raise EutilsError(f"ESearch response: PMID {pmid[:80]!r} refused: a PMID is 1 to 12 ASCII digits")
         return ESearchResult(
             count=integer("Count"),
             retmax=integer("RetMax"),
             retstart=integer("RetStart"),
-            ids=tuple((i.text or "").strip() for i in root.iterfind("IdList/Id")),
+            ids=ids,
             query_key=(root.findtext("QueryKey") or "").strip() or None,
             webenv=(root.findtext("WebEnv") or "").strip() or None,
             query_translation=(root.findtext("QueryTranslation") or "").strip() or None,

@@ -15,6 +15,7 @@ import email.utils
 import logging
 import math
 import os
+import stat
 import tempfile
 import threading
 import time
@@ -95,6 +96,44 @@ def rate_limit_dir() -> Path:
     return Path(tempfile.gettempdir()) / f"pgx-corpus-ratelimit-{uid}"
 
 
+#: longest wait for another process's lock on a rate-limit log; a holder keeps it about a second per
+#: request, so a minute means a queue of dozens of processes, or a lock held on purpose
+LOCK_TIMEOUT = 60.0
+
+
+class RateLimitError(RuntimeError):
+    """The rate-limit directory or log is not private to this user, or its lock was not released in time."""
+
+
+def _private_directory(directory: Path) -> int:
+    """An ``O_DIRECTORY`` descriptor of ``directory``, created ``0700`` when missing (its parents normally).
+
+    Refuses (:class:`RateLimitError`) a directory that is a symbolic link, is not a directory, belongs to
+    another user, or that others can write to: under cron or systemd (no ``XDG_RUNTIME_DIR``) the default
+    lives in the shared ``/tmp``, where another local user could create it first, link it elsewhere, or
+    hold a lock in it to hang every build.  Group and other permissions of a directory of ours are removed.
+    """
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.mkdir(directory, 0o700)
+    except FileExistsError:
+        pass
+    try:
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        raise RateLimitError(f"rate-limit directory {directory}: {exc.strerror or exc} (a symbolic link or not a "
+                             f"directory?); set {RATE_LIMIT_DIR_ENV} to a private directory") from exc
+    st = os.fstat(fd)
+    uid = os.getuid() if hasattr(os, "getuid") else st.st_uid
+    if st.st_uid != uid:
+        os.close(fd)
+        raise RateLimitError(f"rate-limit directory {directory} belongs to uid {st.st_uid}, not to this user "
+                             f"(uid {uid}): refused; remove it or set {RATE_LIMIT_DIR_ENV} to a private directory")
+    if st.st_mode & 0o077:
+        os.fchmod(fd, 0o700)
+    return fd
+
+
 class HostRateLimiter:
     """At most ``rate`` request starts in any sliding second, for every process of the host.
 
@@ -114,7 +153,11 @@ class HostRateLimiter:
     (``CLOCK_MONOTONIC``, system-wide on Linux) is the default; logged times
     far ahead of it (a reboot) are dropped.  Without ``fcntl``, or when the
     directory cannot be created, the limit holds within the process only
-    (logged once).  ``wait`` is thread-safe.
+    (logged once).  ``wait`` is thread-safe.  The directory must be private
+    (``0700``, this user's, not a link; see :func:`_private_directory`) and
+    the log is opened without following a link; a lock another process holds
+    for more than :data:`LOCK_TIMEOUT` seconds ends the wait: both raise
+    :class:`RateLimitError` with what to do.
     """
 
     def __init__(
@@ -190,11 +233,43 @@ class HostRateLimiter:
             self.waited += waited
             return waited
 
+    def _open_log(self) -> int:
+        """The log, opened in the private directory without following a link, and owned by this user."""
+        dir_fd = _private_directory(self.directory)
+        try:
+            fd = os.open(self.path.name, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
+        except OSError as exc:
+            raise RateLimitError(f"rate-limit log {self.path}: {exc.strerror or exc} (a symbolic link?)") from exc
+        finally:
+            os.close(dir_fd)
+        st = os.fstat(fd)
+        if st.st_uid != (os.getuid() if hasattr(os, "getuid") else st.st_uid) or not stat.S_ISREG(st.st_mode):
+            os.close(fd)
+            raise RateLimitError(f"rate-limit log {self.path} is not a regular file of this user: refused")
+        return fd
+
+    def _lock(self, fd: int) -> None:
+        """``flock`` within :data:`LOCK_TIMEOUT` seconds (real time), or :class:`RateLimitError`."""
+        assert fcntl is not None
+        deadline = time.monotonic() + LOCK_TIMEOUT
+        pause = 0.005
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise RateLimitError(
+                        f"rate-limit log {self.path}: its lock was not released within {LOCK_TIMEOUT:.0f} s "
+                        "(another process holds it); stop that process, or remove the file if none is running"
+                    ) from None
+                time.sleep(pause)
+                pause = min(pause * 2, 0.1)
+
     def _wait_shared(self, sleep: Callable[[float], None], clock: Callable[[], float]) -> float:
         assert fcntl is not None
-        self.directory.mkdir(parents=True, exist_ok=True)
-        with open(self.path, "a+", encoding="ascii") as fh:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        with os.fdopen(self._open_log(), "r+", encoding="ascii") as fh:
+            self._lock(fh.fileno())
             try:
                 fh.seek(0)
                 times: list[float] = []
@@ -227,8 +302,10 @@ def max_in_window(times: list[float], window: float = 1.0) -> int:
 
 __all__ = [
     "DEFAULT_MARGIN",
+    "LOCK_TIMEOUT",
     "RATE_LIMIT_DIR_ENV",
     "HostRateLimiter",
+    "RateLimitError",
     "check_body_length",
     "max_in_window",
     "parse_retry_after",

@@ -79,6 +79,7 @@ from typing import IO, Any
 
 from lxml import etree
 
+from pipeline import names
 from pipeline.documents import TITLE_SEPARATOR, Document, MeshHeading, MeshQualifier, Section
 
 log = logging.getLogger(__name__)
@@ -310,11 +311,14 @@ def record_to_document(record: etree._Element, counts: Counter[str], where: str 
     counts["records"] += 1
     book = record.tag == "PubmedBookArticle"
     doc = _book_document(record, counts) if book else _article_document(record, counts)
+    place = where or (f"line {record.sourceline}" if record.sourceline else "unknown position")
     if doc is None or not doc.pmid:
         counts["no_pmid"] += 1
-        place = where or (f"line {record.sourceline}" if record.sourceline else "unknown position")
         log.warning("%s: skipping a %s without PMID", place, record.tag)
         return None
+    if not names.is_pmid(doc.pmid):
+        # the PMID becomes a file name (``{PMID}_{k}.txt``): refuse anything PubMed would not assign
+        raise PubmedXmlError(f"{place}: PMID {doc.pmid[:80]!r} refused: a PMID is 1 to 12 ASCII digits")
     if len(doc.text) <= len(doc.title):
         counts["no_abstract"] += 1
         log.debug("PMID %s: no abstract, skipped", doc.pmid)

@@ -53,6 +53,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pipeline import names
 from pipeline.documents import TITLE_SEPARATOR, Annotation, Document
 
 log = logging.getLogger(__name__)
@@ -192,6 +193,11 @@ def read_pubtator(
                     current, skipping = None, None
                     if done is not None:
                         yield done
+                    if not names.is_document_id(pmid):
+                        # the PMID names files (``{PMID}_{k}.txt``): never a path, whatever the file says
+                        skipping = pmid
+                        bad(lineno, names.document_id_problem(pmid))
+                        continue
                     if pmid in seen:
                         counts["duplicate_documents"] += 1
                         log.warning("%s:%d: PMID %s appears again; keeping the first copy", path, lineno, pmid)

@@ -16,7 +16,7 @@ from pipeline.brat.validate import validate_collection
 from pipeline.campaign.phase1 import CampaignError
 from pipeline.campaign.review import review
 from pipeline.campaign.status import campaign_status, format_markdown
-from pipeline.corpus.batches import prepare_batches
+from pipeline.corpus.batches import RosterError, prepare_batches
 from pipeline.corpus.brat_export import export_collection
 from pipeline.documents import Annotation, SentenceRecord
 from pipeline.schema import load_schema
@@ -277,11 +277,12 @@ def test_bad_campaigns_fail_before_writing(campaign: Path, tmp_path: Path) -> No
 def test_batches_refuses_unusable_ids_and_started_campaigns(tmp_path: Path, campaign: Path) -> None:
     coll = make_collection(tmp_path / "coll2")
     roster = write_roster(tmp_path / "r.csv", ["Al ice,annotator,yes", "bob,annotator,yes", "dave,senior,no"])
-    with pytest.raises(CampaignError, match="'Al ice' must be letters"):
+    # the roster reader refuses it with file:line, before anything is written
+    with pytest.raises(RosterError, match=r"r\.csv:2: id 'Al ice' refused as a directory name"):
         prepare_batches(coll, roster, tmp_path / "out", seed=1, counts=Counter())
-    assert not any((tmp_path / "out").iterdir())
+    assert not (tmp_path / "out").exists()
     roster = write_roster(tmp_path / "r2.csv", ["bob,annotator,yes", "Bob,annotator,yes", "dave,senior,no"])
-    with pytest.raises(CampaignError, match="differ only in case"):
+    with pytest.raises(RosterError, match=r"r2\.csv:3: id 'Bob' differs only in case"):
         prepare_batches(coll, roster, tmp_path / "out", seed=1, counts=Counter())
     add_lines(campaign, "alice", "100_1", [DONE])
     roster = write_roster(tmp_path / "r3.csv", ["alice,annotator,yes", "bob,annotator,yes", "dave,senior,no"])
@@ -293,17 +294,18 @@ def test_batches_refuses_unusable_ids_and_started_campaigns(tmp_path: Path, camp
 def test_campaign_commands(campaign: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
                            caplog: pytest.LogCaptureFixture) -> None:
     simulate(campaign)
-    assert cli.main(["campaign", "status", str(campaign), "--json", "--png", str(tmp_path / "p.png")]) == 0
+    # WORK_LEFT (3): documents are held back, others pending
+    assert cli.main(["campaign", "status", str(campaign), "--json", "--png", str(tmp_path / "p.png")]) == 3
     captured = capsys.readouterr()
     status = json.loads(captured.out)
     assert row(status, "bob", 1)["done"] == 3
     assert "held back:" in captured.err and "101_2.txt:1:" in captured.err
     assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert cli.main(["campaign", "status", str(campaign)]) == 0
+    assert cli.main(["campaign", "status", str(campaign)]) == 3
     assert "| bob | 1 | 6 | 6 | 1 | 4 | 3 | 0 | 1 |" in capsys.readouterr().out
-    assert cli.main(["campaign", "review", str(campaign)]) == 0
+    assert cli.main(["campaign", "review", str(campaign)]) == 3
     assert "6 documents: 1 ready (1 added" in capsys.readouterr().out
-    assert cli.main(["campaign", "review", str(campaign), "--json"]) == 0
+    assert cli.main(["campaign", "review", str(campaign), "--json"]) == 3
     assert json.loads(capsys.readouterr().out)["added"] == 0
     (campaign / "phase1" / "bob").rename(tmp_path / "gone")
     assert cli.main(["campaign", "review", str(campaign)]) == 2

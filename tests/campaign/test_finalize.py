@@ -228,3 +228,21 @@ def test_gold_with_the_preannotations_marks_accepted_gives_the_union(tmp_path: P
     assert {d.name: {(t.type, t.sorted_fragments) for t in d.textbounds} for d in final_docs} == union
     gold_rel = {name: content[2] for name, content in ann_content(gold).items()}
     assert {d.name: sorted((r.id, r.type, r.args) for r in d.relations) for d in final_docs} == gold_rel
+
+
+def test_a_seniors_discard_is_not_work_left(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Exit codes (issue 23): finalize exits 0 when the only documents kept out are its seniors' discards,
+    3 (WORK_LEFT) while any other is held back."""
+    campaign = build_campaign(tmp_path)
+    final = tmp_path / "final"
+    assert main(["campaign", "finalize", str(campaign), "--out", str(final)]) == 3
+    report = json.loads((final / "finalize.json").read_text())
+    discarded = [h["document"] for h in report["held_back"] if all("discarded in phase 2" in p for p in h["problems"])]
+    assert discarded
+    for held in report["held_back"]:
+        if held["document"] not in discarded:  # the senior takes the document out of phase 2 altogether
+            for path in (campaign / "phase2").glob(f"*/{held['document']}.*"):
+                path.unlink()
+    capsys.readouterr()
+    assert main(["campaign", "finalize", str(campaign), "--out", str(tmp_path / "final2")]) == 0, \
+        capsys.readouterr().err

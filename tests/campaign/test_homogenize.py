@@ -133,7 +133,7 @@ def test_decisions_that_break_validation_write_nothing(final: Path, tmp_path: Pa
     # increases admits a Limited_variation as Arg2 (the release has such relations), never a Haplotype
     decisions.write_text("retype:\n  - term: endometrial cancer\n    to: Haplotype\n")
     before = tree(final)
-    assert main(["decisions", "apply", str(final), str(decisions)]) == 1
+    assert main(["decisions", "apply", str(final), str(decisions)]) == 2  # REFUSED: nothing written
     err = capsys.readouterr().err
     assert f"{final}/300_1.ann (after decisions):3: R1" in err and "nothing written" in err
     assert tree(final) == before

@@ -148,7 +148,7 @@ def test_release_refuses_campaign_marks_and_invalid_documents(inputs: dict[str, 
     with open(final / "300_1.ann", "a") as fh:
         fh.write("A9\tDisagreement T1 ann1\n")
     (final / "100_1.ann").write_text("T1\tChemical 0 6\tCYP2D7\n")
-    assert main(["release", str(final), "--out", str(tmp_path / "rel")]) == 1
+    assert main(["release", str(final), "--out", str(tmp_path / "rel")]) == 2  # REFUSED: nothing written
     err = capsys.readouterr().err
     assert f"{final}/300_1.ann:5: T1 still carries Disagreement=ann1" in err
     assert f"{final}/100_1.ann:1:" in err and "nothing released" in err
@@ -195,3 +195,17 @@ def test_release_of_an_older_final_writes_modality_as_notes(inputs: dict[str, Pa
     assert (out / "brat" / "300_1.ann").read_text().endswith("R1\tincreases Arg1:T1 Arg2:T2\t\n"
                                                              "#1\tAnnotatorNotes R1\tneg\n")
     assert "<RELATION>" not in (out / "brat" / "annotation.conf").read_text()
+
+
+def test_release_refuses_a_symlink_in_final(inputs: dict[str, Path], tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 23, defect 9: a link in FINAL is never followed into the release."""
+    final = inputs["final"]
+    secret = tmp_path / "secret.txt"
+    secret.write_text(final.joinpath("100_1.txt").read_text(encoding="utf-8"), encoding="utf-8")
+    (final / "100_1.txt").unlink()
+    (final / "100_1.txt").symlink_to(secret)
+    assert main(["release", str(final), "--out", str(tmp_path / "rel")]) == 2
+    err = capsys.readouterr().err
+    assert f"{final}/100_1.txt: symbolic link inside the collection, not followed" in err
+    assert not (tmp_path / "rel").exists()

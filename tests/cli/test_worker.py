@@ -161,7 +161,8 @@ def test_a_worker_with_other_configuration_contents_is_refused(luigid: int, lexi
 
 def test_a_worker_that_cannot_reach_the_scheduler_says_so(capsys: pytest.CaptureFixture[str]) -> None:
     port = free_port()  # nothing listens there
-    assert cli.main(["worker", "--scheduler-host", "127.0.0.1", "--scheduler-port", str(port)]) == 2
+    # ERROR (1): a service that did not answer
+    assert cli.main(["worker", "--scheduler-host", "127.0.0.1", "--scheduler-port", str(port)]) == 1
     assert f"cannot reach the Luigi scheduler at http://127.0.0.1:{port}/" in capsys.readouterr().err
 
 

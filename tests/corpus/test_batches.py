@@ -267,3 +267,20 @@ def test_batches_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     bad = write_roster(tmp_path / "bad.csv", ["a,annotator"])
     assert _cli(["batches", "--collection", str(coll), "--roster", str(bad), "--out", str(tmp_path / "q")]) == 2
     assert "at least three" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("ids", "message"),
+    [(("alice", "bob", "acl.conf"), "reserved name"), (("alice", "bob", "annotation.conf"), "reserved name"),
+     (("alice", "bob", "visual.conf"), "reserved name"), (("alice", "bob", "Alice"), "differs only in case"),
+     (("alice", "bob", "../carol"), "refused"), (("alice", "bob", "/tmp/carol"), "refused")],
+)
+def test_roster_refuses_ids_that_cannot_name_a_directory(tmp_path: Path, ids: tuple[str, ...], message: str) -> None:
+    """Refused with file:line by the roster reader, before a batch or campaign writes anything."""
+    from pipeline.corpus.batches import RosterError, read_roster
+
+    roster = tmp_path / "roster.tsv"
+    roster.write_text("id\trole\n" + "".join(f"{pid}\t{'senior' if i == 2 else 'annotator'}\n"
+                                              for i, pid in enumerate(ids)), encoding="utf-8")
+    with pytest.raises(RosterError, match=rf"^{roster}:4: .*{message}"):
+        read_roster(roster)

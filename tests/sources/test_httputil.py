@@ -80,3 +80,86 @@ def test_max_in_window() -> None:
     assert max_in_window([]) == 0
     assert max_in_window([0.0, 0.33, 0.66, 0.99]) == 4  # the issue's case: 4 starts within 0.992 s
     assert max_in_window([0.0, 0.367, 0.734, 1.101]) == 3
+
+
+# --- a private rate-limit directory (issue 23, defect 11) -------------------------------------------
+
+def test_the_directory_is_created_private(tmp_path: Path) -> None:
+    import stat
+
+    directory = tmp_path / "shared-tmp" / "pgx-corpus-ratelimit-1"
+    HostRateLimiter("svc", 100, directory=directory).wait()
+    st = os.lstat(directory)
+    assert stat.S_IMODE(st.st_mode) == 0o700 and st.st_uid == os.getuid()
+    assert stat.S_IMODE(os.lstat(directory / "svc.log").st_mode) == 0o600
+
+
+def test_an_open_directory_of_ours_is_made_private(tmp_path: Path) -> None:
+    import stat
+
+    directory = tmp_path / "rl"
+    directory.mkdir(mode=0o777)
+    os.chmod(directory, 0o777)
+    HostRateLimiter("svc", 100, directory=directory).wait()
+    assert stat.S_IMODE(os.lstat(directory).st_mode) == 0o700
+
+
+def test_a_symlinked_directory_is_refused_and_its_target_untouched(tmp_path: Path) -> None:
+    from pipeline.sources.httputil import RateLimitError
+
+    target = tmp_path / "victim"
+    target.mkdir()
+    link = tmp_path / "pgx-corpus-ratelimit-1"
+    link.symlink_to(target, target_is_directory=True)
+    with pytest.raises(RateLimitError, match=r"rate-limit directory .*pgx-corpus-ratelimit-1.*PGX_RATELIMIT_DIR"):
+        HostRateLimiter("svc", 100, directory=link).wait()
+    assert list(target.iterdir()) == []
+
+
+def test_a_symlinked_log_is_refused_and_its_target_untouched(tmp_path: Path) -> None:
+    from pipeline.sources.httputil import RateLimitError
+
+    directory = tmp_path / "rl"
+    directory.mkdir(mode=0o700)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n", encoding="utf-8")
+    (directory / "svc.log").symlink_to(victim)
+    with pytest.raises(RateLimitError, match=r"svc\.log.*symbolic link"):
+        HostRateLimiter("svc", 100, directory=directory).wait()
+    assert victim.read_text(encoding="utf-8") == "precious\n"
+
+
+def test_a_directory_of_another_user_is_refused(tmp_path: Path) -> None:
+    from pipeline.sources.httputil import RateLimitError
+
+    if os.getuid() != 0:
+        pytest.skip("needs root to give a directory to another user")
+    directory = tmp_path / "rl"
+    directory.mkdir(mode=0o700)
+    os.chown(directory, 12345, 12345)
+    with pytest.raises(RateLimitError, match=r"belongs to uid 12345"):
+        HostRateLimiter("svc", 100, directory=directory).wait()
+
+
+def test_a_lock_held_by_another_process_ends_in_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    from pipeline.sources import httputil
+
+    directory = tmp_path / "rl"
+    HostRateLimiter("svc", 100, directory=directory).wait()
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import fcntl, sys, time\n"
+        f"fh = open({str(directory / 'svc.log')!r}, 'a')\n"
+        "fcntl.flock(fh.fileno(), fcntl.LOCK_EX)\nprint('locked', flush=True)\ntime.sleep(60)\n")],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        monkeypatch.setattr(httputil, "LOCK_TIMEOUT", 0.5)
+        started = time.monotonic()
+        with pytest.raises(httputil.RateLimitError, match=r"svc\.log: its lock was not released within"):
+            HostRateLimiter("svc", 100, directory=directory).wait()
+        assert time.monotonic() - started < 5
+    finally:
+        holder.kill()
+        holder.wait()

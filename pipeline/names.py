@@ -1,0 +1,156 @@
+"""The patterns every identifier that becomes a file or directory name must match.
+
+Identifiers come from files and services the project does not control (PubTator files, PubMed XML, BioC,
+API responses, rosters, brat collections) and end up as path components: ``{PMID}_{k}.txt`` in a brat
+collection, ``phase1/<person>/`` in a campaign.  Each is checked where it enters, against one of the
+strict patterns below, and refused with a message naming the file and line; nothing downstream has to
+wonder whether a name could climb out of its directory.
+
+* **PMID** (:data:`PMID_RE`): ASCII digits, as PubMed assigns them (PubMed XML, E-utilities and PubTator
+  API responses, BioC ``pmid`` fields).
+* **Document id** (:data:`DOCUMENT_ID_RE`): the id of a document in a PubTator or BioC *file*, which the
+  project's own brat -> PubTator export fills with brat names (``1559_1``): an ASCII letter or digit, then
+  letters, digits, ``_``, ``-`` or ``.``, at most 64 characters.
+* **Document name** (:data:`DOCUMENT_NAME_RE`): the stem of a brat document (``{PMID}_{k}``, or any name
+  a collection holds).  Same alphabet as document ids plus ``+``, at most 200 characters, so a name never
+  holds a separator, a NUL or a whitespace, never starts with a dot (no hidden file, no ``.``/``..``) and
+  is never absolute; nor is it one of :data:`DEVICE_NAMES`.  A name that merely contains ``..``
+  (``a..b_1``) is a valid name.
+* **Person id** (:data:`PERSON_ID_RE`): a roster id, which names ``phase1/<id>/`` beside brat's own
+  configuration files: the document-id alphabet, at most 64 characters, and none of
+  :data:`RESERVED_NAMES` (brat's configuration file names, the campaign's own directory names), nor any
+  name ending in ``.conf``.  Ids are compared case-insensitively (two people whose ids differ only in
+  case would share a directory on a case-insensitive file system).
+
+Every check raises :class:`NameError_` (a ``ValueError``) whose message starts with ``where`` (``file:line``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+PMID_RE = re.compile(r"[0-9]{1,12}\Z")
+DOCUMENT_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}\Z")
+DOCUMENT_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+\-]{0,199}\Z")
+PERSON_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}\Z")
+
+#: device names some file systems reserve (a document or person of that name cannot be copied there)
+DEVICE_NAMES = frozenset({"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)),
+                          *(f"lpt{i}" for i in range(1, 10))})
+#: names brat gives its own files in a collection, and the campaign's fixed names: a person directory of
+#: that name would overwrite or shadow them (compared in lower case)
+RESERVED_NAMES = frozenset({
+    "acl.conf", "annotation.conf", "visual.conf", "tools.conf", "kb_shortcuts.conf", "config.py",
+    "campaign.json", "manifest.csv", "phase1", "phase2", "review", "final", "locks", "users.json",
+    *DEVICE_NAMES,
+})
+
+
+class NameError_(ValueError):  # noqa: N801 - NameError is a builtin
+    """An identifier that cannot be used as a path component (message: ``where: ...``)."""
+
+
+def _describe(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _prefix(where: str) -> str:
+    return f"{where}: " if where else ""
+
+
+def is_pmid(value: object) -> bool:
+    """True for a PMID as PubMed assigns them (ASCII digits only; ``str.isdigit`` also takes ``'²'``)."""
+    return isinstance(value, str) and PMID_RE.match(value) is not None
+
+
+def check_pmid(value: object, where: str = "") -> str:
+    """``value`` when it is a PMID (see :data:`PMID_RE`); :class:`NameError_` naming ``where`` otherwise."""
+    if not is_pmid(value):
+        raise NameError_(f"{_prefix(where)}PMID {_describe(value)} refused: a PMID is 1 to 12 ASCII digits")
+    return str(value)
+
+
+def is_document_id(value: object) -> bool:
+    """True for a document id of a PubTator or BioC file (see :data:`DOCUMENT_ID_RE`)."""
+    return isinstance(value, str) and DOCUMENT_ID_RE.match(value) is not None
+
+
+def document_id_problem(value: object) -> str:
+    """Why ``value`` is refused as a document id (the message, without its place)."""
+    return (f"document id (PMID) {_describe(value)} refused: an id is an ASCII letter or digit, then letters, "
+            "digits, '_', '-' or '.', at most 64 characters (no path separator, no '..' component)")
+
+
+def check_document_id(value: object, where: str = "") -> str:
+    """``value`` when it is a document id of a PubTator or BioC file (see :data:`DOCUMENT_ID_RE`)."""
+    if not is_document_id(value):
+        raise NameError_(f"{_prefix(where)}{document_id_problem(value)}")
+    return str(value)
+
+
+def is_document_name(value: object) -> bool:
+    """True for a valid brat document name (see :data:`DOCUMENT_NAME_RE`)."""
+    return (isinstance(value, str) and DOCUMENT_NAME_RE.match(value) is not None
+            and value.lower() not in DEVICE_NAMES)
+
+
+def check_document_name(value: object, where: str = "") -> str:
+    """``value`` when it is a valid brat document name; :class:`NameError_` naming ``where`` otherwise."""
+    if not is_document_name(value):
+        raise NameError_(
+            f"{_prefix(where)}document name {_describe(value)} refused: a name is an ASCII letter or digit, "
+            "then letters, digits, '_', '-', '+' or '.', at most 200 characters, and not a device name"
+        )
+    return str(value)
+
+
+def check_person_id(value: object, where: str = "") -> str:
+    """``value`` when it can name a person's collection directory (see :data:`PERSON_ID_RE`)."""
+    if not isinstance(value, str) or PERSON_ID_RE.match(value) is None:
+        raise NameError_(
+            f"{_prefix(where)}id {_describe(value)} refused as a directory name: an id is an ASCII letter or "
+            "digit, then letters, digits, '_', '-' or '.', at most 64 characters"
+        )
+    lower = value.lower()
+    if lower in RESERVED_NAMES or lower.endswith(".conf"):
+        raise NameError_(f"{_prefix(where)}id {value!r} refused as a directory name: it is a reserved name "
+                         "(brat or campaign file)")
+    return value
+
+
+def check_distinct_ids(ids: Iterable[tuple[str, str]]) -> None:
+    """:class:`NameError_` when two ids (given with their ``where``) differ only in case."""
+    seen: dict[str, tuple[str, str]] = {}
+    for value, where in ids:
+        key = value.casefold()
+        if key in seen and seen[key][0] != value:
+            other, other_where = seen[key]
+            raise NameError_(
+                f"{_prefix(where)}id {value!r} differs only in case from {other!r} ({other_where}): "
+                "they would share a directory on a case-insensitive file system"
+            )
+        seen.setdefault(key, (value, where))
+
+
+def check_collection_path(value: object, where: str = "") -> tuple[str, ...]:
+    """The components of a collection path inside brat's data directory (``/``, ``/a/b/``): each one a
+    document-name-like component (:data:`DOCUMENT_NAME_RE`), so no ``.``/``..``, no whitespace or line
+    break (the path is written into ``acl.conf``, one rule per line), no NUL."""
+    if not isinstance(value, str):
+        raise NameError_(f"{_prefix(where)}collection path {_describe(value)} refused: not a string")
+    parts = tuple(p for p in value.strip().split("/") if p)
+    for part in parts:
+        if DOCUMENT_NAME_RE.match(part) is None:
+            raise NameError_(f"{_prefix(where)}collection path {_describe(value)} refused: component "
+                             f"{_describe(part)} is not letters, digits, '_', '-', '+' or '.' (not starting with '.')")
+    return parts
+
+
+def check_component(value: object, where: str = "", what: str = "path component") -> str:
+    """``value`` when it is one safe path component: not empty, no separator or NUL, not ``.`` or ``..``."""
+    if (not isinstance(value, str) or not value or value in (".", "..") or "/" in value or "\\" in value
+            or "\0" in value):
+        raise NameError_(f"{_prefix(where)}{what} {_describe(value)} refused: not a single path component")
+    return value

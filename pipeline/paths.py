@@ -1,0 +1,78 @@
+"""Listing the files of a collection without ever following a symbolic link out of it.
+
+A collection (a brat directory, a stage directory of shards, FINAL, a release) given on the command line
+may itself be a symbolic link (the build publishes ``OUT/brat`` as one): the operating system resolves it
+once, when the directory is opened.  Inside it, a symbolic link (to a file or to a directory) is never
+followed: :func:`list_files` leaves it out and returns it in :attr:`Listing.symlinks`, for the caller to
+refuse (a command that copies or publishes files) or report (a command that reads them).  Without this, a
+link ``100_1.txt -> /home/someone/secret`` had ``batches`` copy the secret into annotators' collections and
+``release`` publish it in every format.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+class SymlinkError(ValueError):
+    """A collection holds symbolic links, which a command that copies or publishes files refuses."""
+
+
+@dataclass
+class Listing:
+    """The regular files found (sorted by path) and the symbolic links left out (sorted)."""
+
+    files: list[Path] = field(default_factory=list)
+    symlinks: list[Path] = field(default_factory=list)
+
+    def problems(self) -> list[str]:
+        """One ``path: ...`` message per symbolic link left out."""
+        return [f"{p}: symbolic link inside the collection, not followed (replace it by the file itself)"
+                for p in self.symlinks]
+
+    def refuse_symlinks(self, command: str) -> None:
+        """:class:`SymlinkError` listing the symbolic links, for a command that copies or publishes files."""
+        if self.symlinks:
+            shown = "; ".join(self.problems()[:5]) + (" ..." if len(self.symlinks) > 5 else "")
+            raise SymlinkError(f"{command} refused: {len(self.symlinks)} symbolic link(s) in the collection "
+                               f"(their targets lie outside it, or may): {shown}")
+
+
+def _wanted(name: str, suffixes: Iterable[str] | None) -> bool:
+    return suffixes is None or any(name.endswith(s) for s in suffixes)
+
+
+def list_files(root: str | os.PathLike[str], suffixes: Iterable[str] | None = None, *,
+               recursive: bool = False) -> Listing:
+    """The regular files directly in ``root`` (or anywhere under it with ``recursive``) whose name ends
+    with one of ``suffixes`` (all files when ``None``).
+
+    Symbolic links inside ``root`` are never followed: a link whose name has a wanted suffix, and any link
+    to a directory when ``recursive``, goes to :attr:`Listing.symlinks`.  ``root`` itself may be a link.
+    Raises ``NotADirectoryError``/``FileNotFoundError`` when ``root`` is not a directory.
+    """
+    top = Path(root)
+    if not top.is_dir():
+        raise NotADirectoryError(f"{top}: not a directory")
+    wanted = tuple(suffixes) if suffixes is not None else None
+    out = Listing()
+    stack = [top]
+    while stack:
+        directory = stack.pop()
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                path = directory / entry.name
+                if entry.is_symlink():
+                    if _wanted(entry.name, wanted) or (recursive and entry.is_dir(follow_symlinks=True)):
+                        out.symlinks.append(path)
+                elif entry.is_dir(follow_symlinks=False):
+                    if recursive:
+                        stack.append(path)
+                elif entry.is_file(follow_symlinks=False) and _wanted(entry.name, wanted):
+                    out.files.append(path)
+    out.files.sort()
+    out.symlinks.sort()
+    return out
