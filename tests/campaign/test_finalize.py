@@ -242,7 +242,8 @@ def test_a_seniors_discard_is_not_work_left(tmp_path: Path, capsys: pytest.Captu
     assert report["held_back"] and not report["pending"]
     for held in report["held_back"]:  # the senior resolves what holds the document back and signs it off
         name = held["document"]
-        (campaign / "phase2" / held["senior"] / f"{name}.ann").write_text(done(name, TEXTS[name].split()[0]), encoding="utf-8")
+        signed = done(name, TEXTS[name].split()[0])
+        (campaign / "phase2" / held["senior"] / f"{name}.ann").write_text(signed, encoding="utf-8")
     capsys.readouterr()
     assert main(["campaign", "finalize", str(campaign), "--out", str(tmp_path / "final2")]) == 0, \
         capsys.readouterr().err
