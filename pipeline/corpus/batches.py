@@ -322,6 +322,10 @@ def prepare_batches(
     src = Path(collection)
     if not src.is_dir():
         raise FileNotFoundError(f"{src}: not a directory")
+    if not (src / "annotation.conf").is_file():
+        # checked before the output directory is made: a refused batches leaves nothing behind
+        raise FileNotFoundError(f"{src / 'annotation.conf'}: the collection has no annotation.conf (export it "
+                                "with pgx-corpus build, or copy the configuration files into it)")
     txts = {p.stem: p for p in sorted(src.glob("*.txt"))}
     documents = sorted(txts, key=_doc_key)
     known = {p.id for p in people}
