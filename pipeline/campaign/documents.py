@@ -64,6 +64,10 @@ def read_checked(txt: Path, original_text: str | None, conf: AnnotationConf) -> 
     except (OSError, UnicodeDecodeError) as exc:
         return Checked(None, [f"{txt}:0: cannot read: {exc}"])
     problems: list[str] = []
+    if not ann.exists():
+        # brat never deletes an .ann: someone did; read as empty it would silently drop their work
+        problems.append(f"{ann}:0: annotation file missing (deleted?); restore it (campaign history), or write "
+                        "an empty one to start the document again")
     if original_text is not None and text != original_text:
         line = _first_difference(original_text, text)
         problems.append(f"{txt}:{line}: text differs from the text handed out (first difference on this line)")
