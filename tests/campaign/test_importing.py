@@ -19,7 +19,7 @@ from pipeline.corpus.brat_export import export_collection
 from pipeline.documents import SentenceRecord
 from pipeline.schema import load_schema
 from tests.campaign.test_campaign_real import drop_marks_of, keys
-from tests.campaign.test_team import TEXT, make_collection, names
+from tests.campaign.test_team import TEXT, make_collection
 from tests.conftest import shared_path
 
 SCHEMA = load_schema()
@@ -137,6 +137,7 @@ def test_gold_and_pubtator_imported_round_trip(tmp_path: Path) -> None:
         totals["marked"] += sum(1 for a in merged.attributes if a.type == "Disagreement")
         assert len(entity_keys(merged)) == sum(m_ents.values())
     print("import round trip:", dict(totals), "relation modality:", dict(modality))
-    assert totals["merged_entities"] == totals["gold_entities"] + totals["pubtator_entities"] - totals["agreed_entities"]
+    union = totals["gold_entities"] + totals["pubtator_entities"] - totals["agreed_entities"]
+    assert totals["merged_entities"] == union
     assert totals["merged_entities"] == 2391  # the figure of the earlier walkthroughs
     assert modality["Hypothetical"] > 100 and modality["Negated"] > 10
