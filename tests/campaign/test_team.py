@@ -6,6 +6,7 @@ checked (:func:`check`)."""
 from __future__ import annotations
 
 import json
+import logging
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -105,7 +106,7 @@ def mine(campaign: dict[str, Any], person: str) -> list[str]:
     return [e["document"] for e in campaign["documents"] if person in e["phase1"]]
 
 
-def test_a_campaign_of_several_months(tmp_path: Path) -> None:
+def test_a_campaign_of_several_months(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     # --- month 0: batches, 20 documents, four annotators and one senior
     coll = make_collection(tmp_path / "coll", names(range(100, 105)))
     roster = tmp_path / "roster.csv"
@@ -215,8 +216,11 @@ def test_a_campaign_of_several_months(tmp_path: Path) -> None:
 
     # --- month 5: future documents go to the active team only; everyone finishes
     make_collection(tmp_path / "coll2", names(range(100, 107)))
-    new_rows = append_to_campaign(tmp_path / "coll2", root, roster, seed=3)
+    with caplog.at_level(logging.WARNING):
+        new_rows = append_to_campaign(tmp_path / "coll2", root, roster, seed=3)
     campaign = check(root)
+    warned = " ".join(r.getMessage() for r in caplog.records)
+    assert "ann1 left the campaign" in warned and "ann5 is in the campaign but not in the roster" in warned
     takers = {p for _, ph, p in new_rows if ph == "1"}
     assert "ann1" not in takers and {"ann5", "newbie"} & takers
     for e in campaign["documents"]:
@@ -266,3 +270,49 @@ def test_cli_team_commands_and_status(tmp_path: Path, capsys: pytest.CaptureFixt
     assert team_rows[("ann1", 1)]["left"] and team_rows[("ann9", 1)]["now"] == 7
     assert cli.main(["campaign", "status", str(root)]) == 0
     assert "## Team over the assignment history" in capsys.readouterr().out
+
+
+def test_replacing_a_senior_moves_what_they_have_not_started(tmp_path: Path) -> None:
+    coll = make_collection(tmp_path / "coll", names(range(100, 102)))
+    roster = tmp_path / "roster.csv"
+    roster.write_text("id,role\nann1,annotator\nann2,annotator\nsen1,senior\n", encoding="utf-8")
+    root = tmp_path / "campaign"
+    prepare_batches(coll, roster, root, seed=3, counts=Counter())
+    docs = names(range(100, 102))
+    for person in ("ann1", "ann2"):
+        for name in docs[:4]:
+            annotate(root, person, name)
+    review(root, SCHEMA)
+    senior = root / "phase2" / "sen1"
+    assert sorted(p.stem for p in senior.glob("*.txt")) == docs[:4]
+    # sen1 signs off 100_1 and has started 100_2; 100_3 and 100_4 are merged but untouched
+    annotate(root, "sen1", docs[0], phase="phase2")
+    (senior / f"{docs[1]}.ann").write_text("T1\tGene_or_protein 29 35\tCYP2C9\n", encoding="utf-8")
+    assert asg.file_started(root, "2", "sen1", docs[1]) and not asg.file_started(root, "2", "sen1", docs[2])
+    with pytest.raises(team.TeamError, match=docs[1]):
+        team.replace(root, "sen1", "sen9")
+    result = team.replace(root, "sen1", "sen9", started="keep", when="2026-02-01T00:00:00+00:00")
+    campaign = check(root)
+    assert result.kept_started == [docs[1]]
+    assert sorted(m.document for m in result.moves) == docs[2:]  # merged-untouched and not yet merged
+    phase2 = {e["document"]: e["phase2"] for e in campaign["documents"]}
+    assert [phase2[d] for d in docs] == ["sen1", "sen1"] + ["sen9"] * 6
+    # the merged, untouched documents moved with their reference; review writes the others for sen9
+    assert sorted(p.stem for p in (root / "phase2" / "sen9").glob("*.txt")) == docs[2:4]
+    assert (root / "review" / "merged" / "sen9" / f"{docs[2]}.ann").is_file()
+    assert not (senior / f"{docs[2]}.txt").exists() and (senior / f"{docs[0]}.txt").exists()
+    for person in ("ann1", "ann2"):
+        for name in docs[4:]:
+            annotate(root, person, name)
+    counts: Counter[str] = Counter()
+    assert review(root, SCHEMA, counts)["documents"]["ready"] == 8 and counts["added"] == 4
+    assert sorted(p.stem for p in (root / "phase2" / "sen9").glob("*.txt")) == docs[2:]
+    status = {(r["person"], r["phase"]): r for r in campaign_status(root)["rows"]}
+    assert status[("sen9", 2)]["assigned"] == status[("sen9", 2)]["in_collection"] == 6
+    assert status[("sen9", 2)]["untouched"] == 6 and status[("sen1", 2)]["assigned"] == 2
+    # a started document moves only when the manager says so; the senior's version is archived
+    team.add_person(root, "sen3", "senior", when="2026-02-02T00:00:00+00:00")
+    team.reassign(root, [docs[1]], "sen3", giver="sen1", started="move", when="2026-02-03T00:00:00+00:00")
+    check(root)
+    assert (root / "archive" / "2026-02-03T000000+0000" / "phase2" / "sen1" / f"{docs[1]}.ann").is_file()
+    assert not asg.file_started(root, "2", "sen3", docs[1])
