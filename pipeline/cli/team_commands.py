@@ -189,7 +189,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("campaign_dir", type=_existing_dir, metavar="CAMPAIGN_DIR")
     p.add_argument("old", metavar="OLD")
     p.add_argument("new", metavar="NEW")
-    p.add_argument("--started", choices=team_mod.STARTED_CHOICES, help=started_help + "; required when there are")
+    p.add_argument("--started", choices=team_mod.STARTED_CHOICES,
+                   help=started_help + "; required when there are such documents")
     p.set_defaults(func=run_replace)
 
     p = add_campaign_command(
@@ -205,8 +206,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "documents, when a campaign rule would break or the holder has started them.")
     p.add_argument("campaign_dir", type=_existing_dir, metavar="CAMPAIGN_DIR")
     p.add_argument("documents", nargs="+", metavar="DOC")
-    p.add_argument("--to", required=True, metavar="PERSON")
-    p.add_argument("--from", dest="giver", required=True, metavar="PERSON")
+    p.add_argument("--to", required=True, metavar="PERSON", help="who takes the documents (a person of the campaign)")
+    p.add_argument("--from", dest="giver", required=True, metavar="PERSON", help="who gives them (their phase-1 or "
+                   "phase-2 holder)")
     p.add_argument("--started", choices=("move",), help="move started documents too (their version archived)")
     p.set_defaults(func=run_reassign)
 
@@ -220,8 +222,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--reference", type=_existing_dir, metavar="DIR",
                    help="the pre-annotation the work started from (a brat collection)")
     p.add_argument("--senior", action="append", metavar="PERSON", help="a senior of a new campaign (repeat)")
-    p.add_argument("--seed", type=int, default=13)
-    p.add_argument("--schema", type=Path, default=DEFAULT_SCHEMA)
+    p.add_argument("--seed", type=int, default=13, help="tie-break of the seniors' loads (default 13)")
+    p.add_argument("--schema", type=Path, default=DEFAULT_SCHEMA, help="schema whose brat configuration a new "
+                   "campaign gets without --reference (default config/schema.yaml)")
     p.set_defaults(func=run_import)
 
     p = add_campaign_command(
@@ -238,9 +241,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--promote adds a calibration document to the campaign.")
     p.add_argument("campaign_dir", type=_existing_dir, metavar="CAMPAIGN_DIR")
     p.add_argument("--round", type=int, help="one round only")
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--schema", type=Path, default=DEFAULT_SCHEMA)
-    p.add_argument("--promote", nargs=4, metavar=("DOC", "ANNOTATOR1", "ANNOTATOR2", "SENIOR"))
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    p.add_argument("--schema", type=Path, default=DEFAULT_SCHEMA, help="schema file (default config/schema.yaml)")
+    p.add_argument("--promote", nargs=4, metavar=("DOC", "ANNOTATOR1", "ANNOTATOR2", "SENIOR"),
+                   help="add DOC to the campaign with two of its annotators and a senior who is neither")
     p.set_defaults(func=run_calibration)
 
     p = add_campaign_command(
