@@ -141,3 +141,20 @@ def test_gold_and_pubtator_imported_round_trip(tmp_path: Path) -> None:
     assert totals["merged_entities"] == union
     assert totals["merged_entities"] == 2391  # the figure of the earlier walkthroughs
     assert modality["Hypothetical"] > 100 and modality["Negated"] > 10
+
+    # finalize and release run on the imported campaign unchanged: the senior accepts every mark, signs off
+    for ann in sorted(senior.glob("*.ann")):
+        lines = [x for x in ann.read_text(encoding="utf-8").splitlines() if x and "\tDisagreement " not in x]
+        text = (senior / f"{ann.stem}.txt").read_text(encoding="utf-8")
+        first = text.split()[0]
+        lines.append(f"T99999\tDone {text.index(first)} {text.index(first) + len(first)}\t{first}")
+        ann.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    final, released = tmp_path / "final", tmp_path / "release"
+    assert cli.main(["campaign", "finalize", str(root), "--out", str(final)]) == 0
+    assert cli.main(["release", str(final), "--out", str(released), "--campaign", str(root)]) == 0
+    final_entities = 0
+    for txt in sorted(final.glob("*.txt")):
+        doc, issues = read_document(txt)
+        assert issues == []
+        final_entities += sum(keys(doc)[0].values())
+    assert len(list(final.glob("*.txt"))) == 300 and final_entities == 2391
