@@ -38,6 +38,7 @@ from pipeline.brat.standoff import BratDocument, parse_ann
 from pipeline.campaign import deploy
 from pipeline.campaign.documents import canonical
 from pipeline.campaign.layout import ASSIGNMENTS_CSV, CAMPAIGN_MANIFEST, PHASE1_DIR, PHASE2_DIR, REVIEW_DIR
+from pipeline.campaign.phase1 import CampaignError
 
 HISTORY_FILE = "assignments.jsonl"
 MERGED_DIR = "merged"  # review/merged/<senior>/: the merged documents as review wrote them
@@ -128,7 +129,7 @@ def ensure_history(root: Path, campaign: Mapping[str, Any]) -> None:
 
 
 def read_history(root: Path) -> list[dict[str, Any]]:
-    """The history's entries in order; ValueError naming ``file:line`` for a line that does not parse."""
+    """The history's entries in order; CampaignError naming ``file:line`` for a line that does not parse."""
     path = Path(root) / HISTORY_FILE
     if not path.is_file():
         return []
@@ -139,9 +140,9 @@ def read_history(root: Path) -> list[dict[str, Any]]:
         try:
             entry = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}:{n}: not a history entry: {exc}") from exc
+            raise CampaignError(f"{path}:{n}: not a history entry: {exc}") from exc
         if not isinstance(entry, dict) or entry.get("event") not in ("assigned", "unassigned"):
-            raise ValueError(f"{path}:{n}: not a history entry")
+            raise CampaignError(f"{path}:{n}: not a history entry")
         out.append(entry)
     return out
 

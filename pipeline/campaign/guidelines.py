@@ -8,24 +8,32 @@ version is current, since when, what changed, and the earlier versions.  Stampin
 section, so it can be done again after anything rewrites a guide.
 
 :func:`worked_since` tells, per person, whether they have worked since the current version's date: from
-the journal of ``campaign serve`` (the time of each write) when there is one; without a journal it
-cannot be told, and says so (file modification times are not evidence: brat rewrites files).
+the journal of ``campaign serve`` (the time of each write) when there is one; without a journal, from
+the annotations themselves, compared with their fingerprints taken when the version was recorded
+(``guidelines/<version>.json``).  File modification times are never evidence: brat rewrites files.
 """
 
 from __future__ import annotations
 
 import copy
 import datetime as dt
+import hashlib
+import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pipeline import store
 from pipeline.campaign import assignments as asg
+from pipeline.campaign.documents import canonical
 from pipeline.campaign.guide import GUIDE_FILE
 from pipeline.campaign.layout import PHASE1_DIR, PHASE2_DIR
 from pipeline.campaign.origin import FIRST_GUIDELINE_VERSION
 from pipeline.campaign.phase1 import CampaignError, read_campaign
 
+SNAPSHOT_DIR = "guidelines"
+VERSION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 BEGIN = "<!-- guideline-version -->"
 END = "<!-- /guideline-version -->"
 
@@ -85,19 +93,38 @@ def stamp_all(root: Path, campaign: Mapping[str, Any] | None = None) -> int:
     return len(guides)
 
 
+def fingerprints(root: Path) -> dict[str, str]:
+    """``phase1/<person>/NAME`` (and phase 2) -> sha256 of the document's annotations, ids aside
+    (:func:`pipeline.campaign.documents.canonical`), or ``unreadable``."""
+    out = {}
+    for txt in sorted(Path(root).glob(f"{PHASE1_DIR}/*/*.txt")) + sorted(Path(root).glob(f"{PHASE2_DIR}/*/*.txt")):
+        doc = asg._read(txt)
+        key = f"{txt.parent.parent.name}/{txt.parent.name}/{txt.stem}"
+        out[key] = hashlib.sha256(repr(canonical(doc)).encode("utf-8")).hexdigest() if doc else "unreadable"
+    return out
+
+
 def record_version(root: Path, version: str, changes: str, *, when: str = "") -> dict[str, Any]:
     """Record guideline ``version`` (what ``changes``) as current from ``when`` and stamp every guide.
 
-    CampaignError (nothing written) for an empty version or description, or a version already recorded.
+    The annotations as they are now are fingerprinted into ``guidelines/<version>.json``, so that
+    without a journal :func:`worked_since` can still tell whose annotations changed since.
+    CampaignError (nothing written) for an empty or unusable version name or description, or a version
+    already recorded.
     """
     root = Path(root)
     campaign = copy.deepcopy(read_campaign(root))
-    if not version.strip() or not changes.strip():
-        raise CampaignError("a guideline version needs a name and a description of what changed")
+    if not VERSION_RE.match(version) or not changes.strip():
+        raise CampaignError(f"a guideline version needs a name (letters, digits, '.', '_', '-'; got {version!r}) "
+                            "and a description of what changed")
     found = versions(campaign)
     if any(v["version"] == version for v in found):
         raise CampaignError(f"guideline version {version!r} is already recorded")
     entry = {"version": version, "date": when or asg.now(), "changes": changes.strip()}
+    snapshots = root / SNAPSHOT_DIR
+    snapshots.mkdir(exist_ok=True)
+    store.write_atomic(snapshots / f"{version}.json",
+                       (json.dumps(fingerprints(root), indent=0, sort_keys=True) + "\n").encode("utf-8"))
     campaign["guidelines"] = [*found, entry]
     asg.save_campaign(root, campaign)
     stamp_all(root, campaign)
@@ -112,13 +139,29 @@ def _epoch(date: str) -> float:
 def worked_since(root: Path, campaign: Mapping[str, Any]) -> dict[str, Any]:
     """``{"version", "date", "source", "people": [{"person", "writes", "documents", "last"}]}``.
 
-    ``source`` is ``journal`` (writes counted from it) or ``none`` (no journal: ``writes`` is None for
-    everyone).  Only writes after the current version's date count.
+    ``source`` is ``journal`` (writes counted from it, after the current version's date),
+    ``annotations`` (no journal: ``documents`` whose annotations differ from their fingerprint when the
+    version was recorded, or were started since; ``writes`` is None) or ``none`` (neither: nothing can
+    be told).
     """
     current = versions(campaign)[-1]
     people = [p["id"] for p in asg.active_people(campaign) if p["role"] != "manager"]
     from pipeline.serve.journal import JOURNAL_DIR, Journal
 
+    snapshot = Path(root) / SNAPSHOT_DIR / f"{current['version']}.json"
+    if (not (Path(root) / JOURNAL_DIR).is_dir() or not current.get("date")) and snapshot.is_file():
+        # no journal: whose annotations changed since the version was recorded (never file times)
+        before = json.loads(snapshot.read_text(encoding="utf-8"))
+        changed: dict[str, set[str]] = {p: set() for p in people}
+        for key, digest in fingerprints(root).items():
+            phase_dir, person, name = key.split("/")
+            if person not in changed or before.get(key) == digest:
+                continue
+            if key in before or asg.file_started(root, "1" if phase_dir == PHASE1_DIR else "2", person, name):
+                changed[person].add(name)
+        return {"version": current["version"], "date": current.get("date", ""), "source": "annotations",
+                "people": [{"person": p, "writes": None, "documents": len(changed[p]), "last": None}
+                           for p in sorted(people)]}
     if not (Path(root) / JOURNAL_DIR).is_dir() or not current.get("date"):
         return {"version": current["version"], "date": current.get("date", ""), "source": "none",
                 "people": [{"person": p, "writes": None, "documents": None, "last": None} for p in sorted(people)]}

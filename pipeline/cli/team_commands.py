@@ -171,6 +171,10 @@ def format_team_status(team: dict[str, object]) -> str:
     lines += ["", f"## Since guidelines version {g['version']} ({g['date'] or 'from the start'})", ""]
     if g["source"] == "none":
         lines.append("No journal (campaign serve keeps one): who has worked since cannot be told.")
+    elif g["source"] == "annotations":
+        lines += ["No journal: documents whose annotations changed since the version was recorded.", "",
+                  "| person | documents changed |", "|---|---|"]
+        lines += [f"| {r['person']} | {r['documents']} |" for r in g["people"]]
     else:
         lines += ["| person | writes | documents | last write |", "|---|---|---|---|"]
         lines += [f"| {r['person']} | {r['writes']} | {r['documents']} | {r['last'] or 'none'} |" for r in g["people"]]

@@ -20,7 +20,7 @@ from pipeline.campaign import assignments as asg
 from pipeline.campaign import calibration, guidelines, team
 from pipeline.campaign.append import append_to_campaign
 from pipeline.campaign.documents import is_finished
-from pipeline.campaign.phase1 import access_roles, read_campaign
+from pipeline.campaign.phase1 import CampaignError, access_roles, read_campaign
 from pipeline.campaign.review import review
 from pipeline.campaign.status import campaign_status
 from pipeline.corpus.batches import prepare_batches
@@ -150,6 +150,8 @@ def test_a_campaign_of_several_months(tmp_path: Path, caplog: pytest.LogCaptureF
     assert (root / "phase1" / "newbie" / f"{ann1[5]}.ann").read_bytes() == \
         (root / "preannotation" / f"{ann1[5]}.ann").read_bytes()
     assert validate_collection(root / "phase1" / "newbie") == []
+    for conf in ("annotation.conf", "visual.conf", "kb_shortcuts.conf", "tools.conf"):
+        assert (root / "phase1" / "newbie" / conf).read_bytes() == (root / "phase1" / "ann2" / conf).read_bytes()
     assert "Guidelines version 1" in (root / "phase1" / "newbie" / "guide.md").read_text(encoding="utf-8")
     people = {p.id: p for p in users.list_people(root)}
     assert people["ann1"].revoked and not people["newbie"].revoked and set(result.passwords) == {"newbie"}
@@ -206,7 +208,15 @@ def test_a_campaign_of_several_months(tmp_path: Path, caplog: pytest.LogCaptureF
     guide = (root / "phase1" / "ann3" / "guide.md").read_text(encoding="utf-8")
     assert "Guidelines version 2**, current since 2026-05-01" in guide and "exclude determiners" in guide
     assert guide.startswith("# Annotator guide") and guide.count("Guidelines version") == 1
-    assert guidelines.worked_since(root, read_campaign(root))["source"] == "none"
+    since = guidelines.worked_since(root, read_campaign(root))
+    assert since["source"] == "annotations" and all(r["documents"] == 0 for r in since["people"])
+    todo = [n for n in mine(campaign, "ann4") if not asg.file_started(root, "1", "ann4", n)]
+    rewrite_untouched(root, "ann4", todo[1])  # brat rewrote a file it opened: not work
+    annotate(root, "ann4", todo[0])
+    since = {r["person"]: r for r in guidelines.worked_since(root, read_campaign(root))["people"]}
+    assert since["ann4"]["documents"] == 1 and since["ann3"]["documents"] == 0
+    with pytest.raises(CampaignError, match="already recorded"):
+        guidelines.record_version(root, "2", "again")
     from pipeline.serve.journal import Journal
 
     Journal(root).record("ann3", f"phase1/ann3/{mine(campaign, 'ann3')[-1]}", b"", "createSpan",
