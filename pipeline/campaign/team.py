@@ -10,14 +10,15 @@ plan is the new ``campaign.json`` and the list of :class:`Move`; a change that w
 raises :class:`TeamError` naming the rule and the documents, before anything is written.
 :func:`apply` then writes, in this order:
 
-1. the receivers' collections (the campaign configuration of ``preannotation/`` and ``guide.md``);
-2. each moved document, one by one under :func:`pipeline.campaign.locks.document_lock`: the giver's
-   version is copied to ``archive/<time>/<collection>/`` and removed (``.txt`` first, so brat stops
-   listing it), the receiver gets the version handed out (the pre-annotation in phase 1, the merged
-   document in phase 2; ``.ann`` first, ``.txt`` last);
+1. the newcomers' users (:func:`pipeline.serve.users.create_users`; their one-time passwords are
+   returned) and the receivers' collections (configuration and ``guide.md``);
+2. each moved document, one by one under :func:`pipeline.campaign.locks.document_lock`, into the
+   receiver's collection as handed out (the pre-annotation in phase 1, the merged document in
+   phase 2; ``.ann`` first, ``.txt`` last);
 3. ``campaign.json`` and the ``manifest.csv`` derived from it, then the history entries;
-4. the users (:func:`pipeline.serve.users.create_users` for newcomers, whose one-time passwords are
-   returned; :func:`pipeline.serve.users.revoke` for someone who leaves).
+4. the givers' versions, one by one under their lock: copied to ``archive/<time>/<collection>/``
+   and removed (``.txt`` first, so brat stops listing it);
+5. the revocation of someone who leaves (:func:`pipeline.serve.users.revoke`).
 
 Collections are never swapped as a whole: only single documents are written.
 """
@@ -316,29 +317,50 @@ def hand_out(root: Path, source: Path, collection: Path, name: str) -> None:
 
 
 def apply(root: Path, plan: Plan, *, when: str = "", counts: Counter[str] | None = None) -> Result:
-    """Write ``plan`` (see the module docstring); returns the moves, kept documents and new passwords."""
+    """Write ``plan`` (see the module docstring); returns the moves, kept documents and new passwords.
+
+    The order makes every interruption safe and a rerun of the same command possible: users first (a
+    user without documents is harmless), then the receivers' copies, then ``campaign.json`` (the
+    change happens here), then the givers' versions archived and removed, then revocation.  Until
+    ``campaign.json`` is written the change has not happened (a receiver's copy equal to what is handed
+    out is taken as written by an interrupted run); after it, a giver's stale copy is still in the
+    archive's place, never lost.
+    """
     counts = counts if counts is not None else Counter()
     when = when or asg.now()
     root = Path(root)
+
     def written(m: Move, name: str) -> bool:
         # phase 1: the receiver always gets the pre-annotation; phase 2: only a document review wrote
         return m.phase == "1" or (asg.collection_dir(root, m.phase, m.giver) / f"{name}.txt").exists()
 
-    # refuse a receiver whose collection already holds a moved file (it would be overwritten)
-    clashes = sorted({f"{m.document} ({m.receiver})" for m in plan.moves for name in m.files if written(m, name)
-                      for s in (".txt", ".ann")
-                      if (asg.collection_dir(root, m.phase, m.receiver) / f"{name}{s}").exists()})
+    def source(m: Move) -> Path:
+        return asg.reference_dir(root, m.phase, m.giver)
+
+    def clash(m: Move, name: str) -> bool:
+        mine = asg.collection_dir(root, m.phase, m.receiver)
+        return any((mine / f"{name}{s}").exists() and (mine / f"{name}{s}").read_bytes() !=
+                   ((source(m) / f"{name}{s}").read_bytes() if (source(m) / f"{name}{s}").exists() else b"")
+                   for s in (".txt", ".ann"))
+
+    # refuse a receiver whose collection already holds another version of a moved file
+    clashes = sorted({f"{m.document} ({m.receiver})" for m in plan.moves for name in m.files
+                      if written(m, name) and clash(m, name)})
     if clashes:
         raise TeamError(f"refused: the receiver's collection already holds {', '.join(clashes)}")
     bad = asg.rule_violations(plan.campaign)
     if bad:
         raise TeamError("refused: " + "; ".join(bad))
+    roles = access_roles(plan.campaign)
+    wanted = {p: roles.get(p) or frozenset({(_person(plan.campaign, p) or {"role": "annotator"})["role"]})
+              for p in plan.joining}
+    passwords = users_mod.create_users(root, wanted) if wanted else {}
     for phase, person in sorted({(m.phase, m.receiver) for m in plan.moves} | {("1", p) for p in plan.joining
                                  if (_person(plan.campaign, p) or {}).get("phase1")}):
         _prepare_collection(root, phase, person, plan.campaign)
+    to_archive: list[tuple[Move, str]] = []
     changes = []
     for m in plan.moves:
-        source = asg.reference_dir(root, m.phase, m.giver)
         for name in m.files:
             if not written(m, name):
                 continue
@@ -347,15 +369,11 @@ def apply(root: Path, plan: Plan, *, when: str = "", counts: Counter[str] | None
                 ref = asg.reference_dir(root, "2", m.receiver)
                 ref.mkdir(parents=True, exist_ok=True)
                 for s in (".ann", ".txt"):
-                    if (source / f"{name}{s}").exists():
-                        (ref / f"{name}{s}").write_bytes((source / f"{name}{s}").read_bytes())
-                source_now = ref
-            else:
-                source_now = source
-            if archive_document(root, asg.collection_dir(root, m.phase, m.giver), name, when) is not None:
-                counts["archived"] += 1
-            hand_out(root, source_now, asg.collection_dir(root, m.phase, m.receiver), name)
+                    if (source(m) / f"{name}{s}").exists():
+                        (ref / f"{name}{s}").write_bytes((source(m) / f"{name}{s}").read_bytes())
+            hand_out(root, source(m), asg.collection_dir(root, m.phase, m.receiver), name)
             counts["files_written"] += 1
+            to_archive.append((m, name))
         note = f"from {m.giver}" + (" (started; their version archived)" if m.started else "")
         changes.append(asg.change(plan.action, m.document, m.phase, m.giver, "unassigned", when, f"to {m.receiver}"))
         changes.append(asg.change(plan.action, m.document, m.phase, m.receiver, "assigned", when, note))
@@ -363,10 +381,9 @@ def apply(root: Path, plan: Plan, *, when: str = "", counts: Counter[str] | None
     asg.ensure_history(root, read_campaign(root))
     asg.save_campaign(root, plan.campaign)
     asg.record(root, changes)
-    roles = access_roles(plan.campaign)
-    wanted = {p: roles.get(p) or frozenset({_person(plan.campaign, p)["role"]})  # type: ignore[index]
-              for p in plan.joining}
-    passwords = users_mod.create_users(root, wanted) if wanted else {}
+    for m, name in to_archive:
+        if archive_document(root, asg.collection_dir(root, m.phase, m.giver), name, when) is not None:
+            counts["archived"] += 1
     revoked = []
     if plan.leaving:
         try:

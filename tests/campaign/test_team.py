@@ -326,3 +326,26 @@ def test_replacing_a_senior_moves_what_they_have_not_started(tmp_path: Path) -> 
     check(root)
     assert (root / "archive" / "2026-02-03T000000+0000" / "phase2" / "sen1" / f"{docs[1]}.ann").is_file()
     assert not asg.file_started(root, "2", "sen3", docs[1])
+
+
+def test_an_interrupted_team_change_can_be_run_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    coll = make_collection(tmp_path / "coll", names(range(100, 102)))
+    roster = tmp_path / "roster.csv"
+    roster.write_text("id,role\nann1,annotator\nann2,annotator\nann3,annotator\nsen1,senior\n", encoding="utf-8")
+    root = tmp_path / "campaign"
+    prepare_batches(coll, roster, root, seed=3, counts=Counter())
+    before = read_campaign(root)
+
+    def interrupted(*_: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(asg, "save_campaign", interrupted)
+    with pytest.raises(OSError):
+        team.add_person(root, "ann4", "annotator")
+    monkeypatch.undo()
+    assert read_campaign(root) == before  # the change has not happened: every giver still has their copy
+    assert all((root / "phase1" / p / f"{e['document']}.ann").is_file() for e in before["documents"]
+               for p in e["phase1"])
+    result = team.add_person(root, "ann4", "annotator")  # the receiver's copies are taken as written
+    campaign = check(root)
+    assert len(mine(campaign, "ann4")) == len(result.moves) == 16 // 4
