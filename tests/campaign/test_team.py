@@ -202,6 +202,11 @@ def test_a_campaign_of_several_months(tmp_path: Path, caplog: pytest.LogCaptureF
     assert rows["ann3"]["mean_entities_f1_vs_others"] == 1.0  # all annotated 900_1 alike
     assert rows["ann3"]["entities_f1_vs_reference"] is not None and rows["ann3"]["entities_f1_vs_reference"] < 1.0
     assert "| ann2 | 2 | 2 |" in calibration.format_report(report)
+    status = campaign_status(root)  # calibration documents are counted apart, not as anyone's assignments
+    assert sum(r["assigned"] for r in status["rows"] if r["phase"] == 1) == 40
+    from pipeline.cli.team_commands import team_status
+
+    assert team_status(root)["calibration"] == {p: 2 for p in result_round["annotators"]}
 
     # --- the guidelines change: every guide says so; nobody has worked since (no journal: cannot be told)
     guidelines.record_version(root, "2", "Phenotype spans exclude determiners.", when="2026-05-01T00:00:00+00:00")
