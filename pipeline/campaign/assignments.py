@@ -167,7 +167,8 @@ def person_history(root: Path, campaign: Mapping[str, Any]) -> list[dict[str, An
     ``{"person", "phase", "ever", "moved_away", "now", "first", "last_change", "joined", "left"}``;
     ``now`` is also checked against ``campaign.json``: ``reconciles`` is False when they disagree.
     """
-    history = read_history(root)
+    # a campaign nobody has changed yet has no history: its assignments are those of batches
+    history = read_history(root) or initial_changes(campaign, "batches", "")
     ever: dict[tuple[str, str], set[str]] = {}
     away: dict[tuple[str, str], set[str]] = {}
     first: dict[tuple[str, str], str] = {}

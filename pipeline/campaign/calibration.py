@@ -6,8 +6,9 @@ are recorded apart, in ``campaign.json``'s ``calibration`` list
 (``{"document", "files", "annotators", "round", "date", "reference"}``), never in ``documents``:
 ``review``, ``finalize``, ``release`` and the phase-1 counts of ``status`` do not see them.  The
 manager may add one to the campaign later (:func:`promote`: two of its annotators and a senior who is
-neither, as any document).  A reference annotation (e.g. a gold standard) may come with the round; it
-is kept in ``calibration/reference/``, outside every served collection.
+neither, as any document; the entry gets ``"promoted": true`` and the other annotators' copies stay
+calibration copies).  A reference annotation (e.g. a gold standard) may come with the round; it is
+kept in ``calibration/reference/``, outside every served collection.
 
 :func:`report` scores, over the documents each person finished (``Done``, not discarded), every pair of
 annotators against each other and each annotator against the reference, with
@@ -186,7 +187,9 @@ def promote(root: Path, document: str, annotators: Sequence[str], senior: str, *
     if senior not in seniors or senior in annotators:
         raise CampaignError(f"{document}: refused, it would break the rule 'a senior who annotated none of their "
                             f"documents' ({senior})")
-    campaign["calibration"] = [e for e in campaign["calibration"] if e["document"] != document]
+    if any(e["document"] == document for e in campaign["documents"]):
+        raise CampaignError(f"{document}: already added to the campaign")
+    entry["promoted"] = True  # still a calibration document of the round (its other copies stay apart)
     campaign["documents"].append({"document": document, "files": entry["files"], "phase1": sorted(annotators),
                                   "phase2": senior})
     when = when or asg.now()

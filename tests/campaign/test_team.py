@@ -207,6 +207,12 @@ def test_a_campaign_of_several_months(tmp_path: Path, caplog: pytest.LogCaptureF
     from pipeline.cli.team_commands import team_status
 
     assert team_status(root)["calibration"] == {p: 2 for p in result_round["annotators"]}
+    # the manager adds 900_1 to the campaign: two of its annotators, a senior who is neither
+    with pytest.raises(CampaignError, match="a senior who annotated none"):
+        calibration.promote(root, "900_1", ["ann2", "ann3"], "ann4")
+    calibration.promote(root, "900_1", ["ann2", "ann3"], "sen2", when="2026-04-20T09:00:00+00:00")
+    campaign = check(root)
+    assert len(campaign["documents"]) == 21
 
     # --- the guidelines change: every guide says so; nobody has worked since (no journal: cannot be told)
     guidelines.record_version(root, "2", "Phenotype spans exclude determiners.", when="2026-05-01T00:00:00+00:00")
@@ -246,15 +252,16 @@ def test_a_campaign_of_several_months(tmp_path: Path, caplog: pytest.LogCaptureF
     # ann1's finished work is still there and counts
     counts: Counter[str] = Counter()
     result_review = review(root, SCHEMA, counts)
-    assert result_review["documents"]["assigned"] == len(campaign["documents"]) == 28
-    assert result_review["documents"]["ready"] == 28 and counts["added"] == 28
-    assert not {"900_1", "900_2"} & {p["file"] for p in result_review["phase2"]}  # calibration apart
+    assert result_review["documents"]["assigned"] == len(campaign["documents"]) == 29
+    assert result_review["documents"]["ready"] == 29 and counts["added"] == 29
+    reviewed = {p["file"] for p in result_review["phase2"]}
+    assert "900_1" in reviewed and "900_2" not in reviewed  # calibration apart unless the manager adds it
     check(root)
 
     # the history: dated entries per change, and per person over it
     history = asg.read_history(root)
     assert {h["action"] for h in history} >= {"batches", "replace", "add-person", "reassign", "calibration",
-                                               "append"}
+                                               "promote", "append"}
     per = {(r["person"], r["phase"]): r for r in asg.person_history(root, campaign)}
     assert per[("ann1", 1)]["ever"] == 10 and per[("ann1", 1)]["now"] == 5 and per[("ann1", 1)]["left"]
     assert per[("newbie", 1)]["joined"] == "2026-03-01T09:00:00+00:00"
