@@ -60,9 +60,17 @@ def read_checked(txt: Path, original_text: str | None, conf: AnnotationConf) -> 
         return Checked(None, [f"{txt}:0: document missing from the collection"], missing=True)
     try:
         text = txt.read_text(encoding="utf-8")
-        ann_text = ann.read_text(encoding="utf-8") if ann.is_file() else ""
     except (OSError, UnicodeDecodeError) as exc:
         return Checked(None, [f"{txt}:0: cannot read: {exc}"])
+    try:
+        ann_text = ann.read_text(encoding="utf-8") if ann.is_file() else ""
+    except UnicodeDecodeError as exc:
+        # reported against the .ann, on the line holding the bad bytes
+        raw = ann.read_bytes()
+        line = raw[: exc.start].count(b"\n") + 1
+        return Checked(None, [f"{ann}:{line}: not UTF-8 ({exc.reason} at byte {exc.start})"])
+    except OSError as exc:
+        return Checked(None, [f"{ann}:0: cannot read: {exc}"])
     problems: list[str] = []
     if not ann.exists():
         # brat never deletes an .ann: someone did; read as empty it would silently drop their work

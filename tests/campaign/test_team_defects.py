@@ -90,6 +90,17 @@ def test_a_deleted_ann_is_reported(tmp_path: Path) -> None:
                                        "the document again"]
 
 
+def test_non_utf8_bytes_in_an_ann_are_reported_against_the_ann(tmp_path: Path) -> None:
+    root = campaign(tmp_path)
+    bad = root / "phase1" / "bob" / "100_2.ann"
+    before = bad.read_bytes()
+    assert before.count(b"\n") == 2
+    bad.write_bytes(before + b"T9\tChemical 0 8\tWarf\xe9rin\n")
+    at = len(before) + len(b"T9\tChemical 0 8\tWarf")
+    rows = {r["person"]: r for r in campaign_status(root)["rows"] if r["phase"] == 1}
+    assert rows["bob"]["problems"] == [f"{bad}:3: not UTF-8 (invalid continuation byte at byte {at})"]
+
+
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 def test_campaign_secrets_are_not_committable(tmp_path: Path) -> None:
     from pipeline.serve import users
