@@ -158,7 +158,10 @@ def _new_campaign(root: Path, work: Sequence[tuple[str, Path]], schema: Schema, 
         roster = [(p, "annotator", True) for p in people] + [(s, "senior", False) for s in seniors]
         write_phase1(src, txts, rows, roster, root, seed=seed, counts=counts)
     campaign = read_campaign(root)
-    asg.write_manifest_csv(root, campaign)
+    # where it came from: the imported directories and the reference (not a build run)
+    campaign["provenance"]["imported"] = {p: str(Path(d).resolve()) for p, d in work}
+    campaign["provenance"]["reference"] = str(Path(reference).resolve()) if reference is not None else None
+    asg.save_campaign(root, campaign)
     asg.start_history(root, campaign, "import", when)
 
 

@@ -58,6 +58,8 @@ def test_import_holds_back_what_differs_or_does_not_validate(tmp_path: Path) -> 
     assert validate_collection(root / "phase1" / "a") == []
     campaign = read_campaign(root)
     assert campaign["provenance"]["guideline_version"] == "1"
+    assert campaign["provenance"]["imported"] == {"a": str(a.resolve()), "b": str(b.resolve())}
+    assert campaign["provenance"]["reference"] == str(reference.resolve())
     assert asg.replay(asg.read_history(root)) == set(asg.rows(campaign))
     counts: Counter[str] = Counter()
     result = review(root, SCHEMA, counts)
