@@ -39,8 +39,11 @@ def add_campaign_command(name: str, help: str) -> argparse.ArgumentParser:  # no
 
 
 def run_status(args: argparse.Namespace) -> int:
+    from pipeline.cli.team_commands import format_team_status, team_status  # the team over the history
+
     try:
         status = status_mod.campaign_status(args.campaign_dir)
+        team = team_status(Path(args.campaign_dir))
     except CampaignError as exc:
         print(f"pgx-corpus campaign status: {exc}", file=sys.stderr)
         return 2
@@ -52,9 +55,6 @@ def run_status(args: argparse.Namespace) -> int:
 
         path = status_mod.write_png(status, args.png, journal_progress(args.campaign_dir))
         print(f"pgx-corpus campaign status: wrote {path}", file=sys.stderr)
-    from pipeline.cli.team_commands import format_team_status, team_status  # the team over the history
-
-    team = team_status(Path(args.campaign_dir))
     if args.json:
         sys.stdout.write(json.dumps({**status, "team": team}, ensure_ascii=False, sort_keys=True, indent=2) + "\n")
     else:
