@@ -43,9 +43,18 @@ from typing import Any
 
 from pipeline import names
 from pipeline.brat.conf import copy_conf_files
+from pipeline.campaign import assignments as asg
 from pipeline.campaign.finalize import doc_key
 from pipeline.campaign.layout import ASSIGNMENTS_CSV, CAMPAIGN_MANIFEST, PHASE1_DIR
-from pipeline.corpus.batches import MANIFEST_FIELDS, ManifestError, RosterError, assign, read_manifest, read_roster
+from pipeline.corpus.batches import (
+    MANIFEST_FIELDS,
+    ManifestError,
+    Person,
+    RosterError,
+    assign,
+    read_manifest,
+    read_roster,
+)
 from pipeline.paths import list_files
 
 log = logging.getLogger(__name__)
@@ -72,7 +81,13 @@ def append_to_campaign(
     manifest = campaign / ASSIGNMENTS_CSV
     if not manifest.is_file():
         raise ManifestError(f"{manifest}: no campaign manifest (start the campaign with `pgx-corpus batches`)")
-    previous = read_manifest(manifest)
+    campaign_json = campaign / CAMPAIGN_MANIFEST
+    record = _read_campaign_json(campaign_json) if campaign_json.is_file() else None
+    # campaign.json is the one source of truth when there is one (manifest.csv is derived from it), and
+    # its team (people who left, people who joined) counts, not the roster's
+    previous = asg.rows(record) if record is not None else read_manifest(manifest)
+    if record is not None:
+        people = _campaign_team(record, people, Path(roster))
     if not src.is_dir():
         raise FileNotFoundError(f"{src}: not a directory")
     listing = list_files(src, (".txt", ".ann", ".conf"))
@@ -102,8 +117,6 @@ def append_to_campaign(
     counts["documents_blocked"] += len(blocked)
     new_rows = [r for r in new_rows if r[0] not in blocked]
 
-    campaign_json = campaign / CAMPAIGN_MANIFEST
-    record = _read_campaign_json(campaign_json) if campaign_json.is_file() else None
     if record is not None:
         # a campaign written by `batches` has a user and a guide per person: append cannot add people
         newcomers = sorted({p for _, phase, p in new_rows if phase == "1" and not (phase1 / p).is_dir()})
@@ -139,6 +152,11 @@ def append_to_campaign(
                 "phase2": next((p for d, phase, p in new_rows if d == doc and phase == "2"), None),
             })
         _write_atomically(campaign_json, json.dumps(record, ensure_ascii=False, indent=1) + "\n")
+        if (campaign / asg.HISTORY_FILE).exists():
+            when = asg.now()
+            asg.record(campaign, [asg.change("append", d, ph, p, "assigned", when) for d, ph, p in new_rows])
+        asg.write_manifest_csv(campaign, record)
+        return new_rows
 
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
@@ -148,6 +166,19 @@ def append_to_campaign(
     writer.writerows(appended)
     _write_atomically(manifest, buf.getvalue())
     return new_rows
+
+
+def _campaign_team(record: dict[str, Any], roster: list[Person], path: Path) -> list[Person]:
+    """The people who take new documents: the roster's, without those who left the campaign, with those
+    who joined it since (``campaign add-person``/``replace``); a warning names each difference."""
+    left = {p["id"] for p in record.get("people", []) if p.get("left")}
+    joined = [p for p in asg.active_people(record) if p["id"] not in {r.id for r in roster}]
+    for pid in sorted(left & {r.id for r in roster}):
+        log.warning("%s: %s left the campaign; they get no new documents", path, pid)
+    for p in joined:
+        log.warning("%s: %s is in the campaign but not in the roster; they take new documents too", path, p["id"])
+    return [r for r in roster if r.id not in left] + [
+        Person(p["id"], p["role"], bool(p.get("phase1", p["role"] == "annotator"))) for p in joined]
 
 
 def _read_campaign_json(path: Path) -> dict[str, Any]:

@@ -32,12 +32,14 @@ A change that would make a document invalid for the collection's ``annotation.co
 
 Count keys: ``documents``, ``documents_changed``, ``retyped``, ``removed``, ``removed_dependants``,
 ``relations_remapped``, ``relations_deleted``, ``relations_merged``, ``decision:<kind>:<index>`` (edits per
-entry, index from 1 within its list).
+entry, index from 1 within its list), ``matched:retype:<index>``.  An entry that matched nothing is
+logged as a warning (:func:`unmatched_entries`).
 """
 
 from __future__ import annotations
 
 import difflib
+import logging
 import os
 import re
 from collections import Counter
@@ -53,6 +55,8 @@ from pipeline.campaign.finalize import doc_key, merge_duplicate_relations, remov
 from pipeline.paths import list_files
 from pipeline.schema import Schema
 from pipeline.yamlfile import read_mapping
+
+log = logging.getLogger(__name__)
 
 KINDS = ("retype", "remove", "relations")
 
@@ -203,7 +207,10 @@ def apply_to_document(doc: BratDocument, decisions: Decisions, schema: Schema,
     textbounds = list(doc.textbounds)
     for i, (sel, to) in enumerate(decisions.retype, 1):
         for k, t in enumerate(textbounds):
-            if t.type != to and sel.selects(doc, t.type, _text(doc, t.fragments, t.text)):
+            if not sel.selects(doc, t.type, _text(doc, t.fragments, t.text)):
+                continue
+            counts[f"matched:retype:{i}"] += 1  # already of type `to` (applied before) still matches
+            if t.type != to:
                 textbounds[k] = replace(t, type=to)
                 counts["retyped"] += 1
                 counts[f"decision:retype:{i}"] += 1
@@ -297,7 +304,29 @@ def apply_decisions(directory: str | Path, decisions: Decisions, schema: Schema,
             problems += [str(p) for p in validate_mod.validate_document(reparsed, new, conf,
                                                                        str(ann) + " (after decisions)")]
         changes.append(Change(txt.stem, ann, old, new))
+    for message in unmatched_entries(decisions, counts):
+        log.warning("%s: %s", root, message)
     return changes, problems
+
+
+def _describe(sel: TermSelector) -> str:
+    return f"term {sel.term!r}" if sel.term is not None else f"pattern {sel.pattern.pattern if sel.pattern else ''!r}"
+
+
+def unmatched_entries(decisions: Decisions, counts: Counter[str]) -> list[str]:
+    """One message per decisions entry that matched nothing in the documents counted by ``counts``
+    (a misspelt term, a wrong type, or an entry applied already and now without object)."""
+    out = []
+    for i, (sel, to) in enumerate(decisions.retype, 1):
+        if not counts[f"matched:retype:{i}"]:
+            out.append(f"decisions retype entry {i} ({_describe(sel)} -> {to}) matched nothing")
+    for i, sel in enumerate(decisions.remove, 1):
+        if not counts[f"decision:remove:{i}"]:
+            out.append(f"decisions remove entry {i} ({_describe(sel)}) matched nothing")
+    for i, rule in enumerate(decisions.relations, 1):
+        if not counts[f"decision:relations:{i}"]:
+            out.append(f"decisions relations entry {i} ({rule.source} -> {rule.target}) matched nothing")
+    return out
 
 
 def unified_diff(changes: Sequence[Change], root: str | Path) -> str:

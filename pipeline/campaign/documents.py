@@ -76,11 +76,11 @@ def read_checked(txt: Path, original_text: str | None, conf: AnnotationConf) -> 
                               "one if the document has no annotation"])
     try:
         text = read_text(txt)
-        ann_text = read_text(ann) if ann.is_file() else ""
+        ann_text = read_text(ann)
     except BratTextError as exc:  # names the file (.txt or .ann) and line
         return Checked(None, [str(exc)])
     except OSError as exc:
-        return Checked(None, [f"{txt}:0: cannot read: {exc}"])
+        return Checked(None, [f"{exc.filename or txt}:0: cannot read: {exc}"])
     problems: list[str] = []
     if original_text is not None and text != original_text:
         line = _first_difference(original_text, text)

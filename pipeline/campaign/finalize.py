@@ -564,5 +564,5 @@ def finalize(
         raise
     for name, found in sorted(result.held_back.items(), key=lambda kv: doc_key(kv[0])):
         for f in found:
-            log.warning("held back %s: %s", name, f)
+            log.debug("held back %s: %s", name, f)  # the command line prints them, once
     return result

@@ -19,7 +19,9 @@ No phase-2 collection is written here: the phase-2 senior of each document is ch
 and ``campaign review`` writes the seniors' collections from the annotators' results.
 
 ``campaign.json``: ``{"format", "seed", "people": [{"id", "role", "phase1", "roster"}],
-"documents": [{"document", "files", "phase1": [two ids], "phase2": id}]}`` where ``files`` are the
+"documents": [{"document", "files", "phase1": [two ids], "phase2": id}], "provenance"}`` (build run,
+schema and guideline version: :mod:`pipeline.campaign.origin`; team changes add keys, see
+:mod:`pipeline.campaign.assignments`) where ``files`` are the
 names of the brat documents of that document (itself, its pages, or none when it is missing from the
 collection).  Everything is a deterministic function of the inputs.
 """
@@ -40,6 +42,7 @@ from pipeline.brat.standoff import BratDocument, write_document
 from pipeline.campaign import deploy
 from pipeline.campaign.guide import GUIDE_FILE, annotator_guide
 from pipeline.campaign.layout import CAMPAIGN_MANIFEST, PHASE1_DIR, PHASE2_DIR
+from pipeline.campaign.origin import provenance, write_gitignore
 
 log = logging.getLogger(__name__)
 
@@ -198,8 +201,10 @@ def write_phase1(
         "seed": seed,
         "people": list(people.values()),
         "documents": list(documents.values()),
+        "provenance": provenance(src),
     }
     (out / CAMPAIGN_MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    write_gitignore(out)
     return access_roles(manifest)
 
 

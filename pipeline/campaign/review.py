@@ -61,7 +61,8 @@ from pipeline.campaign.documents import (
     without_markers,
 )
 from pipeline.campaign.guide import GUIDE_FILE, senior_guide
-from pipeline.campaign.layout import PHASE1_DIR, PHASE2_DIR, REVIEW_DIR
+from pipeline.campaign.guidelines import stamp_all
+from pipeline.campaign.layout import DISCARD_TYPE, PHASE1_DIR, PHASE2_DIR, REVIEW_DIR
 from pipeline.campaign.merge import merge_versions
 from pipeline.campaign.phase1 import CampaignError, read_campaign
 from pipeline.schema import Schema
@@ -246,6 +247,7 @@ def review(campaign_dir: str | Path, schema: Schema, counts: Counter[str] | None
     check_campaign(root, campaign)
     states = phase1_states(root, campaign)
     _write_senior_collections(root, campaign)
+    stamp_all(root, campaign)  # every guide says which guideline version is current
     report: dict[str, Any] = {"documents": {k: 0 for k in ("assigned", *STATES)}, "phase2": [], "discarded": [],
                               "held_back": [], "pending": [], "changed_after_merge": [],
                               "discard_reasons": {}}
@@ -265,13 +267,17 @@ def review(campaign_dir: str | Path, schema: Schema, counts: Counter[str] | None
                     report["held_back"].append({"file": s.file, "document": s.document, "person": person,
                                                 "problems": v.problems})
                     for problem in v.problems:
-                        log.warning("held back: %s", problem)
+                        log.debug("held back: %s", problem)  # the command line prints them, once
         elif s.state == "discarded":
             by = {p: discard_reasons(v.doc) for p, v in s.versions.items() if v.doc is not None}
             by = {p: r for p, r in by.items() if r}
             for r in by.values():
                 reasons.update(r)
-            report["discarded"].append({"file": s.file, "document": s.document, "by": by})
+            item: dict[str, Any] = {"file": s.file, "document": s.document, "by": by}
+            notes = discard_notes(s.versions)
+            if notes:
+                item["notes"] = notes
+            report["discarded"].append(item)
         elif s.state == "pending":
             waiting = [p for p, v in s.versions.items() if v.doc is not None and not is_finished(v.doc)]
             report["pending"].append({"file": s.file, "document": s.document, "waiting_for": waiting})
@@ -307,6 +313,19 @@ def review(campaign_dir: str | Path, schema: Schema, counts: Counter[str] | None
     return report
 
 
+def discard_notes(versions: Mapping[str, Checked]) -> dict[str, list[str]]:
+    """Person -> the notes written on their ``Discard`` entities (why they discarded; e.g. for ``other``)."""
+    out: dict[str, list[str]] = {}
+    for person, v in versions.items():
+        if v.doc is None:
+            continue
+        ids = {t.id for t in v.doc.textbounds if t.type == DISCARD_TYPE}
+        found = [q.text.strip() for q in v.doc.notes if q.target in ids and q.text.strip()]
+        if found:
+            out[person] = found
+    return out
+
+
 def format_report(report: Mapping[str, Any]) -> str:
     """Markdown of the review report (without the agreement, see ``agreement.md``)."""
     d = report["documents"]
@@ -315,8 +334,10 @@ def format_report(report: Mapping[str, Any]) -> str:
              f"{d['held_back']} held back, {d['pending']} pending.", ""]
     lines += ["## Discarded documents", "", "| document | discarded by (reasons) |", "|---|---|"]
     for item in report["discarded"]:
-        by = "; ".join(f"{p}: {', '.join(r)}" for p, r in sorted(item["by"].items()))
-        lines.append(f"| {item['file']} | {by} |")
+        notes = item.get("notes", {})
+        by = "; ".join(f"{p}: {', '.join(r)}" + (f" ({' / '.join(notes[p])})" if notes.get(p) else "")
+                       for p, r in sorted(item["by"].items()))
+        lines.append(f"| {item['file']} | {by.replace('|', '/')} |")
     if report["discard_reasons"]:
         lines += ["", "| reason | discards |", "|---|---|"]
         lines += [f"| {r} | {n} |" for r, n in report["discard_reasons"].items()]

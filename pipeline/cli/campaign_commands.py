@@ -40,8 +40,11 @@ def add_campaign_command(name: str, help: str) -> argparse.ArgumentParser:  # no
 
 
 def run_status(args: argparse.Namespace) -> int:
+    from pipeline.cli.team_commands import format_team_status, team_status  # the team over the history
+
     try:
         status = status_mod.campaign_status(args.campaign_dir)
+        team = team_status(Path(args.campaign_dir))
     except CampaignError as exc:
         print(f"pgx-corpus campaign status: {exc}", file=sys.stderr)
         return 2
@@ -54,14 +57,23 @@ def run_status(args: argparse.Namespace) -> int:
         path = status_mod.write_png(status, args.png, journal_progress(args.campaign_dir))
         print(f"pgx-corpus campaign status: wrote {path}", file=sys.stderr)
     if args.json:
-        sys.stdout.write(json.dumps(status, ensure_ascii=False, sort_keys=True, indent=2) + "\n")
+        sys.stdout.write(json.dumps({**status, "team": team}, ensure_ascii=False, sort_keys=True, indent=2) + "\n")
     else:
-        sys.stdout.write(status_mod.format_markdown(status))
+        sys.stdout.write(status_mod.format_markdown(status) + format_team_status(team))
     return ExitCode.WORK_LEFT if any(row["held_back"] for row in status["rows"]) else ExitCode.OK
 
 
 def run_review(args: argparse.Namespace) -> int:
     counts: Counter[str] = Counter()
+    if args.remerge:
+        from pipeline.campaign.remerge import remerge
+
+        try:
+            done = remerge(args.campaign_dir, args.remerge)
+        except CampaignError as exc:
+            print(f"pgx-corpus campaign review: {exc}", file=sys.stderr)
+            return 2
+        print(f"{len(done)} document(s) merged again: {', '.join(done)}")
     try:
         report = review_mod.review(args.campaign_dir, load_schema(args.schema), counts)
     except (CampaignError, SchemaError) as exc:
@@ -114,4 +126,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("campaign_dir", type=_existing_dir, metavar="CAMPAIGN_DIR")
     p.add_argument("--json", action="store_true", help="print the report as one JSON object on stdout")
     p.add_argument("--schema", type=Path, default=DEFAULT_SCHEMA, help="schema file (default config/schema.yaml)")
+    p.add_argument("--remerge", nargs="+", metavar="DOC", help="first merge these documents again (a phase-1 "
+                   "correction after the merge), replacing the senior's copy; refused for one the senior started")
     p.set_defaults(func=run_review)

@@ -339,6 +339,10 @@ def prepare_batches(
     src = Path(collection)
     if not src.is_dir():
         raise FileNotFoundError(f"{src}: not a directory")
+    if not (src / "annotation.conf").is_file():
+        # checked before the output directory is made: a refused batches leaves nothing behind
+        raise FileNotFoundError(f"{src / 'annotation.conf'}: the collection has no annotation.conf (export it "
+                                "with pgx-corpus build, or copy the configuration files into it)")
     listing = list_files(src, (".txt", ".ann", ".conf"))  # .conf: copied into every collection too
     listing.refuse_symlinks("batches")  # a link would copy its target into every annotator's collection
     txts = {p.stem: p for p in listing.files if p.suffix == ".txt"}

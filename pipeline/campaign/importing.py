@@ -1,0 +1,228 @@
+"""``campaign import``: finished brat directories come in as the phase-1 work of named annotators.
+
+Input: ``work``, pairs ``(person, directory)`` of brat directories (``NAME.txt``/``NAME.ann``), done in
+an earlier round, in another tool, or a gold standard to adjudicate against; optionally a
+``reference``, the pre-annotation the work started from (a brat collection; its ``annotation.conf``
+is the campaign's configuration when it has one, else the schema's).
+
+* Into a **new** campaign directory (no ``campaign.json``): the documents are the reference's (or,
+  without one, those of the work directories); each goes to the two people whose directories hold it
+  (a document held by fewer or more than two is left out and reported) and to the least-loaded of the
+  ``seniors`` (seeded tie-break); the campaign is written by :func:`pipeline.campaign.phase1.write_phase1`,
+  exactly as ``batches`` writes one, with the reference's annotations (or none) as pre-annotation.
+* Into an **existing** campaign: each person's imported documents replace the versions assigned to
+  them that they have not started (:func:`pipeline.campaign.assignments.started`); a started one is
+  held back, never overwritten; a document not assigned to them is reported and left out.
+
+Each imported version is checked as ``review`` checks a person's work: its text must be the
+campaign's, and it must parse and validate against the person's collection ``annotation.conf``.  A
+version that fails is **held back**: not written (the person's collection keeps what was handed out),
+and reported with ``file:line``.  Relation notes are read with :mod:`pipeline.brat.modality` (the
+PGxCorpus form ``hyp``, ``neg``, also ``hypo``, ``htp``, ``not``) and written back in its canonical
+form, one note per relation.  An imported version counts as finished: it gets a ``Done`` marker
+unless it holds a ``Discard``.  Each document is written under its lock, ``.ann`` first, ``.txt`` last.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import tempfile
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import replace as dc_replace
+from pathlib import Path
+from typing import Any
+
+from pipeline.brat.conf import CAMPAIGN_DONE_TYPE, write_conf_files
+from pipeline.brat.modality import format_note, join_notes
+from pipeline.brat.standoff import BratDocument, Note, TextBound, dumps, parse_ann
+from pipeline.brat.validate import validate_document
+from pipeline.campaign import assignments as asg
+from pipeline.campaign import deploy
+from pipeline.campaign.documents import _first_difference, discard_reasons, is_finished, load_conf
+from pipeline.campaign.layout import CAMPAIGN_MANIFEST, PHASE1_DIR
+from pipeline.campaign.locks import document_lock
+from pipeline.campaign.phase1 import CampaignError, access_roles, check_ids, read_campaign, write_phase1
+from pipeline.corpus.batches import _by_load, _doc_key
+from pipeline.schema import Schema
+
+ANNOTATION_NOTE = "AnnotatorNotes"
+
+
+def normalize_modality(doc: BratDocument) -> BratDocument:
+    """``doc`` with each relation's notes folded into one, in the canonical modality form."""
+    relations = {r.id for r in doc.relations}
+    by_target: dict[str, list[Note]] = {}
+    for q in doc.notes:
+        if q.target in relations and q.type == ANNOTATION_NOTE:
+            by_target.setdefault(q.target, []).append(q)
+    notes = [q for q in doc.notes if not (q.target in relations and q.type == ANNOTATION_NOTE)]
+    for found in by_target.values():
+        joined = join_notes(q.text for q in found)
+        text = format_note(joined.modality, joined.free)
+        if text:
+            notes.append(dc_replace(found[0], text=text))
+    out = copy.copy(doc)
+    out.notes = sorted(notes, key=lambda q: (int(q.id[1:]) if q.id[1:].isdigit() else 0, q.id))
+    return out
+
+
+def with_done(doc: BratDocument) -> BratDocument:
+    """``doc`` marked finished: a ``Done`` entity on its first word (unless finished already)."""
+    if is_finished(doc):
+        return doc
+    first = re.search(r"\S+", doc.text)
+    if first is None:
+        return doc
+    used = [int(t.id[1:]) for t in doc.textbounds if t.id[1:].isdigit()]
+    out = copy.copy(doc)
+    out.textbounds = [*doc.textbounds, TextBound(f"T{max(used, default=0) + 1}", CAMPAIGN_DONE_TYPE,
+                                                 ((first.start(), first.end()),), first.group())]
+    return out
+
+
+def check_version(txt: Path, original: str, conf_path: Path) -> tuple[BratDocument | None, list[str]]:
+    """An imported version read, checked against the campaign's text and ``conf_path``; problems as
+    ``file:line: message`` (the document is None when there are any)."""
+    ann = txt.with_suffix(".ann")
+    try:
+        text = txt.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, [f"{txt}:0: cannot read: {exc}"]
+    try:
+        ann_text = ann.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None, [f"{ann}:0: no annotation file beside the text"]
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, [f"{ann}:0: cannot read: {exc}"]
+    if text != original:
+        line = _first_difference(original, text)
+        return None, [f"{txt}:{line}: text differs from the campaign's text (first difference on this line)"]
+    doc, issues = parse_ann(txt.stem, text, ann_text, str(ann))
+    problems = [str(i) for i in issues]
+    problems += [str(p) for p in sorted(validate_document(doc, ann_text, load_conf(conf_path), str(ann)))]
+    return (None, problems) if problems else (doc, [])
+
+
+def _write_version(root: Path, collection: Path, doc: BratDocument) -> None:
+    with document_lock(root, collection / doc.name):
+        (collection / f"{doc.name}.ann").write_text(dumps(doc), encoding="utf-8", newline="\n")
+        (collection / f"{doc.name}.txt").write_text(doc.text, encoding="utf-8", newline="\n")
+
+
+def _new_campaign(root: Path, work: Sequence[tuple[str, Path]], schema: Schema, reference: Path | None,
+                  seniors: Sequence[str], seed: int, counts: Counter[str], report: dict[str, Any],
+                  when: str) -> None:
+    if reference is not None:
+        names = sorted((p.stem for p in reference.glob("*.txt")), key=_doc_key)
+    else:
+        names = sorted({p.stem for _, d in work for p in d.glob("*.txt")}, key=_doc_key)
+    if not names:
+        raise CampaignError(f"{reference or work[0][1]}: no document (NAME.txt) to import")
+    if not seniors:
+        raise CampaignError("a new campaign needs at least one senior (--senior)")
+    people = [p for p, _ in work]
+    check_ids([*people, *seniors], "import")
+    clash = sorted(set(people) & set(seniors))
+    if clash:
+        raise CampaignError(f"refused, it would break the rule 'a senior who annotated none of their documents': "
+                            f"{', '.join(clash)} both imported and senior")
+    rows: list[tuple[str, str, str]] = []
+    load: Counter[str] = Counter({s: 0 for s in seniors})
+    for name in names:
+        holders = [p for p, d in work if (d / f"{name}.txt").is_file()]
+        if len(holders) != 2:
+            report["left_out"].append({"document": name, "reason": f"held by {len(holders)} imported directories "
+                                       f"({', '.join(holders) or 'none'}); a document needs two annotators"})
+            continue
+        senior = _by_load(list(seniors), load, seed, name)[0]
+        load[senior] += 1
+        rows += [(name, "1", holders[0]), (name, "1", holders[1]), (name, "2", senior)]
+    kept = sorted({r[0] for r in rows}, key=_doc_key)
+    with tempfile.TemporaryDirectory(prefix="pgx-import-") as tmp:
+        src = Path(tmp)
+        if reference is not None and (reference / "annotation.conf").is_file():
+            from pipeline.brat.conf import copy_conf_files
+
+            copy_conf_files(reference, src)
+        else:
+            write_conf_files(src, schema)
+        for name in kept:
+            text_from = reference if reference is not None else \
+                next(d for _, d in work if (d / f"{name}.txt").is_file())
+            (src / f"{name}.txt").write_bytes((text_from / f"{name}.txt").read_bytes())
+            ann = (reference / f"{name}.ann") if reference is not None else None
+            (src / f"{name}.ann").write_bytes(ann.read_bytes() if ann is not None and ann.is_file() else b"")
+        txts = {n: src / f"{n}.txt" for n in kept}
+        roster = [(p, "annotator", True) for p in people] + [(s, "senior", False) for s in seniors]
+        write_phase1(src, txts, rows, roster, root, seed=seed, counts=counts)
+    campaign = read_campaign(root)
+    # where it came from: the imported directories and the reference (not a build run)
+    campaign["provenance"]["imported"] = {p: str(Path(d).resolve()) for p, d in work}
+    campaign["provenance"]["reference"] = str(Path(reference).resolve()) if reference is not None else None
+    asg.save_campaign(root, campaign)
+    asg.start_history(root, campaign, "import", when)
+
+
+def import_work(
+    root: Path, work: Sequence[tuple[str, Path]], schema: Schema, *, reference: Path | None = None,
+    seniors: Sequence[str] = (), seed: int = 13, when: str = "", counts: Counter[str] | None = None,
+) -> dict[str, Any]:
+    """Import ``work`` into the campaign ``root`` (see the module docstring).
+
+    Returns ``{"imported": [{person, document}], "held_back": [{person, document, problems}],
+    "left_out": [{document, reason}], "new_campaign": bool, "roles": {person: roles}}``.
+    CampaignError before anything is written for a missing directory, a bad id or an unusable team.
+    """
+    counts = counts if counts is not None else Counter()
+    root = Path(root)
+    when = when or asg.now()
+    for person, d in work:
+        if not Path(d).is_dir():
+            raise CampaignError(f"{d}: not a directory (imported work of {person})")
+    if reference is not None and not Path(reference).is_dir():
+        raise CampaignError(f"{reference}: not a directory (reference)")
+    if len({p for p, _ in work}) != len(work):
+        raise CampaignError("each person's work is imported once (a person named twice)")
+    report: dict[str, Any] = {"imported": [], "held_back": [], "left_out": [], "new_campaign": False}
+    new = not (root / CAMPAIGN_MANIFEST).is_file()
+    if new:
+        if len(work) < 2:
+            raise CampaignError("a new campaign needs the work of two annotators or more")
+        root.mkdir(parents=True, exist_ok=True)
+        _new_campaign(root, work, schema, reference, seniors, seed, counts, report, when)
+        report["new_campaign"] = True
+    campaign = read_campaign(root)
+    pre = root / deploy.PREANNOTATION_DIR
+    for person, directory in work:
+        collection = root / PHASE1_DIR / person
+        mine = [e for e in campaign["documents"] if person in e["phase1"]]
+        assigned = {name for e in mine for name in e["files"]}
+        if not new:
+            report["left_out"] += [{"document": t.stem, "reason": f"not assigned to {person}"}
+                                   for t in sorted(Path(directory).glob("*.txt")) if t.stem not in assigned]
+        for entry in mine:
+            for name in entry["files"]:
+                source = Path(directory) / f"{name}.txt"
+                if not source.is_file():
+                    continue
+                if not new and asg.file_started(root, "1", person, name):
+                    report["held_back"].append({"person": person, "document": name, "problems": [
+                        f"{collection / name}.ann:0: {person} has started this document in the campaign; "
+                        "not overwritten"]})
+                    continue
+                original = (pre / f"{name}.txt").read_text(encoding="utf-8")
+                doc, problems = check_version(source, original, collection / "annotation.conf")
+                if doc is None:
+                    report["held_back"].append({"person": person, "document": name, "problems": problems})
+                    counts["held_back"] += 1
+                    continue
+                doc = with_done(normalize_modality(doc))
+                _write_version(root, collection, doc)
+                counts["imported"] += 1
+                if discard_reasons(doc):
+                    counts["imported_discarded"] += 1
+                report["imported"].append({"person": person, "document": name})
+    report["roles"] = {p: sorted(r) for p, r in access_roles(campaign).items()}
+    return report

@@ -1,0 +1,67 @@
+"""Where a campaign came from: the build run, the schema and the guideline version it started with.
+
+Recorded in ``campaign.json`` under ``provenance`` when the campaign is written (``batches`` or
+``campaign import``)::
+
+    {"build_run": "<run id>" | null, "build_manifest": "<path>" | null,
+     "schema_sha256": "<sha256>" | null, "annotation_conf_sha256": "<sha256>" | null,
+     "guideline_version": "1"}
+
+``build_run`` is the run that published the collection (its ``.run`` marker, written by the build) and
+``build_manifest`` that run's ``runs/<run>/manifest.json`` beside the collection, whose config hashes give
+the schema's; without a build (a collection made by hand) they are null and the collection's own
+``annotation.conf`` hash still says which schema it reflects.  Guideline versions after the first are
+recorded by :mod:`pipeline.campaign.guidelines`.  Nothing here is dated, so the same inputs still give
+the same campaign directory.
+
+:func:`write_gitignore` writes ``CAMPAIGN_DIR/.gitignore``: a campaign directory kept in git never
+offers its secrets and private state for a commit (``access/``: users and password hashes;
+``journal/``: every version of every document, with who wrote it; ``locks/``; temporaries).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+FIRST_GUIDELINE_VERSION = "1"
+RUN_MARKER = ".run"
+
+
+def _sha(path: Path) -> str | None:
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+
+
+GITIGNORE = """# written by pgx-corpus: a campaign's secrets and private state are never committed
+/access/
+/journal/
+/locks/
+.*.tmp*
+"""
+
+
+def write_gitignore(campaign_dir: Path) -> None:
+    """``CAMPAIGN_DIR/.gitignore`` (see the module docstring); a manager's own file is kept."""
+    path = Path(campaign_dir) / ".gitignore"
+    if not path.exists():
+        path.write_text(GITIGNORE, encoding="utf-8")
+
+
+def provenance(collection: Path, schema: Path | None = None) -> dict[str, Any]:
+    """The provenance of a campaign written from ``collection`` (see the module docstring)."""
+    src = Path(collection)
+    marker = src / RUN_MARKER
+    run = marker.read_text(encoding="utf-8").strip() if marker.is_file() else None
+    manifest = src.parent / "runs" / run / "manifest.json" if run else None
+    schema_sha = _sha(schema) if schema is not None else None
+    if manifest is not None and manifest.is_file():
+        try:
+            hashes = json.loads(manifest.read_text(encoding="utf-8")).get("config_hashes", {})
+            schema_sha = schema_sha or hashes.get("schema")
+        except (OSError, json.JSONDecodeError):
+            pass
+    return {"build_run": run, "build_manifest": str(manifest) if manifest and manifest.is_file() else None,
+            "schema_sha256": schema_sha, "annotation_conf_sha256": _sha(src / "annotation.conf"),
+            "guideline_version": FIRST_GUIDELINE_VERSION}

@@ -1,0 +1,260 @@
+"""``pgx-corpus campaign replace | add-person | reassign | import | calibrate | calibration | guideline |
+team``: the team and the work of a running campaign.
+
+Thin handlers over :mod:`pipeline.campaign.team`, :mod:`pipeline.campaign.importing`,
+:mod:`pipeline.campaign.calibration`, :mod:`pipeline.campaign.guidelines` and
+:mod:`pipeline.campaign.assignments`.  Exit codes (:mod:`pipeline.cli.exitcodes`): 0 done; 1 an I/O
+error; 2 refused before anything was written (a campaign rule that would break, named with the
+documents; an unknown person or document); 3 done, with documents held back (``import``).  New
+passwords are printed once, on stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+from pipeline.campaign import assignments as asg
+from pipeline.campaign import calibration as calibration_mod
+from pipeline.campaign import guidelines as guidelines_mod
+from pipeline.campaign import importing as importing_mod
+from pipeline.campaign import team as team_mod
+from pipeline.campaign.phase1 import CampaignError, read_campaign
+from pipeline.cli.brat_commands import print_passwords
+from pipeline.cli.campaign_commands import add_campaign_command
+from pipeline.cli.corpus_commands import _existing_dir
+from pipeline.cli.exitcodes import ExitCode
+from pipeline.schema import DEFAULT_SCHEMA, SchemaError, load_schema
+from pipeline.serve import users as users_mod
+
+
+def _fail(command: str, message: object, code: ExitCode = ExitCode.REFUSED) -> int:
+    print(f"pgx-corpus campaign {command}: {message}", file=sys.stderr)
+    return int(code)
+
+
+def _report(command: str, root: Path, result: team_mod.Result) -> int:
+    for m in result.moves:
+        how = " (started; their version archived)" if m.started else ""
+        print(f"{m.document}: phase {m.phase} {m.giver} -> {m.receiver}{how}")
+    for doc in result.kept_started:
+        print(f"{doc}: started, left with its annotator to finish or discard")
+    for person in result.revoked:
+        print(f"{person}: access revoked")
+    print(f"{len(result.moves)} document(s) moved; history in {root / asg.HISTORY_FILE}")
+    print_passwords(result.passwords, root)
+    return int(ExitCode.OK)
+
+
+def _run(command: str, args: argparse.Namespace, action: object) -> int:
+    try:
+        result = action()  # type: ignore[operator]
+    except (CampaignError, users_mod.UsersError, SchemaError, ValueError) as exc:
+        return _fail(command, exc)
+    except OSError as exc:
+        return _fail(command, exc, ExitCode.ERROR)
+    return _report(command, args.campaign_dir, result)
+
+
+def run_replace(args: argparse.Namespace) -> int:
+    return _run("replace", args, lambda: team_mod.replace(args.campaign_dir, args.old, args.new,
+                                                          started=args.started))
+
+
+def run_add_person(args: argparse.Namespace) -> int:
+    return _run("add-person", args, lambda: team_mod.add_person(args.campaign_dir, args.person, args.role))
+
+
+def run_reassign(args: argparse.Namespace) -> int:
+    return _run("reassign", args, lambda: team_mod.reassign(args.campaign_dir, args.documents, args.to,
+                                                            giver=args.giver, started=args.started))
+
+
+def _pair(value: str) -> tuple[str, Path]:
+    person, sep, directory = value.partition("=")
+    if not sep or not person or not directory:
+        raise argparse.ArgumentTypeError(f"expected PERSON=DIRECTORY, got {value!r}")
+    return person, Path(directory)
+
+
+def run_import(args: argparse.Namespace) -> int:
+    counts: Counter[str] = Counter()
+    try:
+        report = importing_mod.import_work(args.campaign_dir, args.work, load_schema(args.schema),
+                                           reference=args.reference, seniors=args.senior or (), seed=args.seed,
+                                           counts=counts)
+        passwords = users_mod.create_users(args.campaign_dir, {p: r for p, r in report["roles"].items()}) \
+            if report["new_campaign"] else {}
+    except (CampaignError, users_mod.UsersError, SchemaError) as exc:
+        return _fail("import", exc)
+    except OSError as exc:
+        return _fail("import", exc, ExitCode.ERROR)
+    for item in report["left_out"]:
+        print(f"pgx-corpus campaign import: left out {item['document']}: {item['reason']}", file=sys.stderr)
+    for item in report["held_back"]:
+        for problem in item["problems"]:
+            print(f"pgx-corpus campaign import: held back: {problem}", file=sys.stderr)
+    print(f"{len(report['imported'])} version(s) imported as finished, {len(report['held_back'])} held back, "
+          f"{len(report['left_out'])} left out, into {args.campaign_dir}")
+    print_passwords(passwords, args.campaign_dir)
+    return int(ExitCode.WORK_LEFT if report["held_back"] else ExitCode.OK)
+
+
+def run_calibrate(args: argparse.Namespace) -> int:
+    try:
+        result = calibration_mod.add_round(args.campaign_dir, args.collection, args.documents,
+                                           reference=args.reference)
+    except CampaignError as exc:
+        return _fail("calibrate", exc)
+    except OSError as exc:
+        return _fail("calibrate", exc, ExitCode.ERROR)
+    print(f"calibration round {result['round']}: {len(result['documents'])} document(s) to "
+          f"{', '.join(result['annotators'])}")
+    return int(ExitCode.OK)
+
+
+def run_calibration(args: argparse.Namespace) -> int:
+    try:
+        if args.promote:
+            doc, a, b, senior = args.promote
+            calibration_mod.promote(args.campaign_dir, doc, [a, b], senior)
+            print(f"{doc}: added to the campaign (phase 1: {a}, {b}; phase 2: {senior})")
+            return int(ExitCode.OK)
+        result = calibration_mod.report(args.campaign_dir, load_schema(args.schema), args.round)
+    except (CampaignError, SchemaError) as exc:
+        return _fail("calibration", exc)
+    except OSError as exc:
+        return _fail("calibration", exc, ExitCode.ERROR)
+    sys.stdout.write(json.dumps(result, indent=2, sort_keys=True) + "\n" if args.json
+                     else calibration_mod.format_report(result))
+    return int(ExitCode.OK)
+
+
+def run_guideline(args: argparse.Namespace) -> int:
+    try:
+        entry = guidelines_mod.record_version(args.campaign_dir, args.version, args.changes)
+    except CampaignError as exc:
+        return _fail("guideline", exc)
+    except OSError as exc:
+        return _fail("guideline", exc, ExitCode.ERROR)
+    print(f"guidelines version {entry['version']} current from {entry['date']}; every guide.md says so")
+    return int(ExitCode.OK)
+
+
+def team_status(root: Path) -> dict[str, object]:
+    """The team part of ``campaign status``: per person over the assignment history, calibration
+    documents counted apart, and who has worked since the current guideline version."""
+    campaign = read_campaign(root)
+    calibration: Counter[str] = Counter(p for e in campaign.get("calibration", []) for p in e["annotators"])
+    return {"people": asg.person_history(root, campaign), "calibration": dict(sorted(calibration.items())),
+            "guidelines": guidelines_mod.worked_since(root, campaign)}
+
+
+def format_team_status(team: dict[str, object]) -> str:
+    people = team["people"]
+    assert isinstance(people, list)
+    lines = ["", "## Team over the assignment history", "",
+             "| person | phase | assigned ever | moved away | assigned now | joined | left |",
+             "|---|---|---|---|---|---|---|"]
+    lines += [f"| {r['person']} | {r['phase']} | {r['ever']} | {r['moved_away']} | {r['now']} | "
+              f"{r['joined'] or ''} | {r['left'] or ''} |" for r in people]
+    calibration = team["calibration"]
+    assert isinstance(calibration, dict)
+    if calibration:
+        lines += ["", "Calibration documents (not in the counts above): "
+                  + ", ".join(f"{p} {n}" for p, n in calibration.items())]
+    g = team["guidelines"]
+    assert isinstance(g, dict)
+    lines += ["", f"## Since guidelines version {g['version']} ({g['date'] or 'from the start'})", ""]
+    if g["source"] == "none":
+        lines.append("No journal (campaign serve keeps one): who has worked since cannot be told.")
+    elif g["source"] == "annotations":
+        lines += ["No journal: documents whose annotations changed since the version was recorded.", "",
+                  "| person | documents changed |", "|---|---|"]
+        lines += [f"| {r['person']} | {r['documents']} |" for r in g["people"]]
+    else:
+        lines += ["| person | writes | documents | last write |", "|---|---|---|---|"]
+        lines += [f"| {r['person']} | {r['writes']} | {r['documents']} | {r['last'] or 'none'} |" for r in g["people"]]
+    return "\n".join(lines) + "\n"
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the team commands to the ``campaign`` group (after ``pipeline.cli.campaign_commands``)."""
+    del sub
+    started_help = ("what to do with documents the person has started and not finished: keep (they stay with "
+                    "them to finish or discard) or move (fresh from what was handed out, their version archived "
+                    "under archive/)")
+    p = add_campaign_command(
+        "replace", "OLD leaves and NEW joins in their role: OLD's unstarted documents go to NEW (a new blind "
+        "collection), finished work stays, OLD's access is revoked and NEW gets a user (password shown once).")
+    p.add_argument("campaign_dir", type=_existing_dir, metavar="CAMPAIGN_DIR")
+    p.add_argument("old", metavar="OLD")
+    p.add_argument("new", metavar="NEW")
+    p.add_argument("--started", choices=team_mod.STARTED_CHOICES,
+                   help=started_help + "; required when there are such documents")
+    p.set_defaults(func=run_replace)
+
+    p = add_campaign_command(
+        "add-person", "PERSON joins as annotator or senior and takes a fair share of the unstarted documents "
+        "(and of the documents appended later); a user is created (password shown once).")
+    p.add_argument("campaign_dir", type=_existing_dir, metavar="CAMPAIGN_DIR")
+    p.add_argument("person", metavar="PERSON")
+    p.add_argument("--role", choices=("annotator", "senior"), required=True)
+    p.set_defaults(func=run_add_person)
+
+    p = add_campaign_command(
+        "reassign", "give documents held by --from (in phase 1 or 2) to --to; refused, naming the rule and the "
+        "documents, when a campaign rule would break or the holder has started them.")
+    p.add_argument("campaign_dir", type=_existing_dir, metavar="CAMPAIGN_DIR")
+    p.add_argument("documents", nargs="+", metavar="DOC")
+    p.add_argument("--to", required=True, metavar="PERSON", help="who takes the documents (a person of the campaign)")
+    p.add_argument("--from", dest="giver", required=True, metavar="PERSON", help="who gives them (their phase-1 or "
+                   "phase-2 holder)")
+    p.add_argument("--started", choices=("move",), help="move started documents too (their version archived)")
+    p.set_defaults(func=run_reassign)
+
+    p = add_campaign_command(
+        "import", "bring finished brat directories in as the phase-1 work of named annotators (a new campaign "
+        "when CAMPAIGN_DIR has none); each version is checked (text, parse, annotation.conf) and held back with "
+        "file:line when it fails; imported versions count as finished.")
+    p.add_argument("campaign_dir", type=Path, metavar="CAMPAIGN_DIR")
+    p.add_argument("--work", type=_pair, action="append", required=True, metavar="PERSON=DIR",
+                   help="one annotator's finished brat directory (repeat)")
+    p.add_argument("--reference", type=_existing_dir, metavar="DIR",
+                   help="the pre-annotation the work started from (a brat collection)")
+    p.add_argument("--senior", action="append", metavar="PERSON", help="a senior of a new campaign (repeat)")
+    p.add_argument("--seed", type=int, default=13, help="tie-break of the seniors' loads (default 13)")
+    p.add_argument("--schema", type=Path, default=DEFAULT_SCHEMA, help="schema whose brat configuration a new "
+                   "campaign gets without --reference (default config/schema.yaml)")
+    p.set_defaults(func=run_import)
+
+    p = add_campaign_command(
+        "calibrate", "a calibration round: DOCUMENTS of COLLECTION go to every active annotator, outside the "
+        "two-annotators rule; they are not reviewed, finalized or released (see `campaign calibration`).")
+    p.add_argument("campaign_dir", type=_existing_dir, metavar="CAMPAIGN_DIR")
+    p.add_argument("collection", type=_existing_dir, metavar="COLLECTION")
+    p.add_argument("documents", nargs="+", metavar="DOC")
+    p.add_argument("--reference", type=_existing_dir, metavar="DIR", help="a reference annotation to score against")
+    p.set_defaults(func=run_calibrate)
+
+    p = add_campaign_command(
+        "calibration", "agreement of the calibration rounds per person (against each other and the reference); "
+        "--promote adds a calibration document to the campaign.")
+    p.add_argument("campaign_dir", type=_existing_dir, metavar="CAMPAIGN_DIR")
+    p.add_argument("--round", type=int, help="one round only")
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    p.add_argument("--schema", type=Path, default=DEFAULT_SCHEMA, help="schema file (default config/schema.yaml)")
+    p.add_argument("--promote", nargs=4, metavar=("DOC", "ANNOTATOR1", "ANNOTATOR2", "SENIOR"),
+                   help="add DOC to the campaign with two of its annotators and a senior who is neither")
+    p.set_defaults(func=run_calibration)
+
+    p = add_campaign_command(
+        "guideline", "record a new guideline version (today) and what changed; every guide.md shows it, and "
+        "status tells who has worked since.")
+    p.add_argument("campaign_dir", type=_existing_dir, metavar="CAMPAIGN_DIR")
+    p.add_argument("version", metavar="VERSION")
+    p.add_argument("changes", metavar="WHAT_CHANGED")
+    p.set_defaults(func=run_guideline)
