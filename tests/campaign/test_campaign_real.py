@@ -45,12 +45,16 @@ def keys(doc: BratDocument) -> tuple[Counter, Counter]:
 
 
 def drop_marks_of(doc: BratDocument, person: str) -> BratDocument:
-    """What a senior gets by deleting ``person``'s marked entities (brat deletes their relations too) and
-    disputed relations, removing every other mark and retyping every other disputed relation (brat keeps
-    its note; the merge's who-said-what text is taken out as finalize does)."""
+    """What a senior gets by deleting ``person``'s marked entities (brat deletes their relations too) and the
+    disputed relations only ``person`` drew (their note says another annotator drew ``no relation``),
+    removing every other mark and retyping every other disputed relation (brat keeps its note; the merge's
+    who-said-what text is taken out as finalize does)."""
     gone = {a.target for a in doc.attributes if a.type == "Disagreement" and a.value == person}
-    # (``person`` drew no relation here: the pre-annotation has none, so no disputed relation is theirs)
-    assert all(f"{person}: no relation" in q.text for q in doc.notes if q.target.startswith("R")), doc.name
+    notes = {q.target: q.text for q in doc.notes if q.target.startswith("R")}
+    for r in doc.relations:
+        absent = set(re.findall(r"([A-Za-z0-9_.-]+): no relation", notes.get(r.id, "")))
+        if undisputed_type(r.type) and absent and person not in absent:
+            gone.add(r.id)
     out = BratDocument(doc.name, doc.text)
     out.textbounds = [t for t in doc.textbounds if t.id not in gone]
     kept = {t.id for t in out.textbounds}
