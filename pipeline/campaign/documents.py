@@ -72,8 +72,8 @@ def read_checked(txt: Path, original_text: str | None, conf: AnnotationConf) -> 
     if not ann.is_file():
         # every document is handed out with its .ann: one gone was deleted (brat would show the text
         # without a single annotation, and an empty one would pass for "nothing to annotate")
-        return Checked(None, [f"{ann}:0: annotation file missing (deleted?); restore it, or create an empty "
-                              "one if the document has no annotation"])
+        return Checked(None, [f"{ann}:0: annotation file missing (deleted?); restore it (campaign history), or "
+                              "write an empty one to start the document again"])
     try:
         text = read_text(txt)
         ann_text = read_text(ann)

@@ -69,6 +69,23 @@ COMMAND_CODES: dict[str, dict[ExitCode, str]] = {
     "release": {ExitCode.OK: "released", ExitCode.REFUSED: "bad input, or FINAL has problems: nothing "
                 "written"},
     "train": {ExitCode.OK: "model written", ExitCode.REFUSED: "bad input"},
+    "campaign users list": {ExitCode.OK: "listed", ExitCode.REFUSED: "not a campaign, or a broken users file"},
+    "campaign users reset": {ExitCode.OK: "new password shown once", ExitCode.REFUSED: "unknown person"},
+    "campaign users revoke": {ExitCode.OK: "access ended", ExitCode.REFUSED: "unknown person"},
+    "campaign history": {ExitCode.OK: "listed (or restored)", ExitCode.REFUSED: "unknown document or version"},
+    "campaign backup": {ExitCode.OK: "archive written", ExitCode.REFUSED: "not a campaign, or OUT inside it"},
+    "campaign replace": {ExitCode.OK: "replaced", ExitCode.REFUSED: "a campaign rule would break (named, with "
+                         "the documents), or started documents need --started: nothing written"},
+    "campaign add-person": {ExitCode.OK: "added", ExitCode.REFUSED: "a campaign rule would break: nothing "
+                            "written"},
+    "campaign reassign": {ExitCode.OK: "reassigned", ExitCode.REFUSED: "a campaign rule would break, or a "
+                          "document has started: nothing written"},
+    "campaign import": {ExitCode.OK: "imported", ExitCode.REFUSED: "bad directories or campaign",
+                        ExitCode.WORK_LEFT: "imported; documents held back (file:line on stderr)"},
+    "campaign calibrate": {ExitCode.OK: "calibration round given", ExitCode.REFUSED: "bad documents or campaign"},
+    "campaign calibration": {ExitCode.OK: "reported (or promoted)", ExitCode.REFUSED: "bad campaign or "
+                             "document"},
+    "campaign guideline": {ExitCode.OK: "guide version recorded", ExitCode.REFUSED: "bad campaign or guide"},
 }
 
 
