@@ -243,8 +243,8 @@ def test_pubtator_round_trip_dev_gold(tmp_path: Path) -> None:
     assert (counts["documents"], counts["brat_documents"]) == (299, 300)
     assert (counts["entities"], counts["discontiguous_entities"], counts["relations"]) == (2178, 134, 920)
     assert counts["entity_lines"] == 2178 + sum(len(t.fragments) - 1 for d in docs for t in d.textbounds) == 2315
-    # the only loss on the gold: 4 free-text relation comments and the "htp neg" note (typo token)
-    assert counts["notes_dropped"] == 5 and counts["attributes_dropped"] == 0 and counts["relations_dropped"] == 0
+    # the only loss on the gold: 4 free-text relation comments ("htp neg" is modality, carried by its column)
+    assert counts["notes_dropped"] == 4 and counts["attributes_dropped"] == 0 and counts["relations_dropped"] == 0
     loaded = bioc_pubtator.load(out.open(encoding="utf-8"))
     assert sum(len(d.annotations) for d in loaded) == 2315 and sum(len(d.relations) for d in loaded) == 920
     assert all(d.pmid.isdigit() for d in loaded) and len(loaded) == 299
