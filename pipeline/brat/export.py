@@ -24,7 +24,7 @@ Formats
   attributes other than modality, events...) is counted and logged at WARNING.
 * ``bioc-xml`` / ``bioc-json``: one BioC document per brat document, one
   passage (offset 0) holding the text, the entities (one location per
-  fragment in brat order, infons ``type``, ``identifier``, ``note``/``note_2``...
+  fragment in ascending offset order, text joined in that order, infons ``type``, ``identifier``, ``note``/``note_2``...
   for AnnotatorNotes and one infon per brat attribute, e.g. ``Composite`` =
   ``true``) and the relations (infons ``type``, ``Negated``/``Hypothetical`` =
   ``true`` from brat attributes or AnnotatorNotes, notes and other attributes
@@ -39,8 +39,9 @@ Formats
   discontiguous, then longest (most characters) first, then by start, skipping any entity that shares a token with one
   already taken; ``layers`` repeats that pass on the leftovers, one label
   column per pass, until every entity is placed.  A discontiguous entity
-  labels the tokens of all its fragments: ``B-`` on its first token, ``I-``
-  on the others (tokens in the gap are not part of it).  An entity boundary
+  labels the tokens of each of its fragments as a span of its own (``B-`` on
+  the fragment's first token, ``I-`` on the others), so no ``I-`` ever follows
+  ``O``; a BIO reader gets the fragments back, not their link (declared).  An entity boundary
   inside a token labels the whole token and is counted as misaligned.
 * ``splits``: PMIDs (name before ``_``) are sorted, shuffled with
   ``random.Random(seed)`` and cut by the ratios (default 60/20/20; the train
@@ -200,6 +201,31 @@ def to_pubtator(
 #: infon keys of annotations and relations that are not brat attributes
 BIOC_RESERVED_INFONS = ("type", "identifier")
 BIOC_NOTE_INFON = "note"
+#: the key file the collection header names; :func:`bioc_key` gives its text, shipped beside the collection
+BIOC_KEY_FILE = "corpus.key"
+
+
+def bioc_key(schema: Schema) -> str:
+    """The BioC key file: what the collection's documents, passages, annotations and relations hold."""
+    entity_types = ", ".join(schema.entity_types())
+    relation_types = ", ".join(schema.relation_types())
+    return "\n".join([
+        "pgx-corpus BioC key",
+        "",
+        "collection: one document per brat document (a sentence, id {PMID}_{k}); document infon pmid.",
+        "passage: one per document, offset 0, type 'sentence'; its text is the brat .txt text, so every offset",
+        "  is a character offset into the sentence (half-open; BioC lengths in characters).",
+        f"annotation: a brat entity (id = brat id); infon type = the entity type ({entity_types});",
+        "  infon identifier = normalizations DB:ID joined by ','; infons note, note_2... = AnnotatorNotes;",
+        "  other infons = brat attributes ('true' for a binary one). Locations: one per fragment in ascending",
+        "  offset order; the annotation text is the fragment texts joined by one space in that order.",
+        "  A gapped (discontiguous) annotation has several locations: its text is not the span from the first",
+        "  location to the last (readers that assume so, such as bioc.validate, report it as an error).",
+        f"relation: a brat relation (id = brat id); infon type = the relation type as annotated ({relation_types});",
+        "  infons Negated/Hypothetical = 'true' for its modality (pipeline/brat/modality.py); notes and attributes",
+        "  as for annotations; nodes Arg1 and Arg2 refer to annotation ids of the same passage.",
+        "",
+    ])
 
 
 def _note_key(i: int) -> str:
@@ -219,7 +245,7 @@ def to_bioc(docs: Iterable[BratDocument], schema: Schema, counts: Counter[str] |
             source: str = "pgx-corpus") -> bioc.BioCCollection:
     """A BioC collection of the documents (see the module docstring).
 
-    Entities keep their brat ids, fragments (one location each, in brat order) and type; their
+    Entities keep their brat ids, fragments (one location each, in ascending offset order) and type; their
     normalizations go to infon ``identifier`` (``DB:ID``, several joined by ``,``), their
     AnnotatorNotes to infons ``note``, ``note_2``..., their attributes (``Composite``...) to infons named
     after the attribute (``"true"`` for a binary one).  Relations likewise, plus an infon ``"true"`` for
@@ -229,7 +255,7 @@ def to_bioc(docs: Iterable[BratDocument], schema: Schema, counts: Counter[str] |
     counts = counts if counts is not None else Counter()
     collection = bioc.BioCCollection()
     collection.source = source
-    collection.key = "pgx-corpus.key"
+    collection.key = BIOC_KEY_FILE
     for doc in docs:
         counts["documents"] += 1
         bdoc = bioc.BioCDocument()
@@ -242,7 +268,8 @@ def to_bioc(docs: Iterable[BratDocument], schema: Schema, counts: Counter[str] |
         ids = _identifiers(doc)
         known = set()
         for t in doc.textbounds:
-            frags = tuple((s, e) for s, e in t.fragments if e > s)  # brat order: the text column follows it
+            # ascending offsets (BioC readers such as bconv expect them), the text joined in that order
+            frags = tuple(sorted((s, e) for s, e in t.fragments if e > s))
             if not frags:
                 counts["empty_entities_dropped"] += 1
                 continue
@@ -375,15 +402,24 @@ def conll_layers(
     sharing no token with one already taken in the pass.
     """
     counts = counts if counts is not None else Counter()
-    placed: list[tuple[list[int], str]] = []
+    placed: list[tuple[list[list[int]], str]] = []  # per entity: the token indices of each fragment
     starts = {ts for ts, _ in tokens}
     ends = {te for _, te in tokens}
     for frags, type_ in entities:
-        toks = [i for i, (ts, te) in enumerate(tokens) if any(ts < e and te > s for s, e in frags)]
         if any(s not in starts or e not in ends for s, e in frags):
             counts["conll_misaligned"] += 1
-        if toks:
-            placed.append((toks, type_))
+        groups = [[i for i, (ts, te) in enumerate(tokens) if ts < e and te > s] for s, e in sorted(frags)]
+        groups = [g for g in groups if g]
+        # fragments with no token between them (a gap of spaces) are one span of tokens
+        merged: list[list[int]] = []
+        for g in groups:
+            if merged and g[0] <= merged[-1][-1] + 1:
+                merged[-1].extend(k for k in g if k > merged[-1][-1])
+            else:
+                merged.append(list(g))
+        groups = merged
+        if groups:
+            placed.append((groups, type_))
     remaining = list(range(len(placed)))  # entities come in priority order
     layers: list[list[str]] = []
     while remaining:
@@ -391,14 +427,18 @@ def conll_layers(
         used: set[int] = set()
         left = []
         for i in remaining:
-            toks, type_ = placed[i]
-            if used & set(toks):
+            groups, type_ = placed[i]
+            toks = {k for g in groups for k in g}
+            if used & toks:
                 left.append(i)
                 continue
             used.update(toks)
-            labels[toks[0]] = f"B-{type_}"
-            for k in toks[1:]:
-                labels[k] = f"I-{type_}"
+            # each fragment opens with B-: a BIO reader never meets I- after O (a discontiguous entity
+            # reads back as its fragments; the link between them is the declared loss of CoNLL)
+            for g in groups:
+                labels[g[0]] = f"B-{type_}"
+                for k in g[1:]:
+                    labels[k] = f"I-{type_}"
         layers.append(labels)
         if not layers[1:]:
             counts["conll_not_in_first_layer"] += len(left)

@@ -157,7 +157,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "with its configuration files (without the campaign-only Disagreement attribute). A document that "
         "still holds Disagreement marks, holds a Discard entity, fails validation or whose text changed is "
         "held back: listed as file:line on stderr and in FINAL/held_back.tsv and FINAL/finalize.json. Relation "
-        "types are homogenized by the relation_map of --config. Exit 1 when documents are held back.")
+        "types are kept as annotated (the relation_map of --config is a training view for `export` only). Exit 1 "
+        "when documents are held back.")
     p.add_argument("campaign_dir", type=Path, metavar="CAMPAIGN_DIR")
     p.add_argument("--out", type=Path, required=True, metavar="FINAL", help="final corpus directory (replaced)")
     _add_schema(p)

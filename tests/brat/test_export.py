@@ -146,7 +146,26 @@ def test_conll_discontiguous_after_contiguous(fixture_docs) -> None:  # type: ig
     # first layer: contiguous entities, longest first; the discontiguous "Tamoxifen ... levels" comes later
     assert [r[1] for r in rows[:5]] == ["B-Chemical", "O", "B-Pharmacokinetic_phenotype",
                                         "I-Pharmacokinetic_phenotype", "I-Pharmacokinetic_phenotype"]
-    assert rows[0][2] == "B-Pharmacokinetic_phenotype" and rows[2][2] == "I-Pharmacokinetic_phenotype"
+    # each fragment of the discontiguous entity opens with B-: never I- after O
+    assert rows[0][2] == "B-Pharmacokinetic_phenotype" and rows[1][2] == "O"
+    assert rows[2][2] == "B-Pharmacokinetic_phenotype"
+
+
+def test_conll_never_gives_i_after_o_on_the_dev_gold() -> None:
+    docs, _ = read_directory(shared_path("data", "pgxcorpus-dev", "gold"))
+    for scheme in ("outermost", "layers"):
+        text = to_conll(docs, scheme=scheme)
+        columns: dict[int, str] = {}
+        bad = 0
+        for line in text.splitlines():
+            if not line or line.startswith("# "):
+                columns = {}
+                continue
+            for k, label in enumerate(line.split("\t")[3:]):
+                if label.startswith("I-") and columns.get(k, "O") == "O":
+                    bad += 1
+                columns[k] = label
+        assert bad == 0, scheme
 
 
 def test_conll_misaligned_boundaries_are_counted() -> None:

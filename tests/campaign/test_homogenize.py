@@ -89,10 +89,11 @@ def test_decisions_dry_run_then_apply(final: Path, tmp_path: Path, capsys: pytes
     out = capsys.readouterr().out
     assert tree(final) == before  # a dry run writes nothing
     assert out == (
-        "--- a/100_1.ann\n+++ b/100_1.ann\n@@ -1,3 +1 @@\n"
+        "--- a/100_1.ann\n+++ b/100_1.ann\n@@ -1,4 +1 @@\n"
         f"-T1\tGene_or_protein {span('100_1', 'CYP2D6')}\tCYP2D6\n"
         f" T2\tChemical {span('100_1', 'codeine')}\tcodeine\n"
-        "-R1\tinfluences Arg1:T1 Arg2:T2\t\n"
+        "-R1\tmetabolizes Arg1:T1 Arg2:T2\t\n"
+        "-R2\tinfluences Arg1:T1 Arg2:T2\t\n"
         "--- a/100_2.ann\n+++ b/100_2.ann\n@@ -1,3 +1,3 @@\n"
         f" T1\tChemical {span('100_2', 'Warfarin')}\tWarfarin\n"
         f" T2\tDisease {span('100_2', 'thrombosis')}\tthrombosis\n"
