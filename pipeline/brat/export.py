@@ -98,13 +98,15 @@ class ExportConfig:
     conll_scheme: str = "outermost"
     split_ratios: tuple[float, float, float] = (60, 20, 20)
     split_seed: int = 13
+    license: str = ""  # the corpus licence a release states (SPDX id); "" = none given (never guessed)
 
 
 def load_export_config(path: str | Path = DEFAULT_EXPORT_CONFIG) -> ExportConfig:
     p = Path(path)
     data = read_mapping(p, ExportConfigError, "export config")
     unknown = set(data) - {
-        "relation_map", "pubtator_discontiguous", "pubtator_level", "conll_scheme", "split_ratios", "split_seed"
+        "relation_map", "pubtator_discontiguous", "pubtator_level", "conll_scheme", "split_ratios", "split_seed",
+        "license",
     }
     if unknown:
         raise ExportConfigError(f"{p}: unknown key(s) {sorted(unknown)}")
@@ -115,6 +117,7 @@ def load_export_config(path: str | Path = DEFAULT_EXPORT_CONFIG) -> ExportConfig
         conll_scheme=str(data.get("conll_scheme", "outermost")),
         split_ratios=parse_ratios(data.get("split_ratios", (60, 20, 20)), str(p)),
         split_seed=int(data.get("split_seed", 13)),
+        license=str(data.get("license") or ""),
     )
     if cfg.pubtator_discontiguous not in ("skip", "split"):
         raise ExportConfigError(f"{p}: pubtator_discontiguous must be skip or split")
@@ -464,6 +467,25 @@ def to_conll(docs: Iterable[BratDocument], *, scheme: str = "outermost", counts:
         lines = [f"# {doc.name}"]
         for i, (s, e) in enumerate(tokens):
             lines.append("\t".join([doc.text[s:e], str(s), str(e), *(layer[i] for layer in layers)]))
+        blocks.append("\n".join(lines) + "\n")
+    return "\n".join(blocks)
+
+
+def to_conll_spacy(docs: Iterable[BratDocument], counts: Counter[str] | None = None) -> str:
+    """The ``outermost`` labels in the layout ``spacy convert -c ner`` reads: each document opens with
+    ``-DOCSTART- -X- O O``, then ``token<TAB>label`` lines and a blank line; no ``# NAME`` comment lines (spaCy
+    reads them as tokens and fails with E177) and no offset columns.  Documents are in the order given (the
+    names are in the release's ``sentences.tsv``)."""
+    counts = counts if counts is not None else Counter()
+    blocks = []
+    for doc in docs:
+        tokens = tokenize(doc.text)
+        entities = [(f, t.type) for t in doc.textbounds if (f := _frags(t))]
+        entities.sort(key=lambda x: (len(x[0]) > 1, -sum(e - s for s, e in x[0]), x[0][0][0], x[1]))
+        labels = conll_layers(tokens, entities, all_layers=False, counts=counts)[0]
+        lines = ["-DOCSTART- -X- O O", ""] + [f"{doc.text[s:e]}\t{label}" for (s, e), label in zip(tokens, labels,
+                                                                                                   strict=True)]
+        counts["documents"] += 1
         blocks.append("\n".join(lines) + "\n")
     return "\n".join(blocks)
 
