@@ -78,9 +78,9 @@ def inventory(docs: Iterable[BratDocument]) -> dict[str, set[Any]]:
                 inv["modality"].add((rk, modality_label(found)))
             if note.free:
                 inv["notes"].add((rk, note.free))
-        for note in doc.notes:
-            if note.target in keys:
-                inv["notes"].add((keys[note.target], note.text.strip()))
+        for line in doc.notes:
+            if line.target in keys:
+                inv["notes"].add((keys[line.target], line.text.strip()))
         for a in doc.attributes:
             target = keys.get(a.target) or rel_keys.get(a.target)
             if target is not None and not (a.target in rel_keys and a.type in MODALITIES):
