@@ -482,7 +482,9 @@ def datasheet(info: Mapping[str, Any], tables: Sequence[Table]) -> str:
         "fragment of a discontiguous entity opens with `B-`, so it reads back as separate fragments.",
         f"- `hf/`: the Hugging Face dataset (Parquet), configs `{prefix}_source` (default; everything as "
         f"annotated: modality, notes, attributes, relation types) and `{prefix}_bigbio_kb` (BigBIO `bigbio_kb` "
-        f"schema), splits train/validation/test. Load with `datasets.load_dataset(\"path/to/release\")` or "
+        f"schema), splits " + ", ".join(f"{k} ({v:,} sentences)" for k, v in hf["splits"].items() if v)
+        + "".join(f"; {k} has no sentence and is not in the card" for k, v in hf["splits"].items() if not v)
+        + f". Load with `datasets.load_dataset(\"path/to/release\")` or "
         f"`load_dataset(\"path/to/release\", \"{prefix}_bigbio_kb\")`. In `bigbio_kb`, negated and "
         f"hypothetical relations are **excluded** ({kb['relations_excluded_modality']:,} of {s['relations']:,}; "
         f"{kb['relations']:,} relations remain); the source config keeps them with their modality. "
@@ -737,7 +739,7 @@ def release(inputs: ReleaseInputs, out: str | Path, schema: Schema) -> dict[str,
             "decisions": decisions,
             **extra,
         }
-        card = data_mod.hf_front_matter(prefix, license_id or None, inputs.name)
+        card = data_mod.hf_front_matter(prefix, license_id or None, inputs.name, list(hf["bigbio_kb"]))
         (tmp / "README.md").write_text(card + datasheet(info, tables), encoding="utf-8", newline="\n")
         (tmp / RELEASE_JSON).write_text(json.dumps(info, indent=2, sort_keys=True) + "\n", encoding="utf-8",
                                         newline="\n")

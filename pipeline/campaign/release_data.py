@@ -91,10 +91,16 @@ def split_of(docs: Sequence[BratDocument], parts: Mapping[str, Sequence[str]]) -
 
 
 def write_hf(by_split: Mapping[str, Sequence[BratDocument]], out: Path, prefix: str) -> dict[str, Any]:
-    """The two Parquet configs per split under ``out/hf/``; returns the counts per config and split."""
+    """The two Parquet configs per split under ``out/hf/``; returns the counts per config and split.
+
+    A split without documents gets no file (``datasets`` cannot load an empty split) and is left out of the
+    card (:func:`hf_front_matter`); the datasheet names it.
+    """
     summary: dict[str, Any] = {"source": {}, "bigbio_kb": {}}
     for split in SPLITS:
         docs = by_split[split]
+        if not docs:
+            continue
         kb_counts: Counter[str] = Counter()
         src_counts: Counter[str] = Counter()
         kb_rows = [bigbio.kb_row(d, kb_counts) for d in docs]
@@ -107,8 +113,9 @@ def write_hf(by_split: Mapping[str, Sequence[BratDocument]], out: Path, prefix: 
     return summary
 
 
-def hf_front_matter(prefix: str, license_id: str | None, pretty_name: str) -> str:
-    """The dataset card's YAML front matter: two configs (source is the default), the splits, the licence."""
+def hf_front_matter(prefix: str, license_id: str | None, pretty_name: str, splits: Sequence[str]) -> str:
+    """The dataset card's YAML front matter: two configs (source is the default), the splits (``splits``: the
+    Hugging Face names of the non-empty ones), the licence when one is given."""
     lines = ["---", "language:", "- en"]
     if license_id:
         lines.append(f"license: {license_id.lower()}")
@@ -119,8 +126,7 @@ def hf_front_matter(prefix: str, license_id: str | None, pretty_name: str) -> st
         if default:
             lines.append("  default: true")
         lines.append("  data_files:")
-        for split in SPLITS:
-            hf = HF_SPLITS[split]
+        for hf in splits:
             lines += [f"  - split: {hf}", f"    path: hf/{config}/{hf}.parquet"]
     lines += ["---", ""]
     return "\n".join(lines) + "\n"
