@@ -254,3 +254,22 @@ def test_spacy_convert_reads_the_conll_layout(release_dir: Path, tmp_path: Path)
     assert sum(len(d.ents) for d in converted) == n_b
     assert sum(len(d) for d in converted) == sum(1 for line in src.read_text().splitlines()
                                                  if line and not line.startswith("-DOCSTART-"))
+
+
+@pytest.mark.parametrize("name", ["bioc/corpus.bioc.xml", "bioc/corpus.bioc.json", "pubtator/corpus.pubtator",
+                                  f"hf/{PREFIX}_bigbio_kb", f"hf/{PREFIX}_source"])
+def test_import_round_trip_loses_only_what_the_table_declares(release_dir: Path, gold: list[BratDocument],
+                                                              tmp_path: Path, name: str) -> None:
+    from pipeline.brat.formats import FEATURES, inventory
+    from pipeline.brat.validate import validate_collection
+
+    out = tmp_path / "back"
+    assert main(["import", str(release_dir / name), "--out", str(out)]) == 0
+    back, issues = read_directory(out)
+    assert issues == [] and validate_collection(out) == []
+    declared = json.loads((release_dir / "release.json").read_text())["formats"][name]["features"]
+    want, got = inventory(gold), inventory(back)
+    for feature in FEATURES:
+        assert len(want[feature] - got[feature]) == declared[feature]["lost"], feature
+        assert got[feature] <= want[feature], feature  # nothing invented
+    assert main(["import", str(release_dir / name), "--out", str(out)]) == 2  # an existing output: refused
