@@ -199,6 +199,18 @@ def to_pubtator(
     return "".join(format_record(r) for r in records), spans
 
 
+def to_pubtator_plain(docs: Iterable[BratDocument], schema: Schema, counts: Counter[str] | None = None) -> str:
+    """The PubTator flavour readers of the six standard columns accept (``bconv``): one document per brat
+    document (id ``{PMID}_{k}``, the sentence as title, an empty abstract), entity lines ``DOC start end text
+    type identifier`` only.  No key column, so a discontiguous entity is one line per fragment that reads back
+    as separate entities, and no relation lines (a relation needs the key column): relations, modality and
+    notes are the declared losses of this flavour."""
+    records, _ = pubtator.to_pubtator_records(docs, schema, level="sentence", discontiguous="split", counts=counts)
+    plain = [replace(r, annotations=tuple(replace(a, extra=()) for a in r.annotations), relations=())
+             for r in records]
+    return "".join(format_record(r) for r in plain)
+
+
 # --- BioC ---------------------------------------------------------------------------
 
 #: infon keys of annotations and relations that are not brat attributes

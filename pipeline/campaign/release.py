@@ -473,7 +473,10 @@ def datasheet(info: Mapping[str, Any], tables: Sequence[Table]) -> str:
         + (". Level `abstract`: one PubTator document per PMID whose title is its first released sentence and "
            "whose abstract is the other released sentences joined by a space, so its text is **not** PubMed's; "
            "`corpus.pubtator.sentences.tsv` maps each sentence to its span." if ex["pubtator_level"] == "abstract"
-           else ".") + " Readers that accept only the six standard columns (`bconv`) cannot read it.",
+           else ".") + " Readers that accept only the six standard columns (`bconv`) cannot read it: "
+        "`pubtator/corpus.bconv.pubtator` is the flavour they read (one document per sentence, the sentence as "
+        "title; entity lines only, discontiguous entities as separate fragments; no relations, which need the "
+        "key column).",
         "- `conll/corpus.conll`: CoNLL BIO, scheme `outermost` (one label column; `# NAME` before each sentence, "
         "columns token, start, end, label): nested and discontiguous entities are lost there, see the format "
         "table. `conll/corpus.layers.conll`: scheme `layers` (one label column per nesting layer, every "

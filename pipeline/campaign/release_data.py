@@ -6,7 +6,8 @@ assignment; output: files under the release's staging directory (paths below are
 is a pure function of its inputs, so two runs write the same bytes.
 
 * ``bioc/corpus.bioc.xml``, ``bioc/corpus.bioc.json``, ``bioc/corpus.key`` (the key file the header names);
-  ``pubtator/corpus.pubtator`` (+ ``.sentences.tsv``); ``conll/corpus.conll`` (``outermost``: one label
+  ``pubtator/corpus.pubtator`` (+ ``.sentences.tsv``), ``pubtator/corpus.bconv.pubtator`` (six standard
+  columns, sentence level, entities only: what ``bconv`` reads); ``conll/corpus.conll`` (``outermost``: one label
   column), ``conll/corpus.layers.conll`` (``layers``: one column per nesting layer, every contiguous entity in
   some column), ``conll/corpus.spacy.conll`` (for ``spacy convert -c ner``); the same per split as
   ``{split}.bioc.xml`` ... beside them;
@@ -70,6 +71,8 @@ def write_formats(docs: Sequence[BratDocument], out: Path, stem: str, schema: Sc
     pub.write_text(text, encoding="utf-8", newline="\n")
     if cfg.pubtator_level == "abstract":
         pubtator_mod.write_sidecar(spans, pubtator_mod.sidecar_path(pub))
+    plain = pub_dir / f"{stem}.bconv.pubtator"
+    plain.write_text(export_mod.to_pubtator_plain(docs, schema, counts=Counter()), encoding="utf-8", newline="\n")
     outer, layers, spacy_conll = (conll_dir / f"{stem}.conll", conll_dir / f"{stem}.layers.conll",
                                   conll_dir / f"{stem}.spacy.conll")
     c_outer: Counter[str] = Counter()
@@ -80,6 +83,7 @@ def write_formats(docs: Sequence[BratDocument], out: Path, stem: str, schema: Sc
     counts["conll_misaligned"] += c_outer["conll_misaligned"]
     counts["conll_not_in_first_layer"] += c_outer["conll_not_in_first_layer"]
     return [("BioC XML", "bioc", xml), ("BioC JSON", "bioc", js), ("PubTator", "pubtator", pub),
+            ("PubTator, six columns (bconv)", "pubtator-plain", plain),
             ("CoNLL outermost", "conll", outer), ("CoNLL layers", "conll", layers),
             ("CoNLL for spacy convert (outermost)", "conll-spacy", spacy_conll)]
 
