@@ -30,6 +30,7 @@ from pipeline.brat import export as export_mod
 from pipeline.brat import harmonize as harmonize_mod
 from pipeline.brat import stats as stats_mod
 from pipeline.brat.checked import CheckedCollection, filtered_copy, load_all_checked
+from pipeline.cli import import_commands as import_mod
 from pipeline.schema import DEFAULT_SCHEMA, SchemaError, load_schema
 
 
@@ -177,12 +178,20 @@ def run_agreement(args: argparse.Namespace) -> int:
 def run_evaluate(args: argparse.Namespace) -> int:
     counts: Counter[str] = Counter()
     concepts = (args.concepts_tsv[0], args.concepts_tsv[1]) if args.concepts_tsv else None
-    with _checked_input("evaluate", [args.gold, args.system], share_texts=True,
-                        textless=True) as ((gold, system), checks):
+    # predictions in BioC, PubTator or Hugging Face Parquet are read into a scratch brat directory first
+    try:
+        import_mod.input_format(args.system, args.system_format)
+    except ValueError as exc:
+        print(f"pgx-corpus evaluate: {exc}", file=sys.stderr)
+        return 2
+    with import_mod.as_brat_dir(args.system, args.system_format, load_schema(args.schema)) as system_dir, \
+            _checked_input("evaluate", [args.gold, system_dir], share_texts=True,
+                           textless=True) as ((gold, system), checks):
         result = evaluate_mod.evaluate(
             gold, system, intersection=args.intersection, concepts_tsv=concepts, counts=counts
         )
-        result = _relabel(result, {str(gold): str(args.gold), str(system): str(args.system)})
+        result = _relabel(result, {str(gold): str(args.gold), str(system): str(args.system),
+                                   str(system_dir): str(args.system)})
     result["input_check"] = _input_check(checks)
     result["counts"] = dict(sorted(counts.items()))
     _report_issues(result["parse_issues"], checks)
@@ -298,7 +307,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "indexing (PharmaCoNER), mention- and document-level linking (MedMentions). Gold documents "
                        "missing from the system count as false negatives unless --intersection.")
     p.add_argument("gold", type=_existing_dir, metavar="GOLD")
-    p.add_argument("system", type=_existing_dir, metavar="SYSTEM")
+    p.add_argument("system", type=import_mod.existing_path, metavar="SYSTEM",
+                   help="system output: a brat directory, a BioC .xml/.json file, a PubTator file, or Parquet "
+                   "(a file or directory of the release's bigbio_kb or source config)")
+    p.add_argument("--system-format", choices=("auto", "brat", *import_mod.FORMATS[1:]), default="auto",
+                   help="format of SYSTEM (default: a directory with .ann files is brat, else from the name)")
+    p.add_argument("--schema", type=Path, default=DEFAULT_SCHEMA, help="schema file (default config/schema.yaml)")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     p.add_argument("--intersection", action="store_true",
                    help="score only documents present in both (the PharmaCoNER script's behaviour)")

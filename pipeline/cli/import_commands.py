@@ -9,17 +9,20 @@ What a format cannot hold comes back absent, as the release's format table decla
 from __future__ import annotations
 
 import argparse
+import contextlib
 import shutil
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow.parquet as pq
 
 from pipeline.brat.conf import write_conf_files
 from pipeline.brat.formats import read_back, read_parquet_docs
-from pipeline.brat.standoff import write_document
+from pipeline.brat.standoff import BratDocument, write_document
 from pipeline.cli.exitcodes import ExitCode
-from pipeline.schema import DEFAULT_SCHEMA, SchemaError, load_schema
+from pipeline.schema import DEFAULT_SCHEMA, Schema, SchemaError, load_schema
 
 FORMATS = ("auto", "bioc", "pubtator", "bigbio_kb", "source")
 
@@ -38,9 +41,51 @@ def detect(path: Path) -> str:
     elif path.suffix == ".parquet":
         probe = path
     else:
-        raise ValueError(f"{path}: cannot tell the format from the name; give --format")
+        raise ValueError(f"{path}: cannot tell the format from the name (BioC .xml/.json, PubTator "
+                         ".pubtator/.txt, Parquet); give the format")
     names = set(pq.read_schema(probe).names)
     return "bigbio_kb" if "passages" in names else "source"
+
+
+def read_input(src: Path, fmt: str, schema: Schema) -> list[BratDocument]:
+    """The brat documents of ``src`` in ``fmt`` (``auto``: :func:`detect`); OSError/ValueError on bad input."""
+    fmt = detect(src) if fmt == "auto" else fmt
+    if fmt in ("bigbio_kb", "source") and src.is_file():
+        return read_parquet_docs([src], fmt)  # one split file
+    return read_back(fmt, src, schema, [])
+
+
+def is_brat_dir(path: Path) -> bool:
+    return path.is_dir() and any(path.rglob("*.ann"))
+
+
+@contextlib.contextmanager
+def as_brat_dir(src: Path, fmt: str, schema: Schema) -> Iterator[Path]:
+    """``src`` itself when it is a brat directory (``fmt`` ``brat``, or ``auto`` and ``.ann`` files in it),
+    else a scratch brat directory of its documents, removed afterwards."""
+    if fmt == "brat" or (fmt == "auto" and is_brat_dir(src)):
+        yield src
+        return
+    docs = read_input(src, fmt, schema)
+    with tempfile.TemporaryDirectory(prefix="pgx-import-") as scratch:
+        for doc in docs:
+            write_document(scratch, doc)
+        yield Path(scratch)
+
+
+def input_format(src: Path, fmt: str) -> str:
+    """The format ``src`` will be read in (``brat`` for a brat directory under ``auto``); ValueError when unknown."""
+    if fmt == "auto":
+        return "brat" if is_brat_dir(src) else detect(src)
+    return fmt
+
+
+def existing_path(value: str) -> Path:
+    """argparse type: an existing file or directory."""
+    path = Path(value)
+    if not path.exists():
+        raise argparse.ArgumentTypeError(f"{value}: no such file or directory")
+    return path
 
 
 def run_import(args: argparse.Namespace) -> int:
@@ -52,10 +97,7 @@ def run_import(args: argparse.Namespace) -> int:
         if out.exists() and (not out.is_dir() or any(out.iterdir())):
             raise FileExistsError(f"{out}: exists and is not an empty directory; nothing written")
         fmt = detect(src) if args.format == "auto" else args.format
-        if fmt in ("bigbio_kb", "source") and src.is_file():
-            docs = read_parquet_docs([src], fmt)  # one split file
-        else:
-            docs = read_back(fmt, src, schema, [])
+        docs = read_input(src, fmt, schema)
     except (OSError, ValueError, SchemaError, KeyError) as exc:
         print(f"pgx-corpus import: {exc}", file=sys.stderr)
         return int(ExitCode.REFUSED)

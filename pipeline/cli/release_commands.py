@@ -216,10 +216,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser(
         "release", help="a citable, byte-reproducible release of a final corpus",
-        description="Write brat (+ configuration, tar.gz), BioC XML/JSON, PubTator, CoNLL, 60/20/20 PMID splits, "
-        "Tables 2-3 (and 8-10 with --campaign / --preannotation or --manifest) as Markdown, CSV and PNG, a "
-        "datasheet README.md with provenance from --manifest, release.json and SHA256SUMS. The same inputs "
-        "give byte-identical output.")
+        description="Write brat (+ configuration, tar.gz), BioC XML/JSON (+ key file), PubTator (+ a six-column "
+        "flavour for bconv), CoNLL (outermost, layers, spacy convert), a Hugging Face dataset (Parquet: "
+        "<name>_source and <name>_bigbio_kb configs, dataset card), spaCy DocBin files, 60/20/20 PMID splits "
+        "(every format also per split) and 10 PMID-grouped folds, sentences.tsv, CITATION.cff, Tables 2-3 (and "
+        "8-10 with --campaign / --preannotation or --manifest) as Markdown, CSV and PNG, a datasheet README.md "
+        "(with what each format keeps, computed by reading it back, and provenance from --manifest), "
+        "release.json and SHA256SUMS. Relation types are kept as annotated. The same inputs give byte-identical "
+        "output.")
     p.add_argument("final", metavar="FINAL", help="final corpus (from campaign finalize)")
     p.add_argument("--out", type=Path, required=True, metavar="DIR", help="release directory (replaced)")
     p.add_argument("--campaign", type=Path, metavar="CAMPAIGN_DIR",

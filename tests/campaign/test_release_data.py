@@ -273,3 +273,22 @@ def test_import_round_trip_loses_only_what_the_table_declares(release_dir: Path,
         assert len(want[feature] - got[feature]) == declared[feature]["lost"], feature
         assert got[feature] <= want[feature], feature  # nothing invented
     assert main(["import", str(release_dir / name), "--out", str(out)]) == 2  # an existing output: refused
+
+
+@pytest.mark.parametrize("name", ["bioc/corpus.bioc.xml", f"hf/{PREFIX}_bigbio_kb", f"hf/{PREFIX}_source/train.parquet",
+                                  "pubtator/corpus.pubtator"])
+def test_evaluate_reads_predictions_in_other_formats(release_dir: Path, name: str,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    gold = shared_path("data", "pgxcorpus-dev", "gold")
+    assert main(["evaluate", str(gold), str(release_dir / name), "--json"]) == 0
+    ner = json.loads(capsys.readouterr().out)["ner"]
+    if name.endswith("train.parquet"):  # one split: the other gold documents are missed
+        assert ner["precision"] == 1.0 and 0 < ner["recall"] < 1
+    else:
+        assert (ner["tp"], ner["fp"], ner["fn"]) == (2178, 0, 0)
+
+
+def test_evaluate_refuses_an_unknown_prediction_format(release_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    gold = shared_path("data", "pgxcorpus-dev", "gold")
+    assert main(["evaluate", str(gold), str(release_dir / "conll" / "corpus.conll")]) == 2
+    assert "cannot tell the format" in capsys.readouterr().err
