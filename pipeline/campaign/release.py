@@ -266,6 +266,23 @@ def agreement_tables(campaign: Path, released: set[str], schema: Schema) -> tupl
                             f"Table {number}: {title} between phase-1 annotators (P, R, F1 in %)", header,
                             rows + pooled, ("F1 (%)", settings, series) if pairs else None,
                             readme_rows=pooled))
+    # modality is not part of a relation match: its agreement on the matched relations is a figure of its own
+    mod_rows: list[list[Any]] = []
+    for p in pairs:
+        m = p["relation_modality"]
+        mod_rows.append([f"{p['reference']} vs {p['predicted']}", m["setting"], m["matched"], m["same_modality"],
+                         m["agreement"]])
+    if pairs:
+        matched = sum(r[2] for r in mod_rows)
+        same = sum(r[3] for r in mod_rows)
+        pooled_mod: list[Any] = [POOLED, agreement_mod.MODALITY_SETTING, matched, same,
+                                 same / matched if matched else None]
+        summary["pooled_relation_modality"] = {"matched": matched, "same_modality": same,
+                                               "agreement": pooled_mod[-1]}
+        tables.append(Table("table9b_relation_modality_agreement",
+                            "Table 9b: relation modality agreement on the relations both annotators have (%)",
+                            ["pair", "setting", "matched relations", "same modality", "agreement"],
+                            [*mod_rows, pooled_mod], readme_rows=[pooled_mod]))
     return tables, summary
 
 

@@ -122,6 +122,10 @@ def test_release_is_complete_and_byte_identical(inputs: dict[str, Path], tmp_pat
     t9 = files["tables/table9_relations_agreement.csv"].decode().splitlines()
     # ann2 missed the relation of 100_1: ann1 has 2 relations, ann2 1
     assert "ann1 vs ann2,2,exact_strict_directed,1,0,1,100.0,50.0,66.7" in t9
+    # modality agreement on the matched relations, a figure of its own
+    t9b = files["tables/table9b_relation_modality_agreement.csv"].decode().splitlines()
+    assert t9b[0] == "pair,setting,matched relations,same modality,agreement"
+    assert "all pairs,exact_strict_directed,1,1,100.0" in t9b
     t10 = files["tables/table10_preannotation.csv"].decode().splitlines()
     # final: 4 entities in 100_1 and 300_1 (2 in 100_2 without pre-annotation); pre: CYP2D6, Tamoxifen, cancer
     assert "exact_same,2,2,1,2,66.7,50.0,57.1" in t10
