@@ -278,3 +278,19 @@ def test_export_command_pubtator_levels(tmp_path: Path, capsys: pytest.CaptureFi
     assert not sidecar_path(out).exists()
     back = read_pubtator_export(out)
     assert len(back) == 300 and sum(len(d.textbounds) for d in back) == 2178
+
+
+def test_exports_read_modality_by_whole_tokens() -> None:
+    """BioC and PubTator carry the modality the grammar reads: `not`/`htp` count, `hypertension` does not."""
+    ann = ("T1\tChemical 0 1\ta\nT2\tDisease 2 3\tb\n"
+           "R1\ttreats Arg1:T1 Arg2:T2\t\nR2\ttreats Arg1:T2 Arg2:T1\t\nR3\tcauses Arg1:T1 Arg2:T2\t\n"
+           "#1\tAnnotatorNotes R1\tnot\n#2\tAnnotatorNotes R2\thypertension noted\n#3\tAnnotatorNotes R3\thtp\n")
+    doc, issues = parse_ann("1_1", "a b", ann)
+    assert issues == []
+    rels = {r.id: r.infons for r in to_bioc([doc], SCHEMA).documents[0].passages[0].relations}
+    assert rels["R1"].get("Negated") == "true" and "Hypothetical" not in rels["R1"]
+    assert "Hypothetical" not in rels["R2"] and "Negated" not in rels["R2"]
+    assert rels["R3"].get("Hypothetical") == "true"
+    text, _ = to_pubtator([doc], SCHEMA, level="sentence")
+    lines = [line.split("\t") for line in text.splitlines() if line.count("\t") == 4]
+    assert sorted(line[-1] for line in lines) == ["-", "Hypothetical", "Negated"]

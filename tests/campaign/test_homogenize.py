@@ -66,6 +66,16 @@ def test_find_output(final: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["find", str(final), "--relation", "a-b"]) == 2
 
 
+
+def test_find_reads_modality_by_whole_tokens(final: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """find shows the modality the project's grammar reads: `not` is Negated, `hypertension` is free text."""
+    ann = final / "100_1.ann"
+    ann.write_text(ann.read_text() + "#1\tAnnotatorNotes R1\tnot\n#2\tAnnotatorNotes R2\thypertension\n")
+    assert main(["find", str(final), "--json", "--keyword", "codeine"]) == 0
+    rels = json.loads(capsys.readouterr().out)["matches"][0]["relations"]
+    assert {r["id"]: r["modality"] for r in rels} == {"R1": ["Negated"], "R2": []}
+
+
 DECISIONS = """\
 retype:
   - term: Endometrial  Cancer
