@@ -87,6 +87,7 @@ class ReleaseInputs:
     export_config: export_mod.ExportConfig = field(default_factory=export_mod.ExportConfig)
     decisions: list[Path] = field(default_factory=list)
     license: str = ""  # the corpus licence (SPDX id); "" = the export configuration's, else none stated
+    previous: Path | None = None  # an earlier release directory: CHANGELOG.md lists what changed since
 
 
 # --- reading and checking ---------------------------------------------------------------------
@@ -528,7 +529,8 @@ def datasheet(info: Mapping[str, Any], tables: Sequence[Table]) -> str:
          f"- No cross-validation folds: {info['folds'].get('error', '')}."),
         "- `sentences.tsv`: each sentence's PMID, sentence index, split and fold (the offset of the sentence "
         "in the PubMed abstract is not known to the release).",
-        "- `CITATION.cff`; `tables/`: the tables below as Markdown, CSV and PNG.",
+        "- `CITATION.cff`; `CHANGELOG.md` (documents added, removed, changed since the previous release; "
+        "document ids are stable); `tables/`: the tables below as Markdown, CSV and PNG.",
         "- `release.json`: these figures, machine-readable; `SHA256SUMS`: check with `sha256sum -c SHA256SUMS`.",
         "",
         "Relation types are kept as annotated in every file"
@@ -662,6 +664,8 @@ def release(inputs: ReleaseInputs, out: str | Path, schema: Schema) -> dict[str,
         raise ReleaseError(f"decisions files need distinct names, got {names}")
     decisions = decision_rows(inputs.decisions, schema)
     prov = provenance(inputs.manifest) if inputs.manifest else None
+    if inputs.previous is not None and not (inputs.previous / "brat").is_dir():
+        raise NotADirectoryError(f"{inputs.previous}: not a release directory (no brat/ in it)")
     preannotation = inputs.preannotation
     if preannotation is None and inputs.manifest is not None:
         built = json.loads(inputs.manifest.read_text(encoding="utf-8")).get("outputs", {}).get("brat")
@@ -718,6 +722,10 @@ def release(inputs: ReleaseInputs, out: str | Path, schema: Schema) -> dict[str,
         fold_of = folds.pop("fold_of", {})
         (tmp / "sentences.tsv").write_text(data_mod.sentence_map(docs, by_split, fold_of), encoding="utf-8",
                                            newline="\n")
+        previous_brat = inputs.previous / "brat" if inputs.previous is not None else None
+        (tmp / "CHANGELOG.md").write_text(data_mod.changelog(docs, previous_brat, inputs.version,
+                                                             inputs.previous.name if inputs.previous else ""),
+                                          encoding="utf-8", newline="\n")
         (tmp / "CITATION.cff").write_text(data_mod.citation_cff(inputs.name, inputs.version, inputs.date,
                                                                 license_id or None), encoding="utf-8", newline="\n")
         declared = formats_mod.format_table(docs, exports, schema, tmp)

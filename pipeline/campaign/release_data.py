@@ -184,6 +184,36 @@ def sentence_map(docs: Sequence[BratDocument], split_docs: Mapping[str, Sequence
     return "\n".join(rows) + "\n"
 
 
+def changelog(docs: Sequence[BratDocument], previous: Path | None, version: str, previous_label: str = "") -> str:
+    """``CHANGELOG.md``: the documents added, removed and changed since the ``previous`` release's ``brat/``.
+
+    Document ids are the brat names (``{PMID}_{k}``), stable across releases; a document is *changed* when its
+    text or any annotation line differs (the ``.ann`` is compared in the canonical order of
+    :func:`pipeline.brat.standoff.dumps`).  Without a previous release, every document is listed as new.
+    """
+    from pipeline.brat.standoff import dumps, read_directory
+
+    current = {d.name: (d.text, dumps(d)) for d in docs}
+    lines = ["# Changelog", "", "Document ids are the brat document names (`{PMID}_{k}`: PMID and sentence "
+             "index); they stay the same across releases, so a document can be followed from one to the next.", ""]
+    title = f"## {version or 'this release'}"
+    if previous is None:
+        lines += [title, "", f"First release: {len(current):,} documents.", ""]
+        return "\n".join(lines)
+    old_docs, _issues = read_directory(previous)
+    old = {d.name: (d.text, dumps(d)) for d in old_docs}
+    added = sorted(set(current) - set(old))
+    removed = sorted(set(old) - set(current))
+    changed = sorted(n for n in set(current) & set(old) if current[n] != old[n])
+    lines += [title + (f" (since {previous_label})" if previous_label else ""), "",
+              f"{len(added):,} added, {len(removed):,} removed, {len(changed):,} with changed text or annotations, "
+              f"{len(set(current) & set(old)) - len(changed):,} unchanged.", ""]
+    for label, names in (("Added", added), ("Removed", removed), ("Changed", changed)):
+        if names:
+            lines += [f"### {label}", "", *(f"- {n}" for n in names), ""]
+    return "\n".join(lines)
+
+
 PAPER_AUTHORS = (("Joël", "Legrand"), ("Romain", "Gogdemir"), ("Cédric", "Bousquet"), ("Kevin", "Dalleau"),
                  ("Marie-Dominique", "Devignes"), ("William", "Digan"), ("Chia-Ju", "Lee"),
                  ("Ndeye-Coumba", "Ndiaye"), ("Nadine", "Petitpain"), ("Patrice", "Ringot"),

@@ -134,7 +134,7 @@ def run_release(args: argparse.Namespace) -> int:
         final=Path(args.final), campaign=args.campaign, preannotation=args.preannotation, manifest=args.manifest,
         name=args.name, version=args.release_version or "", date=args.date or "",
         export_config=export_mod.load_export_config(args.config), decisions=list(args.decisions),
-        license=args.license or "",
+        license=args.license or "", previous=args.previous,
     )
     try:
         info = release_mod.release(inputs, args.out, schema)
@@ -237,6 +237,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--date", metavar="YYYY-MM-DD", help="release date (datasheet and BioC; default none)")
     p.add_argument("--decisions", nargs="+", type=Path, default=[], metavar="FILE",
                    help="homogenization decisions files applied to FINAL: copied and listed as the record")
+    p.add_argument("--previous", type=Path, metavar="RELEASE_DIR",
+                   help="the previous release: CHANGELOG.md lists the documents added, removed and changed since")
     p.add_argument("--license", metavar="SPDX",
                    help="the corpus licence stated by the datasheet, the dataset card and CITATION.cff (e.g. "
                    "CC-BY-NC-4.0; default: `license` of --config; none given: none is stated or guessed)")

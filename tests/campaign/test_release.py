@@ -180,6 +180,35 @@ def test_release_without_campaign_or_manifest(inputs: dict[str, Path], tmp_path:
     assert "provenance not recorded" in readme and "annotation-process figures are not reported" in readme
 
 
+def test_changelog_and_demo_dataset(inputs: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    first, second = tmp_path / "rel1", tmp_path / "rel2"
+    assert run_release(inputs, first) == 0
+    assert "First release: 3 documents." in (first / "CHANGELOG.md").read_text()
+    ann = inputs["final"] / "300_1.ann"
+    ann.write_text(ann.read_text().replace("A1\tNegated R1\n", ""))
+    assert run_release(inputs, second, "--previous", str(first)) == 0
+    log = (second / "CHANGELOG.md").read_text()
+    assert "## 1.0 (since rel1)" in log and "0 added, 0 removed, 1 with changed text or annotations, 2 unchanged" in log
+    assert "### Changed\n\n- 300_1\n" in log
+    assert run_release(inputs, tmp_path / "rel3", "--previous", str(tmp_path)) == 2
+    assert "not a release directory" in capsys.readouterr().err
+    # the demo release loads with datasets: its empty dev split is left out of the card
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf_home"))
+    datasets = pytest.importorskip("datasets")
+    loaded = datasets.load_dataset(str(second), cache_dir=str(tmp_path / "cache"))
+    assert {k: len(v) for k, v in loaded.items()} == {"train": 2, "test": 1}
+    kb = datasets.load_dataset(str(second), "pgx_demo_bigbio_kb", cache_dir=str(tmp_path / "cache"))
+    # 4 relations annotated; R1 of 300_1 lost its Negated attribute above, so none is excluded now
+    assert sum(len(r["relations"]) for s in kb for r in kb[s]) == 4
+    info = json.loads((second / "release.json").read_text())
+    assert info["formats"]["hf/pgx_demo_bigbio_kb"]["features"]["relations"]["status"] == "kept"
+    assert info["formats"]["hf/pgx_demo_source"]["features"]["relation types"]["kept"] == 4
+    assert info["license"] is None and "none is guessed" in (second / "README.md").read_text()
+
+
 def test_release_is_byte_identical_across_processes(inputs: dict[str, Path], tmp_path: Path) -> None:
     """Two interpreters with different hash seeds (set and dict orders of strings differ) write the same bytes."""
     outputs = []
