@@ -5,10 +5,12 @@ Input: brat documents (``NAME.txt``/``NAME.ann``; PGxCorpus names sentences
 those offsets: a document's text is exported as it is (one BioC passage at
 offset 0; the PubTator title line), so exported offsets equal brat offsets.
 
-Relation post-processing (``config/export.yaml`` ``relation_map``): uncommon
-relation types are rewritten to their parent before any export
-(``metabolizes`` and ``transports`` -> ``influences``); a type mapped to null
-is dropped.
+Relation post-processing (``config/export.yaml`` ``relation_map``): a training
+view of ``pgx-corpus export`` only, declared in its summary (``relation_map`` and
+the ``relations_mapped:FROM->TO`` counts): uncommon relation types are rewritten
+to their parent (``metabolizes`` and ``transports`` -> ``influences``); a type
+mapped to null is dropped.  ``campaign finalize`` and ``release`` never fold:
+they keep the types as annotated.
 
 Formats
 * ``pubtator``: see :mod:`pipeline.brat.pubtator` (the writer and its
@@ -159,6 +161,7 @@ def map_relations(
                     counts["relations_dropped"] += 1
                     continue
                 counts["relations_mapped"] += 1
+                counts[f"relations_mapped:{r.type}->{target}"] += 1
                 r = replace(r, type=target)
             relations.append(r)
         out.append(
@@ -565,7 +568,8 @@ def export(
     counts = counts if counts is not None else Counter()
     docs = map_relations(docs, config.relation_map, counts)
     path = Path(out)
-    summary: dict[str, Any] = {"format": fmt, "out": str(path)}
+    # the relation_map is this training view's own folding: declared in the summary it returns
+    summary: dict[str, Any] = {"format": fmt, "out": str(path), "relation_map": dict(config.relation_map)}
     if fmt == "splits":
         summary.update(write_splits(docs, path, ratios=ratios or config.split_ratios,
                                     seed=config.split_seed if seed is None else seed, counts=counts))

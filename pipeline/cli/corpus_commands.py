@@ -267,6 +267,9 @@ def run_export(args: argparse.Namespace) -> int:
     else:
         print(f"pgx-corpus export: wrote {args.format} to {args.out}: "
               + ", ".join(f"{k} {v}" for k, v in summary["counts"].items()))
+        if summary["relation_map"]:
+            print("pgx-corpus export: relation types folded (a training view; --no-relation-map keeps them as "
+                  "annotated): " + ", ".join(f"{k} -> {v or 'dropped'}" for k, v in summary["relation_map"].items()))
         if "sentences" in summary:
             print(f"pgx-corpus export: sentence map (PubTator document offsets of each brat document) in "
                   f"{summary['sentences']}")
@@ -335,8 +338,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_guard(run_harmonize))
 
     p = sub.add_parser("export", help="export a brat collection: PubTator, BioC XML/JSON, CoNLL, PMID splits",
-                       description="Relation types are post-processed first (config/export.yaml relation_map: "
-                       "metabolizes and transports -> influences).")
+                       description="A training view: relation types are folded first by the relation_map of "
+                       "--config (config/export.yaml: metabolizes and transports -> influences), and the summary "
+                       "says so; --no-relation-map keeps them as annotated, as `release` always does.")
     p.add_argument("brat_dir", type=_existing_dir, metavar="BRAT_DIR")
     p.add_argument("--format", required=True, choices=export_mod.FORMATS)
     p.add_argument("--out", type=Path, required=True, metavar="PATH", help="output file (directory for splits)")
