@@ -16,7 +16,8 @@ is a pure function of its inputs, so two runs write the same bytes.
 * ``spacy/{train,dev,test}.spacy`` (:mod:`pipeline.brat.spacy_docbin`);
 * ``splits/folds.tsv`` and ``splits/folds.json``: 10 folds grouped by PMID over the whole corpus
   (:func:`pipeline.nlp.folds.kfold_groups`, seed 13), the paper's 10-fold evaluation;
-* ``sentences.tsv``: document, PMID, sentence index, split, fold.
+* ``sentences.tsv``: document, PMID, sentence index, split, fold, length, and the offset of the sentence in
+  its PubMed record when the build manifest's sentence records give it.
 
 Relation types are written as annotated in every file (no ``relation_map``).
 """
@@ -36,8 +37,10 @@ from pipeline.brat import bigbio, spacy_docbin
 from pipeline.brat import export as export_mod
 from pipeline.brat import pubtator as pubtator_mod
 from pipeline.brat.standoff import BratDocument
+from pipeline.documents import SentenceRecord
 from pipeline.nlp.folds import kfold_groups
 from pipeline.schema import Schema
+from pipeline.store import iter_directory
 
 SPLITS = ("train", "dev", "test")
 HF_SPLITS = {"train": "train", "dev": "validation", "test": "test"}
@@ -167,20 +170,46 @@ def write_folds(docs: Sequence[BratDocument], out: Path, k: int = N_FOLDS, seed:
     return summary
 
 
-def sentence_map(docs: Sequence[BratDocument], split_docs: Mapping[str, Sequence[BratDocument]],
-                 fold_of: Mapping[str, int]) -> str:
-    """``sentences.tsv``: document, PMID, sentence index (the ``k`` of ``{PMID}_{k}``), split, fold, characters.
+def record_offsets(manifest: Path | None, docs: Sequence[BratDocument]) -> dict[str, int]:
+    """``{document: start}``: each released sentence's character offset in its PubMed record text (title, a
+    newline, abstract), read from the sentence records of the build the manifest names (its ``sampled``
+    stage, else ``filtered``).  Only a sentence whose record text equals the released text gets one; without a
+    manifest or those records, none (an offset is never guessed)."""
+    if manifest is None:
+        return {}
+    data = json.loads(manifest.read_text(encoding="utf-8"))
+    outputs = data.get("outputs") or {}
+    texts = {d.name: d.text for d in docs}
+    for stage in ("sampled", "filtered"):
+        value = outputs.get(stage)
+        if not value:
+            continue
+        path = Path(value) if Path(value).is_absolute() else manifest.parent / value
+        if not path.is_dir():
+            continue
+        out = {}
+        for rec in iter_directory(path, SentenceRecord):
+            name = f"{rec.pmid}_{rec.index + 1}"
+            if texts.get(name) == rec.text:
+                out[name] = rec.start
+        return out
+    return {}
 
-    The sentence's character offset in the PubMed abstract is not known to the release (its documents are
-    sentences) and is not invented.
-    """
+
+def sentence_map(docs: Sequence[BratDocument], split_docs: Mapping[str, Sequence[BratDocument]],
+                 fold_of: Mapping[str, int], offsets: Mapping[str, int] | None = None) -> str:
+    """``sentences.tsv``: document, PMID, sentence index (the ``k`` of ``{PMID}_{k}``), split, fold, characters,
+    and the sentence's start in its PubMed record text (title, newline, abstract) when :func:`record_offsets`
+    knows it (empty otherwise)."""
+    offsets = offsets or {}
     split_of_doc = {d.name: s for s, ds in split_docs.items() for d in ds}
-    rows = ["document\tpmid\tsentence_index\tsplit\tfold\tcharacters"]
+    rows = ["document\tpmid\tsentence_index\tsplit\tfold\tcharacters\tstart_in_record"]
     for d in docs:
         index = d.name.split("_", 1)[1] if "_" in d.name else ""
         fold = fold_of.get(d.name)
+        start = offsets.get(d.name)
         rows.append(f"{d.name}\t{d.pmid}\t{index}\t{split_of_doc.get(d.name, '')}\t"
-                    f"{'' if fold is None else fold}\t{len(d.text)}")
+                    f"{'' if fold is None else fold}\t{len(d.text)}\t{'' if start is None else start}")
     return "\n".join(rows) + "\n"
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import os
@@ -15,6 +16,7 @@ from bioc import biocjson, biocxml
 
 from pipeline.campaign.finalize import finalize
 from pipeline.cli import main
+from pipeline.documents import SentenceRecord, to_dict
 from tests.campaign.builders import SCHEMA, build_campaign, build_preannotation
 from tests.campaign.test_finalize import tree
 from tests.conftest import PROJECT
@@ -187,7 +189,20 @@ def test_changelog_and_demo_dataset(inputs: dict[str, Path], tmp_path: Path, mon
     assert "First release: 3 documents." in (first / "CHANGELOG.md").read_text()
     ann = inputs["final"] / "300_1.ann"
     ann.write_text(ann.read_text().replace("A1\tNegated R1\n", ""))
+    # the build's sentence records give each sentence's offset in its PubMed record (when the text matches)
+    sampled = tmp_path / "out" / "sampled"
+    sampled.mkdir(parents=True)
+    records = [SentenceRecord("100", 1, (inputs["final"] / "100_2.txt").read_text(), start=57),
+               SentenceRecord("300", 0, "not the released text", start=0)]
+    with gzip.open(sampled / "shard-000000.jsonl.gz", "wt", encoding="utf-8") as fh:
+        fh.write("".join(json.dumps(to_dict(r)) + "\n" for r in records))
+    manifest = json.loads(inputs["manifest"].read_text())
+    manifest["outputs"]["sampled"] = str(sampled)
+    inputs["manifest"].write_text(json.dumps(manifest))
     assert run_release(inputs, second, "--previous", str(first)) == 0
+    rows = [line.split("\t") for line in (second / "sentences.tsv").read_text().splitlines()]
+    assert rows[0][-1] == "start_in_record"
+    assert {r[0]: r[-1] for r in rows[1:]} == {"100_1": "", "100_2": "57", "300_1": ""}
     log = (second / "CHANGELOG.md").read_text()
     assert "## 1.0 (since rel1)" in log and "0 added, 0 removed, 1 with changed text or annotations, 2 unchanged" in log
     assert "### Changed\n\n- 300_1\n" in log

@@ -206,7 +206,8 @@ def test_format_table_equals_independent_counts(release_dir: Path, gold: list[Br
         fold_of_pmid.setdefault(pmid, set()).add(fold)
     assert all(len(f) == 1 for f in fold_of_pmid.values())  # grouped by PMID
     sentences = (release_dir / "sentences.tsv").read_text().splitlines()
-    assert sentences[0] == "document\tpmid\tsentence_index\tsplit\tfold\tcharacters" and len(sentences) == 301
+    assert sentences[0] == "document\tpmid\tsentence_index\tsplit\tfold\tcharacters\tstart_in_record"
+    assert len(sentences) == 301
     cff = (release_dir / "CITATION.cff").read_text()
     assert 'version: "dev"' in cff and 'license: "CC-BY-NC-4.0"' in cff
 
