@@ -179,16 +179,17 @@ def run_evaluate(args: argparse.Namespace) -> int:
     counts: Counter[str] = Counter()
     concepts = (args.concepts_tsv[0], args.concepts_tsv[1]) if args.concepts_tsv else None
     # predictions in BioC, PubTator or Hugging Face Parquet are read into a scratch brat directory first
+    schema = load_schema(args.schema)
     try:
         import_mod.input_format(args.system, args.system_format)
     except ValueError as exc:
         print(f"pgx-corpus evaluate: {exc}", file=sys.stderr)
         return 2
-    with import_mod.as_brat_dir(args.system, args.system_format, load_schema(args.schema)) as system_dir, \
+    with import_mod.as_brat_dir(args.system, args.system_format, schema) as system_dir, \
             _checked_input("evaluate", [args.gold, system_dir], share_texts=True,
                            textless=True) as ((gold, system), checks):
         result = evaluate_mod.evaluate(
-            gold, system, intersection=args.intersection, concepts_tsv=concepts, counts=counts
+            gold, system, intersection=args.intersection, concepts_tsv=concepts, counts=counts, schema=schema
         )
         result = _relabel(result, {str(gold): str(args.gold), str(system): str(args.system),
                                    str(system_dir): str(args.system)})
@@ -307,8 +308,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("evaluate", help="score a system's brat output against gold (NER, concepts, linking)",
                        description="NER (exact type and offsets, micro P/R/F1, per type), document-level concept "
-                       "indexing (PharmaCoNER), mention- and document-level linking (MedMentions). Gold documents "
-                       "missing from the system count as false negatives unless --intersection.")
+                       "indexing (PharmaCoNER), mention- and document-level linking (MedMentions), and entities and "
+                       "relations in the PGxCorpus paper's settings (exact/partial spans, strict/hierarchy/any "
+                       "type, directed/undirected) with relation modality on the matched relations. Gold "
+                       "documents missing from the system count as false negatives unless --intersection.")
     p.add_argument("gold", type=_existing_dir, metavar="GOLD")
     p.add_argument("system", type=import_mod.existing_path, metavar="SYSTEM",
                    help="system output: a brat directory, a BioC .xml/.json file, a PubTator file, or Parquet "

@@ -282,11 +282,24 @@ def test_evaluate_reads_predictions_in_other_formats(release_dir: Path, name: st
                                                      capsys: pytest.CaptureFixture[str]) -> None:
     gold = shared_path("data", "pgxcorpus-dev", "gold")
     assert main(["evaluate", str(gold), str(release_dir / name), "--json"]) == 0
-    ner = json.loads(capsys.readouterr().out)["ner"]
+    result = json.loads(capsys.readouterr().out)
+    ner = result["ner"]
+    paper = result["paper_settings"]
     if name.endswith("train.parquet"):  # one split: the other gold documents are missed
         assert ner["precision"] == 1.0 and 0 < ner["recall"] < 1
     else:
         assert (ner["tp"], ner["fp"], ner["fn"]) == (2178, 0, 0)
+        assert paper["entities"]["partial_any"]["f1"] == 1.0
+    # relations in the paper's settings: bigbio_kb holds only the 658 relations without modality
+    rel = paper["relations"]["exact_strict_directed"]
+    if "bigbio_kb" in name:
+        assert (rel["tp"], rel["fp"], rel["fn"]) == (658, 0, 262)
+        assert paper["relation_modality"]["same_modality"] == 658  # all "none", as in the gold
+    elif not name.endswith("train.parquet"):
+        assert (rel["tp"], rel["fp"], rel["fn"]) == (920, 0, 0)
+        assert paper["relation_modality"] == {"setting": "exact_strict_directed", "matched": 920,
+                                              "same_modality": 920, "agreement": 1.0,
+                                              "pairs": paper["relation_modality"]["pairs"]}
 
 
 def test_evaluate_refuses_an_unknown_prediction_format(release_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
