@@ -530,7 +530,8 @@ def datasheet(info: Mapping[str, Any], tables: Sequence[Table]) -> str:
         "- `sentences.tsv`: each sentence's PMID, sentence index, split, fold, length and its start in the PubMed "
         f"record text (title, newline, abstract): known for {info['sentence_offsets']:,} of {s['sentences']:,} "
         "sentences (from the sentence records of the build manifest; never guessed).",
-        "- `CITATION.cff`; `CHANGELOG.md` (documents added, removed, changed since the previous release; "
+        "- `GUIDELINES.md`: the annotation scheme (types, relations and their arguments, modality) as configured; "
+        "`CITATION.cff`; `CHANGELOG.md` (documents added, removed, changed since the previous release; "
         "document ids are stable); `tables/`: the tables below as Markdown, CSV and PNG.",
         "- `release.json`: these figures, machine-readable; `SHA256SUMS`: check with `sha256sum -c SHA256SUMS`.",
         "",
@@ -724,6 +725,9 @@ def release(inputs: ReleaseInputs, out: str | Path, schema: Schema) -> dict[str,
         offsets = data_mod.record_offsets(inputs.manifest, docs)
         (tmp / "sentences.tsv").write_text(data_mod.sentence_map(docs, by_split, fold_of, offsets),
                                            encoding="utf-8", newline="\n")
+        (tmp / "GUIDELINES.md").write_text(
+            data_mod.annotation_scheme((brat / "annotation.conf").read_text(encoding="utf-8"), inputs.name),
+            encoding="utf-8", newline="\n")
         previous_brat = inputs.previous / "brat" if inputs.previous is not None else None
         (tmp / "CHANGELOG.md").write_text(data_mod.changelog(docs, previous_brat, inputs.version,
                                                              inputs.previous.name if inputs.previous else ""),

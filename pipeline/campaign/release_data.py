@@ -243,6 +243,46 @@ def changelog(docs: Sequence[BratDocument], previous: Path | None, version: str,
     return "\n".join(lines)
 
 
+def annotation_scheme(conf_text: str, name: str) -> str:
+    """``GUIDELINES.md``: the annotation scheme of the release as its ``annotation.conf`` configures it (entity
+    type hierarchy, relation types and their argument types, modality attributes) and the conventions the
+    release's files follow (offsets, nesting, discontiguous entities, the modality note grammar)."""
+    from pipeline.brat.modality import MODALITY_TOKENS
+    from pipeline.brat.validate import OVERLAP_TYPES, parse_annotation_conf
+
+    conf, _problems = parse_annotation_conf(conf_text, "annotation.conf")
+    lines = [f"# {name}: annotation scheme", "",
+             "Generated from `brat/annotation.conf`. It summarises the scheme the annotations follow; it does not "
+             "replace the guidelines the annotators used (those of the PGxCorpus method, Legrand et al., "
+             "Scientific Data 7:3, 2020).", "", "## Entity types", "",
+             "Indented types are subtypes; an entity takes the most specific type the sentence supports.", ""]
+    depth: dict[str, int] = {}
+    for t in conf.entity_types:
+        parent = conf.entity_parent.get(t)
+        depth[t] = depth.get(parent, -1) + 1 if parent else 0
+        lines.append("  " * depth[t] + f"- `{t}`")
+    lines += ["", "## Relation types", "", "| relation | Arg1 | Arg2 |", "|---|---|---|"]
+    for r in conf.relations:
+        if r.type in OVERLAP_TYPES or len(r.types) != 2:
+            continue
+        lines.append(f"| `{r.type}` | " + " | ".join(", ".join(f"`{t}`" for t in arg) for arg in r.types) + " |")
+    modality = [a.name for a in conf.attributes.values() if "<RELATION>" in a.targets]
+    lines += ["", "## Modality of relations", "",
+              "A relation stated as not holding, or only hypothesised, keeps its type; its modality is "
+              + ("a brat attribute (" + ", ".join(f"`{m}`" for m in modality) + ") or " if modality else "")
+              + "the leading whole tokens of its one AnnotatorNotes (pipeline/brat/modality.py); other note text "
+              "is a free comment, and a token is never matched by prefix:", "",
+              "| note token | modality |", "|---|---|"]
+    lines += [f"| `{tok}` | {mod} |" for tok, mod in MODALITY_TOKENS.items()]
+    lines += ["", "## Conventions of the files", "",
+              "- Offsets are half-open character offsets into the sentence text (`.txt`).",
+              "- A discontiguous entity has several fragments (`start end;start end` in brat).",
+              "- Entities may nest: an entity is *nested* when one of its fragments wholly contains another "
+              "entity (Table 2).",
+              "- Relation types are as annotated in every file (no folding).", ""]
+    return "\n".join(lines)
+
+
 PAPER_AUTHORS = (("Joël", "Legrand"), ("Romain", "Gogdemir"), ("Cédric", "Bousquet"), ("Kevin", "Dalleau"),
                  ("Marie-Dominique", "Devignes"), ("William", "Digan"), ("Chia-Ju", "Lee"),
                  ("Ndeye-Coumba", "Ndiaye"), ("Nadine", "Petitpain"), ("Patrice", "Ringot"),

@@ -77,6 +77,10 @@ def test_release_is_complete_and_byte_identical(inputs: dict[str, Path], tmp_pat
     assert all(hashlib.sha256(files[p]).hexdigest() == h for p, h in listed.items())
 
     for name in ("brat/100_1.ann", "brat/100_2.ann", "brat/300_1.ann", "brat/annotation.conf", "brat/visual.conf",
+                 "GUIDELINES.md", "CITATION.cff", "CHANGELOG.md", "sentences.tsv", "bioc/corpus.key",
+                 "pubtator/corpus.bconv.pubtator", "conll/corpus.layers.conll", "conll/corpus.spacy.conll",
+                 "hf/pgx_demo_source/train.parquet", "hf/pgx_demo_bigbio_kb/test.parquet", "spacy/train.spacy",
+                 "splits/train/annotation.conf", "bioc/train.bioc.xml",
                  "brat.tar.gz", "bioc/corpus.bioc.xml", "bioc/corpus.bioc.json", "pubtator/corpus.pubtator",
                  "conll/corpus.conll", "splits/pmids_train.txt", "splits/pmids_dev.txt", "splits/pmids_test.txt",
                  "splits/splits.json", "README.md", "release.json"):
@@ -149,6 +153,8 @@ def test_release_is_complete_and_byte_identical(inputs: dict[str, Path], tmp_pat
         assert expected in readme, expected
     assert "| ann1 vs ann2 |" not in readme  # per pair: in tables/ only
     assert files["decisions/phase3.yaml"] == inputs["decisions"].read_bytes()
+    guide = files["GUIDELINES.md"].decode()
+    assert "| `metabolizes` | `Gene_or_protein` | `Chemical` |" in guide and "| `not` | Negated |" in guide
     assert "| phase3.yaml | retype | thrombosis | Disease -> Disease | kept as Disease |" in readme
     assert "| phase3.yaml | remove | /patients?/ | any type removed | not a phenotype \\| guideline 2 |" in readme
     assert "| phase3.yaml | relations | transports (Gene_or_protein -> *) | -> influences |  |" in readme
