@@ -621,7 +621,21 @@ def datasheet(info: Mapping[str, Any], tables: Sequence[Table]) -> str:
     lines += [
         "## How to cite", "",
         f"Cite this release as \"{name}\" together with its `SHA256SUMS`, and the method: Legrand J, Gogdemir R, "
-        "Bousquet C, et al. PGxCorpus, a manually annotated corpus for pharmacogenomics. Sci Data 7, 3 (2020).",
+        "Bousquet C, et al. PGxCorpus, a manually annotated corpus for pharmacogenomics. Sci Data 7, 3 (2020) "
+        "(`CITATION.cff` says the same for citation tools).", "",
+        "```bibtex",
+        "@article{legrand2020pgxcorpus,",
+        "  title   = {PGxCorpus, a manually annotated corpus for pharmacogenomics},",
+        "  author  = {Legrand, Jo{\\\"e}l and Gogdemir, Romain and Bousquet, C{\\'e}dric and Dalleau, Kevin and "
+        "Devignes, Marie-Dominique and Digan, William and Lee, Chia-Ju and Ndiaye, Ndeye-Coumba and Petitpain, "
+        "Nadine and Ringot, Patrice and Sma{\\\"i}l-Tabbone, Malika and Toussaint, Yannick and Coulet, Adrien},",
+        "  journal = {Scientific Data},",
+        "  volume  = {7},",
+        "  pages   = {3},",
+        "  year    = {2020},",
+        "  doi     = {10.1038/s41597-019-0342-9}",
+        "}",
+        "```",
         "",
     ]
     return "\n".join(lines)
