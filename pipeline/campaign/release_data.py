@@ -292,7 +292,8 @@ PAPER_AUTHORS = (("Joël", "Legrand"), ("Romain", "Gogdemir"), ("Cédric", "Bous
 def citation_cff(name: str, version: str, date: str, license_id: str | None) -> str:
     """``CITATION.cff`` (CFF 1.2.0) for the release, citing the PGxCorpus method as preferred reference."""
     lines = ["cff-version: 1.2.0", "message: \"If you use this corpus, please cite it as below.\"",
-             "type: dataset", f"title: {json.dumps(name)}", f"version: {json.dumps(version or 'unversioned')}"]
+             "type: dataset", f"title: {json.dumps(name, ensure_ascii=False)}",
+             f"version: {json.dumps(version or 'unversioned')}"]
     if date:
         lines.append(f"date-released: {json.dumps(date)}")
     if license_id:
@@ -301,8 +302,8 @@ def citation_cff(name: str, version: str, date: str, license_id: str | None) -> 
               "preferred-citation:", "  type: article",
               "  title: \"PGxCorpus, a manually annotated corpus for pharmacogenomics\"",
               "  authors:", *[line for given, family in PAPER_AUTHORS
-                              for line in (f"    - family-names: {json.dumps(family)}",
-                                           f"      given-names: {json.dumps(given)}")],
+                              for line in (f"    - family-names: {json.dumps(family, ensure_ascii=False)}",
+                                           f"      given-names: {json.dumps(given, ensure_ascii=False)}")],
               "  journal: \"Scientific Data\"", "  volume: 7", "  start: 3", "  year: 2020",
               "  doi: \"10.1038/s41597-019-0342-9\""]
     return "\n".join(lines) + "\n"
