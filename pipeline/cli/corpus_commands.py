@@ -181,11 +181,12 @@ def run_evaluate(args: argparse.Namespace) -> int:
     # predictions in BioC, PubTator or Hugging Face Parquet are read into a scratch brat directory first
     schema = load_schema(args.schema)
     try:
-        import_mod.input_format(args.system, args.system_format)
-    except ValueError as exc:
-        print(f"pgx-corpus evaluate: {exc}", file=sys.stderr)
+        fmt = import_mod.input_format(args.system, args.system_format)
+        predicted = None if fmt == "brat" else import_mod.read_input(args.system, fmt, schema)
+    except import_mod.READ_ERRORS as exc:
+        print(f"pgx-corpus evaluate: {args.system}: {exc}", file=sys.stderr)
         return 2
-    with import_mod.as_brat_dir(args.system, args.system_format, schema) as system_dir, \
+    with import_mod.as_brat_dir(args.system, predicted) as system_dir, \
             _checked_input("evaluate", [args.gold, system_dir], share_texts=True,
                            textless=True) as ((gold, system), checks):
         result = evaluate_mod.evaluate(

@@ -13,9 +13,10 @@ import contextlib
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.brat.conf import write_conf_files
@@ -60,17 +61,20 @@ def is_brat_dir(path: Path) -> bool:
 
 
 @contextlib.contextmanager
-def as_brat_dir(src: Path, fmt: str, schema: Schema) -> Iterator[Path]:
-    """``src`` itself when it is a brat directory (``fmt`` ``brat``, or ``auto`` and ``.ann`` files in it),
-    else a scratch brat directory of its documents, removed afterwards."""
-    if fmt == "brat" or (fmt == "auto" and is_brat_dir(src)):
+def as_brat_dir(src: Path, docs: Sequence[BratDocument] | None) -> Iterator[Path]:
+    """``src`` itself when ``docs`` is None (a brat directory), else a scratch brat directory of ``docs``,
+    removed afterwards."""
+    if docs is None:
         yield src
         return
-    docs = read_input(src, fmt, schema)
     with tempfile.TemporaryDirectory(prefix="pgx-import-") as scratch:
         for doc in docs:
             write_document(scratch, doc)
         yield Path(scratch)
+
+
+#: what reading an unreadable input raises (lxml's XMLSyntaxError is a SyntaxError)
+READ_ERRORS = (OSError, ValueError, KeyError, SyntaxError, pa.ArrowException)
 
 
 def input_format(src: Path, fmt: str) -> str:
@@ -98,8 +102,9 @@ def run_import(args: argparse.Namespace) -> int:
             raise FileExistsError(f"{out}: exists and is not an empty directory; nothing written")
         fmt = detect(src) if args.format == "auto" else args.format
         docs = read_input(src, fmt, schema)
-    except (OSError, ValueError, SchemaError, KeyError) as exc:
-        print(f"pgx-corpus import: {exc}", file=sys.stderr)
+    except (*READ_ERRORS, SchemaError) as exc:
+        # unreadable input: refused, nothing written
+        print(f"pgx-corpus import: {src}: {exc}", file=sys.stderr)
         return int(ExitCode.REFUSED)
     tmp = out.with_name(f".{out.name}.import-tmp")
     shutil.rmtree(tmp, ignore_errors=True)
