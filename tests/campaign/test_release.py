@@ -219,6 +219,8 @@ def test_changelog_and_demo_dataset(inputs: dict[str, Path], tmp_path: Path, mon
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf_home"))
     datasets = pytest.importorskip("datasets")
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True, raising=False)
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_OFFLINE", True, raising=False)
     loaded = datasets.load_dataset(str(second), cache_dir=str(tmp_path / "cache"))
     assert {k: len(v) for k, v in loaded.items()} == {"train": 2, "test": 1}
     kb = datasets.load_dataset(str(second), "pgx_demo_bigbio_kb", cache_dir=str(tmp_path / "cache"))
