@@ -70,6 +70,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from pipeline.brat.matching import max_bipartite_matching, spans_overlap
+from pipeline.brat.modality import MODALITIES, join_notes, modality_label
 from pipeline.brat.standoff import BratDocument, ParseIssue, read_directory
 from pipeline.corpus.provenance import entity_provenance, read_provenance
 from pipeline.documents import Annotation, Span
@@ -277,6 +278,7 @@ class RelationMention:
     type: str
     arg1: Annotation
     arg2: Annotation
+    modality: str = field(default="none", compare=False)  # modality_label; never part of a match
 
 
 def _entity_match(span: str, types: str, schema: Schema | None) -> Callable[[Annotation, Annotation], bool]:
@@ -332,6 +334,49 @@ def relation_tally(
     return _tally_pairs(reference, predicted, max_bipartite_matching(list(range(len(reference))), adjacency))
 
 
+#: The setting in which modality agreement is measured: relations matched exactly, same type, same direction.
+MODALITY_SETTING = "exact_strict_directed"
+
+
+def modality_tally(reference: Sequence[RelationMention], predicted: Sequence[RelationMention]) -> Counter[str]:
+    """Modality agreement on the relations matched in :data:`MODALITY_SETTING` (one document).
+
+    Returns counts ``matched``, ``same_modality`` and ``REF_LABEL -> PRED_LABEL`` for each matched pair
+    (labels from :func:`pipeline.brat.modality.modality_label`, ``none`` for a plain relation).  Modality is
+    never part of the relation match itself, so this is its own figure.
+    """
+    entity_ok = _entity_match("exact", "strict", None)
+    adjacency: dict[int, list[int]] = {}
+    for i, r in enumerate(reference):
+        cands = [j for j, p in enumerate(predicted)
+                 if p.type == r.type and entity_ok(r.arg1, p.arg1) and entity_ok(r.arg2, p.arg2)]
+        if cands:
+            adjacency[i] = cands
+    out: Counter[str] = Counter()
+    for i, j in max_bipartite_matching(list(range(len(reference))), adjacency).items():
+        out["matched"] += 1
+        out["same_modality"] += reference[i].modality == predicted[j].modality
+        out[f"{reference[i].modality} -> {predicted[j].modality}"] += 1
+    return out
+
+
+def modality_report(tally: Mapping[str, int]) -> dict[str, Any]:
+    """``{"setting", "matched", "same_modality", "agreement" (None when nothing matched), "pairs": {...}}``."""
+    matched = tally.get("matched", 0)
+    same = tally.get("same_modality", 0)
+    return {"setting": MODALITY_SETTING, "matched": matched, "same_modality": same,
+            "agreement": same / matched if matched else None,
+            "pairs": {k: v for k, v in sorted(tally.items()) if " -> " in k}}
+
+
+def relation_modality_label(doc: BratDocument, relation_id: str) -> str:
+    """The relation's modality: binary brat attributes named after a modality and the leading modality tokens
+    of its AnnotatorNotes (:mod:`pipeline.brat.modality`)."""
+    found = {a.type for a in doc.attributes if a.target == relation_id and a.type in MODALITIES}
+    found |= join_notes(doc.notes_for(relation_id)).modality
+    return modality_label(found)
+
+
 # --- collections -------------------------------------------------------------
 
 @dataclass
@@ -385,7 +430,7 @@ def brat_relations(doc: BratDocument, entities: Mapping[str, Annotation]) -> lis
         a1 = r.arg("Arg1") or (r.args[0][1] if r.args else None)
         a2 = r.arg("Arg2") or (r.args[1][1] if len(r.args) > 1 else None)
         if a1 is not None and a2 is not None and a1 in entities and a2 in entities:
-            out.append(RelationMention(r.type, entities[a1], entities[a2]))
+            out.append(RelationMention(r.type, entities[a1], entities[a2], relation_modality_label(doc, r.id)))
         else:
             log.warning("%s:%d: relation %s refers to an unknown entity", doc.path or doc.name, r.line, r.id)
     return out
@@ -439,7 +484,8 @@ def compare_collections(
 
     Returns ``{"reference", "predicted", "documents": {...}, "entities": {SPAN_TYPES: report},
     "relations": {SPAN_TYPES_DIRECTION: report}}`` where a report is
-    ``{"micro": prf, "macro": {...}, "per_type": {type: prf}}``.
+    ``{"micro": prf, "macro": {...}, "per_type": {type: prf}}``, and ``"relation_modality"``: modality
+    agreement on the relations matched exactly (:func:`modality_report`), a figure of its own.
     ``pred_source`` maps the predicted collection's types (see :func:`brat_entities`).
     """
     counts = counts if counts is not None else Counter()
@@ -447,12 +493,14 @@ def compare_collections(
     counts["documents_common"] += len(pair.common)
     ent = {_setting_name(s, t): Tally() for s in SPAN_SETTINGS for t in TYPE_SETTINGS}
     rel = {_setting_name(s, t, d): Tally() for s in SPAN_SETTINGS for t in TYPE_SETTINGS for d in DIRECTION_SETTINGS}
+    modality: Counter[str] = Counter()
     for name in pair.common:
         ents_r = brat_entities(reference[name])
         ents_p = brat_entities(predicted[name], schema=schema, source=pred_source, counts=counts)
         rels_r = brat_relations(reference[name], ents_r)
         rels_p = brat_relations(predicted[name], ents_p)
         list_r, list_p = list(ents_r.values()), list(ents_p.values())
+        modality.update(modality_tally(rels_r, rels_p))
         for s in SPAN_SETTINGS:
             for t in TYPE_SETTINGS:
                 ent[_setting_name(s, t)].add(entity_tally(list_r, list_p, span=s, types=t, schema=schema))
@@ -471,6 +519,7 @@ def compare_collections(
         },
         "entities": {k: v.report() for k, v in ent.items()},
         "relations": {k: v.report() for k, v in rel.items()},
+        "relation_modality": modality_report(modality),
     }
 
 
@@ -599,6 +648,12 @@ def format_agreement(result: Mapping[str, Any]) -> str:
                     f"| {t} | {m['tp']} | {m['fp']} | {m['fn']} | {_pct(m['precision'])} | {_pct(m['recall'])} "
                     f"| {_pct(m['f1'])} |"
                 )
+        mod = p.get("relation_modality")
+        if mod:
+            lines += ["", f"### relation modality on matched relations ({mod['setting']})", "",
+                      f"{mod['same_modality']} of {mod['matched']} matched relations have the same modality "
+                      f"({_pct(mod['agreement'])}%)" + ("; " + ", ".join(f"{k} {v}" for k, v in mod["pairs"].items())
+                                                         if mod["pairs"] else "") + "."]
         lines.append("")
     if len(result["pairs"]) > 1:
         lines += ["## mean F1 over pairs", "", "| kind | setting | F1 |", "|---|---|---|"]

@@ -45,9 +45,10 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from pipeline.brat.agreement import Tally, prf
+from pipeline.brat.agreement import Tally, compare_collections, prf
 from pipeline.brat.standoff import BratDocument, ParseIssue, read_directory
 from pipeline.documents import Span
+from pipeline.schema import Schema
 
 log = logging.getLogger(__name__)
 
@@ -205,11 +206,13 @@ def evaluate(
     intersection: bool = False,
     concepts_tsv: tuple[str | Path, str | Path] | None = None,
     counts: Counter[str] | None = None,
+    schema: Schema | None = None,
 ) -> dict[str, Any]:
     """:func:`evaluate_collections` on two brat directories (``.ann`` without ``.txt`` allowed).
 
     ``concepts_tsv`` = (gold TSV, system TSV), each a file or a directory.
-    The result gains ``"parse_issues": ["file:line: message", ...]``.
+    The result gains ``"parse_issues": ["file:line: message", ...]``, and with ``schema``
+    ``"paper_settings"`` (:func:`paper_settings`).
     """
     counts = counts if counts is not None else Counter()
     gold_docs, issues = read_directory(gold_dir)
@@ -226,9 +229,28 @@ def evaluate(
         {d.name: d for d in gold_docs}, {d.name: d for d in sys_docs},
         intersection=intersection, gold_concepts=gc, system_concepts=sc, counts=counts,
     )
+    if schema is not None:
+        result["paper_settings"] = paper_settings({d.name: d for d in gold_docs}, {d.name: d for d in sys_docs},
+                                                  schema, intersection=intersection)
     result["gold"], result["system"] = str(gold_dir), str(system_dir)
     result["parse_issues"] = [str(i) for i in issues]
     return result
+
+
+def paper_settings(gold: Mapping[str, BratDocument], system: Mapping[str, BratDocument], schema: Schema, *,
+                   intersection: bool = False) -> dict[str, Any]:
+    """Entities and relations scored in the PGxCorpus paper's settings (:mod:`pipeline.brat.agreement`: exact or
+    partial spans, strict, hierarchical or any type, directed or not) and the relation modality agreement on
+    the matched relations; micro P/R/F1 per setting.  The documents are those :func:`evaluate_collections`
+    scores: every gold document (one missing from the system is empty there) or, with ``intersection``, both.
+    """
+    names = sorted(set(gold) & set(system)) if intersection else sorted(gold)
+    system_docs = {n: system[n] if n in system else BratDocument(n, gold[n].text) for n in names}
+    report = compare_collections({n: gold[n] for n in names}, system_docs, schema, ref_label="gold",
+                                 pred_label="system")
+    return {"entities": {k: v["micro"] for k, v in report["entities"].items()},
+            "relations": {k: v["micro"] for k, v in report["relations"].items()},
+            "relation_modality": report["relation_modality"]}
 
 
 def _score(value: float | None) -> str:
@@ -258,10 +280,18 @@ def format_report(result: Mapping[str, Any]) -> str:
               _row("Total", result["concepts"]), ""]
     lines += ["## Linking (MedMentions)", "", *head, _row("mention level", result["linking_mention"]),
               _row("document level", result["linking_document"]), ""]
+    paper = result.get("paper_settings")
+    if paper:
+        lines += ["## Entities and relations in the paper's settings (micro)", "", *head]
+        lines += [_row(f"entities {k}", m) for k, m in paper["entities"].items()]
+        lines += [_row(f"relations {k}", m) for k, m in paper["relations"].items()]
+        mod = paper["relation_modality"]
+        lines += ["", f"Relation modality: {mod['same_modality']} of {mod['matched']} relations matched "
+                  f"({mod['setting']}) have the gold modality.", ""]
     for issue in result.get("parse_issues", []):
         lines.append(f"- parse issue: {issue}")
     return "\n".join(lines).rstrip() + "\n"
 
 
 __all__ = ["concept_set", "evaluate", "evaluate_collections", "format_report", "linked_mentions", "ner_set",
-           "prf", "read_concepts_tsv"]
+           "paper_settings", "prf", "read_concepts_tsv"]

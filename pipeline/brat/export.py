@@ -5,10 +5,12 @@ Input: brat documents (``NAME.txt``/``NAME.ann``; PGxCorpus names sentences
 those offsets: a document's text is exported as it is (one BioC passage at
 offset 0; the PubTator title line), so exported offsets equal brat offsets.
 
-Relation post-processing (``config/export.yaml`` ``relation_map``): uncommon
-relation types are rewritten to their parent before any export
-(``metabolizes`` and ``transports`` -> ``influences``); a type mapped to null
-is dropped.
+Relation post-processing (``config/export.yaml`` ``relation_map``): a training
+view of ``pgx-corpus export`` only, declared in its summary (``relation_map`` and
+the ``relations_mapped:FROM->TO`` counts): uncommon relation types are rewritten
+to their parent (``metabolizes`` and ``transports`` -> ``influences``); a type
+mapped to null is dropped.  ``campaign finalize`` and ``release`` never fold:
+they keep the types as annotated.
 
 Formats
 * ``pubtator``: see :mod:`pipeline.brat.pubtator` (the writer and its
@@ -24,7 +26,7 @@ Formats
   attributes other than modality, events...) is counted and logged at WARNING.
 * ``bioc-xml`` / ``bioc-json``: one BioC document per brat document, one
   passage (offset 0) holding the text, the entities (one location per
-  fragment in brat order, infons ``type``, ``identifier``, ``note``/``note_2``...
+  fragment in ascending offset order, text joined in that order, infons ``type``, ``identifier``, ``note``/``note_2``...
   for AnnotatorNotes and one infon per brat attribute, e.g. ``Composite`` =
   ``true``) and the relations (infons ``type``, ``Negated``/``Hypothetical`` =
   ``true`` from brat attributes or AnnotatorNotes, notes and other attributes
@@ -39,8 +41,9 @@ Formats
   discontiguous, then longest (most characters) first, then by start, skipping any entity that shares a token with one
   already taken; ``layers`` repeats that pass on the leftovers, one label
   column per pass, until every entity is placed.  A discontiguous entity
-  labels the tokens of all its fragments: ``B-`` on its first token, ``I-``
-  on the others (tokens in the gap are not part of it).  An entity boundary
+  labels the tokens of each of its fragments as a span of its own (``B-`` on
+  the fragment's first token, ``I-`` on the others), so no ``I-`` ever follows
+  ``O``; a BIO reader gets the fragments back, not their link (declared).  An entity boundary
   inside a token labels the whole token and is counted as misaligned.
 * ``splits``: PMIDs (name before ``_``) are sorted, shuffled with
   ``random.Random(seed)`` and cut by the ratios (default 60/20/20; the train
@@ -98,6 +101,7 @@ class ExportConfig:
     conll_scheme: str = "outermost"
     split_ratios: tuple[float, float, float] = (60, 20, 20)
     split_seed: int = 13
+    license: str = ""  # the corpus licence a release states (SPDX id); "" = none given (never guessed)
 
 
 @yamlfile.checked_types(ExportConfigError)
@@ -105,7 +109,8 @@ def load_export_config(path: str | Path = DEFAULT_EXPORT_CONFIG) -> ExportConfig
     p = Path(path)
     data = read_mapping(p, ExportConfigError, "export config")
     unknown = set(data) - {
-        "relation_map", "pubtator_discontiguous", "pubtator_level", "conll_scheme", "split_ratios", "split_seed"
+        "relation_map", "pubtator_discontiguous", "pubtator_level", "conll_scheme", "split_ratios", "split_seed",
+        "license",
     }
     if unknown:
         raise ExportConfigError(f"{p}: unknown key(s) {sorted(unknown)}")
@@ -116,6 +121,7 @@ def load_export_config(path: str | Path = DEFAULT_EXPORT_CONFIG) -> ExportConfig
         conll_scheme=str(data.get("conll_scheme", "outermost")),
         split_ratios=parse_ratios(data.get("split_ratios", (60, 20, 20)), str(p)),
         split_seed=int(data.get("split_seed", 13)),
+        license=str(data.get("license") or ""),
     )
     if cfg.pubtator_discontiguous not in ("skip", "split"):
         raise ExportConfigError(f"{p}: pubtator_discontiguous must be skip or split")
@@ -157,6 +163,7 @@ def map_relations(
                     counts["relations_dropped"] += 1
                     continue
                 counts["relations_mapped"] += 1
+                counts[f"relations_mapped:{r.type}->{target}"] += 1
                 r = replace(r, type=target)
             relations.append(r)
         out.append(
@@ -197,11 +204,48 @@ def to_pubtator(
     return "".join(format_record(r) for r in records), spans
 
 
+def to_pubtator_plain(docs: Iterable[BratDocument], schema: Schema, counts: Counter[str] | None = None) -> str:
+    """The PubTator flavour readers of the six standard columns accept (``bconv``): one document per brat
+    document (id ``{PMID}_{k}``, the sentence as title, an empty abstract), entity lines ``DOC start end text
+    type identifier`` only.  No key column, so a discontiguous entity is one line per fragment that reads back
+    as separate entities, and no relation lines (a relation needs the key column): relations, modality and
+    notes are the declared losses of this flavour."""
+    records, _ = pubtator.to_pubtator_records(docs, schema, level="sentence", discontiguous="split", counts=counts)
+    plain = [replace(r, annotations=tuple(replace(a, extra=()) for a in r.annotations), relations=())
+             for r in records]
+    return "".join(format_record(r) for r in plain)
+
+
 # --- BioC ---------------------------------------------------------------------------
 
 #: infon keys of annotations and relations that are not brat attributes
 BIOC_RESERVED_INFONS = ("type", "identifier")
 BIOC_NOTE_INFON = "note"
+#: the key file the collection header names; :func:`bioc_key` gives its text, shipped beside the collection
+BIOC_KEY_FILE = "corpus.key"
+
+
+def bioc_key(schema: Schema) -> str:
+    """The BioC key file: what the collection's documents, passages, annotations and relations hold."""
+    entity_types = ", ".join(schema.entity_types())
+    relation_types = ", ".join(schema.relation_types())
+    return "\n".join([
+        "pgx-corpus BioC key",
+        "",
+        "collection: one document per brat document (a sentence, id {PMID}_{k}); document infon pmid.",
+        "passage: one per document, offset 0, type 'sentence'; its text is the brat .txt text, so every offset",
+        "  is a character offset into the sentence (half-open; BioC lengths in characters).",
+        f"annotation: a brat entity (id = brat id); infon type = the entity type ({entity_types});",
+        "  infon identifier = normalizations DB:ID joined by ','; infons note, note_2... = AnnotatorNotes;",
+        "  other infons = brat attributes ('true' for a binary one). Locations: one per fragment in ascending",
+        "  offset order; the annotation text is the fragment texts joined by one space in that order.",
+        "  A gapped (discontiguous) annotation has several locations: its text is not the span from the first",
+        "  location to the last (readers that assume so, such as bioc.validate, report it as an error).",
+        f"relation: a brat relation (id = brat id); infon type = the relation type as annotated ({relation_types});",
+        "  infons Negated/Hypothetical = 'true' for its modality (pipeline/brat/modality.py); notes and attributes",
+        "  as for annotations; nodes Arg1 and Arg2 refer to annotation ids of the same passage.",
+        "",
+    ])
 
 
 def _note_key(i: int) -> str:
@@ -221,7 +265,7 @@ def to_bioc(docs: Iterable[BratDocument], schema: Schema, counts: Counter[str] |
             source: str = "pgx-corpus") -> bioc.BioCCollection:
     """A BioC collection of the documents (see the module docstring).
 
-    Entities keep their brat ids, fragments (one location each, in brat order) and type; their
+    Entities keep their brat ids, fragments (one location each, in ascending offset order) and type; their
     normalizations go to infon ``identifier`` (``DB:ID``, several joined by ``,``), their
     AnnotatorNotes to infons ``note``, ``note_2``..., their attributes (``Composite``...) to infons named
     after the attribute (``"true"`` for a binary one).  Relations likewise, plus an infon ``"true"`` for
@@ -231,7 +275,7 @@ def to_bioc(docs: Iterable[BratDocument], schema: Schema, counts: Counter[str] |
     counts = counts if counts is not None else Counter()
     collection = bioc.BioCCollection()
     collection.source = source
-    collection.key = "pgx-corpus.key"
+    collection.key = BIOC_KEY_FILE
     for doc in docs:
         counts["documents"] += 1
         bdoc = bioc.BioCDocument()
@@ -244,7 +288,8 @@ def to_bioc(docs: Iterable[BratDocument], schema: Schema, counts: Counter[str] |
         ids = _identifiers(doc)
         known = set()
         for t in doc.textbounds:
-            frags = tuple((s, e) for s, e in t.fragments if e > s)  # brat order: the text column follows it
+            # ascending offsets (BioC readers such as bconv expect them), the text joined in that order
+            frags = tuple(sorted((s, e) for s, e in t.fragments if e > s))
             if not frags:
                 counts["empty_entities_dropped"] += 1
                 continue
@@ -377,15 +422,24 @@ def conll_layers(
     sharing no token with one already taken in the pass.
     """
     counts = counts if counts is not None else Counter()
-    placed: list[tuple[list[int], str]] = []
+    placed: list[tuple[list[list[int]], str]] = []  # per entity: the token indices of each fragment
     starts = {ts for ts, _ in tokens}
     ends = {te for _, te in tokens}
     for frags, type_ in entities:
-        toks = [i for i, (ts, te) in enumerate(tokens) if any(ts < e and te > s for s, e in frags)]
         if any(s not in starts or e not in ends for s, e in frags):
             counts["conll_misaligned"] += 1
-        if toks:
-            placed.append((toks, type_))
+        groups = [[i for i, (ts, te) in enumerate(tokens) if ts < e and te > s] for s, e in sorted(frags)]
+        groups = [g for g in groups if g]
+        # fragments with no token between them (a gap of spaces) are one span of tokens
+        merged: list[list[int]] = []
+        for g in groups:
+            if merged and g[0] <= merged[-1][-1] + 1:
+                merged[-1].extend(k for k in g if k > merged[-1][-1])
+            else:
+                merged.append(list(g))
+        groups = merged
+        if groups:
+            placed.append((groups, type_))
     remaining = list(range(len(placed)))  # entities come in priority order
     layers: list[list[str]] = []
     while remaining:
@@ -393,14 +447,18 @@ def conll_layers(
         used: set[int] = set()
         left = []
         for i in remaining:
-            toks, type_ = placed[i]
-            if used & set(toks):
+            groups, type_ = placed[i]
+            toks = {k for g in groups for k in g}
+            if used & toks:
                 left.append(i)
                 continue
             used.update(toks)
-            labels[toks[0]] = f"B-{type_}"
-            for k in toks[1:]:
-                labels[k] = f"I-{type_}"
+            # each fragment opens with B-: a BIO reader never meets I- after O (a discontiguous entity
+            # reads back as its fragments; the link between them is the declared loss of CoNLL)
+            for g in groups:
+                labels[g[0]] = f"B-{type_}"
+                for k in g[1:]:
+                    labels[k] = f"I-{type_}"
         layers.append(labels)
         if not layers[1:]:
             counts["conll_not_in_first_layer"] += len(left)
@@ -426,6 +484,25 @@ def to_conll(docs: Iterable[BratDocument], *, scheme: str = "outermost", counts:
         lines = [f"# {doc.name}"]
         for i, (s, e) in enumerate(tokens):
             lines.append("\t".join([doc.text[s:e], str(s), str(e), *(layer[i] for layer in layers)]))
+        blocks.append("\n".join(lines) + "\n")
+    return "\n".join(blocks)
+
+
+def to_conll_spacy(docs: Iterable[BratDocument], counts: Counter[str] | None = None) -> str:
+    """The ``outermost`` labels in the layout ``spacy convert -c ner`` reads: each document opens with
+    ``-DOCSTART- -X- O O``, then ``token<TAB>label`` lines and a blank line; no ``# NAME`` comment lines (spaCy
+    reads them as tokens and fails with E177) and no offset columns.  Documents are in the order given (the
+    names are in the release's ``sentences.tsv``)."""
+    counts = counts if counts is not None else Counter()
+    blocks = []
+    for doc in docs:
+        tokens = tokenize(doc.text)
+        entities = [(f, t.type) for t in doc.textbounds if (f := _frags(t))]
+        entities.sort(key=lambda x: (len(x[0]) > 1, -sum(e - s for s, e in x[0]), x[0][0][0], x[1]))
+        labels = conll_layers(tokens, entities, all_layers=False, counts=counts)[0]
+        lines = ["-DOCSTART- -X- O O", ""] + [f"{doc.text[s:e]}\t{label}" for (s, e), label in zip(tokens, labels,
+                                                                                                   strict=True)]
+        counts["documents"] += 1
         blocks.append("\n".join(lines) + "\n")
     return "\n".join(blocks)
 
@@ -493,7 +570,8 @@ def export(
     counts = counts if counts is not None else Counter()
     docs = map_relations(docs, config.relation_map, counts)
     path = Path(out)
-    summary: dict[str, Any] = {"format": fmt, "out": str(path)}
+    # the relation_map is this training view's own folding: declared in the summary it returns
+    summary: dict[str, Any] = {"format": fmt, "out": str(path), "relation_map": dict(config.relation_map)}
     if fmt == "splits":
         summary.update(write_splits(docs, path, ratios=ratios or config.split_ratios,
                                     seed=config.split_seed if seed is None else seed, counts=counts))

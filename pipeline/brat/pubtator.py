@@ -63,6 +63,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipeline.brat.modality import parse_note
 from pipeline.brat.standoff import Attribute, BratDocument, Normalization, Relation, TextBound
 from pipeline.brat.stats import relation_modality
 from pipeline.documents import TITLE_SEPARATOR, pmid_sort_key
@@ -245,16 +246,13 @@ def _relations(
 def _count_unwritable(doc: BratDocument, relations: set[str], schema: Schema, counts: Counter[str]) -> None:
     """Count what of ``doc`` has no PubTator form (``relations``: ids of the relations written).
 
-    A note on a written relation whose every token is a modality note (``neg``, ``hyp``...) is carried
-    by the modality column; any other note is dropped, as are attributes other than binary modality
-    attributes of written relations, events and equivalences.
+    A note on a written relation that holds modality tokens only (``neg``, ``hyp``..., read with
+    :mod:`pipeline.brat.modality`) is carried by the modality column; any other note is dropped, as are
+    attributes other than binary modality attributes of written relations, events and equivalences.
     """
-    prefixes = [str(spec["note"]).lower() for spec in schema.relation_attributes.values() if spec.get("note")]
     for n in doc.notes:
-        tokens = n.text.split()
-        carried = n.target in relations and tokens and all(
-            any(tok.lower().startswith(p) for p in prefixes) for tok in tokens
-        )
+        note = parse_note(n.text)
+        carried = n.target in relations and bool(note.modality) and not note.free
         if not carried:
             counts["notes_dropped"] += 1
     for a in doc.attributes:

@@ -19,11 +19,14 @@ sentence in PGxCorpus, named ``{PMID}_{k}``), offsets half-open into the
   (nested only), ``discontiguous`` (discontiguous only) or ``both``; it is
   counted under its own type only (no roll-up to ancestors).
 * relation **modality**: brat attributes named after the schema's
-  ``relation_attributes`` (``Negated``, ``Hypothetical``) or AnnotatorNotes on
-  the relation whose whitespace-separated tokens start with the attribute's
-  note (``neg`` -> Negated; ``hyp``/``hypo`` -> Hypothetical).  Other note
-  tokens are counted in ``unrecognized_note_tokens`` and listed, never
-  silently ignored.
+  ``relation_attributes`` (``Negated``, ``Hypothetical``) or the leading whole
+  modality tokens of the relation's AnnotatorNotes, read with the project's one
+  grammar (:mod:`pipeline.brat.modality`: ``hyp``, ``hypo``, ``htp`` ->
+  Hypothetical; ``neg``, ``not`` -> Negated; never a prefix match).  Every
+  modality token is counted as written in ``modality_tokens``; the free text of
+  the notes in ``comment_notes``.  ``relation_modality_paper`` counts the same
+  relations by the rule of the paper's Table 3 (tokens *starting with* ``neg``
+  or ``hyp``), so a datasheet can show both where they differ.
 * **key groups**: an entity belongs to the group of its root type in the
   schema hierarchy (chemical = ``Chemical``, genomic factor =
   ``Genomic_factor`` and descendants, phenotype = ``Phenotype`` and
@@ -53,6 +56,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pipeline.brat.modality import MODALITY_TOKENS, RelationNote, join_notes
 from pipeline.brat.standoff import BratDocument, TextBound, read_directory
 from pipeline.corpus.provenance import provenance_summary, read_provenance
 from pipeline.documents import Document, SentenceRecord, Span
@@ -95,29 +99,47 @@ def entity_category(t: TextBound, nested: set[str]) -> str:
     return "discontiguous" if disc else "simple"
 
 
-def relation_modality(
-    doc: BratDocument, relation_id: str, schema: Schema, unknown: Counter[str], comments: Counter[str] | None = None
-) -> tuple[str, ...]:
-    """Modality attributes of a relation (sorted names), from brat attributes and AnnotatorNotes.
+def relation_note(doc: BratDocument, relation_id: str) -> RelationNote:
+    """The relation's AnnotatorNotes read with the project's grammar (:mod:`pipeline.brat.modality`), several
+    notes folded into one (:func:`pipeline.brat.modality.join_notes`)."""
+    return join_notes(doc.notes_for(relation_id))
 
-    A note with at least one modality token is a modality note; its other
-    tokens are counted in ``unknown`` (a typo such as ``htp`` stays visible).
-    A note without any modality token is a free-text comment, counted in ``comments``.
+
+def relation_modality(
+    doc: BratDocument, relation_id: str, schema: Schema, tokens: Counter[str], comments: Counter[str] | None = None
+) -> tuple[str, ...]:
+    """Modality of a relation (sorted names): brat attributes named in the schema's ``relation_attributes`` and
+    the leading whole modality tokens of its AnnotatorNotes (:mod:`pipeline.brat.modality`: ``hyp``, ``hypo``,
+    ``htp`` -> Hypothetical; ``neg``, ``not`` -> Negated; never prefixes, so ``hypertension`` is free text).
+
+    ``tokens`` counts each modality token as written (lower-cased), so the normalization is reported per
+    token; ``comments`` counts the free text of the notes (what follows the modality tokens).
+    """
+    found = {a.type for a in doc.attributes if a.target == relation_id and a.type in schema.relation_attributes}
+    note = relation_note(doc, relation_id)
+    found.update(note.modality)
+    tokens.update(note.tokens)
+    if note.free and comments is not None:
+        comments[note.free] += 1
+    return tuple(sorted(found))
+
+
+def paper_relation_modality(doc: BratDocument, relation_id: str, schema: Schema) -> tuple[str, ...]:
+    """Modality by the rule of the first PGxCorpus tables: brat attributes, and every note token that *starts
+    with* a schema attribute's note (``neg``, ``hyp``), anywhere in the note.  ``htp`` and ``not`` are not read
+    and ``hypertension`` would be.  Kept only to compute Table 3 the way the paper's figures were counted; every
+    other use reads :func:`relation_modality`.
     """
     found = {a.type for a in doc.attributes if a.target == relation_id and a.type in schema.relation_attributes}
     notes = {str(spec.get("note")): name for name, spec in schema.relation_attributes.items() if spec.get("note")}
     for text in doc.notes_for(relation_id):
-        tokens = text.split()
-        recognized = {tok: name for tok in tokens for note, name in notes.items() if tok.lower().startswith(note)}
-        if not recognized:
-            if comments is not None:
-                comments[text] += 1
-            continue
-        found.update(recognized.values())
-        for tok in tokens:
-            if tok not in recognized:
-                unknown[tok] += 1
+        found.update(name for tok in text.split() for note, name in notes.items() if tok.lower().startswith(note))
     return tuple(sorted(found))
+
+
+def modality_token_table(tokens: Mapping[str, int]) -> dict[str, dict[str, Any]]:
+    """``{token: {"modality": name, "relations": n}}`` for the modality tokens counted, in token order."""
+    return {tok: {"modality": MODALITY_TOKENS[tok], "relations": n} for tok, n in sorted(tokens.items())}
 
 
 def key_group(type_: str, schema: Schema) -> str | None:
@@ -133,15 +155,18 @@ def collection_stats(
     Returns ``{"entities": {TYPE: {"simple","nested","discontiguous","both","total"}},
     "entity_totals": {...}, "relations": {TYPE: n}, "relation_total": n,
     "relation_modality": {TYPE: {MODALITY: n}}, "modality_totals": {MODALITY: n},
-    "unrecognized_note_tokens": {token: n}, "comment_notes": {note: n}, "sentences": {"total", "with_all_key_groups",
-    "without_relation", "with_relation"}, "abstracts": n, "text_mismatches": [...]}``.
+    "relation_modality_paper": {TYPE: {MODALITY: n}} and "modality_totals_paper" (the paper's rule),
+    "modality_tokens": {token: {"modality", "relations"}}, "comment_notes": {note: n},
+    "sentences": {"total", "with_all_key_groups", "without_relation", "with_relation"}, "abstracts": n,
+    "text_mismatches": [...]}``.
     Modalities are ``none`` or attribute names joined by ``+`` (``Hypothetical+Negated``).
     """
     counts = counts if counts is not None else Counter()
     entities: dict[str, Counter[str]] = {}
     relations: Counter[str] = Counter()
     modality: dict[str, Counter[str]] = {}
-    unknown_tokens: Counter[str] = Counter()
+    paper: dict[str, Counter[str]] = {}
+    modality_tokens: Counter[str] = Counter()
     comments: Counter[str] = Counter()
     sentences = Counter({"total": 0, "with_all_key_groups": 0, "without_relation": 0, "with_relation": 0})
     pmids: set[str] = set()
@@ -172,8 +197,10 @@ def collection_stats(
             if any(ref not in ids for _, ref in r.args):
                 counts["relations_unknown_argument"] += 1
             relations[r.type] += 1
-            mod = relation_modality(doc, r.id, schema, unknown_tokens, comments)
+            mod = relation_modality(doc, r.id, schema, modality_tokens, comments)
             modality.setdefault(r.type, Counter())["+".join(mod) or "none"] += 1
+            old = paper_relation_modality(doc, r.id, schema)
+            paper.setdefault(r.type, Counter())["+".join(old) or "none"] += 1
         sentences["with_relation" if doc.relations else "without_relation"] += 1
     ent_out = {}
     for type_ in _ordered(entities, schema.entity_types()):
@@ -184,8 +211,9 @@ def collection_stats(
     mod_totals: Counter[str] = Counter()
     for c in modality.values():
         mod_totals.update(c)
-    for tok, n in sorted(unknown_tokens.items()):
-        log.warning("unrecognized AnnotatorNotes token %r on %d relation(s)", tok, n)
+    paper_totals: Counter[str] = Counter()
+    for c in paper.values():
+        paper_totals.update(c)
     return {
         "entities": ent_out,
         "entity_totals": totals,
@@ -195,7 +223,11 @@ def collection_stats(
             t: dict(sorted(modality[t].items())) for t in _ordered(modality, schema.relation_types())
         },
         "modality_totals": dict(sorted(mod_totals.items())),
-        "unrecognized_note_tokens": dict(sorted(unknown_tokens.items())),
+        "relation_modality_paper": {
+            t: dict(sorted(paper[t].items())) for t in _ordered(paper, schema.relation_types())
+        },
+        "modality_totals_paper": dict(sorted(paper_totals.items())),
+        "modality_tokens": modality_token_table(modality_tokens),
         "comment_notes": dict(sorted(comments.items())),
         "sentences": dict(sentences),
         "abstracts": len(pmids),
@@ -323,6 +355,18 @@ def tables(result: Mapping[str, Any]) -> dict[str, tuple[list[str], list[list[An
         ]
         + [["Total", result["relation_total"], *(result["modality_totals"][m] for m in mods)]],
     )
+    tok = result.get("modality_tokens") or {}
+    if tok:
+        out["modality_tokens"] = (["token", "modality", "relations"],
+                                  [[t, v["modality"], v["relations"]] for t, v in tok.items()])
+    paper = result.get("relation_modality_paper")
+    if paper is not None and paper != result["relation_modality"]:
+        pmods = sorted(result["modality_totals_paper"])
+        out["relations_paper"] = (
+            ["type", "total", *pmods],
+            [[t, n, *(paper.get(t, {}).get(m, 0) for m in pmods)] for t, n in result["relations"].items()]
+            + [["Total", result["relation_total"], *(result["modality_totals_paper"][m] for m in pmods)]],
+        )
     s = result["sentences"]
     out["corpus"] = (
         ["figure", "value"],
@@ -367,6 +411,8 @@ def format_markdown(result: Mapping[str, Any]) -> str:
     titles = {
         "entities": "Entities by type (each counted within its own type)",
         "relations": "Relations by type and modality",
+        "modality_tokens": "Modality note tokens (whole tokens, pipeline/brat/modality.py)",
+        "relations_paper": "Relations by type and modality, by the paper's rule (note tokens starting with neg/hyp)",
         "corpus": "Corpus",
         "pipeline": "Pipeline run",
         "preannotations": "Pre-annotations by source and type (Tables 6-7)",
@@ -375,9 +421,6 @@ def format_markdown(result: Mapping[str, Any]) -> str:
     lines: list[str] = []
     for name, (header, rows) in tables(result).items():
         lines += [f"## {titles[name]}", "", *_table(header, rows), ""]
-    if result.get("unrecognized_note_tokens"):
-        lines.append("Unrecognized AnnotatorNotes tokens: " + ", ".join(
-            f"{k!r} ({v})" for k, v in result["unrecognized_note_tokens"].items()))
     if result.get("comment_notes"):
         lines.append("Free-text AnnotatorNotes on relations (no modality): " + ", ".join(
             f"{k!r} ({v})" for k, v in result["comment_notes"].items()))

@@ -27,7 +27,7 @@ never dropped silently.  Documents the campaign assigns to phase 2 that no senio
 listed as ``discarded_in_phase1`` (an annotator discarded them: finished) or ``not_in_phase2`` (not
 reviewed yet: work left).  :attr:`FinalizeResult.work_left` says whether anything is held back or pending.
 
-What a finished document becomes (campaign-only marks removed, relation types homogenized):
+What a finished document becomes (campaign-only marks removed, relation types kept as annotated):
 
 * attributes of type ``Disagreement`` (none are left by definition) and the pre-annotation's
   ``Composite`` presentation attribute are removed, and so are the campaign's ``Done`` marker entities;
@@ -35,10 +35,10 @@ What a finished document becomes (campaign-only marks removed, relation types ho
   the free text): legacy ``Negated``/``Hypothetical`` relation attributes of older campaigns become note
   words, several notes are folded into one, and the merge's ``[alice: neg; bob: none]`` dispute text is
   removed (:func:`pipeline.campaign.merge.strip_dispute`);
-* relation types are rewritten by ``config/export.yaml`` ``relation_map`` (:func:`pipeline.brat.export.
-  map_relations`: ``metabolizes``/``transports`` -> ``influences``; a type mapped to null is dropped);
-  a relation that becomes identical to an earlier one of the same document (type, arguments, attributes,
-  notes) is merged into it (counted);
+* relation types are **kept as annotated** (``metabolizes`` and ``transports`` stay): ``config/export.yaml``
+  ``relation_map`` is a training view that ``pgx-corpus export`` applies and declares, never the final corpus
+  (a deliberate retyping goes through ``decisions apply``, which records it); a relation identical to an
+  earlier one of the same document (type, arguments, attributes, notes) is merged into it (counted);
 * the result must validate against the final ``annotation.conf`` (generated from the schema, without the
   campaign types); otherwise the document is held back too.
 
@@ -490,7 +490,8 @@ def collect(
                 findings.append(Finding(where.removesuffix(".ann") + ".txt", 0, "text_changed",
                                         f"text differs from {originals[name][0]}"))
             if not findings:
-                doc = homogenize(doc, export_config.relation_map,
+                # relation types stay as annotated: no relation_map here (see the module docstring)
+                doc = homogenize(doc, {},
                                  campaign_attributes=(DISAGREEMENT, settings.composite_attribute), counts=counts)
                 # parsed again from the text it will have, so line numbers are those of the final file
                 dumped = dumps(doc)

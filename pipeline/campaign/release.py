@@ -50,11 +50,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from bioc import biocjson, biocxml
-
 from pipeline import yamlfile
 from pipeline.brat import agreement as agreement_mod
 from pipeline.brat import export as export_mod
+from pipeline.brat import formats as formats_mod
 from pipeline.brat import stats as stats_mod
 from pipeline.brat import validate as validate_mod
 from pipeline.brat.conf import (
@@ -65,6 +64,7 @@ from pipeline.brat.conf import (
     write_conf_files,
 )
 from pipeline.brat.standoff import BratDocument, dumps, read_directory, read_document, read_text
+from pipeline.campaign import release_data as data_mod
 from pipeline.campaign.decisions import load_decisions
 from pipeline.campaign.finalize import (
     DONE_TYPE,
@@ -101,6 +101,8 @@ class ReleaseInputs:
     date: str = ""
     export_config: export_mod.ExportConfig = field(default_factory=export_mod.ExportConfig)
     decisions: list[Path] = field(default_factory=list)
+    license: str = ""  # the corpus licence (SPDX id); "" = the export configuration's, else none stated
+    previous: Path | None = None  # an earlier release directory: CHANGELOG.md lists what changed since
 
 
 # --- reading and checking ---------------------------------------------------------------------
@@ -179,22 +181,47 @@ def _cell(value: Any, csv: bool = False) -> str:
 
 
 def corpus_tables(docs: Sequence[BratDocument], schema: Schema) -> tuple[list[Table], dict[str, Any]]:
-    """Tables 2 (entities), 3 (relations) and the corpus summary, from :mod:`pipeline.brat.stats`."""
+    """Tables 2 (entities), 3 (relations) and the corpus summary, from :mod:`pipeline.brat.stats`.
+
+    Table 3's modality columns are counted by the paper's rule (:func:`pipeline.brat.stats.
+    paper_relation_modality`); when the project's normalization (:mod:`pipeline.brat.modality`: whole tokens,
+    ``htp`` and ``not`` included) gives other counts, Table 3b shows them beside it, and the modality tokens
+    table says which tokens were read.
+    """
     result = stats_mod.collection_stats(docs, schema)
     named = stats_mod.tables(result)
     ents_h, ents_r = named["entities"]
-    rels_h, rels_r = named["relations"]
     corp_h, corp_r = named["corpus"]
     per_type = [r for r in ents_r if r[0] != "Total"]
-    per_rel = [r for r in rels_r if r[0] != "Total"]
+    paper = result["relation_modality_paper"]
+    pmods = sorted(result["modality_totals_paper"])
+    rels_h = ["type", "total", *pmods]
+    rels_r: list[list[Any]] = [[t, n, *(paper.get(t, {}).get(m, 0) for m in pmods)]
+                               for t, n in result["relations"].items()]
+    rels_r.append(["Total", result["relation_total"], *(result["modality_totals_paper"].get(m, 0) for m in pmods)])
+    per_rel = rels_r[:-1]
     tables = [
         Table("table2_entities", "Table 2: entities by type (simple, nested, discontiguous, both)", ents_h, ents_r,
               ("entities", [r[0] for r in per_type],
                {c: [float(r[1 + i]) for r in per_type] for i, c in enumerate(stats_mod.CATEGORIES)})),
-        Table("table3_relations", "Table 3: relations by type and modality", rels_h, rels_r,
-              ("relations", [r[0] for r in per_rel], {"relations": [float(r[1]) for r in per_rel]})),
-        Table("corpus", "Corpus summary", corp_h, [r for r in corp_r if r[0] != "unparseable .ann lines"]),
+        Table("table3_relations", "Table 3: relations by type and modality (the paper's rule)", rels_h, rels_r,
+              ("relations", [r[0] for r in per_rel], {m: [float(r[2 + i]) for r in per_rel]
+                                                      for i, m in enumerate(pmods)})),
     ]
+    if "relations_paper" in named:
+        # the paper's rule and the normalization disagree: show the normalized counts too
+        norm_h, norm_r = named["relations"]
+        mods = norm_h[2:]
+        per_norm = [r for r in norm_r if r[0] != "Total"]
+        tables.append(Table("table3b_relations_normalized",
+                            "Table 3b: relations by type and modality (normalized whole tokens)", norm_h, norm_r,
+                            ("relations", [r[0] for r in per_norm], {m: [float(r[2 + i]) for r in per_norm]
+                                                                     for i, m in enumerate(mods)})))
+    if "modality_tokens" in named:
+        tok_h, tok_r = named["modality_tokens"]
+        tables.append(Table("modality_tokens", "Modality note tokens read (whole tokens, pipeline/brat/modality.py)",
+                            tok_h, tok_r))
+    tables.append(Table("corpus", "Corpus summary", corp_h, [r for r in corp_r if r[0] != "unparseable .ann lines"]))
     return tables, result
 
 
@@ -261,6 +288,23 @@ def agreement_tables(campaign: Path, released: set[str], schema: Schema) -> tupl
                             f"Table {number}: {title} between phase-1 annotators (P, R, F1 in %)", header,
                             rows + pooled, ("F1 (%)", settings, series) if pairs else None,
                             readme_rows=pooled))
+    # modality is not part of a relation match: its agreement on the matched relations is a figure of its own
+    mod_rows: list[list[Any]] = []
+    for p in pairs:
+        m = p["relation_modality"]
+        mod_rows.append([f"{p['reference']} vs {p['predicted']}", m["setting"], m["matched"], m["same_modality"],
+                         m["agreement"]])
+    if pairs:
+        matched = sum(r[2] for r in mod_rows)
+        same = sum(r[3] for r in mod_rows)
+        pooled_mod: list[Any] = [POOLED, agreement_mod.MODALITY_SETTING, matched, same,
+                                 same / matched if matched else None]
+        summary["pooled_relation_modality"] = {"matched": matched, "same_modality": same,
+                                               "agreement": pooled_mod[-1]}
+        tables.append(Table("table9b_relation_modality_agreement",
+                            "Table 9b: relation modality agreement on the relations both annotators have (%)",
+                            ["pair", "setting", "matched relations", "same modality", "agreement"],
+                            [*mod_rows, pooled_mod], readme_rows=[pooled_mod]))
     return tables, summary
 
 
@@ -297,11 +341,16 @@ def write_chart(path: Path, title: str, chart: tuple[str, list[str], dict[str, l
     fig, ax = plt.subplots(figsize=(max(6.0, 0.6 * len(labels) * max(1, len(series)) ** 0.5 + 2), 4.5))
     width = 0.8 / max(1, len(series))
     for k, (name, values) in enumerate(series.items()):
-        ax.bar([i + k * width - 0.4 + width / 2 for i in range(len(labels))], values, width, label=name)
+        bars = ax.bar([i + k * width - 0.4 + width / 2 for i in range(len(labels))], values, width, label=name)
+        # every value printed on its bar, so a small count stays readable beside a large one
+        ax.bar_label(bars, labels=["" if math.isnan(v) else (f"{v:.1f}" if ylabel.endswith("(%)") or ylabel == "%"
+                                                               else f"{v:,.0f}") for v in values],
+                     fontsize=6, padding=1, rotation=90 if len(labels) * len(series) > 24 else 0)
     ax.set_xticks(list(range(len(labels))))
     ax.set_xticklabels(labels, rotation=30, ha="right")
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=9)
+    ax.margins(y=0.15)
     if len(series) > 1:
         ax.legend(fontsize=7)
     fig.tight_layout()
@@ -432,6 +481,19 @@ def datasheet(info: Mapping[str, Any], tables: Sequence[Table]) -> str:
     ]
     if info["date"]:
         lines += [f"Release date: {info['date']}", ""]
+    ex = info["export"]
+    hf = info["huggingface"]
+    kb = hf["bigbio_kb"]
+    prefix = hf["configs"][0].removesuffix("_source")
+    lines += ["## Licence", ""]
+    if info.get("license"):
+        lines += [f"This release is distributed under {info['license']}, which covers the annotations and the "
+                  "sentence texts as distributed here. The texts are sentences of PubMed abstracts: the "
+                  "abstracts' own copyright and NLM's terms of use apply to them.", ""]
+    else:
+        lines += ["No licence was given for this release (`release --license` or `license` in the export "
+                  "configuration), so none is stated and none is guessed: ask the corpus producers before reuse.",
+                  ""]
     lines += [
         "## Contents", "",
         f"- {s['sentences']:,} sentences from {s['abstracts']:,} abstracts, {s['entities']:,} entities, "
@@ -439,19 +501,85 @@ def datasheet(info: Mapping[str, Any], tables: Sequence[Table]) -> str:
         "- `brat/` (and `brat.tar.gz`): brat standoff with its configuration files; offsets are half-open "
         "character offsets into each `.txt`.",
         "- `bioc/corpus.bioc.xml`, `bioc/corpus.bioc.json`: BioC, one document per sentence, one passage at "
-        "offset 0, entities and relations (modality as `Negated`/`Hypothetical` infons).",
-        "- `pubtator/corpus.pubtator`: PubTator (entities only; discontiguous entities per "
-        f"`pubtator_discontiguous: {info['export']['pubtator_discontiguous']}`).",
-        f"- `conll/corpus.conll`: CoNLL BIO (`{info['export']['conll_scheme']}` scheme).",
+        "offset 0, entities (one location per fragment, in ascending offset order, the text joined in that order) "
+        "and relations (modality as `Negated`/`Hypothetical` infons, notes as `note` infons); `bioc/corpus.key` "
+        "is the key file the collection header names. A gapped annotation's text is its fragments joined by a "
+        "space, not the span from its first location to its last, so `bioc.validate` (which assumes the latter) "
+        "reports every discontiguous annotation.",
+        f"- `pubtator/corpus.pubtator`: PubTator entities **and relations with their modality** (the 5th column of "
+        f"a relation line), a 7th entity column `{{document}}:{{brat id}}` linking the lines of one entity "
+        f"(discontiguous entities: one line per fragment, `pubtator_discontiguous: {ex['pubtator_discontiguous']}`)"
+        + (". Level `abstract`: one PubTator document per PMID whose title is its first released sentence and "
+           "whose abstract is the other released sentences joined by a space, so its text is **not** PubMed's; "
+           "`corpus.pubtator.sentences.tsv` maps each sentence to its span." if ex["pubtator_level"] == "abstract"
+           else ".") + " Readers that accept only the six standard columns (`bconv`) cannot read it: "
+        "`pubtator/corpus.bconv.pubtator` is the flavour they read (one document per sentence, the sentence as "
+        "title; entity lines only, discontiguous entities as separate fragments; no relations, which need the "
+        "key column).",
+        "- `conll/corpus.conll`: CoNLL BIO, scheme `outermost` (one label column; `# NAME` before each sentence, "
+        "columns token, start, end, label): nested and discontiguous entities are lost there, see the format "
+        "table. `conll/corpus.layers.conll`: scheme `layers` (one label column per nesting layer, every "
+        "contiguous entity in some column). `conll/corpus.spacy.conll`: the `outermost` labels for "
+        "`python -m spacy convert -c ner` (`-DOCSTART-` lines, token and label only). In every CoNLL file each "
+        "fragment of a discontiguous entity opens with `B-`, so it reads back as separate fragments.",
+        f"- `hf/`: the Hugging Face dataset (Parquet), configs `{prefix}_source` (default; everything as "
+        f"annotated: modality, notes, attributes, relation types) and `{prefix}_bigbio_kb` (BigBIO `bigbio_kb` "
+        f"schema), splits " + ", ".join(f"{k} ({v:,} sentences)" for k, v in hf["splits"].items() if v)
+        + "".join(f"; {k} has no sentence and is not in the card" for k, v in hf["splits"].items() if not v)
+        + f". Load with `datasets.load_dataset(\"path/to/release\")` or "
+        f"`load_dataset(\"path/to/release\", \"{prefix}_bigbio_kb\")`. In `bigbio_kb`, negated and "
+        f"hypothetical relations are **excluded** ({kb['relations_excluded_modality']:,} of {s['relations']:,}; "
+        f"{kb['relations']:,} relations remain); the source config keeps them with their modality. "
+        + ("There are **no normalizations** in this corpus (the `normalized` lists are empty)."
+           if not info["formats"]["brat"]["features"]["normalizations"]["annotated"] else
+           f"Normalizations: {info['formats']['brat']['features']['normalizations']['annotated']:,} "
+           "(brat `N` lines), in `entities.normalized`."),
+        "- `spacy/{train,dev,test}.spacy`: spaCy `DocBin` files: `doc.spans[\"sc\"]` holds every contiguous entity "
+        "(nested included; spaCy `spancat`), `doc.spans[\"discontiguous\"]` the fragments of each discontiguous "
+        "entity linked by `span.id_` (its brat id), `doc.ents` a flat view for `ner`. Train with "
+        "`python -m spacy init config config.cfg --lang en --pipeline spancat` then `python -m spacy train "
+        "config.cfg --paths.train spacy/train.spacy --paths.dev spacy/dev.spacy`.",
         f"- `splits/`: train/dev/test by PMID, ratios {info['splits']['ratios']}, seed {info['splits']['seed']}: "
         + ", ".join(f"{k} {v['pmids']} PMIDs / {v['documents']} sentences"
-                    for k, v in info["splits"]["splits"].items()) + ".",
-        "- `tables/`: the tables below as Markdown, CSV and PNG.",
+                    for k, v in info["splits"]["splits"].items())
+        + "; each split folder holds its brat documents and `annotation.conf`, and every format is also written "
+        "per split (`bioc/train.bioc.xml`, `pubtator/dev.pubtator`, `conll/test.conll`...).",
+        ("- `splits/folds.tsv`, `splits/folds.json`: " + str(info["folds"]["k"]) + " cross-validation folds grouped "
+         "by PMID over the whole corpus (pipeline/nlp/folds.py, seed " + str(info["folds"]["seed"]) + "), as the "
+         "paper evaluated." if "folds" in info["folds"] else
+         f"- No cross-validation folds: {info['folds'].get('error', '')}."),
+        "- `sentences.tsv`: each sentence's PMID, sentence index, split, fold, length and its start in the PubMed "
+        f"record text (title, newline, abstract): known for {info['sentence_offsets']:,} of {s['sentences']:,} "
+        "sentences (from the sentence records of the build manifest; never guessed).",
+        "- `GUIDELINES.md`: the annotation scheme (types, relations and their arguments, modality) as configured; "
+        "`CITATION.cff`; `CHANGELOG.md` (documents added, removed, changed since the previous release; "
+        "document ids are stable); `tables/`: the tables below as Markdown, CSV and PNG.",
         "- `release.json`: these figures, machine-readable; `SHA256SUMS`: check with `sha256sum -c SHA256SUMS`.",
         "",
-        "Relation types are homogenized before release: " + (", ".join(
-            f"`{k}` -> `{v}`" if v else f"`{k}` dropped" for k, v in sorted(info["export"]["relation_map"].items()))
-            or "none") + ".", "",
+        "Relation types are kept as annotated in every file"
+        + (" (the export configuration's `relation_map`, " + ", ".join(
+            f"`{k}` -> `{v}`" if v else f"`{k}` dropped"
+            for k, v in sorted(ex["relation_map_not_applied"].items()))
+           + ", is a training view of `pgx-corpus export` and is not applied here)"
+           if ex["relation_map_not_applied"] else "") + ": " + ", ".join(
+            f"{t} {n:,}" for t, n in info["relation_types"].items()) + ".", "",
+        "## What each format keeps", "",
+        "Computed by reading every exported file back with an independent reader and finding each annotated "
+        "feature again (nothing here is written by hand).", "",
+        formats_mod.markdown(info["formats"]),
+    ]
+    mod = info["modality"]
+    lines += [
+        "## Relation modality", "",
+        "Modality is read from the relation's note with one grammar (pipeline/brat/modality.py): its leading whole "
+        "tokens `hyp`, `hypo`, `htp` mean Hypothetical and `neg`, `not` Negated; other notes are free text, and "
+        "a token is never matched by prefix (`hypertension` is not hypothetical). Tokens read: "
+        + (", ".join(f"`{k}` ({v['modality']}) {v['relations']:,}" for k, v in mod["tokens"].items()) or "none")
+        + ".",
+        "Table 3 counts modality by the paper's rule (note tokens starting with `neg` or `hyp`): "
+        + (", ".join(f"{k} {v:,}" for k, v in mod["paper_rule"].items()) or "none") + "; the normalization gives "
+        + (", ".join(f"{k} {v:,}" for k, v in mod["normalized"].items()) or "none")
+        + (" (the same)." if mod["paper_rule"] == mod["normalized"] else " (Table 3b)."), "",
         "## Annotation process", "",
     ]
     camp = info.get("campaign")
@@ -517,7 +645,21 @@ def datasheet(info: Mapping[str, Any], tables: Sequence[Table]) -> str:
     lines += [
         "## How to cite", "",
         f"Cite this release as \"{name}\" together with its `SHA256SUMS`, and the method: Legrand J, Gogdemir R, "
-        "Bousquet C, et al. PGxCorpus, a manually annotated corpus for pharmacogenomics. Sci Data 7, 3 (2020).",
+        "Bousquet C, et al. PGxCorpus, a manually annotated corpus for pharmacogenomics. Sci Data 7, 3 (2020) "
+        "(`CITATION.cff` says the same for citation tools).", "",
+        "```bibtex",
+        "@article{legrand2020pgxcorpus,",
+        "  title   = {PGxCorpus, a manually annotated corpus for pharmacogenomics},",
+        "  author  = {Legrand, Jo{\\\"e}l and Gogdemir, Romain and Bousquet, C{\\'e}dric and Dalleau, Kevin and "
+        "Devignes, Marie-Dominique and Digan, William and Lee, Chia-Ju and Ndiaye, Ndeye-Coumba and Petitpain, "
+        "Nadine and Ringot, Patrice and Sma{\\\"i}l-Tabbone, Malika and Toussaint, Yannick and Coulet, Adrien},",
+        "  journal = {Scientific Data},",
+        "  volume  = {7},",
+        "  pages   = {3},",
+        "  year    = {2020},",
+        "  doi     = {10.1038/s41597-019-0342-9}",
+        "}",
+        "```",
         "",
     ]
     return "\n".join(lines)
@@ -565,6 +707,8 @@ def release(inputs: ReleaseInputs, out: str | Path, schema: Schema) -> dict[str,
         raise ReleaseError(f"decisions files need distinct names, got {names}")
     decisions = decision_rows(inputs.decisions, schema)
     prov = provenance(inputs.manifest) if inputs.manifest else None
+    if inputs.previous is not None and not (inputs.previous / "brat").is_dir():
+        raise NotADirectoryError(f"{inputs.previous}: not a release directory (no brat/ in it)")
     preannotation = inputs.preannotation
     if preannotation is None and inputs.manifest is not None:
         built = json.loads(inputs.manifest.read_text(encoding="utf-8")).get("outputs", {}).get("brat")
@@ -574,7 +718,11 @@ def release(inputs: ReleaseInputs, out: str | Path, schema: Schema) -> dict[str,
     counts: Counter[str] = Counter()
     # a FINAL of an older campaign may hold modality as relation attributes: the release writes notes
     docs = [relation_notes_in_corpus_form(d, counts) for d in docs]
-    docs = export_mod.map_relations(docs, cfg.relation_map, counts)
+    license_id = inputs.license or cfg.license
+    if not license_id:
+        log.warning("release: no licence given (--license or `license` in the export configuration); the "
+                    "datasheet states none")
+    # relation types stay as annotated in every file: no relation_map here (it is `export`'s training view)
     tables, stats = corpus_tables(docs, schema)
     extra: dict[str, Any] = {}
     if inputs.campaign is not None:
@@ -583,6 +731,7 @@ def release(inputs: ReleaseInputs, out: str | Path, schema: Schema) -> dict[str,
     if preannotation is not None:
         t10, extra["preannotation"] = preannotation_table(preannotation, docs, schema)
         tables.append(t10)
+    prefix = data_mod.config_name(inputs.name)
     tmp = staging_dir(out_dir)
     try:
         brat = tmp / "brat"
@@ -596,39 +745,82 @@ def release(inputs: ReleaseInputs, out: str | Path, schema: Schema) -> dict[str,
             (brat / f"{d.name}.txt").write_text(d.text, encoding="utf-8", newline="\n")
             (brat / f"{d.name}.ann").write_text(dumps(d), encoding="utf-8", newline="\n")
         write_tar_gz(brat, tmp / "brat.tar.gz", inputs.name)
-        # relation types are mapped already; an empty map keeps the export from counting them twice
         plain = replace(cfg, relation_map={})
-        collection = export_mod.to_bioc(docs, schema, source=inputs.name)
-        collection.date = inputs.date
-        (tmp / "bioc").mkdir()
-        (tmp / "bioc" / "corpus.bioc.xml").write_text(biocxml.dumps(collection), encoding="utf-8", newline="\n")
-        (tmp / "bioc" / "corpus.bioc.json").write_text(biocjson.dumps(collection, indent=2) + "\n",
-                                                       encoding="utf-8", newline="\n")
-        export_mod.export(docs, "pubtator", tmp / "pubtator" / "corpus.pubtator", schema, config=plain)
-        export_mod.export(docs, "conll", tmp / "conll" / "corpus.conll", schema, config=plain)
+        fmt_counts: Counter[str] = Counter()
+        exports = [("brat", "brat", brat)]
+        exports += data_mod.write_formats(docs, tmp, "corpus", schema, inputs.date, inputs.name, plain, fmt_counts)
+        (tmp / "bioc" / export_mod.BIOC_KEY_FILE).write_text(export_mod.bioc_key(schema), encoding="utf-8",
+                                                             newline="\n")
         splits = export_mod.export(docs, "splits", tmp / "splits", schema, config=plain)
+        parts = {name: (tmp / "splits" / f"pmids_{name}.txt").read_text(encoding="utf-8").split()
+                 for name in data_mod.SPLITS}
+        by_split = data_mod.split_of(docs, parts)
+        for name in data_mod.SPLITS:
+            split_dir = tmp / "splits" / name
+            split_dir.mkdir(exist_ok=True)
+            copy_conf_files(brat, split_dir, CONF_FILES)
+            data_mod.write_formats(by_split[name], tmp, name, schema, inputs.date, inputs.name, plain)
+        hf = data_mod.write_hf(by_split, tmp, prefix)
+        exports += [("Hugging Face bigbio_kb (Parquet, all splits)", "bigbio_kb", tmp / "hf" / f"{prefix}_bigbio_kb"),
+                    ("Hugging Face source (Parquet, all splits)", "source", tmp / "hf" / f"{prefix}_source")]
+        spacy_counts = data_mod.write_spacy(by_split, tmp)
+        exports.append(("spaCy DocBin (all splits)", "spacy", tmp / "spacy"))
+        folds = data_mod.write_folds(docs, tmp)
+        fold_of = folds.pop("fold_of", {})
+        offsets = data_mod.record_offsets(inputs.manifest, docs)
+        (tmp / "sentences.tsv").write_text(data_mod.sentence_map(docs, by_split, fold_of, offsets),
+                                           encoding="utf-8", newline="\n")
+        (tmp / "GUIDELINES.md").write_text(
+            data_mod.annotation_scheme((brat / "annotation.conf").read_text(encoding="utf-8"), inputs.name),
+            encoding="utf-8", newline="\n")
+        previous_brat = inputs.previous / "brat" if inputs.previous is not None else None
+        (tmp / "CHANGELOG.md").write_text(data_mod.changelog(docs, previous_brat, inputs.version,
+                                                             inputs.previous.name if inputs.previous else ""),
+                                          encoding="utf-8", newline="\n")
+        (tmp / "CITATION.cff").write_text(data_mod.citation_cff(inputs.name, inputs.version, inputs.date,
+                                                                license_id or None), encoding="utf-8", newline="\n")
+        declared = formats_mod.format_table(docs, exports, schema, tmp)
         write_tables(tables, tmp / "tables")
         if inputs.decisions:
             (tmp / "decisions").mkdir()
             for path in inputs.decisions:
                 (tmp / "decisions" / path.name).write_bytes(path.read_bytes())
+        kb_total: Counter[str] = Counter()
+        for c in hf["bigbio_kb"].values():
+            kb_total.update(c)
         info: dict[str, Any] = {
             "name": inputs.name,
             "version": inputs.version,
             "date": inputs.date,
+            "license": license_id or None,
             "stats": {"sentences": len(docs), "abstracts": stats["abstracts"],
                       "entities": stats["entity_totals"]["total"], "relations": stats["relation_total"]},
-            "export": {"relation_map": cfg.relation_map, "pubtator_discontiguous": cfg.pubtator_discontiguous,
-                       "conll_scheme": cfg.conll_scheme},
+            "relation_types": dict(stats["relations"]),
+            "modality": {"tokens": stats["modality_tokens"], "normalized": stats["modality_totals"],
+                         "paper_rule": stats["modality_totals_paper"]},
+            "export": {"relation_map": {}, "relation_map_not_applied": cfg.relation_map,
+                       "pubtator_level": cfg.pubtator_level, "pubtator_discontiguous": cfg.pubtator_discontiguous,
+                       "conll_scheme": cfg.conll_scheme, "conll_outermost_misaligned": fmt_counts["conll_misaligned"],
+                       "conll_outermost_not_in_first_layer": fmt_counts["conll_not_in_first_layer"]},
+            "formats": declared,
+            "huggingface": {"configs": [f"{prefix}_source", f"{prefix}_bigbio_kb"], "default": f"{prefix}_source",
+                            "splits": {data_mod.HF_SPLITS[k]: len(v) for k, v in by_split.items()},
+                            "bigbio_kb": {"entities": kb_total["entities"], "relations": kb_total["relations"],
+                                          "relations_excluded_modality": kb_total["relations_excluded_modality"],
+                                          "relations_excluded_arguments": kb_total["relations_excluded_arguments"]},
+                            "per_split": hf},
+            "spacy": spacy_counts,
             "splits": {"ratios": splits["ratios"], "seed": splits["seed"], "splits": splits["splits"]},
+            "folds": folds,
+            "sentence_offsets": len(offsets),
             "campaign": _campaign_info(inputs.campaign, inputs.final),
             "provenance": prov,
             "tables": [t.name for t in tables],
-            "relations_mapped": counts["relations_mapped"],
             "decisions": decisions,
             **extra,
         }
-        (tmp / "README.md").write_text(datasheet(info, tables), encoding="utf-8", newline="\n")
+        card = data_mod.hf_front_matter(prefix, license_id or None, inputs.name, list(hf["bigbio_kb"]))
+        (tmp / "README.md").write_text(card + datasheet(info, tables), encoding="utf-8", newline="\n")
         (tmp / RELEASE_JSON).write_text(json.dumps(info, indent=2, sort_keys=True) + "\n", encoding="utf-8",
                                         newline="\n")
         (tmp / SUMS).write_text(sha256sums(tmp), encoding="utf-8", newline="\n")

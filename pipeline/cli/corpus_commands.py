@@ -30,6 +30,7 @@ from pipeline.brat import export as export_mod
 from pipeline.brat import harmonize as harmonize_mod
 from pipeline.brat import stats as stats_mod
 from pipeline.brat.checked import CheckedCollection, filtered_copy, load_all_checked
+from pipeline.cli import import_commands as import_mod
 from pipeline.schema import DEFAULT_SCHEMA, SchemaError, load_schema
 
 
@@ -177,12 +178,22 @@ def run_agreement(args: argparse.Namespace) -> int:
 def run_evaluate(args: argparse.Namespace) -> int:
     counts: Counter[str] = Counter()
     concepts = (args.concepts_tsv[0], args.concepts_tsv[1]) if args.concepts_tsv else None
-    with _checked_input("evaluate", [args.gold, args.system], share_texts=True,
-                        textless=True) as ((gold, system), checks):
+    # predictions in BioC, PubTator or Hugging Face Parquet are read into a scratch brat directory first
+    schema = load_schema(args.schema)
+    try:
+        fmt = import_mod.input_format(args.system, args.system_format)
+        predicted = None if fmt == "brat" else import_mod.read_input(args.system, fmt, schema)
+    except import_mod.READ_ERRORS as exc:
+        print(f"pgx-corpus evaluate: {args.system}: {exc}", file=sys.stderr)
+        return 2
+    with import_mod.as_brat_dir(args.system, predicted) as system_dir, \
+            _checked_input("evaluate", [args.gold, system_dir], share_texts=True,
+                           textless=True) as ((gold, system), checks):
         result = evaluate_mod.evaluate(
-            gold, system, intersection=args.intersection, concepts_tsv=concepts, counts=counts
+            gold, system, intersection=args.intersection, concepts_tsv=concepts, counts=counts, schema=schema
         )
-        result = _relabel(result, {str(gold): str(args.gold), str(system): str(args.system)})
+        result = _relabel(result, {str(gold): str(args.gold), str(system): str(args.system),
+                                   str(system_dir): str(args.system)})
     result["input_check"] = _input_check(checks)
     result["counts"] = dict(sorted(counts.items()))
     _report_issues(result["parse_issues"], checks)
@@ -258,6 +269,9 @@ def run_export(args: argparse.Namespace) -> int:
     else:
         print(f"pgx-corpus export: wrote {args.format} to {args.out}: "
               + ", ".join(f"{k} {v}" for k, v in summary["counts"].items()))
+        if summary["relation_map"]:
+            print("pgx-corpus export: relation types folded (a training view; --no-relation-map keeps them as "
+                  "annotated): " + ", ".join(f"{k} -> {v or 'dropped'}" for k, v in summary["relation_map"].items()))
         if "sentences" in summary:
             print(f"pgx-corpus export: sentence map (PubTator document offsets of each brat document) in "
                   f"{summary['sentences']}")
@@ -295,10 +309,17 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("evaluate", help="score a system's brat output against gold (NER, concepts, linking)",
                        description="NER (exact type and offsets, micro P/R/F1, per type), document-level concept "
-                       "indexing (PharmaCoNER), mention- and document-level linking (MedMentions). Gold documents "
-                       "missing from the system count as false negatives unless --intersection.")
+                       "indexing (PharmaCoNER), mention- and document-level linking (MedMentions), and entities and "
+                       "relations in the PGxCorpus paper's settings (exact/partial spans, strict/hierarchy/any "
+                       "type, directed/undirected) with relation modality on the matched relations. Gold "
+                       "documents missing from the system count as false negatives unless --intersection.")
     p.add_argument("gold", type=_existing_dir, metavar="GOLD")
-    p.add_argument("system", type=_existing_dir, metavar="SYSTEM")
+    p.add_argument("system", type=import_mod.existing_path, metavar="SYSTEM",
+                   help="system output: a brat directory, a BioC .xml/.json file, a PubTator file, or Parquet "
+                   "(a file or directory of the release's bigbio_kb or source config)")
+    p.add_argument("--system-format", choices=("auto", "brat", *import_mod.FORMATS[1:]), default="auto",
+                   help="format of SYSTEM (default: a directory with .ann files is brat, else from the name)")
+    p.add_argument("--schema", type=Path, default=DEFAULT_SCHEMA, help="schema file (default config/schema.yaml)")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     p.add_argument("--intersection", action="store_true",
                    help="score only documents present in both (the PharmaCoNER script's behaviour)")
@@ -321,8 +342,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_guard(run_harmonize))
 
     p = sub.add_parser("export", help="export a brat collection: PubTator, BioC XML/JSON, CoNLL, PMID splits",
-                       description="Relation types are post-processed first (config/export.yaml relation_map: "
-                       "metabolizes and transports -> influences).")
+                       description="A training view: relation types are folded first by the relation_map of "
+                       "--config (config/export.yaml: metabolizes and transports -> influences), and the summary "
+                       "says so; --no-relation-map keeps them as annotated, as `release` always does.")
     p.add_argument("brat_dir", type=_existing_dir, metavar="BRAT_DIR")
     p.add_argument("--format", required=True, choices=export_mod.FORMATS)
     p.add_argument("--out", type=Path, required=True, metavar="PATH", help="output file (directory for splits)")

@@ -79,7 +79,7 @@ def run_finalize(args: argparse.Namespace) -> int:
               f"{c['pending']} pending a sign-off, {c['held_back']} held back (listed in "
               f"{Path(args.out) / finalize_mod.HELD_BACK_TSV}), {c['discarded']} discarded by a senior; "
               f"{c['not_in_phase2']} assigned but not in phase 2 ({c['discarded_in_phase1']} more discarded in "
-              f"phase 1); relation types mapped: {c['relations_mapped']}")
+              "phase 1)")
     if result.work_left:
         print(f"pgx-corpus campaign finalize: work left: {_work_left(result)}", file=sys.stderr)
         return ExitCode.WORK_LEFT
@@ -152,6 +152,7 @@ def run_release(args: argparse.Namespace) -> int:
         final=Path(args.final), campaign=args.campaign, preannotation=args.preannotation, manifest=args.manifest,
         name=args.name, version=args.release_version or "", date=args.date or "",
         export_config=export_mod.load_export_config(args.config), decisions=list(args.decisions),
+        license=args.license or "", previous=args.previous,
     )
     try:
         info = release_mod.release(inputs, args.out, schema)
@@ -176,9 +177,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "Done marker) are taken; the others are pending. A signed-off document that still holds Disagreement "
         "marks or disputed (Disputed_<type>) relations, fails validation or whose text changed is held back: "
         "listed as file:line on stderr and in FINAL/held_back.tsv and FINAL/finalize.json. A senior's Discard "
-        "is a decision, not work left. Relation types are homogenized by the relation_map of --config; each "
-        "relation keeps one note in the PGxCorpus form (hyp, neg). Exit 3 when documents are held back or "
-        "pending, 0 when everything is finished.")
+        "is a decision, not work left. Relation types are kept as annotated (the relation_map of --config is a "
+        "training view for `export` only); each relation keeps one note in the PGxCorpus form (hyp, neg). Exit 3 "
+        "when documents are held back or pending, 0 when everything is finished.")
     p.add_argument("campaign_dir", type=Path, metavar="CAMPAIGN_DIR")
     p.add_argument("--accept-agreed", action="store_true",
                    help="also take, without a sign-off, documents both annotators agreed on (nothing to adjudicate)")
@@ -241,10 +242,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser(
         "release", help="a citable, byte-reproducible release of a final corpus",
-        description="Write brat (+ configuration, tar.gz), BioC XML/JSON, PubTator, CoNLL, 60/20/20 PMID splits, "
-        "Tables 2-3 (and 8-10 with --campaign / --preannotation or --manifest) as Markdown, CSV and PNG, a "
-        "datasheet README.md with provenance from --manifest, release.json and SHA256SUMS. The same inputs "
-        "give byte-identical output.")
+        description="Write brat (+ configuration, tar.gz), BioC XML/JSON (+ key file), PubTator (+ a six-column "
+        "flavour for bconv), CoNLL (outermost, layers, spacy convert), a Hugging Face dataset (Parquet: "
+        "<name>_source and <name>_bigbio_kb configs, dataset card), spaCy DocBin files, 60/20/20 PMID splits "
+        "(every format also per split) and 10 PMID-grouped folds, sentences.tsv, CITATION.cff, Tables 2-3 (and "
+        "8-10 with --campaign / --preannotation or --manifest) as Markdown, CSV and PNG, a datasheet README.md "
+        "(with what each format keeps, computed by reading it back, and provenance from --manifest), "
+        "release.json and SHA256SUMS. Relation types are kept as annotated. The same inputs give byte-identical "
+        "output.")
     p.add_argument("final", metavar="FINAL", help="final corpus (from campaign finalize)")
     p.add_argument("--out", type=Path, required=True, metavar="DIR", help="release directory (replaced)")
     p.add_argument("--campaign", type=Path, metavar="CAMPAIGN_DIR",
@@ -258,6 +263,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--date", metavar="YYYY-MM-DD", help="release date (datasheet and BioC; default none)")
     p.add_argument("--decisions", nargs="+", type=Path, default=[], metavar="FILE",
                    help="homogenization decisions files applied to FINAL: copied and listed as the record")
+    p.add_argument("--previous", type=Path, metavar="RELEASE_DIR",
+                   help="the previous release: CHANGELOG.md lists the documents added, removed and changed since")
+    p.add_argument("--license", metavar="SPDX",
+                   help="the corpus licence stated by the datasheet, the dataset card and CITATION.cff (e.g. "
+                   "CC-BY-NC-4.0; default: `license` of --config; none given: none is stated or guessed)")
     _add_schema(p)
     _add_export_config(p)
     p.add_argument("--json", action="store_true", help="print release.json on stdout")

@@ -239,3 +239,29 @@ def test_undefined_agreement_scores_are_null(tmp_path: Path) -> None:
     assert result["pairs"][0]["entities"]["exact_strict"]["micro"]["f1"] is None
     assert result["mean_f1"]["entities"]["exact_strict"] is None
     assert "| exact_strict | 0 | 0 | 0 | n/a | n/a | n/a | n/a |" in format_agreement(result)
+
+
+def test_modality_agreement_on_matched_relations(tmp_path: Path, schema, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    """Modality is not part of a relation match; its agreement on the matched relations is its own figure."""
+    text = "warfarin and CYP2C9 and VKORC1"
+    tbs = [("T1", "Chemical", 0, 8), ("T2", "Gene_or_protein", 13, 19), ("T3", "Gene_or_protein", 24, 30)]
+    rels = (("R1", "influences", "T2", "T1"), ("R2", "influences", "T3", "T1"))
+    _write(tmp_path / "a", "1_0", text, tbs, rels)
+    _write(tmp_path / "b", "1_0", text, tbs, rels)
+    # a: R1 negated by a whole token ("not"), R2 plain; b: R1 "neg", R2 "hypertension ..." (free text, no modality)
+    with open(tmp_path / "a" / "1_0.ann", "a") as fh:
+        fh.write("#1\tAnnotatorNotes R1\tnot\n")
+    with open(tmp_path / "b" / "1_0.ann", "a") as fh:
+        fh.write("#1\tAnnotatorNotes R1\tneg\n#2\tAnnotatorNotes R2\thypertension noted\n")
+    result = agreement([tmp_path / "a", tmp_path / "b"], schema)
+    pair = result["pairs"][0]
+    assert pair["relations"]["exact_strict_directed"]["micro"]["f1"] == 1.0
+    assert pair["relation_modality"] == {"setting": "exact_strict_directed", "matched": 2, "same_modality": 2,
+                                         "agreement": 1.0, "pairs": {"Negated -> Negated": 1, "none -> none": 1}}
+    with open(tmp_path / "b" / "1_0.ann", "a") as fh:
+        fh.write("#3\tAnnotatorNotes R2\thyp\n")
+    pair = agreement([tmp_path / "a", tmp_path / "b"], schema)["pairs"][0]
+    assert (pair["relation_modality"]["same_modality"], pair["relation_modality"]["agreement"]) == (1, 0.5)
+    assert pair["relation_modality"]["pairs"] == {"Negated -> Negated": 1, "none -> Hypothetical": 1}
+    assert run_cli("agreement", str(tmp_path / "a"), str(tmp_path / "b")) == 0
+    assert "1 of 2 matched relations have the same modality (50.0%)" in capsys.readouterr().out

@@ -56,7 +56,8 @@ def test_map_relations_rewrites_and_drops(fixture_docs) -> None:  # type: ignore
     doc = next(d for d in out if d.name == "100_1")
     assert sorted(r.type for r in doc.relations) == ["influences", "isAssociatedWith"]
     assert doc.notes == []  # the note of the dropped relation goes with it
-    assert counts == Counter({"relations_mapped": 1, "relations_dropped": 1})
+    assert counts == Counter({"relations_mapped": 1, "relations_mapped:metabolizes->influences": 1,
+                             "relations_dropped": 1})
     assert any(r.type == "metabolizes" for r in fixture_docs[0].relations)  # inputs untouched
 
 
@@ -146,7 +147,26 @@ def test_conll_discontiguous_after_contiguous(fixture_docs) -> None:  # type: ig
     # first layer: contiguous entities, longest first; the discontiguous "Tamoxifen ... levels" comes later
     assert [r[1] for r in rows[:5]] == ["B-Chemical", "O", "B-Pharmacokinetic_phenotype",
                                         "I-Pharmacokinetic_phenotype", "I-Pharmacokinetic_phenotype"]
-    assert rows[0][2] == "B-Pharmacokinetic_phenotype" and rows[2][2] == "I-Pharmacokinetic_phenotype"
+    # each fragment of the discontiguous entity opens with B-: never I- after O
+    assert rows[0][2] == "B-Pharmacokinetic_phenotype" and rows[1][2] == "O"
+    assert rows[2][2] == "B-Pharmacokinetic_phenotype"
+
+
+def test_conll_never_gives_i_after_o_on_the_dev_gold() -> None:
+    docs, _ = read_directory(shared_path("data", "pgxcorpus-dev", "gold"))
+    for scheme in ("outermost", "layers"):
+        text = to_conll(docs, scheme=scheme)
+        columns: dict[int, str] = {}
+        bad = 0
+        for line in text.splitlines():
+            if not line or line.startswith("# "):
+                columns = {}
+                continue
+            for k, label in enumerate(line.split("\t")[3:]):
+                if label.startswith("I-") and columns.get(k, "O") == "O":
+                    bad += 1
+                columns[k] = label
+        assert bad == 0, scheme
 
 
 def test_conll_misaligned_boundaries_are_counted() -> None:

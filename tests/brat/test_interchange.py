@@ -28,15 +28,18 @@ RAW = ExportConfig()  # no relation map: the round trips compare relation types 
 def snapshot(docs: list[BratDocument], *, notes: bool = True, attributes: bool = True) -> dict[str, Any]:
     """Everything a brat document says, ids of notes/attributes/normalizations aside.
 
-    The text column of an entity is compared without trailing whitespace: the exports regenerate it
-    from the offsets, and the PGxCorpus release pads some of them with a space (README, declared).
+    Fragments are compared in ascending order and the text column as the covered text joined in that
+    order: BioC writes locations in ascending order (brat allows any order; the order is the declared
+    loss), and the PGxCorpus release pads some recorded texts with a space (README, declared).
     """
     out = {}
     for d in docs:
         unknown: Counter[str] = Counter()
         out[d.name] = {
             "text": d.text,
-            "entities": sorted((t.id, t.type, t.fragments, t.text.rstrip()) for t in d.textbounds),
+            "entities": sorted((t.id, t.type, t.sorted_fragments,
+                                " ".join(d.text[s:e] for s, e in t.sorted_fragments) if d.text else t.text.rstrip())
+                               for t in d.textbounds),
             "relations": sorted(
                 (r.id if notes else "", r.type, r.args, relation_modality(d, r.id, SCHEMA, unknown))
                 for r in d.relations
@@ -99,7 +102,9 @@ def test_bioc_keeps_notes_attributes_and_modality(tmp_path: Path, fixture_docs: 
     anns = {a.id: a for a in p.annotations}
     assert anns["T2"].infons["Composite"] == "true"
     assert anns["T2"].infons["note"] == "source=ontology; class=Pharmacokinetic"
-    assert [(loc.offset, loc.length) for loc in anns["T2"].locations] == [(10, 8), (0, 9)]  # brat order
+    # ascending offsets, whatever the brat order (10 18;0 9), and the text joined in that order
+    assert [(loc.offset, loc.length) for loc in anns["T2"].locations] == [(0, 9), (10, 8)]
+    assert anns["T2"].text == p.text[0:9] + " " + p.text[10:18]
     assert anns["T4"].infons["identifier"] == "NCBIGene:1559"
     rels = {r.id: r for r in p.relations}
     assert rels["R1"].infons["Negated"] == "true"
@@ -243,8 +248,8 @@ def test_pubtator_round_trip_dev_gold(tmp_path: Path) -> None:
     assert (counts["documents"], counts["brat_documents"]) == (299, 300)
     assert (counts["entities"], counts["discontiguous_entities"], counts["relations"]) == (2178, 134, 920)
     assert counts["entity_lines"] == 2178 + sum(len(t.fragments) - 1 for d in docs for t in d.textbounds) == 2315
-    # the only loss on the gold: 4 free-text relation comments and the "htp neg" note (typo token)
-    assert counts["notes_dropped"] == 5 and counts["attributes_dropped"] == 0 and counts["relations_dropped"] == 0
+    # the only loss on the gold: 4 free-text relation comments ("htp neg" is modality, carried by its column)
+    assert counts["notes_dropped"] == 4 and counts["attributes_dropped"] == 0 and counts["relations_dropped"] == 0
     loaded = bioc_pubtator.load(out.open(encoding="utf-8"))
     assert sum(len(d.annotations) for d in loaded) == 2315 and sum(len(d.relations) for d in loaded) == 920
     assert all(d.pmid.isdigit() for d in loaded) and len(loaded) == 299
@@ -273,3 +278,19 @@ def test_export_command_pubtator_levels(tmp_path: Path, capsys: pytest.CaptureFi
     assert not sidecar_path(out).exists()
     back = read_pubtator_export(out)
     assert len(back) == 300 and sum(len(d.textbounds) for d in back) == 2178
+
+
+def test_exports_read_modality_by_whole_tokens() -> None:
+    """BioC and PubTator carry the modality the grammar reads: `not`/`htp` count, `hypertension` does not."""
+    ann = ("T1\tChemical 0 1\ta\nT2\tDisease 2 3\tb\n"
+           "R1\ttreats Arg1:T1 Arg2:T2\t\nR2\ttreats Arg1:T2 Arg2:T1\t\nR3\tcauses Arg1:T1 Arg2:T2\t\n"
+           "#1\tAnnotatorNotes R1\tnot\n#2\tAnnotatorNotes R2\thypertension noted\n#3\tAnnotatorNotes R3\thtp\n")
+    doc, issues = parse_ann("1_1", "a b", ann)
+    assert issues == []
+    rels = {r.id: r.infons for r in to_bioc([doc], SCHEMA).documents[0].passages[0].relations}
+    assert rels["R1"].get("Negated") == "true" and "Hypothetical" not in rels["R1"]
+    assert "Hypothetical" not in rels["R2"] and "Negated" not in rels["R2"]
+    assert rels["R3"].get("Hypothetical") == "true"
+    text, _ = to_pubtator([doc], SCHEMA, level="sentence")
+    lines = [line.split("\t") for line in text.splitlines() if line.count("\t") == 4]
+    assert sorted(line[-1] for line in lines) == ["-", "Hypothetical", "Negated"]

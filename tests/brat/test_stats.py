@@ -147,9 +147,30 @@ def test_modality_notes_typos_and_comments(schema) -> None:  # type: ignore[no-u
     doc, issues = parse_ann("1_0", "a b", ann)
     assert not issues
     r = collection_stats([doc], schema)
-    assert r["relation_modality"] == {"treats": {"Hypothetical+Negated": 1, "Negated": 1, "none": 1}}
-    assert r["unrecognized_note_tokens"] == {"htp": 1}
+    # htp is a whole modality token (Hypothetical): R1 is Hypothetical+Negated; R3 hypo + the Negated attribute
+    assert r["relation_modality"] == {"treats": {"Hypothetical+Negated": 2, "none": 1}}
+    assert r["modality_tokens"] == {"htp": {"modality": "Hypothetical", "relations": 1},
+                                    "hypo": {"modality": "Hypothetical", "relations": 1},
+                                    "neg": {"modality": "Negated", "relations": 1}}
     assert r["comment_notes"] == {"in cells: a comment": 1}
+    # the paper's rule reads tokens starting with neg/hyp only: htp is not Hypothetical there
+    assert r["relation_modality_paper"] == {"treats": {"Hypothetical+Negated": 1, "Negated": 1, "none": 1}}
+
+
+@pytest.mark.parametrize(("note", "modality", "free"), [
+    ("hypertension is discussed", "none", "hypertension is discussed"),  # never a prefix match
+    ("not", "Negated", ""),
+    ("NOT hypo", "Hypothetical+Negated", ""),
+    ("neg | not sure", "Negated", "not sure"),
+    ("hypothesis", "none", "hypothesis"),
+])
+def test_modality_whole_tokens(schema, note: str, modality: str, free: str) -> None:  # type: ignore[no-untyped-def]
+    doc, issues = parse_ann("1_0", "a b", f"T1\tChemical 0 1\ta\nT2\tChemical 2 3\tb\n"
+                            f"R1\ttreats Arg1:T1 Arg2:T2\t\n#1\tAnnotatorNotes R1\t{note}\n")
+    assert not issues
+    r = collection_stats([doc], schema)
+    assert r["relation_modality"] == {"treats": {modality: 1}}
+    assert r["comment_notes"] == ({free: 1} if free else {})
 
 
 def test_outputs_markdown_csv_png_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -159,7 +180,10 @@ def test_outputs_markdown_csv_png_and_json(tmp_path: Path, capsys: pytest.Captur
     assert data["entities"]["Chemical"]["total"] == 3
     assert "200_0.ann:5" in captured.err
     names = sorted(p.name for p in (tmp_path / "out").iterdir())
-    assert names == ["corpus.csv", "entities.csv", "entities.png", "relations.csv", "relations.png"]
+    assert names == ["corpus.csv", "entities.csv", "entities.png", "modality_tokens.csv", "relations.csv",
+                     "relations.png"]
+    assert (tmp_path / "out" / "modality_tokens.csv").read_text().splitlines() == [
+        "token,modality,relations", "hyp,Hypothetical,1", "neg,Negated,2"]
     assert (tmp_path / "out" / "entities.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     rows = (tmp_path / "out" / "entities.csv").read_text().splitlines()
     assert rows[0] == "type,simple,nested,discontiguous,both,total"

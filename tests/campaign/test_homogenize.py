@@ -76,6 +76,16 @@ def test_find_output(final: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert "unknown modality 'maybe'" in capsys.readouterr().err
 
 
+
+def test_find_reads_modality_by_whole_tokens(final: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """find shows the modality the project's grammar reads: `not` is Negated, `hypertension` is free text."""
+    ann = final / "100_1.ann"
+    ann.write_text(ann.read_text() + "#1\tAnnotatorNotes R1\tnot\n#2\tAnnotatorNotes R2\thypertension\n")
+    assert main(["find", str(final), "--json", "--keyword", "codeine"]) == 0
+    rels = json.loads(capsys.readouterr().out)["matches"][0]["relations"]
+    assert {r["id"]: r["modality"] for r in rels} == {"R1": ["Negated"], "R2": []}
+
+
 DECISIONS = """\
 retype:
   - term: Endometrial  Cancer
@@ -99,10 +109,11 @@ def test_decisions_dry_run_then_apply(final: Path, tmp_path: Path, capsys: pytes
     out = capsys.readouterr().out
     assert tree(final) == before  # a dry run writes nothing
     assert out == (
-        "--- a/100_1.ann\n+++ b/100_1.ann\n@@ -1,3 +1 @@\n"
+        "--- a/100_1.ann\n+++ b/100_1.ann\n@@ -1,4 +1 @@\n"
         f"-T1\tGene_or_protein {span('100_1', 'CYP2D6')}\tCYP2D6\n"
         f" T2\tChemical {span('100_1', 'codeine')}\tcodeine\n"
-        "-R1\tinfluences Arg1:T1 Arg2:T2\t\n"
+        "-R1\tmetabolizes Arg1:T1 Arg2:T2\t\n"
+        "-R2\tinfluences Arg1:T1 Arg2:T2\t\n"
         "--- a/100_2.ann\n+++ b/100_2.ann\n@@ -1,3 +1,3 @@\n"
         f" T1\tChemical {span('100_2', 'Warfarin')}\tWarfarin\n"
         f" T2\tDisease {span('100_2', 'thrombosis')}\tthrombosis\n"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import os
@@ -15,6 +16,7 @@ from bioc import biocjson, biocxml
 
 from pipeline.campaign.finalize import finalize
 from pipeline.cli import main
+from pipeline.documents import SentenceRecord, to_dict
 from tests.campaign.builders import SCHEMA, build_campaign, build_preannotation
 from tests.campaign.test_finalize import tree
 from tests.conftest import PROJECT
@@ -22,6 +24,11 @@ from tests.conftest import PROJECT
 
 @pytest.fixture
 def inputs(tmp_path: Path) -> dict[str, Path]:
+    return build_inputs(tmp_path)
+
+
+def build_inputs(tmp_path: Path) -> dict[str, Path]:
+    """The demo campaign, its final corpus, pre-annotation, build manifest and decisions file under tmp_path."""
     campaign = build_campaign(tmp_path)
     ann = campaign / "phase2" / "senior1" / "100_2.ann"
     ann.write_text(ann.read_text().replace("Disputed_treats", "treats"))  # the senior accepts the relation
@@ -70,6 +77,10 @@ def test_release_is_complete_and_byte_identical(inputs: dict[str, Path], tmp_pat
     assert all(hashlib.sha256(files[p]).hexdigest() == h for p, h in listed.items())
 
     for name in ("brat/100_1.ann", "brat/100_2.ann", "brat/300_1.ann", "brat/annotation.conf", "brat/visual.conf",
+                 "GUIDELINES.md", "CITATION.cff", "CHANGELOG.md", "sentences.tsv", "bioc/corpus.key",
+                 "pubtator/corpus.bconv.pubtator", "conll/corpus.layers.conll", "conll/corpus.spacy.conll",
+                 "hf/pgx_demo_source/train.parquet", "hf/pgx_demo_bigbio_kb/test.parquet", "spacy/train.spacy",
+                 "splits/train/annotation.conf", "bioc/train.bioc.xml",
                  "brat.tar.gz", "bioc/corpus.bioc.xml", "bioc/corpus.bioc.json", "pubtator/corpus.pubtator",
                  "conll/corpus.conll", "splits/pmids_train.txt", "splits/pmids_dev.txt", "splits/pmids_test.txt",
                  "splits/splits.json", "README.md", "release.json"):
@@ -109,25 +120,32 @@ def test_release_is_complete_and_byte_identical(inputs: dict[str, Path], tmp_pat
     assert "Chemical,3,0,0,0,3" in t2 and t2[-1] == "Total,6,0,0,0,6"
     t3 = files["tables/table3_relations.csv"].decode().splitlines()
     assert t3[0] == "type,total,Negated,none"
-    assert {"influences,1,0,1", "increases,1,1,0", "treats,1,0,1"} <= set(t3)
+    # relation types as annotated: metabolizes is not folded into influences
+    assert {"influences,1,0,1", "metabolizes,1,0,1", "increases,1,1,0", "treats,1,0,1"} <= set(t3)
     t8 = files["tables/table8_entities_agreement.csv"].decode().splitlines()
     assert "ann1 vs ann2,2,exact_strict,4,0,0,100.0,100.0,100.0" in t8
     assert "all pairs,3,exact_strict,4,0,0,100.0,100.0,100.0" in t8
     t9 = files["tables/table9_relations_agreement.csv"].decode().splitlines()
     # ann2 missed the relation of 100_1: ann1 has 2 relations, ann2 1
     assert "ann1 vs ann2,2,exact_strict_directed,1,0,1,100.0,50.0,66.7" in t9
+    # modality agreement on the matched relations, a figure of its own
+    t9b = files["tables/table9b_relation_modality_agreement.csv"].decode().splitlines()
+    assert t9b[0] == "pair,setting,matched relations,same modality,agreement"
+    assert "all pairs,exact_strict_directed,1,1,100.0" in t9b
     t10 = files["tables/table10_preannotation.csv"].decode().splitlines()
     # final: 4 entities in 100_1 and 300_1 (2 in 100_2 without pre-annotation); pre: CYP2D6, Tamoxifen, cancer
     assert "exact_same,2,2,1,2,66.7,50.0,57.1" in t10
     assert "partial_same,2,3,0,1,100.0,75.0,85.7" in t10
 
     readme = files["README.md"].decode()
-    assert readme.startswith("# pgx-demo 1.0\n")
-    for expected in ("Release date: 2026-02-01", "3 sentences from 2 abstracts, 6 entities, 3 relations",
+    assert readme.startswith("---\n") and "\n# pgx-demo 1.0\n" in readme
+    for expected in ("Release date: 2026-02-01", "3 sentences from 2 abstracts, 6 entities, 4 relations",
                      "query: `pharmacogenomics[MeSH]`", "search date: 2026-01-05; PubMed hits: 1234",
                      "seeds: batch 13, sample 13", "| sampled | sentences 6 |", "| spacy | 3.7.5 |",
                      "| model:en_core_web_sm | 3.7.1 |", "| out | out |", "two of 3 annotators",
-                     "`metabolizes` -> `influences`", "sha256sum -c SHA256SUMS", "## Table 8: entity agreement",
+                     "is a training view of `pgx-corpus export` and is not applied here",
+                     "influences 1, increases 1, metabolizes 1, treats 1", "sha256sum -c SHA256SUMS",
+                     "## Table 8: entity agreement",
                      "| all pairs | 3 | exact_strict_directed | 1 | 0 | 1 | 100.0 | 50.0 | 66.7 |",
                      "1 document(s) were held back (unresolved disagreement or failed validation), 0 were not "
                      "signed off by their senior and 1 were discarded by their senior",
@@ -136,6 +154,8 @@ def test_release_is_complete_and_byte_identical(inputs: dict[str, Path], tmp_pat
         assert expected in readme, expected
     assert "| ann1 vs ann2 |" not in readme  # per pair: in tables/ only
     assert files["decisions/phase3.yaml"] == inputs["decisions"].read_bytes()
+    guide = files["GUIDELINES.md"].decode()
+    assert "| `metabolizes` | `Gene_or_protein` | `Chemical` |" in guide and "| `not` | Negated |" in guide
     assert "| phase3.yaml | retype | thrombosis | Disease -> Disease | kept as Disease |" in readme
     assert "| phase3.yaml | remove | /patients?/ | any type removed | not a phenotype \\| guideline 2 |" in readme
     assert "| phase3.yaml | relations | transports (Gene_or_protein -> *) | -> influences |  |" in readme
@@ -167,6 +187,50 @@ def test_release_without_campaign_or_manifest(inputs: dict[str, Path], tmp_path:
     assert "table2_entities.md" in names and not any(n.startswith(("table8", "table10")) for n in names)
     readme = (out / "README.md").read_text()
     assert "provenance not recorded" in readme and "annotation-process figures are not reported" in readme
+
+
+def test_changelog_and_demo_dataset(inputs: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    first, second = tmp_path / "rel1", tmp_path / "rel2"
+    assert run_release(inputs, first) == 0
+    assert "First release: 3 documents." in (first / "CHANGELOG.md").read_text()
+    ann = inputs["final"] / "300_1.ann"
+    ann.write_text(ann.read_text().replace("A1\tNegated R1\n", ""))
+    # the build's sentence records give each sentence's offset in its PubMed record (when the text matches)
+    sampled = tmp_path / "out" / "sampled"
+    sampled.mkdir(parents=True)
+    records = [SentenceRecord("100", 1, (inputs["final"] / "100_2.txt").read_text(), start=57),
+               SentenceRecord("300", 0, "not the released text", start=0)]
+    with gzip.open(sampled / "shard-000000.jsonl.gz", "wt", encoding="utf-8") as fh:
+        fh.write("".join(json.dumps(to_dict(r)) + "\n" for r in records))
+    manifest = json.loads(inputs["manifest"].read_text())
+    manifest["outputs"]["sampled"] = str(sampled)
+    inputs["manifest"].write_text(json.dumps(manifest))
+    assert run_release(inputs, second, "--previous", str(first)) == 0
+    rows = [line.split("\t") for line in (second / "sentences.tsv").read_text().splitlines()]
+    assert rows[0][-1] == "start_in_record"
+    assert {r[0]: r[-1] for r in rows[1:]} == {"100_1": "", "100_2": "57", "300_1": ""}
+    log = (second / "CHANGELOG.md").read_text()
+    assert "## 1.0 (since rel1)" in log and "0 added, 0 removed, 1 with changed text or annotations, 2 unchanged" in log
+    assert "### Changed\n\n- 300_1\n" in log
+    assert run_release(inputs, tmp_path / "rel3", "--previous", str(tmp_path)) == 2
+    assert "not a release directory" in capsys.readouterr().err
+    # the demo release loads with datasets: its empty dev split is left out of the card
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf_home"))
+    datasets = pytest.importorskip("datasets")
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True, raising=False)
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_OFFLINE", True, raising=False)
+    loaded = datasets.load_dataset(str(second), cache_dir=str(tmp_path / "cache"))
+    assert {k: len(v) for k, v in loaded.items()} == {"train": 2, "test": 1}
+    kb = datasets.load_dataset(str(second), "pgx_demo_bigbio_kb", cache_dir=str(tmp_path / "cache"))
+    # 4 relations annotated; R1 of 300_1 lost its Negated attribute above, so none is excluded now
+    assert sum(len(r["relations"]) for s in kb for r in kb[s]) == 4
+    info = json.loads((second / "release.json").read_text())
+    assert info["formats"]["hf/pgx_demo_bigbio_kb"]["features"]["relations"]["status"] == "kept"
+    assert info["formats"]["hf/pgx_demo_source"]["features"]["relation types"]["kept"] == 4
+    assert info["license"] is None and "none is guessed" in (second / "README.md").read_text()
 
 
 def test_release_is_byte_identical_across_processes(inputs: dict[str, Path], tmp_path: Path) -> None:
