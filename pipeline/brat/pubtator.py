@@ -63,8 +63,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.brat.modality import parse_note
-from pipeline.brat.standoff import Attribute, BratDocument, Normalization, Relation, TextBound
+from pipeline.brat.modality import format_note, parse_note
+from pipeline.brat.standoff import BratDocument, Normalization, Note, Relation, TextBound
 from pipeline.brat.stats import relation_modality
 from pipeline.documents import TITLE_SEPARATOR, pmid_sort_key
 from pipeline.schema import Schema
@@ -317,8 +317,9 @@ def from_pubtator(
     With ``sentences`` (the sidecar), each PubTator document is cut back into its brat documents
     (an entity goes to the document its key names); without, each PubTator document becomes one
     brat document named by its id.  Entity ids come from the key column (lines without one get
-    fresh ``T`` ids), relation ids ``R1...`` in line order, modality as the schema's binary
-    attributes (``A1 Negated R1``), identifiers as ``N`` lines (a bare number is an NCBI Gene id).
+    fresh ``T`` ids), relation ids ``R1...`` in line order, modality as the relation's note in the
+    grammar of :mod:`pipeline.brat.modality` (``#1 AnnotatorNotes R1 neg``),
+    identifiers as ``N`` lines (a bare number is an NCBI Gene id).
     Count keys: ``documents``, ``entities``, ``relations``, ``entities_unplaced`` and
     ``relations_unplaced`` (the key names no document of the sidecar, or offsets fall outside it),
     ``identifiers_unreadable``.
@@ -369,8 +370,9 @@ def from_pubtator(
             rid = f"R{len(doc.relations) + 1}"
             doc.relations.append(Relation(rid, r.type, (("Arg1", home1[1]), ("Arg2", home2[1]))))
             modality = r.extra[0] if r.extra else NO_MODALITY
-            for attr in modality.split("+") if modality != NO_MODALITY else ():
-                doc.attributes.append(Attribute(f"A{len(doc.attributes) + 1}", attr, rid))
+            if modality != NO_MODALITY:  # the relation's one note, in the modality grammar (hyp, neg)
+                doc.notes.append(Note(f"#{len(doc.notes) + 1}", "AnnotatorNotes", rid,
+                                      format_note(modality.split("+"))))
             counts["relations"] += 1
         for _, doc in by_name.values():
             out.append(doc)

@@ -85,6 +85,8 @@ COMMAND_CODES: dict[str, dict[ExitCode, str]] = {
     "campaign calibrate": {ExitCode.OK: "calibration round given", ExitCode.REFUSED: "bad documents or campaign"},
     "campaign calibration": {ExitCode.OK: "reported (or promoted)", ExitCode.REFUSED: "bad campaign or "
                              "document"},
+    "import": {ExitCode.OK: "brat collection written", ExitCode.ERROR: "an I/O error",
+               ExitCode.REFUSED: "unreadable or unknown input format: nothing written"},
     "campaign guideline": {ExitCode.OK: "guide version recorded", ExitCode.REFUSED: "bad campaign or guide"},
 }
 
