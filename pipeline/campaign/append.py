@@ -46,7 +46,7 @@ from pipeline.brat.conf import copy_conf_files
 from pipeline.campaign.finalize import doc_key
 from pipeline.campaign.layout import ASSIGNMENTS_CSV, CAMPAIGN_MANIFEST, PHASE1_DIR
 from pipeline.corpus.batches import MANIFEST_FIELDS, ManifestError, RosterError, assign, read_manifest, read_roster
-from pipeline.paths import list_files
+from pipeline.paths import list_files, resolve_collection
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +75,7 @@ def append_to_campaign(
     previous = read_manifest(manifest)
     if not src.is_dir():
         raise FileNotFoundError(f"{src}: not a directory")
+    src = resolve_collection(src)  # OUT/brat is a link a new build may swap: read one collection
     listing = list_files(src, (".txt", ".ann", ".conf"))
     listing.refuse_symlinks("campaign append")  # a link would copy its target into annotators' collections
     txts = {p.stem: p for p in listing.files if p.suffix == ".txt"}

@@ -64,7 +64,7 @@ from pathlib import Path
 from pipeline import names
 from pipeline.brat.standoff import BratDocument, read_document
 from pipeline.documents import pmid_sort_key
-from pipeline.paths import list_files
+from pipeline.paths import list_files, resolve_collection
 
 log = logging.getLogger(__name__)
 
@@ -332,6 +332,7 @@ def prepare_batches(
     src = Path(collection)
     if not src.is_dir():
         raise FileNotFoundError(f"{src}: not a directory")
+    src = resolve_collection(src)  # OUT/brat is a link a new build may swap: read one collection
     listing = list_files(src, (".txt", ".ann", ".conf"))  # .conf: copied into every collection too
     listing.refuse_symlinks("batches")  # a link would copy its target into every annotator's collection
     txts = {p.stem: p for p in listing.files if p.suffix == ".txt"}
