@@ -148,3 +148,8 @@ def test_a_failed_task_is_logged_in_one_line_without_traceback(tmp_path: Path) -
     debug = subprocess.run([*cmd[:3], "--log-level", "DEBUG", *cmd[3:]], cwd=project, capture_output=True,
                            text=True, timeout=300, env={"PYTHONPATH": str(project), "PATH": "/usr/bin:/bin"})
     assert "Traceback" in debug.stderr
+
+
+def test_the_readme_table_is_the_generated_one() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    assert EPILOG in readme, "paste `python -c 'from pipeline.cli.exitcodes import EPILOG; print(EPILOG)'` into README"
