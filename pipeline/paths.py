@@ -41,6 +41,17 @@ class Listing:
                                f"(their targets lie outside it, or may): {shown}")
 
 
+def resolve_collection(root: str | os.PathLike[str]) -> Path:
+    """``root``, or its target when ``root`` is itself a symbolic link, resolved once.
+
+    ``OUT/brat`` is a link the build replaces atomically when it publishes: a command reading the
+    collection reads the one the link named when it started, never half of each.  Other paths are
+    returned as given (messages keep the names people typed).
+    """
+    path = Path(root)
+    return path.resolve(strict=True) if path.is_symlink() else path
+
+
 def _wanted(name: str, suffixes: Iterable[str] | None) -> bool:
     return suffixes is None or any(name.endswith(s) for s in suffixes)
 
@@ -48,13 +59,14 @@ def _wanted(name: str, suffixes: Iterable[str] | None) -> bool:
 def list_files(root: str | os.PathLike[str], suffixes: Iterable[str] | None = None, *,
                recursive: bool = False) -> Listing:
     """The regular files directly in ``root`` (or anywhere under it with ``recursive``) whose name ends
-    with one of ``suffixes`` (all files when ``None``).
+    with one of ``suffixes`` (all files when ``None``); ``root`` is read through
+    :func:`resolve_collection` (paths returned under its target when it is a link).
 
     Symbolic links inside ``root`` are never followed: a link whose name has a wanted suffix, and any link
     to a directory when ``recursive``, goes to :attr:`Listing.symlinks`.  ``root`` itself may be a link.
     Raises ``NotADirectoryError``/``FileNotFoundError`` when ``root`` is not a directory.
     """
-    top = Path(root)
+    top = resolve_collection(root) if Path(root).exists() else Path(root)
     if not top.is_dir():
         raise NotADirectoryError(f"{top}: not a directory")
     wanted = tuple(suffixes) if suffixes is not None else None

@@ -800,6 +800,7 @@ class SplitSentencesShard(SentenceParams, ShardTask):
     stage = "02_sentences"
 
     def requires(self) -> Documents:
+        hold_out_lock(self)
         return self.clone(Documents)
 
     def transform(self, docs: Iterator[Document], counts: Counter[str]) -> Iterable[Document]:
@@ -1153,6 +1154,41 @@ class PrepareBatches(BatchParams, StageTask):
 
 # --- the whole build -------------------------------------------------------------------------
 
+#: ``OUT`` -> the lock this process took as ``luigi --module pipeline.tasks`` (see hold_out_lock)
+_CMDLINE_LOCKS: dict[str, Any] = {}
+
+
+def hold_out_lock(task: RunParams) -> None:
+    """Under plain ``luigi --module pipeline.tasks ROOT ...``: take the ``--out`` lock ``pgx-corpus build``
+    takes (:func:`pipeline.corpus.outdir.acquire_lock`) for the rest of the process, when ``task`` is the
+    command line's root task, and clean what killed writers left, as the build does.
+
+    Called by the root tasks' ``requires()``, i.e. while Luigi schedules, before any task runs; Luigi
+    does not call it for a root task that is already complete (nothing is written then).  Tasks of a
+    ``pgx-corpus build`` (``config_digest`` set; the build holds the lock) and ``luigi.build`` calls
+    (no command line) take nothing.  A second run on the same ``OUT`` raises
+    :class:`~pipeline.corpus.outdir.OutputLocked`: Luigi reports a scheduling error (``[retcode]
+    scheduling_error`` in ``luigi.cfg``: exit 2).  The lock is released at exit.
+    """
+    from luigi.cmdline_parser import CmdlineParser
+
+    parser = CmdlineParser.get_instance()
+    if parser is None or task.config_digest:
+        return
+    if parser.get_task_obj().task_id != task.task_id:  # type: ignore[attr-defined]
+        return
+    out = str(Path(task.out).resolve())
+    if out in _CMDLINE_LOCKS:
+        return
+    import atexit
+
+    from pipeline.corpus import outdir
+
+    lock = outdir.acquire_lock(Path(out))
+    _CMDLINE_LOCKS[out] = lock
+    atexit.register(lock.release)  # forked task processes end with os._exit: only this process releases
+    outdir.clean_stale_temporaries(Path(out))
+
 
 class BuildDocuments(BatchParams, luigi.WrapperTask):
     """The build's document shards (and, online, its search and fetch), scheduled before the rest.
@@ -1196,6 +1232,7 @@ class BuildCorpus(BatchParams, luigi.Task):
         return [s for s in wanted if s != "extended" or self.extend]
 
     def requires(self) -> dict[str, luigi.Task]:
+        hold_out_lock(self)
         return {stage: self.clone(STAGE_TASKS[stage]) for stage in self.stages()}
 
     def run_dir(self) -> Path:

@@ -37,11 +37,28 @@ def _collection(tmp_path: Path) -> tuple[Path, Path]:
 def test_list_files_never_follows_a_link_inside(tmp_path: Path) -> None:
     coll, link = _collection(tmp_path)
     listing = paths.list_files(link, (".txt", ".ann"), recursive=True)
-    assert [p.relative_to(link).as_posix() for p in listing.files] == ["100_1.ann", "100_1.txt", "100_2.ann",
+    # the link given is resolved once: the files are those of the collection it named then
+    assert [p.relative_to(coll).as_posix() for p in listing.files] == ["100_1.ann", "100_1.txt", "100_2.ann",
                                                                       "sub/101_1.txt"]
     assert [p.name for p in listing.symlinks] == ["100_2.txt", "linked_dir"]
     with pytest.raises(paths.SymlinkError, match=r"batches refused: 2 symbolic link\(s\).*100_2\.txt"):
         listing.refuse_symlinks("batches")
+
+
+def test_a_linked_collection_is_resolved_once(tmp_path: Path) -> None:
+    """A build that swaps OUT/brat while a command reads it: the command reads the collection it started on."""
+    old, new = tmp_path / "old", tmp_path / "new"
+    for directory, text in ((old, "old"), (new, "new")):
+        directory.mkdir()
+        (directory / "1_1.txt").write_text(text, encoding="utf-8")
+    link = tmp_path / "brat"
+    link.symlink_to(old, target_is_directory=True)
+    listing = paths.list_files(link, (".txt",))
+    swap = tmp_path / "brat.new"
+    swap.symlink_to(new, target_is_directory=True)
+    swap.replace(link)  # what the build's publication does
+    assert [p.read_text(encoding="utf-8") for p in listing.files] == ["old"]
+    assert paths.resolve_collection(tmp_path / "old") == tmp_path / "old"
 
 
 def test_readers_report_links_and_never_read_their_targets(tmp_path: Path) -> None:

@@ -135,6 +135,26 @@ def test_luigi_module_entry_point_exits_non_zero_on_failure(tmp_path: Path) -> N
     assert proc.returncode == 1, proc.stderr[-2000:]
 
 
+def test_luigi_module_entry_point_takes_the_out_lock(tmp_path: Path) -> None:
+    """Plain luigi takes OUT/.build.lock as pgx-corpus build does: refused (2) while another build holds it."""
+    from pipeline.corpus import outdir
+
+    env = dict(os.environ, PYTHONPATH=str(PROJECT))
+    out = tmp_path / "out"
+    cmd = [
+        sys.executable, "-m", "luigi", "--module", "pipeline.tasks", "BuildCorpus", "--local-scheduler",
+        "--out", str(out), "--pubmed-xml", f'["{DEMO / "pubmed"}"]', "--until", "documents",
+    ]
+    with outdir.acquire_lock(out):
+        proc = subprocess.run(cmd, cwd=PROJECT, env=env, capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 2, proc.stderr[-2000:]
+        assert "is in use by another build" in proc.stderr
+        assert not (out / "work").exists()
+    proc = subprocess.run(cmd, cwd=PROJECT, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert (out / "work" / "01_documents").is_dir() and not (out / outdir.LOCK_NAME).exists()
+
+
 def test_pubtator_file_annotations_from_a_dump(tmp_path: Path) -> None:
     """--annotations: a gzip PubTator dump is split once by shard and re-aligned onto the documents."""
     import gzip

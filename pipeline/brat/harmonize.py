@@ -218,6 +218,10 @@ def read_decisions(path: str | Path) -> list[Decision]:
         for i, item in rows:
             if not isinstance(item, Mapping) or "term" not in item or "action" not in item:
                 raise DecisionError(f"{p}: entry {i}: expected term and action")
+            for key in ("term", "action", "type"):
+                value = item.get(key)
+                if value is not None and (not isinstance(value, str | int | float) or isinstance(value, bool)):
+                    raise DecisionError(f"{p}: entry {i}: {key} must be a string, got {type(value).__name__}")
             out.append(_decision(p, i, str(item["term"]), str(item["action"]), item.get("type")))
         return out
     for lineno, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):

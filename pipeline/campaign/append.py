@@ -55,7 +55,7 @@ from pipeline.corpus.batches import (
     read_manifest,
     read_roster,
 )
-from pipeline.paths import list_files
+from pipeline.paths import list_files, resolve_collection
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +90,7 @@ def append_to_campaign(
         people = _campaign_team(record, people, Path(roster))
     if not src.is_dir():
         raise FileNotFoundError(f"{src}: not a directory")
+    src = resolve_collection(src)  # OUT/brat is a link a new build may swap: read one collection
     listing = list_files(src, (".txt", ".ann", ".conf"))
     listing.refuse_symlinks("campaign append")  # a link would copy its target into annotators' collections
     txts = {p.stem: p for p in listing.files if p.suffix == ".txt"}

@@ -465,6 +465,13 @@ def collect(
                 result.held_back[name] = [Finding(where, 0, "unreadable", f"cannot read the document: {exc}")]
                 counts["held_back:unreadable"] += 1
                 continue
+            if not ann.exists():
+                # every phase-2 document is written with its .ann: one gone was deleted, and an empty one
+                # would put the document in FINAL without a single annotation
+                result.held_back[name] = [Finding(where, 0, "missing_ann", "annotation file missing (deleted?); "
+                                                  "restore it, or create an empty one if the document has none")]
+                counts["held_back:missing_ann"] += 1
+                continue
             doc, issues = parse_ann(name, text, ann_text, where)
             reasons = discard_reasons(doc)
             if reasons and not issues:

@@ -373,6 +373,9 @@ def main(argv: list[str] | None = None, *, fast_exit: bool = False) -> int:
     logging.basicConfig(
         level=getattr(logging, args.log_level), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    if args.log_level != "DEBUG":
+        for handler in logging.getLogger().handlers:
+            handler.addFilter(one_line_exceptions)
     label = command_label(args)
     try:
         code = int(args.func(args))
@@ -387,6 +390,18 @@ def main(argv: list[str] | None = None, *, fast_exit: bool = False) -> int:
         logging.shutdown()
         os._exit(code)
     return code
+
+
+def one_line_exceptions(record: logging.LogRecord) -> bool:
+    """A logging filter: an exception logged with its traceback (Luigi logs a failed task's so) becomes one
+    line, ``message: ExceptionType: text``; ``--log-level DEBUG`` keeps the tracebacks."""
+    if record.exc_info and record.exc_info[1] is not None:
+        exc = record.exc_info[1]
+        record.msg = f"{record.getMessage()}: {type(exc).__name__}: {exc} (--log-level DEBUG shows where)"
+        record.args = None
+        record.exc_info = None
+        record.exc_text = None
+    return True
 
 
 def command_label(args: argparse.Namespace) -> str:

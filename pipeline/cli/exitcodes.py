@@ -22,6 +22,7 @@ help epilog (:data:`EPILOG`) prints both tables.
 
 from __future__ import annotations
 
+import textwrap
 from enum import IntEnum
 
 
@@ -45,7 +46,7 @@ COMMAND_CODES: dict[str, dict[ExitCode, str]] = {
                  ExitCode.REFUSED: "no such directory or annotation.conf"},
     "batches": {ExitCode.OK: "campaign written", ExitCode.ERROR: "an I/O error",
                 ExitCode.REFUSED: "bad roster, manifest or collection (names, symbolic links), a started "
-                "campaign; nothing written"},
+                "campaign: nothing written"},
     "stats": {ExitCode.OK: "computed (excluded documents listed on stderr)", ExitCode.REFUSED: "bad input"},
     "agreement": {ExitCode.OK: "computed (excluded documents listed on stderr)", ExitCode.REFUSED: "bad input"},
     "evaluate": {ExitCode.OK: "computed (excluded documents listed on stderr)", ExitCode.REFUSED: "bad input"},
@@ -53,16 +54,16 @@ COMMAND_CODES: dict[str, dict[ExitCode, str]] = {
     "export": {ExitCode.OK: "exported", ExitCode.REFUSED: "bad input or configuration"},
     "lexicon build": {ExitCode.OK: "built", ExitCode.REFUSED: "bad arguments or sources"},
     "lexicon info": {ExitCode.OK: "printed", ExitCode.REFUSED: "no such lexicon"},
-    "campaign status": {ExitCode.OK: "reported; no document held back", ExitCode.REFUSED: "not a campaign",
-                        ExitCode.WORK_LEFT: "reported; documents held back (listed on stderr)"},
+    "campaign status": {ExitCode.OK: "reported, no document held back", ExitCode.REFUSED: "not a campaign",
+                        ExitCode.WORK_LEFT: "reported, documents held back (listed on stderr)"},
     "campaign review": {ExitCode.OK: "every document reviewed, discarded or in phase 2",
                         ExitCode.REFUSED: "not a campaign, or a campaign rule would break",
                         ExitCode.WORK_LEFT: "documents held back or still pending in phase 1"},
-    "campaign finalize": {ExitCode.OK: "FINAL written; every phase-2 document finished or discarded by its "
+    "campaign finalize": {ExitCode.OK: "FINAL written, every phase-2 document finished or discarded by its "
                           "senior", ExitCode.REFUSED: "bad campaign, schema or configuration",
-                          ExitCode.WORK_LEFT: "FINAL written; documents held back (listed on stderr)"},
+                          ExitCode.WORK_LEFT: "FINAL written, documents held back (listed on stderr)"},
     "campaign append": {ExitCode.OK: "appended", ExitCode.REFUSED: "bad roster, manifest or collection",
-                        ExitCode.WORK_LEFT: "appended; documents blocked by existing files, left unassigned"},
+                        ExitCode.WORK_LEFT: "appended, documents blocked by existing files (left unassigned)"},
     "find": {ExitCode.OK: "searched", ExitCode.REFUSED: "bad criteria or directory"},
     "decisions apply": {ExitCode.OK: "applied (or --dry-run printed)", ExitCode.REFUSED: "bad decisions "
                         "file, or a change would not validate: nothing written"},
@@ -91,17 +92,21 @@ COMMAND_CODES: dict[str, dict[ExitCode, str]] = {
 }
 
 
-def epilog() -> str:
-    """The exit-code table and the per-command meanings, for ``pgx-corpus --help``."""
-    lines = ["exit codes:", *(f"  {c.value}  {c.name:<9}  {_MEANING[c]}" for c in ExitCode), "",
-             "per command (1 ERROR also means an I/O error, a full disk or a bug, for every command):"]
+def epilog(width: int = 100) -> str:
+    """The exit-code table and the per-command meanings, for ``pgx-corpus --help`` (lines of ``width``)."""
+    lines = ["exit codes:"]
+    for c in ExitCode:
+        lines += textwrap.wrap(f"{c.value}  {c.name:<9}  {_MEANING[c]}", width, initial_indent="  ",
+                               subsequent_indent=" " * 16)
+    lines += ["", "per command (1 ERROR also means an I/O error, a full disk or a bug, for every command):"]
     for command, codes in COMMAND_CODES.items():
-        lines.append(f"  {command}: " + "; ".join(f"{c.value} {text}" for c, text in sorted(codes.items())))
+        text = f"{command}: " + "; ".join(f"{c.value} {meaning}" for c, meaning in sorted(codes.items()))
+        lines += textwrap.wrap(text, width, initial_indent="  ", subsequent_indent="      ")
     return "\n".join(lines)
 
 
 _MEANING = {
-    ExitCode.OK: "done; nothing is left to do for this command",
+    ExitCode.OK: "done, nothing is left to do for this command",
     ExitCode.ERROR: "failed (I/O error, full disk, unreadable input, a service that did not answer)",
     ExitCode.REFUSED: "usage error, or refused before anything was written (invalid or hostile input, a "
                       "campaign rule, a locked output, a port in use)",

@@ -66,7 +66,7 @@ from pathlib import Path
 from pipeline import names
 from pipeline.brat.standoff import BratDocument, read_document
 from pipeline.documents import pmid_sort_key
-from pipeline.paths import list_files
+from pipeline.paths import list_files, resolve_collection
 
 log = logging.getLogger(__name__)
 
@@ -339,6 +339,7 @@ def prepare_batches(
     src = Path(collection)
     if not src.is_dir():
         raise FileNotFoundError(f"{src}: not a directory")
+    src = resolve_collection(src)  # OUT/brat is a link a new build may swap: read one collection
     if not (src / "annotation.conf").is_file():
         # checked before the output directory is made: a refused batches leaves nothing behind
         raise FileNotFoundError(f"{src / 'annotation.conf'}: the collection has no annotation.conf (export it "

@@ -157,3 +157,14 @@ def test_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert "After 1 decision(s): 0 ambiguous term(s) left" in capsys.readouterr().out
     (tmp_path / "bad.tsv").write_text("pth\tforce\n")
     assert run_cli("harmonize", *dirs, "--out", str(tmp_path / "out3"), "--decisions", str(tmp_path / "bad.tsv")) == 2
+
+
+@pytest.mark.parametrize("entry", ["{term: [a, b], action: keep}", "{term: x, action: {a: 1}}",
+                                   "{term: x, action: force, type: [Chemical]}"])
+def test_yaml_decisions_of_the_wrong_type_name_the_file(tmp_path: Path, entry: str) -> None:
+    from pipeline.brat.harmonize import DecisionError, read_decisions
+
+    path = tmp_path / "decisions.yaml"
+    path.write_text(f"- {entry}\n", encoding="utf-8")
+    with pytest.raises(DecisionError, match=rf"^{path}: entry 1: \w+ must be a string"):
+        read_decisions(path)

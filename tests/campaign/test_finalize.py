@@ -251,3 +251,15 @@ def test_a_seniors_discard_is_not_work_left(tmp_path: Path, capsys: pytest.Captu
         capsys.readouterr().err
     again = json.loads((tmp_path / "final2" / "finalize.json").read_text())
     assert [d["document"] for d in again["discarded"]] == discarded and again["held_back"] == []
+
+
+def test_a_deleted_ann_is_held_back_with_a_message(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    campaign = build_campaign(tmp_path)
+    (ann,) = sorted((campaign / "phase2").glob("*/300_1.ann"))
+    ann.unlink()
+    final = tmp_path / "final"
+    assert main(["campaign", "finalize", str(campaign), "--out", str(final)]) == 3
+    assert "held back 300_1:" in capsys.readouterr().err and not (final / "300_1.txt").exists()
+    report = json.loads((final / "finalize.json").read_text())
+    held = {h["document"]: h["problems"] for h in report["held_back"]}
+    assert any("annotation file missing" in p for p in held["300_1"])

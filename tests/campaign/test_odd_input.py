@@ -32,6 +32,10 @@ def test_undecodable_preannotation_text_holds_back_that_document_only(campaign: 
     (held,) = report["held_back"]
     assert held["file"] == "100_2" and held["problems"] == [f"{bad}:2: not valid UTF-8 (invalid start byte at byte 20)"]
     assert sorted(p.stem for p in (campaign / "phase2" / "dave").glob("*.txt")) == ["100_1", "100_3"]
+    from pipeline.cli import main
+
+    assert main(["campaign", "review", str(campaign)]) == 3  # WORK_LEFT: one document held back, none pending
+    assert main(["campaign", "status", str(campaign)]) == 3
     rows = {(r["person"], r["phase"]): r for r in campaign_status(campaign)["rows"]}
     for person in ("alice", "bob"):
         assert rows[(person, 1)]["held_back"] == 1

@@ -128,3 +128,28 @@ def test_a_hostile_manifest_is_refused_with_exit_2(tmp_path: Path, capsys: pytes
     _one_failure_line(err, "batches")
     assert f"{previous}:2: document name '../../etc/x' refused" in err
     assert not (tmp_path / "c").exists()
+
+
+def test_a_failed_task_is_logged_in_one_line_without_traceback(tmp_path: Path) -> None:
+    """Luigi logs a failed task with its traceback; pgx-corpus keeps it for --log-level DEBUG."""
+    import subprocess
+    import sys
+
+    source = tmp_path / "in.pubtator"
+    source.write_text("1|t|T\n1|a|Warfarin.\n\n../x|t|T\n../x|a|A\n\n", encoding="utf-8")
+    project = Path(__file__).resolve().parents[2]
+    cmd = [sys.executable, "-m", "pipeline", "build", "--out", str(tmp_path / "out"), "--pubtator", str(source)]
+    proc = subprocess.run(cmd, cwd=project, capture_output=True, text=True, timeout=300,
+                          env={"PYTHONPATH": str(project), "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == ExitCode.ERROR
+    assert "Traceback" not in proc.stderr
+    assert f"{source}:4: document id (PMID) '../x' refused" in proc.stderr
+    assert proc.stderr.rstrip().splitlines()[-1].startswith("pgx-corpus build: build failed")
+    debug = subprocess.run([*cmd[:3], "--log-level", "DEBUG", *cmd[3:]], cwd=project, capture_output=True,
+                           text=True, timeout=300, env={"PYTHONPATH": str(project), "PATH": "/usr/bin:/bin"})
+    assert "Traceback" in debug.stderr
+
+
+def test_the_readme_table_is_the_generated_one() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    assert EPILOG in readme, "paste `python -c 'from pipeline.cli.exitcodes import EPILOG; print(EPILOG)'` into README"

@@ -216,3 +216,15 @@ def test_sniff_format(tmp_path: Path, content: str, kind: str) -> None:
     path = tmp_path / "f"
     path.write_text(content)
     assert sniff_format(path) == kind
+
+
+@pytest.mark.parametrize(
+    "data",
+    [{"id": "../../x/PWNED", "pmid": "../../x/PWNED"}, {"id": "/tmp/PWNED", "_id": "/tmp/PWNED|PMC1"},
+     {"id": "x", "pmid": "１２３"}, {"id": "x", "passages": [{"infons": {"article-id_pmid": "1/../2"}}]}],
+)
+def test_a_pmid_that_is_not_one_is_never_used(data: dict[str, object]) -> None:
+    """Issue 23, defect 8: a BioC document (file or PubTator3 answer) whose PMID is a path has no PMID."""
+    from pipeline.sources.bioc_io import document_from_json
+
+    assert document_from_json({"passages": [], **data}).pmid is None

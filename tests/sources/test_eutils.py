@@ -316,3 +316,18 @@ def test_default_rates_and_shared_limiter() -> None:
     assert keyed.limiter.interval == pytest.approx(1 / 10)
     other = EutilsClient("http://127.0.0.1:9/", tool="u", email="f")
     assert other.limiter is plain.limiter is shared_limiter(3.0)
+
+
+@pytest.mark.parametrize("bad", ["../../x/PWNED", "/tmp/PWNED", "12a"])
+def test_an_esearch_id_that_is_not_a_pmid_is_refused_not_retried(bad: str) -> None:
+    """Issue 23, defect 8: every PMID names files downstream; an answer that is not PubMed's is refused."""
+    server = fake.start(fake.Corpus())
+    try:
+        server.static["esearch"] = (
+            "<?xml version='1.0'?><eSearchResult><Count>2</Count><RetMax>2</RetMax><RetStart>0</RetStart>"
+            f"<IdList><Id>123</Id><Id>{bad}</Id></IdList></eSearchResult>").encode()
+        with pytest.raises(EutilsError, match=r"ESearch response: PMID .* refused"):
+            make_client(server, max_tries=3).esearch("x")
+        assert len(server.calls("esearch")) == 1
+    finally:
+        fake.stop(server)
