@@ -1,11 +1,35 @@
-"""The documentation site: the CLI reference equals the parser, and `mkdocs build --strict` passes."""
+"""The documentation site: the CLI reference equals the parser, `mkdocs build --strict` passes, and the
+tutorial's commands run as written.
+
+Executed documentation
+----------------------
+A fenced block is *runnable* when its info string is ``bash`` and the line just before its opening fence
+is the HTML comment ``<!-- run -->`` (invisible on the site)::
+
+    <!-- run -->
+    ```bash
+    .venv/bin/pgx-corpus build --pubmed-xml data/demo/pubmed/demo.xml --sample all --out out/demo
+    ```
+
+Blocks that are only shown (they need the network, a service, root, or run until stopped) use ``sh``,
+``text``, ``ini``, ``cron`` ...; a ``bash`` block without the marker is an error, so a runnable-looking
+block cannot silently stop being run.  :func:`test_tutorial_runs_verbatim` runs the runnable blocks of each
+page of :data:`RUNNABLE_PAGES`, in order, each with ``bash -euo pipefail``, in a fresh temporary directory
+that looks like a clone for the commands (``data/demo`` copied, ``.venv`` and ``luigi.cfg`` linked to the
+project's), with this checkout's ``pipeline`` first on ``PYTHONPATH``.  Every block must exit 0, and a
+``find`` that matches nothing fails the test (the examples must match the demo data).
+"""
 
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from pipeline import cli
 from pipeline.cli.exitcodes import ExitCode
@@ -13,6 +37,27 @@ from pipeline.cli.reference import cli_reference
 
 PROJECT = Path(__file__).resolve().parents[1]
 CLI_PAGE = PROJECT / "docs" / "reference" / "cli.md"
+#: pages whose runnable blocks are executed (the README can be added once it has runnable blocks)
+RUNNABLE_PAGES = ("docs/tutorial.md",)
+RUN_MARKER = "<!-- run -->"
+_FENCE = re.compile(r"^(?P<marker><!-- run -->\n)?```(?P<info>[^\n`]*)\n(?P<body>.*?)^```[ \t]*$", re.M | re.S)
+
+
+def runnable_blocks(page: str) -> list[str]:
+    """The runnable blocks of a Markdown page, in order (see the module docstring).
+
+    Raises AssertionError for a ``bash`` block without the marker or a marked block that is not ``bash``."""
+    blocks = []
+    for m in _FENCE.finditer(page):
+        info = m.group("info").strip().split()
+        lang = info[0] if info else ""
+        line = page.count("\n", 0, m.start()) + 1
+        if m.group("marker"):
+            assert lang == "bash", f"line {line}: a block marked {RUN_MARKER} must be a bash block"
+            blocks.append(m.group("body"))
+        else:
+            assert lang != "bash", f"line {line}: a bash block must be marked {RUN_MARKER} (or use sh to show it)"
+    return blocks
 
 
 def test_cli_reference_equals_the_parser() -> None:
@@ -47,3 +92,42 @@ def test_site_builds_strict(tmp_path: Path) -> None:
                           cwd=PROJECT, capture_output=True, text=True, timeout=300, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert (tmp_path / "site" / "reference" / "cli" / "index.html").is_file()
+
+
+def test_runnable_blocks_convention() -> None:
+    page = "text\n<!-- run -->\n```bash\necho one\n```\n\n```sh\nshown only\n```\n"
+    assert runnable_blocks(page) == ["echo one\n"]
+    with pytest.raises(AssertionError, match="must be marked"):
+        runnable_blocks("```bash\necho unmarked\n```\n")
+
+
+@pytest.mark.parametrize("page", RUNNABLE_PAGES)
+def test_runnable_blocks_are_written_for_a_fresh_shell(page: str) -> None:
+    blocks = runnable_blocks((PROJECT / page).read_text(encoding="utf-8"))
+    assert blocks, f"{page} has no runnable block"
+    for block in blocks:
+        assert not re.search(r"<[A-Za-z_ -]+>", block), f"placeholder in {page}:\n{block}"
+        for line in block.splitlines():
+            assert not re.match(r"\s*(\(cd [^)]*&& )?pgx-corpus\b", line), f"bare pgx-corpus in {page}: {line}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", RUNNABLE_PAGES)
+def test_tutorial_runs_verbatim(page: str, tmp_path: Path) -> None:
+    """Every runnable block of the page, in order, in a fresh directory with the demo data."""
+    venv = PROJECT / ".venv"
+    assert (venv / "bin" / "pgx-corpus").exists(), f"{venv}/bin/pgx-corpus is missing: run `make setup` first"
+    work = tmp_path / "clone"
+    (work / "data").mkdir(parents=True)
+    shutil.copytree(PROJECT / "data" / "demo", work / "data" / "demo")
+    (work / ".venv").symlink_to(venv)
+    (work / "luigi.cfg").symlink_to(PROJECT / "luigi.cfg")
+    env = dict(os.environ, PYTHONPATH=str(PROJECT))
+    env.pop("LUIGI_CONFIG_PATH", None)
+    for n, block in enumerate(runnable_blocks((PROJECT / page).read_text(encoding="utf-8")), 1):
+        proc = subprocess.run(["bash", "-euo", "pipefail", "-c", block], cwd=work, env=env, capture_output=True,
+                              text=True, timeout=600)
+        where = f"{page}, runnable block {n}:\n{block}\nexit {proc.returncode}\nstdout:\n{proc.stdout[-3000:]}\n" \
+                f"stderr:\n{proc.stderr[-3000:]}"
+        assert proc.returncode == 0, where
+        assert not re.search(r"^0 of \d+ sentences match", proc.stdout, re.M), f"a find matches nothing: {where}"
