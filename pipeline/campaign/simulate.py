@@ -60,7 +60,7 @@ from pipeline.brat.modality import NEGATED, format_note, parse_note
 from pipeline.brat.standoff import Attribute, BratDocument, Note, Relation, TextBound, dumps, parse_ann
 from pipeline.brat.validate import AnnotationConf, parse_annotation_conf, validate_document
 from pipeline.campaign import deploy
-from pipeline.campaign.documents import canonical, is_finished
+from pipeline.campaign.documents import canonical, is_finished, without_markers
 from pipeline.campaign.layout import DISAGREEMENT, DISCARD_REASON, DISCARD_REASONS, DISCARD_TYPE, PHASE1_DIR, PHASE2_DIR
 from pipeline.campaign.locks import document_lock
 from pipeline.campaign.phase1 import CampaignError, read_campaign
@@ -382,7 +382,7 @@ def simulate_phase1(campaign_dir: Path, reference_dir: Path, seed: int,
         handed = (pre / f"{name}.txt").read_text(encoding="utf-8") if (pre / f"{name}.txt").is_file() else None
         if handed is not None and handed != ref.text:
             raise CampaignError(f"{txt}:1: the reference text differs from the text handed out ({pre / name}.txt)")
-        references[name] = ref
+        references[name] = without_markers(ref)  # a finished collection as reference: its marks are not copied
     confs: dict[str, AnnotationConf] = {}
     report = SimulationReport(phase=1)
     planned: list[tuple[Path, str, BratDocument, list[str]]] = []

@@ -165,3 +165,22 @@ def test_cli(campaign: Path, capsys: pytest.CaptureFixture[str]) -> None:
                      str(campaign / "preannotation"), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["phase"] == 1 and out["counts"]["documents_annotated"] == 16
+
+
+def test_a_finished_reference_gives_its_relations_and_not_its_marks(campaign: Path, tmp_path: Path) -> None:
+    """A gold-like reference: its relations (with their notes) are the annotators' starting point, its Done
+    marks are not copied, and no relation is proposed."""
+    ref = tmp_path / "gold"
+    ref.mkdir()
+    for txt in (campaign / "preannotation").glob("*.txt"):
+        (ref / txt.name).write_bytes(txt.read_bytes())
+        ann = txt.with_suffix(".ann").read_text(encoding="utf-8")
+        ann += "R1\tinfluences Arg1:T2 Arg2:T4\t\n#9\tAnnotatorNotes R1\thtp\nT9\tDone 0 6\tCYP2C9\n"
+        (ref / f"{txt.stem}.ann").write_text(ann, encoding="utf-8")
+    none = {kind: 0.0 for kind in simulate.PHASE1_RATES}
+    report = simulate.simulate_phase1(campaign, ref, 13, none)
+    assert report.counts["relations_proposed"] == 0 and report.counts["disagreements_injected"] == 0
+    for doc in read_collection(campaign / "phase1" / "ann3")[0]:
+        assert [r.type for r in doc.relations] == ["influences"]
+        assert doc.notes_for("R1") == ["htp"]
+        assert sum(1 for t in doc.textbounds if t.type == "Done") == 1
