@@ -22,8 +22,12 @@ project's), with this checkout's ``pipeline`` first on ``PYTHONPATH``.  Every bl
 
 from __future__ import annotations
 
+import argparse
+import contextlib
+import io
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -131,3 +135,84 @@ def test_tutorial_runs_verbatim(page: str, tmp_path: Path) -> None:
                 f"stderr:\n{proc.stderr[-3000:]}"
         assert proc.returncode == 0, where
         assert not re.search(r"^0 of \d+ sentences match", proc.stdout, re.M), f"a find matches nothing: {where}"
+
+
+#: commands the how-to guides describe from their issue while they are being written; when one exists,
+#: check its page against it and remove it from here (the test below fails to remind you)
+PENDING_COMMANDS = {
+    ("campaign", "serve"): "docs/how-to/serve-campaign.md",
+    ("campaign", "replace"): "docs/how-to/change-team.md",
+    ("campaign", "add-person"): "docs/how-to/change-team.md",
+    ("campaign", "reassign"): "docs/how-to/change-team.md",
+    ("campaign", "import"): "docs/how-to/import-annotation.md",
+}
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
+def documented_invocations() -> list[tuple[str, list[str]]]:
+    """(page, argv) of every `.venv/bin/pgx-corpus ...` line in a code block of the site (continuation
+    lines joined, the shell's comments, redirections and substitutions left out)."""
+    out = []
+    for page in sorted((PROJECT / "docs").rglob("*.md")):
+        if page == CLI_PAGE:
+            continue
+        for m in _FENCE.finditer(page.read_text(encoding="utf-8")):
+            body = re.sub(r"\\\n\s*", " ", m.group("body"))
+            for line in body.splitlines():
+                for cmd in re.findall(r"\.venv/bin/pgx-corpus\s+(.*)", line):
+                    lexer = shlex.shlex(re.sub(r"\$\([^)]*\)", "X", cmd), posix=True, punctuation_chars=True)
+                    lexer.whitespace_split = True
+                    argv = []
+                    for token in lexer:  # up to the first shell operator (|, >, ;, &&, a closing parenthesis)
+                        if set(token) <= set("|&;<>()"):
+                            break
+                        argv.append(token)
+                    out.append((str(page.relative_to(PROJECT)), argv))
+    return out
+
+
+def parse_error(argv: list[str]) -> str | None:
+    """The parser's error for ``argv`` run in the current directory, or None when it parses."""
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err):
+            cli.make_parser().parse_args(argv)
+    except SystemExit:
+        return err.getvalue().strip().splitlines()[-1]
+    return None
+
+
+def test_documented_commands_parse(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every command line shown on the site parses with the real parser: the command exists, its options
+    and their values are accepted, its positional arguments are all there.  The examples name the reader's
+    directories: each one a parser wants to exist is made (under a temporary directory) and the line
+    parsed again, so a wrong option behind it is still found."""
+    monkeypatch.chdir(tmp_path)
+    problems = []
+    seen_pending = set()
+    for page, argv in documented_invocations():
+        if tuple(argv[:2]) in PENDING_COMMANDS:
+            seen_pending.add(tuple(argv[:2]))
+            continue
+        argv = [f"root{word}" if word.startswith("/") else word for word in argv]
+        message = parse_error(argv)
+        for _ in range(10):
+            missing = re.search(r"error: argument [^:]+: (.*): not a directory$", message or "")
+            if missing is None:
+                break
+            Path(missing.group(1)).mkdir(parents=True)
+            message = parse_error(argv)
+        if message is not None:
+            problems.append(f"{page}: pgx-corpus {' '.join(argv)}: {message}")
+    assert problems == []
+    assert seen_pending == set(PENDING_COMMANDS), "a pending command is no longer shown: update PENDING_COMMANDS"
+    campaign = _subparsers(_subparsers(cli.make_parser())["campaign"])
+    landed = [f"campaign {name}: check {page} against it, then remove it from PENDING_COMMANDS"
+              for (_, name), page in PENDING_COMMANDS.items() if name in campaign]
+    assert landed == []
