@@ -141,10 +141,6 @@ def test_tutorial_runs_verbatim(page: str, tmp_path: Path) -> None:
 #: check its page against it and remove it from here (the test below fails to remind you)
 PENDING_COMMANDS = {
     ("campaign", "serve"): "docs/how-to/serve-campaign.md",
-    ("campaign", "replace"): "docs/how-to/change-team.md",
-    ("campaign", "add-person"): "docs/how-to/change-team.md",
-    ("campaign", "reassign"): "docs/how-to/change-team.md",
-    ("campaign", "import"): "docs/how-to/import-annotation.md",
 }
 
 

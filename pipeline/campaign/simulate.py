@@ -55,7 +55,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from pipeline.brat.conf import CAMPAIGN_DONE_TYPE
+from pipeline.brat.conf import CAMPAIGN_DONE_TYPE, undisputed_type
 from pipeline.brat.modality import NEGATED, format_note, parse_note
 from pipeline.brat.standoff import Attribute, BratDocument, Note, Relation, TextBound, dumps, parse_ann
 from pipeline.brat.validate import AnnotationConf, parse_annotation_conf, validate_document
@@ -310,7 +310,8 @@ def annotate_phase1(
 
 def sign_off(doc: BratDocument, rng: random.Random, accept_rate: float = ACCEPT_RATE) -> tuple[BratDocument, list[str]]:
     """A senior's finished phase-2 document: every ``Disagreement`` mark accepted (attribute removed) or
-    rejected (annotation deleted), seeded, then ``Done``; returns the document and the decisions."""
+    rejected (annotation deleted) and every disputed relation accepted (retyped to its real type) or rejected
+    (deleted), seeded, then ``Done``; returns the document and the decisions."""
     out = _copy(doc)
     decisions: list[str] = []
     marks = sorted(((a.target, a.id) for a in doc.attributes if a.type == DISAGREEMENT), key=lambda m: _id_key(m[0]))
@@ -323,6 +324,19 @@ def sign_off(doc: BratDocument, rng: random.Random, accept_rate: float = ACCEPT_
         else:
             out = remove_annotation(out, target)
             decisions.append(f"rejected: {target}")
+    # a disputed relation (generated ``Disputed_<type>``) is accepted by retyping it, rejected by deleting it
+    disputed = sorted((r.id for r in out.relations if undisputed_type(r.type)), key=_id_key)
+    for rid in disputed:
+        rel = next((r for r in out.relations if r.id == rid), None)
+        if rel is None:
+            continue
+        if rng.random() < accept_rate:
+            real = undisputed_type(rel.type) or rel.type
+            out.relations = [replace(r, type=real) if r.id == rid else r for r in out.relations]
+            decisions.append(f"accepted: {rid}")
+        else:
+            out = remove_annotation(out, rid)
+            decisions.append(f"rejected: {rid}")
     return mark(out, CAMPAIGN_DONE_TYPE), decisions
 
 

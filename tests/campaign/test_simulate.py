@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pipeline import cli
-from pipeline.brat.conf import annotation_conf, write_conf_files
+from pipeline.brat.conf import annotation_conf, undisputed_type, write_conf_files
 from pipeline.brat.modality import NEGATED, parse_note
 from pipeline.brat.standoff import read_collection
 from pipeline.campaign import simulate
@@ -103,6 +103,7 @@ def test_review_and_finalize_run_on_the_result(campaign: Path, tmp_path: Path) -
     merged, _ = read_collection(campaign / "phase2" / "senior1")
     merged += read_collection(campaign / "phase2" / "senior2")[0]
     marks = sum(1 for d in merged for a in d.attributes if a.type == DISAGREEMENT)
+    marks += sum(1 for d in merged for r in d.relations if undisputed_type(r.type))  # disputed relations
     assert marks > 0, states
     phase2 = simulate.simulate_phase2(campaign, 7)
     assert phase2.counts["marks_accepted"] + phase2.counts["marks_rejected"] <= marks

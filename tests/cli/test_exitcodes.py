@@ -150,6 +150,7 @@ def test_a_failed_task_is_logged_in_one_line_without_traceback(tmp_path: Path) -
     assert "Traceback" in debug.stderr
 
 
-def test_the_readme_table_is_the_generated_one() -> None:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    assert EPILOG in readme, "paste `python -c 'from pipeline.cli.exitcodes import EPILOG; print(EPILOG)'` into README"
+def test_the_documented_table_is_the_generated_one() -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "reference" / "exit-codes.md").read_text(encoding="utf-8")
+    assert EPILOG in page, ("paste `python -c 'from pipeline.cli.exitcodes import EPILOG; print(EPILOG)'` into "
+                            "docs/reference/exit-codes.md")
