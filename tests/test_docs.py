@@ -41,8 +41,8 @@ from pipeline.cli.reference import cli_reference
 
 PROJECT = Path(__file__).resolve().parents[1]
 CLI_PAGE = PROJECT / "docs" / "reference" / "cli.md"
-#: pages whose runnable blocks are executed (the README can be added once it has runnable blocks)
-RUNNABLE_PAGES = ("docs/tutorial.md",)
+#: pages whose runnable blocks are executed: the README's tour and the tutorial
+RUNNABLE_PAGES = ("README.md", "docs/tutorial.md")
 RUN_MARKER = "<!-- run -->"
 _FENCE = re.compile(r"^(?P<marker><!-- run -->\n)?```(?P<info>[^\n`]*)\n(?P<body>.*?)^```[ \t]*$", re.M | re.S)
 
@@ -155,7 +155,7 @@ def documented_invocations() -> list[tuple[str, list[str]]]:
     """(page, argv) of every `.venv/bin/pgx-corpus ...` line in a code block of the site (continuation
     lines joined, the shell's comments, redirections and substitutions left out)."""
     out = []
-    for page in sorted((PROJECT / "docs").rglob("*.md")):
+    for page in [PROJECT / "README.md", *sorted((PROJECT / "docs").rglob("*.md"))]:
         if page == CLI_PAGE:
             continue
         for m in _FENCE.finditer(page.read_text(encoding="utf-8")):
