@@ -24,7 +24,8 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_QUERY_FILE = PROJECT_ROOT / "config" / "query.txt"
 COMMAND_MODULES = ("pipeline.cli.lexicon_commands", "pipeline.cli.brat_commands", "pipeline.cli.corpus_commands",
                    # campaign_commands creates the `campaign` group that release_commands adds to
-                   "pipeline.cli.campaign_commands", "pipeline.cli.release_commands", "pipeline.cli.train_commands")
+                   "pipeline.cli.campaign_commands", "pipeline.cli.release_commands", "pipeline.cli.train_commands",
+                   "pipeline.cli.serve_commands")
 STAGES = ("documents", "sentences", "preannotated", "extended", "mapped", "filtered", "sampled", "brat", "batches")
 
 
