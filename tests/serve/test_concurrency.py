@@ -49,7 +49,7 @@ def test_two_people_interleaved_never_share_a_session(demo: Demo) -> None:
                     if json.loads(conf.get("config", "{}")).get("owner") != name:
                         problems.append(f"{name} saw options {conf.get('config')}")
                     listing = client.ajax("getCollectionInformation", collection="/")
-                    if [item[2] for item in listing["items"]] != [f"/phase1/{name}"]:
+                    if [item[2] for item in listing["items"]] != [f"phase1/{name}"]:
                         problems.append(f"{name} saw collections {listing['items']}")
                     # a refused request: its message is this person's, and is answered to this person only
                     refused = client.ajax("getDocument", collection=f"/phase1/{other}/", document=f"x{i}")
