@@ -238,7 +238,8 @@ class ServeApp:
             return self._refused(start_response, action, "Refused: this change must come from the brat page of "
                                  "this server (the request's Origin does not match).")
         if action == "login":
-            return self._login(start_response, params, address, self._secure(environ))
+            return self._login(start_response, params, address, self._secure(environ),
+                               read_cookie(environ.get("HTTP_COOKIE")))
         if action == "logout":
             if sid:
                 self.sessions.end(sid)
@@ -283,6 +284,8 @@ class ServeApp:
             response_json = response.json
             if action == "getCollectionInformation" and decision.collection is not None and person is not None:
                 self._enrich_listing(response_json, person, decision.collection)
+            if response.changed and decision.kind != "write":
+                log.error("ajax %s by %s on %s changed the document although it only reads it", action, who, where)
             outcome = "changed" if response.changed else "ok"
             if response_json.get("exception"):
                 outcome = f"brat exception {response_json['exception']}"
@@ -291,22 +294,26 @@ class ServeApp:
         return self._json(start_response, self._scrub(response_json))
 
     def _login(self, start_response: StartResponse, params: Mapping[str, str], address: str,
-               secure: bool) -> Iterable[bytes]:
+               secure: bool, previous_sid: str | None) -> Iterable[bytes]:
         user = params.get("user") or ""
         password = params.get("password") or ""
+        # a name nobody has may be a password typed in the wrong field: it is not logged
+        shown = repr(user) if self.users.get(user) is not None else f"an unknown name ({len(user)} characters)"
         try:
             self.sessions.check_throttle(user, address)
         except LoginThrottled as exc:
-            log.warning("login of %r from %s refused: %s", user, address, exc)
+            log.warning("login of %s from %s refused: %s", shown, address, exc)
             return self._json(start_response, {"action": "login", "exception": "invalidAuth",
                                                "messages": [[f"Too many failed logins: {exc}.", "error", -1]]})
         person = self.users.verify(user, password) if user and password else None
         if person is None:
             self.sessions.failed(user, address)
-            log.warning("login of %r from %s failed (wrong password, unknown or revoked person)", user, address)
+            log.warning("login of %s from %s failed (wrong password, unknown or revoked person)", shown, address)
             return self._json(start_response, {"action": "login", "exception": "invalidAuth",
                                                "messages": [["Incorrect login and/or password", "error", -1]]})
         self.sessions.succeeded(user)
+        if previous_sid:
+            self.sessions.end(previous_sid)  # a login starts a new session (the old id is never reused)
         session = self.sessions.create(person.id)
         log.info("login %s from %s", person.id, address)
         headers = [cookie_header(session.sid, secure=secure)]

@@ -91,7 +91,8 @@ def make_server(app: ServeApp, host: str, port: int, threads: int = 8) -> Any:
     """A waitress server bound to ``host:port``; ServeError when the port is taken."""
     try:
         return create_server(app, host=host, port=port, threads=threads, ident="pgx-corpus",
-                             expose_tracebacks=False, clear_untrusted_proxy_headers=True)
+                             expose_tracebacks=False, clear_untrusted_proxy_headers=True,
+                             max_request_body_size=app.max_body + 65536)
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
             raise ServeError(f"port {port} on {host} is already in use; choose another with --port") from exc

@@ -119,15 +119,18 @@ def probe_sessions(brat: Brat, coll: Path, doc: str) -> dict[str, Any]:
     seen: dict[str, Any] = {}
 
     def request(person: str, first: bool) -> None:
-        def body() -> None:
+        def start() -> None:
             if not patched:
                 session_mod.init_session(f"10.0.0.{len(person)}")  # what brat's server.py does per request
                 session_mod.get_session()["user"] = person
-            def answer() -> None:
-                seen[person] = {"user": session_mod.get_session().get("user"),
-                                "messages": [m[0] for m in messager.output_json({})["messages"]]}
 
+        def answer() -> None:
+            seen[person] = {"user": session_mod.get_session().get("user"),
+                            "messages": [m[0] for m in messager.output_json({})["messages"]]}
+
+        def body() -> None:
             if first:  # alice's request starts, posts a message, and answers after bob's request
+                start()
                 messager.error(f"message for {person}")
                 step1.wait()
                 step2.wait()
@@ -135,6 +138,7 @@ def probe_sessions(brat: Brat, coll: Path, doc: str) -> dict[str, Any]:
                 answer()
             else:  # bob's request starts once alice's has begun, and answers first
                 step1.wait()
+                start()
                 step2.wait()
                 answer()
                 step3.wait()

@@ -79,6 +79,31 @@ def test_throttle_per_address_and_expiry(demo: Demo) -> None:
     assert reply.refused and reply.messages == ["Log in first (Login button, top right)."]
 
 
+def test_a_password_typed_as_the_user_name_is_not_logged(demo: Demo, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO)
+    client = Client(ServeApp(demo.root))
+    assert client.login(demo.passwords["alice"], "alice").json["exception"] == "invalidAuth"
+    assert "an unknown name" in caplog.text
+    assert_no_secret(demo, caplog.text)
+
+
+def test_new_people_and_collections_without_restart(demo: Demo) -> None:
+    from pipeline.serve.users import create_users
+
+    app = ServeApp(demo.root)
+    client = Client(app)
+    client.login("bob", demo.passwords["bob"])
+    assert client.ajax("whoami").json["user"] == "bob"
+    password = create_users(demo.root, {"zoe": ["annotator", "senior"]})["zoe"]
+    (demo.root / "phase1" / "zoe").mkdir()
+    zoe = Client(app)
+    assert not zoe.login("zoe", password).json.get("exception")
+    assert [i[2] for i in zoe.ajax("getCollectionInformation", collection="/").json["items"]] == ["phase1/zoe"]
+    (demo.root / "phase2" / "zoe").mkdir()
+    items = [i[2] for i in zoe.ajax("getCollectionInformation", collection="/").json["items"]]
+    assert items == ["phase1/zoe", "phase2/zoe"]
+
+
 def test_revoked_person_cannot_log_in(demo: Demo, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO)
     client = Client(ServeApp(demo.root))
