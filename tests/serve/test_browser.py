@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from pipeline.campaign.status import campaign_status
 from pipeline.serve.app import ServeApp
 from tests.serve.builders import Demo, build_served_campaign
 from tests.serve.live import LiveServer
@@ -189,6 +190,36 @@ def test_annotator_logs_in_annotates_and_sees_no_error(driver: Any, live: LiveSe
     assert "R1\tisAssociatedWith Arg1:T1 Arg2:T3\t" in lines
     assert "#1\tAnnotatorNotes R1\thyp | seen in one cohort" in lines
     assert problems(driver) == []
+    # the campaign commands read what the served brat wrote
+    row = next(r for r in campaign_status(demo.root)["rows"] if r["person"] == "alice" and r["phase"] == 1)
+    assert row["problems"] == [] and row["edited"] >= 1 and row["held_back"] == 0
+
+
+def test_senior_signs_off_a_document(driver: Any, live: LiveServer, demo: Demo,
+                                     shots: Callable[[str], Path]) -> None:
+    ann = demo.root / "phase2" / "dave" / f"{demo.merged}.ann"
+    wait = log_in(driver, live, "dave", demo.passwords["dave"])
+    open_document(driver, wait, "phase2/dave", demo.merged)
+    spans = driver.execute_script("return $('#svg rect[data-span-id]').length")
+    word = driver.find_element(By.CSS_SELECTOR, "#svg tspan[data-chunk-id='3']")  # "lower"
+    ActionChains(driver).double_click(word).perform()
+    wait.until(ec.visibility_of_element_located((By.ID, "span_form")))
+    driver.find_element(By.ID, "span_Done").click()
+    shots("done-dialog")
+    driver.find_element(By.ID, "span_form-ok").click()
+    wait.until(lambda d: d.execute_script("return $('#svg rect[data-span-id]').length") == spans + 1)
+    text = wait_for_file(ann, "\tDone 20 25\tlower")
+    assert "\tDone 20 25\tlower" in text
+    shots("signed-off")
+    assert problems(driver) == []
+    driver.refresh()  # brat's client lists a collection when it enters it; the page is reloaded to list it again
+    wait.until(lambda d: d.execute_script("return $('#svg rect[data-span-id]').length") == spans + 1)
+    show_browser(driver, wait)
+    selector = f"#document_select tr[data-doc='{demo.merged}']"
+    row = wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, selector)))
+    assert "done" in row.text.split()
+    status = next(r for r in campaign_status(demo.root)["rows"] if r["person"] == "dave" and r["phase"] == 2)
+    assert status["problems"] == [] and status["done"] >= 1
 
 
 def test_manager_reads_every_collection_without_error(driver: Any, live: LiveServer, demo: Demo,
