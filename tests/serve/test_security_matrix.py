@@ -230,3 +230,23 @@ def test_path_of_absolute_collection_is_never_reached(fresh: Demo, tmp_path: Pat
     (outside / "x.txt").write_text("secret", encoding="utf-8")
     reply = alice.ajax("getDocument", collection=str(outside) + "/", document="x")
     assert reply.refused and b"secret" not in reply.body
+
+
+def test_saving_an_unchanged_document_changes_no_byte(fresh: Demo) -> None:
+    app = ServeApp(fresh.root)
+    alice = Client(app)
+    alice.login("alice", fresh.passwords["alice"])
+    doc = fresh.editable["alice"]
+    ann = fresh.root / "phase1" / "alice" / f"{doc}.ann"
+    with ann.open("a", encoding="utf-8") as fh:
+        fh.write("N1\tReference T1 PubChem:54678486\tWarfarin\n#1\tAnnotatorNotes T1\tkept as it is\n")
+    before = tree_digest(fresh.root)
+    assert not alice.ajax("getDocument", collection="/phase1/alice/", document=doc).refused
+    # brat's span dialog pressed OK without a change: the client sends T1 as it is (type, notes, attributes,
+    # normalizations)
+    reply = alice.ajax("createSpan", collection="/phase1/alice/", document=doc, id="T1", offsets="[[0,8]]",
+                       type="Chemical", comment="kept as it is", attributes="{}",
+                       normalizations='[["PubChem", "54678486", "Warfarin"]]')
+    assert not reply.refused and reply.json.get("exception") is None
+    after = tree_digest(fresh.root)
+    assert {k: v for k, v in after.items() if not k.startswith("locks/")} == before  # nor a journal entry
