@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -39,18 +38,6 @@ FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "-
 HOOK_JS = ("window.__pgxRendered = 0; dispatcher.on('doneRendering', window, function() "
            "{ window.__pgxRendered += 1; });")
 MESSAGES_JS = "return $('#messagepullup').children().map(function(){return [[this.className, this.textContent]]}).get()"
-
-
-def start_server(campaign: Path) -> tuple[subprocess.Popen[str], int]:
-    env = {**os.environ, "PYTHONPATH": str(PROJECT)}
-    proc = subprocess.Popen([sys.executable, "-m", "pipeline", "--log-level", "WARNING", "campaign", "serve",
-                             str(campaign), "--port", "0"], cwd=PROJECT, env=env, stderr=subprocess.PIPE, text=True)
-    assert proc.stderr is not None
-    line = proc.stderr.readline()
-    if "http://127.0.0.1:" not in line:
-        proc.kill()
-        raise SystemExit(f"serve did not start: {line}{proc.stderr.read()}")
-    return proc, int(line.split("http://127.0.0.1:")[1].split("/")[0])
 
 
 def digest(paths: list[Path]) -> dict[str, str]:
@@ -134,6 +121,7 @@ def main() -> None:
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
+    from bench.serve_load import start_server
     from pipeline.serve.policy import Policy
     from pipeline.serve.users import UserStore
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import http.client
 import json
 import os
 import random
@@ -35,7 +34,6 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.parse
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +48,7 @@ from pipeline.corpus.brat_export import export_collection  # noqa: E402
 from pipeline.documents import Annotation, SentenceRecord  # noqa: E402
 from pipeline.schema import load_schema  # noqa: E402
 from pipeline.serve.users import create_users  # noqa: E402
+from tests.serve.live import HttpClient  # noqa: E402
 
 TEXT = "Warfarin doses were lower in CYP2C9 carriers."
 WORDS = [(9, 14), (15, 19), (20, 25), (26, 28), (36, 44)]  # doses, were, lower, in, carriers
@@ -84,28 +83,10 @@ class Annotator:
     alive: dict[str, tuple[str, int, int] | None] = field(default_factory=dict)  # doc -> (id, start, end)
 
     def __post_init__(self) -> None:
-        self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
-        self.cookie: str | None = None
+        self.client = HttpClient(self.port)
 
     def ajax(self, action: str, **params: str) -> dict[str, Any]:
-        body = urllib.parse.urlencode({"action": action, "protocol": "1", **params})
-        headers = {"Content-Type": "application/x-www-form-urlencoded", "Origin": f"http://127.0.0.1:{self.port}"}
-        if self.cookie:
-            headers["Cookie"] = f"pgx_session={self.cookie}"
-        try:
-            self.conn.request("POST", "/ajax.cgi", body=body, headers=headers)
-            resp = self.conn.getresponse()
-        except (OSError, http.client.HTTPException):
-            self.conn.close()  # a dropped keep-alive connection: one retry on a new one
-            self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
-            self.conn.request("POST", "/ajax.cgi", body=body, headers=headers)
-            resp = self.conn.getresponse()
-        data = resp.read()
-        for key, value in resp.getheaders():
-            if key.lower() == "set-cookie" and value.startswith("pgx_session="):
-                self.cookie = value.split(";", 1)[0].split("=", 1)[1] or None
-        result: dict[str, Any] = json.loads(data)
-        return result
+        return self.client.ajax(action, **params)
 
     def save(self, i: int) -> None:
         doc = self.docs[(i // 2) % len(self.docs)]
@@ -147,7 +128,7 @@ class Annotator:
                 self.failures.append(f"save {i}: {exc!r}")
             i += 1
             tick += interval
-        self.conn.close()
+        self.client.close()
 
 
 def start_server(campaign: Path) -> tuple[subprocess.Popen[str], int]:

@@ -24,14 +24,11 @@ from pipeline.campaign.finalize import finalize
 from pipeline.campaign.phase1 import read_campaign
 from pipeline.campaign.review import review
 from pipeline.corpus.batches import prepare_batches
-from pipeline.corpus.brat_export import export_collection
-from pipeline.documents import Annotation, SentenceRecord
 from pipeline.schema import load_schema
 from pipeline.serve.users import create_users, revoke
+from tests.campaign.test_campaign import make_collection
 
 SCHEMA = load_schema()
-TEXT = "Warfarin doses were lower in CYP2C9 carriers."
-NAMES = ["100_1", "100_2", "100_3", "101_1", "101_2", "101_3"]
 PEOPLE = {"alice": ["annotator"], "bob": ["annotator"], "carol": ["annotator"], "dave": ["senior"],
           "erin": ["manager"]}
 ORIGIN = "http://localhost"
@@ -49,25 +46,13 @@ class Demo:
         return sorted(p.stem for p in (self.root / "phase1" / person).glob("*.txt"))
 
 
-def _collection(directory: Path) -> Path:
-    records = [
-        SentenceRecord(name.split("_")[0], int(name.split("_")[1]) - 1, TEXT, annotations=(
-            Annotation(((0, 8),), "Chemical", "pubtator", text="Warfarin"),
-            Annotation(((29, 35),), "Gene_or_protein", "pubtator", text="CYP2C9"),
-        ))
-        for name in NAMES
-    ]
-    export_collection(records, directory, SCHEMA, Counter())
-    return directory
-
-
 def _mark_done(root: Path, person: str, name: str) -> None:
     ann = root / "phase1" / person / f"{name}.ann"
     ann.write_text(ann.read_text(encoding="utf-8") + "T90\tDone 20 25\tlower\n", encoding="utf-8")
 
 
 def build_served_campaign(tmp: Path) -> Demo:
-    coll = _collection(tmp / "coll")
+    coll = make_collection(tmp / "coll")
     roster = tmp / "roster.csv"
     roster.write_text("id,role,phase1\nalice,annotator,yes\nbob,annotator,yes\ncarol,annotator,yes\n"
                       "dave,senior,no\n", encoding="utf-8")

@@ -43,15 +43,21 @@ class HttpClient:
     def __init__(self, port: int, cookie: str | None = None) -> None:
         self.port = port
         self.cookie = cookie
-        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
 
     def ajax(self, action: str, **params: str) -> dict[str, Any]:
         body = urllib.parse.urlencode({"action": action, "protocol": "1", **params})
         headers = {"Content-Type": "application/x-www-form-urlencoded", "Origin": f"http://127.0.0.1:{self.port}"}
         if self.cookie:
             headers["Cookie"] = f"pgx_session={self.cookie}"
-        self.conn.request("POST", "/ajax.cgi", body=body, headers=headers)
-        resp = self.conn.getresponse()
+        try:
+            self.conn.request("POST", "/ajax.cgi", body=body, headers=headers)
+            resp = self.conn.getresponse()
+        except (OSError, http.client.HTTPException):
+            self.conn.close()  # a keep-alive connection the server dropped: once more on a new one
+            self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+            self.conn.request("POST", "/ajax.cgi", body=body, headers=headers)
+            resp = self.conn.getresponse()
         data = resp.read()
         for key, value in resp.getheaders():
             if key.lower() == "set-cookie" and value.startswith("pgx_session="):
