@@ -40,7 +40,7 @@ from pipeline.campaign.guide import GUIDE_FILE
 from pipeline.serve import policy as policy_mod
 from pipeline.serve.brat_adapter import Brat, RequestSession, load_brat
 from pipeline.serve.journal import Journal
-from pipeline.serve.sessions import LoginThrottled, SessionStore, cookie_header, read_cookie
+from pipeline.serve.sessions import LoginThrottled, Session, SessionStore, cookie_header, read_cookie
 from pipeline.serve.users import Person, UserStore
 
 log = logging.getLogger(__name__)
@@ -160,8 +160,8 @@ class ServeApp:
 
     # --- identity --------------------------------------------------------------------------------
 
-    def _person(self, environ: dict[str, Any]) -> tuple[Person | None, str | None]:
-        """The logged-in person of this request and the session id (an ended session gives None)."""
+    def _person(self, environ: dict[str, Any]) -> tuple[Person | None, Session | None]:
+        """The logged-in person of this request and their session (an ended session gives None)."""
         sid = read_cookie(environ.get("HTTP_COOKIE"))
         session = self.sessions.get(sid)
         if session is None:
@@ -171,7 +171,7 @@ class ServeApp:
             self.sessions.end_person(session.person)
             log.info("session of %s ended: access revoked", session.person)
             return None, None
-        return person, session.sid
+        return person, session
 
     def _origin_ok(self, environ: dict[str, Any]) -> bool:
         host = environ.get("HTTP_HOST")
@@ -231,7 +231,7 @@ class ServeApp:
                                                      "error", -1]]}
             return self._json(start_response, body, status="413 Payload Too Large")
         action = params.get("action")
-        person, sid = self._person(environ)
+        person, session = self._person(environ)
         who = person.id if person else "-"
         if action in ORIGIN_CHECKED and (method != "POST" or not self._origin_ok(environ)):
             log.warning("ajax %s refused for %s from %s: not a same-origin POST", action, who, address)
@@ -241,8 +241,8 @@ class ServeApp:
             return self._login(start_response, params, address, self._secure(environ),
                                read_cookie(environ.get("HTTP_COOKIE")))
         if action == "logout":
-            if sid:
-                self.sessions.end(sid)
+            if session is not None:
+                self.sessions.end(session.sid)
             log.info("logout %s", who)
             headers = [cookie_header("", secure=self._secure(environ), max_age=0)]
             return self._json(start_response, {"action": "logout", "messages": [["Bye!", "comment", 3]]}, headers)
@@ -255,8 +255,8 @@ class ServeApp:
             log.warning("ajax %s refused for %s on %s: %s", action, who, where, decision.reason)
             return self._refused(start_response, action, decision.reason)
         assert action is not None
-        session = self.sessions.get(sid) if sid else None
-        brat_session = RequestSession(sid or "anonymous", {"user": who, **(session.data if session else {})})
+        brat_session = RequestSession(session.sid if session else "anonymous",
+                                      {"user": who, **(session.data if session else {})})
         if decision.root_listing:
             response_json = self._root_listing(person, brat_session, decision.virtual)
         else:
