@@ -5,6 +5,7 @@ A person reaches exactly their own collections (campaign-relative names, brat's 
 * ``phase1/<id>`` with the ``annotator`` role (while that collection exists);
 * ``phase2/<id>`` with the ``senior`` role, once ``campaign review`` has written it (one person may hold
   both);
+* either only when ``campaign.json`` names the person (its ``people``; reread when it changes);
 * with the ``manager`` role, every ``phase1/<x>`` and ``phase2/<x>``, and ``final`` when it exists, all
   read-only.
 
@@ -29,7 +30,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.campaign.layout import PHASE1_DIR, PHASE2_DIR
+from pipeline.campaign.layout import CAMPAIGN_MANIFEST, PHASE1_DIR, PHASE2_DIR
+from pipeline.campaign.phase1 import CampaignError, read_campaign
 from pipeline.serve.users import Person
 
 FINAL_DIR = "final"
@@ -118,6 +120,23 @@ class Policy:
 
     def __init__(self, campaign_dir: Path) -> None:
         self.root = Path(campaign_dir).resolve()
+        self._people: tuple[tuple[int, int] | None, frozenset[str]] = (None, frozenset())
+
+    def campaign_people(self) -> frozenset[str]:
+        """The ids ``campaign.json`` names (none when it cannot be read: deny by default)."""
+        path = self.root / CAMPAIGN_MANIFEST
+        try:
+            st = path.stat()
+            stamp: tuple[int, int] | None = (st.st_mtime_ns, st.st_size)
+        except OSError:
+            return frozenset()
+        if stamp != self._people[0]:
+            try:
+                people = frozenset(str(p["id"]) for p in read_campaign(self.root).get("people", []))
+            except (CampaignError, KeyError, TypeError):
+                people = frozenset()
+            self._people = (stamp, people)
+        return self._people[1]
 
     # --- collections -----------------------------------------------------------------------------
 
@@ -139,9 +158,11 @@ class Policy:
             final = self.root / FINAL_DIR
             if final.is_dir() and not final.is_symlink():
                 out[FINAL_DIR] = Collection(FINAL_DIR, final, ROLE_MANAGER, False)
+        known = person.id in self.campaign_people()
         for role, phase in ((ROLE_ANNOTATOR, PHASE1_DIR), (ROLE_SENIOR, PHASE2_DIR)):
             path = self.root / phase / person.id
-            if role in person.roles and valid_document_name(person.id) and path.is_dir() and not path.is_symlink():
+            if role in person.roles and known and valid_document_name(person.id) and path.is_dir() \
+                    and not path.is_symlink():
                 out[f"{phase}/{person.id}"] = Collection(f"{phase}/{person.id}", path, role, True)
         return out
 

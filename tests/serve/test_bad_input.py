@@ -3,6 +3,7 @@ start says why before anything starts."""
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import signal
@@ -98,6 +99,11 @@ def test_new_people_and_collections_without_restart(demo: Demo) -> None:
     (demo.root / "phase1" / "zoe").mkdir()
     zoe = Client(app)
     assert not zoe.login("zoe", password).json.get("exception")
+    # a collection is reached only once the campaign names its person (as the team commands do)
+    assert zoe.ajax("getCollectionInformation", collection="/").json["items"] == []
+    manifest = json.loads((demo.root / "campaign.json").read_text(encoding="utf-8"))
+    manifest["people"].append({"id": "zoe", "role": "annotator", "phase1": True, "roster": True})
+    (demo.root / "campaign.json").write_text(json.dumps(manifest) + "\n", encoding="utf-8")
     assert [i[2] for i in zoe.ajax("getCollectionInformation", collection="/").json["items"]] == ["phase1/zoe"]
     (demo.root / "phase2" / "zoe").mkdir()
     items = [i[2] for i in zoe.ajax("getCollectionInformation", collection="/").json["items"]]
