@@ -29,12 +29,13 @@ class LiveServer:
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        def close_all() -> None:  # run by waitress's own loop thread: no socket closed under its select()
+            for channel in list(self.server._map.values()):
+                channel.close()  # the server, its trigger and the connections; the loop ends with an empty map
+
+        self.server.trigger.pull_trigger(close_all)
+        self.thread.join(timeout=10)
         self.server.task_dispatcher.shutdown()
-        self.server.close()
-        for channel in list(self.server._map.values()):
-            channel.close()
-        self.server._map.clear()  # waitress's loop runs while its map holds a channel
-        self.thread.join(timeout=5)
 
 
 class HttpClient:
