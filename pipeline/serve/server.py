@@ -32,11 +32,12 @@ from pipeline.campaign.layout import PHASE1_DIR
 from pipeline.campaign.locks import LOCKS_DIR
 from pipeline.campaign.phase1 import CampaignError, read_campaign
 from pipeline.serve.app import ServeApp
-from pipeline.serve.users import users_path
 
 log = logging.getLogger(__name__)
 
 SERVE_LOCK = "serve.lock"
+#: where the campaign's users are (pipeline/serve/users.py, outside every served directory)
+USERS_FILE = Path("access") / "users.json"
 
 
 class ServeError(Exception):
@@ -54,8 +55,8 @@ def check_campaign(campaign_dir: Path) -> Path:
         raise ServeError(f"{exc} (a half-written campaign directory?)") from exc
     if not (root / PHASE1_DIR).is_dir():
         raise ServeError(f"{root}: no {PHASE1_DIR}/ directory (a half-written campaign directory?)")
-    if not users_path(root).is_file():
-        raise ServeError(f"{users_path(root)}: no users file; create the campaign's users first "
+    if not (root / USERS_FILE).is_file():
+        raise ServeError(f"{root / USERS_FILE}: no users file; create the campaign's users first "
                          "(pgx-corpus campaign users)")
     return root.resolve()
 
