@@ -3,7 +3,7 @@
 ``build_served_campaign`` makes: ``batches`` (alice, bob, carol annotators; dave senior), users
 (alice, bob, carol annotators, dave senior, erin manager; carol then revoked), both annotators of one
 document mark it Done and ``campaign review`` merges it into ``phase2/dave`` (read-only in phase 1 now),
-``campaign finalize`` writes ``final/`` with it (read-only in phase 2 now), then a second document is
+dave signs it off (Done) and ``campaign finalize`` writes ``final/`` with it (read-only in phase 2 now), then a second document is
 merged (editable by dave).  ``a..b_1`` (a name containing ``..``) is added to alice's collection.
 """
 
@@ -46,8 +46,8 @@ class Demo:
         return sorted(p.stem for p in (self.root / "phase1" / person).glob("*.txt"))
 
 
-def _mark_done(root: Path, person: str, name: str) -> None:
-    ann = root / "phase1" / person / f"{name}.ann"
+def _mark_done(root: Path, person: str, name: str, phase: str = "phase1") -> None:
+    ann = root / phase / person / f"{name}.ann"
     ann.write_text(ann.read_text(encoding="utf-8") + "T90\tDone 20 25\tlower\n", encoding="utf-8")
 
 
@@ -66,6 +66,7 @@ def build_served_campaign(tmp: Path) -> Demo:
     for person in first[1]:
         _mark_done(root, person, first[0])
     review(root, SCHEMA)
+    _mark_done(root, "dave", first[0], "phase2")  # the senior signs it off: finalize takes it
     finalize(root, root / "final", SCHEMA)
     for person in second[1]:
         _mark_done(root, person, second[0])
