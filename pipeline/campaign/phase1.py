@@ -36,6 +36,7 @@ from pipeline.brat.standoff import BratDocument, write_document
 from pipeline.campaign import deploy
 from pipeline.campaign.guide import GUIDE_FILE, annotator_guide
 from pipeline.campaign.layout import CAMPAIGN_MANIFEST, PHASE1_DIR, PHASE2_DIR
+from pipeline.corpus.brat_export import SETTINGS_FILE
 
 log = logging.getLogger(__name__)
 
@@ -134,6 +135,7 @@ def write_phase1(
             shutil.rmtree(out / sub)
     pre = out / deploy.PREANNOTATION_DIR
     copy_conf_files(src, pre)
+    copy_conf_files(src, pre, (SETTINGS_FILE,))  # whether relations were pre-annotated (campaign append)
     for doc in documents:
         if doc not in txts:
             continue

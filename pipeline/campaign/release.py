@@ -459,6 +459,14 @@ def datasheet(info: Mapping[str, Any], tables: Sequence[Table]) -> str:
         if t.readme_rows is not None:
             lines += [f"Per annotator pair: `tables/{t.name}.md`.", ""]
     prov = info.get("provenance")
+    relations_flag = str(((prov or {}).get("params") or {}).get("relations", "")).lower()
+    if relations_flag == "true":
+        lines += ["Relations were pre-annotated (rules of `config/relations.yaml` and, where the pre-annotation "
+                  "came from PubTator3, its relations): annotators confirmed, retyped or deleted proposals and "
+                  "drew the rest, so relation agreement is not comparable with the paper's Table 9, where every "
+                  "relation was drawn by hand.", ""]
+    elif relations_flag == "false":
+        lines += ["Relations were not pre-annotated: annotators drew every relation, as in the paper.", ""]
     lines += ["## Provenance", ""]
     if not prov:
         lines += ["No build manifest was given (`--manifest runs/<hash>/manifest.json`): provenance not recorded.",

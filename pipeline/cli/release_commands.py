@@ -23,6 +23,7 @@ from pipeline.campaign import finalize as finalize_mod
 from pipeline.campaign import find as find_mod
 from pipeline.campaign import release as release_mod
 from pipeline.cli.campaign_commands import add_campaign_command
+from pipeline.cli.exitcodes import ExitCode
 from pipeline.corpus.batches import ManifestError, RosterError
 from pipeline.schema import DEFAULT_SCHEMA, SchemaError, load_schema
 
@@ -76,8 +77,12 @@ def run_finalize(args: argparse.Namespace) -> int:
 
 def run_append(args: argparse.Namespace) -> int:
     counts: Counter[str] = Counter()
-    rows = append_mod.append_to_campaign(args.collection, args.campaign_dir, args.roster, seed=args.seed,
-                                         counts=counts)
+    try:
+        rows = append_mod.append_to_campaign(args.collection, args.campaign_dir, args.roster, seed=args.seed,
+                                             counts=counts)
+    except append_mod.SettingsMismatchError as exc:
+        print(f"pgx-corpus campaign append: {exc}", file=sys.stderr)
+        return int(ExitCode.REFUSED)
     if args.json:
         _emit_json({"new_rows": [list(r) for r in rows], "counts": dict(sorted(counts.items()))})
     else:
