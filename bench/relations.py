@@ -317,13 +317,13 @@ def run_setting(title: str, docs: list[Document], gold: Gold, base: rel.Relation
         oof.update(predict(rules, [by_name[n] for n in test], schema))
     untuned = predict(base, docs, schema)
     sides = {
-        "untuned (config)": {n: items_of(d) for n, d in untuned.items()},
+        "all keys (no selection)": {n: items_of(d) for n, d in untuned.items()},
         "in-sample (tuned)": {n: items_of(d) for n, d in insample.items()},
         "out of fold": {n: items_of(d) for n, d in oof.items()},
     }
     report(title, sides, gold.relations, names, schema, folds)
     if show_rules:
-        print("rule precision in sample (untuned config; exact/partial as above, dir, hier): key n P")
+        print("rule precision in sample (all keys, no selection; exact/partial as above, dir, hier): key n P")
         per: Counter[str] = Counter()
         ok: Counter[str] = Counter()
         for name in names:

@@ -232,3 +232,31 @@ def test_concept_relations_become_sentence_proposals_or_are_counted() -> None:
     assert counts["concept_relations_not_in_one_sentence"] == 1  # aspirin and VKORC1
     assert counts["concept_relations_no_mentions"] == 1  # D000001
     assert counts["concept_relations_dropped_type"] == 1  # Cotreatment -> null
+
+
+def test_real_pubtator3_relations_become_sentence_proposals() -> None:
+    """The recorded PubTator3 export (PMID 22429397, ../shared/fixtures/real/pubtator3) with its relation lines."""
+    from pipeline.nlp import sentences, typemap
+    from pipeline.sources.pubtator_format import read_pubtator, to_document
+    from tests.conftest import shared_path
+
+    path = shared_path("fixtures", "real", "pubtator3", "netmedex_22429397_abstract_pubtator_20240916.txt")
+    (record,) = list(read_pubtator(path))
+    doc = to_document(record)
+    assert len(doc.concept_relations) == len(record.relations) > 0
+    counts: Counter[str] = Counter()
+    (doc,) = list(sentences.split_documents([doc], counts))
+    (doc,) = list(typemap.map_documents([doc], SCHEMA, counts))
+    (out,) = list(rel.relate_documents([doc], RULES, SCHEMA, counts, use_rules=False))
+    assert out.relations, "some PubTator3 pairs share a sentence"
+    for r in out.relations:
+        a1, a2 = out.annotations[r.arg1], out.annotations[r.arg2]
+        assert r.source == "pubtator" and r.rule is not None and r.rule.startswith("pubtator:")
+        assert RULES.admits(r.type, a1.type, a2.type)
+        assert any(s.start <= min(a1.start, a2.start) and max(a1.end, a2.end) <= s.end for s in out.sentences)
+    # every relation is accounted for: proposed, or counted as not written
+    written = {r.rule for r in out.relations}
+    assert written
+    not_written = (counts["concept_relations_no_mentions"] + counts["concept_relations_not_in_one_sentence"]
+                   + counts["concept_relations_dropped_type"] + counts["concept_relations_unmapped_type"])
+    assert not_written < len(doc.concept_relations)
