@@ -249,6 +249,25 @@ def tune(base: rel.RelationRules, docs: dict[str, Document], gold: dict[str, lis
     return dataclasses.replace(base, enabled=frozenset(enabled), retype=retype)
 
 
+def training_examples(docs: Sequence[Document], gold: dict[str, list[Item]]) -> list[rel.TrainingSentence]:
+    """Gold-entity documents (with parses) and their gold relations as annotation indices."""
+    out = []
+    for doc in docs:
+        index: dict[tuple[tuple[int, int], ...], int] = {}
+        for i, a in enumerate(doc.annotations):
+            index.setdefault(a.fragments, i)
+        triples = tuple((index[g[0]], index[g[1]], g[2]) for g in gold.get(doc.pmid, [])
+                        if g[0] in index and g[1] in index and index[g[0]] != index[g[1]])
+        out.append(rel.TrainingSentence(doc, triples, doc.pmid.split("_", 1)[0]))
+    return out
+
+
+def scorer_rules(base: rel.RelationRules, train_docs: Sequence[Document], gold: dict[str, list[Item]],
+                 schema: Schema, target: float) -> tuple[rel.RelationRules, list[tuple[float, float, float]]]:
+    scorer, curve = rel.train_scorer(training_examples(train_docs, gold), base, schema, target_precision=target)
+    return dataclasses.replace(base, scorer=scorer), curve
+
+
 def predict(rules: rel.RelationRules, docs: Sequence[Document], schema: Schema) -> dict[str, Document]:
     counts: Counter[str] = Counter()
     return {d.pmid: d for d in rel.relate_documents(docs, rules, schema, counts)}
@@ -302,6 +321,61 @@ def report(title: str, sides: dict[str, dict[str, list[Item]]], gold: dict[str, 
             print(f"  actions saved per fold ({label}): " + ", ".join(f"{x:+.1f}" for x in per))
 
 
+def run_scorer_setting(title: str, docs: list[Document], train_docs: list[Document], gold: Gold,
+                       base: rel.RelationRules, schema: Schema, target: float, k: int, seed: int) -> None:
+    """The learned scorer: trained on the gold-entity training sentences, applied to ``docs``."""
+    names = [d.pmid for d in docs]
+    by_name = {d.pmid: d for d in docs}
+    train_by_name = {d.pmid: d for d in train_docs}
+    folds = kfold_groups(names, k, seed)
+    base = dataclasses.replace(base, enabled=None, retype={}, scorer=None)
+    t0 = time.perf_counter()
+    insample_rules, _ = scorer_rules(base, train_docs, gold.relations, schema, target)
+    insample = predict(insample_rules, docs, schema)
+    oof: dict[str, Document] = {}
+    thresholds = []
+    for f in range(k):
+        train, test = train_test(folds, f)
+        rules, curve = scorer_rules(base, [train_by_name[n] for n in train], gold.relations, schema, target)
+        thresholds.append((rules.scorer.threshold, rules.scorer.type_threshold) if rules.scorer else (0.0, 0.0))
+        oof.update(predict(rules, [by_name[n] for n in test], schema))
+    sides = {
+        "in-sample": {n: items_of(d) for n, d in insample.items()},
+        "out of fold": {n: items_of(d) for n, d in oof.items()},
+    }
+    report(title, sides, gold.relations, names, schema, folds)
+    assert insample_rules.scorer is not None
+    print(f"  (pair, type) thresholds chosen on the training folds (inner CV, target precision {target}): "
+          + ", ".join(f"({t:.3f}, {tt:.2f})" for t, tt in thresholds)
+          + f"; in sample ({insample_rules.scorer.threshold:.3f}, {insample_rules.scorer.type_threshold:.2f})")
+    print(f"  ({time.perf_counter() - t0:.0f} s)")
+
+
+def threshold_curve(docs: list[Document], gold: Gold, base: rel.RelationRules, schema: Schema, k: int,
+                    seed: int) -> None:
+    """Out-of-fold precision and recall (exact, directed, hierarchy credit) at several fixed thresholds."""
+    names = [d.pmid for d in docs]
+    by_name = {d.pmid: d for d in docs}
+    folds = kfold_groups(names, k, seed)
+    base = dataclasses.replace(base, enabled=None, retype={}, scorer=None)
+    models = []
+    for f in range(k):
+        train, test = train_test(folds, f)
+        rules, _ = scorer_rules(base, [by_name[n] for n in train], gold.relations, schema, 0.8)
+        models.append((rules, test))
+    print("\nthreshold curve, given gold entities, out of fold (exact, dir): threshold  hier P/R  strict P/R")
+    for threshold in (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8):
+        oof: dict[str, Document] = {}
+        for rules, test in models:
+            assert rules.scorer is not None
+            fixed = dataclasses.replace(rules, scorer=dataclasses.replace(rules.scorer, threshold=threshold))
+            oof.update(predict(fixed, [by_name[n] for n in test], schema))
+        pred = {n: items_of(d) for n, d in oof.items()}
+        h = score(pred, gold.relations, names, schema, "exact", "dir", "hier").prf()
+        st = score(pred, gold.relations, names, schema, "exact", "dir", "strict").prf()
+        print(f"  {threshold:.1f}  P {h[0]:5.1f} R {h[1]:5.1f}   P {st[0]:5.1f} R {st[1]:5.1f}")
+
+
 def run_setting(title: str, docs: list[Document], gold: Gold, base: rel.RelationRules, schema: Schema,
                 min_precision: float, args: str, k: int, seed: int, show_rules: bool) -> dict[str, Document]:
     names = [d.pmid for d in docs]
@@ -350,6 +424,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=DEFAULT_SEED)
     ap.add_argument("--rules-detail", action="store_true", help="print each rule key's precision")
     ap.add_argument("--skip-end-to-end", action="store_true")
+    ap.add_argument("--method", choices=("scorer", "rules", "both"), default="both",
+                    help="the learned scorer, the selected trigger rules, or both (default)")
+    ap.add_argument("--target-precision", type=float, default=0.8,
+                    help="the scorer's threshold: the lowest with this inner-CV precision on the training folds")
+    ap.add_argument("--curve", action="store_true", help="the scorer's out-of-fold threshold curve")
     args = ap.parse_args(argv)
     if not (DATA / "gold").is_dir():
         print(f"{DATA} not found", file=sys.stderr)
@@ -365,16 +444,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     parsed = [dataclasses.replace(d, parses=(sentence_parse(s, 0, len(d.text)),))
               for d, s in zip(gold.docs, nlp.pipe(d.text for d in gold.docs), strict=True)]
     print(f"parsed in {time.perf_counter() - t0:.1f} s")
-    run_setting("given gold entities (exact arguments)", parsed, gold, base, schema, args.min_precision, "exact",
-                args.k, args.seed, args.rules_detail)
+    if args.method in ("rules", "both"):
+        run_setting("rules, given gold entities (exact arguments)", parsed, gold, base, schema, args.min_precision,
+                    "exact", args.k, args.seed, args.rules_detail)
+    if args.method in ("scorer", "both"):
+        run_scorer_setting("scorer, given gold entities", parsed, parsed, gold, base, schema,
+                           args.target_precision, args.k, args.seed)
+    if args.curve:
+        threshold_curve(parsed, gold, base, schema, args.k, args.seed)
     if args.skip_end_to_end:
         return 0
     counts: Counter[str] = Counter()
     ontology = load_ontology(DEFAULT_ONTOLOGY)
     e2e = list(map_documents(extend_documents(pubtator_docs(gold), ontology, nlp, counts, keep_parses=True),
                              schema, counts, ontology=ontology))
-    run_setting("end to end: PubTator keys, extension, mapping, relations (tuned on partial arguments)", e2e, gold,
-                base, schema, args.min_precision, "partial", args.k, args.seed, args.rules_detail)
+    if args.method in ("rules", "both"):
+        run_setting("rules, end to end: PubTator keys, extension, mapping, relations (selected on partial "
+                    "arguments)", e2e, gold, base, schema, args.min_precision, "partial", args.k, args.seed,
+                    args.rules_detail)
+    if args.method in ("scorer", "both"):
+        run_scorer_setting("scorer, end to end: PubTator keys, extension, mapping, relations (trained on the "
+                           "gold-entity training sentences)", e2e, parsed, gold, base, schema,
+                           args.target_precision, args.k, args.seed)
     # the baseline: every ordered pair of the pipeline's entities as isAssociatedWith
     baseline: dict[str, list[Item]] = {}
     for d in e2e:

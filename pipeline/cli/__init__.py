@@ -24,8 +24,10 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_QUERY_FILE = PROJECT_ROOT / "config" / "query.txt"
 COMMAND_MODULES = ("pipeline.cli.lexicon_commands", "pipeline.cli.brat_commands", "pipeline.cli.corpus_commands",
                    # campaign_commands creates the `campaign` group that release_commands adds to
-                   "pipeline.cli.campaign_commands", "pipeline.cli.release_commands", "pipeline.cli.train_commands")
-STAGES = ("documents", "sentences", "preannotated", "extended", "mapped", "filtered", "sampled", "brat", "batches")
+                   "pipeline.cli.campaign_commands", "pipeline.cli.release_commands", "pipeline.cli.train_commands",
+                   "pipeline.cli.relation_commands")
+STAGES = ("documents", "sentences", "preannotated", "extended", "mapped", "related", "filtered", "sampled", "brat",
+          "batches")
 
 
 def read_query_file(path: Path) -> str:

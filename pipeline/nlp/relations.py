@@ -49,7 +49,9 @@ Count keys: ``documents``, ``sentences``, ``sentences_without_parse``,
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
+import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -104,6 +106,7 @@ class RelationRules:
     disabled: frozenset[str] = frozenset()
     retype: Mapping[str, str] = field(default_factory=dict)
     enabled: frozenset[str] | None = None
+    scorer: RelationScorer | None = None
     relation_parent: Mapping[str, str | None] = field(default_factory=dict)
     path: str = ""
 
@@ -165,12 +168,14 @@ def _expand(schema: Schema, names: Iterable[str]) -> frozenset[str]:
                                                               else t == n[1:] for n in names))
 
 
-def load_rules(path: str | Path, schema: Schema) -> RelationRules:
+def load_rules(path: str | Path, schema: Schema, *, with_scorer: bool = True) -> RelationRules:
     """Read and check a relation rule file against ``schema``.
 
     Raises :class:`RelationRulesError` naming the file and line for a bad shape, an unknown
     relation or entity type, a word given to two relation types, or an argument type that the
-    schema's ``relation_arguments`` forbid for the relation.
+    schema's ``relation_arguments`` forbid for the relation.  A ``scorer:`` entry names the learned
+    scorer's file (relative to the rule file; :func:`train_scorer`), loaded unless ``with_scorer`` is
+    False; a missing or bad scorer file is an error naming it.
     """
     p = Path(path)
     where = str(p)
@@ -184,7 +189,7 @@ def load_rules(path: str | Path, schema: Schema) -> RelationRules:
         raise RelationRulesError(f"{where}{at}: invalid YAML: {exc}") from exc
     sections: dict[str, tuple[Any, int]] = {k: (v, ln) for k, v, ln in _mapping(root, where, "the top level")}
     known = {"version", "max_path", "argument_order", "argument_types", "triggers", "modality", "source_types",
-             "selection"}
+             "selection", "scorer"}
     for section, (_node, section_line) in sections.items():
         if section not in known:
             raise RelationRulesError(f"{where}:{section_line}: unknown section {section!r} "
@@ -291,10 +296,22 @@ def load_rules(path: str | Path, schema: Schema) -> RelationRules:
                 retype[key] = target
         else:
             raise RelationRulesError(f"{where}:{line}: selection: unknown entry {name!r} (enabled, retype)")
+    scorer = None
+    if with_scorer and "scorer" in sections:
+        scorer_node, scorer_line = sections["scorer"]
+        scorer_path = p.parent / str(getattr(scorer_node, "value", ""))
+        try:
+            scorer_data = json.loads(scorer_path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise RelationRulesError(f"{where}:{scorer_line}: cannot read the scorer {scorer_path}: {exc}") from exc
+        scorer = RelationScorer.from_json(scorer_data, str(scorer_path))
+        unknown = sorted(set(scorer.types) - set(schema.relation_parent))
+        if unknown:
+            raise RelationRulesError(f"{scorer_path}: unknown relation type(s) {', '.join(unknown)}")
     return RelationRules(
         triggers=triggers, allowed=allowed, rank=rank, negation=cues["negation"], hedges=cues["hedge"],
         max_path=max_path, source_types=source_types, relation_parent=dict(schema.relation_parent), path=where,
-        enabled=enabled, retype=retype,
+        enabled=enabled, retype=retype, scorer=scorer,
     )
 
 
@@ -474,13 +491,15 @@ def relate_sentence(
                 continue
             counts["pairs_considered"] += 1
             found = _abbreviation(text, a, b, rules)
-            if found is None and tree is not None and a.index in outer and b.index in outer:
+            if found is None and tree is not None and rules.scorer is not None:
+                found = _scored(text, tree, a, b, ents, outer, rules)
+            elif found is None and tree is not None and a.index in outer and b.index in outer:
                 found = _syntactic(a, b, tree, rules)
             if found is None:
                 continue
             key = f"{found.rule}:{found.type}"
             if key in rules.disabled or (rules.enabled is not None and key not in rules.enabled
-                                         and not key.startswith("abbreviation")):
+                                         and key.startswith(("path", "modifier"))):
                 continue
             found = dataclasses.replace(found, type=rules.retype.get(key, found.type), rule=key)
             typed = _typed(found, rules, counts) if not key.startswith("abbreviation") else found
@@ -708,3 +727,360 @@ def load_rules_file(path: str | Path, schema_path: str | Path) -> RelationRules:
     from pipeline.schema import load_schema
 
     return load_rules(path, load_schema(schema_path))
+
+
+# --- the learned scorer ------------------------------------------------------------------------
+#
+# The rules' trigger paths find many related pairs but cannot tell them from the unrelated ones
+# around them (a sentence of the dev set holds about eight entities, and 3% to 18% of its pairs
+# are related).  The scorer learns that from finished annotations: a logistic regression over
+# the ordered pair's features (entity types, the dependency path's labels and words, the trigger
+# types on it, the words between, coordination, nesting) gives the probability that an annotator
+# relates Arg1 to Arg2; one-vs-rest regressions give the type.  Trained by :func:`train_scorer`.
+
+SCORER_FORMAT = 1
+#: L2 penalty of the scorer's regressions (stronger than the entity model's: the pairs are few and noisy)
+L2 = 1e-2
+
+
+@dataclass(frozen=True)
+class RelationScorer:
+    """Weights of the pair model and of each type's model, and the decision thresholds.
+
+    A pair is proposed in its more probable direction when that probability is at least
+    ``threshold``; its type is the most specific one whose probability (its own and its
+    descendants', the type models' scores normalised over the types) is at least
+    ``type_threshold`` (the root, ``isAssociatedWith``, always qualifies).
+    """
+
+    pair: Mapping[str, float]
+    types: Mapping[str, Mapping[str, float]]
+    threshold: float
+    type_threshold: float = 0.5
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": SCORER_FORMAT, "threshold": self.threshold, "type_threshold": self.type_threshold,
+                "meta": dict(self.meta), "pair": dict(sorted(self.pair.items())),
+                "types": {t: dict(sorted(w.items())) for t, w in sorted(self.types.items())}}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], where: str) -> RelationScorer:
+        if not isinstance(data, Mapping) or data.get("format") != SCORER_FORMAT:
+            raise RelationRulesError(f"{where}: not a relation scorer of format {SCORER_FORMAT}")
+        try:
+            return cls(pair={str(k): float(v) for k, v in data["pair"].items()},
+                       types={str(t): {str(k): float(v) for k, v in w.items()} for t, w in data["types"].items()},
+                       threshold=float(data["threshold"]), type_threshold=float(data.get("type_threshold", 0.5)),
+                       meta=dict(data.get("meta", {})))
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise RelationRulesError(f"{where}: bad relation scorer: {exc}") from exc
+
+
+def _probability(weights: Mapping[str, float], feats: Sequence[str]) -> float:
+    """The logistic regression's probability (the model of :mod:`pipeline.nlp.learned`)."""
+    z = sum(weights.get(f, 0.0) for f in feats)
+    if z >= 0:
+        return 1.0 / (1.0 + math.exp(-z))
+    e = math.exp(z)
+    return e / (1.0 + e)
+
+
+def _bucket(n: int) -> str:
+    for limit, name in ((0, "0"), (1, "1"), (2, "2"), (4, "3-4"), (7, "5-7"), (12, "8-12"), (20, "13-20")):
+        if n <= limit:
+            return name
+    return ">20"
+
+
+def pair_features(text: str, tree: _Tree, a: _Entity, b: _Entity, ents: Sequence[_Entity], outer: set[int],
+                  rules: RelationRules) -> tuple[str, ...]:
+    """Features of the ordered pair (``a`` as Arg1, ``b`` as Arg2) of one parsed sentence."""
+    p = tree.parse
+    root = {t: _root_type(t, rules) for t in (a.type, b.type)}
+    tp = f"{a.type}>{b.type}"
+    ra, rb = rules.rank.get(a.type, 99), rules.rank.get(b.type, 99)
+    feats = ["bias", f"tp={tp}", f"rtp={root[a.type]}>{root[b.type]}", f"rank={(ra > rb) - (ra < rb)}",
+             f"first={'a' if a.annotation.start < b.annotation.start else 'b'}",
+             f"nested={int(a.index not in outer)}{int(b.index not in outer)}"]
+    left, right = (a, b) if a.annotation.start < b.annotation.start else (b, a)
+    between_tokens = [i for i, (s, e) in enumerate(p.tokens)
+                      if s >= left.annotation.end and e <= right.annotation.start]
+    feats.append(f"dist={_bucket(len(between_tokens))}")
+    others = sum(1 for e in ents if e is not a and e is not b and e.annotation.start >= left.annotation.end
+                 and e.annotation.end <= right.annotation.start)
+    feats.append(f"between_ents={min(others, 3)}")
+    # how many candidates of each side's kind the sentence offers (one variant and three phenotypes:
+    # the variant is usually related to each)
+    same_a = sum(1 for e in ents if e.index in outer and root[a.type] == _root_type(e.type, rules))
+    same_b = sum(1 for e in ents if e.index in outer and root[b.type] == _root_type(e.type, rules))
+    feats += [f"n_a={min(same_a, 4)}", f"n_b={min(same_b, 4)}", f"tp|n={tp}|{min(same_a, 3)}|{min(same_b, 3)}",
+              f"tp|dist={tp}|{_bucket(len(between_tokens))}", f"n_ents={_bucket(len(ents))}"]
+    if len(between_tokens) <= 5:
+        feats.extend(f"bw={p.lemmas[i]}" for i in between_tokens)
+        feats.append("bw_seq=" + "_".join(p.lemmas[i] for i in between_tokens))
+    if a.head is None or b.head is None:
+        return tuple(feats + ["unaligned"])
+    ha, hb = tree.collapsed(a.head), tree.collapsed(b.head)
+    feats.append(f"head_deps={p.deps[a.head]}>{p.deps[b.head]}")
+    if ha == hb:
+        return tuple(feats + ["coordinated"])
+    path = tree.path(ha, hb)
+    if path is None:
+        return tuple(feats + ["nopath"])
+    feats += [f"plen={_bucket(len(path) - 1)}", f"tp|plen={tp}|{_bucket(len(path) - 1)}"]
+    top = min(path, key=lambda i: (_depth(p, i), i))
+    k = path.index(top)
+    side_a = p.deps[path[k - 1]] if k > 0 else "top"
+    side_b = p.deps[path[k + 1]] if k + 1 < len(path) else "top"
+    shape = f"{side_a},{side_b}"
+    feats += [f"shape={shape}", f"tp|shape={tp}|{shape}", f"top={p.lemmas[top]}", f"top_pos={p.tags[top]}",
+              f"top|shape={p.lemmas[top]}|{shape}", f"tp|top={tp}|{p.lemmas[top]}",
+              f"rtp|shape={root[a.type]}>{root[b.type]}|{shape}"]
+    if len(path) <= 7:
+        feats.append("deps=" + ">".join(p.deps[i] for i in path[:k]) + "^" + "<".join(p.deps[i] for i in path[k + 1:]))
+    inner = [i for i in path[1:-1] if i not in a.tokens and i not in b.tokens]
+    trigger_types = []
+    for i in inner:
+        feats.append(f"pl={p.lemmas[i]}")
+        t = _trigger_type(tree, i, rules)
+        if t is not None:
+            trigger_types.append(t)
+            feats += [f"ptrig={t}", f"tp|ptrig={tp}|{t}"]
+    top_trigger = _trigger_type(tree, top, rules) if top not in a.tokens and top not in b.tokens else None
+    if top_trigger is not None:
+        feats += [f"toptrig={top_trigger}", f"toptrig|shape={top_trigger}|{shape}"]
+    for ent, side in ((a, "a"), (b, "b")):
+        assert ent.head is not None
+        for c in tree.children(ent.head):
+            if c in ent.tokens or p.deps[c] not in _MODIFIER_DEPS:
+                continue
+            t = _trigger_type(tree, c, rules)
+            if t is not None:
+                feats.append(f"mod_{side}={t}")
+    if not trigger_types and top_trigger is None:
+        feats.append("notrigger")
+    return tuple(feats)
+
+
+def _root_type(type_: str, rules: RelationRules) -> str:
+    # the entity hierarchy's roots by rank: the argument order lists them
+    return str(rules.rank.get(type_, 99))
+
+
+def _type_probabilities(scorer: RelationScorer, feats: Sequence[str]) -> dict[str, float]:
+    raw = {t: _probability(w, feats) for t, w in scorer.types.items()}
+    total = sum(raw.values()) or 1.0
+    return {t: v / total for t, v in raw.items()}
+
+
+def _ancestors(type_: str, rules: RelationRules) -> list[str]:
+    out: list[str] = []
+    current: str | None = type_
+    while current is not None:
+        out.append(current)
+        current = rules.relation_parent.get(current)
+    return out
+
+
+def _choose_type(probs: Mapping[str, float], rules: RelationRules, threshold: float) -> str | None:
+    """The most specific type whose own and descendants' probability reaches ``threshold``."""
+    if not probs:
+        return None
+    cumulative: dict[str, float] = {}
+    for t, v in probs.items():
+        current: str | None = t
+        while current is not None:
+            cumulative[current] = cumulative.get(current, 0.0) + v
+            current = rules.relation_parent.get(current)
+
+    def depth(t: str) -> int:
+        d, current = 0, rules.relation_parent.get(t)
+        while current is not None:
+            d, current = d + 1, rules.relation_parent.get(current)
+        return d
+
+    passing = [t for t, v in cumulative.items() if v >= threshold]
+    if not passing:
+        return max(cumulative, key=lambda t: (cumulative[t], t))
+    return max(passing, key=lambda t: (depth(t), cumulative[t], t))
+
+
+def _scored(text: str, tree: _Tree, a: _Entity, b: _Entity, ents: Sequence[_Entity], outer: set[int],
+            rules: RelationRules) -> _Proposal | None:
+    scorer = rules.scorer
+    assert scorer is not None
+    f_ab = pair_features(text, tree, a, b, ents, outer, rules)
+    f_ba = pair_features(text, tree, b, a, ents, outer, rules)
+    p_ab, p_ba = _probability(scorer.pair, f_ab), _probability(scorer.pair, f_ba)
+    first, second, feats, prob = (a, b, f_ab, p_ab) if p_ab >= p_ba else (b, a, f_ba, p_ba)
+    if prob < scorer.threshold:
+        return None
+    type_ = _choose_type(_type_probabilities(scorer, feats), rules, scorer.type_threshold)
+    if type_ is None:
+        return None
+    words: list[int] = []
+    trigger = None
+    if a.head is not None and b.head is not None:
+        path = tree.path(tree.collapsed(first.head or 0), tree.collapsed(second.head or 0)) or []
+        inner = [i for i in path[1:-1] if i not in a.tokens and i not in b.tokens]
+        words = sorted(inner, key=lambda i: (_depth(tree.parse, i), i))
+        trigger = next((tree.parse.lemmas[i] for i in words if _trigger_type(tree, i, rules)), None)
+        if not words:
+            words = sorted({first.head or 0, second.head or 0}, key=lambda i: (_depth(tree.parse, i), i))
+    return _Proposal(type_, first, second, "scorer", trigger, _modality(tree, words, rules) if words else ())
+
+
+@dataclass(frozen=True)
+class TrainingSentence:
+    """One training example: a document (one or more sentences, with parses) and its gold relations as
+    ``(arg1 index, arg2 index, type)`` into ``doc.annotations``; ``group`` is its PMID (inner folds)."""
+
+    doc: Document
+    gold: tuple[tuple[int, int, str], ...]
+    group: str
+
+
+def _pairs(example: TrainingSentence, rules: RelationRules, schema: Schema) -> Iterator[
+        tuple[int, int, tuple[str, ...], tuple[str, ...]]]:
+    """(arg1, arg2, features a->b, features b->a) of every unordered pair of every parsed sentence."""
+    doc = example.doc
+    parses = {(p.start, p.end): p for p in doc.parses}
+    for sent in doc.sentences:
+        parse = parses.get((sent.start, sent.end))
+        if parse is None or not parse.tokens:
+            continue
+        tree = _Tree(parse)
+        ents = []
+        for index, ann, type_ in _sentence_entities(doc, sent, schema):
+            tokens, head = _align(ann, parse)
+            ents.append(_Entity(index, ann, type_, head, tokens))
+        ents.sort(key=lambda e: (e.annotation.sort_key(), e.index))
+        outer = {e.index for e in ents if not any(o is not e and _inside(e.annotation, o.annotation) for o in ents)}
+        for x, a in enumerate(ents):
+            for b in ents[x + 1:]:
+                if _overlap(a.annotation, b.annotation) or _abbreviation(doc.text, a, b, rules) is not None:
+                    continue
+                yield (a.index, b.index, pair_features(doc.text, tree, a, b, ents, outer, rules),
+                       pair_features(doc.text, tree, b, a, ents, outer, rules))
+
+
+def _fit_scorer(examples: Sequence[TrainingSentence], rules: RelationRules, schema: Schema, *, seed: int,
+                epochs: int, l2: float = L2) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
+    from pipeline.nlp.learned import TrainConfig, _fit
+
+    config = TrainConfig(seed=seed, epochs=epochs, l2=l2)
+    pair_rows: list[tuple[tuple[str, ...], int]] = []
+    typed_rows: list[tuple[tuple[str, ...], str]] = []
+    for ex in examples:
+        gold = {(i, j): t for i, j, t in ex.gold if t != EQUIVALENT}
+        for i, j, f_ij, f_ji in _pairs(ex, rules, schema):
+            for (x, y), feats in (((i, j), f_ij), ((j, i), f_ji)):
+                label = gold.get((x, y))
+                pair_rows.append((feats, int(label is not None)))
+                if label is not None:
+                    typed_rows.append((feats, label))
+    pair = _fit(pair_rows, config)
+    types = {t: _fit([(f, int(label == t)) for f, label in typed_rows], config)
+             for t in sorted({label for _, label in typed_rows})}
+    return pair, types
+
+
+def train_scorer(examples: Sequence[TrainingSentence], rules: RelationRules, schema: Schema, *,
+                 target_precision: float = 0.8, inner_folds: int = 3, seed: int = 13, epochs: int = 6,
+                 type_threshold: float | None = None) -> tuple[RelationScorer, list[tuple[float, float, float]]]:
+    """Train the scorer on ``examples`` and choose its threshold on them by inner cross-validation.
+
+    The threshold is the lowest probability at which the inner held-out proposals (best direction per
+    pair) are right (pair and direction) at least ``target_precision`` of the time; the type threshold
+    (unless given) the lowest at which the types cost at most 5% of those proposals' precision with
+    hierarchy credit (the same inner predictions).  Returns the scorer
+    and the inner threshold curve ``[(threshold, precision, recall)]`` (recall over the gold pairs the
+    candidates could reach).
+    """
+    from pipeline.nlp.folds import kfold_groups
+
+    groups = sorted({ex.group for ex in examples})
+    k = min(inner_folds, len(groups))
+    # (probability, right pair and direction, gold type when right, the type models' probabilities)
+    scored: list[tuple[float, int, str | None, dict[str, float]]] = []
+    reachable = 0
+    if k >= 2:
+        by_group: dict[str, list[TrainingSentence]] = {}
+        for ex in examples:
+            by_group.setdefault(ex.group, []).append(ex)
+        for fold in kfold_groups(groups, k=k, seed=seed):
+            held = set(fold)
+            pair, types = _fit_scorer([ex for ex in examples if ex.group not in held], rules, schema, seed=seed,
+                                      epochs=epochs)
+            inner = RelationScorer(pair, types, 0.0)
+            for group in fold:
+                for ex in by_group[group]:
+                    gold = {(i, j): t for i, j, t in ex.gold if t != EQUIVALENT}
+                    reachable += len(gold)
+                    for i, j, f_ij, f_ji in _pairs(ex, rules, schema):
+                        p_ij, p_ji = _probability(pair, f_ij), _probability(pair, f_ji)
+                        best, prob, feats = ((i, j), p_ij, f_ij) if p_ij >= p_ji else ((j, i), p_ji, f_ji)
+                        scored.append((prob, int(best in gold), gold.get(best), _type_probabilities(inner, feats)))
+    scored.sort(key=lambda x: -x[0])
+    curve: list[tuple[float, float, float]] = []
+    right = 0
+    threshold = 0.5
+    for n, (prob, ok, _gold_type, _probs) in enumerate(scored, 1):
+        right += ok
+        precision, recall = right / n, right / max(1, reachable)
+        curve.append((prob, precision, recall))
+    qualifying = [t for t, prec, _ in curve if prec >= target_precision]
+    if qualifying:
+        threshold = min(qualifying)
+    if type_threshold is None:
+        # the lowest type threshold at which the types cost at most 5% of the proposals' precision
+        # (hierarchy credit: the type proposed is the gold type or an ancestor; a higher threshold
+        # backs off to ancestors more often)
+        accepted = [x for x in scored if x[0] >= threshold]
+        untyped = sum(x[1] for x in accepted)
+        type_threshold = 0.95
+        for candidate in (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95):
+            credited = sum(1 for _, ok, g, probs in accepted if ok and g is not None
+                           and _choose_type(probs, rules, candidate) in _ancestors(g, rules))
+            if credited >= 0.95 * untyped:
+                type_threshold = candidate
+                break
+    pair, types = _fit_scorer(examples, rules, schema, seed=seed, epochs=epochs)
+    meta = {"examples": len(examples), "groups": len(groups), "target_precision": target_precision,
+            "inner_folds": k, "seed": seed, "epochs": epochs, "l2": L2}
+    return RelationScorer(pair, types, threshold, type_threshold, meta), curve
+
+
+def brat_training(directories: Iterable[str | Path], nlp: Any, schema: Schema, counts: Counter[str]
+                  ) -> list[TrainingSentence]:
+    """Training sentences from finished brat collections: the annotators' entities (schema types) and
+    relations, each sentence parsed once with ``nlp`` (a spaCy pipeline).  Names ``{PMID}_{k}`` group by PMID."""
+    from pipeline.brat import standoff
+    from pipeline.nlp.extend import sentence_parse
+
+    docs: list[tuple[Document, tuple[tuple[int, int, str], ...]]] = []
+    for directory in directories:
+        found, issues = standoff.read_collection(directory)
+        for issue in issues:
+            log.warning("%s", issue)
+        for bdoc in found:
+            anns = standoff.to_annotations(bdoc, source="gold")
+            index = {t.id: i for i, t in enumerate(t for t in bdoc.textbounds if any(e > s for s, e in t.fragments))}
+            gold = []
+            for r in bdoc.relations:
+                a1, a2 = index.get(r.arg("Arg1") or ""), index.get(r.arg("Arg2") or "")
+                if a1 is None or a2 is None or a1 == a2 or r.type not in schema.relation_parent:
+                    counts["training_relations_skipped"] += 1
+                    continue
+                gold.append((a1, a2, r.type))
+            text = bdoc.text
+            docs.append((Document(bdoc.name, text, text, origin="brat", sentences=(Sentence(0, len(text)),),
+                                  annotations=tuple(anns)), tuple(gold)))
+    out = []
+    for (doc, relations), sdoc in zip(docs, nlp.pipe(d.text for d, _ in docs), strict=True):
+        counts["training_sentences"] += 1
+        counts["training_relations"] += len(relations)
+        parsed = dataclasses.replace(doc, parses=(sentence_parse(sdoc, 0, len(doc.text)),))
+        out.append(TrainingSentence(parsed, relations, doc.pmid.split("_", 1)[0]))
+    return out

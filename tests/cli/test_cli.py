@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -127,3 +128,22 @@ def test_readme_documents_every_option() -> None:
                         and f" {flag}" not in readme:
                     missing.append(f"{current.prog} {flag}")
     assert missing == []
+
+
+def test_train_relations_writes_a_scorer_the_rules_can_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                                            ) -> None:
+    from pipeline.nlp import relations
+    from pipeline.schema import load_schema
+
+    collection = PROJECT / "tests" / "fixtures" / "brat" / "release_relations"
+    out = tmp_path / "scorer.json"
+    assert cli.main(["train-relations", str(collection), "--out", str(out)]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["sentences"] == 7 and summary["training_relations"] > 0
+    first = out.read_bytes()
+    assert cli.main(["train-relations", str(collection), "--out", str(out)]) == 0
+    assert out.read_bytes() == first  # same data and seed, same bytes
+    rules = tmp_path / "relations.yaml"
+    rules.write_text("version: 1\nscorer: scorer.json\n", encoding="utf-8")
+    assert relations.load_rules(rules, load_schema()).scorer is not None
+    assert cli.main(["train-relations", str(tmp_path / "missing"), "--out", str(out)]) == 2

@@ -260,3 +260,50 @@ def test_real_pubtator3_relations_become_sentence_proposals() -> None:
     not_written = (counts["concept_relations_no_mentions"] + counts["concept_relations_not_in_one_sentence"]
                    + counts["concept_relations_dropped_type"] + counts["concept_relations_unmapped_type"])
     assert not_written < len(doc.concept_relations)
+
+
+# --- the learned scorer -----------------------------------------------------------------------------
+
+
+def _example(k: int, related: bool) -> rel.TrainingSentence:
+    """'GENEk variants decrease drugk clearance .' (related) or 'GENEk variants and drugk clearance .'."""
+    gene, drug = f"G{k}X", f"d{k}x"
+    if related:
+        text = f"{gene} variants decrease {drug} clearance ."
+        rows = [(gene, 1, "compound", "PROPN", gene.lower()), ("variants", 2, "nsubj", "NOUN", "variant"),
+                ("decrease", 2, "ROOT", "VERB", "decrease"), (drug, 4, "compound", "NOUN", drug),
+                ("clearance", 2, "dobj", "NOUN", "clearance"), (".", 2, "punct", "PUNCT", ".")]
+    else:
+        text = f"{gene} variants and {drug} clearance ."
+        rows = [(gene, 1, "compound", "PROPN", gene.lower()), ("variants", 1, "ROOT", "NOUN", "variant"),
+                ("and", 1, "cc", "CCONJ", "and"), (drug, 4, "compound", "NOUN", drug),
+                ("clearance", 1, "conj", "NOUN", "clearance"), (".", 1, "punct", "PUNCT", ".")]
+    anns = [_ann(text, f"{gene} variants", "Limited_variation"),
+            _ann(text, f"{drug} clearance", "Pharmacokinetic_phenotype")]
+    doc = Document(f"{k}_1", text, text, sentences=(Sentence(0, len(text)),), annotations=tuple(anns),
+                   parses=(_parse(text, rows),))
+    return rel.TrainingSentence(doc, ((0, 1, "decreases"),) if related else (), str(k))
+
+
+def test_scorer_learns_trains_saves_and_proposes(tmp_path: Path) -> None:
+    examples = [_example(k, related=k % 2 == 0) for k in range(24)]
+    scorer, curve = rel.train_scorer(examples, ALL_RULES, SCHEMA, target_precision=0.8)
+    assert curve and 0.0 <= scorer.threshold <= 1.0 and 0.5 <= scorer.type_threshold <= 0.95
+    assert set(scorer.types) == {"decreases"}
+    # JSON round trip, named by a rule file
+    (tmp_path / "scorer.json").write_text(json.dumps(scorer.to_json()), encoding="utf-8")
+    rules_text = rel.DEFAULT_RULES.read_text(encoding="utf-8").split("\nselection:")[0]
+    (tmp_path / "relations.yaml").write_text(rules_text + "\nscorer: scorer.json\n", encoding="utf-8")
+    loaded = rel.load_rules(tmp_path / "relations.yaml", SCHEMA)
+    assert loaded.scorer == scorer
+    positive, negative = _example(100, True), _example(101, False)
+    counts: Counter[str] = Counter()
+    out = list(rel.relate_documents([positive.doc, negative.doc], loaded, SCHEMA, counts))
+    assert [(r.type, r.arg1, r.arg2, r.rule) for r in out[0].relations] == [("decreases", 0, 1, "scorer:decreases")]
+    assert out[1].relations == ()
+
+
+def test_a_missing_scorer_file_names_the_rule_file_and_line(tmp_path: Path) -> None:
+    (tmp_path / "relations.yaml").write_text("version: 1\nscorer: nowhere.json\n", encoding="utf-8")
+    with pytest.raises(rel.RelationRulesError, match=r"relations.yaml:2: cannot read the scorer"):
+        rel.load_rules(tmp_path / "relations.yaml", SCHEMA)
