@@ -307,3 +307,20 @@ def test_a_missing_scorer_file_names_the_rule_file_and_line(tmp_path: Path) -> N
     (tmp_path / "relations.yaml").write_text("version: 1\nscorer: nowhere.json\n", encoding="utf-8")
     with pytest.raises(rel.RelationRulesError, match=r"relations.yaml:2: cannot read the scorer"):
         rel.load_rules(tmp_path / "relations.yaml", SCHEMA)
+
+
+def test_real_pubtator3_biocjson_relations_are_read_as_concept_pairs() -> None:
+    """The recorded PubTator3 biocjson response (PMID 22429397): its relations become concept pairs,
+    the same pairs as the PubTator-format export of the same PMID."""
+    from pipeline.sources import bioc_io
+    from pipeline.sources.pubtator_format import read_pubtator
+    from tests.conftest import shared_path
+
+    real = shared_path("fixtures", "real", "pubtator3")
+    counts: Counter[str] = Counter()
+    (bdoc,) = list(bioc_io.read_bioc_json(real / "netmedex_22429397_abstract_biocjson_20240916_reindented.json",
+                                          counts=counts))
+    assert bdoc.concept_relations and counts["bioc_concept_relations"] == len(bdoc.concept_relations)
+    (record,) = list(read_pubtator(real / "netmedex_22429397_abstract_pubtator_20240916.txt"))
+    assert {frozenset(r[1:]) | {r[0]} for r in bdoc.concept_relations} == {
+        frozenset((r.arg1, r.arg2)) | {r.type} for r in record.relations}
