@@ -296,7 +296,12 @@ class ExtendParams(PreannotateParams):
     def config_inputs(self) -> list[str]:
         # Type mapping reads the ontology's surface rules even with --no-extend.
         gate = [self.schema, str(CONFIG_DIR / "filter.yaml")] if self.filter == "pgx" else []
-        rules = [self.relation_rules] if self.relations else []
+        if self.relations:
+            from pipeline.nlp.relations import rule_files
+
+            rules = rule_files(self.relation_rules)  # the rules and the scorer they name, by content
+        else:
+            rules = []
         return super().config_inputs() + [self.ontology, *gate, *rules]
 
 
@@ -994,7 +999,9 @@ class RelateShard(MapParams, ShardTask):
         from pipeline.nlp import relations
 
         loaded_schema = loaded(schema.load_schema, self.schema)
-        rules = loaded(relations.load_rules_file, self.relation_rules, self.schema)
+        # the scorer's content is part of the cache key too (the rule file only names it)
+        scorer = tuple(content_digest(f) for f in relations.rule_files(self.relation_rules)[1:])
+        rules = loaded(relations.load_rules_file, self.relation_rules, self.schema, extra=scorer)
         return relations.relate_documents(docs, rules, loaded_schema, counts)
 
 

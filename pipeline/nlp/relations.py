@@ -722,8 +722,23 @@ def rules_summary(rules: RelationRules) -> dict[str, Any]:
     return {"rules": rules.path, "trigger_words": dict(sorted(by_type.items())), "max_path": rules.max_path}
 
 
-def load_rules_file(path: str | Path, schema_path: str | Path) -> RelationRules:
-    """:func:`load_rules` with the schema read from ``schema_path`` (the form the process cache loads)."""
+def rule_files(path: str | Path) -> list[str]:
+    """The rule file and the scorer file it names (what a build's relation stage depends on, by content)."""
+    p = Path(path)
+    try:
+        root = yaml.compose(p.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+    except (OSError, yaml.YAMLError):
+        return [str(p)]  # load_rules reports the problem, naming the file
+    if isinstance(root, yaml.MappingNode):
+        for key, value in root.value:
+            if getattr(key, "value", None) == "scorer" and isinstance(value, yaml.ScalarNode):
+                return [str(p), str(p.parent / str(value.value))]
+    return [str(p)]
+
+
+def load_rules_file(path: str | Path, schema_path: str | Path, *scorer_digests: str | None) -> RelationRules:
+    """:func:`load_rules` with the schema read from ``schema_path`` (the form the process cache loads;
+    ``scorer_digests``, the content digests of the scorer file, only make the cache key)."""
     from pipeline.schema import load_schema
 
     return load_rules(path, load_schema(schema_path))
@@ -739,6 +754,8 @@ def load_rules_file(path: str | Path, schema_path: str | Path) -> RelationRules:
 # relates Arg1 to Arg2; one-vs-rest regressions give the type.  Trained by :func:`train_scorer`.
 
 SCORER_FORMAT = 1
+#: a feature must occur in this many training pairs to get a weight
+MIN_FEATURE_COUNT = 5
 #: L2 penalty of the scorer's regressions (stronger than the entity model's: the pairs are few and noisy)
 L2 = 1e-2
 
@@ -980,10 +997,20 @@ def _fit_scorer(examples: Sequence[TrainingSentence], rules: RelationRules, sche
                 pair_rows.append((feats, int(label is not None)))
                 if label is not None:
                     typed_rows.append((feats, label))
-    pair = _fit(pair_rows, config)
-    types = {t: _fit([(f, int(label == t)) for f, label in typed_rows], config)
+    # features seen fewer than MIN_FEATURE_COUNT times in the training pairs are left out: they
+    # memorise single sentences (and made the scorer file megabytes)
+    seen: Counter[str] = Counter(f for feats, _ in pair_rows for f in set(feats))
+    kept = {f for f, n in seen.items() if n >= MIN_FEATURE_COUNT}
+    pair_rows = [(tuple(f for f in feats if f in kept), label) for feats, label in pair_rows]
+    typed_rows = [(tuple(f for f in feats if f in kept), label) for feats, label in typed_rows]
+    pair = _rounded(_fit(pair_rows, config))
+    types = {t: _rounded(_fit([(f, int(label == t)) for f, label in typed_rows], config))
              for t in sorted({label for _, label in typed_rows})}
     return pair, types
+
+
+def _rounded(weights: Mapping[str, float]) -> dict[str, float]:
+    return {f: round(w, 4) for f, w in weights.items() if round(w, 4)}
 
 
 def train_scorer(examples: Sequence[TrainingSentence], rules: RelationRules, schema: Schema, *,

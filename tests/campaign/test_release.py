@@ -180,3 +180,29 @@ def test_release_is_byte_identical_across_processes(inputs: dict[str, Path], tmp
         outputs.append(tree(out))
     assert outputs[0] == outputs[1]
     assert "tables/table10_preannotation.png" in outputs[0]
+
+
+def test_table10_gains_relation_rows_when_relations_were_preannotated(tmp_path: Path) -> None:
+    from pipeline.brat.standoff import parse_ann
+    from pipeline.campaign.release import preannotation_table
+    from pipeline.schema import load_schema
+
+    text = "Warfarin dosing depends on VKORC1 ."
+    final, _ = parse_ann("1_1", text, "T1\tChemical 0 8\tWarfarin\nT2\tGene_or_protein 27 33\tVKORC1\n"
+                         "R1\tinfluences Arg1:T2 Arg2:T1\t\n")
+    pre = tmp_path / "pre"
+    pre.mkdir()
+    (pre / "1_1.txt").write_text(text)
+    (pre / "1_1.ann").write_text("T1\tChemical 0 8\tWarfarin\nT2\tGene_or_protein 27 33\tVKORC1\n"
+                                 "R1\tisAssociatedWith Arg1:T2 Arg2:T1\t\n")
+    table, extra = preannotation_table(pre, [final], load_schema())
+    rows = {r[0]: r for r in table.rows}
+    assert rows["relations exact_strict_directed"][2:5] == [0, 1, 1]
+    # the agreement's hierarchy setting expands both sides to their ancestors: the shared
+    # isAssociatedWith is a TP, the final relation's own influences a FN
+    assert rows["relations exact_hierarchy_directed"][2:5] == [1, 0, 1]
+    assert set(extra["relations"]) == {r[len("relations "):] for r in rows if r.startswith("relations ")}
+    # no relation pre-annotated: no relation row, as before
+    (pre / "1_1.ann").write_text("T1\tChemical 0 8\tWarfarin\n")
+    table, extra = preannotation_table(pre, [final], load_schema())
+    assert not any(str(r[0]).startswith("relations") for r in table.rows) and "relations" not in extra

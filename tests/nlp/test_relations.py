@@ -53,7 +53,7 @@ def _parse(text: str, rows: list[tuple[str, int, str, str, str]]) -> SentencePar
 
 
 RULES = rel.load_rules(rel.DEFAULT_RULES, SCHEMA)
-ALL_RULES = dataclasses.replace(RULES, enabled=None)
+ALL_RULES = dataclasses.replace(RULES, enabled=None, scorer=None)  # every trigger rule, no learned scorer
 
 TEXT = "CYP2C9 variants may decrease warfarin clearance ."
 ROWS = [
@@ -154,6 +154,9 @@ def test_shipped_rules_load() -> None:
     assert RULES.triggers["increase"] == "increases"
     assert RULES.rank["Limited_variation"] < RULES.rank["Chemical"] < RULES.rank["Pharmacodynamic_phenotype"]
     assert RULES.enabled is not None and "abbreviation:isEquivalentTo" in RULES.enabled
+    assert RULES.scorer is not None and 0.5 <= RULES.scorer.threshold < 1  # config/relation_scorer.json
+    assert rel.rule_files(rel.DEFAULT_RULES) == [str(rel.DEFAULT_RULES), str(rel.DEFAULT_RULES.parent /
+                                                                              "relation_scorer.json")]
 
 
 # --- the model through the stages ------------------------------------------------------------------
