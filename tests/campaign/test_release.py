@@ -206,3 +206,16 @@ def test_table10_gains_relation_rows_when_relations_were_preannotated(tmp_path: 
     (pre / "1_1.ann").write_text("T1\tChemical 0 8\tWarfarin\n")
     table, extra = preannotation_table(pre, [final], load_schema())
     assert not any(str(r[0]).startswith("relations") for r in table.rows) and "relations" not in extra
+
+
+@pytest.mark.parametrize(("flag", "expected"), [("True", "Relations were pre-annotated"),
+                                                ("False", "Relations were not pre-annotated")])
+def test_datasheet_says_whether_relations_were_preannotated(inputs: dict[str, Path], tmp_path: Path, flag: str,
+                                                            expected: str) -> None:
+    manifest = json.loads(inputs["manifest"].read_text())
+    manifest["params"]["relations"] = flag
+    inputs["manifest"].write_text(json.dumps(manifest))
+    assert run_release(inputs, tmp_path / "rel") == 0
+    readme = (tmp_path / "rel" / "README.md").read_text()
+    assert expected in readme
+    assert ("Table 9" in readme.split(expected, 1)[1][:400]) == (flag == "True")
