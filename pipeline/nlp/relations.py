@@ -48,6 +48,7 @@ Count keys: ``documents``, ``sentences``, ``sentences_without_parse``,
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import json
 import logging
@@ -325,6 +326,8 @@ class _Entity:
     type: str
     head: int | None  # token index in the sentence parse (None: no parse or unaligned)
     tokens: frozenset[int]
+    start: int = 0  # the annotation's bounds (document-relative), kept here: every pair asks for them
+    end: int = 0
 
 
 class _Tree:
@@ -333,6 +336,16 @@ class _Tree:
     def __init__(self, parse: SentenceParse) -> None:
         self.parse = parse
         self.n = len(parse.tokens)
+        # computed once per sentence: every pair of its entities asks for them
+        self.kids: list[list[int]] = [[] for _ in range(self.n)]
+        for j, h in enumerate(parse.heads):
+            if h != j:
+                self.kids[h].append(j)
+        self.depth = [_depth(parse, i) for i in range(self.n)]
+        self.starts = [s for s, _ in parse.tokens]
+        self.ends = [e for _, e in parse.tokens]
+        self._chains: dict[int, list[int]] = {}
+        self.kinds: dict[int, Counter[str]] = {}  # outer entities per kind, for pair_features
 
     def collapsed(self, i: int) -> int:
         # "levels of X, Y and Z": Y and Z stand where X stands
@@ -343,21 +356,25 @@ class _Tree:
         return i
 
     def chain(self, i: int) -> list[int]:
-        out = [i]
-        while self.parse.heads[out[-1]] != out[-1] and len(out) <= self.n:
-            out.append(self.parse.heads[out[-1]])
-        return out
+        found = self._chains.get(i)
+        if found is None:
+            found = [i]
+            while self.parse.heads[found[-1]] != found[-1] and len(found) <= self.n:
+                found.append(self.parse.heads[found[-1]])
+            self._chains[i] = found
+        return found
 
     def path(self, a: int, b: int) -> list[int] | None:
         """Tokens from ``a`` to ``b`` through their lowest common ancestor (both ends included)."""
         up_a, up_b = self.chain(a), self.chain(b)
-        common = next((t for t in up_a if t in set(up_b)), None)
+        on_b = set(up_b)
+        common = next((t for t in up_a if t in on_b), None)
         if common is None:
             return None
         return up_a[: up_a.index(common) + 1] + list(reversed(up_b[: up_b.index(common)]))
 
     def children(self, i: int) -> list[int]:
-        return [j for j in range(self.n) if self.parse.heads[j] == i and j != i]
+        return self.kids[i]
 
 
 def _align(ann: Annotation, parse: SentenceParse) -> tuple[frozenset[int], int | None]:
@@ -479,7 +496,7 @@ def relate_sentence(
         tokens, head = _align(ann, parse) if tree is not None and parse is not None else (frozenset(), None)
         if tree is not None and head is None:
             counts["entities_unaligned"] += 1
-        ents.append(_Entity(index, ann, type_, head, tokens))
+        ents.append(_Entity(index, ann, type_, head, tokens, ann.start, ann.end))
     ents.sort(key=lambda e: (e.annotation.sort_key(), e.index))
     # An entity nested in another ("warfarin" in "warfarin sensitivity") is rarely an argument:
     # the outer one is (PGxCorpus dev: 154 of 828 nested entities are, 1,118 of 1,350 outer ones).
@@ -818,19 +835,21 @@ def pair_features(text: str, tree: _Tree, a: _Entity, b: _Entity, ents: Sequence
     tp = f"{a.type}>{b.type}"
     ra, rb = rules.rank.get(a.type, 99), rules.rank.get(b.type, 99)
     feats = ["bias", f"tp={tp}", f"rtp={root[a.type]}>{root[b.type]}", f"rank={(ra > rb) - (ra < rb)}",
-             f"first={'a' if a.annotation.start < b.annotation.start else 'b'}",
+             f"first={'a' if a.start < b.start else 'b'}",
              f"nested={int(a.index not in outer)}{int(b.index not in outer)}"]
-    left, right = (a, b) if a.annotation.start < b.annotation.start else (b, a)
-    between_tokens = [i for i, (s, e) in enumerate(p.tokens)
-                      if s >= left.annotation.end and e <= right.annotation.start]
+    left, right = (a, b) if a.start < b.start else (b, a)
+    lo = bisect.bisect_left(tree.starts, left.end)
+    between_tokens = [i for i in range(lo, bisect.bisect_right(tree.starts, right.start))
+                      if tree.ends[i] <= right.start]
     feats.append(f"dist={_bucket(len(between_tokens))}")
-    others = sum(1 for e in ents if e is not a and e is not b and e.annotation.start >= left.annotation.end
-                 and e.annotation.end <= right.annotation.start)
+    others = sum(1 for e in ents if e is not a and e is not b and e.start >= left.end and e.end <= right.start)
     feats.append(f"between_ents={min(others, 3)}")
     # how many candidates of each side's kind the sentence offers (one variant and three phenotypes:
     # the variant is usually related to each)
-    same_a = sum(1 for e in ents if e.index in outer and root[a.type] == _root_type(e.type, rules))
-    same_b = sum(1 for e in ents if e.index in outer and root[b.type] == _root_type(e.type, rules))
+    kinds = tree.kinds.get(id(ents))
+    if kinds is None:  # per sentence, not per pair
+        kinds = tree.kinds[id(ents)] = Counter(_root_type(e.type, rules) for e in ents if e.index in outer)
+    same_a, same_b = kinds[root[a.type]], kinds[root[b.type]]
     feats += [f"n_a={min(same_a, 4)}", f"n_b={min(same_b, 4)}", f"tp|n={tp}|{min(same_a, 3)}|{min(same_b, 3)}",
               f"tp|dist={tp}|{_bucket(len(between_tokens))}", f"n_ents={_bucket(len(ents))}"]
     if len(between_tokens) <= 5:
@@ -846,7 +865,7 @@ def pair_features(text: str, tree: _Tree, a: _Entity, b: _Entity, ents: Sequence
     if path is None:
         return tuple(feats + ["nopath"])
     feats += [f"plen={_bucket(len(path) - 1)}", f"tp|plen={tp}|{_bucket(len(path) - 1)}"]
-    top = min(path, key=lambda i: (_depth(p, i), i))
+    top = min(path, key=lambda i: (tree.depth[i], i))
     k = path.index(top)
     side_a = p.deps[path[k - 1]] if k > 0 else "top"
     side_b = p.deps[path[k + 1]] if k + 1 < len(path) else "top"
@@ -941,10 +960,10 @@ def _scored(text: str, tree: _Tree, a: _Entity, b: _Entity, ents: Sequence[_Enti
     if a.head is not None and b.head is not None:
         path = tree.path(tree.collapsed(first.head or 0), tree.collapsed(second.head or 0)) or []
         inner = [i for i in path[1:-1] if i not in a.tokens and i not in b.tokens]
-        words = sorted(inner, key=lambda i: (_depth(tree.parse, i), i))
+        words = sorted(inner, key=lambda i: (tree.depth[i], i))
         trigger = next((tree.parse.lemmas[i] for i in words if _trigger_type(tree, i, rules)), None)
         if not words:
-            words = sorted({first.head or 0, second.head or 0}, key=lambda i: (_depth(tree.parse, i), i))
+            words = sorted({first.head or 0, second.head or 0}, key=lambda i: (tree.depth[i], i))
     return _Proposal(type_, first, second, "scorer", trigger, _modality(tree, words, rules) if words else ())
 
 
@@ -971,7 +990,7 @@ def _pairs(example: TrainingSentence, rules: RelationRules, schema: Schema) -> I
         ents = []
         for index, ann, type_ in _sentence_entities(doc, sent, schema):
             tokens, head = _align(ann, parse)
-            ents.append(_Entity(index, ann, type_, head, tokens))
+            ents.append(_Entity(index, ann, type_, head, tokens, ann.start, ann.end))
         ents.sort(key=lambda e: (e.annotation.sort_key(), e.index))
         outer = {e.index for e in ents if not any(o is not e and _inside(e.annotation, o.annotation) for o in ents)}
         for x, a in enumerate(ents):
