@@ -7,8 +7,8 @@ same documents with ``relations`` (indices into ``annotations``) and without
 ``parses`` (consumed here, never written further).  Offsets are
 document-relative and half-open throughout; nothing is parsed here.
 
-Rules (``Relation.rule`` is ``<rule>:<trigger's type>``; all read their words from ``config/relations.yaml``,
-:func:`load_rules`):
+Proposals (``Relation.rule`` is ``<rule>:<type proposed before typing>``; the words come from
+``config/relations.yaml``, :func:`load_rules`):
 
 ``abbreviation``
     two entities of the same type written "A ( B )": ``isEquivalentTo`` with the
@@ -21,6 +21,18 @@ Rules (``Relation.rule`` is ``<rule>:<trigger's type>``; all read their words fr
     a trigger modifying an entity's head ("**elevated** levels of X", "X-**induced**
     Y") when the path between the two entities is within ``max_path`` and holds
     no trigger itself.
+``scorer``
+    when the rule file names a learned scorer (:class:`RelationScorer`, trained by
+    :func:`train_scorer` / ``pgx-corpus train-relations``), it replaces ``path``
+    and ``modifier``: a logistic regression over the ordered pair's features
+    (:func:`pair_features`: entity types, the dependency path's labels, words
+    and triggers, the words between, coordination, nesting) gives the
+    probability that annotators relate the pair in that direction; the pair is
+    proposed in its more probable direction when that reaches the scorer's
+    threshold, with the most specific type the type models are sure enough of.
+
+``path`` and ``modifier`` keys propose only when listed in the rule file's
+``selection`` (rule keys chosen on training data by ``bench/relations.py``).
 
 The direction comes from the types (``argument_order``: the acting factor is
 Arg1) and, between types of the same rank, from the syntax (the subject side,
@@ -346,6 +358,7 @@ class _Tree:
         self.ends = [e for _, e in parse.tokens]
         self._chains: dict[int, list[int]] = {}
         self.kinds: dict[int, Counter[str]] = {}  # outer entities per kind, for pair_features
+        self.triggers: dict[int, str | None] = {}  # the trigger lexicon's type of each token asked about
 
     def collapsed(self, i: int) -> int:
         # "levels of X, Y and Z": Y and Z stand where X stands
@@ -470,6 +483,14 @@ def _typed(proposal: _Proposal, rules: RelationRules, counts: Counter[str]) -> _
 
 
 def _trigger_type(tree: _Tree, i: int, rules: RelationRules) -> str | None:
+    # once per token of the sentence (every pair whose path crosses it asks)
+    if i in tree.triggers:
+        return tree.triggers[i]
+    tree.triggers[i] = found = _lexicon_type(tree, i, rules)
+    return found
+
+
+def _lexicon_type(tree: _Tree, i: int, rules: RelationRules) -> str | None:
     p = tree.parse
     type_ = rules.triggers.get(p.lemmas[i])
     if type_ is None:
@@ -811,9 +832,13 @@ class RelationScorer:
             raise RelationRulesError(f"{where}: bad relation scorer: {exc}") from exc
 
 
+_ZEROS = (0.0,) * 256
+
+
 def _probability(weights: Mapping[str, float], feats: Sequence[str]) -> float:
     """The logistic regression's probability (the model of :mod:`pipeline.nlp.learned`)."""
-    z = sum(weights.get(f, 0.0) for f in feats)
+    z = sum(map(weights.get, feats, _ZEROS[: len(feats)])) if len(feats) <= len(_ZEROS) else sum(
+        weights.get(f, 0.0) for f in feats)
     if z >= 0:
         return 1.0 / (1.0 + math.exp(-z))
     e = math.exp(z)
