@@ -136,9 +136,6 @@ class RelationRules:
             current = self.relation_parent.get(current)
         return None
 
-    def without(self, keys: Iterable[str]) -> RelationRules:
-        return dataclasses.replace(self, disabled=self.disabled | frozenset(keys))
-
 
 # --- the rule file -----------------------------------------------------------------------------
 
@@ -752,12 +749,6 @@ def _concept_ids(identifier: str) -> set[str]:
         if ":" in part:
             out.add(part.split(":", 1)[1])
     return out
-
-
-def rules_summary(rules: RelationRules) -> dict[str, Any]:
-    """What a build's datasheet says about the rules (counts only; the file itself is versioned)."""
-    by_type: Counter[str] = Counter(rules.triggers.values())
-    return {"rules": rules.path, "trigger_words": dict(sorted(by_type.items())), "max_path": rules.max_path}
 
 
 def rule_files(path: str | Path) -> list[str]:
