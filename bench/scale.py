@@ -64,10 +64,12 @@ LOG = re.compile(
 STAGE_OF = {
     "Documents": "documents", "SplitSentencesShard": "sentences", "Sentences": "sentences",
     "PreannotateShard": "preannotated", "Preannotated": "preannotated", "ExtendShard": "extended",
-    "Extended": "extended", "MapShard": "mapped", "Mapped": "mapped", "FilterShard": "filtered",
+    "Extended": "extended", "MapShard": "mapped", "Mapped": "mapped", "RelateShard": "related",
+    "Related": "related", "FilterShard": "filtered",
     "Filtered": "filtered", "Sample": "sampled", "ExportBrat": "brat", "BuildCorpus": "final",
 }
-STAGES = ("documents", "sentences", "preannotated", "extended", "mapped", "filtered", "sampled", "brat", "final")
+STAGES = ("documents", "sentences", "preannotated", "extended", "mapped", "related", "filtered", "sampled", "brat",
+          "final")
 PER_FILE = 500
 
 
@@ -272,6 +274,10 @@ def report_stages(title: str, result: dict[str, Any], sentences: int) -> None:
             t = times[stage]
             rate = f"{sentences / t['task']:.0f}" if t["task"] > 0 and stage not in ("final",) else "-"
             print(f"  {stage:13} {t['wall']:8.2f} {t['task']:8.2f} {t['tasks']:6d} {rate:>12}")
+    if "related" in times:
+        total = sum(t["task"] for t in times.values())
+        print(f"  relation stage: {times['related']['task']:.2f} of {total:.2f} task-seconds "
+              f"({100 * times['related']['task'] / total:.1f}%)")
 
 
 def main() -> None:

@@ -15,6 +15,14 @@ Offset convention (the single source of truth):
 * An :class:`Annotation` has one or more fragments (brat-style discontiguous
   spans), sorted by start; its ``text`` is the fragment texts joined by one
   space.
+* A :class:`Relation` is typed and directed and names its two arguments by
+  their index in the record's ``annotations`` tuple.  Every operation that
+  rebuilds that tuple (:meth:`Document.with_annotations`,
+  :meth:`Document.sentence_records`) re-indexes the relations, so an argument
+  is always the same entity from the relation stage to the brat export.
+* A :class:`SentenceParse` keeps what later stages need of a sentence's
+  dependency parse (token spans, heads, labels, tags, lemmas; offsets
+  document-relative), so the sentence is parsed once.
 
 Every record is a frozen dataclass; :func:`to_dict` / :func:`from_dict` give
 the JSON form used between tasks (defaults omitted, so files stay small and
@@ -25,11 +33,14 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import logging
 import types
 import typing
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
+
+log = logging.getLogger(__name__)
 
 Span = tuple[int, int]
 
@@ -39,6 +50,14 @@ TITLE_SEPARATOR = "\n"
 #: offline annotator, ``ontology`` = composite entities built by extension,
 #: ``gold`` = manual annotations read back from brat.
 SOURCES = ("pubtator", "local", "ontology", "gold")
+
+#: Version of the JSON form of records; caches keyed by it (memo, stage reuse, parse cache) start afresh
+#: when it changes.  2: documents and sentence records carry relations, documents sentence parses.
+FORMAT = 2
+
+#: Relation modalities, in canonical order; the same names as :mod:`pipeline.brat.modality`
+#: (not imported: this module is the lowest layer; a test checks they agree).
+MODALITIES = ("Hypothetical", "Negated")
 
 
 @dataclass(frozen=True, order=True)
@@ -100,6 +119,101 @@ class Annotation:
         return (self.start, self.end, self.type, self.source, self.fragments)
 
 
+@dataclass(frozen=True, order=True)
+class Relation:
+    """A typed, directed relation between two entities of one record.
+
+    ``arg1`` and ``arg2`` are indices into the ``annotations`` of the record
+    holding the relation (a :class:`Document` or a :class:`SentenceRecord`).
+    ``modality`` is a subset of :data:`MODALITIES` in canonical order.
+    ``source`` says who proposed it (``rules``: pipeline.nlp.relations,
+    ``pubtator``: a PubTator3 relation, ``gold``: read back from brat);
+    ``rule`` and ``trigger`` (the trigger word, as written) are its provenance,
+    which goes to the sidecar, never into a brat file.
+    """
+
+    type: str
+    arg1: int
+    arg2: int
+    modality: tuple[str, ...] = ()
+    source: str = "rules"
+    rule: str | None = None
+    trigger: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.arg1 < 0 or self.arg2 < 0 or self.arg1 == self.arg2:
+            raise ValueError(f"relation {self.type!r}: bad arguments {self.arg1}, {self.arg2}")
+        if self.modality != tuple(m for m in MODALITIES if m in self.modality) or len(
+            set(self.modality)
+        ) != len(self.modality):
+            raise ValueError(
+                f"relation {self.type!r}: modality {self.modality!r} is not a subset of {MODALITIES} in that order"
+            )
+
+    def reindexed(self, arg1: int, arg2: int) -> Relation:
+        return dataclasses.replace(self, arg1=arg1, arg2=arg2)
+
+
+@dataclass(frozen=True)
+class ConceptRelation:
+    """A document-level relation between two concept identifiers, as PubTator3 gives them (undirected).
+
+    ``type`` is the source's (BioRED) type; ``concept1``/``concept2`` the identifiers as the
+    annotations carry them (``identifier``); the relation stage turns it into sentence-level
+    :class:`Relation` proposals between mentions.
+    """
+
+    type: str
+    concept1: str
+    concept2: str
+    source: str = "pubtator"
+
+
+@dataclass(frozen=True)
+class SentenceParse:
+    """The dependency parse of one sentence, as the relation stage needs it.
+
+    ``tokens``: half-open document-relative spans; ``heads``: the index (in this
+    sentence) of each token's head, a root being its own head; ``deps``,
+    ``tags`` (coarse part of speech) and ``lemmas`` (lower-cased) per token.
+    """
+
+    start: int
+    end: int
+    tokens: tuple[Span, ...]
+    heads: tuple[int, ...]
+    deps: tuple[str, ...]
+    tags: tuple[str, ...]
+    lemmas: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        n = len(self.tokens)
+        if not (len(self.heads) == len(self.deps) == len(self.tags) == len(self.lemmas) == n):
+            raise ValueError(f"parse of sentence {self.start}-{self.end}: token fields of unequal length")
+        if any(not 0 <= h < n for h in self.heads):
+            raise ValueError(f"parse of sentence {self.start}-{self.end}: head index out of range")
+
+
+def reindex_relations(
+    relations: Iterable[Relation], old: tuple[Annotation, ...], new: tuple[Annotation, ...]
+) -> tuple[tuple[Relation, ...], int]:
+    """``relations`` over ``old`` annotations re-indexed onto ``new`` (matched by value).
+
+    Returns the relations kept (sorted, de-duplicated) and how many were lost because an
+    argument is not in ``new``.
+    """
+    position = {a: i for i, a in enumerate(new)}
+    kept: dict[Relation, None] = {}
+    lost = 0
+    for rel in relations:
+        i, j = position.get(old[rel.arg1]), position.get(old[rel.arg2])
+        if i is None or j is None or i == j:
+            lost += 1
+            continue
+        kept[rel.reindexed(i, j)] = None
+    return tuple(sorted(kept)), lost
+
+
 @dataclass(frozen=True)
 class Section:
     """A structured-abstract section (or the whole plain abstract, label None).
@@ -146,7 +260,10 @@ class Document:
     ``origin`` says where the record came from (``pubmed`` XML, ``pubtator``
     file, ``bioc``).  ``sentences`` is filled by the sentence stage,
     ``annotations`` (document-relative, sorted by :meth:`Annotation.sort_key`)
-    by pre-annotation, extension and type mapping.
+    by pre-annotation, extension and type mapping, ``relations`` (indices into
+    ``annotations``) by the relation stage.  ``concept_relations`` are the
+    source's document-level relations (PubTator3), ``parses`` the dependency
+    parses extension made for the relation stage, which consumes them.
     """
 
     pmid: str
@@ -161,6 +278,12 @@ class Document:
     origin: str = "pubmed"
     sentences: tuple[Sentence, ...] = ()
     annotations: tuple[Annotation, ...] = ()
+    relations: tuple[Relation, ...] = ()
+    concept_relations: tuple[ConceptRelation, ...] = ()
+    parses: tuple[SentenceParse, ...] = ()
+
+    def __post_init__(self) -> None:
+        _check_relations(self.relations, len(self.annotations), self.pmid)
 
     @property
     def abstract_start(self) -> int:
@@ -171,19 +294,36 @@ class Document:
         return self.text[self.abstract_start :]
 
     def with_annotations(self, annotations: Iterable[Annotation]) -> Document:
-        """A copy whose annotations are ``annotations``, de-duplicated and sorted."""
+        """A copy whose annotations are ``annotations``, de-duplicated and sorted.
+
+        Relations are re-indexed onto the new tuple (arguments matched by value); a relation whose
+        argument is gone is dropped and logged with the PMID.
+        """
         unique = {a: None for a in annotations}
-        return dataclasses.replace(self, annotations=tuple(sorted(unique, key=Annotation.sort_key)))
+        new = tuple(sorted(unique, key=Annotation.sort_key))
+        relations, lost = reindex_relations(self.relations, self.annotations, new)
+        if lost:
+            log.warning("PMID %s: %d relation(s) dropped: an argument is no longer among the annotations",
+                        self.pmid, lost)
+        return dataclasses.replace(self, annotations=new, relations=relations)
+
+    def with_relations(self, relations: Iterable[Relation]) -> Document:
+        """A copy whose relations are ``relations`` (indices into this document's annotations), sorted."""
+        return dataclasses.replace(self, relations=tuple(sorted({r: None for r in relations})))
 
     def sentence_records(self) -> tuple[list[SentenceRecord], int]:
         """Project the annotations onto the sentences.
 
         Returns one :class:`SentenceRecord` per sentence (sentence-relative
         offsets) and the number of annotations that cross a sentence boundary
-        (those are left out of every record).
+        (those are left out of every record).  Relations whose two arguments
+        lie in one sentence go to its record, re-indexed; any other relation
+        (an argument crossing a boundary, or arguments in two sentences) is
+        left out and logged with the PMID.
         """
         records: list[SentenceRecord] = []
         placed = 0
+        projected = 0
         starts = [a.start for a in self.annotations]
         ends = [a.end for a in self.annotations]
         ordered = all(x <= y for x, y in zip(starts, starts[1:], strict=False))
@@ -199,6 +339,15 @@ class Document:
                 if starts[i] >= sent.start and ends[i] <= sent.end
             ]
             placed += len(inside)
+            relations: tuple[Relation, ...] = ()
+            if self.relations:
+                local = {i: k for k, i in enumerate(
+                    i for i in range(lo, hi) if starts[i] >= sent.start and ends[i] <= sent.end)}
+                relations = tuple(sorted(
+                    r.reindexed(local[r.arg1], local[r.arg2])
+                    for r in self.relations if r.arg1 in local and r.arg2 in local
+                ))
+                projected += len(relations)
             records.append(
                 SentenceRecord(
                     pmid=self.pmid,
@@ -206,8 +355,12 @@ class Document:
                     text=self.text[sent.start : sent.end],
                     start=sent.start,
                     annotations=tuple(inside),
+                    relations=relations,
                 )
             )
+        if projected != len(self.relations):
+            log.warning("PMID %s: %d relation(s) not inside one sentence left out of the sentence records",
+                        self.pmid, len(self.relations) - projected)
         return records, len(self.annotations) - placed
 
 
@@ -227,10 +380,21 @@ class SentenceRecord:
     text: str
     start: int = 0
     annotations: tuple[Annotation, ...] = ()
+    relations: tuple[Relation, ...] = ()
+
+    def __post_init__(self) -> None:
+        _check_relations(self.relations, len(self.annotations), self.name)
 
     @property
     def name(self) -> str:
         return f"{self.pmid}_{self.index + 1}"
+
+
+def _check_relations(relations: tuple[Relation, ...], n: int, where: str) -> None:
+    for rel in relations:
+        if rel.arg1 >= n or rel.arg2 >= n:
+            raise ValueError(f"{where}: relation {rel.type} ({rel.arg1}, {rel.arg2}) names an entity beyond "
+                             f"the {n} annotations")
 
 
 Record = Document | SentenceRecord
@@ -460,17 +624,23 @@ def from_dict(cls: type[T], data: Mapping[str, Any]) -> T:
 
 __all__ = [
     "Annotation",
+    "ConceptRelation",
     "Document",
+    "FORMAT",
+    "MODALITIES",
     "MeshHeading",
     "MeshQualifier",
     "Record",
+    "Relation",
     "Section",
     "Sentence",
+    "SentenceParse",
     "SentenceRecord",
     "Span",
     "TITLE_SEPARATOR",
     "from_dict",
     "pmid_sort_key",
     "record_sort_key",
+    "reindex_relations",
     "to_dict",
 ]

@@ -48,7 +48,7 @@ from pipeline.documents import Document, from_dict, record_sort_key, to_dict
 log = logging.getLogger(__name__)
 
 Transform = Callable[[Iterator[Document], Counter[str]], Iterable[Any]]
-MEMO_FORMAT = 2  # 2: outputs are kept as compressed gzip members (one per line)
+MEMO_FORMAT = 3  # 2: outputs are kept as compressed gzip members (one per line); 3: records carry relations
 
 
 class TouchCounter(Counter[str]):

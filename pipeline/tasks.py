@@ -40,7 +40,7 @@ from luigi.parameter import ParameterVisibility
 
 from pipeline import __version__, store
 from pipeline.corpus.manifest import model_version
-from pipeline.documents import Document, SentenceRecord
+from pipeline.documents import FORMAT, Document, SentenceRecord
 from pipeline.process_cache import loaded
 
 log = logging.getLogger(__name__)
@@ -54,6 +54,7 @@ STAGES = (
     "preannotated",
     "extended",
     "mapped",
+    "related",
     "filtered",
     "sampled",
     "brat",
@@ -288,11 +289,20 @@ class ExtendParams(PreannotateParams):
     # sentences that cannot pass (pipeline.nlp.parse_gate), which needs the schema and the filter.
     schema: str = luigi.Parameter(default=str(CONFIG_DIR / "schema.yaml"))
     filter: str = luigi.ChoiceParameter(default="pgx", choices=["pgx", "none"], var_type=str)
+    # Declared here: with relations on, extension keeps the parses the relation stage reads.
+    relations: bool = luigi.BoolParameter(default=True, parsing=luigi.BoolParameter.EXPLICIT_PARSING)
+    relation_rules: str = luigi.Parameter(default=str(CONFIG_DIR / "relations.yaml"))
 
     def config_inputs(self) -> list[str]:
         # Type mapping reads the ontology's surface rules even with --no-extend.
         gate = [self.schema, str(CONFIG_DIR / "filter.yaml")] if self.filter == "pgx" else []
-        return super().config_inputs() + [self.ontology, *gate]
+        if self.relations:
+            from pipeline.nlp.relations import rule_files
+
+            rules = rule_files(self.relation_rules)  # the rules and the scorer they name, by content
+        else:
+            rules = []
+        return super().config_inputs() + [self.ontology, *gate, *rules]
 
 
 class MapParams(ExtendParams):
@@ -626,7 +636,7 @@ class ShardTask(StageTask):
         parsing again.  Safe to delete at any time.
         """
         key = param_hash(self, exclude=("shard", *SOURCE_PARAMS), sources=False)
-        digest = hashlib.sha256(f"{key}:pgx-corpus {__version__}".encode())
+        digest = hashlib.sha256(f"{key}:pgx-corpus {__version__}:records {FORMAT}".encode())
         for path in self.input_files():
             digest.update(f"{path.name}:{content_digest(path)};".encode())
         return Path(self.out) / "cache" / "stages" / self.stage / f"{digest.hexdigest()[:24]}.jsonl.gz"
@@ -669,7 +679,7 @@ class ShardTask(StageTask):
 
     def memo_index(self) -> Path:
         key = param_hash(self, exclude=("shard", *SOURCE_PARAMS), sources=False)
-        digest = hashlib.sha256(f"{key}:pgx-corpus {__version__}".encode()).hexdigest()[:24]
+        digest = hashlib.sha256(f"{key}:pgx-corpus {__version__}:records {FORMAT}".encode()).hexdigest()[:24]
         return Path(self.out) / "cache" / "memo" / self.stage / digest / store.shard_name(self.shard).replace(
             ".jsonl.gz", ".json")
 
@@ -943,7 +953,8 @@ class ExtendShard(ExtendParams, ShardTask):
             gate = loaded(parse_gate.gate_for, self.ontology, self.schema, DEFAULT_FILTER, extra=(self.model,))
             should_parse = gate.can_pass
         return extend.extend_documents(
-            docs, onto, nlp, counts, batch_size=self.parse_batch_size, should_parse=should_parse
+            docs, onto, nlp, counts, batch_size=self.parse_batch_size, should_parse=should_parse,
+            keep_parses=self.relations,
         )
 
 
@@ -982,13 +993,39 @@ class Mapped(MapParams, StageWrapper):
     shard_task = MapShard
 
 
-class FilterShard(FilterParams, ShardTask):
-    """Mapped shard -> well-formed sentences that pass the content rule (sentence records)."""
+class RelateShard(MapParams, ShardTask):
+    """Mapped shard (with extension's parses) -> documents with pre-annotated relations, parses dropped."""
 
-    stage = "06_filtered"
+    stage = "05_related"
 
     def requires(self) -> MapShard:
         return self.clone(MapShard)
+
+    def transform(self, docs: Iterator[Document], counts: Counter[str]) -> Iterable[Document]:
+        from pipeline import schema
+        from pipeline.nlp import relations
+
+        loaded_schema = loaded(schema.load_schema, self.schema)
+        # the scorer's content is part of the cache key too (the rule file only names it)
+        scorer = tuple(content_digest(f) for f in relations.rule_files(self.relation_rules)[1:])
+        rules = loaded(relations.load_rules_file, self.relation_rules, self.schema, extra=scorer)
+        return relations.relate_documents(docs, rules, loaded_schema, counts)
+
+
+class Related(MapParams, StageWrapper):
+    """All mapped shards -> shards with relations."""
+
+    stage = "05_related"
+    shard_task = RelateShard
+
+
+class FilterShard(FilterParams, ShardTask):
+    """Mapped (or related) shard -> well-formed sentences that pass the content rule (sentence records)."""
+
+    stage = "06_filtered"
+
+    def requires(self) -> ShardTask:
+        return self.clone(RelateShard) if self.relations else self.clone(MapShard)
 
     def transform(self, docs: Iterator[Document], counts: Counter[str]) -> Iterable[SentenceRecord]:
         from pipeline import schema
@@ -1085,6 +1122,7 @@ class ExportBrat(BratParams, StageTask):
                 brat_export.export_collection(records, Path(tmp), loaded_schema, counts)
                 store.write_counts(self.counts_path(), counts)
                 self.write_params()
+                brat_export.write_settings(Path(tmp), relations=self.relations)
             return
         key = param_hash(self, exclude=("shard", *SOURCE_PARAMS), sources=False)
         memo_path = Path(self.out) / "cache" / "memo" / self.stage / f"{key}.json"
@@ -1110,6 +1148,7 @@ class ExportBrat(BratParams, StageTask):
             )
             store.write_counts(self.counts_path(), counts)
             self.write_params()
+            brat_export.write_settings(Path(tmp), relations=self.relations)
         found["collection"] = os.path.relpath(output_dir(self.output()), out)
         if found.get("spare"):
             found["spare"]["collection"] = os.path.relpath(found["spare"]["collection"], out)
@@ -1210,6 +1249,7 @@ STAGE_TASKS: dict[str, type[luigi.Task]] = {
     "preannotated": Preannotated,
     "extended": Extended,
     "mapped": Mapped,
+    "related": Related,
     "filtered": Filtered,
     "sampled": Sample,
     "brat": ExportBrat,
@@ -1229,7 +1269,7 @@ class BuildCorpus(BatchParams, luigi.Task):
 
     def stages(self) -> list[str]:
         wanted = STAGES[: STAGES.index(self.last_stage()) + 1]
-        return [s for s in wanted if s != "extended" or self.extend]
+        return [s for s in wanted if (s != "extended" or self.extend) and (s != "related" or self.relations)]
 
     def requires(self) -> dict[str, luigi.Task]:
         hold_out_lock(self)

@@ -111,6 +111,34 @@ def test_no_extend_skips_the_parser(demo_build: Path, started: list[str]) -> Non
     assert all(a.source != "ontology" for d in mapped for a in d.annotations)
 
 
+def test_relations_on_by_default_and_off_with_no_relations(demo_build: Path, tmp_path: Path,
+                                                           started: list[str]) -> None:
+    from pipeline.corpus.brat_export import read_settings
+
+    manifest = store.read_json(build_task(demo_build).output().path)
+    assert "related" in manifest["outputs"]
+    related = list(store.iter_directory(manifest["outputs"]["related"], Document))
+    assert all(not d.parses for d in related)  # consumed by the relation stage, never written further
+    assert read_settings(demo_build / "brat") == {"relations": True}
+    extended = list(store.iter_directory(manifest["outputs"]["extended"], Document))
+    assert any(d.parses for d in extended)
+    off = build_task(tmp_path, relations=False, until="brat", roster="")
+    assert luigi.build([off], local_scheduler=True, workers=1)
+    assert not any(t.startswith("RelateShard") for t in started)
+    off_manifest = store.read_json(off.output().path)
+    assert "related" not in off_manifest["outputs"]
+    assert all(not d.parses for d in store.iter_directory(off_manifest["outputs"]["extended"], Document))
+    assert read_settings(tmp_path / "brat") == {"relations": False}
+    assert not any(line.startswith("R") for ann in (tmp_path / "brat").glob("*.ann")
+                   for line in ann.read_text().splitlines())
+    # byte-reproducible with relations off too
+    again = tmp_path / "again"
+    assert luigi.build([build_task(again, relations=False, until="brat", roster="")], local_scheduler=True,
+                       workers=1)
+    for ann in sorted((tmp_path / "brat").glob("*.ann")):
+        assert ann.read_bytes() == (again / "brat" / ann.name).read_bytes()
+
+
 def test_luigi_module_entry_point(tmp_path: Path) -> None:
     env = dict(os.environ, PYTHONPATH=str(PROJECT))
     cmd = [

@@ -566,8 +566,9 @@ def preannotation_scores(
     Pre-annotation types are mapped with the schema mapping of ``source``
     (PubTator: Gene -> Gene_or_protein, Mutation -> Limited_variation, ...).
     Returns ``{"preannotation", "parse_issues", "results": [{"final", "documents": {...},
-    "scores": table10_scores(...)}]}``.  When the pre-annotation collection has a
-    ``provenance.jsonl`` (:mod:`pipeline.corpus.provenance`), each result also has
+    "scores": table10_scores(...), "relations": {SPAN_TYPES_DIRECTION: micro prf}}]}`` (``relations``
+    empty when the pre-annotation has no relation, as before relations were pre-annotated).  When the
+    pre-annotation collection has a ``provenance.jsonl`` (:mod:`pipeline.corpus.provenance`), each result also has
     ``"by_source": {SOURCE: table10_scores(...)}``: the same scores with only the pre-annotated
     entities of that source (``pubtator``, ``local``, ``ontology`` = composites) as predictions,
     against all final entities (so precision is the source's, recall its share of the final annotation).
@@ -584,6 +585,20 @@ def preannotation_scores(
         final_ents = {n: list(brat_entities(fin_docs[n]).values()) for n in pair.common}
         pre_ents = {n: brat_entities(pre_docs[n], schema=schema, source=source, counts=counts) for n in pair.common}
         pairs = [(final_ents[n], list(pre_ents[n].values())) for n in pair.common]
+        # pre-annotated relations against the final ones, in the relation settings of the agreement
+        # (the paper's Table 9), so the saving can be read next to human agreement
+        rel = {_setting_name(sp, t, d): Tally() for sp in SPAN_SETTINGS for t in TYPE_SETTINGS
+               for d in DIRECTION_SETTINGS}
+        pre_relations = 0
+        for n in pair.common:
+            fin_rels = brat_relations(fin_docs[n], brat_entities(fin_docs[n]))
+            pre_rels = brat_relations(pre_docs[n], pre_ents[n])
+            pre_relations += len(pre_rels)
+            for sp in SPAN_SETTINGS:
+                for t in TYPE_SETTINGS:
+                    for d in DIRECTION_SETTINGS:
+                        rel[_setting_name(sp, t, d)].add(relation_tally(
+                            fin_rels, pre_rels, span=sp, types=t, directed=d == "directed", schema=schema))
         by_source: dict[str, Any] = {}
         if provenance is not None:
             origin: dict[str, dict[str, list[str]]] = {
@@ -606,6 +621,7 @@ def preannotation_scores(
                     "text_mismatch": pair.text_mismatch,
                 },
                 "scores": table10_scores(pairs),
+                "relations": {k: v.micro() for k, v in rel.items()} if pre_relations else {},
                 **({"by_source": by_source} if provenance is not None else {}),
             }
         )
@@ -680,6 +696,15 @@ def format_table10(result: Mapping[str, Any]) -> str:
                 f"| {_pct(m['f1'])} |"
             )
         lines.append("")
+        if r.get("relations"):
+            lines += ["### relations (pre-annotated relations against the final ones)", "",
+                      "| setting | TP | FP | FN | P | R | F1 |", "|---|---|---|---|---|---|---|"]
+            for name, m in r["relations"].items():
+                lines.append(
+                    f"| {name} | {m['tp']} | {m['fp']} | {m['fn']} | {_pct(m['precision'])} | {_pct(m['recall'])} "
+                    f"| {_pct(m['f1'])} |"
+                )
+            lines.append("")
         if r.get("by_source"):
             lines += ["### by pre-annotation source (provenance.jsonl)", "",
                       "| source | setting | TP | FP | FN | P | R | F1 |", "|---|---|---|---|---|---|---|---|"]

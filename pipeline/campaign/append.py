@@ -55,12 +55,39 @@ from pipeline.corpus.batches import (
     read_manifest,
     read_roster,
 )
+from pipeline.corpus.brat_export import read_settings
 from pipeline.paths import list_files, resolve_collection
 
 log = logging.getLogger(__name__)
 
 #: the pre-annotation copy part 1's ``batches`` keeps in the campaign (``pipeline.campaign.deploy``)
 PREANNOTATION_DIR = "preannotation"
+
+
+class SettingsMismatchError(ManifestError):
+    """The rebuild's pre-annotation settings differ from the campaign's (the message says how)."""
+
+
+def _check_settings(collection: Path, reference: Path) -> None:
+    """Refuse a collection pre-annotated with other settings than the campaign (relations on or off).
+
+    The campaign's ``preannotation/`` keeps the build's ``preannotation.json``; a campaign or a
+    collection without one was built before relations were pre-annotated (relations off).
+    """
+    if not reference.is_dir():
+        return
+    try:
+        mine, theirs = read_settings(collection), read_settings(reference)
+    except ValueError as exc:
+        raise ManifestError(str(exc)) from exc
+    if bool(mine.get("relations")) != bool(theirs.get("relations")):
+        def said(on: bool) -> str:
+            return "with relations pre-annotated" if on else "without relation pre-annotation (--no-relations)"
+
+        raise SettingsMismatchError(
+            f"{collection} was built {said(bool(mine.get('relations')))}, but the campaign {reference.parent} "
+            f"was built {said(bool(theirs.get('relations')))}: appending would mix the two in one campaign; "
+            f"rebuild {'without' if mine.get('relations') else 'with'} --no-relations")
 
 
 def _row_key(row: tuple[str, str, str]) -> tuple[Any, ...]:
@@ -73,7 +100,9 @@ def append_to_campaign(
 ) -> list[tuple[str, str, str]]:
     """Assign and write the new documents of ``collection``; returns the new manifest rows.
 
-    Raises RosterError, ManifestError or FileNotFoundError before anything is written.
+    Raises RosterError, ManifestError (:class:`SettingsMismatchError` when the collection was built with
+    relations on and the campaign with them off, or the other way round) or FileNotFoundError before
+    anything is written.
     """
     counts = counts if counts is not None else Counter()
     campaign, src = Path(campaign_dir), Path(collection)
@@ -91,6 +120,7 @@ def append_to_campaign(
     if not src.is_dir():
         raise FileNotFoundError(f"{src}: not a directory")
     src = resolve_collection(src)  # OUT/brat is a link a new build may swap: read one collection
+    _check_settings(src, campaign / PREANNOTATION_DIR)
     listing = list_files(src, (".txt", ".ann", ".conf"))
     listing.refuse_symlinks("campaign append")  # a link would copy its target into annotators' collections
     txts = {p.stem: p for p in listing.files if p.suffix == ".txt"}

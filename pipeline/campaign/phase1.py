@@ -43,6 +43,7 @@ from pipeline.campaign import deploy
 from pipeline.campaign.guide import GUIDE_FILE, annotator_guide
 from pipeline.campaign.layout import CAMPAIGN_MANIFEST, PHASE1_DIR, PHASE2_DIR
 from pipeline.campaign.origin import provenance, write_gitignore
+from pipeline.corpus.brat_export import SETTINGS_FILE
 
 log = logging.getLogger(__name__)
 
@@ -170,6 +171,7 @@ def write_phase1(
             shutil.rmtree(out / sub)
     pre = out / deploy.PREANNOTATION_DIR
     copy_conf_files(src, pre)
+    copy_conf_files(src, pre, (SETTINGS_FILE,))  # whether relations were pre-annotated (campaign append)
     for doc in documents:
         if doc not in txts:
             continue

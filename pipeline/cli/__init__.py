@@ -27,8 +27,9 @@ COMMAND_MODULES = ("pipeline.cli.lexicon_commands", "pipeline.cli.brat_commands"
                    # campaign_commands creates the `campaign` group that release_commands adds to
                    "pipeline.cli.campaign_commands", "pipeline.cli.release_commands", "pipeline.cli.train_commands",
                    "pipeline.cli.users_commands", "pipeline.cli.team_commands", "pipeline.cli.import_commands",
-                   "pipeline.cli.simulate_commands", "pipeline.cli.serve_commands")
-STAGES = ("documents", "sentences", "preannotated", "extended", "mapped", "filtered", "sampled", "brat", "batches")
+                   "pipeline.cli.simulate_commands", "pipeline.cli.serve_commands", "pipeline.cli.relation_commands")
+STAGES = ("documents", "sentences", "preannotated", "extended", "mapped", "related", "filtered", "sampled", "brat",
+          "batches")
 
 
 def read_query_file(path: Path) -> str:
@@ -90,6 +91,9 @@ def add_build_parser(sub: argparse._SubParsersAction) -> None:
     ext.add_argument("--schema", type=Path, help="schema and type mapping (default config/schema.yaml)")
     ext.add_argument("--learned", type=Path, metavar="MODEL_DIR",
                      help="model written by `pgx-corpus train`: filters and completes the rules' annotations")
+    ext.add_argument("--no-relations", action="store_true",
+                     help="do not pre-annotate relations (annotators draw every relation)")
+    ext.add_argument("--relation-rules", type=Path, help="relation rules (default config/relations.yaml)")
     sel = p.add_argument_group("selection")
     sel.add_argument("--filter", choices=["pgx", "none"], help="content rule (default pgx)")
     sel.add_argument("--sample", type=_sample_value, help="sample size or 'all' (default 1897)")
@@ -146,13 +150,16 @@ def build_params(args: argparse.Namespace) -> dict[str, Any]:
         params["fallback_local"] = False
     if args.no_extend:
         params["extend"] = False
+    if getattr(args, "no_relations", False):
+        params["relations"] = False
     for name in ("shard_size", "model", "filter", "sample", "seed", "per_abstract", "trigger_fraction",
                  "batch_seed", "until"):
         value = getattr(args, name)
         if value is not None:
             params[name] = value
-    for name in ("lexicon", "ontology", "schema", "triggers", "roster", "previous_batches", "learned"):
-        value = getattr(args, name)
+    for name in ("lexicon", "ontology", "schema", "triggers", "roster", "previous_batches", "learned",
+                 "relation_rules"):
+        value = getattr(args, name, None)
         if value is not None:
             params[name] = str(value.resolve())
     return params
@@ -224,6 +231,16 @@ def _run_build_locked(args: argparse.Namespace) -> int:
         try:
             read_roster(Path(task.roster))
         except RosterError as exc:
+            print(f"pgx-corpus build: {exc}", file=sys.stderr)
+            return ExitCode.REFUSED
+    if task.relations:
+        # A bad relation rule file is an error naming its line before any output.
+        from pipeline.nlp.relations import RelationRulesError, load_rules_file
+        from pipeline.schema import SchemaError
+
+        try:
+            load_rules_file(task.relation_rules, task.schema)
+        except (RelationRulesError, SchemaError) as exc:
             print(f"pgx-corpus build: {exc}", file=sys.stderr)
             return ExitCode.REFUSED
     # Every task carries the digest of the build's configuration record: workers joining

@@ -94,8 +94,12 @@ def _work_left(result: finalize_mod.FinalizeResult) -> str:
 
 def run_append(args: argparse.Namespace) -> int:
     counts: Counter[str] = Counter()
-    rows = append_mod.append_to_campaign(args.collection, args.campaign_dir, args.roster, seed=args.seed,
-                                         counts=counts)
+    try:
+        rows = append_mod.append_to_campaign(args.collection, args.campaign_dir, args.roster, seed=args.seed,
+                                             counts=counts)
+    except append_mod.SettingsMismatchError as exc:
+        print(f"pgx-corpus campaign append: {exc}", file=sys.stderr)
+        return int(ExitCode.REFUSED)
     if args.json:
         _emit_json({"new_rows": [list(r) for r in rows], "counts": dict(sorted(counts.items()))})
     else:

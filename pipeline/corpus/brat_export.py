@@ -32,6 +32,19 @@ Per annotation:
 * an ``A`` line ``Composite`` for a composite entity (source ``ontology``),
   which visual.conf draws with a dashed border.
 
+Per relation of the record (pre-annotated by the relation stage):
+
+* a plain ``R`` line ``R<n><TAB>type Arg1:T<i> Arg2:T<j>``, ids assigned
+  over the relations sorted by (Arg1 id, Arg2 id, type); its modality, if any,
+  in the relation's one ``AnnotatorNotes`` line in the grammar of
+  :mod:`pipeline.brat.modality` (``hyp``, ``neg``); rule, trigger and source
+  go to ``provenance.jsonl`` only.  A relation whose type is not a schema
+  relation type (``relation_unknown_type``) or one of whose arguments was
+  not written (``relation_argument_dropped``) is not written; two relations
+  that became one (same type and ids once duplicate entities are merged)
+  are written once, with the union of their modalities
+  (``relation_duplicates_merged``).
+
 Exact duplicates (same fragments and type, e.g. PubTator and the local
 annotator finding the same mention) are written once; their notes list
 every source.  An annotation is never written when its offsets fall outside
@@ -41,7 +54,9 @@ mapped to one (``unknown_type``) or maps to nothing (``unmapped_type``), or
 when nothing is left of it after splitting at newlines
 (``empty_fragments``); each is counted and logged with the sentence name.
 
-Count keys: ``records``, ``documents``, ``entities``, ``notes``, ``provenance_rows``,
+Count keys: ``records``, ``documents``, ``entities``, ``relations``, ``relation_notes``,
+``relation_unknown_type``, ``relation_argument_dropped``, ``relation_duplicates_merged``,
+``notes``, ``provenance_rows``,
 ``normalizations``, ``composite_entities``, ``duplicates_merged``,
 ``misaligned``, ``out_of_bounds``, ``unknown_type``, ``unmapped_type``,
 ``empty_fragments``, ``fragments_split_at_newline``, ``fragments_merged``,
@@ -59,8 +74,9 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.brat.conf import BratSettings, load_settings, write_conf_files
-from pipeline.brat.standoff import Attribute, BratDocument, Normalization, Note, TextBound, write_document
-from pipeline.corpus.provenance import provenance_row, write_provenance
+from pipeline.brat.modality import format_note
+from pipeline.brat.standoff import Attribute, BratDocument, Normalization, Note, Relation, TextBound, write_document
+from pipeline.corpus.provenance import provenance_row, relation_provenance_row, write_provenance
 from pipeline.documents import Annotation, SentenceRecord, Span, record_sort_key
 from pipeline.schema import Schema
 from pipeline.store import MemberLine
@@ -229,7 +245,8 @@ def sentence_document(
     text = record.text
     name = record.name
     grouped: dict[tuple[tuple[Span, ...], str], _Entity] = {}
-    for ann in record.annotations:
+    entity_of: dict[int, tuple[tuple[Span, ...], str]] = {}  # annotation index -> written entity
+    for index, ann in enumerate(record.annotations):
         if ann.start < 0 or ann.end > len(text):
             counts["out_of_bounds"] += 1
             log.warning("%s: %s %r %s lies outside the sentence (length %d); not written",
@@ -252,6 +269,7 @@ def sentence_document(
             log.warning("%s: %s %r covers only whitespace; not written", name, ann.type, ann.text)
             continue
         key = (fragments, type_)
+        entity_of[index] = key
         if key in grouped:
             counts["duplicates_merged"] += 1
             grouped[key].members.append(ann)
@@ -263,8 +281,10 @@ def sentence_document(
         grouped.values(),
         key=lambda e: (e.start, e.end, e.type, e.fragments, sorted(a.source for a in e.members)),
     )
+    tids: dict[tuple[tuple[Span, ...], str], str] = {}
     for i, entity in enumerate(entities, 1):
         tid = f"T{i}"
+        tids[(entity.fragments, entity.type)] = tid
         covered = " ".join(text[s:e] for s, e in entity.fragments)
         textbound = TextBound(tid, entity.type, entity.fragments, covered)
         doc.textbounds.append(textbound)
@@ -286,10 +306,51 @@ def sentence_document(
                 doc.normalizations.append(
                     Normalization(f"N{len(doc.normalizations) + 1}", "Reference", tid, db, db_id, covered)
                 )
+    _write_relations(record, doc, schema, {i: tids[k] for i, k in entity_of.items()}, counts, provenance)
     counts["entities"] += len(doc.textbounds)
     counts["notes"] += len(doc.notes)
     counts["normalizations"] += len(doc.normalizations)
     return doc
+
+
+def _write_relations(
+    record: SentenceRecord, doc: BratDocument, schema: Schema, tid_of: Mapping[int, str], counts: Counter[str],
+    provenance: list[dict[str, Any]] | None,
+) -> None:
+    """The record's relations as ``R`` lines (and modality notes) of ``doc``; see the module docstring."""
+    merged: dict[tuple[str, str, str], list[Any]] = {}
+    for rel in record.relations:
+        if rel.type not in schema.relation_parent:
+            counts["relation_unknown_type"] += 1
+            log.warning("%s: relation type %r is not a schema relation type; not written", record.name, rel.type)
+            continue
+        arg1, arg2 = tid_of.get(rel.arg1), tid_of.get(rel.arg2)
+        if arg1 is None or arg2 is None or arg1 == arg2:
+            counts["relation_argument_dropped"] += 1
+            log.warning("%s: %s relation between annotations %d and %d: an argument was not written; not written",
+                        record.name, rel.type, rel.arg1, rel.arg2)
+            continue
+        key = (arg1, arg2, rel.type)
+        if key in merged:
+            counts["relation_duplicates_merged"] += 1
+            merged[key].append(rel)
+        else:
+            merged[key] = [rel]
+    def order(key: tuple[str, str, str]) -> tuple[int, int, str]:
+        return (int(key[0][1:]), int(key[1][1:]), key[2])
+
+    for n, key in enumerate(sorted(merged, key=order), 1):
+        arg1, arg2, type_ = key
+        members = merged[key]
+        rid = f"R{n}"
+        doc.relations.append(Relation(rid, type_, (("Arg1", arg1), ("Arg2", arg2))))
+        note = format_note({m for rel in members for m in rel.modality})
+        if note:
+            doc.notes.append(Note(f"#{len(doc.notes) + 1}", "AnnotatorNotes", rid, note))
+            counts["relation_notes"] += 1
+        if provenance is not None:
+            provenance.append(relation_provenance_row(record.name, doc.relations[-1], members))
+    counts["relations"] += len(merged)
 
 
 def export_collection(
@@ -328,12 +389,45 @@ def export_collection(
     counts["provenance_rows"] += len(provenance)
 
 
+#: the collection's pre-annotation settings, beside the documents (brat lists only ``.txt`` files); a
+#: campaign keeps a copy in ``preannotation/`` so that ``campaign append`` can refuse another setting
+SETTINGS_FILE = "preannotation.json"
+
+
+def write_settings(directory: Path, *, relations: bool) -> Path:
+    """Write ``directory/preannotation.json``: whether relations were pre-annotated."""
+    import json
+
+    path = Path(directory) / SETTINGS_FILE
+    path.write_text(json.dumps({"relations": relations}, sort_keys=True) + "\n", encoding="utf-8", newline="\n")
+    return path
+
+
+def read_settings(directory: Path) -> dict[str, Any]:
+    """The settings of a collection (``{"relations": False}`` for one written before relations existed).
+
+    Raises ValueError naming the file when it is not a JSON object.
+    """
+    import json
+
+    path = Path(directory) / SETTINGS_FILE
+    if not path.is_file():
+        return {"relations": False}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path}: not readable as JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a JSON object")
+    return data
+
+
 def _line(item: bytes | MemberLine) -> bytes:
     return item.line if isinstance(item, MemberLine) else item
 
 
 #: version of the memo :func:`export_collection_reusing` returns (an older one is not used)
-EXPORT_MEMO_FORMAT = 3
+EXPORT_MEMO_FORMAT = 4  # 4: relations (R lines, modality notes, provenance rows)
 
 
 def export_collection_reusing(

@@ -22,6 +22,14 @@ One JSON object per line, sorted by document (PMID order) and entity number::
 
 ``fragments`` are half-open offsets into ``123_4.txt`` as written in the
 ``.ann``; ``keys`` the fragments of the key entity a composite extends.
+
+A pre-annotated relation has a row of its own (``id`` ``R<n>``), with what
+proposed it (the rule, the trigger word as written, the source; several when
+proposals were merged), never written into the brat files::
+
+    {"document": "123_4", "id": "R1", "type": "increases", "arg1": "T1", "arg2": "T3",
+     "modality": ["Hypothetical"], "sources": ["rules"], "rules": ["trigger"], "triggers": ["elevated"]}
+
 Annotators edit the ``.ann`` files, not the sidecar, and brat gives a new
 annotation the lowest free id (possibly a deleted one's), so a row describes
 entity ``id`` only while its type and fragments are unchanged:
@@ -38,8 +46,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pipeline.brat.standoff import BratDocument, TextBound
+from pipeline.brat.standoff import BratDocument, Relation, TextBound
 from pipeline.documents import Annotation, Span, pmid_sort_key
+from pipeline.documents import Relation as ModelRelation
 
 log = logging.getLogger(__name__)
 
@@ -68,12 +77,28 @@ def provenance_row(document: str, textbound: TextBound, members: Sequence[Annota
     }
 
 
+def relation_provenance_row(document: str, relation: Relation, members: Sequence[ModelRelation]) -> dict[str, Any]:
+    """The sidecar row of one written relation (``members``: the proposals merged into it)."""
+    return {
+        "document": document,
+        "id": relation.id,
+        "type": relation.type,
+        "arg1": relation.arg("Arg1"),
+        "arg2": relation.arg("Arg2"),
+        "modality": sorted({m for r in members for m in r.modality}),
+        "sources": sorted({r.source for r in members}),
+        "rules": sorted({r.rule for r in members if r.rule}),
+        "triggers": sorted({r.trigger for r in members if r.trigger}),
+    }
+
+
 def _order(row: Mapping[str, Any]) -> tuple[Any, ...]:
     doc = str(row["document"])
     pmid, _, k = doc.partition("_")
     ident = str(row["id"])
-    return (pmid_sort_key(pmid), int(k) if k.isdigit() else -1, doc, int(ident[1:]) if ident[1:].isdigit() else 0,
-            ident)
+    # entities (T) first, then relations (R), each by number
+    return (pmid_sort_key(pmid), int(k) if k.isdigit() else -1, doc, ident[:1] == "R",
+            int(ident[1:]) if ident[1:].isdigit() else 0, ident)
 
 
 def write_provenance(directory: str | Path, rows: Iterable[Mapping[str, Any]]) -> Path:

@@ -65,6 +65,7 @@ alignment; the key is kept but not extended), ``composites``,
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -73,7 +74,7 @@ from dataclasses import dataclass
 from spacy.language import Language
 from spacy.tokens import Doc, Token
 
-from pipeline.documents import Annotation, Document, Sentence, Span
+from pipeline.documents import Annotation, Document, Sentence, SentenceParse, Span
 from pipeline.nlp.ontology import Ontology, OntologyClass, normalise
 
 logger = logging.getLogger(__name__)
@@ -138,6 +139,7 @@ def extend_documents(
     max_tokens: int = MAX_TOKENS,
     max_chars: int = MAX_CHARS,
     should_parse: Callable[[Document, Sentence], bool] | None = None,
+    keep_parses: bool = False,
 ) -> Iterator[Document]:
     """Documents with composite entities added to their annotations.
 
@@ -151,6 +153,10 @@ def extend_documents(
     ``should_parse(doc, sentence)`` False: the sentence is not parsed (counted
     ``skipped_cannot_pass``); :class:`pipeline.nlp.parse_gate.ParseGate` says
     which sentences cannot pass the content filter anyway.
+
+    ``keep_parses``: each document also keeps the parses of its parsed sentences
+    (``Document.parses``, :func:`sentence_parse`) for the relation stage, which
+    then needs no parser of its own.
     """
     chunk: list[Document] = []
     pending = 0
@@ -158,10 +164,12 @@ def extend_documents(
         chunk.append(doc)
         pending += max(1, len(doc.sentences))
         if pending >= batch_size:
-            yield from _extend_chunk(chunk, ontology, nlp, counts, batch_size, max_tokens, max_chars, should_parse)
+            yield from _extend_chunk(chunk, ontology, nlp, counts, batch_size, max_tokens, max_chars, should_parse,
+                                     keep_parses)
             chunk, pending = [], 0
     if chunk:
-        yield from _extend_chunk(chunk, ontology, nlp, counts, batch_size, max_tokens, max_chars, should_parse)
+        yield from _extend_chunk(chunk, ontology, nlp, counts, batch_size, max_tokens, max_chars, should_parse,
+                                 keep_parses)
 
 
 def _extend_chunk(
@@ -173,6 +181,7 @@ def _extend_chunk(
     max_tokens: int,
     max_chars: int,
     should_parse: Callable[[Document, Sentence], bool] | None = None,
+    keep_parses: bool = False,
 ) -> Iterator[Document]:
     # Counts per document, added to ``counts`` just after the document is yielded: each
     # document's share stays attributable (the per-document memo, pipeline.memo, needs it).
@@ -208,6 +217,9 @@ def _extend_chunk(
         parsed.setdefault(d, []).append((sent, sdoc))
     for d, doc in enumerate(chunk):
         extended = _extend_document(doc, parsed.get(d, []), ontology, own[d])
+        if keep_parses:
+            extended = dataclasses.replace(extended, parses=tuple(
+                sentence_parse(sdoc, sent.start, sent.end) for sent, sdoc in parsed.get(d, [])))
         yield extended
         for key, value in own[d].items():
             counts[key] += value
@@ -240,6 +252,16 @@ def _extend_document(
             counts["key_entities_in_skipped_sentence"] += 1
     kept = [a for a in doc.annotations if a not in absorbed]
     return doc.with_annotations([*kept, *new])
+
+
+def sentence_parse(sdoc: Doc, offset: int, end: int) -> SentenceParse:
+    """What the relation stage needs of a sentence's parse (token spans moved by ``offset``: document-relative)."""
+    tokens = tuple((offset + t.idx, offset + t.idx + len(t.text)) for t in sdoc)
+    return SentenceParse(
+        start=offset, end=end, tokens=tokens,
+        heads=tuple(t.head.i for t in sdoc), deps=tuple(t.dep_ for t in sdoc),
+        tags=tuple(t.pos_ for t in sdoc), lemmas=tuple(t.lemma_.lower() for t in sdoc),
+    )
 
 
 # --- one sentence -------------------------------------------------------------

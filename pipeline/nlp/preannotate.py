@@ -74,7 +74,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from pipeline.documents import Annotation, Document, pmid_sort_key
+from pipeline.documents import Annotation, ConceptRelation, Document, pmid_sort_key
 from pipeline.nlp.align import realign
 from pipeline.sources.bioc_io import BiocDocument, read_bioc, sniff_format
 from pipeline.sources.pubtator_api import DEFAULT_BASE_URL, PubtatorClient
@@ -440,6 +440,9 @@ def preannotate(
                 anns = _missing(doc, config, local, counts)
             else:
                 anns = _realigned(doc, [bioc_source(bdoc, counts)], counts)
+                # PubTator3's document-level relations: the relation stage proposes them per sentence
+                doc = dataclasses.replace(doc, concept_relations=tuple(
+                    ConceptRelation(kind, id1, id2) for kind, id1, id2 in bdoc.concept_relations))
             yield project_to_sentences(doc, anns, counts)
     else:  # pubtator-file
         from_files = load_file_sources(config.pubtator_files, pmids, counts, skip_bad_lines=config.skip_bad_lines)

@@ -176,6 +176,8 @@ class BiocDocument:
     passages: tuple[BiocPassage, ...]
     annotations: tuple[BiocAnnotation, ...]
     infons: Mapping[str, Any] = field(default_factory=dict)
+    #: PubTator3's document-level relations: (type, concept id of role1, concept id of role2)
+    concept_relations: tuple[tuple[str, str, str], ...] = ()
 
     def selected_passages(self) -> list[int]:
         """Indices of the title/abstract passages, or of all passages when none is typed so."""
@@ -353,7 +355,32 @@ def document_from_json(
         passages=tuple(passages),
         annotations=tuple(annotations),
         infons=_infons(data.get("infons"), where),
+        concept_relations=_concept_relations(data.get("relations"), where, counts),
     )
+
+
+def _concept_relations(value: Any, where: str, counts: Counter[str]) -> tuple[tuple[str, str, str], ...]:
+    """PubTator3's document-level relations: infons ``type`` and ``role1``/``role2`` objects with an
+    ``identifier``.  Other BioC relations (nodes referring to annotations) are not concept relations
+    and are left to the BioC readers; a PubTator3 relation without a type or both identifiers is
+    counted (``bioc_concept_relations_incomplete``) and logged."""
+    out: list[tuple[str, str, str]] = []
+    for rel in value or ():
+        infons = rel.get("infons") if isinstance(rel, Mapping) else None
+        if not isinstance(infons, Mapping) or "role1" not in infons:
+            continue
+        role1, role2 = infons.get("role1"), infons.get("role2")
+        kind = infon_value(infons.get("type"))
+        id1 = infon_value(role1.get("identifier")) if isinstance(role1, Mapping) else None
+        id2 = infon_value(role2.get("identifier")) if isinstance(role2, Mapping) else None
+        if not kind or not id1 or not id2:
+            counts["bioc_concept_relations_incomplete"] += 1
+            logger.warning("%s: relation %s without a type or both concept identifiers: not used", where,
+                           rel.get("id"))
+            continue
+        out.append((kind, id1, id2))
+    counts["bioc_concept_relations"] += len(out)
+    return tuple(out)
 
 
 def json_document_objects(payload: Any) -> list[Any] | None:

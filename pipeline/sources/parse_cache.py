@@ -28,8 +28,9 @@ from pipeline.sources.pubmed_xml import iter_documents
 log = logging.getLogger(__name__)
 
 
-#: version of the entries' layout (2: one gzip member per document, as store files are written)
-CACHE_FORMAT = 2
+#: version of the entries' layout (2: one gzip member per document, as store files are written;
+#: 3: documents carry PubTator relations, ``documents.FORMAT`` 2)
+CACHE_FORMAT = 3
 
 
 def file_key(path: Path) -> str:

@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline import names
-from pipeline.documents import TITLE_SEPARATOR, Annotation, Document
+from pipeline.documents import TITLE_SEPARATOR, Annotation, ConceptRelation, Document
 
 log = logging.getLogger(__name__)
 
@@ -281,8 +281,8 @@ def to_document(record: PubtatorRecord, counts: Counter[str] | None = None) -> D
     ``text = title + "\\n" + abstract`` (title right-stripped, see the module
     docstring); annotation offsets are used as they are (document-relative,
     half-open) and each is checked against the text: mismatching or
-    out-of-range annotations are dropped and counted.  Relations are not
-    carried over (the model has none); read them from the record.
+    out-of-range annotations are dropped and counted.  Relation lines become the
+    document's ``concept_relations`` (type and the two concept ids, as written).
     """
     counts = counts if counts is not None else Counter()
     abstract = record.abstract.rstrip()
@@ -327,7 +327,11 @@ def to_document(record: PubtatorRecord, counts: Counter[str] | None = None) -> D
         more = f"; and {len(problems) - _SHOWN_PROBLEMS} more" if len(problems) > _SHOWN_PROBLEMS else ""
         log.warning("PMID %s: %d annotation(s) dropped: %s%s", record.pmid, len(problems),
                     "; ".join(problems[:_SHOWN_PROBLEMS]), more)
-    doc = Document(pmid=record.pmid, title=title, text=text, origin="pubtator")
+    # document-level, undirected concept pairs (PubTator3's BioRED relations): the relation stage
+    # turns them into sentence-level proposals
+    concept_relations = tuple(ConceptRelation(r.type, r.arg1, r.arg2) for r in record.relations)
+    counts["concept_relations"] += len(concept_relations)
+    doc = Document(pmid=record.pmid, title=title, text=text, origin="pubtator", concept_relations=concept_relations)
     return doc.with_annotations(kept)
 
 

@@ -148,3 +148,34 @@ def test_append_cannot_add_people_to_a_campaign(tmp_path: Path, capsys: pytest.C
     assert main(["campaign", "append", str(campaign), "--collection", str(collection), "--roster", str(bigger)]) == 2
     assert "append cannot add people" in capsys.readouterr().err
     assert tree(campaign) == before
+
+
+@pytest.mark.parametrize(("campaign_relations", "rebuild_relations"), [(False, True), (True, False)])
+def test_append_refuses_a_rebuild_with_the_other_relation_setting(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], campaign_relations: bool, rebuild_relations: bool,
+) -> None:
+    from pipeline.corpus.brat_export import write_settings
+
+    campaign = build_campaign(tmp_path)
+    (campaign / "preannotation").mkdir(exist_ok=True)
+    write_settings(campaign / "preannotation", relations=campaign_relations)
+    collection = rebuild_collection(tmp_path)
+    write_settings(collection, relations=rebuild_relations)
+    before = tree(campaign)
+    assert main(["campaign", "append", str(campaign), "--collection", str(collection),
+                 "--roster", str(roster(tmp_path))]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("pgx-corpus campaign append: ") and "--no-relations" in err
+    assert tree(campaign) == before  # refused: nothing written
+
+
+def test_append_accepts_the_same_relation_setting(tmp_path: Path) -> None:
+    from pipeline.corpus.brat_export import write_settings
+
+    campaign = build_campaign(tmp_path)
+    (campaign / "preannotation").mkdir(exist_ok=True)
+    write_settings(campaign / "preannotation", relations=True)
+    collection = rebuild_collection(tmp_path)
+    write_settings(collection, relations=True)
+    assert main(["campaign", "append", str(campaign), "--collection", str(collection),
+                 "--roster", str(roster(tmp_path))]) == 0

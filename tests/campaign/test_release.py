@@ -273,3 +273,42 @@ def test_release_refuses_a_symlink_in_final(inputs: dict[str, Path], tmp_path: P
     err = capsys.readouterr().err
     assert f"{final}/100_1.txt: symbolic link inside the collection, not followed" in err
     assert not (tmp_path / "rel").exists()
+
+
+def test_table10_gains_relation_rows_when_relations_were_preannotated(tmp_path: Path) -> None:
+    from pipeline.brat.standoff import parse_ann
+    from pipeline.campaign.release import preannotation_table
+    from pipeline.schema import load_schema
+
+    text = "Warfarin dosing depends on VKORC1 ."
+    final, _ = parse_ann("1_1", text, "T1\tChemical 0 8\tWarfarin\nT2\tGene_or_protein 27 33\tVKORC1\n"
+                         "R1\tinfluences Arg1:T2 Arg2:T1\t\n")
+    pre = tmp_path / "pre"
+    pre.mkdir()
+    (pre / "1_1.txt").write_text(text)
+    (pre / "1_1.ann").write_text("T1\tChemical 0 8\tWarfarin\nT2\tGene_or_protein 27 33\tVKORC1\n"
+                                 "R1\tisAssociatedWith Arg1:T2 Arg2:T1\t\n")
+    table, extra = preannotation_table(pre, [final], load_schema())
+    rows = {r[0]: r for r in table.rows}
+    assert rows["relations exact_strict_directed"][2:5] == [0, 1, 1]
+    # the agreement's hierarchy setting expands both sides to their ancestors: the shared
+    # isAssociatedWith is a TP, the final relation's own influences a FN
+    assert rows["relations exact_hierarchy_directed"][2:5] == [1, 0, 1]
+    assert set(extra["relations"]) == {r[len("relations "):] for r in rows if r.startswith("relations ")}
+    # no relation pre-annotated: no relation row, as before
+    (pre / "1_1.ann").write_text("T1\tChemical 0 8\tWarfarin\n")
+    table, extra = preannotation_table(pre, [final], load_schema())
+    assert not any(str(r[0]).startswith("relations") for r in table.rows) and "relations" not in extra
+
+
+@pytest.mark.parametrize(("flag", "expected"), [("True", "Relations were pre-annotated"),
+                                                ("False", "Relations were not pre-annotated")])
+def test_datasheet_says_whether_relations_were_preannotated(inputs: dict[str, Path], tmp_path: Path, flag: str,
+                                                            expected: str) -> None:
+    manifest = json.loads(inputs["manifest"].read_text())
+    manifest["params"]["relations"] = flag
+    inputs["manifest"].write_text(json.dumps(manifest))
+    assert run_release(inputs, tmp_path / "rel") == 0
+    readme = (tmp_path / "rel" / "README.md").read_text()
+    assert expected in readme
+    assert ("Table 9" in readme.split(expected, 1)[1][:400]) == (flag == "True")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -111,3 +112,22 @@ def test_console_build_exits_fast_with_its_status_and_output(tmp_path: Path) -> 
                           cwd=PROJECT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2
     assert "at least three are needed" in proc.stderr
+
+
+def test_train_relations_writes_a_scorer_the_rules_can_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                                            ) -> None:
+    from pipeline.nlp import relations
+    from pipeline.schema import load_schema
+
+    collection = PROJECT / "tests" / "fixtures" / "brat" / "release_relations"
+    out = tmp_path / "scorer.json"
+    assert cli.main(["train-relations", str(collection), "--out", str(out)]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["sentences"] == 7 and summary["training_relations"] > 0
+    first = out.read_bytes()
+    assert cli.main(["train-relations", str(collection), "--out", str(out)]) == 0
+    assert out.read_bytes() == first  # same data and seed, same bytes
+    rules = tmp_path / "relations.yaml"
+    rules.write_text("version: 1\nscorer: scorer.json\n", encoding="utf-8")
+    assert relations.load_rules(rules, load_schema()).scorer is not None
+    assert cli.main(["train-relations", str(tmp_path / "missing"), "--out", str(out)]) == 2

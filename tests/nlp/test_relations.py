@@ -1,0 +1,329 @@
+"""Relation pre-annotation (pipeline.nlp.relations) and relations in the document model."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from pipeline.brat import modality as brat_modality
+from pipeline.brat.standoff import parse_ann
+from pipeline.corpus.brat_export import sentence_document
+from pipeline.documents import (
+    MODALITIES,
+    Annotation,
+    ConceptRelation,
+    Document,
+    Relation,
+    Sentence,
+    SentenceParse,
+    SentenceRecord,
+    from_dict,
+    to_dict,
+)
+from pipeline.nlp import relations as rel
+from pipeline.schema import load_schema
+
+SCHEMA = load_schema()
+
+
+def test_modality_names_agree_with_the_brat_grammar() -> None:
+    assert MODALITIES == brat_modality.MODALITIES
+
+
+def _ann(text: str, word: str, type_: str, identifier: str | None = None, nth: int = 0) -> Annotation:
+    start = -1
+    for _ in range(nth + 1):
+        start = text.index(word, start + 1)
+    return Annotation(((start, start + len(word)),), type_, "pubtator", identifier, word)
+
+
+def _parse(text: str, rows: list[tuple[str, int, str, str, str]]) -> SentenceParse:
+    """A hand-written parse: (word, head index, dep, tag, lemma) per token, words found left to right."""
+    tokens, at = [], 0
+    for word, *_ in rows:
+        at = text.index(word, at)
+        tokens.append((at, at + len(word)))
+        at += len(word)
+    return SentenceParse(0, len(text), tuple(tokens), tuple(r[1] for r in rows), tuple(r[2] for r in rows),
+                         tuple(r[3] for r in rows), tuple(r[4] for r in rows))
+
+
+RULES = rel.load_rules(rel.DEFAULT_RULES, SCHEMA)
+ALL_RULES = dataclasses.replace(RULES, enabled=None, scorer=None)  # every trigger rule, no learned scorer
+
+TEXT = "CYP2C9 variants may decrease warfarin clearance ."
+ROWS = [
+    ("CYP2C9", 1, "compound", "PROPN", "cyp2c9"),
+    ("variants", 3, "nsubj", "NOUN", "variant"),
+    ("may", 3, "aux", "AUX", "may"),
+    ("decrease", 3, "ROOT", "VERB", "decrease"),
+    ("warfarin", 5, "compound", "NOUN", "warfarin"),
+    ("clearance", 3, "dobj", "NOUN", "clearance"),
+    (".", 3, "punct", "PUNCT", "."),
+]
+
+
+def _doc(text: str, anns: list[Annotation], parse: SentenceParse | None = None) -> Document:
+    return Document("1", text, text, sentences=(Sentence(0, len(text)),), annotations=(),
+                    parses=(parse,) if parse else ()).with_annotations(anns)
+
+
+@pytest.mark.parametrize(
+    ("text", "long", "short", "type_", "expected"),
+    [
+        ("Norepinephrine ( NE ) regulates CRH .", "Norepinephrine", "NE", "Chemical", True),
+        ("tumor necrosis factor (TNF) levels", "tumor necrosis factor", "TNF", "Gene_or_protein", True),
+        ("warfarin ( CYP2C9 ) levels", "warfarin", "CYP2C9", None, False),  # types differ
+        ("warfarin and ( NE ) levels", "warfarin", "NE", "Chemical", False),  # not adjacent
+    ],
+)
+def test_abbreviation(text: str, long: str, short: str, type_: str | None, expected: bool) -> None:
+    a = _ann(text, long, type_ or "Chemical")
+    b = _ann(text, short, type_ or "Gene_or_protein")
+    doc = next(rel.relate_documents([_doc(text, [a, b])], RULES, SCHEMA, Counter()))
+    found = [(r.type, doc.annotations[r.arg1].text, doc.annotations[r.arg2].text) for r in doc.relations]
+    assert found == ([("isEquivalentTo", short, long)] if expected else [])
+
+
+def test_trigger_on_the_path_types_directs_and_hedges() -> None:
+    anns = [_ann(TEXT, "CYP2C9 variants", "Limited_variation"), _ann(TEXT, "warfarin clearance",
+                                                                        "Pharmacokinetic_phenotype")]
+    counts: Counter[str] = Counter()
+    doc = next(rel.relate_documents([_doc(TEXT, anns, _parse(TEXT, ROWS))], ALL_RULES, SCHEMA, counts))
+    assert not doc.parses  # consumed
+    (r,) = doc.relations
+    assert (r.type, doc.annotations[r.arg1].text, doc.annotations[r.arg2].text) == (
+        "decreases", "CYP2C9 variants", "warfarin clearance")
+    assert r.modality == ("Hypothetical",)
+    assert r.rule is not None and r.rule.startswith("path[") and r.trigger == "decrease"
+    assert counts["relations"] == 1 and counts["relations_hypothetical"] == 1
+
+
+def test_negation_and_nested_entities() -> None:
+    text = "CYP2C9 variants did not decrease warfarin clearance ."
+    rows = [ROWS[0], ROWS[1], ("did", 4, "aux", "AUX", "do"), ("not", 4, "neg", "PART", "not"),
+            ("decrease", 4, "ROOT", "VERB", "decrease"), ("warfarin", 6, "compound", "NOUN", "warfarin"),
+            ("clearance", 4, "dobj", "NOUN", "clearance"), (".", 4, "punct", "PUNCT", ".")]
+    rows = [(w, h, d, t, lem) for w, h, d, t, lem in rows]
+    rows[1] = ("variants", 4, "nsubj", "NOUN", "variant")
+    anns = [_ann(text, "CYP2C9 variants", "Limited_variation"),
+            _ann(text, "warfarin clearance", "Pharmacokinetic_phenotype"),
+            _ann(text, "warfarin", "Chemical")]  # nested in the phenotype: not an argument
+    doc = next(rel.relate_documents([_doc(text, anns, _parse(text, rows))], ALL_RULES, SCHEMA, Counter()))
+    assert [(doc.annotations[r.arg1].text, doc.annotations[r.arg2].text, r.modality) for r in doc.relations] == [
+        ("CYP2C9 variants", "warfarin clearance", ("Negated",))]
+
+
+def test_no_parse_no_syntactic_rule() -> None:
+    anns = [_ann(TEXT, "CYP2C9 variants", "Limited_variation"), _ann(TEXT, "warfarin clearance",
+                                                                        "Pharmacokinetic_phenotype")]
+    counts: Counter[str] = Counter()
+    doc = next(rel.relate_documents([_doc(TEXT, anns)], ALL_RULES, SCHEMA, counts))
+    assert doc.relations == () and counts["sentences_without_parse"] == 1
+
+
+# --- the rule file --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("triggers:\n  increases: [raise]\n  boosts: [boost]\n", ":3: unknown relation type 'boosts'"),
+        ("argument_types:\n  metabolizes:\n    Arg1: [Gene_or_protein]\n    Arg2: [Phenotype]\n",
+         ":4: metabolizes Arg2 'Phenotype' admits"),
+        ("argument_types:\n  treats: {Arg1: [Drug]}\n", ":2: unknown entity type 'Drug'"),
+        ("triggers:\n  increases: [raise]\n  decreases: [raise]\n", ":3: trigger 'raise' given to both"),
+        ("colours: {}\n", ":1: unknown section 'colours'"),
+        ("selection:\n  retype: {'path[x,y]:increases': treats}\n", ":2: path[x,y]:increases can only become"),
+    ],
+)
+def test_bad_rule_files_name_file_and_line(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "relations.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(rel.RelationRulesError) as err:
+        rel.load_rules(path, SCHEMA)
+    assert str(err.value).startswith(str(path))
+    assert message in str(err.value)
+
+
+def test_shipped_rules_load() -> None:
+    assert RULES.triggers["increase"] == "increases"
+    assert RULES.rank["Limited_variation"] < RULES.rank["Chemical"] < RULES.rank["Pharmacodynamic_phenotype"]
+    assert RULES.enabled is not None and "abbreviation:isEquivalentTo" in RULES.enabled
+    assert RULES.scorer is not None and 0.5 <= RULES.scorer.threshold < 1  # config/relation_scorer.json
+    assert rel.rule_files(rel.DEFAULT_RULES) == [str(rel.DEFAULT_RULES), str(rel.DEFAULT_RULES.parent /
+                                                                              "relation_scorer.json")]
+
+
+# --- the model through the stages ------------------------------------------------------------------
+
+
+def _related() -> Document:
+    text = "Norepinephrine ( NE ) regulates CRH ."
+    doc = _doc(text, [_ann(text, "Norepinephrine", "Chemical"), _ann(text, "NE", "Chemical", nth=0),
+                      _ann(text, "CRH", "Gene_or_protein")])
+    return doc.with_relations([Relation("isEquivalentTo", 1, 0, (), "rules", "abbreviation:isEquivalentTo", "("),
+                               Relation("influences", 0, 2, ("Hypothetical", "Negated"), "rules", "path", "regulate")])
+
+
+def test_json_round_trip_and_reindexing() -> None:
+    doc = _related()
+    assert from_dict(Document, json.loads(json.dumps(to_dict(doc)))) == doc
+    # a new annotation shifts indices: the relations follow their entities
+    moved = doc.with_annotations([*doc.annotations, Annotation(((0, 3),), "Chemical", "local", None, "Nor")])
+    assert {(moved.annotations[r.arg1].text, moved.annotations[r.arg2].text) for r in moved.relations} == {
+        ("NE", "Norepinephrine"), ("Norepinephrine", "CRH")}
+    (record,), crossing = moved.sentence_records()
+    assert crossing == 0 and len(record.relations) == 2
+    assert from_dict(SentenceRecord, json.loads(json.dumps(to_dict(record)))) == record
+
+
+@pytest.mark.parametrize("bad", [("Negated", "Hypothetical"), ("Maybe",), ("Negated", "Negated")])
+def test_modality_must_be_canonical(bad: tuple[str, ...]) -> None:
+    with pytest.raises(ValueError, match="modality"):
+        Relation("influences", 0, 1, bad)
+
+
+def test_relation_beyond_the_annotations_is_refused() -> None:
+    with pytest.raises(ValueError, match="beyond"):
+        Document("1", "a", "a", relations=(Relation("influences", 0, 1),))
+
+
+def test_brat_export_plain_r_lines_modality_note_and_sidecar() -> None:
+    (record,), _ = _related().sentence_records()
+    counts: Counter[str] = Counter()
+    rows: list[dict[str, object]] = []
+    bdoc = sentence_document(record, SCHEMA, counts, provenance=rows)
+    ann = "".join(f"{r.id}\t{r.type} Arg1:{r.args[0][1]} Arg2:{r.args[1][1]}\t\n" for r in bdoc.relations)
+    # ids over the relations sorted by (Arg1, Arg2, type)
+    assert ann == "R1\tinfluences Arg1:T1 Arg2:T3\t\nR2\tisEquivalentTo Arg1:T2 Arg2:T1\t\n"
+    assert [(n.target, n.text) for n in bdoc.notes] == [("R1", "hyp neg")]
+    relation_rows = [r for r in rows if str(r["id"]).startswith("R")]
+    assert relation_rows[0] == {"document": "1_1", "id": "R1", "type": "influences", "arg1": "T1", "arg2": "T3",
+                                "modality": ["Hypothetical", "Negated"], "sources": ["rules"], "rules": ["path"],
+                                "triggers": ["regulate"]}
+    # provenance never in the brat file: parsing back gives the relation and its modality only
+    from pipeline.brat.standoff import dumps
+
+    back, issues = parse_ann(bdoc.name, bdoc.text, dumps(bdoc))
+    assert not issues and "regulate" not in dumps(bdoc)
+    assert brat_modality.parse_note(back.notes_for("R1")[0]).modality == {"Hypothetical", "Negated"}
+    assert counts["relations"] == 2 and counts["relation_notes"] == 1
+
+
+# --- PubTator3 relations ---------------------------------------------------------------------------
+
+
+def test_concept_relations_become_sentence_proposals_or_are_counted() -> None:
+    text = "Warfarin dosing depends on VKORC1 . Aspirin is mentioned alone ."
+    anns = [_ann(text, "Warfarin", "Chemical", "MESH:D014859"), _ann(text, "VKORC1", "Gene_or_protein", "79001"),
+            _ann(text, "Aspirin", "Chemical", "MESH:D001241")]
+    doc = Document("7", text, text, sentences=(Sentence(0, 34), Sentence(35, len(text))),
+                   concept_relations=(ConceptRelation("Association", "MESH:D014859", "79001"),
+                                      ConceptRelation("Association", "MESH:D001241", "79001"),
+                                      ConceptRelation("Association", "MESH:D000001", "79001"),
+                                      ConceptRelation("Cotreatment", "MESH:D014859", "MESH:D001241"))
+                   ).with_annotations(anns)
+    counts: Counter[str] = Counter()
+    out = next(rel.relate_documents([doc], RULES, SCHEMA, counts, use_rules=False))
+    assert [(r.type, out.annotations[r.arg1].text, out.annotations[r.arg2].text, r.source) for r in out.relations] == [
+        ("isAssociatedWith", "VKORC1", "Warfarin", "pubtator")]
+    assert counts["concept_relations_not_in_one_sentence"] == 1  # aspirin and VKORC1
+    assert counts["concept_relations_no_mentions"] == 1  # D000001
+    assert counts["concept_relations_dropped_type"] == 1  # Cotreatment -> null
+
+
+def test_real_pubtator3_relations_become_sentence_proposals() -> None:
+    """The recorded PubTator3 export (PMID 22429397, ../shared/fixtures/real/pubtator3) with its relation lines."""
+    from pipeline.nlp import sentences, typemap
+    from pipeline.sources.pubtator_format import read_pubtator, to_document
+    from tests.conftest import shared_path
+
+    path = shared_path("fixtures", "real", "pubtator3", "netmedex_22429397_abstract_pubtator_20240916.txt")
+    (record,) = list(read_pubtator(path))
+    doc = to_document(record)
+    assert len(doc.concept_relations) == len(record.relations) > 0
+    counts: Counter[str] = Counter()
+    (doc,) = list(sentences.split_documents([doc], counts))
+    (doc,) = list(typemap.map_documents([doc], SCHEMA, counts))
+    (out,) = list(rel.relate_documents([doc], RULES, SCHEMA, counts, use_rules=False))
+    assert out.relations, "some PubTator3 pairs share a sentence"
+    for r in out.relations:
+        a1, a2 = out.annotations[r.arg1], out.annotations[r.arg2]
+        assert r.source == "pubtator" and r.rule is not None and r.rule.startswith("pubtator:")
+        assert RULES.admits(r.type, a1.type, a2.type)
+        assert any(s.start <= min(a1.start, a2.start) and max(a1.end, a2.end) <= s.end for s in out.sentences)
+    # every relation is accounted for: proposed, or counted as not written
+    written = {r.rule for r in out.relations}
+    assert written
+    not_written = (counts["concept_relations_no_mentions"] + counts["concept_relations_not_in_one_sentence"]
+                   + counts["concept_relations_dropped_type"] + counts["concept_relations_unmapped_type"])
+    assert not_written < len(doc.concept_relations)
+
+
+# --- the learned scorer -----------------------------------------------------------------------------
+
+
+def _example(k: int, related: bool) -> rel.TrainingSentence:
+    """'GENEk variants decrease drugk clearance .' (related) or 'GENEk variants and drugk clearance .'."""
+    gene, drug = f"G{k}X", f"d{k}x"
+    if related:
+        text = f"{gene} variants decrease {drug} clearance ."
+        rows = [(gene, 1, "compound", "PROPN", gene.lower()), ("variants", 2, "nsubj", "NOUN", "variant"),
+                ("decrease", 2, "ROOT", "VERB", "decrease"), (drug, 4, "compound", "NOUN", drug),
+                ("clearance", 2, "dobj", "NOUN", "clearance"), (".", 2, "punct", "PUNCT", ".")]
+    else:
+        text = f"{gene} variants and {drug} clearance ."
+        rows = [(gene, 1, "compound", "PROPN", gene.lower()), ("variants", 1, "ROOT", "NOUN", "variant"),
+                ("and", 1, "cc", "CCONJ", "and"), (drug, 4, "compound", "NOUN", drug),
+                ("clearance", 1, "conj", "NOUN", "clearance"), (".", 1, "punct", "PUNCT", ".")]
+    anns = [_ann(text, f"{gene} variants", "Limited_variation"),
+            _ann(text, f"{drug} clearance", "Pharmacokinetic_phenotype")]
+    doc = Document(f"{k}_1", text, text, sentences=(Sentence(0, len(text)),), annotations=tuple(anns),
+                   parses=(_parse(text, rows),))
+    return rel.TrainingSentence(doc, ((0, 1, "decreases"),) if related else (), str(k))
+
+
+def test_scorer_learns_trains_saves_and_proposes(tmp_path: Path) -> None:
+    examples = [_example(k, related=k % 2 == 0) for k in range(24)]
+    scorer, curve = rel.train_scorer(examples, ALL_RULES, SCHEMA, target_precision=0.8)
+    assert curve and 0.0 <= scorer.threshold <= 1.0 and 0.5 <= scorer.type_threshold <= 0.95
+    assert set(scorer.types) == {"decreases"}
+    # JSON round trip, named by a rule file
+    (tmp_path / "scorer.json").write_text(json.dumps(scorer.to_json()), encoding="utf-8")
+    rules_text = rel.DEFAULT_RULES.read_text(encoding="utf-8").split("\nselection:")[0]
+    (tmp_path / "relations.yaml").write_text(rules_text + "\nscorer: scorer.json\n", encoding="utf-8")
+    loaded = rel.load_rules(tmp_path / "relations.yaml", SCHEMA)
+    assert loaded.scorer == scorer
+    positive, negative = _example(100, True), _example(101, False)
+    counts: Counter[str] = Counter()
+    out = list(rel.relate_documents([positive.doc, negative.doc], loaded, SCHEMA, counts))
+    assert [(r.type, r.arg1, r.arg2, r.rule) for r in out[0].relations] == [("decreases", 0, 1, "scorer:decreases")]
+    assert out[1].relations == ()
+
+
+def test_a_missing_scorer_file_names_the_rule_file_and_line(tmp_path: Path) -> None:
+    (tmp_path / "relations.yaml").write_text("version: 1\nscorer: nowhere.json\n", encoding="utf-8")
+    with pytest.raises(rel.RelationRulesError, match=r"relations.yaml:2: cannot read the scorer"):
+        rel.load_rules(tmp_path / "relations.yaml", SCHEMA)
+
+
+def test_real_pubtator3_biocjson_relations_are_read_as_concept_pairs() -> None:
+    """The recorded PubTator3 biocjson response (PMID 22429397): its relations become concept pairs,
+    the same pairs as the PubTator-format export of the same PMID."""
+    from pipeline.sources import bioc_io
+    from pipeline.sources.pubtator_format import read_pubtator
+    from tests.conftest import shared_path
+
+    real = shared_path("fixtures", "real", "pubtator3")
+    counts: Counter[str] = Counter()
+    (bdoc,) = list(bioc_io.read_bioc_json(real / "netmedex_22429397_abstract_biocjson_20240916_reindented.json",
+                                          counts=counts))
+    assert bdoc.concept_relations and counts["bioc_concept_relations"] == len(bdoc.concept_relations)
+    (record,) = list(read_pubtator(real / "netmedex_22429397_abstract_pubtator_20240916.txt"))
+    assert {frozenset(r[1:]) | {r[0]} for r in bdoc.concept_relations} == {
+        frozenset((r.arg1, r.arg2)) | {r.type} for r in record.relations}
