@@ -4,7 +4,8 @@
 (alice, bob, carol annotators, dave senior, erin manager; carol then revoked), both annotators of one
 document mark it Done and ``campaign review`` merges it into ``phase2/dave`` (read-only in phase 1 now),
 dave signs it off (Done) and ``campaign finalize`` writes ``final/`` with it (read-only in phase 2 now),
-then a second document is merged (editable by dave).  ``a..b_1`` (a name containing ``..``) is added to alice's collection.
+then a second document is merged (editable by dave).  ``a..b_1`` (a name containing ``..``) is added to
+alice's collection.
 """
 
 from __future__ import annotations
