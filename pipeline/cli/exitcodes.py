@@ -70,6 +70,7 @@ COMMAND_CODES: dict[str, dict[ExitCode, str]] = {
     "release": {ExitCode.OK: "released", ExitCode.REFUSED: "bad input, or FINAL has problems: nothing "
                 "written"},
     "train": {ExitCode.OK: "model written", ExitCode.REFUSED: "bad input"},
+    "train-relations": {ExitCode.OK: "relation scorer written", ExitCode.REFUSED: "bad input"},
     "campaign users list": {ExitCode.OK: "listed", ExitCode.REFUSED: "not a campaign, or a broken users file"},
     "campaign users reset": {ExitCode.OK: "new password shown once", ExitCode.REFUSED: "unknown person"},
     "campaign users revoke": {ExitCode.OK: "access ended", ExitCode.REFUSED: "unknown person"},

@@ -50,6 +50,11 @@ def brat_server(data_dir: Path, work_dir: Path) -> Iterator[dict[str, Any]]:
         LOG_LEVEL=2, LL_DEBUG=0, LL_INFO=1, LL_WARNING=2, LL_ERROR=3, LL_CRITICAL=4,
     )
     sys.modules["config"] = config
+    # brat's modules as the serve adapter (pipeline.serve.brat_adapter) loaded and patched them may be in
+    # sys.modules already: import brat's own, unpatched ones here (the adapter's are put back on exit)
+    for name, module in list(sys.modules.items()):
+        if str(getattr(module, "__file__", None) or "").startswith(str(SERVER_SRC)):
+            del sys.modules[name]
     sys.path.insert(0, str(SERVER_SRC))
     try:
         import annotation  # type: ignore[import-not-found]
