@@ -47,6 +47,7 @@ from pipeline.corpus.batches import prepare_batches  # noqa: E402
 from pipeline.corpus.brat_export import export_collection  # noqa: E402
 from pipeline.documents import Annotation, SentenceRecord  # noqa: E402
 from pipeline.schema import load_schema  # noqa: E402
+from pipeline.serve.journal import Journal, Version  # noqa: E402
 from pipeline.serve.users import create_users  # noqa: E402
 from tests.serve.live import HttpClient  # noqa: E402
 
@@ -151,16 +152,15 @@ def percentile(values: list[float], q: float) -> float:
 def check(campaign: Path, clients: list[Annotator]) -> dict[str, Any]:
     """Lost or corrupted saves, and the journal against the saves (after the server stopped)."""
     lost, corrupted, journal_problems = [], [], []
-    entries: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    # the journal's lines as pipeline/serve/journal.py writes them (one JSON object per write)
-    journal = campaign / "journal" / "journal.jsonl"
-    readable = journal.exists()
+    entries: dict[str, list[Version]] = defaultdict(list)
+    # the journal as pipeline/serve/journal.py reads it back (its own reader checks every line)
+    journal = Journal(campaign)
+    readable = journal.log_path.is_file()
     if not readable:
-        journal_problems.append(f"{journal}: not found (journal format unknown: entries not checked)")
-    lines = journal.read_text(encoding="utf-8").splitlines() if readable else []
-    for line in lines:
-        entry = json.loads(line)
-        entries[entry["document"]].append(entry)
+        journal_problems.append(f"{journal.log_path}: not found (no journal: entries not checked)")
+    lines = journal.entries() if readable else []
+    for entry in lines:
+        entries[entry.document].append(entry)
     for client in clients:
         for doc in client.docs:
             ann = campaign / "phase1" / client.person / f"{doc}.ann"
@@ -182,10 +182,12 @@ def check(campaign: Path, clients: list[Annotator]) -> dict[str, Any]:
             mine = entries.get(key, [])
             if len(mine) != client.saves[doc]:
                 journal_problems.append(f"{key}: {len(mine)} journal entries for {client.saves[doc]} saves")
-            if any(e["person"] != client.person for e in mine):
+            if any(e.person != client.person for e in mine):
                 journal_problems.append(f"{key}: journaled under another person")
-            if mine and mine[-1]["sha256"] != hashlib.sha256(data).hexdigest():
+            if mine and mine[-1].sha256 != hashlib.sha256(data).hexdigest():
                 journal_problems.append(f"{key}: last journal entry is not the final .ann")
+            if mine and journal.content(mine[-1].sha256) != data:
+                journal_problems.append(f"{key}: the journal's object differs from the final .ann")
     size = sum(p.stat().st_size for p in (campaign / "journal").rglob("*") if p.is_file())
     return {"lost": lost, "corrupted": corrupted, "journal_problems": journal_problems,
             "journal_entries": len(lines), "journal_bytes": size}
