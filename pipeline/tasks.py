@@ -23,11 +23,13 @@ counts into the stage's ``counts.json``.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import json
 import logging
 import os
+import random
 import shutil
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -59,6 +61,37 @@ STAGES = (
     "brat",
     "batches",
 )
+
+
+# --- directory targets -------------------------------------------------------------------------
+
+#: Written last into a directory target's staging copy: the directory is complete exactly when it holds it.
+COMPLETE_MARKER = ".complete"
+
+
+class DirectoryTarget(luigi.LocalTarget):
+    """A stage output directory (path ending in ``/``) that is complete only when it holds
+    :data:`COMPLETE_MARKER`, written last.
+
+    Luigi's own directory targets count any existing directory as complete, and ``LocalFileSystem.move``
+    creates the (empty) target directory before renaming into it: a kill between the two left an empty
+    ``07_sampled/<h>/`` that every later run took for the output.  Here the staging directory
+    (``NAME-luigi-tmp-N``, cleaned by :func:`pipeline.corpus.outdir.clean_stale_temporaries`) gets the
+    marker and is then published in one step (:func:`pipeline.store.publish_directory`); an incomplete
+    directory left by an older version is replaced.
+    """
+
+    def exists(self) -> bool:
+        return os.path.isfile(os.path.join(self.path, COMPLETE_MARKER))
+
+    @contextlib.contextmanager
+    def temporary_path(self) -> Iterator[str]:
+        final = Path(self.path.rstrip("/"))
+        final.parent.mkdir(parents=True, exist_ok=True)
+        tmp = final.with_name(f"{final.name}-luigi-tmp-{random.randrange(10_000_000_000):010}")
+        yield str(tmp) + "/"
+        store.write_atomic(tmp / COMPLETE_MARKER, b"")
+        store.publish_directory(tmp, final)
 
 
 # --- configuration sections (luigi.cfg) ------------------------------------------------------
@@ -527,7 +560,7 @@ class Documents(SourceParams, StageTask):
         return [self.clone(Fetch), self.clone(Search)] if self.query else []
 
     def output(self) -> luigi.LocalTarget:
-        return luigi.LocalTarget(str(self.stage_dir()) + "/")
+        return DirectoryTarget(str(self.stage_dir()) + "/")
 
     def run(self) -> None:
         counts: Counter[str] = Counter()
@@ -818,7 +851,7 @@ class SplitAnnotationFiles(PreannotateParams, StageTask):
         return self.clone(Documents)
 
     def output(self) -> luigi.LocalTarget:
-        return luigi.LocalTarget(str(self.stage_dir()) + "/")
+        return DirectoryTarget(str(self.stage_dir()) + "/")
 
     def run(self) -> None:
         from pipeline.nlp import preannotate
@@ -1008,7 +1041,7 @@ class Sample(SampleParams, StageTask):
         return {"filtered": self.clone(Filtered), "mapped": self.clone(Mapped)}
 
     def output(self) -> luigi.LocalTarget:
-        return luigi.LocalTarget(str(self.stage_dir()) + "/")
+        return DirectoryTarget(str(self.stage_dir()) + "/")
 
     def run(self) -> None:
         from pipeline.corpus import sample
@@ -1062,7 +1095,7 @@ class ExportBrat(BratParams, StageTask):
         return self.clone(Sample)
 
     def output(self) -> luigi.LocalTarget:
-        return luigi.LocalTarget(str(self.stage_dir() / "collection") + "/")
+        return DirectoryTarget(str(self.stage_dir() / "collection") + "/")
 
     def run(self) -> None:
         from pipeline import schema
@@ -1123,7 +1156,7 @@ class PrepareBatches(BatchParams, StageTask):
         return self.clone(ExportBrat)
 
     def output(self) -> luigi.LocalTarget:
-        return luigi.LocalTarget(str(self.stage_dir() / "batches") + "/")
+        return DirectoryTarget(str(self.stage_dir() / "batches") + "/")
 
     def run(self) -> None:
         from pipeline.corpus import batches

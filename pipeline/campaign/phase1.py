@@ -32,10 +32,11 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.brat.conf import copy_conf_files, write_campaign_conf_files
-from pipeline.brat.standoff import BratDocument, write_document
-from pipeline.campaign import deploy
+from pipeline.brat.standoff import BratDocument, dumps
+from pipeline.campaign import deploy, publish
 from pipeline.campaign.guide import GUIDE_FILE, annotator_guide
 from pipeline.campaign.layout import CAMPAIGN_MANIFEST, PHASE1_DIR, PHASE2_DIR
+from pipeline.store import clean_temporaries
 
 log = logging.getLogger(__name__)
 
@@ -129,42 +130,60 @@ def write_phase1(
         if doc in txts:
             entry["files"] = [p.name for p in pages[doc]] if pages and doc in pages else [doc]
 
-    for sub in (PHASE1_DIR, PHASE2_DIR, deploy.PREANNOTATION_DIR):
-        if (out / sub).exists():
-            shutil.rmtree(out / sub)
+    # Generated collections are updated document by document (each written beside itself and renamed,
+    # .ann before .txt), never removed and written again: a killed run leaves whole documents, and the
+    # rerun finishes the job; what the campaign no longer holds is removed at the end.  No document lock:
+    # nobody has edited this campaign (checked above), and the build writes it too (no locks/ in its output).
+    if (out / PHASE2_DIR).exists():
+        shutil.rmtree(out / PHASE2_DIR)  # not started (checked above): configuration files only
+    clean_temporaries(out)
+    for sub in (PHASE1_DIR, deploy.PREANNOTATION_DIR):
+        publish.clean_tree(out / sub)
     pre = out / deploy.PREANNOTATION_DIR
     copy_conf_files(src, pre)
+    written: dict[Path, set[str]] = {pre: set()}
     for doc in documents:
         if doc not in txts:
             continue
         if pages and doc in pages:
             for page in pages[doc]:
-                write_document(pre, page)
+                publish.write_document(pre, page.name, page.text.encode("utf-8"), dumps(page).encode("utf-8"),
+                                       only_if_changed=True)
+                written[pre].add(page.name)
         else:
-            for suffix in (".txt", ".ann"):
-                source = txts[doc].with_suffix(suffix)
-                (pre / source.name).write_bytes(source.read_bytes() if source.exists() else b"")
+            ann_source = txts[doc].with_suffix(".ann")
+            publish.write_document(pre, doc, txts[doc].read_bytes(),
+                                   ann_source.read_bytes() if ann_source.exists() else b"", only_if_changed=True)
+            written[pre].add(doc)
     annotators = sorted({p for e in documents.values() for p in e["phase1"]})
     seniors = sorted({p["id"] for p in people.values() if p["role"] == "senior"})
     users = sorted(set(annotators) | set(seniors))
     for person in annotators:
         dest = out / PHASE1_DIR / person
         write_campaign_conf_files(src, dest)
-        (dest / ACL_FILE).write_text(deploy.collection_acl(brat_path, PHASE1_DIR, person, users), encoding="utf-8")
-        (dest / GUIDE_FILE).write_text(annotator_guide(dest, person, 1), encoding="utf-8")
+        publish.write_text(dest / ACL_FILE, deploy.collection_acl(brat_path, PHASE1_DIR, person, users))
+        publish.write_text(dest / GUIDE_FILE, annotator_guide(dest, person, 1))
+        written[dest] = set()
         counts["collections:phase1"] += 1
     for entry in documents.values():
         for person in entry["phase1"]:
+            dest = out / PHASE1_DIR / person
             for name in entry["files"]:
-                for suffix in (".txt", ".ann"):
-                    (out / PHASE1_DIR / person / f"{name}{suffix}").write_bytes((pre / f"{name}{suffix}").read_bytes())
-                    counts["files_written"] += 1
+                publish.write_document(dest, name, (pre / f"{name}.txt").read_bytes(),
+                                       (pre / f"{name}.ann").read_bytes(), only_if_changed=True)
+                written[dest].add(name)
+                counts["files_written"] += 2
+    for directory, names in written.items():  # documents an earlier run wrote that the campaign no longer has
+        for name in sorted(publish.document_names(directory) - names):
+            publish.remove_document(directory, name)
+    for stale in sorted((out / PHASE1_DIR).glob("*/")) if (out / PHASE1_DIR).is_dir() else []:
+        if stale.is_dir() and stale not in written:
+            shutil.rmtree(stale)
     (out / PHASE1_DIR).mkdir(parents=True, exist_ok=True)
     phase_acl = deploy.phase_acl(brat_path, PHASE1_DIR, annotators, users)
-    (out / PHASE1_DIR / ACL_FILE).write_text(phase_acl, encoding="utf-8")
-    (out / ACL_FILE).write_text(deploy.root_acl(brat_path, annotators, seniors, users), encoding="utf-8")
-    (out / deploy.DEPLOY_NOTE).write_text(deploy.deployment_note(brat_path, annotators, seniors),
-                                          encoding="utf-8")
+    publish.write_text(out / PHASE1_DIR / ACL_FILE, phase_acl)
+    publish.write_text(out / ACL_FILE, deploy.root_acl(brat_path, annotators, seniors, users))
+    publish.write_text(out / deploy.DEPLOY_NOTE, deploy.deployment_note(brat_path, annotators, seniors))
     new = deploy.write_users(out / deploy.USERS_FILE, users)
     counts["users_new"] += len(new)
     if new:
@@ -177,4 +196,4 @@ def write_phase1(
         "people": list(people.values()),
         "documents": list(documents.values()),
     }
-    (out / CAMPAIGN_MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    publish.write_text(out / CAMPAIGN_MANIFEST, json.dumps(manifest, ensure_ascii=False, indent=1) + "\n")

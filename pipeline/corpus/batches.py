@@ -63,6 +63,7 @@ from pathlib import Path
 
 from pipeline.brat.standoff import BratDocument, read_document
 from pipeline.documents import pmid_sort_key
+from pipeline.store import write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -350,7 +351,8 @@ def prepare_batches(
     out.mkdir(parents=True, exist_ok=True)
     write_phase1(src, txts, rows, [(p.id, p.role, p.phase1) for p in people], out, seed=seed, counts=counts,
                  pages=pages, brat_path=brat_path)
-    with open(out / "manifest.csv", "w", encoding="utf-8", newline="") as fh:
-        writer = csv.writer(fh, lineterminator="\n")
-        writer.writerow(MANIFEST_FIELDS)
-        writer.writerows(rows)
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(MANIFEST_FIELDS)
+    writer.writerows(rows)
+    write_atomic(out / "manifest.csv", buf.getvalue().encode("utf-8"))
