@@ -95,6 +95,7 @@ class _Hook:
         self.kill_at, self.enospc_at = kill_at, enospc_at
         self.count = 0
         self.writes = 0
+        self.exchanges: list[int] = []  # mutation numbers of the directory swaps
         self.busy = False
 
     def _inside(self, path: Any, dir_fd: Any = None) -> bool:
@@ -136,6 +137,8 @@ class _Hook:
         else:
             return
         self.count += 1
+        if event == "pgx.exchange":
+            self.exchanges.append(self.count)
         if self.kill_at is not None and self.count == self.kill_at:
             os.kill(os.getpid(), signal.SIGKILL)
         if is_write:
@@ -145,9 +148,10 @@ class _Hook:
 
 
 def run_child(root: Path, argv: list[str], *, kill_at: int | None = None, enospc_at: int | None = None,
-              env: Mapping[str, str] | None = None) -> tuple[str, int, int]:
+              env: Mapping[str, str] | None = None) -> tuple[str, int, int, list[int]]:
     """Run ``pipeline.cli.main(argv)`` in a forked child with the fault hook; returns how it ended
-    (``exit N``, ``killed``), and how many mutations and opens for writing it made (-1 when killed)."""
+    (``exit N``, ``killed``), how many mutations and opens for writing it made (-1 when killed) and the
+    mutation numbers of its directory swaps."""
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: never returns
@@ -170,7 +174,7 @@ def run_child(root: Path, argv: list[str], *, kill_at: int | None = None, enospc
                 code = exc.code if isinstance(exc.code, int) else 1
             except BaseException:  # noqa: BLE001 - a traceback is an outcome too (exit 1)
                 code = 1
-            os.write(write_fd, f"{hook.count} {hook.writes}\n".encode())
+            os.write(write_fd, f"{hook.count} {hook.writes} {','.join(map(str, hook.exchanges))}\n".encode())
         finally:
             os._exit(code)
     os.close(write_fd)
@@ -178,9 +182,9 @@ def run_child(root: Path, argv: list[str], *, kill_at: int | None = None, enospc
         reported = fh.read().strip()
     _, status = os.waitpid(pid, 0)
     if os.WIFSIGNALED(status):
-        return ("killed" if os.WTERMSIG(status) == signal.SIGKILL else f"signal {os.WTERMSIG(status)}"), -1, -1
-    count, writes = (reported or "-1 -1").split()
-    return f"exit {os.WEXITSTATUS(status)}", int(count), int(writes)
+        return ("killed" if os.WTERMSIG(status) == signal.SIGKILL else f"signal {os.WTERMSIG(status)}"), -1, -1, []
+    count, writes, *swaps = (reported or "-1 -1").split(" ")
+    return f"exit {os.WEXITSTATUS(status)}", int(count), int(writes), [int(x) for x in "".join(swaps).split(",") if x]
 
 
 def snapshot(root: Path, *, mask_passwords: bool = False) -> dict[str, tuple[str, bytes]]:
@@ -237,7 +241,7 @@ class Harness:
         scenario.setup(self.template)
         self.before = snapshot(self.template, mask_passwords=scenario.mask_passwords)
         self.fresh()
-        status, self.mutations, self.writes = run_child(self.root, scenario.argv(self.root))
+        status, self.mutations, self.writes, self.exchanges = run_child(self.root, scenario.argv(self.root))
         if status not in {f"exit {c}" for c in scenario.ok_codes}:
             raise RuntimeError(f"{scenario.name}: the uninterrupted run ended with {status}")
         self.status = status
@@ -253,7 +257,7 @@ class Harness:
         """Fault at ``point`` (a mutation number for ``kill``, a write number for ``enospc``), rerun, compare."""
         self.fresh()
         argv = self.scenario.argv(self.root)
-        status, _, _ = run_child(self.root, argv, **({"kill_at": point} if kind == "kill" else {"enospc_at": point}))
+        status, _, _, _ = run_child(self.root, argv, **({"kill_at": point} if kind == "kill" else {"enospc_at": point}))
         after_fault = snapshot(self.root, mask_passwords=self.scenario.mask_passwords)
         partial = []
         before = self.before
@@ -266,3 +270,11 @@ class Harness:
         run_child(self.root, argv)
         got = snapshot(self.root, mask_passwords=self.scenario.mask_passwords)
         return Outcome(point, kind, status, differences(self.expected, got), leftovers(self.expected, got), partial)
+
+
+def sample_points(total: int, k: int, always: list[int] | tuple[int, ...] = ()) -> list[int]:
+    """About ``k`` points of ``1..total`` evenly spread (first and last included), plus ``always``."""
+    if total <= 0:
+        return sorted(set(always))
+    step = max(1, (total - 1) // max(1, k - 1))
+    return sorted({*range(1, total + 1, step), total, *(p for p in always if 1 <= p <= total)})

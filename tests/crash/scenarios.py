@@ -149,3 +149,22 @@ def scenarios(size: int = 2) -> list[Scenario]:
 def by_name(size: int = 2) -> dict[str, Scenario]:
     return {s.name: s for s in scenarios(size)}
 
+
+
+DEMO = Path(__file__).resolve().parents[2] / "data" / "demo"
+
+
+def build_scenario() -> Scenario:
+    """``pgx-corpus build`` of the demo data (every stage, batches included) into ``OUT``: an earlier build
+    of the first 17 abstracts is there, this one adds the update file (3 more), so every stage is
+    rebuilt and ``OUT/brat`` is replaced."""
+
+    def argv(extra: list[str]) -> list[str]:
+        return ["build", "--pubmed-xml", *extra, "--annotator", "local", "--sample", "all",
+                "--roster", str(DEMO / "roster.tsv"), "--out", "OUT", "--workers", "1", "--no-extend"]
+
+    def setup(root: Path) -> None:
+        assert _quiet(root, argv([str(DEMO / "pubmed" / "demo.xml")])) == 0
+
+    return Scenario("build", setup, lambda r: argv([str(DEMO / "pubmed")]), mask_passwords=True,
+                    published=("OUT/brat",))
