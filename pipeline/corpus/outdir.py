@@ -55,6 +55,7 @@ _TEMPORARY = re.compile(
     r"-luigi-tmp-\d+"  # luigi.LocalTarget.temporary_path
     r"|^\..+\.tmp\d+$"  # store.write_atomic, tasks.remember: .NAME.tmpPID
     r"|^\..+\.counts\.tmp\d+$"
+    r"|^\..+\.(tmp|old)-\d+$"  # store.publish_directory: a staged or replaced copy (collections excepted)
     r"|^params\.json\.tmp\d+$"  # StageTask.write_params
     r"|^\.tmp-"  # tempfile.mkstemp(prefix=".tmp-") in the PubTator cache
 )

@@ -94,7 +94,8 @@ DECISIONS = ("retype:\n  - {term: CYP2C9, from: Gene_or_protein, to: Genomic_fac
 
 
 def scenarios(size: int = 2) -> list[Scenario]:
-    """Every writing command of the campaign, on a campaign of ``3 * size`` sentences."""
+    """Every writing command of the campaign (and ``train`` on its FINAL), on a campaign of ``3 * size``
+    sentences."""
 
     def setup_batches(root: Path) -> None:
         collection(root / "coll", names(range(100, 103), size))
@@ -128,6 +129,16 @@ def scenarios(size: int = 2) -> list[Scenario]:
         _batches(root, size)
         collection(root / "coll2", names(range(100, 105), size))
 
+    def train_argv(seed: int) -> list[str]:
+        return ["train", "FINAL", "--keys", "campaign/preannotation", "--out", "model", "--epochs", "1",
+                "--seed", str(seed)]
+
+    def setup_train(root: Path) -> None:
+        setup_decisions(root)
+        # an earlier model, replaced; run here, it also loads the parser in this process, which every
+        # forked child of the harness then shares
+        assert _quiet(root, train_argv(7)) == 0
+
     return [
         Scenario("batches", setup_batches, lambda r: ["batches", "--collection", "coll", "--roster", "roster.csv",
                                                       "--out", "campaign", "--seed", "5"], mask_passwords=True),
@@ -143,6 +154,7 @@ def scenarios(size: int = 2) -> list[Scenario]:
                                                       "2026-01-01"], published=("release",)),
         Scenario("append", setup_append, lambda r: ["campaign", "append", "campaign", "--collection", "coll2",
                                                     "--roster", "roster.csv", "--seed", "5"]),
+        Scenario("train", setup_train, lambda r: train_argv(3), published=("model",)),
     ]
 
 
