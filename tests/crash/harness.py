@@ -224,8 +224,10 @@ def leftovers(expected: Mapping[str, tuple[str, bytes]], got: Mapping[str, tuple
     return [p for p in sorted(set(got) - set(expected)) if TEMPORARY_NAME.search(p.rsplit("/", 1)[-1])]
 
 
-def _subtree(snap: Mapping[str, tuple[str, bytes]], prefix: str) -> dict[str, tuple[str, bytes]]:
-    return {k: v for k, v in snap.items() if k == prefix or k.startswith(prefix + "/")}
+def _subtree(snap: Mapping[str, tuple[str, bytes]], prefix: str, without: str = "") -> dict[str, tuple[str, bytes]]:
+    """The entries of ``snap`` at or under ``prefix`` (but ``prefix/WITHOUT``)."""
+    return {k: v for k, v in snap.items()
+            if (k == prefix or k.startswith(prefix + "/")) and not (without and k == f"{prefix}/{without}")}
 
 
 class Harness:
@@ -240,12 +242,19 @@ class Harness:
         self.template.mkdir(parents=True)
         scenario.setup(self.template)
         self.before = snapshot(self.template, mask_passwords=scenario.mask_passwords)
+        self.published_before = {p: self._published(self.template, p) for p in scenario.published}
         self.fresh()
         status, self.mutations, self.writes, self.exchanges = run_child(self.root, scenario.argv(self.root))
         if status not in {f"exit {c}" for c in scenario.ok_codes}:
             raise RuntimeError(f"{scenario.name}: the uninterrupted run ended with {status}")
         self.status = status
         self.expected = snapshot(self.root, mask_passwords=scenario.mask_passwords)
+        self.published_expected = {p: self._published(self.root, p) for p in scenario.published}
+
+    def _published(self, root: Path, prefix: str) -> dict[str, tuple[str, bytes]] | None:
+        """What a reader of the published directory ``prefix`` sees (through a symbolic link), None if absent."""
+        path = root / prefix
+        return snapshot(path.resolve(), mask_passwords=self.scenario.mask_passwords) if path.exists() else None
 
     def fresh(self) -> None:
         """The scenario's directory as it was before the command."""
@@ -260,13 +269,18 @@ class Harness:
         status, _, _, _ = run_child(self.root, argv, **({"kill_at": point} if kind == "kill" else {"enospc_at": point}))
         after_fault = snapshot(self.root, mask_passwords=self.scenario.mask_passwords)
         partial = []
-        before = self.before
-        for prefix in self.scenario.published:
-            now = _subtree(after_fault, prefix)
-            if now and now != _subtree(before, prefix) and now != _subtree(self.expected, prefix):
-                partial.append(prefix)
-            elif not now and _subtree(before, prefix):
-                partial.append(prefix + " (gone)")
+        for prefix in self.scenario.published:  # a reader sees the previous version or the new one
+            now = self._published(self.root, prefix)
+            if now != self.published_before[prefix] and now != self.published_expected[prefix]:
+                partial.append(prefix if now is not None else f"{prefix} (absent)")
+        for key in after_fault:  # a Luigi directory target with its completion marker is whole
+            if key.endswith("/.complete"):
+                prefix = key[: -len("/.complete")]
+                # (but for the publication marker .run, written when the build publishes it, later)
+                now, new, old = (_subtree(snap, prefix, without=".run")
+                                 for snap in (after_fault, self.expected, self.before))
+                if now not in (new, old):
+                    partial.append(prefix)
         run_child(self.root, argv)
         got = snapshot(self.root, mask_passwords=self.scenario.mask_passwords)
         return Outcome(point, kind, status, differences(self.expected, got), leftovers(self.expected, got), partial)
