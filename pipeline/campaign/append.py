@@ -96,6 +96,10 @@ def append_to_campaign(
     store.clean_temporaries(pre)
     journal = campaign / JOURNAL
     pending = [r for r in _read_journal(journal) if r[0] not in assigned]
+    missing = sorted({d for d, _, _ in pending if d not in txts}, key=doc_key)
+    if missing:
+        raise ManifestError(f"{journal}: an interrupted append was writing {', '.join(missing[:5])}, which "
+                            f"{src} does not hold; rerun it with the collection it was given")
     if pending:
         log.warning("%s: completing an interrupted append (%d document(s))", campaign,
                     len({d for d, _, _ in pending}))

@@ -149,3 +149,35 @@ def test_append_cannot_add_people_to_a_campaign(tmp_path: Path, capsys: pytest.C
     assert main(["campaign", "append", str(campaign), "--collection", str(collection), "--roster", str(bigger)]) == 2
     assert "append cannot add people" in capsys.readouterr().err
     assert tree(campaign) == before
+
+
+def test_an_interrupted_append_is_completed_not_blocked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Killed after its first document: the next append writes the rest of the same rows; its own files
+    never block the documents (they used to stay unassigned for good, unreviewed)."""
+    from pipeline.campaign import append as append_mod
+    from pipeline.campaign import publish
+
+    campaign = build_campaign(tmp_path / "a")
+    collection = rebuild_collection(tmp_path)
+    reference = build_campaign(tmp_path / "b")
+    args = ["--collection", str(collection), "--roster", str(roster(tmp_path))]
+    assert main(["campaign", "append", str(reference), *args]) == 0
+
+    written: list[str] = []
+    real = publish.write_document
+
+    def dies_after_one(directory: Path, name: str, txt: bytes, ann: bytes, **kw: Any) -> None:
+        if written:
+            raise KeyboardInterrupt  # stands for the kill (the crash tests kill for real)
+        real(directory, name, txt, ann, **kw)
+        written.append(name)
+
+    monkeypatch.setattr(append_mod.publish, "write_document", dies_after_one)
+    with pytest.raises(KeyboardInterrupt):
+        append_mod.append_to_campaign(collection, campaign, roster(tmp_path))
+    monkeypatch.setattr(append_mod.publish, "write_document", real)
+    assert (campaign / append_mod.JOURNAL).is_file() and written
+    assert main(["campaign", "append", str(campaign), *args]) == 0
+    assert not (campaign / append_mod.JOURNAL).exists()
+    strip = {k: v for k, v in tree(reference).items() if not k.startswith("locks/")}
+    assert {k: v for k, v in tree(campaign).items() if not k.startswith("locks/")} == strip
