@@ -74,6 +74,28 @@ def edited_documents(campaign_dir: Path) -> list[str]:
     return out
 
 
+def _as_written(out: Path, edited: str, txts: Mapping[str, Path],
+                pages: Mapping[str, list[BratDocument]] | None) -> bool:
+    """Whether the phase-1 document ``edited`` (``person/NAME``) holds the ``.ann`` :func:`write_phase1`
+    writes for ``NAME`` from the source collection (what a killed earlier run may have left)."""
+    person, _, name = edited.partition("/")
+    if person == PHASE2_DIR:
+        return False
+    try:
+        current = (out / PHASE1_DIR / person / f"{name}.ann").read_bytes()
+    except OSError:
+        return False
+    for doc_pages in (pages or {}).values():
+        for page in doc_pages:
+            if page.name == name:
+                return current == dumps(page).encode("utf-8")
+    source = txts.get(name)
+    if source is None:
+        return False
+    ann = source.with_suffix(".ann")
+    return current == (ann.read_bytes() if ann.exists() else b"")
+
+
 def read_campaign(campaign_dir: Path) -> dict[str, Any]:
     """``campaign.json`` of ``campaign_dir``; CampaignError when it is missing or unreadable."""
     path = Path(campaign_dir) / CAMPAIGN_MANIFEST
@@ -116,6 +138,9 @@ def write_phase1(
                               "phase1": phase == "1", "roster": False}
     check_ids(list(people), "roster")
     started = edited_documents(out) if out.is_dir() else []
+    # a phase-1 .ann that already holds what this run writes was written by a run killed before it had
+    # updated the pre-annotation copy too: not an edit
+    started = [e for e in started if not _as_written(out, e, txts, pages)]
     if started:
         raise CampaignError(f"{out}: the campaign has started ({len(started)} document(s) edited, e.g. "
                             f"{', '.join(started[:3])}); refusing to rewrite it")
@@ -141,23 +166,21 @@ def write_phase1(
         publish.clean_tree(out / sub)
     pre = out / deploy.PREANNOTATION_DIR
     copy_conf_files(src, pre)
-    written: dict[Path, set[str]] = {pre: set()}
+    # every brat document as handed out: its .txt and .ann bytes
+    handed: dict[str, tuple[bytes, bytes]] = {}
     for doc in documents:
         if doc not in txts:
             continue
         if pages and doc in pages:
             for page in pages[doc]:
-                publish.write_document(pre, page.name, page.text.encode("utf-8"), dumps(page).encode("utf-8"),
-                                       only_if_changed=True)
-                written[pre].add(page.name)
+                handed[page.name] = (page.text.encode("utf-8"), dumps(page).encode("utf-8"))
         else:
             ann_source = txts[doc].with_suffix(".ann")
-            publish.write_document(pre, doc, txts[doc].read_bytes(),
-                                   ann_source.read_bytes() if ann_source.exists() else b"", only_if_changed=True)
-            written[pre].add(doc)
+            handed[doc] = (txts[doc].read_bytes(), ann_source.read_bytes() if ann_source.exists() else b"")
     annotators = sorted({p for e in documents.values() for p in e["phase1"]})
     seniors = sorted({p["id"] for p in people.values() if p["role"] == "senior"})
     users = sorted(set(annotators) | set(seniors))
+    written: dict[Path, set[str]] = {}
     for person in annotators:
         dest = out / PHASE1_DIR / person
         write_campaign_conf_files(src, dest)
@@ -165,20 +188,24 @@ def write_phase1(
         publish.write_text(dest / GUIDE_FILE, annotator_guide(dest, person, 1))
         written[dest] = set()
         counts["collections:phase1"] += 1
+    # The phase-1 copies before the pre-annotation copy, and removed before it: after a kill, a phase-1
+    # .ann equals its pre-annotation copy or what this run writes (edited_documents sees no edit)
     for entry in documents.values():
         for person in entry["phase1"]:
             dest = out / PHASE1_DIR / person
             for name in entry["files"]:
-                publish.write_document(dest, name, (pre / f"{name}.txt").read_bytes(),
-                                       (pre / f"{name}.ann").read_bytes(), only_if_changed=True)
+                publish.write_document(dest, name, *handed[name], only_if_changed=True)
                 written[dest].add(name)
                 counts["files_written"] += 2
-    for directory, names in written.items():  # documents an earlier run wrote that the campaign no longer has
-        for name in sorted(publish.document_names(directory) - names):
-            publish.remove_document(directory, name)
+    for name, (txt, ann) in handed.items():
+        publish.write_document(pre, name, txt, ann, only_if_changed=True)
+    written[pre] = set(handed)
     for stale in sorted((out / PHASE1_DIR).glob("*/")) if (out / PHASE1_DIR).is_dir() else []:
         if stale.is_dir() and stale not in written:
             shutil.rmtree(stale)
+    for directory, names in written.items():  # documents an earlier run wrote that the campaign no longer has
+        for name in sorted(publish.document_names(directory) - names):
+            publish.remove_document(directory, name)
     (out / PHASE1_DIR).mkdir(parents=True, exist_ok=True)
     phase_acl = deploy.phase_acl(brat_path, PHASE1_DIR, annotators, users)
     publish.write_text(out / PHASE1_DIR / ACL_FILE, phase_acl)

@@ -32,11 +32,12 @@ def names(abstracts: range, size: int) -> list[str]:
     return [f"{pmid}_{i}" for pmid in abstracts for i in range(1, size + 1)]
 
 
-def collection(directory: Path, docs: list[str]) -> Path:
+def collection(directory: Path, docs: list[str], *, genes: bool = True) -> Path:
+    """A brat collection of ``docs`` (pre-annotated chemical, and gene unless ``genes`` is false)."""
+    gene = (Annotation(((29, 35),), "Gene_or_protein", "pubtator", text="CYP2C9"),) if genes else ()
     records = [
         SentenceRecord(name.split("_")[0], int(name.split("_")[1]) - 1, TEXT, annotations=(
-            Annotation(((0, 8),), "Chemical", "pubtator", text="Warfarin"),
-            Annotation(((29, 35),), "Gene_or_protein", "pubtator", text="CYP2C9"),
+            Annotation(((0, 8),), "Chemical", "pubtator", text="Warfarin"), *gene,
         ))
         for name in docs
     ]
@@ -105,6 +106,11 @@ def scenarios(size: int = 2) -> list[Scenario]:
         _batches(root, size)
         collection(root / "coll2", names(range(100, 104), size))  # a rebuild with one more abstract
 
+    def setup_rebatch_changed(root: Path) -> None:
+        _batches(root, size)
+        # a rebuild before the campaign started: fewer abstracts, every pre-annotation changed
+        collection(root / "coll3", names(range(100, 102), size), genes=False)
+
     def setup_review(root: Path) -> None:
         _batches(root, size)
         _annotate(root)
@@ -145,6 +151,9 @@ def scenarios(size: int = 2) -> list[Scenario]:
         Scenario("batches-rerun", setup_rebatch, lambda r: ["batches", "--collection", "coll2", "--roster",
                                                             "roster.csv", "--out", "campaign", "--seed", "5",
                                                             "--previous", "campaign/manifest.csv"]),
+        Scenario("batches-changed", setup_rebatch_changed, lambda r: ["batches", "--collection", "coll3",
+                                                                      "--roster", "roster.csv", "--out",
+                                                                      "campaign", "--seed", "5"]),
         Scenario("review", setup_review, lambda r: ["campaign", "review", "campaign"]),
         Scenario("finalize", setup_finalize, lambda r: ["campaign", "finalize", "campaign", "--out", "FINAL"],
                  published=("FINAL",)),

@@ -15,7 +15,7 @@ from tests.crash.harness import Harness, sample_points
 from tests.crash.scenarios import by_name
 
 
-@pytest.fixture(scope="module", params=['batches', 'batches-rerun'])
+@pytest.fixture(scope="module", params=['batches', 'batches-rerun', 'batches-changed'])
 def harness(request: pytest.FixtureRequest, workdir: Path) -> Iterator[Harness]:
     yield Harness(by_name()[request.param], workdir)
 
