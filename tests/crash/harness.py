@@ -274,8 +274,9 @@ class Harness:
             if now != self.published_before[prefix] and now != self.published_expected[prefix]:
                 partial.append(prefix if now is not None else f"{prefix} (absent)")
         for key in after_fault:  # a Luigi directory target with its completion marker is whole
-            if key.endswith("/.complete"):
-                prefix = key[: -len("/.complete")]
+            prefix = key[: -len("/.complete")]
+            if key.endswith("/.complete") and not TEMPORARY_NAME.search(prefix.rsplit("/", 1)[-1]):
+                # (a staging copy, marker written and not yet renamed, is nobody's output)
                 # (but for the publication marker .run, written when the build publishes it, later)
                 now, new, old = (_subtree(snap, prefix, without=".run")
                                  for snap in (after_fault, self.expected, self.before))
