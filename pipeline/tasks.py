@@ -764,6 +764,7 @@ def remember(result: Path, reuse: Path, counts: Counter[str]) -> None:
     tmp = reuse.with_name(f".{reuse.name}.tmp{os.getpid()}")
     store.link_or_copy(result, tmp)
     tmp.replace(reuse)
+    tmp.unlink(missing_ok=True)  # rename() does nothing when both names link the same file (a repaired entry)
     tmp_counts = reuse.with_name(f".{reuse.name}.counts.tmp{os.getpid()}")
     store.write_counts(tmp_counts, counts)
     tmp_counts.replace(reuse.with_name(reuse.name.replace(".jsonl.gz", ".counts.json")))
