@@ -89,11 +89,8 @@ def append_to_campaign(
 
     phase1 = campaign / PHASE1_DIR
     pre = campaign / PREANNOTATION_DIR
-    # leftovers of a killed append: temporaries, and the rows it was writing (its journal), which are
-    # written to the end now; their files are this command's, never "blocked"
-    store.clean_temporaries(campaign)
-    publish.clean_tree(phase1)
-    store.clean_temporaries(pre)
+    # a killed append's rows (its journal) are written to the end now: their files are this command's,
+    # never "blocked"
     journal = campaign / JOURNAL
     pending = [r for r in _read_journal(journal) if r[0] not in assigned]
     missing = sorted({d for d, _, _ in pending if d not in txts}, key=doc_key)
@@ -124,6 +121,10 @@ def append_to_campaign(
             raise RosterError(f"{roster}: {', '.join(newcomers)} would get documents but have no collection in "
                               f"{phase1} (append cannot add people to a campaign; rerun batches for that)")
 
+    # checks done: the temporaries of a killed append go
+    store.clean_temporaries(campaign)
+    publish.clean_tree(phase1)
+    store.clean_temporaries(pre)
     if new_rows and not pending:
         store.write_atomic(journal, json.dumps([list(r) for r in new_rows]).encode("utf-8"))
     conf_source = next((p for p in sorted(phase1.glob("*")) if (p / "annotation.conf").is_file()), src)
