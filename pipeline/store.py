@@ -285,6 +285,133 @@ def write_atomic(path: str | os.PathLike[str], data: bytes, *, fsync: bool = Fal
     os.replace(tmp, target)
 
 
+#: Temporary names of our writers: ``.NAME.tmpPID`` (:func:`write_atomic`), ``.NAME.tmp-PID`` and
+#: ``.NAME.old-PID`` (staged and replaced directories, :func:`publish_directory`).  None ends in ``.txt``.
+TEMPORARY_RE = re.compile(r"^\..+\.(?:tmp-?|old-)(\d+)$")
+
+
+def _pid_alive(pid: int) -> bool:
+    """Whether another live process has this pid (this process's own pid: a dead writer's, reused)."""
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def clean_temporaries(directory: str | os.PathLike[str], prefix: str = "") -> list[Path]:
+    """Remove what killed writers left in ``directory`` (not recursive): files and directories named as
+    :data:`TEMPORARY_RE` says (optionally starting with ``.PREFIX``) whose process is gone; returns them."""
+    d = Path(directory)
+    removed: list[Path] = []
+    try:
+        entries = sorted(os.scandir(d), key=lambda e: e.name)
+    except (FileNotFoundError, NotADirectoryError):
+        return removed
+    import shutil
+
+    for entry in entries:
+        m = TEMPORARY_RE.match(entry.name)
+        if m is None or (prefix and not re.match(rf"^\.{re.escape(prefix)}\.(?:tmp-|old-)\d+$", entry.name)):
+            continue
+        if _pid_alive(int(m.group(1))):
+            continue
+        path = d / entry.name
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+        removed.append(path)
+    if removed:
+        log.warning("%s: removed %d leftover(s) of an interrupted writer: %s", d, len(removed),
+                    ", ".join(p.name for p in removed[:10]) + (" ..." if len(removed) > 10 else ""))
+    return removed
+
+
+def exchange(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    """Swap two paths atomically with ``renameat2(RENAME_EXCHANGE)``; False where the kernel or file
+    system cannot.  Raises the audit event ``pgx.exchange`` first (a kill point of the crash tests)."""
+    import ctypes
+    import ctypes.util
+    import errno
+    import sys
+
+    sys.audit("pgx.exchange", os.fspath(a), os.fspath(b))
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return False
+    try:
+        libc = ctypes.CDLL(name, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):
+        return False
+    raise OSError(code, os.strerror(code), os.fspath(a))
+
+
+def staging_directory(target: str | os.PathLike[str]) -> Path:
+    """A fresh empty directory ``.NAME.tmp-PID`` beside ``target`` to build its next version in; the
+    staging and replaced copies of killed writers beside it are removed first."""
+    out = Path(target)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    restore_directory(out)
+    clean_temporaries(out.parent, out.name)
+    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
+    tmp.mkdir()
+    return tmp
+
+
+def publish_directory(staging: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
+    """Make the complete directory ``staging`` (a sibling of ``target``) the directory ``target`` in one
+    step: a reader sees the previous directory or the new one, never none.  The previous one is removed.
+
+    ``renameat2(RENAME_EXCHANGE)`` swaps them; with no previous directory (or only an empty one) one rename
+    does.  Where the file system cannot exchange, two renames (``target`` -> ``.NAME.old-PID``, staging ->
+    ``target``): a kill between them leaves the previous version as ``.NAME.old-PID``, which
+    :func:`restore_directory` puts back.
+    """
+    import shutil
+
+    new, out = Path(staging), Path(target)
+    if not out.exists() and not out.is_symlink():
+        os.replace(new, out)
+        return
+    if out.is_dir() and not out.is_symlink() and exchange(new, out):
+        shutil.rmtree(new)  # the previous version, now under the staging name
+        return
+    old = out.with_name(f".{out.name}.old-{os.getpid()}")
+    os.replace(out, old)
+    os.replace(new, out)
+    if old.is_dir() and not old.is_symlink():
+        shutil.rmtree(old)
+    else:
+        old.unlink()
+
+
+def restore_directory(target: str | os.PathLike[str]) -> bool:
+    """Put back ``target`` from its ``.NAME.old-PID`` when a two-rename publication was killed between its
+    renames (``target`` missing); True when restored."""
+    out = Path(target)
+    if out.exists() or out.is_symlink() or not out.parent.is_dir():
+        return False
+    olds = sorted(p for p in out.parent.glob(f".{out.name}.old-*") if TEMPORARY_RE.match(p.name))
+    if not olds:
+        return False
+    olds[-1].rename(out)
+    log.warning("%s: restored the previous version of an interrupted publication", out)
+    return True
+
+
 def link_or_copy(source: Path, dest: Path) -> None:
     """A hard link (files are never modified in place, only replaced), or a copy across filesystems."""
     import shutil
@@ -406,7 +533,8 @@ def dumps_json(data: Any) -> str:
 
 
 def write_json(path: str | os.PathLike[str], data: Any) -> None:
-    Path(path).write_text(dumps_json(data), encoding="utf-8")
+    """Write deterministic JSON through a temporary beside ``path`` and a rename (:func:`write_atomic`)."""
+    write_atomic(path, dumps_json(data).encode("utf-8"))
 
 
 def read_json(path: str | os.PathLike[str]) -> Any:

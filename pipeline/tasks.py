@@ -23,11 +23,13 @@ counts into the stage's ``counts.json``.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import json
 import logging
 import os
+import random
 import shutil
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -60,6 +62,37 @@ STAGES = (
     "brat",
     "batches",
 )
+
+
+# --- directory targets -------------------------------------------------------------------------
+
+#: Written last into a directory target's staging copy: the directory is complete exactly when it holds it.
+COMPLETE_MARKER = ".complete"
+
+
+class DirectoryTarget(luigi.LocalTarget):
+    """A stage output directory (path ending in ``/``) that is complete only when it holds
+    :data:`COMPLETE_MARKER`, written last.
+
+    Luigi's own directory targets count any existing directory as complete, and ``LocalFileSystem.move``
+    creates the (empty) target directory before renaming into it: a kill between the two left an empty
+    ``07_sampled/<h>/`` that every later run took for the output.  Here the staging directory
+    (``NAME-luigi-tmp-N``, cleaned by :func:`pipeline.corpus.outdir.clean_stale_temporaries`) gets the
+    marker and is then published in one step (:func:`pipeline.store.publish_directory`); an incomplete
+    directory left by an older version is replaced.
+    """
+
+    def exists(self) -> bool:
+        return os.path.isfile(os.path.join(self.path, COMPLETE_MARKER))
+
+    @contextlib.contextmanager
+    def temporary_path(self) -> Iterator[str]:
+        final = Path(self.path.rstrip("/"))
+        final.parent.mkdir(parents=True, exist_ok=True)
+        tmp = final.with_name(f"{final.name}-luigi-tmp-{random.randrange(10_000_000_000):010}")
+        yield str(tmp) + "/"
+        store.write_atomic(tmp / COMPLETE_MARKER, b"")
+        store.publish_directory(tmp, final)
 
 
 # --- configuration sections (luigi.cfg) ------------------------------------------------------
@@ -543,7 +576,7 @@ class Documents(SourceParams, StageTask):
         return [self.clone(Fetch), self.clone(Search)] if self.query else []
 
     def output(self) -> luigi.LocalTarget:
-        return luigi.LocalTarget(str(self.stage_dir()) + "/")
+        return DirectoryTarget(str(self.stage_dir()) + "/")
 
     def run(self) -> None:
         counts: Counter[str] = Counter()
@@ -645,7 +678,26 @@ class ShardTask(StageTask):
         # A shard whose result is in the reuse cache is filled from it here, while Luigi checks
         # what to run: unchanged shards of a rebuild never become tasks (and upstream shards
         # of the same block are checked, and filled, first).
-        return super().complete() or self.fill_from_cache()
+        if super().complete():
+            self.keep_in_cache()
+            return True
+        return self.fill_from_cache()
+
+    def keep_in_cache(self) -> None:
+        """Put a complete output missing from the reuse cache there (a run killed between its output and
+        :func:`remember`, or a deleted cache): the entry that run would have made, from the output and
+        its counts."""
+        output = Path(self.output().path)
+        counts_path = output.with_name(output.name.replace(".jsonl.gz", ".counts.json"))
+        if not counts_path.is_file() or not all(path.exists() for path in self.input_files()):
+            return
+        reuse = self.reuse_path()
+        if reuse.with_name(reuse.name.replace(".jsonl.gz", ".counts.json")).exists():
+            return
+        try:
+            remember(output, reuse, Counter(store.read_json(counts_path)))
+        except (OSError, ValueError) as exc:  # a cache: never fail a check for it
+            log.warning("%s: not kept in the reuse cache (%s)", output, exc)
 
     def fill_from_cache(self) -> bool:
         """Fill this shard's output from the reuse cache if its input is there and its result known."""
@@ -715,9 +767,11 @@ class ShardTask(StageTask):
         with self.output().temporary_path() as tmp:
             Path(tmp).write_bytes(result.payload)  # already gzip members
             store.write_counts(counts_path, result.counts)
+            if result.docs is not None:  # before the output: unusable until the cache entry below exists
+                memo.write_index(index, reuse.name, result.docs)
+        # After the output (an entry made before it would make a killed run's rerun count the shard as
+        # reused); a kill before it is repaired by complete() (keep_in_cache)
         remember(Path(self.output().path), reuse, result.counts)
-        if result.docs is not None:
-            memo.write_index(index, reuse.name, result.docs)
 
 
 def remember(result: Path, reuse: Path, counts: Counter[str]) -> None:
@@ -726,6 +780,7 @@ def remember(result: Path, reuse: Path, counts: Counter[str]) -> None:
     tmp = reuse.with_name(f".{reuse.name}.tmp{os.getpid()}")
     store.link_or_copy(result, tmp)
     tmp.replace(reuse)
+    tmp.unlink(missing_ok=True)  # rename() does nothing when both names link the same file (a repaired entry)
     tmp_counts = reuse.with_name(f".{reuse.name}.counts.tmp{os.getpid()}")
     store.write_counts(tmp_counts, counts)
     tmp_counts.replace(reuse.with_name(reuse.name.replace(".jsonl.gz", ".counts.json")))
@@ -835,7 +890,7 @@ class SplitAnnotationFiles(PreannotateParams, StageTask):
         return self.clone(Documents)
 
     def output(self) -> luigi.LocalTarget:
-        return luigi.LocalTarget(str(self.stage_dir()) + "/")
+        return DirectoryTarget(str(self.stage_dir()) + "/")
 
     def run(self) -> None:
         from pipeline.nlp import preannotate
@@ -1052,7 +1107,7 @@ class Sample(SampleParams, StageTask):
         return {"filtered": self.clone(Filtered), "mapped": self.clone(Mapped)}
 
     def output(self) -> luigi.LocalTarget:
-        return luigi.LocalTarget(str(self.stage_dir()) + "/")
+        return DirectoryTarget(str(self.stage_dir()) + "/")
 
     def run(self) -> None:
         from pipeline.corpus import sample
@@ -1082,9 +1137,10 @@ class Sample(SampleParams, StageTask):
             store.write_members_cached(tmp, sorted(members.items()), Path(self.out) / "cache" / "sampled")
             store.write_counts(Path(tmp) / "counts.json", counts)
             store.write_json(Path(tmp) / "params.json", significant_params(self))
-        keys_path.parent.mkdir(parents=True, exist_ok=True)
-        keys = {m.digest: [m.pmid, m.index] for m in pool}
-        store.write_atomic(keys_path, json.dumps(keys, sort_keys=True, separators=(",", ":")).encode("utf-8"))
+            # the memo before the output, which appears last: a killed run's rerun finds it
+            keys_path.parent.mkdir(parents=True, exist_ok=True)
+            keys = {m.digest: [m.pmid, m.index] for m in pool}
+            store.write_atomic(keys_path, json.dumps(keys, sort_keys=True, separators=(",", ":")).encode("utf-8"))
 
     def triggered_pmids(self) -> set[str] | None:
         """PMIDs of abstracts containing a trigger phrase (stratified mode only)."""
@@ -1106,7 +1162,7 @@ class ExportBrat(BratParams, StageTask):
         return self.clone(Sample)
 
     def output(self) -> luigi.LocalTarget:
-        return luigi.LocalTarget(str(self.stage_dir() / "collection") + "/")
+        return DirectoryTarget(str(self.stage_dir() / "collection") + "/")
 
     def run(self) -> None:
         from pipeline import schema
@@ -1139,6 +1195,9 @@ class ExportBrat(BratParams, StageTask):
                 part["collection"] = str(out / part["collection"])
         # lines with their digests from the member headers: unchanged ones are never decompressed
         lines = (line for path in shards for line in store.iter_member_lines(path))
+        # the memo of this very export, written by a run killed before it published the collection
+        own = earlier is not None and os.path.abspath(str(earlier.get("collection"))) == os.path.abspath(
+            output_dir(self.output()))
         with self.output().temporary_path() as tmp:
             # unchanged sentences are hard links to the previous export's files, or already there
             # in the export before it, which is recycled unless it is the published one
@@ -1149,11 +1208,14 @@ class ExportBrat(BratParams, StageTask):
             store.write_counts(self.counts_path(), counts)
             self.write_params()
             brat_export.write_settings(Path(tmp), relations=self.relations)
-        found["collection"] = os.path.relpath(output_dir(self.output()), out)
-        if found.get("spare"):
-            found["spare"]["collection"] = os.path.relpath(found["spare"]["collection"], out)
-        memo_path.parent.mkdir(parents=True, exist_ok=True)
-        store.write_atomic(memo_path, json.dumps(found, sort_keys=True, separators=(",", ":")).encode("utf-8"))
+            if own and earlier is not None:
+                found["spare"] = earlier.get("spare")  # what the killed run had found, gone from its memo
+            found["collection"] = os.path.relpath(output_dir(self.output()), out)
+            if found.get("spare"):
+                found["spare"]["collection"] = os.path.relpath(found["spare"]["collection"], out)
+            # before the collection appears, so that the memo is never older than the output
+            memo_path.parent.mkdir(parents=True, exist_ok=True)
+            store.write_atomic(memo_path, json.dumps(found, sort_keys=True, separators=(",", ":")).encode("utf-8"))
 
 
 class PrepareBatches(BatchParams, StageTask):
@@ -1170,7 +1232,7 @@ class PrepareBatches(BatchParams, StageTask):
         return self.clone(ExportBrat)
 
     def output(self) -> luigi.LocalTarget:
-        return luigi.LocalTarget(str(self.stage_dir() / "batches") + "/")
+        return DirectoryTarget(str(self.stage_dir() / "batches") + "/")
 
     def run(self) -> None:
         from pipeline.corpus import batches

@@ -413,3 +413,18 @@ def test_an_unreadable_brat_memo_is_a_missing_cache(tmp_path: Path, caplog: pyte
     fresh = build_task(tmp_path / "fresh", shard_size=10)
     assert luigi.build([fresh], local_scheduler=True, workers=1)
     assert published_files(tmp_path / "inc") == published_files(tmp_path / "fresh")
+
+
+def test_an_empty_directory_target_is_not_complete_and_is_replaced(tmp_path: Path) -> None:
+    """LocalFileSystem.move created the target directory before renaming into it: a kill between them left
+    an empty directory that Luigi took for a complete output.  A directory target needs its marker."""
+    target = tasks.DirectoryTarget(str(tmp_path / "07_sampled" / "h") + "/")
+    Path(target.path).mkdir(parents=True)  # what a killed move left
+    assert not target.exists()
+    with target.temporary_path() as tmp:
+        assert tmp.endswith("/") and "-luigi-tmp-" in tmp
+        (Path(tmp)).mkdir()
+        (Path(tmp) / "shard-000090.jsonl.gz").write_bytes(b"x")
+    assert target.exists()
+    assert sorted(p.name for p in Path(target.path).iterdir()) == [tasks.COMPLETE_MARKER, "shard-000090.jsonl.gz"]
+    assert sorted(p.name for p in (tmp_path / "07_sampled").iterdir()) == ["h"]  # no staging or old copy left

@@ -45,6 +45,7 @@ from pipeline.brat.validate import OVERLAP_TYPES, parse_annotation_conf
 from pipeline.campaign.layout import DISAGREEMENT, DISCARD_REASON, DISCARD_REASONS, DISCARD_TYPE
 from pipeline.paths import SymlinkError
 from pipeline.schema import ANY_ENTITY, Schema
+from pipeline.store import write_atomic
 from pipeline.yamlfile import read_mapping
 
 CONFIG_DIR = Path(__file__).resolve().parents[2] / "config" / "brat"
@@ -263,7 +264,7 @@ def write_conf_files(
     paths = []
     for name in CONF_FILES:
         path = out / name
-        path.write_text(texts[name], encoding="utf-8", newline="\n")
+        write_atomic(path, texts[name].encode("utf-8"))  # beside the target, then renamed
         paths.append(path)
     return paths
 
@@ -283,7 +284,7 @@ def copy_conf_files(src_dir: str | Path, dst_dir: str | Path, names: Sequence[st
     out = []
     for name in names:
         if (src / name).is_file():
-            (dst / name).write_bytes((src / name).read_bytes())
+            write_atomic(dst / name, (src / name).read_bytes())
             out.append(dst / name)
     return out
 
@@ -489,6 +490,6 @@ def write_campaign_conf_files(
             continue
         text = (src / name).read_text(encoding="utf-8")
         maker = makers.get(name)
-        (dst / name).write_text(maker(text) if maker else text, encoding="utf-8", newline="\n")
+        write_atomic(dst / name, (maker(text) if maker else text).encode("utf-8"))
         out.append(dst / name)
     return out

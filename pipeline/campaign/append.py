@@ -36,14 +36,14 @@ import csv
 import io
 import json
 import logging
-import os
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from pipeline import names
+from pipeline import names, store
 from pipeline.brat.conf import copy_conf_files
 from pipeline.campaign import assignments as asg
+from pipeline.campaign import publish
 from pipeline.campaign.finalize import doc_key
 from pipeline.campaign.layout import ASSIGNMENTS_CSV, CAMPAIGN_MANIFEST, PHASE1_DIR
 from pipeline.corpus.batches import (
@@ -59,6 +59,9 @@ from pipeline.corpus.brat_export import read_settings
 from pipeline.paths import list_files, resolve_collection
 
 log = logging.getLogger(__name__)
+
+#: the rows an append is writing, removed when it has finished (a killed append is completed by the next)
+JOURNAL = ".append.pending.json"
 
 #: the pre-annotation copy part 1's ``batches`` keeps in the campaign (``pipeline.campaign.deploy``)
 PREANNOTATION_DIR = "preannotation"
@@ -137,8 +140,20 @@ def append_to_campaign(
 
     phase1 = campaign / PHASE1_DIR
     pre = campaign / PREANNOTATION_DIR
+    # a killed append's rows (its journal) are written to the end now: their files are this command's,
+    # never "blocked"
+    journal = campaign / JOURNAL
+    pending = [r for r in _read_journal(journal) if r[0] not in assigned]
+    missing = sorted({d for d, _, _ in pending if d not in txts}, key=doc_key)
+    if missing:
+        raise ManifestError(f"{journal}: an interrupted append was writing {', '.join(missing[:5])}, which "
+                            f"{src} does not hold; rerun it with the collection it was given")
+    if pending:
+        log.warning("%s: completing an interrupted append (%d document(s))", campaign,
+                    len({d for d, _, _ in pending}))
+        new_rows = pending
     blocked = set()
-    for doc, phase, person in new_rows:
+    for doc, phase, person in new_rows if not pending else []:
         targets = [phase1 / person] if phase == "1" else []
         targets += [pre] if pre.is_dir() else []
         if any((d / f"{doc}{suffix}").exists() for d in targets for suffix in (".txt", ".ann")):
@@ -155,6 +170,12 @@ def append_to_campaign(
             raise RosterError(f"{roster}: {', '.join(newcomers)} would get documents but have no collection in "
                               f"{phase1} (append cannot add people to a campaign; rerun batches for that)")
 
+    # checks done: the temporaries of a killed append go
+    store.clean_temporaries(campaign)
+    publish.clean_tree(phase1)
+    store.clean_temporaries(pre)
+    if new_rows and not pending:
+        store.write_atomic(journal, json.dumps([list(r) for r in new_rows]).encode("utf-8"))
     conf_source = next((p for p in sorted(phase1.glob("*")) if (p / "annotation.conf").is_file()), src)
     for doc, phase, person in new_rows:
         counts[f"assignments:phase{phase}"] += 1
@@ -163,20 +184,21 @@ def append_to_campaign(
         dest = phase1 / person
         if not (dest / "annotation.conf").exists():
             copy_conf_files(conf_source, dest)
-        for suffix in (".txt", ".ann"):
-            source = txts[doc].with_suffix(suffix)
-            # a document without .ann gets an empty one, as batches writes it
-            (dest / source.name).write_bytes(source.read_bytes() if source.exists() else b"")
-            counts["files_written"] += 1
+        if (dest / f"{doc}.txt").exists():
+            continue  # written by the interrupted run (and maybe started since): never rewritten
+        publish.write_document(dest, doc, *_document_bytes(txts[doc]), campaign_dir=campaign)
+        counts["files_written"] += 2
     docs_appended = sorted({d for d, _, _ in new_rows}, key=doc_key)
     counts["documents_appended"] += len(docs_appended)
     if pre.is_dir():
         for doc in docs_appended:
-            for suffix in (".txt", ".ann"):
-                source = txts[doc].with_suffix(suffix)
-                (pre / source.name).write_bytes(source.read_bytes() if source.exists() else b"")
+            if not (pre / f"{doc}.txt").exists():
+                publish.write_document(pre, doc, *_document_bytes(txts[doc]))
     if record is not None:
+        listed = {e.get("document") for e in record["documents"] if isinstance(e, dict)}
         for doc in docs_appended:
+            if doc in listed:
+                continue  # appended by the interrupted run
             record["documents"].append({
                 "document": doc, "files": [doc],
                 "phase1": sorted(p for d, phase, p in new_rows if d == doc and phase == "1"),
@@ -196,6 +218,7 @@ def append_to_campaign(
     appended = sorted(new_rows, key=_row_key)
     writer.writerows(appended)
     _write_atomically(manifest, buf.getvalue())
+    journal.unlink(missing_ok=True)
     return new_rows
 
 
@@ -210,6 +233,22 @@ def _campaign_team(record: dict[str, Any], roster: list[Person], path: Path) -> 
         log.warning("%s: %s is in the campaign but not in the roster; they take new documents too", path, p["id"])
     return [r for r in roster if r.id not in left] + [
         Person(p["id"], p["role"], bool(p.get("phase1", p["role"] == "annotator"))) for p in joined]
+def _document_bytes(txt: Path) -> tuple[bytes, bytes]:
+    """``.txt`` and ``.ann`` bytes of a source document (a document without ``.ann`` gets an empty one, as
+    batches writes it)."""
+    ann = txt.with_suffix(".ann")
+    return txt.read_bytes(), ann.read_bytes() if ann.exists() else b""
+
+
+def _read_journal(path: Path) -> list[tuple[str, str, str]]:
+    """The rows an interrupted append was writing (none when it finished)."""
+    try:
+        rows = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return []
+    except (OSError, ValueError) as exc:
+        raise ManifestError(f"{path}: cannot read the journal of an interrupted append: {exc}") from exc
+    return [(str(d), str(ph), str(p)) for d, ph, p in rows]
 
 
 def _read_campaign_json(path: Path) -> dict[str, Any]:
@@ -223,6 +262,4 @@ def _read_campaign_json(path: Path) -> dict[str, Any]:
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8", newline="\n")
-    os.replace(tmp, path)
+    store.write_atomic(path, text.encode("utf-8"))

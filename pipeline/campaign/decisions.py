@@ -42,16 +42,17 @@ import difflib
 import logging
 import os
 import re
+import shutil
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from pipeline import yamlfile
+from pipeline import store, yamlfile
 from pipeline.brat import validate as validate_mod
 from pipeline.brat.standoff import BratDocument, BratTextError, dumps, parse_ann, read_text
-from pipeline.campaign.finalize import doc_key, merge_duplicate_relations, remove_annotations
+from pipeline.campaign.finalize import REPORT_JSON, doc_key, merge_duplicate_relations, remove_annotations
 from pipeline.paths import list_files
 from pipeline.schema import Schema
 from pipeline.yamlfile import read_mapping
@@ -339,8 +340,26 @@ def unified_diff(changes: Sequence[Change], root: str | Path) -> str:
     return "".join(out)
 
 
-def write_changes(changes: Sequence[Change]) -> None:
-    """Write every new ``.ann`` beside its target, then rename each over it (no half-written file)."""
+def write_changes(changes: Sequence[Change], directory: str | Path | None = None) -> None:
+    """Write the changed ``.ann`` files.
+
+    ``directory`` (the collection the changes were computed on): the leftovers of a killed run there are
+    removed first (hidden temporaries, a staged copy beside it).  A final corpus (a directory holding
+    ``finalize.json``, which nobody edits) is changed in one step: a copy beside it (hard links for the
+    unchanged files) gets the new files and is swapped in (:func:`pipeline.store.publish_directory`), so a
+    reader sees it before or after the decisions, never half-applied.  Any other collection (one people may
+    edit) changes document by document: every new ``.ann`` beside its target, then renamed over it.
+    """
+    root = Path(directory) if directory is not None else None
+    if root is not None:
+        store.restore_directory(root)
+        store.clean_temporaries(root.parent, root.name)
+        store.clean_temporaries(root)
+    if not changes:
+        return
+    if root is not None and (root / REPORT_JSON).is_file() and not root.is_symlink():
+        _publish_changed_copy(root, changes)
+        return
     staged: list[tuple[Path, Path]] = []
     try:
         for c in changes:
@@ -353,3 +372,24 @@ def write_changes(changes: Sequence[Change]) -> None:
         raise
     for tmp, target in staged:
         os.replace(tmp, target)
+
+
+def _publish_changed_copy(root: Path, changes: Sequence[Change]) -> None:
+    """Stage ``root`` with the changes applied beside it (unchanged files hard-linked) and swap it in."""
+    new = {c.path.name: c.new for c in changes}
+    staging = store.staging_directory(root)
+    try:
+        for entry in sorted(os.scandir(root), key=lambda e: e.name):
+            dest = staging / entry.name
+            if entry.name in new:
+                dest.write_text(new[entry.name], encoding="utf-8", newline="\n")
+            elif entry.is_dir(follow_symlinks=False):
+                shutil.copytree(entry.path, dest, copy_function=store.link_or_copy, symlinks=True)  # type: ignore[arg-type]
+            else:
+                store.link_or_copy(Path(entry.path), dest)
+        for name in sorted(set(new) - {p.name for p in staging.iterdir()}):  # an .ann the document lacked
+            (staging / name).write_text(new[name], encoding="utf-8", newline="\n")
+        store.publish_directory(staging, root)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise

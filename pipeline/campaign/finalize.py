@@ -60,7 +60,6 @@ import csv
 import io
 import json
 import logging
-import os
 import shutil
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -68,6 +67,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from pipeline import store
 from pipeline.brat import validate as validate_mod
 from pipeline.brat.conf import CAMPAIGN_DONE_TYPE, BratSettings, annotation_conf, load_settings, write_conf_files
 from pipeline.brat.export import ExportConfig, load_export_config, map_relations
@@ -287,23 +287,14 @@ def homogenize(doc: BratDocument, relation_map: Mapping[str, str | None], *, cam
 # --- writing ----------------------------------------------------------------------------------------
 
 def publish_dir(tmp: Path, out: Path) -> None:
-    """Replace ``out`` by the finished directory ``tmp`` (siblings, so the renames are atomic)."""
-    old = out.with_name(f".{out.name}.old-{os.getpid()}")
-    if out.exists():
-        os.replace(out, old)
-    os.replace(tmp, out)
-    if old.exists():
-        shutil.rmtree(old)
+    """Replace ``out`` by the finished directory ``tmp`` (its sibling) in one step
+    (:func:`pipeline.store.publish_directory`): a reader sees the previous version or the new one."""
+    store.publish_directory(tmp, out)
 
 
 def staging_dir(out: Path) -> Path:
-    """A fresh empty directory beside ``out`` to build into."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir()
-    return tmp
+    """A fresh empty directory beside ``out`` to build into (staging and old copies of killed runs removed)."""
+    return store.staging_directory(out)
 
 
 def check_output(out: Path, marker: str) -> None:

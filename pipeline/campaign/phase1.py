@@ -38,12 +38,13 @@ from typing import Any
 
 from pipeline import names
 from pipeline.brat.conf import copy_conf_files, write_campaign_conf_files
-from pipeline.brat.standoff import BratDocument, write_document
-from pipeline.campaign import deploy
+from pipeline.brat.standoff import BratDocument, dumps
+from pipeline.campaign import deploy, publish
 from pipeline.campaign.guide import GUIDE_FILE, annotator_guide
 from pipeline.campaign.layout import CAMPAIGN_MANIFEST, PHASE1_DIR, PHASE2_DIR
 from pipeline.campaign.origin import provenance, write_gitignore
 from pipeline.corpus.brat_export import SETTINGS_FILE
+from pipeline.store import clean_temporaries
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +83,28 @@ def edited_documents(campaign_dir: Path) -> list[str]:
             out.append(f"{ann.parent.name}/{ann.stem}")
     out += [f"{PHASE2_DIR}/{p.parent.name}/{p.stem}" for p in sorted((root / PHASE2_DIR).glob("*/*.ann"))]
     return out
+
+
+def _as_written(out: Path, edited: str, txts: Mapping[str, Path],
+                pages: Mapping[str, list[BratDocument]] | None) -> bool:
+    """Whether the phase-1 document ``edited`` (``person/NAME``) holds the ``.ann`` :func:`write_phase1`
+    writes for ``NAME`` from the source collection (what a killed earlier run may have left)."""
+    person, _, name = edited.partition("/")
+    if person == PHASE2_DIR:
+        return False
+    try:
+        current = (out / PHASE1_DIR / person / f"{name}.ann").read_bytes()
+    except OSError:
+        return False
+    for doc_pages in (pages or {}).values():
+        for page in doc_pages:
+            if page.name == name:
+                return current == dumps(page).encode("utf-8")
+    source = txts.get(name)
+    if source is None:
+        return False
+    ann = source.with_suffix(".ann")
+    return current == (ann.read_bytes() if ann.exists() else b"")
 
 
 def read_campaign(campaign_dir: Path) -> dict[str, Any]:
@@ -152,6 +175,9 @@ def write_phase1(
                               "phase1": phase == "1", "roster": False}
     check_ids(list(people), "roster")
     started = edited_documents(out) if out.is_dir() else []
+    # a phase-1 .ann that already holds what this run writes was written by a run killed before it had
+    # updated the pre-annotation copy too: not an edit
+    started = [e for e in started if not _as_written(out, e, txts, pages)]
     if started:
         raise CampaignError(f"{out}: the campaign has started ({len(started)} document(s) edited, e.g. "
                             f"{', '.join(started[:3])}); refusing to rewrite it")
@@ -166,38 +192,59 @@ def write_phase1(
         if doc in txts:
             entry["files"] = [p.name for p in pages[doc]] if pages and doc in pages else [doc]
 
-    for sub in (PHASE1_DIR, PHASE2_DIR, deploy.PREANNOTATION_DIR):
-        if (out / sub).exists():
-            shutil.rmtree(out / sub)
+    # Generated collections are updated document by document (each written beside itself and renamed,
+    # .ann before .txt), never removed and written again: a killed run leaves whole documents, and the
+    # rerun finishes the job; what the campaign no longer holds is removed at the end.  No document lock:
+    # nobody has edited this campaign (checked above), and the build writes it too (no locks/ in its output).
+    if (out / PHASE2_DIR).exists():
+        shutil.rmtree(out / PHASE2_DIR)  # not started (checked above): configuration files only
+    clean_temporaries(out)
+    for sub in (PHASE1_DIR, deploy.PREANNOTATION_DIR):
+        publish.clean_tree(out / sub)
     pre = out / deploy.PREANNOTATION_DIR
     copy_conf_files(src, pre)
     copy_conf_files(src, pre, (SETTINGS_FILE,))  # whether relations were pre-annotated (campaign append)
+    # every brat document as handed out: its .txt and .ann bytes
+    handed: dict[str, tuple[bytes, bytes]] = {}
     for doc in documents:
         if doc not in txts:
             continue
         if pages and doc in pages:
             for page in pages[doc]:
-                write_document(pre, page)
+                handed[page.name] = (page.text.encode("utf-8"), dumps(page).encode("utf-8"))
         else:
-            for suffix in (".txt", ".ann"):
-                source = txts[doc].with_suffix(suffix)
-                (pre / source.name).write_bytes(source.read_bytes() if source.exists() else b"")
+            ann_source = txts[doc].with_suffix(".ann")
+            handed[doc] = (txts[doc].read_bytes(), ann_source.read_bytes() if ann_source.exists() else b"")
     annotators = sorted({p for e in documents.values() for p in e["phase1"]})
     seniors = sorted({p["id"] for p in people.values() if p["role"] == "senior"})
+    written: dict[Path, set[str]] = {}
     for person in annotators:
         dest = out / PHASE1_DIR / person
         write_campaign_conf_files(src, dest)
-        (dest / GUIDE_FILE).write_text(annotator_guide(dest, person, 1), encoding="utf-8")
+        publish.write_text(dest / GUIDE_FILE, annotator_guide(dest, person, 1))
+        written[dest] = set()
         counts["collections:phase1"] += 1
+    # The phase-1 copies before the pre-annotation copy, and removed before it: after a kill, a phase-1
+    # .ann equals its pre-annotation copy or what this run writes (edited_documents sees no edit)
     for entry in documents.values():
         for person in entry["phase1"]:
+            dest = out / PHASE1_DIR / person
             for name in entry["files"]:
-                for suffix in (".txt", ".ann"):
-                    (out / PHASE1_DIR / person / f"{name}{suffix}").write_bytes((pre / f"{name}{suffix}").read_bytes())
-                    counts["files_written"] += 1
+                publish.write_document(dest, name, *handed[name], only_if_changed=True)
+                written[dest].add(name)
+                counts["files_written"] += 2
+    for name, (txt, ann) in handed.items():
+        publish.write_document(pre, name, txt, ann, only_if_changed=True)
+    written[pre] = set(handed)
+    for stale in sorted((out / PHASE1_DIR).glob("*/")) if (out / PHASE1_DIR).is_dir() else []:
+        if stale.is_dir() and stale not in written:
+            shutil.rmtree(stale)
+    for directory, kept in written.items():  # documents an earlier run wrote that the campaign no longer has
+        for name in sorted(publish.document_names(directory) - kept):
+            publish.remove_document(directory, name)
     (out / PHASE1_DIR).mkdir(parents=True, exist_ok=True)
     managers = sorted(p["id"] for p in people.values() if p["role"] == "manager")
-    (out / deploy.DEPLOY_NOTE).write_text(deploy.deployment_note(annotators, seniors, managers), encoding="utf-8")
+    publish.write_text(out / deploy.DEPLOY_NOTE, deploy.deployment_note(annotators, seniors, managers))
     manifest = {
         "format": FORMAT,
         "seed": seed,
@@ -205,7 +252,7 @@ def write_phase1(
         "documents": list(documents.values()),
         "provenance": provenance(src),
     }
-    (out / CAMPAIGN_MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    publish.write_text(out / CAMPAIGN_MANIFEST, json.dumps(manifest, ensure_ascii=False, indent=1) + "\n")
     write_gitignore(out)
     return access_roles(manifest)
 

@@ -49,8 +49,8 @@ from typing import Any
 
 from pipeline.brat import agreement as agreement_mod
 from pipeline.brat.conf import write_campaign_conf_files
-from pipeline.brat.standoff import BratDocument, BratTextError, dumps, read_text, write_document
-from pipeline.campaign import deploy
+from pipeline.brat.standoff import BratDocument, BratTextError, dumps, read_text
+from pipeline.campaign import deploy, publish
 from pipeline.campaign.documents import (
     Checked,
     discard_reasons,
@@ -232,7 +232,7 @@ def _write_senior_collections(root: Path, campaign: Mapping[str, Any]) -> None:
     for senior, annotators in seniors.items():
         dest = root / PHASE2_DIR / senior
         write_campaign_conf_files(root / deploy.PREANNOTATION_DIR, dest, annotators)
-        (dest / GUIDE_FILE).write_text(senior_guide(dest, senior), encoding="utf-8")
+        publish.write_text(dest / GUIDE_FILE, senior_guide(dest, senior))
 
 
 def review(campaign_dir: str | Path, schema: Schema, counts: Counter[str] | None = None) -> dict[str, Any]:
@@ -246,8 +246,29 @@ def review(campaign_dir: str | Path, schema: Schema, counts: Counter[str] | None
     campaign = read_campaign(root)
     check_campaign(root, campaign)
     states = phase1_states(root, campaign)
+    for leftover in (root / PHASE2_DIR, root / REVIEW_DIR):
+        publish.clean_tree(leftover)  # temporaries of a killed run
     _write_senior_collections(root, campaign)
     stamp_all(root, campaign)  # every guide says which guideline version is current
+    with publish.ledger(root / REVIEW_DIR / publish.LEDGER_FILE) as book:
+        if not book.existed:
+            _seed_ledger(book, root, states)
+        report = _review_states(root, states, book, counts)
+    _write_reports(root, report, _pairwise_agreement(states, schema))
+    return report
+
+
+def _seed_ledger(book: publish.Ledger, root: Path, states: list[FileState]) -> None:
+    """A campaign reviewed before the ledger existed: its documents whose four files are there (written in
+    that order by earlier versions: phase-2 ``.txt`` and ``.ann``, then the merged reference) are published."""
+    for s in states:
+        dest, kept = root / PHASE2_DIR / s.senior, root / REVIEW_DIR / MERGED_DIR / s.senior
+        if all((d / f"{s.file}{x}").is_file() for d in (dest, kept) for x in (".txt", ".ann")):
+            book.entries.add((s.senior, s.file))
+
+
+def _review_states(root: Path, states: list[FileState], book: publish.Ledger, counts: Counter[str]) -> dict[str, Any]:
+    """The report of the states; ready documents not in the ledger written to phase 2 (and recorded)."""
     report: dict[str, Any] = {"documents": {k: 0 for k in ("assigned", *STATES)}, "phase2": [], "discarded": [],
                               "held_back": [], "pending": [], "changed_after_merge": [],
                               "discard_reasons": {}}
@@ -288,28 +309,27 @@ def review(campaign_dir: str | Path, schema: Schema, counts: Counter[str] | None
             merged, merge_counts = merge_versions([(a, without_markers(doc_a)), (b, without_markers(doc_b))])
             dest = root / PHASE2_DIR / s.senior
             kept = root / REVIEW_DIR / MERGED_DIR / s.senior
-            if (dest / f"{s.file}.ann").exists() or (dest / f"{s.file}.txt").exists():
+            if (s.senior, s.file) in book:
                 counts["already_in_phase2"] += 1
+                if not (dest / f"{s.file}.txt").exists():
+                    report.setdefault("published_missing", []).append({"file": s.file, "senior": s.senior})
+                    log.warning("%s: published to %s by an earlier review but no longer there (not re-created)",
+                                s.file, dest)
                 reference = kept / f"{s.file}.ann"
                 if reference.is_file() and reference.read_text(encoding="utf-8") != dumps(merged):
                     report["changed_after_merge"].append({"file": s.file, "senior": s.senior})
                     log.warning("%s: phase-1 annotation changed after it was merged for %s (not re-merged)",
                                 s.file, s.senior)
             else:
-                write_document(dest, merged)
-                write_document(kept, merged)
+                # the document (.ann first, .txt last, under its lock), then its reference, then the ledger
+                txt, ann = merged.text.encode("utf-8"), dumps(merged).encode("utf-8")
+                publish.write_document(dest, merged.name, txt, ann, campaign_dir=root)
+                publish.write_document(kept, merged.name, txt, ann)
+                book.add(s.senior, s.file)
                 counts["added"] += 1
             report["phase2"].append({"file": s.file, "document": s.document, "senior": s.senior,
                                      "annotators": [a, b], **merge_counts})
     report["discard_reasons"] = dict(sorted(reasons.items()))
-    agreement = _pairwise_agreement(states, schema)
-    out = root / REVIEW_DIR
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "report.json").write_text(json.dumps(report, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    (out / "report.md").write_text(format_report(report), encoding="utf-8")
-    (out / "agreement.json").write_text(json.dumps(agreement, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    (out / "agreement.md").write_text(format_agreement_summary(agreement), encoding="utf-8")
-    report["agreement"] = agreement
     return report
 
 
@@ -324,6 +344,16 @@ def discard_notes(versions: Mapping[str, Checked]) -> dict[str, list[str]]:
         if found:
             out[person] = found
     return out
+
+
+def _write_reports(root: Path, report: dict[str, Any], agreement: dict[str, Any]) -> None:
+    """``review/report.*`` and ``review/agreement.*``, each written beside itself and renamed."""
+    out = root / REVIEW_DIR
+    publish.write_text(out / "report.json", json.dumps(report, indent=1, sort_keys=True) + "\n")
+    publish.write_text(out / "report.md", format_report(report))
+    publish.write_text(out / "agreement.json", json.dumps(agreement, indent=1, sort_keys=True) + "\n")
+    publish.write_text(out / "agreement.md", format_agreement_summary(agreement))
+    report["agreement"] = agreement
 
 
 def format_report(report: Mapping[str, Any]) -> str:

@@ -141,7 +141,7 @@ def run_decisions_apply(args: argparse.Namespace) -> int:
     elif problems:
         print(f"pgx-corpus decisions: {len(problems)} problem(s); nothing written", file=sys.stderr)
     else:
-        decisions_mod.write_changes(changes)
+        decisions_mod.write_changes(changes, args.brat_dir)
     summary = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()) if not k.startswith("decision:"))
     verb = "would change" if args.dry_run else ("not written" if problems else "changed")
     print(f"pgx-corpus decisions: {len(changes)} document(s) {verb}: {summary}", file=sys.stderr)

@@ -67,6 +67,7 @@ from pipeline import names
 from pipeline.brat.standoff import BratDocument, read_document
 from pipeline.documents import pmid_sort_key
 from pipeline.paths import list_files, resolve_collection
+from pipeline.store import write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -383,8 +384,9 @@ def prepare_batches(
     out.mkdir(parents=True, exist_ok=True)
     roles = write_phase1(src, txts, rows, [(p.id, p.role, p.phase1) for p in people], out, seed=seed,
                          counts=counts, pages=pages)
-    with open(out / "manifest.csv", "w", encoding="utf-8", newline="") as fh:
-        writer = csv.writer(fh, lineterminator="\n")
-        writer.writerow(MANIFEST_FIELDS)
-        writer.writerows(rows)
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(MANIFEST_FIELDS)
+    writer.writerows(rows)
+    write_atomic(out / "manifest.csv", buf.getvalue().encode("utf-8"))
     return roles

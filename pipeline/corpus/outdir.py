@@ -25,8 +25,6 @@ Only the ``build`` command takes the lock; Luigi workers started with
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import datetime as dt
 import errno
 import json
@@ -39,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-from pipeline.store import write_atomic
+from pipeline.store import exchange
 
 try:
     import fcntl
@@ -57,6 +55,7 @@ _TEMPORARY = re.compile(
     r"-luigi-tmp-\d+"  # luigi.LocalTarget.temporary_path
     r"|^\..+\.tmp\d+$"  # store.write_atomic, tasks.remember: .NAME.tmpPID
     r"|^\..+\.counts\.tmp\d+$"
+    r"|^\..+\.(tmp|old)-\d+$"  # store.publish_directory: a staged or replaced copy (collections excepted)
     r"|^params\.json\.tmp\d+$"  # StageTask.write_params
     r"|^\.tmp-"  # tempfile.mkstemp(prefix=".tmp-") in the PubTator cache
 )
@@ -226,22 +225,7 @@ def clean_stale_temporaries(out: Path) -> list[Path]:
 
 def _exchange(a: Path, b: Path) -> bool:
     """Swap two paths atomically with ``renameat2(RENAME_EXCHANGE)``; False where unsupported."""
-    name = ctypes.util.find_library("c")
-    if name is None:
-        return False
-    try:
-        libc = ctypes.CDLL(name, use_errno=True)
-        renameat2 = libc.renameat2
-    except (OSError, AttributeError):
-        return False
-    at_fdcwd, rename_exchange = -100, 2
-    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
-        return True
-    code = ctypes.get_errno()
-    if code in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):
-        return False  # the file system or kernel cannot exchange
-    raise OSError(code, os.strerror(code), str(a))
+    return exchange(a, b)
 
 
 def publish_collection(source: Path, dest: Path, run_name: str) -> Path:
@@ -260,7 +244,11 @@ def publish_collection(source: Path, dest: Path, run_name: str) -> Path:
     A ``dest`` that is a directory (published by an older version) is swapped
     out and removed.
     """
-    write_atomic(source / RUN_MARKER, f"{run_name}\n".encode())
+    # the marker's temporary is written beside the collection, not in it: a killed run leaves it where
+    # clean_stale_temporaries looks (it never walks a collection's tens of thousands of files)
+    marker_tmp = source.parent / f".{source.name}{RUN_MARKER}.tmp{os.getpid()}"
+    marker_tmp.write_bytes(f"{run_name}\n".encode())
+    os.replace(marker_tmp, source / RUN_MARKER)
     dest.parent.mkdir(parents=True, exist_ok=True)
     staging = dest.with_name(f".{dest.name}.tmp-{os.getpid()}")
     if staging.is_symlink() or staging.is_file():

@@ -72,6 +72,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from pipeline import store
 from pipeline.documents import Annotation, Document, Span
 from pipeline.nlp.folds import kfold_groups
 
@@ -610,9 +611,18 @@ def training_hash(examples: Iterable[Example]) -> str:
 
 
 def save_model(model: LearnedModel, directory: str | Path, meta: dict[str, Any]) -> Path:
-    """Write ``model.json`` and ``meta.json`` under ``directory`` (created); returns the directory."""
-    out = Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
+    """Write ``model.json`` and ``meta.json`` under ``directory``; returns the directory.
+
+    Both are written into a staging directory beside it that replaces ``directory`` in one step
+    (:func:`pipeline.store.publish_directory`): a reader sees the previous model or the new one, never a
+    model without its meta; the staging copies of killed runs are removed.  A directory that holds other
+    files too is never replaced: its two files are each written beside themselves and renamed, meta last.
+    """
+    final = Path(directory)
+    ours = {MODEL_FILE, META_FILE}
+    swap = not final.exists() or (final.is_dir() and not final.is_symlink()
+                                  and {p.name for p in final.iterdir()} <= ours)
+    out = store.staging_directory(final) if swap else final
     payload = {
         "format": FORMAT,
         "threshold_rule": model.threshold_rule,
@@ -625,11 +635,13 @@ def save_model(model: LearnedModel, directory: str | Path, meta: dict[str, Any])
             for p, c in model.gazetteer.annotated.items()
         ),
     }
-    (out / MODEL_FILE).write_text(json.dumps(payload, sort_keys=True, indent=0) + "\n", encoding="utf-8")
+    store.write_atomic(out / MODEL_FILE, (json.dumps(payload, sort_keys=True, indent=0) + "\n").encode("utf-8"))
     full_meta = {"format": FORMAT, **model.meta, **meta,
                  "model_sha256": hashlib.sha256((out / MODEL_FILE).read_bytes()).hexdigest()}
-    (out / META_FILE).write_text(json.dumps(full_meta, sort_keys=True, indent=2) + "\n", encoding="utf-8")
-    return out
+    store.write_atomic(out / META_FILE, (json.dumps(full_meta, sort_keys=True, indent=2) + "\n").encode("utf-8"))
+    if swap:
+        store.publish_directory(out, final)
+    return final
 
 
 def load_model(directory: str | Path) -> LearnedModel:

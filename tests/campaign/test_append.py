@@ -66,7 +66,8 @@ def test_append_assigns_only_new_documents(tmp_path: Path, capsys: pytest.Captur
             assert after[f"phase1/{person}/{doc}.ann"] == (collection / f"{doc}.ann").read_bytes()
         assert not any(k.endswith(f"/{doc}.txt") and k.startswith("phase2/") for k in after)
     # new files are the new documents' phase-1 copies, nothing else
-    assert sorted(set(after) - set(before)) == sorted(
+    # (and the lock files of the documents written, pipeline.campaign.locks)
+    assert sorted(k for k in set(after) - set(before) if not k.startswith("locks/")) == sorted(
         f"phase1/{r[2]}/{r[0]}{ext}" for r in new_rows if r[1] == "1" for ext in (".ann", ".txt"))
     # appending again adds nothing and changes nothing
     assert main(["campaign", "append", str(campaign), "--collection", str(collection),
@@ -179,3 +180,35 @@ def test_append_accepts_the_same_relation_setting(tmp_path: Path) -> None:
     write_settings(collection, relations=True)
     assert main(["campaign", "append", str(campaign), "--collection", str(collection),
                  "--roster", str(roster(tmp_path))]) == 0
+
+
+def test_an_interrupted_append_is_completed_not_blocked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Killed after its first document: the next append writes the rest of the same rows; its own files
+    never block the documents (they used to stay unassigned for good, unreviewed)."""
+    from pipeline.campaign import append as append_mod
+    from pipeline.campaign import publish
+
+    campaign = build_campaign(tmp_path / "a")
+    collection = rebuild_collection(tmp_path)
+    reference = build_campaign(tmp_path / "b")
+    args = ["--collection", str(collection), "--roster", str(roster(tmp_path))]
+    assert main(["campaign", "append", str(reference), *args]) == 0
+
+    written: list[str] = []
+    real = publish.write_document
+
+    def dies_after_one(directory: Path, name: str, txt: bytes, ann: bytes, **kw: Any) -> None:
+        if written:
+            raise KeyboardInterrupt  # stands for the kill (the crash tests kill for real)
+        real(directory, name, txt, ann, **kw)
+        written.append(name)
+
+    monkeypatch.setattr(append_mod.publish, "write_document", dies_after_one)
+    with pytest.raises(KeyboardInterrupt):
+        append_mod.append_to_campaign(collection, campaign, roster(tmp_path))
+    monkeypatch.setattr(append_mod.publish, "write_document", real)
+    assert (campaign / append_mod.JOURNAL).is_file() and written
+    assert main(["campaign", "append", str(campaign), *args]) == 0
+    assert not (campaign / append_mod.JOURNAL).exists()
+    strip = {k: v for k, v in tree(reference).items() if not k.startswith("locks/")}
+    assert {k: v for k, v in tree(campaign).items() if not k.startswith("locks/")} == strip

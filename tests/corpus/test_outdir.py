@@ -155,3 +155,28 @@ def test_pid_alive() -> None:
     proc.wait()
     time.sleep(0.05)
     assert not outdir.pid_alive(proc.pid)
+
+
+def test_publication_writes_no_temporary_inside_the_collection(tmp_path: Path) -> None:
+    """The .run marker's temporary used to be written in the collection (``..run.tmpPID``), where a kill left
+    it for good (the clean-up never walks a collection); it is written beside the collection now."""
+    collection = tmp_path / "work" / "08_brat" / "h" / "collection"
+    collection.mkdir(parents=True)
+    (collection / "1_1.txt").write_text("x")
+    opened: list[str] = []
+
+    def hook(event: str, args: tuple[object, ...]) -> None:
+        if event == "open" and isinstance(args[0], str | os.PathLike):
+            path = os.fspath(args[0])
+            if isinstance(path, str) and path.startswith(str(tmp_path)) and args[1] not in ("r", "rb"):
+                opened.append(os.path.relpath(path, tmp_path))
+
+    sys.addaudithook(hook)  # stays installed: it only records paths under this test's collection
+    outdir.publish_collection(collection, tmp_path / "brat", "run1")
+    assert opened == [f"work/08_brat/h/.collection.run.tmp{os.getpid()}"]  # beside the collection, not in it
+    assert (tmp_path / "brat" / ".run").read_text() == "run1\n"
+    assert sorted(p.name for p in collection.iterdir()) == [".run", "1_1.txt"]
+    # and what a kill between the two steps leaves beside it is cleaned at the next start
+    (collection.parent / f".collection.run.tmp{os.getpid() + 100000}").write_text("run2\n")
+    removed = outdir.clean_stale_temporaries(tmp_path)
+    assert [p.name for p in removed] == [f".collection.run.tmp{os.getpid() + 100000}"]

@@ -1,0 +1,92 @@
+"""Publication of campaign documents: documents as units, and the ledger of ``campaign review``."""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from pipeline.campaign import publish
+from pipeline.campaign.review import review
+from pipeline.corpus.batches import prepare_batches
+from tests.campaign.test_campaign import SCHEMA, make_collection, simulate, write_roster
+
+
+@pytest.fixture()
+def reviewed(tmp_path: Path) -> Path:
+    coll = make_collection(tmp_path / "coll")
+    roster = write_roster(tmp_path / "roster.csv", ["alice,annotator,yes", "bob,annotator,yes", "dave,senior,no"])
+    campaign = tmp_path / "campaign"
+    prepare_batches(coll, roster, campaign, seed=5, counts=Counter())
+    simulate(campaign)
+    counts: Counter[str] = Counter()
+    review(campaign, SCHEMA, counts)
+    assert counts["added"] == 1
+    return campaign
+
+
+def test_a_half_written_phase2_document_is_written_again(reviewed: Path) -> None:
+    doc = reviewed / "phase2" / "dave" / "100_1.ann"
+    merged = (reviewed / "review" / "merged" / "dave" / "100_1.ann").read_bytes()
+    assert doc.read_bytes() == merged and merged
+    ledger = reviewed / "review" / publish.LEDGER_FILE
+    assert ledger.read_text(encoding="utf-8") == "dave\t100_1\n"
+    # an earlier version killed between the .txt and the .ann: the .ann empty, the ledger without it
+    doc.write_bytes(b"")
+    ledger.write_text("", encoding="utf-8")
+    counts: Counter[str] = Counter()
+    review(reviewed, SCHEMA, counts)
+    assert counts["added"] == 1 and counts["already_in_phase2"] == 0
+    assert doc.read_bytes() == merged
+    assert ledger.read_text(encoding="utf-8") == "dave\t100_1\n"
+
+
+def test_a_published_document_that_has_gone_is_reported_not_recreated(
+        reviewed: Path, caplog: pytest.LogCaptureFixture) -> None:
+    for suffix in (".txt", ".ann"):
+        (reviewed / "phase2" / "dave" / f"100_1{suffix}").unlink()
+    with caplog.at_level(logging.WARNING):
+        report = review(reviewed, SCHEMA, Counter())
+    assert not (reviewed / "phase2" / "dave" / "100_1.txt").exists()
+    assert report["published_missing"] == [{"file": "100_1", "senior": "dave"}]
+    assert "no longer there (not re-created)" in caplog.text
+
+
+def test_a_campaign_reviewed_before_the_ledger_keeps_its_senior_work(reviewed: Path) -> None:
+    (reviewed / "review" / publish.LEDGER_FILE).unlink()
+    doc = reviewed / "phase2" / "dave" / "100_1.ann"
+    doc.write_text("T1\tChemical 0 8\tWarfarin\n", encoding="utf-8")  # the senior's work
+    counts: Counter[str] = Counter()
+    review(reviewed, SCHEMA, counts)
+    assert counts["added"] == 0 and doc.read_text(encoding="utf-8") == "T1\tChemical 0 8\tWarfarin\n"
+    assert (reviewed / "review" / publish.LEDGER_FILE).read_text(encoding="utf-8") == "dave\t100_1\n"
+
+
+def test_ledger_ignores_a_line_cut_by_a_kill(tmp_path: Path) -> None:
+    path = tmp_path / publish.LEDGER_FILE
+    path.write_text("s1\ta_1\ns2\tb_", encoding="utf-8")
+    book = publish.Ledger.read(path)
+    assert book.entries == {("s1", "a_1")}
+    book.add("s2", "b_1")
+    book.save()
+    assert path.read_text(encoding="utf-8") == "s1\ta_1\ns2\tb_1\n"
+
+
+def test_a_document_is_written_ann_first_and_removed_txt_first(tmp_path: Path) -> None:
+    import sys
+
+    order: list[str] = []
+
+    def hook(event: str, args: tuple[object, ...]) -> None:
+        if event == "os.rename" and str(args[1]).startswith(str(tmp_path)):
+            order.append(Path(str(args[1])).name)
+        if event == "os.remove" and str(args[0]).startswith(str(tmp_path)):
+            order.append("-" + Path(str(args[0])).name)
+
+    sys.addaudithook(hook)  # stays installed (harmless: it only records paths under tmp_path)
+    publish.write_document(tmp_path, "1_1", b"text", b"T1\tX 0 4\ttext\n")
+    publish.remove_document(tmp_path, "1_1")
+    assert order == ["1_1.ann", "1_1.txt", "-1_1.txt", "-1_1.ann"]
+    assert list(tmp_path.iterdir()) == []

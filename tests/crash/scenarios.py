@@ -1,0 +1,191 @@
+"""The writing commands of the crash harness, each on a campaign built in code (deterministic).
+
+``size``: sentences per abstract in the source collection (the bench uses more than the tests).
+A campaign: a brat collection exported from synthetic sentence records, a roster of three annotators
+and two seniors, ``batches``; then annotators finish most documents in code (both agree on some, differ
+on others, one discards one); ``review`` writes phase 2; seniors clear the marks; ``finalize`` writes FINAL.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from collections import Counter
+from pathlib import Path
+
+from pipeline.cli import main
+from pipeline.corpus.brat_export import export_collection
+from pipeline.documents import Annotation, SentenceRecord
+from pipeline.schema import load_schema
+from tests.crash.harness import Scenario
+
+SCHEMA = load_schema()
+TEXT = "Warfarin doses were lower in CYP2C9 carriers."
+CHEM = "T1\tChemical 0 8\tWarfarin"
+GENE = "T2\tGene_or_protein 29 35\tCYP2C9"
+DONE = "T90\tDone 20 25\tlower"
+ROSTER = "id,role,phase1\nann1,annotator,yes\nann2,annotator,yes\nann3,annotator,yes\nsenior1,senior,no\n" \
+         "senior2,senior,no\n"
+
+
+def names(abstracts: range, size: int) -> list[str]:
+    return [f"{pmid}_{i}" for pmid in abstracts for i in range(1, size + 1)]
+
+
+def collection(directory: Path, docs: list[str], *, genes: bool = True) -> Path:
+    """A brat collection of ``docs`` (pre-annotated chemical, and gene unless ``genes`` is false)."""
+    gene = (Annotation(((29, 35),), "Gene_or_protein", "pubtator", text="CYP2C9"),) if genes else ()
+    records = [
+        SentenceRecord(name.split("_")[0], int(name.split("_")[1]) - 1, TEXT, annotations=(
+            Annotation(((0, 8),), "Chemical", "pubtator", text="Warfarin"), *gene,
+        ))
+        for name in docs
+    ]
+    export_collection(records, directory, SCHEMA, Counter())
+    return directory
+
+
+def _quiet(root: Path, argv: list[str]) -> int:
+    """``pgx-corpus ARGV`` run in ``root``, its output dropped."""
+    with contextlib.chdir(root), contextlib.redirect_stdout(io.StringIO()), \
+            contextlib.redirect_stderr(io.StringIO()):
+        return main(argv)
+
+
+def _batches(root: Path, size: int) -> None:
+    collection(root / "coll", names(range(100, 103), size))
+    (root / "roster.csv").write_text(ROSTER, encoding="utf-8")
+    assert _quiet(root, ["batches", "--collection", "coll", "--roster", "roster.csv", "--out", "campaign",
+                   "--seed", "5"]) == 0
+
+
+def _annotate(root: Path) -> None:
+    """Phase 1 in code: every document finished by both, but the last of each abstract left pending; the
+    second sentence of the first abstract discarded; annotators differ on the gene's type in one in three."""
+    for ann in sorted((root / "campaign" / "phase1").glob("*/*.ann")):
+        name = ann.stem
+        if name.endswith("_1") and name.startswith("101"):
+            continue  # pending
+        lines = [CHEM, GENE, DONE]
+        if name == "100_2" and ann.parent.name == "ann1":
+            lines += ["T91\tDiscard 0 8\tWarfarin", "A9\tReason T91 scope"]
+        if int(name.split("_")[1]) % 3 == 0 and ann.parent.name == "ann2":
+            lines[1] = "T2\tGenomic_factor 29 35\tCYP2C9"
+        ann.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+
+
+def _review(root: Path) -> None:
+    assert _quiet(root, ["campaign", "review", "campaign"]) in (0, 1, 3)
+
+
+def _clear_marks(root: Path) -> None:
+    """The seniors accept every mark (remove the Disagreement attributes)."""
+    for ann in sorted((root / "campaign" / "phase2").glob("*/*.ann")):
+        text = ann.read_text(encoding="utf-8")
+        ann.write_text("".join(line + "\n" for line in text.splitlines() if "\tDisagreement " not in line),
+                       encoding="utf-8")
+
+
+def _finalize(root: Path) -> None:
+    assert _quiet(root, ["campaign", "finalize", "campaign", "--out", "FINAL"]) in (0, 1, 3)
+
+
+DECISIONS = ("retype:\n  - {term: CYP2C9, from: Gene_or_protein, to: Genomic_factor, why: harmonize}\n"
+             "remove:\n  - {term: warfarin, type: Chemical}\n")
+
+
+def scenarios(size: int = 2) -> list[Scenario]:
+    """Every writing command of the campaign (and ``train`` on its FINAL), on a campaign of ``3 * size``
+    sentences."""
+
+    def setup_batches(root: Path) -> None:
+        collection(root / "coll", names(range(100, 103), size))
+        (root / "roster.csv").write_text(ROSTER, encoding="utf-8")
+
+    def setup_rebatch(root: Path) -> None:
+        _batches(root, size)
+        collection(root / "coll2", names(range(100, 104), size))  # a rebuild with one more abstract
+
+    def setup_rebatch_changed(root: Path) -> None:
+        _batches(root, size)
+        # a rebuild before the campaign started: fewer abstracts, every pre-annotation changed
+        collection(root / "coll3", names(range(100, 102), size), genes=False)
+
+    def setup_review(root: Path) -> None:
+        _batches(root, size)
+        _annotate(root)
+
+    def setup_finalize(root: Path) -> None:
+        setup_review(root)
+        _review(root)
+        _finalize(root)  # an earlier FINAL (every document held back by its marks), replaced
+        _clear_marks(root)
+
+    def setup_decisions(root: Path) -> None:
+        setup_finalize(root)
+        _finalize(root)
+        (root / "decisions.yaml").write_text(DECISIONS, encoding="utf-8")
+
+    def setup_release(root: Path) -> None:
+        setup_decisions(root)
+        assert _quiet(root, ["release", "FINAL", "--out", "release", "--date", "2026-01-01"]) == 0
+        assert _quiet(root, ["decisions", "apply", "FINAL", "decisions.yaml"]) == 0
+
+    def setup_append(root: Path) -> None:
+        _batches(root, size)
+        collection(root / "coll2", names(range(100, 105), size))
+
+    def train_argv(seed: int) -> list[str]:
+        return ["train", "FINAL", "--keys", "campaign/preannotation", "--out", "model", "--epochs", "1",
+                "--seed", str(seed)]
+
+    def setup_train(root: Path) -> None:
+        setup_decisions(root)
+        # an earlier model, replaced; run here, it also loads the parser in this process, which every
+        # forked child of the harness then shares
+        assert _quiet(root, train_argv(7)) == 0
+
+    return [
+        Scenario("batches", setup_batches, lambda r: ["batches", "--collection", "coll", "--roster", "roster.csv",
+                                                      "--out", "campaign", "--seed", "5"], mask_passwords=True),
+        Scenario("batches-rerun", setup_rebatch, lambda r: ["batches", "--collection", "coll2", "--roster",
+                                                            "roster.csv", "--out", "campaign", "--seed", "5",
+                                                            "--previous", "campaign/manifest.csv"]),
+        Scenario("batches-changed", setup_rebatch_changed, lambda r: ["batches", "--collection", "coll3",
+                                                                      "--roster", "roster.csv", "--out",
+                                                                      "campaign", "--seed", "5"]),
+        Scenario("review", setup_review, lambda r: ["campaign", "review", "campaign"]),
+        Scenario("finalize", setup_finalize, lambda r: ["campaign", "finalize", "campaign", "--out", "FINAL"],
+                 published=("FINAL",)),
+        Scenario("decisions-apply", setup_decisions, lambda r: ["decisions", "apply", "FINAL", "decisions.yaml"],
+                 published=("FINAL",)),
+        Scenario("release", setup_release, lambda r: ["release", "FINAL", "--out", "release", "--date",
+                                                      "2026-01-01"], published=("release",)),
+        Scenario("append", setup_append, lambda r: ["campaign", "append", "campaign", "--collection", "coll2",
+                                                    "--roster", "roster.csv", "--seed", "5"]),
+        Scenario("train", setup_train, lambda r: train_argv(3), published=("model",)),
+    ]
+
+
+def by_name(size: int = 2) -> dict[str, Scenario]:
+    return {s.name: s for s in scenarios(size)}
+
+
+
+DEMO = Path(__file__).resolve().parents[2] / "data" / "demo"
+
+
+def build_scenario() -> Scenario:
+    """``pgx-corpus build`` of the demo data (every stage, batches included) into ``OUT``: an earlier build
+    of the first 17 abstracts is there, this one adds the update file (3 more), so every stage is
+    rebuilt and ``OUT/brat`` is replaced."""
+
+    def argv(extra: list[str]) -> list[str]:
+        return ["build", "--pubmed-xml", *extra, "--annotator", "local", "--sample", "all",
+                "--roster", str(DEMO / "roster.tsv"), "--out", "OUT", "--workers", "1", "--no-extend"]
+
+    def setup(root: Path) -> None:
+        assert _quiet(root, argv([str(DEMO / "pubmed" / "demo.xml")])) == 0
+
+    return Scenario("build", setup, lambda r: argv([str(DEMO / "pubmed")]), mask_passwords=True,
+                    published=("OUT/brat",))

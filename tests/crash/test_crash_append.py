@@ -1,0 +1,32 @@
+"""Crash consistency of ``campaign append (a rebuild's new documents into a running campaign)``: killed at
+sampled file-system mutations (and every directory swap), or failing on a full disk at sampled writes, then
+rerun: the directory equals an uninterrupted run's, with no leftover, and no published directory is ever seen
+half-written. ``bench/crash.py`` sweeps every point."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.crash.conftest import check
+from tests.crash.harness import Harness, sample_points
+from tests.crash.scenarios import by_name
+
+
+@pytest.fixture(scope="module", params=['append'])
+def harness(request: pytest.FixtureRequest, workdir: Path) -> Iterator[Harness]:
+    yield Harness(by_name()[request.param], workdir)
+
+
+def test_every_sampled_kill_point_recovers(harness: Harness) -> None:
+    assert harness.mutations > 0
+    for point in sample_points(harness.mutations, 8, harness.exchanges):
+        check(harness, harness.trial(point))
+
+
+def test_a_full_disk_then_a_rerun_with_space_recovers(harness: Harness) -> None:
+    assert harness.writes > 0
+    for point in sample_points(harness.writes, 3):
+        check(harness, harness.trial(point, "enospc"))
