@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.campaign.deploy import ID_RE
-from pipeline.serve.durable import ensure_private_dir, write_replace
+from pipeline.serve.durable import TMP_MARK, ensure_private_dir, write_replace
 
 log = logging.getLogger(__name__)
 
@@ -164,6 +164,9 @@ def _locked(campaign_dir: Path) -> Iterator[Path]:
         fd = os.open(directory / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
+            # every writer holds this lock: a temporary of the users file here was left by a killed one
+            for leftover in directory.glob(f".{USERS_FILE}{TMP_MARK}*"):
+                leftover.unlink(missing_ok=True)
             yield directory / USERS_FILE
         finally:
             os.close(fd)

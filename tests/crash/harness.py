@@ -43,10 +43,11 @@ EXCLUDED: dict[str, str] = {
     r"(^|/)\.build\.lock$": "the build's lock file records host, pid and start time of the build holding it",
 }
 
-#: brat_users.py: passwords come from :mod:`secrets` (random by design); compared with the values masked
-#: where the scenario's uninterrupted run generates them (a scenario whose passwords exist beforehand
-#: compares them exactly: a rerun must keep them).
-PASSWORD_RE = re.compile(rb"(    '[^']+': ')[^']*(',)")
+#: access/users.json: passwords come from :mod:`secrets` and are stored as salted scrypt hashes (random by
+#: design); compared with the hashes masked where the scenario's uninterrupted run generates them (people,
+#: roles and revocations still compared; a scenario whose users exist beforehand compares them exactly: a
+#: rerun must keep them).
+PASSWORD_RE = re.compile(rb'("password": ")scrypt:[^"]*(")')
 
 TEMPORARY_NAME = re.compile(r"(^\..+\.(tmp-?|old-)\d+$)|(-luigi-tmp-\d+)|(^\.tmp-)|(\.tmp\d+$)")
 
@@ -64,7 +65,7 @@ class Scenario:
     """One writing command on a prepared directory.
 
     ``setup(root)`` writes the state before the command (deterministic); ``argv(root)`` is the command line
-    of ``pipeline.cli.main``; ``mask_passwords``: mask brat_users.py passwords the command generates.
+    of ``pipeline.cli.main``; ``mask_passwords``: mask the password hashes (access/users.json) the command generates.
     """
 
     name: str
@@ -204,7 +205,7 @@ def snapshot(root: Path, *, mask_passwords: bool = False) -> dict[str, tuple[str
                 out[rel] = ("dir", b"")
             else:
                 data = path.read_bytes()
-                if mask_passwords and name == "brat_users.py":
+                if mask_passwords and name == "users.json":
                     data = PASSWORD_RE.sub(rb"\1<random>\2", data)
                 out[rel] = ("file", data)
         dirs[:] = [d for d in dirs if not (Path(here) / d).is_symlink()]

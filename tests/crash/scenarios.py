@@ -79,11 +79,17 @@ def _review(root: Path) -> None:
 
 
 def _clear_marks(root: Path) -> None:
-    """The seniors accept every mark (remove the Disagreement attributes)."""
+    """The seniors accept every mark (remove the Disagreement attributes, retype disputed relations to their
+    real type) and sign each document off with a Done marker on its first word."""
     for ann in sorted((root / "campaign" / "phase2").glob("*/*.ann")):
         text = ann.read_text(encoding="utf-8")
-        ann.write_text("".join(line + "\n" for line in text.splitlines() if "\tDisagreement " not in line),
-                       encoding="utf-8")
+        lines = [line for line in text.splitlines() if "\tDisagreement " not in line]
+        lines = [line.replace("\tDisputed_", "\t", 1) if line.startswith("R") else line for line in lines]
+        body = ann.with_suffix(".txt").read_text(encoding="utf-8")
+        word = body.split()[0]
+        start = body.index(word)
+        lines.append(f"T999\tDone {start} {start + len(word)}\t{word}")
+        ann.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
 
 
 def _finalize(root: Path) -> None:
