@@ -309,7 +309,13 @@ def _review_states(root: Path, states: list[FileState], book: publish.Ledger, co
             merged, merge_counts = merge_versions([(a, without_markers(doc_a)), (b, without_markers(doc_b))])
             dest = root / PHASE2_DIR / s.senior
             kept = root / REVIEW_DIR / MERGED_DIR / s.senior
-            if (s.senior, s.file) in book:
+            published = (s.senior, s.file) in book
+            if not published and _whole_on_disk(dest, kept, s.file):
+                # published by a run killed before its ledger line, or moved here with its reference by a
+                # team command: never written over (the senior may have started it)
+                book.add(s.senior, s.file)
+                published = True
+            if published:
                 counts["already_in_phase2"] += 1
                 if not (dest / f"{s.file}.txt").exists():
                     report.setdefault("published_missing", []).append({"file": s.file, "senior": s.senior})
@@ -331,6 +337,19 @@ def _review_states(root: Path, states: list[FileState], book: publish.Ledger, co
                                      "annotators": [a, b], **merge_counts})
     report["discard_reasons"] = dict(sorted(reasons.items()))
     return report
+
+
+def _whole_on_disk(dest: Path, kept: Path, name: str) -> bool:
+    """Whether the phase-2 document ``name`` is whole although the ledger does not list it: its ``.txt``
+    (written last) and its merged reference exist, and its ``.ann`` is the reference or holds annotations.
+    An empty or missing ``.ann`` beside a non-empty reference is what an older, non-atomic review left when
+    it was killed: that document is written again."""
+    ann, reference = dest / f"{name}.ann", kept / f"{name}.ann"
+    if not ((dest / f"{name}.txt").is_file() and (kept / f"{name}.txt").is_file() and reference.is_file()
+            and ann.is_file()):
+        return False
+    data = ann.read_bytes()
+    return data == reference.read_bytes() or bool(data.strip())
 
 
 def discard_notes(versions: Mapping[str, Checked]) -> dict[str, list[str]]:
