@@ -6,6 +6,19 @@ Tables 8-9), the pre-annotated collection (Table 10) and the build manifest (pro
 refuses a collection that does not validate or still holds campaign marks (``Disagreement`` attributes,
 ``Discard`` entities): every problem is reported as ``file:line: message``.
 
+The release states nothing it has not checked against FINAL (each refusal writes nothing):
+
+* ``--decisions``: every entry has taken effect in FINAL (applied again as a dry run, it changes nothing;
+  :func:`decisions_not_applied`); without a decisions file the datasheet states no homogenization;
+* ``--campaign``: every FINAL document is a document the campaign assigns (``campaign.json``, else the
+  ``manifest.csv`` of an older campaign); ``--manifest``: every FINAL document is a sentence of that build with
+  the same text (its ``brat`` collection, or the sentence records of its ``sampled``/``filtered`` stages);
+* the datasheet accounts for every assigned document (:func:`accounting`: released, discarded in phase 1 or 2
+  by reason, held back, pending), from the campaign and FINAL's ``finalize.json``;
+* the machine's provenance notes (``source=...; class=...`` of older brat exports) are not released
+  (:func:`without_machine_notes`, counted in ``release.json`` ``machine_notes``);
+* ``--out`` inside FINAL, or FINAL inside ``--out``, is refused (:func:`check_out_apart`).
+
 Output ``DIR`` (built beside itself and swapped in whole):
 
 * ``brat/``: the documents and ``annotation.conf``, ``visual.conf``, ``tools.conf``, ``kb_shortcuts.conf``;
@@ -42,6 +55,7 @@ import itertools
 import json
 import logging
 import math
+import re
 import shutil
 import tarfile
 from collections import Counter
@@ -65,7 +79,8 @@ from pipeline.brat.conf import (
 )
 from pipeline.brat.standoff import BratDocument, dumps, read_directory, read_document, read_text
 from pipeline.campaign import release_data as data_mod
-from pipeline.campaign.decisions import load_decisions
+from pipeline.campaign.decisions import Decisions, apply_to_document, load_decisions
+from pipeline.campaign.documents import UNSPECIFIED_REASON
 from pipeline.campaign.finalize import (
     DONE_TYPE,
     REPORT_JSON,
@@ -75,9 +90,18 @@ from pipeline.campaign.finalize import (
     relation_notes_in_corpus_form,
     staging_dir,
 )
-from pipeline.campaign.layout import DISAGREEMENT, DISCARD_REASON, DISCARD_TYPE, PHASE1_DIR
+from pipeline.campaign.layout import (
+    ASSIGNMENTS_CSV,
+    CAMPAIGN_MANIFEST,
+    DISAGREEMENT,
+    DISCARD_REASON,
+    DISCARD_TYPE,
+    PHASE1_DIR,
+)
+from pipeline.documents import SentenceRecord
 from pipeline.paths import list_files
 from pipeline.schema import Schema
+from pipeline.store import iter_directory
 
 log = logging.getLogger(__name__)
 
@@ -137,6 +161,216 @@ def read_final(final: Path, schema: Schema) -> list[BratDocument]:
     if not docs:
         raise ReleaseError(f"{final}: no documents")
     return docs
+
+
+# --- what the release may state: checks against FINAL ------------------------------------------
+
+#: how many names a refusal lists before "... (N in all)"
+NAMES_SHOWN = 10
+
+
+def _names(names: Sequence[str]) -> str:
+    shown = ", ".join(names[:NAMES_SHOWN])
+    return shown + (f", ... ({len(names)} in all)" if len(names) > NAMES_SHOWN else "")
+
+
+def check_out_apart(final: Path, out: Path) -> None:
+    """ReleaseError when the release directory lies inside FINAL or FINAL inside it: the release's own brat
+    files would then be read back as documents of FINAL (``stats`` counted the release's sentences twice)."""
+    f, o = final.resolve(), out.resolve()
+    if o == f or o.is_relative_to(f):
+        raise ReleaseError(f"{out}: the release directory is inside FINAL {final}; nothing released "
+                           "(write the release beside FINAL)")
+    if f.is_relative_to(o):
+        raise ReleaseError(f"{out}: FINAL {final} is inside the release directory, which the release replaces; "
+                           "nothing released")
+
+
+def decisions_not_applied(docs: Sequence[BratDocument], decisions: Sequence[tuple[str, Decisions]],
+                          schema: Schema) -> list[str]:
+    """One message per decisions entry that has not taken effect in ``docs`` (FINAL), [] when all have.
+
+    ``decisions``: ``(file name, decisions)`` in the order given.  The files are applied in that order to each
+    document, as ``decisions apply`` would (a dry run, nothing written); an entry that still changes a
+    document (``decision:<kind>:<index>`` counted on a document whose annotations then differ) was not
+    applied to FINAL, e.g. FINAL was rebuilt by ``finalize`` after ``decisions apply``.
+    """
+    pending: dict[tuple[int, str, int], list[str]] = {}
+    for doc in docs:
+        new = doc
+        per_file: list[Counter[str]] = []
+        for _name, dec in decisions:
+            counts: Counter[str] = Counter()
+            new = apply_to_document(new, dec, schema, counts)
+            per_file.append(counts)
+        if dumps(new) == dumps(doc):
+            continue
+        for k, counts in enumerate(per_file):
+            for key, n in counts.items():
+                if key.startswith("decision:") and n:
+                    _, kind, number = key.split(":")
+                    pending.setdefault((k, kind, int(number)), []).append(doc.name)
+    out = []
+    for (k, kind, entry), names in sorted(pending.items(), key=lambda kv: (kv[0][0], _KIND_ORDER[kv[0][1]],
+                                                                         kv[0][2])):
+        out.append(f"{decisions[k][0]}: {kind} entry {entry} has not taken effect in FINAL; it would still "
+                   f"change {len(names)} document(s): {_names(names)}")
+    return out
+
+
+_KIND_ORDER = {"retype": 0, "remove": 1, "relations": 2}
+
+
+def campaign_documents(campaign: Path) -> list[str]:
+    """The brat documents the campaign assigns (pages included, calibration documents aside): from
+    ``campaign.json`` (the source of truth), else from ``manifest.csv`` of an older campaign."""
+    path = campaign / CAMPAIGN_MANIFEST
+    if path.is_file():
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            names = [f for entry in data["documents"] for f in entry.get("files") or [entry["document"]]]
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise ReleaseError(f"{path}: cannot read the campaign manifest: {exc}") from exc
+        return sorted(set(names), key=doc_key)
+    csv_path = campaign / ASSIGNMENTS_CSV
+    if csv_path.is_file():
+        reader = csv.DictReader(io.StringIO(csv_path.read_text(encoding="utf-8")))
+        if not reader.fieldnames or "document" not in reader.fieldnames:
+            raise ReleaseError(f"{csv_path}:1: header needs a document column, got {reader.fieldnames}")
+        return sorted({row["document"] for row in reader if row.get("document")}, key=doc_key)
+    raise ReleaseError(f"{campaign}: not a campaign directory (no {CAMPAIGN_MANIFEST} or {ASSIGNMENTS_CSV}); "
+                       "nothing released")
+
+
+def check_campaign(docs: Sequence[BratDocument], campaign: Path) -> list[str]:
+    """The campaign's assigned documents; ReleaseError naming the first FINAL documents it does not assign."""
+    assigned = campaign_documents(campaign)
+    known = set(assigned)
+    foreign = [d.name for d in docs if d.name not in known]
+    if foreign:
+        raise ReleaseError(f"{campaign}: {len(foreign)} document(s) of FINAL are not documents of this campaign: "
+                           f"{_names(foreign)}; nothing released (is it FINAL's campaign?)")
+    return assigned
+
+
+def _output_path(manifest: Path, value: Any) -> Path | None:
+    if not isinstance(value, str) or not value:
+        return None
+    path = Path(value) if Path(value).is_absolute() else manifest.parent / value
+    return path if path.is_dir() else None
+
+
+def build_texts(manifest: Path) -> tuple[dict[str, str], list[str]]:
+    """``{document: text}`` of the sentences the build of ``manifest`` wrote (its ``brat`` collection's ``.txt``
+    files, then the sentence records of its ``sampled`` and ``filtered`` stages, ``{PMID}_{index + 1}``), and
+    the outputs read."""
+    try:
+        data = json.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ReleaseError(f"{manifest}: cannot read the build manifest: {exc}") from exc
+    outputs = data.get("outputs") if isinstance(data, Mapping) else None
+    outputs = outputs if isinstance(outputs, Mapping) else {}
+    texts: dict[str, str] = {}
+    read: list[str] = []
+    brat = _output_path(manifest, outputs.get("brat"))
+    if brat is not None:
+        read.append("brat")
+        for txt in sorted(brat.rglob("*.txt")):
+            try:
+                texts.setdefault(txt.stem, read_text(txt))
+            except (OSError, ValueError) as exc:
+                log.warning("%s: %s", txt, exc)
+    for stage in ("sampled", "filtered"):
+        path = _output_path(manifest, outputs.get(stage))
+        if path is None:
+            continue
+        read.append(stage)
+        for rec in iter_directory(path, SentenceRecord):
+            texts.setdefault(f"{rec.pmid}_{rec.index + 1}", rec.text)
+    return texts, read
+
+
+def check_manifest(docs: Sequence[BratDocument], manifest: Path) -> None:
+    """ReleaseError unless every FINAL document is a sentence of the build ``manifest`` describes, with the same
+    text (:func:`build_texts`); also when none of the build's outputs can be read (nothing to check against)."""
+    texts, read = build_texts(manifest)
+    if not read:
+        raise ReleaseError(f"{manifest}: none of the build's outputs (brat, sampled, filtered) can be read, so "
+                           "FINAL cannot be checked against this build; nothing released")
+    foreign = [d.name for d in docs if texts.get(d.name) != d.text]
+    if foreign:
+        raise ReleaseError(f"{manifest}: {len(foreign)} document(s) of FINAL are not sentences of this build "
+                           f"(read: {', '.join(read)}): {_names(foreign)}; nothing released (is it FINAL's build?)")
+
+
+#: a segment of the provenance note the brat export wrote on composite entities (pipeline/corpus/brat_export.py
+#: ``_note``: ``source=...; original_type=...; class=...; rule=...; key=...``), possibly with the author the
+#: merge puts before each annotator's version (``ann1: source=...``)
+_MACHINE_SEGMENT = re.compile(r"^(?:[^\s:;=]+: )?(source|original_type|class|rule|key)=[^;]*$")
+
+
+def without_machine_notes(doc: BratDocument, counts: Counter[str]) -> BratDocument:
+    """``doc`` without the machine's provenance in its notes: a note made only of provenance segments is
+    dropped (``machine_notes_dropped``), one where an annotator's text is left keeps that text
+    (``machine_notes_trimmed``).  A note without a ``source=`` segment is never touched."""
+    notes = []
+    changed = False
+    for note in doc.notes:
+        segments = note.text.split("; ")
+        kinds = [m.group(1) if (m := _MACHINE_SEGMENT.match(s)) else None for s in segments]
+        if "source" not in kinds:
+            notes.append(note)
+            continue
+        changed = True
+        kept = [s for s, k in zip(segments, kinds, strict=True) if k is None]
+        if kept:
+            notes.append(replace(note, text="; ".join(kept)))
+            counts["machine_notes_trimmed"] += 1
+        else:
+            counts["machine_notes_dropped"] += 1
+    return replace(doc, notes=notes) if changed else doc
+
+
+def accounting(assigned: Sequence[str], released: Sequence[str], final: Path,
+               phase1_discard_reasons: Mapping[str, Sequence[str]]) -> dict[str, Any]:
+    """Every assigned document in exactly one place: released, discarded in phase 1 or by a senior (by reason),
+    held back, pending (a senior's sign-off, or not in phase 2 yet), or not accounted for (FINAL's
+    ``finalize.json`` missing or older than the campaign).  Counts add up to ``assigned``."""
+    report: dict[str, Any] = {}
+    path = final / REPORT_JSON
+    if path.is_file():
+        try:
+            report = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ReleaseError(f"{path}: cannot read the finalize report: {exc}") from exc
+
+    def listed(key: str) -> list[str]:
+        return [e["document"] if isinstance(e, Mapping) else str(e) for e in report.get(key) or []]
+
+    left = set(assigned)
+    places: dict[str, list[str]] = {}
+    for place, names in (("released", list(released)), ("discarded_phase2", listed("discarded")),
+                         ("held_back", listed("held_back")), ("pending_signoff", listed("pending")),
+                         ("discarded_phase1", listed("discarded_in_phase1")),
+                         ("pending_phase2", listed("not_in_phase2"))):
+        places[place] = sorted((n for n in set(names) if n in left), key=doc_key)
+        left -= set(places[place])
+    places["not_accounted_for"] = sorted(left, key=doc_key)
+    reasons2 = {e["document"]: e.get("reasons") or [] for e in report.get("discarded") or []
+                if isinstance(e, Mapping)}
+
+    def by_reason(names: Sequence[str], reasons: Mapping[str, Sequence[str]]) -> dict[str, int]:
+        # a document counted once per distinct reason given for it; a discard without reason is unspecified
+        c: Counter[str] = Counter(r or UNSPECIFIED_REASON for n in names
+                                  for r in sorted(set(reasons.get(n) or [UNSPECIFIED_REASON])))
+        return dict(sorted(c.items()))
+
+    out: dict[str, Any] = {"assigned": len(assigned), **{k: len(v) for k, v in places.items()},
+                           "discard_reasons_phase1": by_reason(places["discarded_phase1"], phase1_discard_reasons),
+                           "discard_reasons_phase2": by_reason(places["discarded_phase2"], reasons2),
+                           "finalize_report": path.is_file()}
+    out["not_accounted_for_documents"] = places["not_accounted_for"][:NAMES_SHOWN]
+    return out
 
 
 # --- tables -------------------------------------------------------------------------------------
@@ -617,7 +851,9 @@ def datasheet(info: Mapping[str, Any], tables: Sequence[Table]) -> str:
         lines += [
             f"Each sentence was annotated independently by two of {camp['annotators']} annotators (phase 1); a "
             f"senior annotator who had not annotated it ({camp['seniors']} seniors) compared and revised both "
-            "annotations (phase 2); annotations were then homogenized in bulk (phase 3).",
+            "annotations (phase 2)"
+            + ("; annotations were then homogenized in bulk (phase 3, decisions below)." if info.get("decisions")
+               else "; no homogenization decisions file was given (`--decisions`), so none is stated."),
         ]
         if camp.get("documents_assigned") is not None and not camp["discarded_phase1"]:
             lines.append(f"Of the {camp['documents_assigned']:,} sentences assigned, none was discarded in phase 1.")
@@ -626,7 +862,7 @@ def datasheet(info: Mapping[str, Any], tables: Sequence[Table]) -> str:
             lines.append(f"Of the {camp['documents_assigned']:,} sentences assigned, {n:,} "
                          f"{'was' if n == 1 else 'were'} discarded in phase 1 by at least one annotator (" + (", ".join(
                              f"{k} {v}" for k, v in camp["discard_reasons"].items()) or "no reason given")
-                         + ") and did not go on to phase 2.")
+                         + ").")
         if camp.get("held_back") is not None:
             lines.append(f"At finalization {camp['held_back']} document(s) were held back (unresolved "
                          "disagreement or failed validation), "
@@ -634,6 +870,7 @@ def datasheet(info: Mapping[str, Any], tables: Sequence[Table]) -> str:
                          f"{camp.get('discarded_phase2', 0)} were discarded by their senior; none of them is "
                          "released.")
         lines.append("")
+        lines += _accounting_lines(camp.get("accounting"))
     else:
         lines += ["No campaign directory was given: annotation-process figures are not reported.", ""]
     for t in tables:
@@ -703,7 +940,32 @@ def datasheet(info: Mapping[str, Any], tables: Sequence[Table]) -> str:
     return "\n".join(lines)
 
 
-def _campaign_info(campaign: Path | None, final: Path) -> dict[str, Any] | None:
+def _accounting_lines(acc: Mapping[str, Any] | None) -> list[str]:
+    """The datasheet's table of where every assigned document went (:func:`accounting`)."""
+    if not acc:
+        return []
+
+    def reasons(key: str) -> str:
+        return ", ".join(f"{k} {v:,}" for k, v in acc[key].items())
+
+    rows = [("released", acc["released"], ""),
+            ("discarded in phase 1 (by an annotator, never reviewed)", acc["discarded_phase1"],
+             reasons("discard_reasons_phase1")),
+            ("discarded in phase 2 (by the senior)", acc["discarded_phase2"], reasons("discard_reasons_phase2")),
+            ("held back (unresolved or invalid)", acc["held_back"], ""),
+            ("pending: not signed off by the senior", acc["pending_signoff"], ""),
+            ("pending: not in phase 2 yet", acc["pending_phase2"], "")]
+    if acc["not_accounted_for"]:
+        rows.append(("not accounted for" + ("" if acc["finalize_report"] else " (FINAL has no finalize.json)"),
+                     acc["not_accounted_for"], ", ".join(acc["not_accounted_for_documents"])))
+    lines = ["### Every assigned document", "", "| documents | count | reasons |", "|---|---|---|"]
+    lines += [f"| {label} | {n:,} | {why} |" for label, n, why in rows]
+    lines += [f"| **assigned** | **{acc['assigned']:,}** |  |", ""]
+    return lines
+
+
+def _campaign_info(campaign: Path | None, final: Path, assigned: Sequence[str],
+                   released: Sequence[str]) -> dict[str, Any] | None:
     if campaign is None:
         return None
     info: dict[str, Any] = {"annotators": 0, "seniors": 0, "held_back": None}
@@ -723,7 +985,7 @@ def _campaign_info(campaign: Path | None, final: Path) -> dict[str, Any] | None:
             for t in d.textbounds:
                 if t.type == DISCARD_TYPE:
                     given = [a.value for a in d.attributes if a.target == t.id and a.type == DISCARD_REASON]
-                    reasons.setdefault(d.name, set()).update(v or "none" for v in given or [None])
+                    reasons.setdefault(d.name, set()).update(v or UNSPECIFIED_REASON for v in given or [None])
     info["discarded_phase1"] = len(reasons)
     info["discard_reasons"] = dict(sorted(Counter(r for rs in reasons.values() for r in rs).items()))
     report = final / REPORT_JSON
@@ -732,12 +994,14 @@ def _campaign_info(campaign: Path | None, final: Path) -> dict[str, Any] | None:
         info["held_back"] = len(done.get("held_back", []))
         info["pending_phase2"] = len(done.get("pending", []))
         info["discarded_phase2"] = len(done.get("discarded", []))
+    info["accounting"] = accounting(assigned, released, final, {k: sorted(v) for k, v in reasons.items()})
     return info
 
 
 def release(inputs: ReleaseInputs, out: str | Path, schema: Schema) -> dict[str, Any]:
     """Write the release of ``inputs.final`` to ``out`` (see the module docstring); returns release.json."""
     out_dir = Path(out)
+    check_out_apart(inputs.final, out_dir)
     check_output(out_dir, SUMS)
     # the small inputs first, so a typo there is reported before the corpus is read
     names = [p.name for p in inputs.decisions]
@@ -752,10 +1016,21 @@ def release(inputs: ReleaseInputs, out: str | Path, schema: Schema) -> dict[str,
         built = json.loads(inputs.manifest.read_text(encoding="utf-8")).get("outputs", {}).get("brat")
         preannotation = Path(built) if built and Path(built).is_dir() else None
     docs = read_final(inputs.final, schema)
+    # what the datasheet will state is checked against FINAL before anything is written
+    if inputs.decisions:
+        not_applied = decisions_not_applied(docs, [(p.name, load_decisions(p, schema)) for p in inputs.decisions],
+                                            schema)
+        if not_applied:
+            raise ReleaseError(f"{inputs.final}: --decisions not applied to FINAL, nothing released (run "
+                               "`pgx-corpus decisions apply` on FINAL first): " + "; ".join(not_applied))
+    assigned = check_campaign(docs, inputs.campaign) if inputs.campaign is not None else None
+    if inputs.manifest is not None:
+        check_manifest(docs, inputs.manifest)
     cfg = inputs.export_config
     counts: Counter[str] = Counter()
-    # a FINAL of an older campaign may hold modality as relation attributes: the release writes notes
-    docs = [relation_notes_in_corpus_form(d, counts) for d in docs]
+    # a FINAL of an older campaign may hold modality as relation attributes: the release writes notes; the
+    # machine's provenance notes (older brat exports) are never released
+    docs = [without_machine_notes(relation_notes_in_corpus_form(d, counts), counts) for d in docs]
     license_id = inputs.license or cfg.license
     if not license_id:
         log.warning("release: no licence given (--license or `license` in the export configuration); the "
@@ -851,7 +1126,9 @@ def release(inputs: ReleaseInputs, out: str | Path, schema: Schema) -> dict[str,
             "splits": {"ratios": splits["ratios"], "seed": splits["seed"], "splits": splits["splits"]},
             "folds": folds,
             "sentence_offsets": len(offsets),
-            "campaign": _campaign_info(inputs.campaign, inputs.final),
+            "campaign": _campaign_info(inputs.campaign, inputs.final, assigned or [], [d.name for d in docs]),
+            "machine_notes": {"dropped": counts["machine_notes_dropped"],
+                              "trimmed": counts["machine_notes_trimmed"]},
             "provenance": prov,
             "tables": [t.name for t in tables],
             "decisions": decisions,

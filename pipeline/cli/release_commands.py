@@ -253,20 +253,26 @@ def register(sub: argparse._SubParsersAction) -> None:
         "8-10 with --campaign / --preannotation or --manifest) as Markdown, CSV and PNG, a datasheet README.md "
         "(with what each format keeps, computed by reading it back, and provenance from --manifest), "
         "release.json and SHA256SUMS. Relation types are kept as annotated. The same inputs give byte-identical "
-        "output.")
+        "output. Nothing is stated unchecked: exit 2, nothing written, when a --decisions entry has not taken effect "
+        "in FINAL, when FINAL holds documents that --campaign does not assign or that are not sentences of the "
+        "--manifest build, or when --out is inside FINAL. The datasheet accounts for every assigned document; "
+        "the machine's provenance notes (source=...) are not released.")
     p.add_argument("final", metavar="FINAL", help="final corpus (from campaign finalize)")
     p.add_argument("--out", type=Path, required=True, metavar="DIR", help="release directory (replaced)")
     p.add_argument("--campaign", type=Path, metavar="CAMPAIGN_DIR",
-                   help="campaign directory: Tables 8-9 from its phase-1 collections")
+                   help="FINAL's campaign directory: Tables 8-9 from its phase-1 collections, every assigned document "
+                        "accounted for")
     p.add_argument("--preannotation", type=Path, metavar="BRAT_DIR",
                    help="pre-annotated collection for Table 10 (default: the brat output named in --manifest)")
     p.add_argument("--manifest", type=Path, metavar="MANIFEST",
-                   help="build manifest (OUT/runs/<hash>/manifest.json) for the datasheet's provenance")
+                   help="FINAL's build manifest (OUT/runs/<hash>/manifest.json) for the datasheet's provenance; "
+                        "FINAL's texts must be that build's")
     p.add_argument("--name", default="pgx-corpus", help="corpus name in the datasheet and archive")
     p.add_argument("--release-version", metavar="VERSION", help="version label in the datasheet")
     p.add_argument("--date", metavar="YYYY-MM-DD", help="release date (datasheet and BioC; default none)")
     p.add_argument("--decisions", nargs="+", type=Path, default=[], metavar="FILE",
-                   help="homogenization decisions files applied to FINAL: copied and listed as the record")
+                   help="homogenization decisions files applied to FINAL (checked: every entry has taken effect): "
+                        "copied and listed as the record")
     p.add_argument("--previous", type=Path, metavar="RELEASE_DIR",
                    help="the previous release: CHANGELOG.md lists the documents added, removed and changed since")
     p.add_argument("--license", metavar="SPDX",

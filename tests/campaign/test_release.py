@@ -17,7 +17,7 @@ from bioc import biocjson, biocxml
 from pipeline.campaign.finalize import finalize
 from pipeline.cli import main
 from pipeline.documents import SentenceRecord, to_dict
-from tests.campaign.builders import SCHEMA, build_campaign, build_preannotation
+from tests.campaign.builders import SCHEMA, TEXTS, build_campaign, build_preannotation
 from tests.campaign.test_finalize import tree
 from tests.conftest import PROJECT
 
@@ -37,12 +37,18 @@ def build_inputs(tmp_path: Path) -> dict[str, Path]:
     pre = build_preannotation(tmp_path)
     run = tmp_path / "out" / "runs" / "abc123"
     run.mkdir(parents=True)
+    # the build's sampled sentences: every document of the campaign (the pre-annotation has only two)
+    sampled = tmp_path / "out" / "sampled_build"
+    sampled.mkdir(parents=True)
+    with gzip.open(sampled / "shard-000000.jsonl.gz", "wt", encoding="utf-8") as fh:
+        fh.write("".join(json.dumps(to_dict(SentenceRecord(n.split("_")[0], int(n.split("_")[1]) - 1, text,
+                                                           start=0))) + "\n" for n, text in TEXTS.items()))
     manifest = run / "manifest.json"
     manifest.write_text(json.dumps({
         "params": {"out": str(tmp_path / "out"), "sample": "all", "seed": 13},
         "search": {"query": "pharmacogenomics[MeSH]", "search_date": "2026-01-05", "count": 1234, "pmids": 1234},
         "stages": {"documents": {"documents": 1200}, "sampled": {"sentences": 6}},
-        "outputs": {"brat": str(pre)},
+        "outputs": {"brat": str(pre), "sampled": str(sampled)},
         "versions": {"python": "3.11.9", "spacy": "3.7.5", "model:en_core_web_sm": "3.7.1"},
         "config_hashes": {"schema": "ab" * 32},
         "seeds": {"sample": 13, "batch": 13},
@@ -150,7 +156,7 @@ def test_release_is_complete_and_byte_identical(inputs: dict[str, Path], tmp_pat
                      "1 document(s) were held back (unresolved disagreement or failed validation), 0 were not "
                      "signed off by their senior and 1 were discarded by their senior",
                      "Of the 6 sentences assigned, 2 were discarded in phase 1 by at least one annotator "
-                     "(none 1, scope 1, typo 1)"):
+                     "(scope 1, typo 1, unspecified 1)"):
         assert expected in readme, expected
     assert "| ann1 vs ann2 |" not in readme  # per pair: in tables/ only
     assert files["decisions/phase3.yaml"] == inputs["decisions"].read_bytes()
