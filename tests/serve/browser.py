@@ -33,9 +33,12 @@ FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "-
 #: brat's client keeps every message it showed in #messagepullup, one div whose class is its kind
 MESSAGES_JS = "return $('#messagepullup').children().map(function(){return [[this.className, this.textContent]]}).get()"
 SPANS_JS = "return $('#svg rect[data-span-id]').length"
+#: counts brat's ``doneRendering`` events (one per drawing of the document), in ``window.__pgxRendered``
+RENDER_HOOK_JS = ("if (window.__pgxRendered === undefined) { window.__pgxRendered = 0; "
+                  "dispatcher.on('doneRendering', window, function() { window.__pgxRendered += 1; }); }")
 
 __all__ = ["ActionChains", "By", "WebDriverWait", "ec", "new_driver", "screenshots", "messages", "problems",
-           "open_menu", "log_in", "show_browser", "open_document", "wait_for_file", "span_count"]
+           "open_menu", "renders", "log_in", "show_browser", "open_document", "wait_for_file", "span_count"]
 
 
 def new_driver(profile: Path) -> Any:
@@ -77,6 +80,11 @@ def span_count(driver: Any) -> int:
     return int(driver.execute_script(SPANS_JS))
 
 
+def renders(driver: Any) -> int:
+    """How many times brat drew the document since the page was loaded (see :func:`open_document`)."""
+    return int(driver.execute_script("return window.__pgxRendered || 0"))
+
+
 def open_menu(driver: Any) -> None:
     """brat's menu slides down when the pointer is over the header."""
     ActionChains(driver).move_to_element(driver.find_element(By.ID, "mainHeader")).perform()
@@ -112,10 +120,15 @@ def show_browser(driver: Any, wait: WebDriverWait) -> None:
 
 
 def open_document(driver: Any, wait: WebDriverWait, collection: str, document: str) -> None:
-    """Through brat's collection browser: the person's collection, then the document."""
+    """Through brat's collection browser: the person's collection (unless brat already shows it), then the
+    document; from then on :func:`renders` counts brat's drawings of the page."""
     show_browser(driver, wait)
-    row = wait.until(ec.element_to_be_clickable((By.CSS_SELECTOR, f"#document_select tr[data-doc='{collection}/']")))
-    ActionChains(driver).double_click(row).perform()
+    driver.execute_script(RENDER_HOOK_JS)
+    here = driver.find_elements(By.CSS_SELECTOR, f"#document_select tr[data-doc='{document}']")
+    if not here:
+        row = wait.until(ec.element_to_be_clickable(
+            (By.CSS_SELECTOR, f"#document_select tr[data-doc='{collection}/']")))
+        ActionChains(driver).double_click(row).perform()
     row = wait.until(ec.element_to_be_clickable((By.CSS_SELECTOR, f"#document_select tr[data-doc='{document}']")))
     ActionChains(driver).double_click(row).perform()
     wait.until(lambda d: span_count(d) > 0)
