@@ -261,6 +261,13 @@ def test_annotator_flow(driver: Any, live: LiveServer, campaign: Campaign, shots
     assert "MESH:D014859" in driver.find_element(By.ID, "commentpopup").text
     time.sleep(0.5)  # a refused request would have shown its message by now
     no_problem(driver, "hover")
+    # its span dialog (the reference shown in it) opened and cancelled
+    span_dialog(driver, wait, span(driver, "T1"))
+    time.sleep(0.5)
+    shots("01b-reference-dialog")
+    driver.find_element(By.ID, "span_form-cancel").click()
+    wait.until(ec.invisibility_of_element_located((By.ID, "span_form")))
+    no_problem(driver, "dialog of an entity with a reference")
 
     # a relation, dragged from Warfarin to CYP2C9, negated in its Notes
     drag_arc(driver, wait, "T1", "T2")
