@@ -62,3 +62,14 @@ def test_generated_relation_types_are_valid_brat_types(tmp_path: Path) -> None:
             assert f"\n{generated} | ≠ " in visual and f"\n{generated}\tcolor:" in visual
     assert undisputed_type("influences") is None
     assert (SERVER_SRC / "annotator.py").is_file()
+
+
+def test_brats_client_never_asks_for_a_normalization_database(tmp_path: Path) -> None:
+    """brat's client asks the server for a normalization database's entry (``normData``, ``normGetName``)
+    when it shows or edits an entity with a reference, unless the collection's tools.conf says ``DB:<NONE>``;
+    there is none, and ``campaign serve`` refuses those actions, so brat would show an error on a mere hover."""
+    write_conf_files(tmp_path, SCHEMA)
+    with brat_server(tmp_path, tmp_path / "work") as brat:
+        norms = brat["projectconfig"].ProjectConfiguration(str(tmp_path)).get_normalization_config()
+    assert {"MESH", "NCBIGene"} <= {n[0] for n in norms}
+    assert [n[0] for n in norms if n[3] != "<NONE>"] == []
