@@ -21,9 +21,10 @@ from pipeline.brat.validate import validate_collection
 from pipeline.campaign import assignments as asg
 from pipeline.campaign import calibration, guidelines, team
 from pipeline.campaign.append import append_to_campaign
-from pipeline.campaign.documents import is_finished
+from pipeline.campaign.documents import canonical, is_finished, without_markers
 from pipeline.campaign.layout import DISAGREEMENT, DISCARD_TYPE
 from pipeline.campaign.locks import document_lock
+from pipeline.campaign.merge import strip_dispute
 from pipeline.campaign.phase1 import CampaignError, access_roles, read_campaign
 from pipeline.campaign.review import review
 from pipeline.campaign.simulate import mark, remove_annotation
@@ -96,6 +97,14 @@ def check(root: Path) -> dict[str, Any]:
     assert max(held.values()) == 1  # none assigned twice to one person
     for txt in root.glob("phase1/*/*.txt"):
         assert (txt.stem, txt.parent.name) in held or (txt.stem, txt.parent.name) in calib, txt
+    # phase 2: a senior's collection holds only documents that senior adjudicates, each in one collection
+    senior_of = {name: e["phase2"] for e in docs for name in e["files"]}
+    in_phase2: Counter[str] = Counter()
+    for txt in root.glob("phase2/*/*.txt"):
+        assert senior_of.get(txt.stem) == txt.parent.name, txt
+        assert txt.with_suffix(".ann").is_file(), txt
+        in_phase2[txt.stem] += 1
+    assert not in_phase2 or max(in_phase2.values()) == 1
     # manifest.csv derived from campaign.json, the history replays to it
     assert (root / "manifest.csv").read_text(encoding="utf-8") == asg.manifest_text(campaign)
     if (root / asg.HISTORY_FILE).exists():
@@ -304,11 +313,11 @@ def adjudicate(doc: BratDocument, accept: bool) -> tuple[BratDocument, int]:
     return doc, taken
 
 
-def adjudicate_and_sign_off(root: Path, campaign: dict[str, Any]) -> set[str]:
+def adjudicate_and_sign_off(root: Path, campaign: dict[str, Any]) -> dict[str, BratDocument]:
     """Phase 2: the seniors adjudicate and sign off every document but one each (pending); sen1 discards one.
-    Returns the signed-off documents (not the discarded one)."""
+    Returns the signed-off documents (not the discarded one) as the seniors left them."""
     seniors = sorted({e["phase2"] for e in campaign["documents"]})
-    signed_off: set[str] = set()
+    signed_off: dict[str, BratDocument] = {}
     decisions = 0
     for senior in seniors:
         names_ = sorted((p.stem for p in (root / "phase2" / senior).glob("*.txt")), key=lambda n: n.split("_"))
@@ -325,7 +334,7 @@ def adjudicate_and_sign_off(root: Path, campaign: dict[str, Any]) -> set[str]:
                     doc, taken = adjudicate(doc, accept=k % 2 == 0)
                     decisions += taken
                     doc = mark(doc, CAMPAIGN_DONE_TYPE)
-                    signed_off.add(name)
+                    signed_off[name] = doc
                 txt.with_suffix(".ann").write_text(dumps(doc), encoding="utf-8")
             check(root)
     assert decisions >= 10  # the variant readings gave the seniors something to decide
@@ -337,17 +346,24 @@ def adjudicate_and_sign_off(root: Path, campaign: dict[str, Any]) -> set[str]:
     return signed_off
 
 
-def release_twice(tmp_path: Path, root: Path, signed_off: set[str], capsys: pytest.CaptureFixture[str]) -> None:
+def release_twice(tmp_path: Path, root: Path, signed_off: dict[str, BratDocument],
+                  capsys: pytest.CaptureFixture[str]) -> None:
     """Finalize, apply a decision, release twice with the same inputs: the same bytes, every document
     accounted for."""
     final = tmp_path / "final"
     capsys.readouterr()
     assert cli.main(["campaign", "finalize", str(root), "--out", str(final), "--json"]) == 3  # 2 pending
     report = json.loads(capsys.readouterr().out)
-    assert {p.stem for p in final.glob("*.txt")} == signed_off
+    assert {p.stem for p in final.glob("*.txt")} == set(signed_off)
     assert len(report["pending"]) == 2 and report["held_back"] == [] and len(report["discarded"]) == 1
     assert not any(x in (final / f"{n}.ann").read_text(encoding="utf-8")
                    for n in signed_off for x in ("Disagreement", "Disputed_", "Done"))
+    for name, adjudicated in signed_off.items():  # FINAL says what the senior decided, nothing else
+        doc, issues = read_document(final / f"{name}.txt")
+        # the merge's "[newbie: no relation; ann5: none]" dispute text is campaign-only: finalize removes it
+        expected = without_markers(adjudicated)
+        expected.notes = [n for n in expected.notes if strip_dispute(n.text)[0].strip()]
+        assert issues == [] and canonical(doc) == canonical(expected), name
     check(root)
 
     decisions = tmp_path / "decisions.yaml"
@@ -384,7 +400,7 @@ def release_twice(tmp_path: Path, root: Path, signed_off: set[str], capsys: pyte
     assert acc["released"] + acc["discarded_phase2"] + acc["held_back"] + acc["pending_signoff"] \
         + acc["discarded_phase1"] + acc["pending_phase2"] == acc["assigned"]
     assert acc["discard_reasons_phase2"] == {"ambiguous": 1}
-    assert {p.stem for p in (releases[0] / "brat").glob("*.txt")} == signed_off
+    assert {p.stem for p in (releases[0] / "brat").glob("*.txt")} == set(signed_off)
 
 
 def test_cli_team_commands_and_status(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
