@@ -242,6 +242,30 @@ def campaign_documents(campaign: Path) -> list[str]:
                        "nothing released")
 
 
+def phase1_assignments(campaign: Path) -> dict[str, set[str]]:
+    """``person -> brat documents`` the campaign assigns them in phase 1 (calibration copies aside, as in
+    :func:`campaign_documents`): from ``campaign.json``, else from ``manifest.csv`` of an older campaign."""
+    path = campaign / CAMPAIGN_MANIFEST
+    out: dict[str, set[str]] = {}
+    if path.is_file():
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            for entry in data["documents"]:
+                for person in entry["phase1"]:
+                    out.setdefault(person, set()).update(entry.get("files") or [entry["document"]])
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise ReleaseError(f"{path}: cannot read the campaign manifest: {exc}") from exc
+        return out
+    csv_path = campaign / ASSIGNMENTS_CSV
+    if csv_path.is_file():
+        for row in csv.DictReader(io.StringIO(csv_path.read_text(encoding="utf-8"))):
+            if row.get("phase") in ("1", "phase1") and row.get("document") and row.get("annotator"):
+                out.setdefault(row["annotator"], set()).add(row["document"])
+        return out
+    raise ReleaseError(f"{campaign}: not a campaign directory (no {CAMPAIGN_MANIFEST} or {ASSIGNMENTS_CSV}); "
+                       "nothing released")
+
+
 def check_campaign(docs: Sequence[BratDocument], campaign: Path) -> list[str]:
     """The campaign's assigned documents; ReleaseError naming the first FINAL documents it does not assign."""
     assigned = campaign_documents(campaign)
@@ -467,16 +491,20 @@ def _strip_campaign(doc: BratDocument) -> BratDocument:
 
 
 def phase1_collections(campaign: Path, released: set[str]) -> dict[str, dict[str, BratDocument]]:
-    """``person -> {document: doc}`` of the phase-1 collections, restricted to released documents."""
+    """``person -> {document: doc}`` of the phase-1 collections, restricted to released documents the campaign
+    assigns that person (the calibration copies other annotators hold of a promoted document are not campaign
+    work, and would count one document in many pairs)."""
     out: dict[str, dict[str, BratDocument]] = {}
     root = campaign / PHASE1_DIR
     if not root.is_dir():
         raise FileNotFoundError(f"{root}: no phase-1 collections in the campaign directory")
+    assigned = phase1_assignments(campaign)
     for person_dir in sorted(p for p in root.iterdir() if p.is_dir()):
         docs, issues = read_directory(person_dir)
         for issue in issues:
             log.warning("%s", issue)
-        out[person_dir.name] = {d.name: _strip_campaign(d) for d in docs if d.name in released}
+        mine = assigned.get(person_dir.name, set())
+        out[person_dir.name] = {d.name: _strip_campaign(d) for d in docs if d.name in released and d.name in mine}
     return out
 
 
@@ -977,11 +1005,15 @@ def _campaign_info(campaign: Path | None, final: Path, assigned: Sequence[str],
         info["documents_assigned"] = len({r["document"] for r in rows})
     else:
         info["annotators"] = len([p for p in (campaign / PHASE1_DIR).iterdir() if p.is_dir()])
-    # phase-1 discards: a sentence discarded by at least one annotator, counted once per reason given
+    # phase-1 discards: a sentence discarded by at least one of its annotators (a calibration copy is not
+    # campaign work), counted once per reason given
     reasons: dict[str, set[str]] = {}
+    mine = phase1_assignments(campaign)
     for person_dir in sorted(p for p in (campaign / PHASE1_DIR).glob("*") if p.is_dir()):
         docs, _issues = read_directory(person_dir)  # issues were logged with the agreement tables
         for d in docs:
+            if d.name not in mine.get(person_dir.name, set()):
+                continue
             for t in d.textbounds:
                 if t.type == DISCARD_TYPE:
                     given = [a.value for a in d.attributes if a.target == t.id and a.type == DISCARD_REASON]

@@ -318,3 +318,32 @@ def test_datasheet_says_whether_relations_were_preannotated(inputs: dict[str, Pa
     readme = (tmp_path / "rel" / "README.md").read_text()
     assert expected in readme
     assert ("Table 9" in readme.split(expected, 1)[1][:400]) == (flag == "True")
+
+
+def test_calibration_copies_of_a_promoted_document_are_not_campaign_work(tmp_path: Path) -> None:
+    """A calibration document the manager promoted stays in every calibration annotator's collection; Tables
+    8-9 and the phase-1 discards count only the two annotators the campaign assigns it (found by the months
+    test in tests/campaign/test_team.py)."""
+    from pipeline.campaign import release as release_mod
+
+    campaign = tmp_path / "campaign"
+    text = "Warfarin doses were lower in CYP2C9 carriers."
+    anns = {"ann1": "T1\tChemical 0 8\tWarfarin\n", "ann2": "T1\tChemical 0 8\tWarfarin\n",
+            # ann3 annotated it in the calibration round only, and discarded it there
+            "ann3": "T1\tGene_or_protein 29 35\tCYP2C9\nT2\tDiscard 0 8\tWarfarin\nA1\tReason T2 ambiguous\n"}
+    for person, ann in anns.items():
+        coll = campaign / "phase1" / person
+        coll.mkdir(parents=True)
+        (coll / "900_1.txt").write_text(text, encoding="utf-8")
+        (coll / "900_1.ann").write_text(ann, encoding="utf-8")
+    (campaign / "campaign.json").write_text(json.dumps({"documents": [
+        {"document": "900_1", "files": ["900_1"], "phase1": ["ann1", "ann2"], "phase2": "sen1"}]}),
+        encoding="utf-8")
+    assert release_mod.phase1_assignments(campaign) == {"ann1": {"900_1"}, "ann2": {"900_1"}}
+    _tables, summary = release_mod.agreement_tables(campaign, {"900_1"}, SCHEMA)
+    assert [(p["pair"], p["documents"]) for p in summary["pairs"]] == [("ann1 vs ann2", 1)]
+    assert all(m["f1"] == 1.0 for m in summary["pooled_entities"].values())
+    final = tmp_path / "final"
+    final.mkdir()
+    info = release_mod._campaign_info(campaign, final, ["900_1"], ["900_1"])
+    assert info is not None and info["discarded_phase1"] == 0 and info["discard_reasons"] == {}

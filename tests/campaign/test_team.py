@@ -8,20 +8,26 @@ from __future__ import annotations
 import json
 import logging
 from collections import Counter
+from dataclasses import replace as dc_replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pipeline import cli
-from pipeline.brat.standoff import read_document
+from pipeline.brat.conf import CAMPAIGN_DONE_TYPE, undisputed_type
+from pipeline.brat.standoff import BratDocument, dumps, read_document
 from pipeline.brat.validate import validate_collection
 from pipeline.campaign import assignments as asg
 from pipeline.campaign import calibration, guidelines, team
 from pipeline.campaign.append import append_to_campaign
-from pipeline.campaign.documents import is_finished
+from pipeline.campaign.documents import canonical, is_finished, without_markers
+from pipeline.campaign.layout import DISAGREEMENT, DISCARD_TYPE
+from pipeline.campaign.locks import document_lock
+from pipeline.campaign.merge import strip_dispute
 from pipeline.campaign.phase1 import CampaignError, access_roles, read_campaign
 from pipeline.campaign.review import review
+from pipeline.campaign.simulate import mark, remove_annotation
 from pipeline.campaign.status import campaign_status
 from pipeline.corpus.batches import prepare_batches
 from pipeline.corpus.brat_export import export_collection
@@ -47,10 +53,14 @@ def make_collection(directory: Path, docs: list[str]) -> Path:
     return directory
 
 
-def annotate(root: Path, person: str, name: str, *, finish: bool = True, phase: str = "phase1") -> None:
-    """What brat writes after an annotator's edits: the whole .ann rewritten, ids renumbered."""
+def annotate(root: Path, person: str, name: str, *, finish: bool = True, phase: str = "phase1",
+             variant: bool = False) -> None:
+    """What brat writes after an annotator's edits: the whole .ann rewritten, ids renumbered.  ``variant``:
+    another reading of the sentence (one more entity, another relation type), for the seniors to adjudicate."""
     lines = ["T1\tGene_or_protein 29 35\tCYP2C9", "T2\tChemical 0 8\tWarfarin", "T3\tPhenotype 9 14\tdoses",
-             "R1\tisAssociatedWith Arg1:T2 Arg2:T3\t"]
+             f"R1\t{'influences' if variant else 'isAssociatedWith'} Arg1:T2 Arg2:T3\t"]
+    if variant:
+        lines.append("T5\tGenomic_factor 29 44\tCYP2C9 carriers")
     if finish:
         lines.append(f"T4\t{DONE}")
     (root / phase / person / f"{name}.ann").write_text("".join(x + "\n" for x in lines), encoding="utf-8")
@@ -87,6 +97,14 @@ def check(root: Path) -> dict[str, Any]:
     assert max(held.values()) == 1  # none assigned twice to one person
     for txt in root.glob("phase1/*/*.txt"):
         assert (txt.stem, txt.parent.name) in held or (txt.stem, txt.parent.name) in calib, txt
+    # phase 2: a senior's collection holds only documents that senior adjudicates, each in one collection
+    senior_of = {name: e["phase2"] for e in docs for name in e["files"]}
+    in_phase2: Counter[str] = Counter()
+    for txt in root.glob("phase2/*/*.txt"):
+        assert senior_of.get(txt.stem) == txt.parent.name, txt
+        assert txt.with_suffix(".ann").is_file(), txt
+        in_phase2[txt.stem] += 1
+    assert not in_phase2 or max(in_phase2.values()) == 1
     # manifest.csv derived from campaign.json, the history replays to it
     assert (root / "manifest.csv").read_text(encoding="utf-8") == asg.manifest_text(campaign)
     if (root / asg.HISTORY_FILE).exists():
@@ -106,7 +124,8 @@ def mine(campaign: dict[str, Any], person: str) -> list[str]:
     return [e["document"] for e in campaign["documents"] if person in e["phase1"]]
 
 
-def test_a_campaign_of_several_months(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_campaign_of_several_months(tmp_path: Path, caplog: pytest.LogCaptureFixture,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
     # --- month 0: batches, 20 documents, four annotators and one senior
     coll = make_collection(tmp_path / "coll", names(range(100, 105)))
     roster = tmp_path / "roster.csv"
@@ -244,11 +263,11 @@ def test_a_campaign_of_several_months(tmp_path: Path, caplog: pytest.LogCaptureF
     assert "ann1 left the campaign" in warned and "ann5 is in the campaign but not in the roster" in warned
     takers = {p for _, ph, p in new_rows if ph == "1"}
     assert "ann1" not in takers and {"ann5", "newbie"} & takers
-    for e in campaign["documents"]:
+    for i, e in enumerate(campaign["documents"]):
         for person in e["phase1"]:
             doc, _ = read_document(root / "phase1" / person / f"{e['document']}.txt")
             if not is_finished(doc) and person != "ann1":
-                annotate(root, person, e["document"])
+                annotate(root, person, e["document"], variant=i % 2 == 0 and person == e["phase1"][1])
     # ann1's finished work is still there and counts
     counts: Counter[str] = Counter()
     result_review = review(root, SCHEMA, counts)
@@ -265,6 +284,133 @@ def test_a_campaign_of_several_months(tmp_path: Path, caplog: pytest.LogCaptureF
     per = {(r["person"], r["phase"]): r for r in asg.person_history(root, campaign)}
     assert per[("ann1", 1)]["ever"] == 10 and per[("ann1", 1)]["now"] == 5 and per[("ann1", 1)]["left"]
     assert per[("newbie", 1)]["joined"] == "2026-03-01T09:00:00+00:00"
+
+    signed_off = adjudicate_and_sign_off(root, campaign)
+    release_twice(tmp_path, root, signed_off, capsys)
+
+
+def adjudicate(doc: BratDocument, accept: bool) -> tuple[BratDocument, int]:
+    """What a senior does in brat: each ``Disagreement`` attribute removed (accept) or its entity deleted
+    (reject), each ``Disputed_<type>`` relation retyped to ``<type>`` (accept) or deleted (reject), alternating
+    from ``accept``; returns the document and the number of decisions taken."""
+    taken = 0
+    for attr in [a for a in doc.attributes if a.type == DISAGREEMENT]:
+        if not any(i == attr.target for i in doc.ids()):
+            continue  # deleted with an entity rejected before
+        if accept:
+            doc = dc_replace(doc, attributes=[a for a in doc.attributes if a.id != attr.id])
+        else:
+            doc = remove_annotation(doc, attr.target)
+        accept, taken = not accept, taken + 1
+    for rel in [r for r in doc.relations if undisputed_type(r.type)]:
+        if accept:
+            real = undisputed_type(rel.type) or rel.type
+            doc = dc_replace(doc, relations=[dc_replace(r, type=real) if r.id == rel.id else r
+                                             for r in doc.relations])
+        else:
+            doc = remove_annotation(doc, rel.id)
+        accept, taken = not accept, taken + 1
+    return doc, taken
+
+
+def adjudicate_and_sign_off(root: Path, campaign: dict[str, Any]) -> dict[str, BratDocument]:
+    """Phase 2: the seniors adjudicate and sign off every document but one each (pending); sen1 discards one.
+    Returns the signed-off documents (not the discarded one) as the seniors left them."""
+    seniors = sorted({e["phase2"] for e in campaign["documents"]})
+    signed_off: dict[str, BratDocument] = {}
+    decisions = 0
+    for senior in seniors:
+        names_ = sorted((p.stem for p in (root / "phase2" / senior).glob("*.txt")), key=lambda n: n.split("_"))
+        assert names_ == sorted((n for e in campaign["documents"] if e["phase2"] == senior for n in e["files"]),
+                                key=lambda n: n.split("_"))
+        assert senior != "sen2" or "900_1" in names_  # the promoted calibration document is adjudicated too
+        for k, name in enumerate(names_):
+            if k == 1:
+                continue  # stays pending
+            txt = root / "phase2" / senior / f"{name}.txt"
+            with document_lock(root, txt):
+                doc, issues = read_document(txt)
+                assert issues == []
+                if senior == "sen1" and k == 0:
+                    doc = mark(doc, DISCARD_TYPE, "ambiguous")
+                else:
+                    doc, taken = adjudicate(doc, accept=k % 2 == 0)
+                    decisions += taken
+                    doc = mark(doc, CAMPAIGN_DONE_TYPE)
+                    signed_off[name] = doc
+                txt.with_suffix(".ann").write_text(dumps(doc), encoding="utf-8")
+            check(root)
+    assert decisions >= 10  # the variant readings gave the seniors something to decide
+    campaign = check(root)
+    status = {(r["person"], r["phase"]): r for r in campaign_status(root)["rows"]}
+    assert sum(status[(s, 2)]["done"] for s in seniors) == len(signed_off)
+    assert sum(status[(s, 2)]["discarded"] for s in seniors) == 1
+    assert all(status[(s, 2)]["disagreements_left"] == 0 for s in seniors)
+    return signed_off
+
+
+def release_twice(tmp_path: Path, root: Path, signed_off: dict[str, BratDocument],
+                  capsys: pytest.CaptureFixture[str]) -> None:
+    """Finalize, apply a decision, release twice with the same inputs: the same bytes, every document
+    accounted for."""
+    final = tmp_path / "final"
+    capsys.readouterr()
+    assert cli.main(["campaign", "finalize", str(root), "--out", str(final), "--json"]) == 3  # 2 pending
+    report = json.loads(capsys.readouterr().out)
+    assert {p.stem for p in final.glob("*.txt")} == set(signed_off)
+    assert len(report["pending"]) == 2 and report["held_back"] == [] and len(report["discarded"]) == 1
+    assert not any(x in (final / f"{n}.ann").read_text(encoding="utf-8")
+                   for n in signed_off for x in ("Disagreement", "Disputed_", "Done"))
+    for name, adjudicated in signed_off.items():  # FINAL says what the senior decided, nothing else
+        doc, issues = read_document(final / f"{name}.txt")
+        # the merge's "[newbie: no relation; ann5: none]" dispute text is campaign-only: finalize removes it
+        expected = without_markers(adjudicated)
+        expected.notes = [n for n in expected.notes if strip_dispute(n.text)[0].strip()]
+        assert issues == [] and canonical(doc) == canonical(expected), name
+    check(root)
+
+    decisions = tmp_path / "decisions.yaml"
+    decisions.write_text('retype:\n  - pattern: "(?i)doses?"\n    from: Phenotype\n    to: Pharmacokinetic_phenotype\n'
+                         '    why: a dose is pharmacokinetic, phase-3 meeting\n', encoding="utf-8")
+    args = ["--campaign", str(root), "--decisions", str(decisions), "--name", "months", "--release-version", "1",
+            "--date", "2026-06-01", "--json"]
+    # decisions not applied yet: refused, nothing written
+    assert cli.main(["release", str(final), "--out", str(tmp_path / "early"), *args]) == 2
+    assert not (tmp_path / "early").exists()
+    capsys.readouterr()
+    assert cli.main(["decisions", "apply", str(final), str(decisions)]) == 0
+    for name in signed_off:
+        ann = (final / f"{name}.ann").read_text(encoding="utf-8")
+        assert "Pharmacokinetic_phenotype 9 14\tdoses" in ann and "\tPhenotype " not in ann
+    check(root)
+
+    releases = [tmp_path / "release1", tmp_path / "release2"]
+    infos = []
+    for out in releases:
+        capsys.readouterr()
+        assert cli.main(["release", str(final), "--out", str(out), *args]) == 0
+        infos.append(json.loads(capsys.readouterr().out))
+        check(root)
+    first, second = (snapshot(r) for r in releases)
+    assert sorted(first) == sorted(second) and len(first) > 20
+    assert [k for k in first if first[k] != second[k]] == []
+    assert infos[0] == infos[1]
+    acc = json.loads((releases[0] / "release.json").read_text(encoding="utf-8"))["campaign"]["accounting"]
+    campaign = read_campaign(root)
+    assert acc["assigned"] == len(campaign["documents"]) == 29  # 900_2, calibration only, counted apart
+    assert acc["released"] == len(signed_off) and acc["discarded_phase2"] == 1 and acc["pending_signoff"] == 2
+    assert acc["held_back"] == acc["discarded_phase1"] == acc["pending_phase2"] == acc["not_accounted_for"] == 0
+    assert acc["released"] + acc["discarded_phase2"] + acc["held_back"] + acc["pending_signoff"] \
+        + acc["discarded_phase1"] + acc["pending_phase2"] == acc["assigned"]
+    assert acc["discard_reasons_phase2"] == {"ambiguous": 1}
+    assert {p.stem for p in (releases[0] / "brat").glob("*.txt")} == set(signed_off)
+    # Tables 8-9: each released document compared once, between the two annotators the campaign assigned it
+    # (the other annotators' calibration copies of a promoted document are not campaign work)
+    info = json.loads((releases[0] / "release.json").read_text(encoding="utf-8"))
+    pairs = {p["pair"]: p["documents"] for p in info["agreement"]["pairs"]}
+    assigned_pairs = Counter(" vs ".join(sorted(e["phase1"])) for e in campaign["documents"]
+                             if e["document"] in signed_off)
+    assert pairs == dict(assigned_pairs), (pairs, assigned_pairs)
 
 
 def test_cli_team_commands_and_status(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
