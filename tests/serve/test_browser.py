@@ -18,10 +18,8 @@ from tests.serve.browser import (
     By,
     ec,
     log_in,
-    new_driver,
     open_document,
     problems,
-    screenshots,
     show_browser,
     wait_for_file,
 )
@@ -38,20 +36,6 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Demo:
 def live(demo: Demo) -> Iterator[LiveServer]:
     with LiveServer(ServeApp(demo.root)) as server:
         yield server
-
-
-@pytest.fixture(scope="module")
-def driver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    drv = new_driver(tmp_path_factory.mktemp("chromium-profile"))
-    try:
-        yield drv
-    finally:
-        drv.quit()
-
-
-@pytest.fixture()
-def shots(driver: Any, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Callable[[str], Path]]:
-    yield from screenshots(driver, tmp_path, request)
 
 
 def test_annotator_logs_in_annotates_and_sees_no_error(driver: Any, live: LiveServer, demo: Demo,

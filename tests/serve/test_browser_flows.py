@@ -41,11 +41,9 @@ from tests.serve.browser import (
     WebDriverWait,
     ec,
     log_in,
-    new_driver,
     open_document,
     problems,
     renders,
-    screenshots,
     span_count,
     wait_for_file,
 )
@@ -78,20 +76,6 @@ def campaign(tmp_path_factory: pytest.TempPathFactory) -> Campaign:
 def live(campaign: Campaign) -> Iterator[LiveServer]:
     with LiveServer(ServeApp(campaign.root)) as server:
         yield server
-
-
-@pytest.fixture(scope="module")
-def driver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    drv = new_driver(tmp_path_factory.mktemp("chromium-profile"))
-    try:
-        yield drv
-    finally:
-        drv.quit()
-
-
-@pytest.fixture()
-def shots(driver: Any, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Callable[[str], Path]]:
-    yield from screenshots(driver, tmp_path, request)
 
 
 # --- what a person does in brat's client -------------------------------------------------------------------
