@@ -44,6 +44,7 @@ from pipeline.campaign.documents import (
 from pipeline.campaign.layout import PHASE1_DIR, PHASE2_DIR, REVIEW_DIR
 from pipeline.campaign.merge import count_marks
 from pipeline.campaign.phase1 import read_campaign
+from pipeline.campaign.publish import LEDGER_FILE, Ledger
 from pipeline.campaign.review import MERGED_DIR
 
 COLUMNS = ("assigned", "in_collection", "untouched", "edited", "done", "discarded", "held_back",
@@ -53,7 +54,8 @@ PROGRESS = ("untouched", "edited", "done", "discarded", "held_back")
 
 
 def _person_status(
-    collection: Path, reference_dir: Path, text_dir: Path, files: list[str], phase: int
+    collection: Path, reference_dir: Path, text_dir: Path, files: list[str], phase: int,
+    published: frozenset[str] = frozenset(),
 ) -> dict[str, Any]:
     row: dict[str, Any] = {k: 0 for k in COLUMNS}
     reasons: Counter[str] = Counter()
@@ -64,6 +66,10 @@ def _person_status(
     for name in files:
         txt = collection / f"{name}.txt"
         if not txt.is_file():
+            if name in published:  # review wrote it (its ledger says so) and it has gone since
+                problems.append(f"{txt}:0: published by campaign review but no longer in the collection "
+                                "(deleted?); restore it with campaign history (review never re-creates it)")
+                row["held_back"] += 1
             continue
         row["in_collection"] += 1
         try:
@@ -126,11 +132,13 @@ def campaign_status(campaign_dir: str | Path) -> dict[str, Any]:
             files.setdefault((entry["phase2"], 2), []).extend(entry["files"])
     rows = []
     pre = root / deploy.PREANNOTATION_DIR
+    ledger = Ledger.read(root / REVIEW_DIR / LEDGER_FILE)  # the phase-2 documents review has published
     for (person, phase), names in sorted(files.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         if phase == 1:
             row = _person_status(root / PHASE1_DIR / person, pre, pre, names, 1)
         else:
-            row = _person_status(root / PHASE2_DIR / person, root / REVIEW_DIR / MERGED_DIR / person, pre, names, 2)
+            row = _person_status(root / PHASE2_DIR / person, root / REVIEW_DIR / MERGED_DIR / person, pre, names, 2,
+                                 frozenset(f for s, f in ledger.entries if s == person))
         rows.append({"person": person, "phase": phase, **row})
     return {"campaign": str(root), "rows": rows}
 

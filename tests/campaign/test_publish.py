@@ -90,3 +90,16 @@ def test_a_document_is_written_ann_first_and_removed_txt_first(tmp_path: Path) -
     publish.remove_document(tmp_path, "1_1")
     assert order == ["1_1.ann", "1_1.txt", "-1_1.txt", "-1_1.ann"]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_status_reports_a_published_document_that_has_gone(reviewed: Path) -> None:
+    """Issue 24: a phase-2 document a senior deleted is reported by status too (review never re-creates it)."""
+    from pipeline.campaign.status import campaign_status
+
+    for suffix in (".txt", ".ann"):
+        (reviewed / "phase2" / "dave" / f"100_1{suffix}").unlink()
+    rows = {(r["person"], r["phase"]): r for r in campaign_status(reviewed)["rows"]}
+    dave = rows[("dave", 2)]
+    assert dave["held_back"] == 1
+    assert any("100_1.txt:0: published by campaign review but no longer in the collection" in p
+               for p in dave["problems"])
