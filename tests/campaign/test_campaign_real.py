@@ -67,7 +67,8 @@ def drop_marks_of(doc: BratDocument, person: str) -> BratDocument:
     return out
 
 
-def test_gold_and_pubtator_merge_into_a_valid_phase2(tmp_path: Path) -> None:
+def pubtator_records() -> list[SentenceRecord]:
+    """The shared PubTator pre-annotations of the dev sentences, as sentence records (texts from the gold)."""
     gold = shared_path("data", "pgxcorpus-dev", "gold")
     pubtator = shared_path("data", "pgxcorpus-dev", "pubtator")
     records = []
@@ -77,6 +78,12 @@ def test_gold_and_pubtator_merge_into_a_valid_phase2(tmp_path: Path) -> None:
         assert issues == []
         pmid, _, k = ann.stem.partition("_")
         records.append(SentenceRecord(pmid, int(k) - 1, text, annotations=tuple(to_annotations(doc, "pubtator"))))
+    return records
+
+
+def test_gold_and_pubtator_merge_into_a_valid_phase2(tmp_path: Path) -> None:
+    gold = shared_path("data", "pgxcorpus-dev", "gold")
+    records = pubtator_records()
     counts: Counter[str] = Counter()
     export_collection(records, tmp_path / "coll", SCHEMA, counts)
     assert counts["documents"] == 300

@@ -9,7 +9,7 @@ from pathlib import Path
 from pipeline import cli
 from pipeline.brat.conf import undisputed_type
 from pipeline.brat.modality import parse_note
-from pipeline.brat.standoff import parse_ann, read_document, to_annotations
+from pipeline.brat.standoff import read_document
 from pipeline.brat.validate import validate_collection
 from pipeline.campaign import assignments as asg
 from pipeline.campaign.documents import entity_keys, is_done
@@ -17,9 +17,8 @@ from pipeline.campaign.importing import import_work
 from pipeline.campaign.phase1 import read_campaign
 from pipeline.campaign.review import review
 from pipeline.corpus.brat_export import export_collection
-from pipeline.documents import SentenceRecord
 from pipeline.schema import load_schema
-from tests.campaign.test_campaign_real import drop_marks_of, keys
+from tests.campaign.test_campaign_real import drop_marks_of, keys, pubtator_records
 from tests.campaign.test_team import TEXT, make_collection
 from tests.conftest import shared_path
 
@@ -88,14 +87,7 @@ def test_import_on_the_command_line_exits_3_with_held_back(tmp_path: Path, capsy
 
 def test_gold_and_pubtator_imported_round_trip(tmp_path: Path) -> None:
     gold = shared_path("data", "pgxcorpus-dev", "gold")
-    pubtator = shared_path("data", "pgxcorpus-dev", "pubtator")
-    records = []
-    for ann in sorted(pubtator.glob("*.ann")):
-        text = (gold / f"{ann.stem}.txt").read_text(encoding="utf-8")
-        doc, issues = parse_ann(ann.stem, text, ann.read_text(encoding="utf-8"))
-        assert issues == []
-        pmid, _, k = ann.stem.partition("_")
-        records.append(SentenceRecord(pmid, int(k) - 1, text, annotations=tuple(to_annotations(doc, "pubtator"))))
+    records = pubtator_records()
     mapped = tmp_path / "mapped"
     export_collection(records, mapped, SCHEMA, Counter())
     root = tmp_path / "campaign"
