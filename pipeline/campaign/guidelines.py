@@ -80,7 +80,7 @@ def stamp_guide(root: Path, guide: Path, campaign: Mapping[str, Any] | None = No
         text = guide.read_text(encoding="utf-8")
         stamped = stamp_text(text, campaign)
         if stamped != text:
-            guide.write_text(stamped, encoding="utf-8")
+            store.write_atomic(guide, stamped.encode("utf-8"))  # a killed stamp leaves the old guide
 
 
 def stamp_all(root: Path, campaign: Mapping[str, Any] | None = None) -> int:

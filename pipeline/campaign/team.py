@@ -34,13 +34,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipeline.brat.conf import write_campaign_conf_files
+from pipeline.brat.conf import CONF_FILES, write_campaign_conf_files
 from pipeline.campaign import assignments as asg
 from pipeline.campaign import deploy
 from pipeline.campaign.guide import GUIDE_FILE, annotator_guide
 from pipeline.campaign.locks import document_lock
 from pipeline.campaign.phase1 import CampaignError, access_roles, check_ids, read_campaign
 from pipeline.serve import users as users_mod
+from pipeline.store import write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -276,15 +277,17 @@ def plan_reassign(root: Path, documents: Sequence[str], to: str, *, giver: str, 
 def _prepare_collection(root: Path, phase: str, person: str, campaign: Mapping[str, Any]) -> None:
     dest = asg.collection_dir(root, phase, person)
     if phase == "1":
-        if not (dest / "annotation.conf").is_file():
-            write_campaign_conf_files(root / deploy.PREANNOTATION_DIR, dest)
+        pre = root / deploy.PREANNOTATION_DIR
+        # every configuration file, not only the first written: a killed run may have written some
+        if not all((dest / name).is_file() for name in CONF_FILES if (pre / name).is_file()):
+            write_campaign_conf_files(pre, dest)
         kind = 1
     else:
         annotators = sorted({p for e in campaign["documents"] if e.get("phase2") == person for p in e["phase1"]})
         write_campaign_conf_files(root / deploy.PREANNOTATION_DIR, dest, annotators)
         kind = 2
     if not (dest / GUIDE_FILE).is_file() or phase == "2":
-        (dest / GUIDE_FILE).write_text(annotator_guide(dest, person, kind), encoding="utf-8")
+        write_atomic(dest / GUIDE_FILE, annotator_guide(dest, person, kind).encode("utf-8"))
     from pipeline.campaign.guidelines import stamp_guide  # the guideline version each person sees
 
     stamp_guide(root, dest / GUIDE_FILE)

@@ -19,11 +19,12 @@ from tests.crash.scenarios import by_name
 #: Defects the sweep found and that are not fixed yet (see the reasons); their tests run and are expected
 #: to fail until the writer is fixed.
 KNOWN = {
-    "replace": "a rerun after a kill while the new person's collection was being prepared does not complete "
-               "its configuration files and guide.md (the person already exists in campaign.json)",
-    "add-person": "same as replace: the new person's collection is left without kb_shortcuts.conf, tools.conf, "
-                  "visual.conf or a finished guide.md by a rerun",
-    "reassign": "a rerun after a kill once the move was recorded does not archive the moved version",
+    "replace": "killed once campaign.json records the move but before the giver's copies are archived (and "
+               "assignments.jsonl records it), the rerun plans from the new campaign.json: the giver keeps a "
+               "stale copy and the history lines are never written",
+    "add-person": "same as replace (the takeover is recorded in campaign.json before the givers' copies are "
+                  "archived and before assignments.jsonl)",
+    "reassign": "same as replace: a kill after campaign.json leaves the giver's copy unarchived",
     "calibrate": "killed after campaign.json records the round but before assignments.jsonl does, the rerun "
                  "refuses (documents already in the campaign) and the history lines are never written",
 }
