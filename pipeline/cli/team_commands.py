@@ -52,9 +52,12 @@ def _report(command: str, root: Path, result: team_mod.Result) -> int:
 
 def _clean(campaign_dir: Path) -> None:
     """Remove what a killed team command left in the campaign (``.NAME.tmpPID`` of its state files, staged
-    directories) before writing again; a live writer's temporaries are kept (:func:`clean_temporaries`)."""
+    directories) before writing again; a live writer's temporaries are kept (:func:`clean_temporaries`); then
+    finish what a killed team change left undone (:func:`pipeline.campaign.team.finish_pending`)."""
     if Path(campaign_dir).is_dir():
         clean_tree(Path(campaign_dir))
+        if (Path(campaign_dir) / "campaign.json").is_file():
+            team_mod.finish_pending(Path(campaign_dir))  # a killed team change that campaign.json records
 
 
 def _run(command: str, args: argparse.Namespace, action: object) -> int:

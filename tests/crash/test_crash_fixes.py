@@ -82,3 +82,49 @@ def test_an_import_killed_before_its_users_creates_them_on_rerun(tmp_path: Path)
     assert _quiet(tmp_path, argv) in (0, 3)
     people = json.loads((tmp_path / "imported" / "access" / "users.json").read_text(encoding="utf-8"))
     assert {"ann1", "ann2", "senior1"} <= set(json.dumps(people).replace('"', " ").split())
+
+
+def _killed_after_campaign_json(root: Path) -> tuple[dict[str, object], list[dict[str, object]]]:
+    """A reassignment of ann1's 100_1 to ann2 killed right after campaign.json was written."""
+    from pipeline.campaign import assignments as asg
+    from pipeline.campaign.team import write_pending
+
+    campaign = read_campaign(root)
+    entry = next(e for e in campaign["documents"] if e["document"] == "100_1")
+    entry["phase1"] = sorted(p if p != "ann1" else "ann2" for p in entry["phase1"])
+    changes = [asg.change("reassign", "100_1", 1, "ann1", "unassigned", "2026-05-01T00:00:00+00:00", "to ann2")]
+    write_pending(root, campaign, changes, [("1", "ann1", "100_1")], "2026-05-01T00:00:00+00:00")
+    (root / "campaign.json").write_text(json.dumps(campaign, ensure_ascii=False, indent=1) + "\n",
+                                        encoding="utf-8")
+    return campaign, changes
+
+
+def test_the_next_team_command_finishes_a_change_killed_after_campaign_json(tmp_path: Path) -> None:
+    from pipeline.campaign.assignments import manifest_text
+    from pipeline.campaign.team import PENDING_FILE
+
+    _batches(tmp_path, 1)
+    root = tmp_path / "campaign"
+    assert (root / "phase1" / "ann1" / "100_1.ann").is_file()
+    campaign, _ = _killed_after_campaign_json(root)
+    assert _quiet(tmp_path, ["campaign", "guideline", "campaign", "2", "Genes"]) == 0
+    assert not (root / PENDING_FILE).exists()
+    assert not (root / "phase1" / "ann1" / "100_1.ann").exists()  # archived, not left with its giver
+    assert list((root / "archive").glob("*/phase1/ann1/100_1.ann"))
+    assert (root / "manifest.csv").read_text(encoding="utf-8") == manifest_text(campaign)
+    assert '"event": "unassigned"' in (root / "assignments.jsonl").read_text(encoding="utf-8")
+
+
+def test_a_change_killed_before_campaign_json_is_dropped(tmp_path: Path) -> None:
+    from pipeline.campaign.team import PENDING_FILE, finish_pending
+
+    _batches(tmp_path, 1)
+    root = tmp_path / "campaign"
+    before = (root / "campaign.json").read_bytes()
+    _killed_after_campaign_json(root)
+    (root / "campaign.json").write_bytes(before)  # as if killed before campaign.json was written
+    history = root / "assignments.jsonl"
+    kept = history.read_bytes() if history.exists() else None
+    assert finish_pending(root) == {"archived": 0, "revoked": 0}
+    assert not (root / PENDING_FILE).exists() and (root / "phase1" / "ann1" / "100_1.ann").is_file()
+    assert (history.read_bytes() if history.exists() else None) == kept
