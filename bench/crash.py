@@ -1,8 +1,11 @@
 """Sweep every kill point of every writing command and print what a rerun leaves.
 
 For each command of :mod:`tests.crash.scenarios` (``batches`` on a new and on a written campaign,
-``campaign review``, ``campaign finalize``, ``decisions apply``, ``release``, ``campaign append``, and the
-demo ``build``), the command is killed with SIGKILL before each of its file-system mutations in turn
+``campaign review``, ``campaign finalize``, ``decisions apply``, ``release``, ``campaign append``, the later
+commands of a live campaign (``campaign users reset``/``revoke``, ``campaign history --restore``,
+``campaign backup``, ``campaign replace``, ``add-person``, ``reassign``, ``import``, ``calibrate``,
+``guideline``), and the demo ``build``), the command is killed with SIGKILL before each of its file-system
+mutations in turn
 (every open for writing, rename, remove, mkdir, rmdir, link and directory swap under its directory; see
 :mod:`tests.crash.harness`), then run again; the whole directory is compared with an uninterrupted run's.
 With ``--enospc`` every open for writing also fails once with ENOSPC (a full disk), then a rerun.
@@ -29,7 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.crash.harness import Harness, Outcome  # noqa: E402
-from tests.crash.scenarios import build_scenario, scenarios  # noqa: E402
+from tests.crash.scenarios import build_scenario, scenarios, team_scenarios  # noqa: E402
 
 
 def sweep(harness: Harness, points: list[int], kind: str) -> list[Outcome]:
@@ -56,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", type=int, default=2, help="sentences per abstract of the campaign")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="these commands only")
     args = parser.parse_args(argv)
-    chosen = [(s, 1) for s in scenarios(args.size)]
+    chosen = [(s, 1) for s in [*scenarios(args.size), *team_scenarios(args.size)]]
     if not args.no_build:
         chosen.append((build_scenario(), args.build_step))
     if args.only:

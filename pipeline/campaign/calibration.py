@@ -46,7 +46,7 @@ def add_round(root: Path, collection: Path, documents: Sequence[str], *, referen
     ``reference``) or is already a document or calibration document of the campaign.  Returns the
     round's entries.
     """
-    from pipeline.campaign.team import _prepare_collection, hand_out
+    from pipeline.campaign.team import _prepare_collection, finish_pending, hand_out, write_pending
 
     root, src = Path(root), Path(collection)
     campaign = copy.deepcopy(read_campaign(root))
@@ -84,9 +84,11 @@ def add_round(root: Path, collection: Path, documents: Sequence[str], *, referen
             hand_out(root, pre, root / PHASE1_DIR / person, d)
     asg.ensure_history(root, read_campaign(root))
     campaign["calibration"] = [*campaign.get("calibration", []), *entries]
+    # the history lines go in once campaign.json has the round, even after a kill in between
+    write_pending(root, campaign, [asg.change("calibration", d, 1, p, "assigned", when, f"round {number}")
+                                   for d in documents for p in annotators], [], when)
     asg.save_campaign(root, campaign)
-    asg.record(root, [asg.change("calibration", d, 1, p, "assigned", when, f"round {number}")
-                      for d in documents for p in annotators])
+    finish_pending(root)
     return {"round": number, "documents": list(documents), "annotators": annotators}
 
 

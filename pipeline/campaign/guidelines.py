@@ -80,7 +80,7 @@ def stamp_guide(root: Path, guide: Path, campaign: Mapping[str, Any] | None = No
         text = guide.read_text(encoding="utf-8")
         stamped = stamp_text(text, campaign)
         if stamped != text:
-            guide.write_text(stamped, encoding="utf-8")
+            store.write_atomic(guide, stamped.encode("utf-8"))  # a killed stamp leaves the old guide
 
 
 def stamp_all(root: Path, campaign: Mapping[str, Any] | None = None) -> int:
@@ -110,7 +110,8 @@ def record_version(root: Path, version: str, changes: str, *, when: str = "") ->
     The annotations as they are now are fingerprinted into ``guidelines/<version>.json``, so that
     without a journal :func:`worked_since` can still tell whose annotations changed since.
     CampaignError (nothing written) for an empty or unusable version name or description, or a version
-    already recorded.
+    already recorded with another description (the same one again only stamps the guides that a killed
+    run left unstamped).
     """
     root = Path(root)
     campaign = copy.deepcopy(read_campaign(root))
@@ -118,7 +119,11 @@ def record_version(root: Path, version: str, changes: str, *, when: str = "") ->
         raise CampaignError(f"a guideline version needs a name (letters, digits, '.', '_', '-'; got {version!r}) "
                             "and a description of what changed")
     found = versions(campaign)
-    if any(v["version"] == version for v in found):
+    same = [v for v in found if v["version"] == version]
+    if same and same[-1].get("changes") == changes.strip():
+        stamp_all(root, campaign)  # a rerun of a record killed while stamping the guides: finish them
+        return dict(same[-1])
+    if same:
         raise CampaignError(f"guideline version {version!r} is already recorded")
     entry = {"version": version, "date": when or asg.now(), "changes": changes.strip()}
     snapshots = root / SNAPSHOT_DIR

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import json
 import logging
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -34,17 +35,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipeline.brat.conf import write_campaign_conf_files
+from pipeline.brat.conf import CONF_FILES, write_campaign_conf_files
 from pipeline.campaign import assignments as asg
 from pipeline.campaign import deploy
 from pipeline.campaign.guide import GUIDE_FILE, annotator_guide
 from pipeline.campaign.locks import document_lock
 from pipeline.campaign.phase1 import CampaignError, access_roles, check_ids, read_campaign
 from pipeline.serve import users as users_mod
+from pipeline.store import write_atomic
 
 log = logging.getLogger(__name__)
 
 ARCHIVE_DIR = "archive"
+#: What a team change still has to do once ``campaign.json`` records it (history lines, givers' copies to
+#: archive, an access to revoke), written before ``campaign.json`` and removed when done: a command killed
+#: in between leaves it, and the next team command finishes it (:func:`finish_pending`).
+PENDING_FILE = ".team-pending.json"
 STARTED_CHOICES = ("keep", "move")
 
 
@@ -276,15 +282,17 @@ def plan_reassign(root: Path, documents: Sequence[str], to: str, *, giver: str, 
 def _prepare_collection(root: Path, phase: str, person: str, campaign: Mapping[str, Any]) -> None:
     dest = asg.collection_dir(root, phase, person)
     if phase == "1":
-        if not (dest / "annotation.conf").is_file():
-            write_campaign_conf_files(root / deploy.PREANNOTATION_DIR, dest)
+        pre = root / deploy.PREANNOTATION_DIR
+        # every configuration file, not only the first written: a killed run may have written some
+        if not all((dest / name).is_file() for name in CONF_FILES if (pre / name).is_file()):
+            write_campaign_conf_files(pre, dest)
         kind = 1
     else:
         annotators = sorted({p for e in campaign["documents"] if e.get("phase2") == person for p in e["phase1"]})
         write_campaign_conf_files(root / deploy.PREANNOTATION_DIR, dest, annotators)
         kind = 2
     if not (dest / GUIDE_FILE).is_file() or phase == "2":
-        (dest / GUIDE_FILE).write_text(annotator_guide(dest, person, kind), encoding="utf-8")
+        write_atomic(dest / GUIDE_FILE, annotator_guide(dest, person, kind).encode("utf-8"))
     from pipeline.campaign.guidelines import stamp_guide  # the guideline version each person sees
 
     stamp_guide(root, dest / GUIDE_FILE)
@@ -379,22 +387,55 @@ def apply(root: Path, plan: Plan, *, when: str = "", counts: Counter[str] | None
         changes.append(asg.change(plan.action, m.document, m.phase, m.receiver, "assigned", when, note))
         counts[f"moved:phase{m.phase}"] += 1
     asg.ensure_history(root, read_campaign(root))
+    write_pending(root, plan.campaign, changes, [(m.phase, m.giver, name) for m, name in to_archive], when,
+                  leaving=plan.leaving or "", deploy=bool(plan.moves or plan.joining))
     asg.save_campaign(root, plan.campaign)
-    asg.record(root, changes)
-    for m, name in to_archive:
-        if archive_document(root, asg.collection_dir(root, m.phase, m.giver), name, when) is not None:
-            counts["archived"] += 1
-    revoked = []
-    if plan.leaving:
-        try:
-            users_mod.revoke(root, plan.leaving)
-            revoked.append(plan.leaving)
-        except users_mod.UsersError as exc:
-            log.warning("%s: %s (no access to revoke)", plan.leaving, exc)
-    if plan.moves or plan.joining:
-        _update_deploy_note(root, plan.campaign)
+    done = finish_pending(root)
+    counts["archived"] += done["archived"]
+    revoked = [plan.leaving] if plan.leaving and done["revoked"] else []
     log.info("%s: %s moved %d document(s)", root, plan.action, len(plan.moves))
     return Result(plan.moves, plan.kept_started, passwords, revoked)
+
+
+def write_pending(root: Path, campaign: Mapping[str, Any], changes: Sequence[Mapping[str, Any]],
+                  archive: Sequence[tuple[str, str, str]], when: str, *, leaving: str = "",
+                  deploy: bool = False) -> None:
+    """Record what is left to do once ``campaign`` is saved (see :data:`PENDING_FILE`)."""
+    pending = {"campaign": campaign, "changes": list(changes), "archive": [list(a) for a in archive],
+               "when": when, "leaving": leaving, "deploy": deploy}
+    write_atomic(Path(root) / PENDING_FILE, json.dumps(pending, ensure_ascii=False).encode("utf-8"))
+
+
+def finish_pending(root: Path) -> dict[str, int]:
+    """Finish the team change :data:`PENDING_FILE` describes, if ``campaign.json`` records it (a command
+    killed before that left nothing that happened: the file is dropped): manifest.csv, its history lines (unless the
+    history already ends with them), the givers' copies archived, the access revoked, DEPLOY.md.
+    Returns how many documents were archived and whether an access was revoked."""
+    root = Path(root)
+    path = root / PENDING_FILE
+    done = {"archived": 0, "revoked": 0}
+    if not path.is_file():
+        return done
+    pending = json.loads(path.read_text(encoding="utf-8"))
+    if read_campaign(root) == pending["campaign"]:
+        asg.write_manifest_csv(root, pending["campaign"])  # killed between campaign.json and manifest.csv
+        history = root / asg.HISTORY_FILE
+        lines = "".join(json.dumps(c, ensure_ascii=False, sort_keys=True) + "\n" for c in pending["changes"])
+        if not (history.is_file() and history.read_text(encoding="utf-8").endswith(lines)):
+            asg.record(root, pending["changes"])
+        for phase, giver, name in pending["archive"]:
+            if archive_document(root, asg.collection_dir(root, phase, giver), name, pending["when"]) is not None:
+                done["archived"] += 1
+        if pending["leaving"]:
+            try:
+                users_mod.revoke(root, pending["leaving"])
+                done["revoked"] = 1
+            except users_mod.UsersError as exc:
+                log.warning("%s: %s (no access to revoke)", pending["leaving"], exc)
+        if pending["deploy"]:
+            _update_deploy_note(root, pending["campaign"])
+    path.unlink()
+    return done
 
 
 def _update_deploy_note(root: Path, campaign: Mapping[str, Any]) -> None:
@@ -403,7 +444,7 @@ def _update_deploy_note(root: Path, campaign: Mapping[str, Any]) -> None:
     annotators = sorted(p for p, r in roles.items() if "annotator" in r and p in active)
     seniors = sorted(p for p, r in roles.items() if "senior" in r and p in active)
     managers = sorted(p for p, r in roles.items() if "manager" in r)
-    (root / deploy.DEPLOY_NOTE).write_text(deploy.deployment_note(annotators, seniors, managers), encoding="utf-8")
+    write_atomic(root / deploy.DEPLOY_NOTE, deploy.deployment_note(annotators, seniors, managers).encode("utf-8"))
 
 
 def replace(root: Path, old: str, new: str, *, started: str | None = None, when: str = "",

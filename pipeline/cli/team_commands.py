@@ -23,6 +23,7 @@ from pipeline.campaign import guidelines as guidelines_mod
 from pipeline.campaign import importing as importing_mod
 from pipeline.campaign import team as team_mod
 from pipeline.campaign.phase1 import CampaignError, read_campaign
+from pipeline.campaign.publish import clean_tree
 from pipeline.cli.brat_commands import print_passwords
 from pipeline.cli.campaign_commands import add_campaign_command
 from pipeline.cli.corpus_commands import _existing_dir
@@ -49,7 +50,18 @@ def _report(command: str, root: Path, result: team_mod.Result) -> int:
     return int(ExitCode.OK)
 
 
+def _clean(campaign_dir: Path) -> None:
+    """Remove what a killed team command left in the campaign (``.NAME.tmpPID`` of its state files, staged
+    directories) before writing again; a live writer's temporaries are kept (:func:`clean_temporaries`); then
+    finish what a killed team change left undone (:func:`pipeline.campaign.team.finish_pending`)."""
+    if Path(campaign_dir).is_dir():
+        clean_tree(Path(campaign_dir))
+        if (Path(campaign_dir) / "campaign.json").is_file():
+            team_mod.finish_pending(Path(campaign_dir))  # a killed team change that campaign.json records
+
+
 def _run(command: str, args: argparse.Namespace, action: object) -> int:
+    _clean(args.campaign_dir)
     try:
         result = action()  # type: ignore[operator]
     except (CampaignError, users_mod.UsersError, SchemaError, ValueError) as exc:
@@ -82,12 +94,16 @@ def _pair(value: str) -> tuple[str, Path]:
 
 def run_import(args: argparse.Namespace) -> int:
     counts: Counter[str] = Counter()
+    _clean(args.campaign_dir)
     try:
         report = importing_mod.import_work(args.campaign_dir, args.work, load_schema(args.schema),
                                            reference=args.reference, seniors=args.senior or (), seed=args.seed,
                                            counts=counts)
+        # a new campaign's people get users; so do those of a campaign whose import was killed before
+        # its users file was written (the rerun finds the campaign, not its users)
+        new = report["new_campaign"] or not users_mod.users_path(args.campaign_dir).is_file()
         passwords = users_mod.create_users(args.campaign_dir, {p: r for p, r in report["roles"].items()}) \
-            if report["new_campaign"] else {}
+            if new else {}
     except (CampaignError, users_mod.UsersError, SchemaError) as exc:
         return _fail("import", exc)
     except OSError as exc:
@@ -104,6 +120,7 @@ def run_import(args: argparse.Namespace) -> int:
 
 
 def run_calibrate(args: argparse.Namespace) -> int:
+    _clean(args.campaign_dir)
     try:
         result = calibration_mod.add_round(args.campaign_dir, args.collection, args.documents,
                                            reference=args.reference)
@@ -134,6 +151,7 @@ def run_calibration(args: argparse.Namespace) -> int:
 
 
 def run_guideline(args: argparse.Namespace) -> int:
+    _clean(args.campaign_dir)
     try:
         entry = guidelines_mod.record_version(args.campaign_dir, args.version, args.changes)
     except CampaignError as exc:

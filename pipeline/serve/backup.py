@@ -36,6 +36,7 @@ from pathlib import Path
 from pipeline.campaign.locks import LOCKS_DIR, document_lock
 from pipeline.serve.durable import fsync_dir
 from pipeline.serve.journal import JOURNAL_DIR, LOG_FILE, OBJECTS_DIR, Journal
+from pipeline.store import clean_temporaries
 
 log = logging.getLogger(__name__)
 
@@ -176,6 +177,7 @@ def _join(directory: str, name: str) -> str:
 
 
 def _write(target: Path, members: list[_Member]) -> int:
+    clean_temporaries(target.parent, target.name)  # what a killed backup left beside OUT
     tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:

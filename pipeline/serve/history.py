@@ -23,7 +23,7 @@ from pathlib import Path
 from pipeline.brat.standoff import parse_ann
 from pipeline.campaign.documents import MARKER_TYPES, is_done
 from pipeline.campaign.locks import document_key, document_lock
-from pipeline.serve.durable import write_replace
+from pipeline.serve.durable import TMP_MARK, write_replace
 from pipeline.serve.journal import Journal, JournalError, Version
 
 SHA_PREFIX_RE = re.compile(r"^[0-9a-f]{4,64}$")
@@ -116,7 +116,9 @@ def restore(campaign_dir: Path, document: str, spec: str, person: str) -> tuple[
     with document_lock(root, ann):
         current = ann.read_bytes() if ann.is_file() else None
         mode = stat.S_IMODE(ann.stat().st_mode) if ann.is_file() else 0o644
-        if current is not None:
+        for leftover in ann.parent.glob(f".{ann.name}{TMP_MARK}*"):
+            leftover.unlink(missing_ok=True)  # a killed restore's (we hold the document's lock)
+        if current is not None and current != content:  # (equal: a killed restore wrote it, not its line)
             latest = journal.versions(document)  # again, under the lock: serve may have saved meanwhile
             if not latest or latest[-1].sha256 != hashlib.sha256(current).hexdigest():
                 journal.record(person, document, current, "snapshot")

@@ -49,7 +49,18 @@ EXCLUDED: dict[str, str] = {
 #: rerun must keep them).
 PASSWORD_RE = re.compile(rb'("password": ")scrypt:[^"]*(")')
 
-TEMPORARY_NAME = re.compile(r"(^\..+\.(tmp-?|old-)\d+$)|(-luigi-tmp-\d+)|(^\.tmp-)|(\.tmp\d+$)")
+#: Times a command takes from the clock (no injectable clock on the command line): ISO-8601 instants of
+#: ``pipeline.campaign.assignments.now`` (assignment history, people's joined/left, calibration rounds,
+#: imports, guideline versions) and the ``time`` of journal lines (``time.time`` of ``Journal``); masked
+#: where the scenario's command writes them (``mask_times``): the uninterrupted run and the rerun run at
+#: different seconds.  What was recorded and in what order is still compared.  Also masked in paths: the
+#: compact instant naming an archive of moved documents (``archive/2026-01-01T120000+0000``).
+TIME_RES = (re.compile(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:[+-]\d\d:\d\d|Z)?"),
+            re.compile(rb'(?<="time": )\d+(?:\.\d+)?'),
+            re.compile(rb"\d{4}-\d\d-\d\dT\d{6}[+-]\d{4}"))
+
+TEMPORARY_NAME = re.compile(r"(^\..+\.(tmp-?|old-)\d+$)|(^\..+\.tmp-\d+-[0-9a-f]+$)|(-luigi-tmp-\d+)|(^\.tmp-)"
+                            r"|(\.tmp\d+$)")
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 #: audit event -> (index of the path it changes, index of that path's dir_fd or None)
@@ -65,13 +76,15 @@ class Scenario:
     """One writing command on a prepared directory.
 
     ``setup(root)`` writes the state before the command (deterministic); ``argv(root)`` is the command line
-    of ``pipeline.cli.main``; ``mask_passwords``: mask the password hashes (access/users.json) the command generates.
+    of ``pipeline.cli.main``; ``mask_passwords``: mask the password hashes (access/users.json) the command generates;
+    ``mask_times``: mask the clock times it writes (:data:`TIME_RES`).
     """
 
     name: str
     setup: Callable[[Path], None]
     argv: Callable[[Path], list[str]]
     mask_passwords: bool = False
+    mask_times: bool = False  # mask clock times (TIME_RES) in every file
     published: tuple[str, ...] = ()  # directories that must be the old or the new version after any kill
     ok_codes: tuple[int, ...] = (0, 1, 3)  # the uninterrupted run's exit status must be one of these
 
@@ -188,7 +201,7 @@ def run_child(root: Path, argv: list[str], *, kill_at: int | None = None, enospc
     return f"exit {os.WEXITSTATUS(status)}", int(count), int(writes), [int(x) for x in "".join(swaps).split(",") if x]
 
 
-def snapshot(root: Path, *, mask_passwords: bool = False) -> dict[str, tuple[str, bytes]]:
+def snapshot(root: Path, *, mask_passwords: bool = False, mask_times: bool = False) -> dict[str, tuple[str, bytes]]:
     """Every entry under ``root``: relative path -> (kind, content): files by bytes, links by target,
     directories (so an empty directory counts); :data:`EXCLUDED` paths left out."""
     out: dict[str, tuple[str, bytes]] = {}
@@ -197,6 +210,9 @@ def snapshot(root: Path, *, mask_passwords: bool = False) -> dict[str, tuple[str
         for name in sorted(dirs + files):
             path = Path(here) / name
             rel = path.relative_to(root).as_posix()
+            if mask_times:
+                for pattern in TIME_RES:
+                    rel = pattern.sub(b"<time>", rel.encode()).decode()
             if any(p.search(rel) for p in excluded):
                 continue
             if path.is_symlink():
@@ -207,6 +223,9 @@ def snapshot(root: Path, *, mask_passwords: bool = False) -> dict[str, tuple[str
                 data = path.read_bytes()
                 if mask_passwords and name == "users.json":
                     data = PASSWORD_RE.sub(rb"\1<random>\2", data)
+                if mask_times:
+                    for pattern in TIME_RES:
+                        data = pattern.sub(b"<time>", data)
                 out[rel] = ("file", data)
         dirs[:] = [d for d in dirs if not (Path(here) / d).is_symlink()]
     return out
@@ -242,20 +261,23 @@ class Harness:
             shutil.rmtree(self.template)
         self.template.mkdir(parents=True)
         scenario.setup(self.template)
-        self.before = snapshot(self.template, mask_passwords=scenario.mask_passwords)
+        self.before = self._snapshot(self.template)
         self.published_before = {p: self._published(self.template, p) for p in scenario.published}
         self.fresh()
         status, self.mutations, self.writes, self.exchanges = run_child(self.root, scenario.argv(self.root))
         if status not in {f"exit {c}" for c in scenario.ok_codes}:
             raise RuntimeError(f"{scenario.name}: the uninterrupted run ended with {status}")
         self.status = status
-        self.expected = snapshot(self.root, mask_passwords=scenario.mask_passwords)
+        self.expected = self._snapshot(self.root)
         self.published_expected = {p: self._published(self.root, p) for p in scenario.published}
+
+    def _snapshot(self, root: Path) -> dict[str, tuple[str, bytes]]:
+        return snapshot(root, mask_passwords=self.scenario.mask_passwords, mask_times=self.scenario.mask_times)
 
     def _published(self, root: Path, prefix: str) -> dict[str, tuple[str, bytes]] | None:
         """What a reader of the published directory ``prefix`` sees (through a symbolic link), None if absent."""
         path = root / prefix
-        return snapshot(path.resolve(), mask_passwords=self.scenario.mask_passwords) if path.exists() else None
+        return self._snapshot(path.resolve()) if path.exists() else None
 
     def fresh(self) -> None:
         """The scenario's directory as it was before the command."""
@@ -268,7 +290,7 @@ class Harness:
         self.fresh()
         argv = self.scenario.argv(self.root)
         status, _, _, _ = run_child(self.root, argv, **({"kill_at": point} if kind == "kill" else {"enospc_at": point}))
-        after_fault = snapshot(self.root, mask_passwords=self.scenario.mask_passwords)
+        after_fault = self._snapshot(self.root)
         partial = []
         for prefix in self.scenario.published:  # a reader sees the previous version or the new one
             now = self._published(self.root, prefix)
@@ -284,7 +306,7 @@ class Harness:
                 if now not in (new, old):
                     partial.append(prefix)
         run_child(self.root, argv)
-        got = snapshot(self.root, mask_passwords=self.scenario.mask_passwords)
+        got = self._snapshot(self.root)
         return Outcome(point, kind, status, differences(self.expected, got), leftovers(self.expected, got), partial)
 
 

@@ -174,7 +174,7 @@ def scenarios(size: int = 2) -> list[Scenario]:
 
 
 def by_name(size: int = 2) -> dict[str, Scenario]:
-    return {s.name: s for s in scenarios(size)}
+    return {s.name: s for s in [*scenarios(size), *team_scenarios(size)]}
 
 
 
@@ -195,3 +195,83 @@ def build_scenario() -> Scenario:
 
     return Scenario("build", setup, lambda r: argv([str(DEMO / "pubmed")]), mask_passwords=True,
                     published=("OUT/brat",))
+
+
+def _start(root: Path, person: str, finished: tuple[str, ...], started: tuple[str, ...]) -> None:
+    """``person`` finishes ``finished`` (Done) and starts ``started`` (an entity, no Done) in phase 1."""
+    for name, lines in [*((n, [CHEM, GENE, DONE]) for n in finished), *((n, [CHEM]) for n in started)]:
+        ann = root / "campaign" / "phase1" / person / f"{name}.ann"
+        ann.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+
+
+def _journal(root: Path) -> None:
+    """Two versions of ann1's 100_1 journaled (as serve would, at fixed times), the second current."""
+    from pipeline.serve.journal import Journal
+
+    journal = Journal(root / "campaign", clock=lambda: 1_700_000_000.0)
+    ann = root / "campaign" / "phase1" / "ann1" / "100_1.ann"
+    for lines in ([CHEM], [CHEM, GENE, DONE]):
+        content = "".join(line + "\n" for line in lines).encode("utf-8")
+        journal.record("ann1", "phase1/ann1/100_1", content, "createSpan")
+        ann.write_bytes(content)
+
+
+def _finished_copy(root: Path, source: str, target: str, gene: str) -> None:
+    """A finished brat directory: the collection ``source`` with the gene typed ``gene`` and Done."""
+    import shutil
+
+    shutil.copytree(root / source, root / target)
+    for ann in sorted((root / target).glob("*.ann")):
+        lines = [CHEM, GENE.replace("Gene_or_protein", gene), DONE]
+        ann.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+
+
+def team_scenarios(size: int = 2) -> list[Scenario]:
+    """The later writing commands of a live campaign: ``campaign users`` (reset, revoke), ``campaign history
+    --restore``, ``campaign backup`` and the team commands (replace, add-person, reassign, import,
+    calibrate, guideline).  New passwords are masked like the users file; times the commands take from the
+    clock are masked (:data:`tests.crash.harness.TIME_RES`)."""
+
+    def setup_live(root: Path) -> None:
+        _batches(root, size)
+        _annotate(root)
+        _journal(root)
+
+    def setup_replace(root: Path) -> None:
+        _batches(root, size)
+        # ann3 finished one document, started another, left the rest unstarted
+        held = sorted(p.stem for p in (root / "campaign" / "phase1" / "ann3").glob("*.ann"))
+        _start(root, "ann3", (held[0],), (held[1],))
+
+    def setup_import(root: Path) -> None:
+        collection(root / "coll", names(range(100, 103), size))
+        _finished_copy(root, "coll", "work1", "Gene_or_protein")
+        _finished_copy(root, "coll", "work2", "Genomic_factor")
+
+    def setup_calibrate(root: Path) -> None:
+        _batches(root, size)
+        collection(root / "extra", names(range(200, 202), size))
+
+    common = {"mask_passwords": True, "mask_times": True}
+    return [
+        Scenario("users-reset", setup_live, lambda r: ["campaign", "users", "campaign", "reset", "ann1"], **common),
+        Scenario("users-revoke", setup_live, lambda r: ["campaign", "users", "campaign", "revoke", "ann2"],
+                 **common),
+        Scenario("history-restore", setup_live, lambda r: ["campaign", "history", "campaign", "phase1/ann1/100_1",
+                                                           "--restore", "1"], **common),
+        Scenario("backup", setup_live, lambda r: ["campaign", "backup", "campaign", "backup.tar.gz"], **common),
+        Scenario("replace", setup_replace, lambda r: ["campaign", "replace", "campaign", "ann3", "ann4",
+                                                      "--started", "move"], **common),
+        Scenario("add-person", lambda r: _batches(r, size), lambda r: ["campaign", "add-person", "campaign", "ann4",
+                                                                         "--role", "annotator"], **common),
+        Scenario("reassign", lambda r: _batches(r, size), lambda r: ["campaign", "reassign", "campaign", "100_1",
+                                                                      "--from", "ann1", "--to", "ann2"], **common),
+        Scenario("import", setup_import, lambda r: ["campaign", "import", "imported", "--work", "ann1=work1",
+                                                    "--work", "ann2=work2", "--reference", "coll", "--senior",
+                                                    "senior1", "--senior", "senior2"], **common),
+        Scenario("calibrate", setup_calibrate, lambda r: ["campaign", "calibrate", "campaign", "extra", "200_1",
+                                                          "201_1"], **common),
+        Scenario("guideline", lambda r: _batches(r, size), lambda r: ["campaign", "guideline", "campaign", "2",
+                                                                       "Genes in a variant name are Genomic_factor"],
+                 **common),
+    ]
