@@ -34,6 +34,7 @@ from dataclasses import replace as dc_replace
 from pathlib import Path
 from typing import Any
 
+from pipeline import store
 from pipeline.brat.conf import CAMPAIGN_DONE_TYPE, write_conf_files
 from pipeline.brat.modality import format_note, join_notes
 from pipeline.brat.standoff import BratDocument, Note, TextBound, dumps, parse_ann
@@ -103,6 +104,10 @@ def check_version(txt: Path, original: str, conf_path: Path) -> tuple[BratDocume
     problems = [str(i) for i in issues]
     problems += [str(p) for p in sorted(validate_document(doc, ann_text, load_conf(conf_path), str(ann)))]
     return (None, problems) if problems else (doc, [])
+
+
+#: present while ``campaign import`` writes a new campaign's state files (see :func:`import_work`)
+NEW_CAMPAIGN_PENDING = ".import.pending"
 
 
 def _write_version(root: Path, collection: Path, doc: BratDocument) -> None:
@@ -186,12 +191,17 @@ def import_work(
     if len({p for p, _ in work}) != len(work):
         raise CampaignError("each person's work is imported once (a person named twice)")
     report: dict[str, Any] = {"imported": [], "held_back": [], "left_out": [], "new_campaign": False}
-    new = not (root / CAMPAIGN_MANIFEST).is_file()
+    # a new campaign is written under a marker removed once its state files are whole: an import killed
+    # while writing them is still a new campaign for its rerun (campaign.json alone does not make one)
+    pending = root / NEW_CAMPAIGN_PENDING
+    new = not (root / CAMPAIGN_MANIFEST).is_file() or pending.is_file()
     if new:
         if len(work) < 2:
             raise CampaignError("a new campaign needs the work of two annotators or more")
         root.mkdir(parents=True, exist_ok=True)
+        store.write_atomic(pending, b"a new campaign is being imported; rerun the same campaign import\n")
         _new_campaign(root, work, schema, reference, seniors, seed, counts, report, when)
+        pending.unlink()
         report["new_campaign"] = True
     campaign = read_campaign(root)
     pre = root / deploy.PREANNOTATION_DIR

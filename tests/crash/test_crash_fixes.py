@@ -7,6 +7,8 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from pipeline.brat.conf import CONF_FILES
 from pipeline.campaign import guidelines
 from pipeline.campaign.phase1 import read_campaign
@@ -128,3 +130,29 @@ def test_a_change_killed_before_campaign_json_is_dropped(tmp_path: Path) -> None
     assert finish_pending(root) == {"archived": 0, "revoked": 0}
     assert not (root / PENDING_FILE).exists() and (root / "phase1" / "ann1" / "100_1.ann").is_file()
     assert (history.read_bytes() if history.exists() else None) == kept
+
+
+def test_an_import_killed_after_campaign_json_finishes_the_new_campaign_on_rerun(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Killed after the new campaign's campaign.json, before its manifest.csv and history: the rerun still
+    treats it as new (its marker is there) and writes them; the marker goes."""
+    from pipeline.campaign import assignments, importing
+
+    collection(tmp_path / "coll", names(range(100, 103), 1))
+    _finished_copy(tmp_path, "coll", "work1", "Gene_or_protein")
+    _finished_copy(tmp_path, "coll", "work2", "Genomic_factor")
+    argv = ["campaign", "import", "imported", "--work", "ann1=work1", "--work", "ann2=work2", "--reference",
+            "coll", "--senior", "senior1"]
+
+    def killed(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt  # stands for the kill, after write_phase1 wrote campaign.json
+
+    monkeypatch.setattr(assignments, "start_history", killed)
+    assert _quiet(tmp_path, argv) != 0  # the command line turns the interruption into its exit status
+    root = tmp_path / "imported"
+    assert (root / "campaign.json").is_file() and (root / importing.NEW_CAMPAIGN_PENDING).is_file()
+    monkeypatch.undo()
+    assert _quiet(tmp_path, argv) == 0
+    assert not (root / importing.NEW_CAMPAIGN_PENDING).exists()
+    assert (root / "manifest.csv").is_file() and (root / assignments.HISTORY_FILE).is_file()
+    assert read_campaign(root)["provenance"]["imported"]
