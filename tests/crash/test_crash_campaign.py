@@ -1,7 +1,8 @@
-"""Crash consistency of ``decisions apply on a FINAL (swapped in one step)``: killed at sampled file-system
-mutations (and every directory swap), or failing on a full disk at sampled writes, then rerun: the directory
-equals an uninterrupted run's, with no leftover, and no published directory is ever seen half-written.
-``bench/crash.py`` sweeps every point."""
+"""Crash consistency of the campaign's writing commands (``batches`` new, rerun and with changed
+pre-annotations, ``review``, ``finalize``, ``decisions apply``, ``release``, ``append``) and of ``train`` on
+FINAL: each killed at sampled file-system mutations (and every directory swap), or failing on a full disk at
+sampled writes, then rerun: the directory equals an uninterrupted run's, with no leftover, and no published
+directory is ever seen half-written.  ``bench/crash.py`` sweeps every point."""
 
 from __future__ import annotations
 
@@ -14,8 +15,11 @@ from tests.crash.conftest import check
 from tests.crash.harness import Harness, sample_points
 from tests.crash.scenarios import by_name
 
+COMMANDS = ("batches", "batches-rerun", "batches-changed", "review", "finalize", "decisions-apply", "release",
+            "append", "train")
 
-@pytest.fixture(scope="module", params=['decisions-apply'])
+
+@pytest.fixture(scope="module", params=COMMANDS)
 def harness(request: pytest.FixtureRequest, workdir: Path) -> Iterator[Harness]:
     yield Harness(by_name()[request.param], workdir)
 
