@@ -61,6 +61,7 @@ from pipeline.brat.standoff import Attribute, BratDocument, Note, Relation, Text
 from pipeline.brat.validate import AnnotationConf, parse_annotation_conf, validate_document
 from pipeline.campaign import deploy
 from pipeline.campaign.documents import canonical, is_finished, without_markers
+from pipeline.campaign.finalize import remove_annotations
 from pipeline.campaign.layout import DISAGREEMENT, DISCARD_REASON, DISCARD_REASONS, DISCARD_TYPE, PHASE1_DIR, PHASE2_DIR
 from pipeline.campaign.locks import document_lock
 from pipeline.campaign.phase1 import CampaignError, read_campaign
@@ -151,20 +152,9 @@ def _fragment_text(text: str, fragments: Sequence[tuple[int, int]]) -> str:
 
 
 def remove_annotation(doc: BratDocument, ident: str) -> BratDocument:
-    """A copy of ``doc`` without annotation ``ident``, the relations that lose an argument, and the
-    attributes, normalizations and notes of everything removed."""
-    gone = {ident}
-    relations = [r for r in doc.relations if r.id not in gone and not any(ref in gone for _, ref in r.args)]
-    gone |= {r.id for r in doc.relations} - {r.id for r in relations}
-    out = BratDocument(name=doc.name, text=doc.text, path=doc.path)
-    out.textbounds = [t for t in doc.textbounds if t.id not in gone]
-    out.relations = relations
-    out.events = list(doc.events)
-    out.attributes = [a for a in doc.attributes if a.target not in gone]
-    out.normalizations = [n for n in doc.normalizations if n.target not in gone]
-    out.notes = [q for q in doc.notes if q.target not in gone]
-    out.equivs = [q for q in doc.equivs if not any(i in gone for i in q.ids)]
-    return out
+    """A copy of ``doc`` without annotation ``ident`` and what depends on it, as brat deletes it
+    (:func:`pipeline.campaign.finalize.remove_annotations`)."""
+    return remove_annotations(doc, [ident])[0]
 
 
 def _copy(doc: BratDocument) -> BratDocument:
