@@ -246,8 +246,9 @@ def review(campaign_dir: str | Path, schema: Schema, counts: Counter[str] | None
     campaign = read_campaign(root)
     check_campaign(root, campaign)
     states = phase1_states(root, campaign)
-    for leftover in (root / PHASE2_DIR, root / REVIEW_DIR):
-        publish.clean_tree(leftover)  # temporaries of a killed run
+    # temporaries of a killed run (review also stamps the phase-1 guides); a live writer's are kept
+    for leftover in (root / PHASE1_DIR, root / PHASE2_DIR, root / REVIEW_DIR):
+        publish.clean_tree(leftover)
     _write_senior_collections(root, campaign)
     stamp_all(root, campaign)  # every guide says which guideline version is current
     with publish.ledger(root / REVIEW_DIR / publish.LEDGER_FILE) as book:

@@ -103,3 +103,16 @@ def test_status_reports_a_published_document_that_has_gone(reviewed: Path) -> No
     assert dave["held_back"] == 1
     assert any("100_1.txt:0: published by campaign review but no longer in the collection" in p
                for p in dave["problems"])
+
+
+def test_review_removes_a_killed_guide_stamp_in_phase1(reviewed: Path) -> None:
+    """review stamps the phase-1 guides: a temporary a killed review left there goes on the next run (the
+    crash sweep's leftovers), a live writer's stays."""
+    import os
+
+    dead = reviewed / "phase1" / "alice" / ".guide.md.tmp4000000"  # above pid_max: no live process
+    live = reviewed / "phase1" / "alice" / f".guide.md.tmp{os.getppid()}"  # a live process (not ours)
+    dead.write_text("half", encoding="utf-8")
+    live.write_text("being written", encoding="utf-8")
+    review(reviewed, SCHEMA, Counter())
+    assert not dead.exists() and live.exists()
