@@ -104,7 +104,9 @@ def run_import(args: argparse.Namespace) -> int:
         docs = read_input(src, fmt, schema)
     except (*READ_ERRORS, SchemaError) as exc:
         # unreadable input: refused, nothing written
-        print(f"pgx-corpus import: {src}: {exc}", file=sys.stderr)
+        message = str(exc)  # the readers' own messages mostly name the file already
+        print(f"pgx-corpus import: {message if message.startswith(str(src)) else f'{src}: {message}'}",
+              file=sys.stderr)
         return int(ExitCode.REFUSED)
     tmp = out.with_name(f".{out.name}.import-tmp")
     shutil.rmtree(tmp, ignore_errors=True)
