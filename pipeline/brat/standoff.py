@@ -517,9 +517,10 @@ def dumps(doc: BratDocument) -> str:
 def write_document(directory: str | Path, doc: BratDocument) -> None:
     r"""Write ``NAME.txt`` and ``NAME.ann`` under a directory (UTF-8, ``\n`` line ends).
 
-    The files are written in place, ``.txt`` first: not atomically, and no lock is taken here.  ``NAME`` must be a valid document
-    name ([`check_document_name`][pipeline.names.check_document_name]): whatever the callers checked,
-    no name reaches outside ``directory`` here.
+    The files are written in place, ``.txt`` first: not atomically, and no lock is taken here.
+    ``NAME`` must be a valid document name
+    ([`check_document_name`][pipeline.names.check_document_name]): whatever the callers checked, no
+    name reaches outside ``directory`` here.
 
     Args:
         directory: The target directory, created if missing.
