@@ -178,7 +178,7 @@ class Tally:
 
         Returns:
             ``{"precision", "recall", "f1"}``: each the mean over the types where it is defined
-            (None when it is defined for none).
+                (None when it is defined for none).
         """
         per = self.per_type()
         return {k: mean_defined(v[k] for v in per.values()) for k in ("precision", "recall", "f1")}
@@ -287,7 +287,7 @@ def expand_hierarchy(annotations: Iterable[Annotation], schema: Schema) -> list[
 
     Returns:
         One copy of each annotation per type in ``[type] + schema.ancestors(type)`` (the original for
-        its own type; the copies keep fragments, source, identifier and text), in input order.
+            its own type; the copies keep fragments, source, identifier and text), in input order.
     """
     out = []
     for a in annotations:
@@ -345,10 +345,9 @@ def table10_scores(pairs: Iterable[tuple[Sequence[Annotation], Sequence[Annotati
             both already in the schema's types (map pre-annotation types first).
 
     Returns:
-        Micro-averaged scores over all documents::
-
-            {"exact_same": {"tp","fp","fn","precision","recall","f1"}, "exact_any": ...,
-             "partial_same": ..., "partial_any": ..., "per_type": {setting: {type: {...}}}}
+        Micro-averaged scores over all documents, ``{"exact_same": {"tp", "fp", "fn", "precision",
+            "recall", "f1"}, "exact_any": ..., "partial_same": ..., "partial_any": ..., "per_type":
+            {setting: {type: {...}}}}``.
     """
     tallies = {name: Tally() for name in TABLE10_SETTINGS}
     for reference, predicted in pairs:
@@ -467,8 +466,8 @@ def modality_tally(reference: Sequence[RelationMention], predicted: Sequence[Rel
 
     Returns:
         Counts ``matched``, ``same_modality`` and ``REF_LABEL -> PRED_LABEL`` for each matched pair
-        (labels from [`modality_label`][pipeline.brat.modality.modality_label], ``none`` for a plain
-        relation).
+            (labels from [`modality_label`][pipeline.brat.modality.modality_label], ``none`` for a plain
+            relation).
     """
     entity_ok = _entity_match("exact", "strict", None)
     adjacency: dict[int, list[int]] = {}
@@ -493,7 +492,7 @@ def modality_report(tally: Mapping[str, int]) -> dict[str, Any]:
 
     Returns:
         ``{"setting", "matched", "same_modality", "agreement" (a fraction; None when nothing matched),
-        "pairs": {"REF -> PRED": n}}``.
+            "pairs": {"REF -> PRED": n}}``.
     """
     matched = tally.get("matched", 0)
     same = tally.get("same_modality", 0)
@@ -566,7 +565,7 @@ def brat_entities(
 
     Returns:
         Brat id -> entity (source ``gold``), fragments sorted, half-open offsets into ``doc.text``
-        (the ``.txt``); ``original_type`` holds the type before mapping when it changed.
+            (the ``.txt``); ``original_type`` holds the type before mapping when it changed.
     """
     out: dict[str, Annotation] = {}
     for t in doc.textbounds:
@@ -692,10 +691,10 @@ def compare_collections(
 
     Returns:
         ``{"reference", "predicted", "documents": {...}, "entities": {SPAN_TYPES: report},
-        "relations": {SPAN_TYPES_DIRECTION: report}}`` where a report is
-        ``{"micro": prf, "macro": {...}, "per_type": {type: prf}}``, and ``"relation_modality"``: modality
-        agreement on the relations matched exactly
-        ([`modality_report`][pipeline.brat.agreement.modality_report]), a figure of its own.
+            "relations": {SPAN_TYPES_DIRECTION: report}}`` where a report is
+            ``{"micro": prf, "macro": {...}, "per_type": {type: prf}}``, and ``"relation_modality"``: modality
+            agreement on the relations matched exactly
+            ([`modality_report`][pipeline.brat.agreement.modality_report]), a figure of its own.
     """
     counts = counts if counts is not None else Counter()
     pair = align(reference, predicted, ref_label, pred_label)
@@ -746,7 +745,7 @@ def agreement(
 
     Returns:
         ``{"directories": [...], "parse_issues": [str], "pairs": [compare_collections(...)],
-        "mean_f1": {"entities": {setting: mean micro F1 over pairs}, "relations": {...}}}``.
+            "mean_f1": {"entities": {setting: mean micro F1 over pairs}, "relations": {...}}}``.
 
     Raises:
         ValueError: If fewer than two directories are given.
@@ -798,14 +797,14 @@ def preannotation_scores(
 
     Returns:
         ``{"preannotation", "parse_issues", "results": [{"final", "documents": {...},
-        "scores": table10_scores(...), "relations": {SPAN_TYPES_DIRECTION: micro prf}}]}`` (``relations``
-        empty when the pre-annotation has no relation, as before relations were pre-annotated).  When the
-        pre-annotation collection has a ``provenance.jsonl``
-        ([`pipeline.corpus.provenance`][pipeline.corpus.provenance]), each result also has
-        ``"by_source": {SOURCE: table10_scores(...)}``: the same scores with only the pre-annotated
-        entities of that source (``pubtator``, ``local``, ``ontology`` = composites) as predictions,
-        against all final entities (so precision is the source's, recall its share of the final
-        annotation).
+            "scores": table10_scores(...), "relations": {SPAN_TYPES_DIRECTION: micro prf}}]}`` (``relations``
+            empty when the pre-annotation has no relation, as before relations were pre-annotated).  When the
+            pre-annotation collection has a ``provenance.jsonl``
+            ([`pipeline.corpus.provenance`][pipeline.corpus.provenance]), each result also has
+            ``"by_source": {SOURCE: table10_scores(...)}``: the same scores with only the pre-annotated
+            entities of that source (``pubtator``, ``local``, ``ontology`` = composites) as predictions,
+            against all final entities (so precision is the source's, recall its share of the final
+            annotation).
 
     Raises:
         FileNotFoundError: If a directory is not a directory.
@@ -880,8 +879,8 @@ def format_agreement(result: Mapping[str, Any]) -> str:
 
     Returns:
         Per pair: every setting (TP, FP, FN, P, R, F1 and macro F1, in %), per type for three
-        settings, and the modality agreement; then the mean F1 over pairs when there are several.
-        Undefined scores read ``n/a``.
+            settings, and the modality agreement; then the mean F1 over pairs when there are several.
+            Undefined scores read ``n/a``.
     """
     lines = []
     for p in result["pairs"]:
@@ -933,7 +932,7 @@ def format_table10(result: Mapping[str, Any]) -> str:
 
     Returns:
         Per final directory: the four Table 10 settings (P, R, F1 in %), then the relation
-        settings and the scores by pre-annotation source when the result has them.
+            settings and the scores by pre-annotation source when the result has them.
     """
     lines = []
     for r in result["results"]:

@@ -122,7 +122,7 @@ def relation_modality_names(doc: BratDocument, relation_id: str) -> list[str]:
 
     Returns:
         The modality names in canonical order (``Hypothetical`` before ``Negated``); empty for a
-        plain relation.
+            plain relation.
     """
     found = {a.type for a in doc.attributes if a.target == relation_id and a.type in MODALITIES}
     found |= relation_note(doc, relation_id).modality
@@ -332,7 +332,7 @@ def from_kb_rows(rows: Iterable[Mapping[str, Any]]) -> list[BratDocument]:
 
     Returns:
         One document per row, named by its ``document_id`` (else its ``id``), offsets half-open into
-        the rebuilt text.
+            the rebuilt text.
 
     Raises:
         KeyError: If a relation names an entity id the row does not have.

@@ -72,8 +72,8 @@ class CheckedCollection:
 
         Returns:
             ``DIR: excluded N of M document(s) with problems (names...)``, or
-            ``DIR: M document(s) checked, none excluded``; followed by the count of documents kept
-            unchecked, if any.
+                ``DIR: M document(s) checked, none excluded``; followed by the count of documents kept
+                unchecked, if any.
         """
         unchecked = (f"; {len(self.unchecked)} without any text kept, their offsets unchecked"
                      if self.unchecked else "")
@@ -94,7 +94,7 @@ def collect_texts(directories: Iterable[str | Path]) -> dict[str, str]:
 
     Returns:
         Document name (the ``.txt`` stem) -> its text, read as brat reads it; for a name found twice,
-        the first directory's, then the first by path.
+            the first directory's, then the first by path.
     """
     texts: dict[str, str] = {}
     for directory in directories:

@@ -186,7 +186,7 @@ def argument_types(schema: Schema, relation: str, role: str) -> str:
 
     Returns:
         ``<ENTITY>`` when every entity type is allowed, else ``A|B|...``: the allowed types with all
-        their descendants listed (brat matches types literally).
+            their descendants listed (brat matches types literally).
     """
     spec = schema.relation_arguments.get(relation, {}).get(role, (ANY_ENTITY,))
     allowed = schema.allowed_arguments(relation, role)
@@ -481,7 +481,7 @@ def relation_attribute_names(base: str) -> list[str]:
 
     Returns:
         The names of the attributes whose ``Arg:`` is ``<RELATION>``, ``<ANY>`` or a relation type, in
-        file order.
+            file order.
     """
     conf, _ = parse_annotation_conf(base)
     relation_targets = {"<RELATION>", "<ANY>"} | conf.relation_types
@@ -653,7 +653,7 @@ def write_campaign_conf_files(
 
     Returns:
         The paths written, in the order ``annotation.conf``, ``visual.conf``, ``tools.conf``,
-        ``kb_shortcuts.conf``.
+            ``kb_shortcuts.conf``.
     """
     src, dst = Path(src_dir), Path(dst_dir)
     dst.mkdir(parents=True, exist_ok=True)

@@ -63,8 +63,8 @@ def ner_set(doc: BratDocument) -> set[Mention]:
 
     Returns:
         ``{(type, sorted fragments)}`` of its text-bound annotations, fragments half-open offsets into
-        the ``.txt``, empty fragments dropped (an annotation left with none is left out); duplicates
-        collapse.
+            the ``.txt``, empty fragments dropped (an annotation left with none is left out); duplicates
+            collapse.
     """
     out = set()
     for t in doc.textbounds:
@@ -94,8 +94,8 @@ def linked_mentions(doc: BratDocument) -> set[tuple[tuple[Span, ...], str, str]]
 
     Returns:
         ``{(fragments, DB:ID, type)}``, fragments sorted, half-open offsets into the ``.txt``, empty
-        ones dropped; a normalization of an unknown id or of an annotation without fragments is left
-        out.
+            ones dropped; a normalization of an unknown id or of an annotation without fragments is left
+            out.
     """
     spans = {t.id: (tuple(sorted((s, e) for s, e in t.fragments if e > s)), t.type) for t in doc.textbounds}
     return {(spans[n.target][0], f"{n.db}:{n.db_id}", spans[n.target][1]) for n in doc.normalizations
@@ -187,9 +187,9 @@ def evaluate_collections(
 
     Returns:
         ``{"documents": {"scored", "missing_in_system": [...], "not_in_gold": [...], "mode"},
-        "ner": {prf..., "per_type": {TYPE: prf}}, "concepts": {prf..., "source"},
-        "linking_mention": {prf..., "per_type"}, "linking_document": {prf...}}``, where ``prf`` is
-        [`prf`][pipeline.brat.agreement.prf]'s dict.
+            "ner": {prf..., "per_type": {TYPE: prf}}, "concepts": {prf..., "source"},
+            "linking_mention": {prf..., "per_type"}, "linking_document": {prf...}}``, where ``prf`` is
+            [`prf`][pipeline.brat.agreement.prf]'s dict.
     """
     counts = counts if counts is not None else Counter()
     missing = sorted(set(gold) - set(system))
@@ -275,8 +275,8 @@ def evaluate(
 
     Returns:
         The result of [`evaluate_collections`][pipeline.brat.evaluate.evaluate_collections], plus
-        ``"gold"``, ``"system"`` (the directories), ``"parse_issues": ["file:line: message", ...]``,
-        and with ``schema`` ``"paper_settings"`` ([`paper_settings`][pipeline.brat.evaluate.paper_settings]).
+            ``"gold"``, ``"system"`` (the directories), ``"parse_issues": ["file:line: message", ...]``,
+            and with ``schema`` ``"paper_settings"`` ([`paper_settings`][pipeline.brat.evaluate.paper_settings]).
 
     Raises:
         FileNotFoundError: If a directory is not a directory.
@@ -322,7 +322,7 @@ def paper_settings(gold: Mapping[str, BratDocument], system: Mapping[str, BratDo
 
     Returns:
         ``{"entities": {setting: micro prf}, "relations": {setting: micro prf}, "relation_modality":
-        {...}}`` ([`modality_report`][pipeline.brat.agreement.modality_report]).
+            {...}}`` ([`modality_report`][pipeline.brat.agreement.modality_report]).
     """
     names = sorted(set(gold) & set(system)) if intersection else sorted(gold)
     system_docs = {n: system[n] if n in system else BratDocument(n, gold[n].text) for n in names}
@@ -351,8 +351,8 @@ def format_report(result: Mapping[str, Any]) -> str:
 
     Returns:
         The documents scored, then tables (scores to 4 decimals, ``n/a`` when undefined): NER per type
-        and total, concept indexing, mention- and document-level linking, the paper's settings when
-        present; then the parse issues.
+            and total, concept indexing, mention- and document-level linking, the paper's settings when
+            present; then the parse issues.
     """
     docs = result["documents"]
     head = ["| | TP | FP | FN | P | R | F1 |", "|---|---|---|---|---|---|---|"]

@@ -258,7 +258,7 @@ def to_pubtator(
 
     Returns:
         The PubTator text, and the sentence map (half-open offsets of each brat document in its PubTator
-        document) for the sidecar.
+            document) for the sidecar.
 
     Raises:
         ValueError: If ``level`` is unknown.
@@ -368,7 +368,7 @@ def to_bioc(docs: Iterable[BratDocument], schema: Schema, counts: Counter[str] |
 
     Returns:
         The collection, one BioC document per brat document in order; its ``key`` is ``corpus.key``
-        ([`bioc_key`][pipeline.brat.export.bioc_key]).
+            ([`bioc_key`][pipeline.brat.export.bioc_key]).
     """
     counts = counts if counts is not None else Counter()
     collection = bioc.BioCCollection()
@@ -521,7 +521,7 @@ def tokenize(text: str) -> list[Span]:
 
     Returns:
         The token spans, half-open character offsets into ``text``: ``\w+`` runs and single non-space,
-        non-word characters, in order.
+            non-word characters, in order.
     """
     return [m.span() for m in TOKEN_RE.finditer(text)]
 
@@ -547,7 +547,7 @@ def conll_layers(
 
     Returns:
         The label columns, one label per token each; at least one column (all ``O`` when there is no
-        entity).
+            entity).
     """
     counts = counts if counts is not None else Counter()
     placed: list[tuple[list[list[int]], str]] = []  # per entity: the token indices of each fragment
@@ -607,7 +607,7 @@ def to_conll(docs: Iterable[BratDocument], *, scheme: str = "outermost", counts:
 
     Returns:
         One block per document: ``# NAME``, then ``token<TAB>start<TAB>end<TAB>label...`` lines (offsets
-        into the document's text), blocks separated by a blank line.
+            into the document's text), blocks separated by a blank line.
     """
     counts = counts if counts is not None else Counter()
     blocks = []
@@ -702,7 +702,7 @@ def write_splits(
 
     Returns:
         The summary ``{"seed", "ratios", "splits": {name: {"pmids", "documents", "entities",
-        "relations"}}}``.
+            "relations"}}}``.
     """
     counts = counts if counts is not None else Counter()
     out = Path(out_dir)
@@ -756,7 +756,7 @@ def export(
 
     Returns:
         A summary ``{"format", "out", "relation_map", "counts", ...}``: with ``pubtator``, the level and
-        (abstract level) the sidecar's path; with ``splits``, the split summary.
+            (abstract level) the sidecar's path; with ``splits``, the split summary.
 
     Raises:
         ValueError: If ``fmt`` is not a known format.

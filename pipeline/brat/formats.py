@@ -112,7 +112,7 @@ def declare(reference: Mapping[str, set[Any]], exported: Mapping[str, set[Any]],
 
     Returns:
         Feature -> ``{"annotated", "kept", "lost", "status", "how"}``; ``status`` is ``kept``, ``lost``,
-        ``partly kept: K of N`` or ``none annotated``.
+            ``partly kept: K of N`` or ``none annotated``.
     """
     how = how or {}
     rows = {}
@@ -148,7 +148,7 @@ def decode_bio(tokens: Sequence[tuple[int, int]], labels: Sequence[str]) -> list
 
     Returns:
         The contiguous ``((start, end), type)`` spans, in order; a span runs from its first token's
-        start to its last token's end.
+            start to its last token's end.
     """
     spans: list[tuple[tuple[int, int], str]] = []
     current: tuple[int, int, str] | None = None
@@ -183,7 +183,7 @@ def read_conll(path: str | Path) -> list[BratDocument]:
 
     Returns:
         One document per block, in file order (named by its ``# NAME`` line, else its position), each
-        entity a contiguous text-bound with fresh ``T`` ids; offsets half-open into the rebuilt text.
+            entity a contiguous text-bound with fresh ``T`` ids; offsets half-open into the rebuilt text.
     """
     docs: list[BratDocument] = []
     blocks = Path(path).read_text(encoding="utf-8").split("\n\n")
@@ -215,7 +215,7 @@ def read_conll_spacy(path: str | Path, reference: Sequence[BratDocument]) -> lis
 
     Returns:
         One document per block (at most as many as ``reference``), named and texted as its reference
-        document, its entities offsets half-open into that text.
+            document, its entities offsets half-open into that text.
 
     Raises:
         ValueError: If a token is not found in its reference text (naming the file and document).
@@ -364,7 +364,7 @@ def format_table(reference: Sequence[BratDocument], exports: Sequence[tuple[str,
 
     Returns:
         ``{file: {"format": label, "features": declare(...)}}``, the file being ``path`` relative to
-        ``root`` (POSIX form), in the order of ``exports``.
+            ``root`` (POSIX form), in the order of ``exports``.
     """
     ref = inventory(reference)
     out: dict[str, dict[str, Any]] = {}

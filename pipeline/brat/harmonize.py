@@ -86,7 +86,7 @@ def centroid_spans(annotator_spans: Sequence[Iterable[Span]], threshold: int) ->
 
     Returns:
         The maximal runs of characters with ``>= threshold`` character votes whose adjacent pairs have
-        ``>= threshold`` join votes, sorted, half-open.
+            ``>= threshold`` join votes, sorted, half-open.
 
     Raises:
         ValueError: If ``threshold`` is less than 1.
@@ -129,8 +129,8 @@ def harmonize_documents(
 
     Returns:
         Text-bounds with ids ``T1..Tn`` in (start, end, type) order, offsets half-open into the
-        document's ``.txt``; their text comes from the first version with a non-empty text (empty when
-        none has one).
+            document's ``.txt``; their text comes from the first version with a non-empty text (empty when
+            none has one).
 
     Raises:
         ValueError: If ``threshold`` is less than 1.
@@ -187,8 +187,8 @@ def harmonize(
 
     Returns:
         The consensus documents (entities only), one per name found in any directory, sorted by name;
-        and a report ``{"directories", "threshold", "documents", "missing": {dir: [names]},
-        "parse_issues": [...], "entities": {dir: n}, "kept": n}``.
+            and a report ``{"directories", "threshold", "documents", "missing": {dir: [names]},
+            "parse_issues": [...], "entities": {dir: n}, "kept": n}``.
 
     Raises:
         FileNotFoundError: If a directory is not a directory.

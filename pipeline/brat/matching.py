@@ -36,7 +36,7 @@ def max_bipartite_matching(left: Sequence[L], adjacency: Mapping[L, Sequence[R]]
 
     Returns:
         ``{left vertex: right vertex}`` with every right vertex used at most once and as many pairs
-        as possible; unmatched left vertices are absent.
+            as possible; unmatched left vertices are absent.
     """
     pair_u: dict[L, R | None] = {u: None for u in left}
     pair_v: dict[R, L | None] = {}
@@ -114,7 +114,7 @@ def spans_overlap(a: Iterable[Span], b: Iterable[Span]) -> bool:
 
     Returns:
         True when some fragment of ``a`` shares at least one character with some fragment of ``b``
-        (touching spans, ``end == start``, do not overlap).
+            (touching spans, ``end == start``, do not overlap).
     """
     bs = list(b)
     return any(s1 < e2 and s2 < e1 for s1, e1 in a for s2, e2 in bs)

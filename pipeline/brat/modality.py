@@ -6,7 +6,7 @@ form the released PGxCorpus uses (``hyp``, ``neg``), and every command reads and
 this module: the campaign's collections, ``merge`` and agreement (a modality difference is a
 disagreement), ``stats``, ``find``, the exports and the release.
 
-Grammar of a relation's note text (whitespace-separated tokens)::
+Grammar of a relation's note text (whitespace-separated tokens):
 
     note     := modality* ( "|" )? free-text?
     modality := a whole token of MODALITY_TOKENS, case-insensitive
@@ -81,7 +81,7 @@ def parse_note(text: str) -> RelationNote:
 
     Returns:
         The modality and free text it states (an empty modality when the note has no leading
-        modality token).
+            modality token).
     """
     rest = text.strip()
     modality: set[str] = set()
@@ -158,7 +158,7 @@ def join_notes(texts: Iterable[str]) -> RelationNote:
 
     Returns:
         The union of their modalities, their modality tokens in order, and their free texts joined
-        by ``; `` in the order given, each distinct one once.
+            by ``; `` in the order given, each distinct one once.
     """
     modality: set[str] = set()
     tokens: list[str] = []

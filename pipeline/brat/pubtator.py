@@ -182,7 +182,7 @@ def to_pubtator_records(
 
     Returns:
         The records, sorted by PMID (entity lines by start, end and key), and one sentence span per brat
-        document: its half-open offsets in its PubTator document (for the sidecar).
+            document: its half-open offsets in its PubTator document (for the sidecar).
 
     Raises:
         ValueError: If ``level`` is not ``abstract`` or ``sentence``.
@@ -386,7 +386,7 @@ def from_pubtator(
 
     Returns:
         The brat documents, record by record, offsets half-open into each document's own text (the
-        sentence's, shifted back by its start).
+            sentence's, shifted back by its start).
     """
     counts = counts if counts is not None else Counter()
     out: list[BratDocument] = []

@@ -15,7 +15,7 @@ entity is widened or dropped for alignment.
 * ``doc.user_data["name"]`` = the brat document name.
 
 Relations, modality, notes, attributes and normalizations have no place in these files (declared by the
-release's format table).  Train with, for example::
+release's format table).  Train with, for example:
 
     python -m spacy init config config.cfg --lang en --pipeline spancat
     python -m spacy train config.cfg --paths.train spacy/train.spacy --paths.dev spacy/dev.spacy
@@ -179,7 +179,7 @@ def read_docbin(path: str | Path) -> list[BratDocument]:
 
     Returns:
         One document per ``Doc``, named by its ``user_data["name"]``, entities with their brat ids and
-        half-open offsets into the text.
+            half-open offsets into the text.
     """
     import spacy
     from spacy.tokens import DocBin

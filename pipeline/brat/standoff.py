@@ -266,7 +266,7 @@ class BratDocument:
 
         Yields:
             The ids of the text-bounds, relations, events, attributes, normalizations and notes, in
-            that order.
+                that order.
         """
         for group in (self.textbounds, self.relations, self.events, self.attributes, self.normalizations, self.notes):
             for item in group:
@@ -424,7 +424,7 @@ def read_document(txt_path: str | Path) -> tuple[BratDocument, list[ParseIssue]]
 
     Returns:
         The document (named by the ``.txt`` stem, offsets into its text) and the issues of the lines
-        that could not be parsed.
+            that could not be parsed.
 
     Raises:
         BratTextError: If the ``.txt`` or the ``.ann`` holds bytes that are not UTF-8 (naming the file
@@ -548,8 +548,8 @@ def to_annotations(doc: BratDocument, source: str = "gold") -> list[Annotation]:
 
     Returns:
         One [`Annotation`][pipeline.documents.Annotation] per text-bound kept, in file order, its
-        fragments sorted, half-open and document-relative (offsets into the ``.txt``), its ``text``
-        taken from the document text.
+            fragments sorted, half-open and document-relative (offsets into the ``.txt``), its ``text``
+            taken from the document text.
     """
     ids = {n.target: f"{n.db}:{n.db_id}" for n in doc.normalizations}
     out = []
@@ -578,7 +578,7 @@ def read_directory(directory: str | Path) -> tuple[list[BratDocument], list[Pars
 
     Returns:
         The documents, sorted by name (offsets into their text; empty text for an orphan ``.ann``),
-        and the issues found.
+            and the issues found.
 
     Raises:
         FileNotFoundError: If ``directory`` is not a directory.

@@ -126,7 +126,7 @@ def relation_note(doc: BratDocument, relation_id: str) -> RelationNote:
 
     Returns:
         Its notes folded into one ([`join_notes`][pipeline.brat.modality.join_notes]): the union of
-        their modalities and their free texts.
+            their modalities and their free texts.
     """
     return join_notes(doc.notes_for(relation_id))
 
@@ -208,7 +208,7 @@ def key_group(type_: str, schema: Schema) -> str | None:
 
     Returns:
         ``chemical``, ``genomic_factor`` or ``phenotype``; None for a type outside the three groups or
-        unknown to the schema.
+            unknown to the schema.
     """
     chain = schema.ancestors(type_, include_self=True)
     return KEY_GROUPS.get(chain[-1]) if chain else None
@@ -227,16 +227,16 @@ def collection_stats(
 
     Returns:
         ``{"entities": {TYPE: {"simple","nested","discontiguous","both","total"}},
-        "entity_totals": {...}, "relations": {TYPE: n}, "relation_total": n,
-        "relation_modality": {TYPE: {MODALITY: n}}, "modality_totals": {MODALITY: n},
-        "relation_modality_paper": {TYPE: {MODALITY: n}} and "modality_totals_paper" (the paper's rule),
-        "modality_tokens": {token: {"modality", "relations"}}, "comment_notes": {note: n},
-        "sentences": {"total", "with_all_key_groups", "without_relation", "with_relation"}, "abstracts": n,
-        "text_mismatches": [...]}``.
-        Types are in schema order, then unknown types alphabetically.  Modalities are ``none`` or
-        attribute names joined by ``+`` (``Hypothetical+Negated``).  ``text_mismatches`` lists
-        ``file:line: id recorded != covered`` for each text-bound whose text column differs from the
-        ``.txt`` at its offsets (surrounding whitespace ignored).
+            "entity_totals": {...}, "relations": {TYPE: n}, "relation_total": n,
+            "relation_modality": {TYPE: {MODALITY: n}}, "modality_totals": {MODALITY: n},
+            "relation_modality_paper": {TYPE: {MODALITY: n}} and "modality_totals_paper" (the paper's rule),
+            "modality_tokens": {token: {"modality", "relations"}}, "comment_notes": {note: n},
+            "sentences": {"total", "with_all_key_groups", "without_relation", "with_relation"}, "abstracts": n,
+            "text_mismatches": [...]}``.
+            Types are in schema order, then unknown types alphabetically.  Modalities are ``none`` or
+            attribute names joined by ``+`` (``Hypothetical+Negated``).  ``text_mismatches`` lists
+            ``file:line: id recorded != covered`` for each text-bound whose text column differs from the
+            ``.txt`` at its offsets (surrounding whitespace ignored).
     """
     counts = counts if counts is not None else Counter()
     entities: dict[str, Counter[str]] = {}
@@ -332,8 +332,8 @@ def brat_stats(directory: str | Path, schema: Schema, counts: Counter[str] | Non
 
     Returns:
         The result of [`collection_stats`][pipeline.brat.stats.collection_stats], plus
-        ``parse_issues`` (``file:line: message``) and, with a sidecar, ``provenance``
-        ([`provenance_summary`][pipeline.corpus.provenance.provenance_summary]).
+            ``parse_issues`` (``file:line: message``) and, with a sidecar, ``provenance``
+            ([`provenance_summary`][pipeline.corpus.provenance.provenance_summary]).
 
     Raises:
         FileNotFoundError: If ``directory`` is not a directory.
@@ -367,9 +367,9 @@ def pipeline_stats(run_dir: str | Path) -> dict[str, Any]:
 
     Returns:
         ``{"manifest": path, "query", "search_date", "pubmed_hits" (from ``manifest["search"]``,
-        None for offline builds), "abstracts": n, "sentences": n, "preannotations": {SOURCE:
-        {TYPE: {"total", "discontiguous"}}}, "preannotation_original_types": {SOURCE: {ORIGINAL_TYPE ->
-        TYPE: n}}, "filtered": n, "sampled": n, "stage_counts": manifest["stages"], "missing": [...]}``.
+            None for offline builds), "abstracts": n, "sentences": n, "preannotations": {SOURCE:
+            {TYPE: {"total", "discontiguous"}}}, "preannotation_original_types": {SOURCE: {ORIGINAL_TYPE ->
+            TYPE: n}}, "filtered": n, "sampled": n, "stage_counts": manifest["stages"], "missing": [...]}``.
 
     Raises:
         FileNotFoundError: If there is no manifest.
@@ -451,8 +451,8 @@ def tables(result: Mapping[str, Any]) -> dict[str, tuple[list[str], list[list[An
 
     Returns:
         ``{name: (header, rows)}``: ``entities``, ``relations``, ``corpus`` always; ``modality_tokens``,
-        ``relations_paper`` (only where the paper's rule differs), ``provenance``, ``pipeline`` and
-        ``preannotations`` when the result has them.  Each table ends with its total row where it has one.
+            ``relations_paper`` (only where the paper's rule differs), ``provenance``, ``pipeline`` and
+            ``preannotations`` when the result has them.  Each table ends with its total row where it has one.
     """
     out: dict[str, tuple[list[str], list[list[Any]]]] = {}
     ents = result["entities"]

@@ -190,7 +190,7 @@ class AnnotationConf:
 
         Returns:
             The kinds among ``contain``, ``equal``, ``cross`` and ``<ANY>`` from the ``<OVERLAP>``
-            rules; ``{"contain"}`` when only old ``ENTITY-NESTING`` rules apply; empty when none.
+                rules; ``{"contain"}`` when only old ``ENTITY-NESTING`` rules apply; empty when none.
         """
         rules = [
             r for r in self.relations
@@ -253,7 +253,7 @@ class AnnotationConf:
 
         Returns:
             True when a symmetric-transitive relation (``<REL-TYPE>:symmetric-transitive``, or an
-            ``Equiv`` line without ``<REL-TYPE>``) admits (t1, t2).
+                ``Equiv`` line without ``<REL-TYPE>``) admits (t1, t2).
         """
         for r in self.relations:
             rel_kind = r.special.get("<REL-TYPE>", ())
@@ -272,7 +272,7 @@ class AnnotationConf:
 
         Returns:
             The names of the attributes whose ``Arg:`` lists the type, ``<ANY>``, or the kind's
-            placeholder (``<ENTITY>``, ``<RELATION>``, ``<EVENT>``).
+                placeholder (``<ENTITY>``, ``<RELATION>``, ``<EVENT>``).
         """
         out = set()
         for a in self.attributes.values():
@@ -484,7 +484,7 @@ def validate_document(doc: BratDocument, ann_text: str, conf: AnnotationConf, wh
 
     Returns:
         The problems found, in the order checked (ids, text-bounds, relations, events, attributes,
-        notes and normalizations, equivalences, overlaps); not sorted.
+            notes and normalizations, equivalences, overlaps); not sorted.
     """
     problems: list[Problem] = []
     raw_lines = ann_text.split("\n")
@@ -654,7 +654,7 @@ def validate_collection(directory: Path, conf: Path | None = None) -> list[Probl
 
     Returns:
         The problems (of the documents and of the configurations read), without duplicates, sorted by
-        file, line and message.
+            file, line and message.
 
     Raises:
         FileNotFoundError: If ``directory`` is not a directory or ``conf`` does not exist.
@@ -729,7 +729,7 @@ def strict_relation_warnings(directory: Path, schema: Schema) -> list[Problem]:
 
     Returns:
         One problem per relation outside the constraints (its ``.ann`` and line), the message
-        starting with ``warning:``; sorted by file, line and message.
+            starting with ``warning:``; sorted by file, line and message.
 
     Raises:
         FileNotFoundError: If ``directory`` is not a directory.
