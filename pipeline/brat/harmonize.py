@@ -192,7 +192,7 @@ def harmonize(
 
     Raises:
         FileNotFoundError: If a directory is not a directory.
-        ValueError: If ``threshold`` is less than 1 (and there is a document to vote on).
+        ValueError: If ``threshold`` is less than 1 (and some document has an entity to vote on).
     """
     counts = counts if counts is not None else Counter()
     collections: list[dict[str, BratDocument]] = []

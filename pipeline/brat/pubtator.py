@@ -181,7 +181,7 @@ def to_pubtator_records(
             written, and the ``DROP_KEYS`` (what was not written).
 
     Returns:
-        The records, sorted by PMID (entity lines by start, end and key), and one sentence span per brat
+        The records, by document id in PMID order (entity lines by start, end and key), and one sentence span per brat
             document: its half-open offsets in its PubTator document (for the sidecar).
 
     Raises:
