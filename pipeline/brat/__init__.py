@@ -1,2 +1,4 @@
-"""brat tools: standoff reading and writing, configuration, validation, and the commands that work on
-brat collections (statistics, agreement, evaluation, harmonization, exports)."""
+"""brat tools: standoff reading and writing, configuration, validation, and the commands on collections.
+
+The commands that work on brat collections: statistics, agreement, evaluation, harmonization, exports.
+"""

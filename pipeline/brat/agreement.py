@@ -10,7 +10,7 @@ Span settings
   ``exact``   all fragments equal (same number, same offsets).
   ``partial`` the fragment sets share at least one character.  Pairs are made
               one-to-one by a maximum bipartite matching (Hopcroft-Karp,
-              :mod:`pipeline.brat.matching`), so one long span overlapping two
+              [`pipeline.brat.matching`][pipeline.brat.matching]), so one long span overlapping two
               short ones scores one true positive, and a greedy choice can
               never cost a match.
 
@@ -46,7 +46,7 @@ are paired one-to-one by maximum matching too.
 
 Collections with different document sets are scored on their intersection;
 the names present in only one collection are reported (see
-:class:`CollectionPair`).  Undefined scores are ``None`` (JSON ``null``,
+[`CollectionPair`][pipeline.brat.agreement.CollectionPair]).  Undefined scores are ``None`` (JSON ``null``,
 ``n/a`` in Markdown), never 0.0: precision when nothing was predicted
 (TP + FP = 0), recall when there is nothing to find (TP + FN = 0), F1 when
 there is nothing to score at all (TP + FP + FN = 0); otherwise F1 =
@@ -93,10 +93,18 @@ TABLE10_SETTINGS: dict[str, tuple[str, bool]] = {
 # --- scores ----------------------------------------------------------------
 
 def prf(tp: int, fp: int, fn: int) -> dict[str, Any]:
-    """``{"tp","fp","fn","precision","recall","f1"}``; an undefined ratio is None (see the module docstring).
+    """Compute precision, recall and F1 from counts; an undefined ratio is None (see the module docstring).
 
     F1 = 2TP / (2TP + FP + FN) equals 2PR / (P + R) whenever P and R are defined and non-zero, and stays
     defined (0.0) when only one side is empty: a system that finds nothing of a non-empty gold scores 0.
+
+    Args:
+        tp: True positives.
+        fp: False positives.
+        fn: False negatives.
+
+    Returns:
+        ``{"tp", "fp", "fn", "precision", "recall", "f1"}``, the ratios as fractions (0 to 1) or None.
     """
     precision = tp / (tp + fp) if tp + fp else None
     recall = tp / (tp + fn) if tp + fn else None
@@ -105,38 +113,82 @@ def prf(tp: int, fp: int, fn: int) -> dict[str, Any]:
 
 
 def mean_defined(values: Iterable[float | None]) -> float | None:
-    """Mean of the values that are not None; None when there are none."""
+    """Average the values that are defined.
+
+    Args:
+        values: Scores, None where undefined.
+
+    Returns:
+        The mean of the values that are not None; None when there are none.
+    """
     defined = [v for v in values if v is not None]
     return sum(defined) / len(defined) if defined else None
 
 
 @dataclass
 class Tally:
-    """TP/FP/FN per type, summed over documents (micro)."""
+    """TP/FP/FN per type, summed over documents (micro).
+
+    Attributes:
+        tp: True positives by type.
+        fp: False positives by type.
+        fn: False negatives by type.
+    """
 
     tp: Counter[str] = field(default_factory=Counter)
     fp: Counter[str] = field(default_factory=Counter)
     fn: Counter[str] = field(default_factory=Counter)
 
     def add(self, other: Tally) -> None:
+        """Add another tally's counts to this one, in place.
+
+        Args:
+            other: The tally added (e.g. that of one more document).
+        """
         self.tp.update(other.tp)
         self.fp.update(other.fp)
         self.fn.update(other.fn)
 
     def types(self) -> list[str]:
+        """List the types counted.
+
+        Returns:
+            The types with a TP, FP or FN, sorted.
+        """
         return sorted(set(self.tp) | set(self.fp) | set(self.fn))
 
     def micro(self) -> dict[str, Any]:
+        """Score all types together.
+
+        Returns:
+            [`prf`][pipeline.brat.agreement.prf] of the counts summed over types.
+        """
         return prf(sum(self.tp.values()), sum(self.fp.values()), sum(self.fn.values()))
 
     def per_type(self) -> dict[str, dict[str, Any]]:
+        """Score each type.
+
+        Returns:
+            Type -> [`prf`][pipeline.brat.agreement.prf] of its counts, types sorted.
+        """
         return {t: prf(self.tp[t], self.fp[t], self.fn[t]) for t in self.types()}
 
     def macro(self) -> dict[str, float | None]:
+        """Average the per-type scores.
+
+        Returns:
+            ``{"precision", "recall", "f1"}``: each the mean over the types where it is defined
+                (None when it is defined for none).
+        """
         per = self.per_type()
         return {k: mean_defined(v[k] for v in per.values()) for k in ("precision", "recall", "f1")}
 
     def report(self) -> dict[str, Any]:
+        """Report every score of the tally.
+
+        Returns:
+            ``{"micro": prf, "macro": {...}, "per_type": {type: prf}}``.
+        """
         return {"micro": self.micro(), "macro": self.macro(), "per_type": self.per_type()}
 
 
@@ -158,11 +210,23 @@ def match_entities(
     span: str,
     compatible: Callable[[Annotation, Annotation], bool] | None = None,
 ) -> dict[int, int]:
-    """One-to-one pairs ``{reference index: predicted index}`` (maximum matching).
+    """Pair the entities of one document one-to-one (maximum matching).
 
-    ``span`` is ``exact`` or ``partial``; ``compatible(ref, pred)`` is the type
-    condition (None: any type).  Candidates are ordered exact-and-same-type
-    first, so among maximum matchings the natural pairs are preferred.
+    Candidates are ordered exact-and-same-type first, so among maximum matchings the natural pairs
+    are preferred.
+
+    Args:
+        reference: The reference entities, fragments half-open in the document's offset space (the
+            ``.txt``).
+        predicted: The predicted entities, in the same offset space.
+        span: ``exact`` (all fragments equal) or ``partial`` (some character shared).
+        compatible: The type condition ``compatible(ref, pred)``; None for any type.
+
+    Returns:
+        ``{reference index: predicted index}``, each predicted entity used at most once.
+
+    Raises:
+        ValueError: If ``span`` is not a span setting.
     """
     if span not in SPAN_SETTINGS:
         raise ValueError(f"unknown span setting {span!r}")
@@ -215,7 +279,16 @@ def _tally_pairs(reference: Sequence[_Typed], predicted: Sequence[_Typed], match
 
 
 def expand_hierarchy(annotations: Iterable[Annotation], schema: Schema) -> list[Annotation]:
-    """One copy of each annotation per type in ``[type] + schema.ancestors(type)``."""
+    """Copy each annotation once per type of its ancestry, for the ``hierarchy`` setting.
+
+    Args:
+        annotations: The annotations.
+        schema: The schema whose entity hierarchy gives the ancestors.
+
+    Returns:
+        One copy of each annotation per type in ``[type] + schema.ancestors(type)`` (the original for
+            its own type; the copies keep fragments, source, identifier and text), in input order.
+    """
     out = []
     for a in annotations:
         for t in schema.ancestors(a.type, include_self=True):
@@ -231,7 +304,21 @@ def entity_tally(
     types: str,
     schema: Schema | None = None,
 ) -> Tally:
-    """TP/FP/FN per type for one document under a span and a type setting (see the module docstring)."""
+    """Count TP/FP/FN per type for the entities of one document (see the module docstring).
+
+    Args:
+        reference: The reference entities, fragments half-open in the document's offset space.
+        predicted: The predicted entities, in the same offset space.
+        span: The span setting, ``exact`` or ``partial``.
+        types: The type setting, ``strict``, ``hierarchy`` or ``any``.
+        schema: The schema, needed for ``hierarchy``.
+
+    Returns:
+        The document's tally.
+
+    Raises:
+        ValueError: If a setting is unknown, or ``hierarchy`` is asked without a schema.
+    """
     if types == "hierarchy":
         if schema is None:
             raise ValueError("the hierarchy setting needs a schema")
@@ -246,19 +333,21 @@ def entity_tally(
 
 
 def table10_scores(pairs: Iterable[tuple[Sequence[Annotation], Sequence[Annotation]]]) -> dict[str, Any]:
-    """Pre-annotation vs final annotation in the four settings of Table 10 (PGxCorpus paper).
-
-    Each pair is ``(reference annotations, predicted annotations)`` of one
-    document, both in the same offset space and both already in the schema's
-    types (map pre-annotation types first).  Returns micro-averaged scores
-    over all documents::
-
-        {"exact_same": {"tp","fp","fn","precision","recall","f1"}, "exact_any": ...,
-         "partial_same": ..., "partial_any": ..., "per_type": {setting: {type: {...}}}}
+    """Score pre-annotation against final annotation in the four settings of Table 10 (PGxCorpus paper).
 
     exact = all fragments equal; partial = some character overlap, one-to-one
     by maximum bipartite matching; same = types equal; any = types ignored
     (per type: TP and FN under the reference type, FP under the predicted one).
+
+    Args:
+        pairs: One ``(reference annotations, predicted annotations)`` pair per
+            document, both in the same offset space (half-open, into the document's ``.txt``) and
+            both already in the schema's types (map pre-annotation types first).
+
+    Returns:
+        Micro-averaged scores over all documents, ``{"exact_same": {"tp", "fp", "fn", "precision",
+            "recall", "f1"}, "exact_any": ..., "partial_same": ..., "partial_any": ..., "per_type":
+            {setting: {type: {...}}}}``.
     """
     tallies = {name: Tally() for name in TABLE10_SETTINGS}
     for reference, predicted in pairs:
@@ -273,7 +362,15 @@ def table10_scores(pairs: Iterable[tuple[Sequence[Annotation], Sequence[Annotati
 
 @dataclass(frozen=True)
 class RelationMention:
-    """A binary relation between two entities of the same document."""
+    """A binary relation between two entities of the same document.
+
+    Attributes:
+        type: The relation type.
+        arg1: The ``Arg1`` entity (offsets half-open into the document's ``.txt``).
+        arg2: The ``Arg2`` entity.
+        modality: The modality label ([`modality_label`][pipeline.brat.modality.modality_label],
+            ``none`` for a plain relation); never part of a match or of equality.
+    """
 
     type: str
     arg1: Annotation
@@ -310,7 +407,26 @@ def relation_tally(
     directed: bool,
     schema: Schema | None = None,
 ) -> Tally:
-    """TP/FP/FN per relation type for one document (see the module docstring)."""
+    """Count TP/FP/FN per relation type for the relations of one document (see the module docstring).
+
+    Relations match when their types match under ``types`` and their arguments match under ``span``
+    and ``types``; modality is ignored.
+
+    Args:
+        reference: The reference relations.
+        predicted: The predicted relations, their entities in the same offset space.
+        span: The span setting of the arguments, ``exact`` or ``partial``.
+        types: The type setting, ``strict``, ``hierarchy`` or ``any``.
+        directed: Compare Arg1 with Arg1 and Arg2 with Arg2 only; when False, the swapped pairing is
+            accepted too.
+        schema: The schema, required for ``hierarchy``.
+
+    Returns:
+        The document's tally, TP/FN under the reference relation's type, FP under the predicted one's.
+
+    Raises:
+        ValueError: If ``span`` or ``types`` is not a known setting.
+    """
     if span not in SPAN_SETTINGS:
         raise ValueError(f"unknown span setting {span!r}")
     entity_ok = _entity_match(span, types, schema)
@@ -339,11 +455,19 @@ MODALITY_SETTING = "exact_strict_directed"
 
 
 def modality_tally(reference: Sequence[RelationMention], predicted: Sequence[RelationMention]) -> Counter[str]:
-    """Modality agreement on the relations matched in :data:`MODALITY_SETTING` (one document).
+    """Count modality agreement on the relations of one document matched in ``MODALITY_SETTING``.
 
-    Returns counts ``matched``, ``same_modality`` and ``REF_LABEL -> PRED_LABEL`` for each matched pair
-    (labels from :func:`pipeline.brat.modality.modality_label`, ``none`` for a plain relation).  Modality is
+    Relations are matched exactly, same type, same direction (``exact_strict_directed``).  Modality is
     never part of the relation match itself, so this is its own figure.
+
+    Args:
+        reference: The reference relations, with their modality labels.
+        predicted: The predicted relations.
+
+    Returns:
+        Counts ``matched``, ``same_modality`` and ``REF_LABEL -> PRED_LABEL`` for each matched pair
+            (labels from [`modality_label`][pipeline.brat.modality.modality_label], ``none`` for a plain
+            relation).
     """
     entity_ok = _entity_match("exact", "strict", None)
     adjacency: dict[int, list[int]] = {}
@@ -361,7 +485,15 @@ def modality_tally(reference: Sequence[RelationMention], predicted: Sequence[Rel
 
 
 def modality_report(tally: Mapping[str, int]) -> dict[str, Any]:
-    """``{"setting", "matched", "same_modality", "agreement" (None when nothing matched), "pairs": {...}}``."""
+    """Report modality agreement from the counts of [`modality_tally`][pipeline.brat.agreement.modality_tally].
+
+    Args:
+        tally: The counts, summed over documents.
+
+    Returns:
+        ``{"setting", "matched", "same_modality", "agreement" (a fraction; None when nothing matched),
+            "pairs": {"REF -> PRED": n}}``.
+    """
     matched = tally.get("matched", 0)
     same = tally.get("same_modality", 0)
     return {"setting": MODALITY_SETTING, "matched": matched, "same_modality": same,
@@ -370,8 +502,18 @@ def modality_report(tally: Mapping[str, int]) -> dict[str, Any]:
 
 
 def relation_modality_label(doc: BratDocument, relation_id: str) -> str:
-    """The relation's modality: binary brat attributes named after a modality and the leading modality tokens
-    of its AnnotatorNotes (:mod:`pipeline.brat.modality`)."""
+    """Read a relation's modality label.
+
+    The modality is the binary brat attributes named after a modality and the leading modality tokens
+    of its AnnotatorNotes ([`pipeline.brat.modality`][pipeline.brat.modality]).
+
+    Args:
+        doc: The document holding the relation.
+        relation_id: The relation's brat id (``R1``).
+
+    Returns:
+        ``none`` or the modalities joined by ``+`` in canonical order.
+    """
     found = {a.type for a in doc.attributes if a.target == relation_id and a.type in MODALITIES}
     found |= join_notes(doc.notes_for(relation_id)).modality
     return modality_label(found)
@@ -381,7 +523,17 @@ def relation_modality_label(doc: BratDocument, relation_id: str) -> str:
 
 @dataclass
 class CollectionPair:
-    """Two collections aligned by document name (intersection) and what only one of them has."""
+    """Two collections aligned by document name (intersection) and what only one of them has.
+
+    Attributes:
+        reference: The reference collection's label.
+        predicted: The predicted collection's label.
+        common: The names in both, sorted (the documents scored).
+        only_reference: The names only in the reference, sorted (not scored).
+        only_predicted: The names only in the prediction, sorted (not scored).
+        text_mismatch: The common names whose two texts differ (both non-empty): scored, but their
+            offsets may not be comparable.
+    """
 
     reference: str
     predicted: str
@@ -398,11 +550,22 @@ def brat_entities(
     source: str | None = None,
     counts: Counter[str] | None = None,
 ) -> dict[str, Annotation]:
-    """Text-bound annotations of ``doc`` by id (offsets into ``doc.text``).
+    """Convert the text-bound annotations of a brat document to entities, by id.
 
     With ``schema`` and ``source``, types are mapped with
     ``schema.map_type(source, type)`` (schema types map to themselves, types
-    mapped to null are dropped, unknown types are kept unchanged).
+    mapped to null are dropped, unknown types are kept unchanged).  Empty fragments are dropped; an
+    annotation left with none is skipped.
+
+    Args:
+        doc: The brat document.
+        schema: The schema whose type mapping is applied (with ``source``).
+        source: The mapping's source (``pubtator``...); None keeps the types as they are.
+        counts: Updated in place when given: ``types_mapped``, ``types_dropped``.
+
+    Returns:
+        Brat id -> entity (source ``gold``), fragments sorted, half-open offsets into ``doc.text``
+            (the ``.txt``); ``original_type`` holds the type before mapping when it changed.
     """
     out: dict[str, Annotation] = {}
     for t in doc.textbounds:
@@ -424,7 +587,18 @@ def brat_entities(
 
 
 def brat_relations(doc: BratDocument, entities: Mapping[str, Annotation]) -> list[RelationMention]:
-    """Binary relations of ``doc`` whose two arguments are known entities (Arg1/Arg2, else file order)."""
+    """List the binary relations of a brat document between known entities.
+
+    The arguments are ``Arg1`` and ``Arg2``, else the first two in file order.  A relation whose
+    argument is not among ``entities`` is logged at WARNING (``file:line``) and left out.
+
+    Args:
+        doc: The brat document.
+        entities: Its entities by id ([`brat_entities`][pipeline.brat.agreement.brat_entities]).
+
+    Returns:
+        The relations, in file order, with their modality labels.
+    """
     out = []
     for r in doc.relations:
         a1 = r.arg("Arg1") or (r.args[0][1] if r.args else None)
@@ -437,7 +611,18 @@ def brat_relations(doc: BratDocument, entities: Mapping[str, Annotation]) -> lis
 
 
 def load_collection(directory: str | Path) -> tuple[dict[str, BratDocument], list[ParseIssue]]:
-    """Documents of a brat directory by name (``.ann`` without ``.txt`` allowed); bad lines as issues."""
+    """Read a brat directory's documents by name (an ``.ann`` without ``.txt`` is read with an empty text).
+
+    Args:
+        directory: The brat directory, read recursively
+            ([`read_directory`][pipeline.brat.standoff.read_directory]).
+
+    Returns:
+        Document name -> document, and the issues (unparsable lines...), each also logged at WARNING.
+
+    Raises:
+        FileNotFoundError: If ``directory`` is not a directory.
+    """
     docs, issues = read_directory(directory)
     for issue in issues:
         log.warning("%s", issue)
@@ -450,7 +635,17 @@ def align(
     """Pair documents by name; names in only one collection are reported and left out of scoring.
 
     A document whose two texts differ (both non-empty) is still scored but
-    listed in ``text_mismatch``, as its offsets may not be comparable.
+    listed in ``text_mismatch``, as its offsets may not be comparable.  Both cases are logged at
+    WARNING.
+
+    Args:
+        reference: The reference documents by name.
+        predicted: The predicted documents by name.
+        ref_label: The reference collection's label (its directory), for messages and the result.
+        pred_label: The predicted collection's label.
+
+    Returns:
+        The aligned pair of collections.
     """
     common = sorted(set(reference) & set(predicted))
     only_r = sorted(set(reference) - set(predicted))
@@ -480,13 +675,26 @@ def compare_collections(
     pred_source: str | None = None,
     counts: Counter[str] | None = None,
 ) -> dict[str, Any]:
-    """Entity and relation agreement of two collections in every setting.
+    """Compute the entity and relation agreement of two collections in every setting.
 
-    Returns ``{"reference", "predicted", "documents": {...}, "entities": {SPAN_TYPES: report},
-    "relations": {SPAN_TYPES_DIRECTION: report}}`` where a report is
-    ``{"micro": prf, "macro": {...}, "per_type": {type: prf}}``, and ``"relation_modality"``: modality
-    agreement on the relations matched exactly (:func:`modality_report`), a figure of its own.
-    ``pred_source`` maps the predicted collection's types (see :func:`brat_entities`).
+    Only the documents in both collections are scored.
+
+    Args:
+        reference: The reference documents by name.
+        predicted: The predicted documents by name.
+        schema: The schema (type hierarchy; type mapping with ``pred_source``).
+        ref_label: The reference collection's label.
+        pred_label: The predicted collection's label.
+        pred_source: Maps the predicted collection's types from that source
+            (see [`brat_entities`][pipeline.brat.agreement.brat_entities]); None keeps them.
+        counts: Updated in place when given: ``documents_common``, ``types_mapped``, ``types_dropped``.
+
+    Returns:
+        ``{"reference", "predicted", "documents": {...}, "entities": {SPAN_TYPES: report},
+            "relations": {SPAN_TYPES_DIRECTION: report}}`` where a report is
+            ``{"micro": prf, "macro": {...}, "per_type": {type: prf}}``, and ``"relation_modality"``: modality
+            agreement on the relations matched exactly
+            ([`modality_report`][pipeline.brat.agreement.modality_report]), a figure of its own.
     """
     counts = counts if counts is not None else Counter()
     pair = align(reference, predicted, ref_label, pred_label)
@@ -526,10 +734,22 @@ def compare_collections(
 def agreement(
     directories: Sequence[str | Path], schema: Schema, counts: Counter[str] | None = None
 ) -> dict[str, Any]:
-    """Pairwise agreement over all pairs of annotator directories (first of a pair = reference).
+    """Compute pairwise agreement over all pairs of annotator directories.
 
-    Returns ``{"directories": [...], "parse_issues": [str], "pairs": [compare_collections(...)],
-    "mean_f1": {"entities": {setting: mean micro F1 over pairs}, "relations": {...}}}``.
+    Args:
+        directories: The annotators' brat directories; in each pair, the one listed first is the
+            reference.
+        schema: The corpus schema.
+        counts: Updated in place when given: ``parse_issues`` and the counts of
+            [`compare_collections`][pipeline.brat.agreement.compare_collections].
+
+    Returns:
+        ``{"directories": [...], "parse_issues": [str], "pairs": [compare_collections(...)],
+            "mean_f1": {"entities": {setting: mean micro F1 over pairs}, "relations": {...}}}``.
+
+    Raises:
+        ValueError: If fewer than two directories are given.
+        FileNotFoundError: If one of them is not a directory.
     """
     if len(directories) < 2:
         raise ValueError("agreement needs at least two directories")
@@ -561,17 +781,33 @@ def preannotation_scores(
     source: str = "pubtator",
     counts: Counter[str] | None = None,
 ) -> dict[str, Any]:
-    """Pre-annotation (first directory) against each final annotation directory, Table 10 settings.
+    """Score a pre-annotation against each final annotation directory, in the Table 10 settings.
 
     Pre-annotation types are mapped with the schema mapping of ``source``
-    (PubTator: Gene -> Gene_or_protein, Mutation -> Limited_variation, ...).
-    Returns ``{"preannotation", "parse_issues", "results": [{"final", "documents": {...},
-    "scores": table10_scores(...), "relations": {SPAN_TYPES_DIRECTION: micro prf}}]}`` (``relations``
-    empty when the pre-annotation has no relation, as before relations were pre-annotated).  When the
-    pre-annotation collection has a ``provenance.jsonl`` (:mod:`pipeline.corpus.provenance`), each result also has
-    ``"by_source": {SOURCE: table10_scores(...)}``: the same scores with only the pre-annotated
-    entities of that source (``pubtator``, ``local``, ``ontology`` = composites) as predictions,
-    against all final entities (so precision is the source's, recall its share of the final annotation).
+    (PubTator: Gene -> Gene_or_protein, Mutation -> Limited_variation, ...).  The final annotation is
+    the reference; only the documents in both are scored.
+
+    Args:
+        preannotation: The pre-annotation brat directory.
+        final: The final annotation directories.
+        schema: The corpus schema (type mapping, hierarchy).
+        source: The source whose type mapping applies to the pre-annotation.
+        counts: Updated in place when given: ``documents_common``, ``parse_issues``, ``types_mapped``,
+            ``types_dropped``.
+
+    Returns:
+        ``{"preannotation", "parse_issues", "results": [{"final", "documents": {...},
+            "scores": table10_scores(...), "relations": {SPAN_TYPES_DIRECTION: micro prf}}]}`` (``relations``
+            empty when the pre-annotation has no relation, as before relations were pre-annotated).  When the
+            pre-annotation collection has a ``provenance.jsonl``
+            ([`pipeline.corpus.provenance`][pipeline.corpus.provenance]), each result also has
+            ``"by_source": {SOURCE: table10_scores(...)}``: the same scores with only the pre-annotated
+            entities of that source (``pubtator``, ``local``, ``ontology`` = composites) as predictions,
+            against all final entities (so precision is the source's, recall its share of the final
+            annotation).
+
+    Raises:
+        FileNotFoundError: If a directory is not a directory.
     """
     counts = counts if counts is not None else Counter()
     pre_docs, issues = load_collection(preannotation)
@@ -636,7 +872,16 @@ def _pct(x: float | None) -> str:
 
 
 def format_agreement(result: Mapping[str, Any]) -> str:
-    """Markdown tables of :func:`agreement`'s result (F1 in %, per pair; per type for each pair)."""
+    """Render an agreement result as Markdown tables.
+
+    Args:
+        result: A result of [`agreement`][pipeline.brat.agreement.agreement].
+
+    Returns:
+        Per pair: every setting (TP, FP, FN, P, R, F1 and macro F1, in %), per type for three
+            settings, and the modality agreement; then the mean F1 over pairs when there are several.
+            Undefined scores read ``n/a``.
+    """
     lines = []
     for p in result["pairs"]:
         docs = p["documents"]
@@ -680,7 +925,15 @@ def format_agreement(result: Mapping[str, Any]) -> str:
 
 
 def format_table10(result: Mapping[str, Any]) -> str:
-    """Markdown table of :func:`preannotation_scores`'s result."""
+    """Render a pre-annotation score as Markdown tables.
+
+    Args:
+        result: A result of [`preannotation_scores`][pipeline.brat.agreement.preannotation_scores].
+
+    Returns:
+        Per final directory: the four Table 10 settings (P, R, F1 in %), then the relation
+            settings and the scores by pre-annotation source when the result has them.
+    """
     lines = []
     for r in result["results"]:
         lines += [

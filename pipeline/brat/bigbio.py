@@ -1,7 +1,7 @@
 """brat documents as Hugging Face datasets: BigBIO's ``bigbio_kb`` schema and a lossless ``source`` schema.
 
 Input: brat documents (offsets half-open into each ``.txt``).  Output: rows (plain dicts) and Parquet files
-written with an explicit :mod:`pyarrow` schema, so an empty list keeps its type and ``datasets`` infers the
+written with an explicit ``pyarrow`` schema, so an empty list keeps its type and ``datasets`` infers the
 same features for every split.
 
 ``bigbio_kb`` (the schema of BigBIO's ``bigbiohub.kb_features``):
@@ -14,7 +14,8 @@ same features for every split.
   ``text`` one string per fragment, equal to the slice of the text (BigBIO's harness checks exactly this);
   ``normalized`` from the brat ``N`` lines (``db_name``, ``db_id``);
 * relations ``{name}_{brat id}`` with the **annotated** type (no folding) and ``arg1_id``/``arg2_id``.
-  A relation with a modality (Negated, Hypothetical; :mod:`pipeline.brat.modality`) is **excluded**: a
+  A relation with a modality (Negated, Hypothetical; [`pipeline.brat.modality`][pipeline.brat.modality]) is
+  **excluded**: a
   knowledge-base row states a fact, and a negated or hypothetical relation is not one.  The source config
   keeps them with their modality.  Relations whose roles are not ``Arg1``/``Arg2`` are excluded too;
 * events from brat ``E`` lines (trigger text and offsets, arguments with ``{name}_{id}``), coreferences from
@@ -23,7 +24,8 @@ same features for every split.
 ``source`` keeps what ``bigbio_kb`` cannot: the document's PMID, entity and relation notes as written,
 attributes (name, value), every relation with its type as annotated, its arguments by role, its modality
 (names) and the free text of its note, events and equivalences.  It reads back into the same brat annotations
-(:func:`from_source_rows`; note, attribute and normalization ids renumbered).
+([`from_source_rows`][pipeline.brat.bigbio.from_source_rows]; note, attribute and normalization ids
+renumbered).
 """
 
 from __future__ import annotations
@@ -112,14 +114,38 @@ def _attributes(doc: BratDocument, target: str) -> list[dict[str, str]]:
 
 
 def relation_modality_names(doc: BratDocument, relation_id: str) -> list[str]:
-    """Modality of a relation: binary attributes named after a modality and its note's modality tokens."""
+    """Read the modality of a relation: binary attributes named after a modality and its note's modality tokens.
+
+    Args:
+        doc: The document holding the relation.
+        relation_id: The relation's brat id (``R1``).
+
+    Returns:
+        The modality names in canonical order (``Hypothetical`` before ``Negated``); empty for a
+            plain relation.
+    """
     found = {a.type for a in doc.attributes if a.target == relation_id and a.type in MODALITIES}
     found |= relation_note(doc, relation_id).modality
     return [m for m in MODALITIES if m in found]
 
 
 def kb_row(doc: BratDocument, counts: Counter[str] | None = None) -> dict[str, Any]:
-    """One ``bigbio_kb`` row of ``doc`` (see the module docstring); counts what is excluded and why."""
+    """Convert a brat document to one ``bigbio_kb`` row (see the module docstring).
+
+    Offsets are half-open, relative to the document text (the one passage starts at 0); empty
+    fragments are dropped and an entity left without one is excluded.
+
+    Args:
+        doc: The brat document.
+        counts: Updated in place when given: what is kept (``documents``, ``entities``,
+            ``entities_discontiguous``, ``normalizations``, ``relations``, ``relations_annotated``,
+            ``events``, ``coreferences``) and what is excluded and why (``entities_empty_excluded``,
+            ``relations_excluded_arguments``, ``relations_excluded_modality`` and
+            ``relations_excluded_modality:LABEL``).
+
+    Returns:
+        The row, a plain dict matching [`KB_SCHEMA`][pipeline.brat.bigbio.KB_SCHEMA].
+    """
     counts = counts if counts is not None else Counter()
     counts["documents"] += 1
     entities = []
@@ -169,7 +195,19 @@ def kb_row(doc: BratDocument, counts: Counter[str] | None = None) -> dict[str, A
 
 
 def source_row(doc: BratDocument, counts: Counter[str] | None = None) -> dict[str, Any]:
-    """One ``source`` row of ``doc``: everything of the brat document but the order of its lines."""
+    """Convert a brat document to one ``source`` row: everything of it but the order of its lines.
+
+    Entity fragments keep the order annotated and their empty fragments; offsets are half-open into
+    the document text (the ``.txt``).
+
+    Args:
+        doc: The brat document.
+        counts: Updated in place when given: ``documents``, ``entities``, ``relations``,
+            ``relations_with_modality``, ``notes``, ``attributes``.
+
+    Returns:
+        The row, a plain dict matching [`SOURCE_SCHEMA`][pipeline.brat.bigbio.SOURCE_SCHEMA].
+    """
     counts = counts if counts is not None else Counter()
     counts["documents"] += 1
     entities = []
@@ -199,7 +237,19 @@ def source_row(doc: BratDocument, counts: Counter[str] | None = None) -> dict[st
 
 
 def write_parquet(rows: Sequence[Mapping[str, Any]], schema: pa.Schema, path: str | Path) -> Path:
-    """``rows`` as one Parquet file with ``schema`` (deterministic bytes for the same rows)."""
+    """Write rows as one Parquet file (deterministic bytes for the same rows).
+
+    The file is written in place (not atomically), snappy-compressed, without column statistics.
+
+    Args:
+        rows: The rows, plain dicts.
+        schema: Their Arrow schema ([`KB_SCHEMA`][pipeline.brat.bigbio.KB_SCHEMA] or
+            [`SOURCE_SCHEMA`][pipeline.brat.bigbio.SOURCE_SCHEMA]), so that empty lists keep their type.
+        path: The file written; its directory is created if missing.
+
+    Returns:
+        The path written.
+    """
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     table = pa.Table.from_pylist(list(rows), schema=schema)
@@ -208,7 +258,14 @@ def write_parquet(rows: Sequence[Mapping[str, Any]], schema: pa.Schema, path: st
 
 
 def read_rows(path: str | Path) -> list[dict[str, Any]]:
-    """The rows of a Parquet file as plain dicts."""
+    """Read the rows of a Parquet file.
+
+    Args:
+        path: The Parquet file.
+
+    Returns:
+        Its rows as plain dicts, in file order.
+    """
     return list(pq.read_table(Path(path)).to_pylist())
 
 
@@ -224,10 +281,17 @@ def _extras(doc: BratDocument, target: str, item: Mapping[str, Any]) -> None:
 
 
 def from_source_rows(rows: Iterable[Mapping[str, Any]]) -> list[BratDocument]:
-    """brat documents from ``source`` rows (the reverse of :func:`source_row`).
+    """Rebuild brat documents from ``source`` rows (the reverse of [`source_row`][pipeline.brat.bigbio.source_row]).
 
     Entities, relations and events keep their brat ids; notes, attributes and normalizations are numbered
     afresh (``#1``, ``A1``, ``N1``... in row order).  The modality travels in the notes as annotated.
+    Text columns are recomputed from the text at the offsets.
+
+    Args:
+        rows: ``source`` rows ([`read_rows`][pipeline.brat.bigbio.read_rows] of a source Parquet file).
+
+    Returns:
+        One document per row, named by the row's ``id``, offsets half-open into its text.
     """
     out = []
     for row in rows:
@@ -255,10 +319,24 @@ def from_source_rows(rows: Iterable[Mapping[str, Any]]) -> list[BratDocument]:
 
 
 def from_kb_rows(rows: Iterable[Mapping[str, Any]]) -> list[BratDocument]:
-    """brat documents from ``bigbio_kb`` rows: text from the passages (placed at their offsets), entities
-    (``T`` ids from the part of the global id after the document name, else ``T1``... in order),
-    normalizations (``Reference`` lines), relations (Arg1/Arg2).  Events and coreferences have no brat form
-    here and are counted by the caller through :func:`kb_losses`; modality is not in ``bigbio_kb``."""
+    """Rebuild brat documents from ``bigbio_kb`` rows.
+
+    The text comes from the passages, each placed at its start offset (a gap is filled with spaces);
+    entities get ``T`` ids from the part of the global id after the document name, else ``T1``... in
+    order; normalizations become ``Reference`` lines, relations ``Arg1``/``Arg2``.  Events and
+    coreferences have no brat form here and are counted by the caller through
+    [`kb_losses`][pipeline.brat.bigbio.kb_losses]; modality is not in ``bigbio_kb``.
+
+    Args:
+        rows: ``bigbio_kb`` rows.
+
+    Returns:
+        One document per row, named by its ``document_id`` (else its ``id``), offsets half-open into
+            the rebuilt text.
+
+    Raises:
+        KeyError: If a relation names an entity id the row does not have.
+    """
     out = []
     for row in rows:
         name = str(row["document_id"] or row["id"])
@@ -289,7 +367,14 @@ def from_kb_rows(rows: Iterable[Mapping[str, Any]]) -> list[BratDocument]:
 
 
 def kb_losses(rows: Iterable[Mapping[str, Any]]) -> Counter[str]:
-    """What :func:`from_kb_rows` cannot bring back into brat (``events``, ``coreferences``)."""
+    """Count what [`from_kb_rows`][pipeline.brat.bigbio.from_kb_rows] cannot bring back into brat.
+
+    Args:
+        rows: ``bigbio_kb`` rows.
+
+    Returns:
+        Counts ``events`` and ``coreferences`` over all rows.
+    """
     c: Counter[str] = Counter()
     for row in rows:
         c["events"] += len(row["events"])

@@ -1,8 +1,8 @@
 """The one input check of every brat command: read a collection, report its problems, keep the sound documents.
 
-:func:`load_checked` reads every ``NAME.txt``/``NAME.ann`` under a directory
-(as :func:`~pipeline.brat.standoff.read_directory` does) and checks each
-document with the configuration-free checks of :mod:`pipeline.brat.validate`:
+[`load_checked`][pipeline.brat.checked.load_checked] reads every ``NAME.txt``/``NAME.ann`` under a directory
+(as [`read_directory`][pipeline.brat.standoff.read_directory] does) and checks each
+document with the configuration-free checks of [`pipeline.brat.validate`][pipeline.brat.validate]:
 
 * the ``.txt`` exists (an ``.ann`` without it is an orphan), unless
   ``reference_texts`` holds the text of a document of that name (an
@@ -16,14 +16,14 @@ document with the configuration-free checks of :mod:`pipeline.brat.validate`:
   overlap, and its text column matches the text at its offsets.
 
 A document with a missing text, non-UTF-8 bytes or a bad span is *broken*:
-it is left out of :attr:`CheckedCollection.documents` and listed in
+it is left out of ``CheckedCollection.documents`` and listed in
 ``excluded``.  An unparsable line is reported and skipped (the parser drops
 it; the rest of the document is sound and kept).  Every
-problem is a :class:`~pipeline.brat.validate.Problem` (``file:line: message``,
+problem is a [`Problem`][pipeline.brat.validate.Problem] (``file:line: message``,
 line 0 = the file as a whole).  Duplicate document names in subdirectories
 are reported (the first, by path, is kept), as ``read_directory`` does.
 
-:func:`filtered_copy` writes the sound documents of several collections to
+[`filtered_copy`][pipeline.brat.checked.filtered_copy] writes the sound documents of several collections to
 a scratch directory, so a command whose computation reads directories sees
 only them.
 """
@@ -42,7 +42,18 @@ from pipeline.paths import list_files
 
 @dataclass
 class CheckedCollection:
-    """A checked brat directory: the sound ``documents``, every ``problem``, the ``excluded`` names (sorted)."""
+    """A checked brat directory: its sound documents, its problems and the names it excluded.
+
+    Attributes:
+        directory: The directory checked.
+        documents: The sound documents (kept; offsets half-open into their text), in name order.
+        problems: Every problem found, without duplicates, sorted by file, line and message.
+        excluded: The names of the broken documents left out, sorted.
+        orphans_with_reference: The names of the ``.ann`` files without ``.txt`` that were checked
+            against, and carry, a reference text from another directory.
+        unchecked: The names of the ``.ann`` files without any text kept with ``textless``, their
+            offsets unchecked.
+    """
 
     directory: Path
     documents: list[BratDocument] = field(default_factory=list)
@@ -53,10 +64,17 @@ class CheckedCollection:
 
     @property
     def total(self) -> int:
+        """The number of documents read: kept plus excluded."""
         return len(self.documents) + len(self.excluded)
 
     def summary(self) -> str:
-        """``DIR: excluded N of M document(s) with problems`` (or that none was)."""
+        """Summarise the check in one line.
+
+        Returns:
+            ``DIR: excluded N of M document(s) with problems (names...)``, or
+                ``DIR: M document(s) checked, none excluded``; followed by the count of documents kept
+                unchecked, if any.
+        """
         unchecked = (f"; {len(self.unchecked)} without any text kept, their offsets unchecked"
                      if self.unchecked else "")
         if not self.excluded:
@@ -66,7 +84,18 @@ class CheckedCollection:
 
 
 def collect_texts(directories: Iterable[str | Path]) -> dict[str, str]:
-    """Name -> text of every readable UTF-8 ``.txt`` under ``directories`` (the first by path wins)."""
+    """Collect the texts of the documents of several directories, by name.
+
+    A ``.txt`` that cannot be read or is not UTF-8 is skipped here (it is reported when its own
+    directory is checked); symbolic links are not followed.
+
+    Args:
+        directories: The directories, searched recursively, in order of precedence.
+
+    Returns:
+        Document name (the ``.txt`` stem) -> its text, read as brat reads it; for a name found twice,
+            the first directory's, then the first by path.
+    """
     texts: dict[str, str] = {}
     for directory in directories:
         for txt in list_files(directory, (".txt",), recursive=True).files:  # symlinks: reported by validate
@@ -81,13 +110,24 @@ def collect_texts(directories: Iterable[str | Path]) -> dict[str, str]:
 
 def load_checked(directory: str | Path, reference_texts: Mapping[str, str] | None = None, *, textless: bool = False
                  ) -> CheckedCollection:
-    """Read and check the brat documents under ``directory`` (see the module docstring).
+    """Read and check the brat documents under a directory (see the module docstring).
 
-    ``reference_texts`` (name -> text, e.g. from :func:`collect_texts` of the
-    other directories of the command) lets an ``.ann`` without its ``.txt``
-    be checked against, and carry, that text.  Offsets are character offsets
-    into the ``.txt`` (half-open, document-relative).  Raises
-    FileNotFoundError when ``directory`` is not a directory.
+    Offsets are character offsets into the ``.txt`` (half-open, document-relative).  Nothing is
+    written.
+
+    Args:
+        directory: The brat directory, read recursively.
+        reference_texts: Name -> text, e.g. from [`collect_texts`][pipeline.brat.checked.collect_texts]
+            of the other directories of the command: lets an ``.ann`` without its ``.txt`` be checked
+            against, and carry, that text.
+        textless: Keep an ``.ann`` that has no text anywhere, unchecked and reported, instead of
+            excluding it (scoring commands).
+
+    Returns:
+        The checked collection: the sound documents, the problems, the excluded names.
+
+    Raises:
+        FileNotFoundError: If ``directory`` is not a directory.
     """
     root = Path(directory)
     docs, issues = read_directory(root)
@@ -138,18 +178,38 @@ def load_checked(directory: str | Path, reference_texts: Mapping[str, str] | Non
 
 def load_all_checked(directories: Sequence[str | Path], *, share_texts: bool = True, textless: bool = False
                      ) -> list[CheckedCollection]:
-    """:func:`load_checked` of each directory; with ``share_texts`` an orphan ``.ann`` may take its text
-    from another of the ``directories``; with ``textless`` (scoring) it is kept unchecked when none has it."""
+    """Read and check several brat directories with [`load_checked`][pipeline.brat.checked.load_checked].
+
+    Args:
+        directories: The directories, in the command's order.
+        share_texts: Let an orphan ``.ann`` take its text from another of the ``directories``
+            (the first that has it).
+        textless: Keep an orphan ``.ann`` unchecked when none of them has its text (scoring).
+
+    Returns:
+        One checked collection per directory, in the order given.
+
+    Raises:
+        FileNotFoundError: If one of the ``directories`` is not a directory.
+    """
     texts = collect_texts(directories) if share_texts else None
     return [load_checked(d, texts, textless=textless) for d in directories]
 
 
 def filtered_copy(collections: Sequence[CheckedCollection], scratch: Path) -> list[Path]:
-    """Copies of the collections holding only their sound documents, under ``scratch/0``, ``scratch/1``...
+    """Copy the sound documents of checked collections into a scratch directory.
 
     Relative paths, ``.txt``/``.ann`` pairs (an orphan ``.ann`` checked
     against a reference text stays ``.ann`` only) and ``*.conf`` files are
-    kept.  Returns the copies' directories, in order.
+    kept; symbolic links are not copied.  The originals are not touched.
+
+    Args:
+        collections: The checked collections.
+        scratch: A directory owned by the caller; collection ``i`` is copied to ``scratch/i``
+            (created; files already there are overwritten, not removed).
+
+    Returns:
+        The copies' directories, in the order of ``collections``.
     """
     out: list[Path] = []
     for index, collection in enumerate(collections):

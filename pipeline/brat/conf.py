@@ -7,7 +7,7 @@
   entity attribute that marks composite entities.  No attribute is declared
   on relations: brat's client can neither show nor edit one (nlplab/brat#791),
   so a relation's modality lives in its one ``AnnotatorNotes``
-  (:mod:`pipeline.brat.modality`: ``hyp``, ``neg``).
+  ([`pipeline.brat.modality`][pipeline.brat.modality]: ``hyp``, ``neg``).
 
   brat matches relation argument types *literally* (a parent type does not
   admit its children), so each constraint lists the schema type and all its
@@ -61,7 +61,26 @@ class BratConfigError(ValueError):
 
 @dataclass(frozen=True)
 class BratSettings:
-    """Presentation settings (``config/brat/brat.yaml``)."""
+    """Presentation settings (``config/brat/brat.yaml``).
+
+    Attributes:
+        composite_attribute: The entity attribute marking composite entities (``composite.attribute``).
+        composite_label: Its label forms in ``visual.conf``, longest first (``composite.label``).
+        composite_dash: The ``dashArray`` of a composite entity's border (``composite.dashArray``).
+        composite_glyph: The glyph drawn after a composite entity's label; None for none
+            (``composite.glyph``).
+        labels: Type -> its label forms, longest first (``labels``); a type not listed is labelled by
+            its name with ``_`` read as a space.
+        colours: Entity type -> background colour (``colours``).
+        relation_colours: Relation type -> arc colour (``relation_colours``).
+        span_default: The ``SPAN_DEFAULT`` drawing of ``visual.conf`` (``span_default``).
+        arc_default: The ``ARC_DEFAULT`` drawing of ``visual.conf`` (``arc_default``).
+        kb_shortcuts: One-character key -> type (``kb_shortcuts``).
+        overlap: The overlap kinds allowed between entities, among ``contain``, ``equal``, ``cross``
+            (``overlap``).
+        tools_conf: The ``tools.conf`` copied into collections.
+        path: The settings file read (named by errors).
+    """
 
     composite_attribute: str = "Composite"
     composite_label: tuple[str, ...] = ("Composite entity", "Composite")
@@ -88,7 +107,19 @@ def _str_map(data: Any, name: str, where: str) -> dict[str, str]:
 
 @yamlfile.checked_types(BratConfigError)
 def load_settings(path: str | Path = DEFAULT_SETTINGS, tools_conf: str | Path | None = None) -> BratSettings:
-    """Read ``config/brat/brat.yaml`` (and locate ``tools.conf`` beside it unless given)."""
+    """Read the brat presentation settings.
+
+    Args:
+        path: The settings file (``config/brat/brat.yaml`` by default).
+        tools_conf: The ``tools.conf`` to copy into collections; by default the one beside ``path``.
+
+    Returns:
+        The settings, defaults filled in for what the file leaves out.
+
+    Raises:
+        BratConfigError: If the file cannot be read or parsed, or a value has the wrong type or shape
+            (a label with ``|``, an unknown overlap kind...); the message names the file.
+    """
     p = Path(path)
     data = read_mapping(p, BratConfigError, "brat settings")
     comp = data.get("composite") or {}
@@ -146,7 +177,17 @@ def _depth_first(parent_of: dict[str, str | None]) -> list[tuple[str, int]]:
 
 
 def argument_types(schema: Schema, relation: str, role: str) -> str:
-    """brat argument type list for ``role`` of ``relation``: ``<ENTITY>`` or ``A|B|...`` (descendants listed)."""
+    """Write the argument type list of a relation role, as brat's ``annotation.conf`` needs it.
+
+    Args:
+        schema: The corpus schema.
+        relation: The relation type.
+        role: The argument role (``Arg1`` or ``Arg2``).
+
+    Returns:
+        ``<ENTITY>`` when every entity type is allowed, else ``A|B|...``: the allowed types with all
+            their descendants listed (brat matches types literally).
+    """
     spec = schema.relation_arguments.get(relation, {}).get(role, (ANY_ENTITY,))
     allowed = schema.allowed_arguments(relation, role)
     if ANY_ENTITY in spec or set(allowed) == set(schema.entity_parent):
@@ -155,7 +196,19 @@ def argument_types(schema: Schema, relation: str, role: str) -> str:
 
 
 def annotation_conf(schema: Schema, settings: BratSettings | None = None) -> str:
-    """The text of ``annotation.conf`` for ``schema``."""
+    """Generate the text of ``annotation.conf`` for a schema (see the module docstring).
+
+    Args:
+        schema: The corpus schema: entity and relation hierarchies, argument constraints.
+        settings: The presentation settings (overlap kinds, composite attribute); read from
+            ``config/brat/brat.yaml`` when None.
+
+    Returns:
+        The file's text, Unix (LF) line ends, ending with a newline.
+
+    Raises:
+        BratConfigError: If ``settings`` is None and the default settings file is invalid.
+    """
     settings = settings or load_settings()
     lines = [_HEADER.format(source=Path(schema.path).name or "the schema").rstrip("\n"), "", "[entities]", ""]
     for type_, depth in _depth_first(schema.entity_parent):
@@ -192,7 +245,18 @@ def _drawing(values: dict[str, str]) -> str:
 
 
 def visual_conf(schema: Schema, settings: BratSettings | None = None) -> str:
-    """The text of ``visual.conf``: labels, colours and the dashed composite border."""
+    """Generate the text of ``visual.conf``: labels, colours and the dashed composite border.
+
+    Args:
+        schema: The corpus schema, whose entity and relation types are labelled.
+        settings: The presentation settings; read from ``config/brat/brat.yaml`` when None.
+
+    Returns:
+        The file's text, Unix (LF) line ends, ending with a newline.
+
+    Raises:
+        BratConfigError: If ``settings`` is None and the default settings file is invalid.
+    """
     settings = settings or load_settings()
     lines = [
         "# Generated by pipeline/brat/conf.py from config/brat/brat.yaml; edit that file, not this one.",
@@ -231,7 +295,18 @@ def visual_conf(schema: Schema, settings: BratSettings | None = None) -> str:
 # --- kb_shortcuts.conf and tools.conf --------------------------------------------------------
 
 def kb_shortcuts_conf(schema: Schema, settings: BratSettings | None = None) -> str:
-    """The text of ``kb_shortcuts.conf``; raises BratConfigError for a shortcut to an unknown type."""
+    """Generate the text of ``kb_shortcuts.conf`` from the settings' ``kb_shortcuts``.
+
+    Args:
+        schema: The corpus schema; every shortcut must name one of its entity or relation types.
+        settings: The presentation settings; read from ``config/brat/brat.yaml`` when None.
+
+    Returns:
+        The file's text, one ``KEY<TAB>type`` line per shortcut, ending with a newline.
+
+    Raises:
+        BratConfigError: If a shortcut names an unknown type or its key is not one character.
+    """
     settings = settings or load_settings()
     lines = ["# Generated by pipeline/brat/conf.py from config/brat/brat.yaml.", ""]
     for key, type_ in settings.kb_shortcuts.items():
@@ -244,6 +319,18 @@ def kb_shortcuts_conf(schema: Schema, settings: BratSettings | None = None) -> s
 
 
 def tools_conf(settings: BratSettings | None = None) -> str:
+    """Read the ``tools.conf`` that collections get (copied as it is).
+
+    Args:
+        settings: The presentation settings, which locate the file; read from
+            ``config/brat/brat.yaml`` when None.
+
+    Returns:
+        The file's text.
+
+    Raises:
+        OSError: If the file cannot be read.
+    """
     settings = settings or load_settings()
     return settings.tools_conf.read_text(encoding="utf-8")
 
@@ -251,7 +338,22 @@ def tools_conf(settings: BratSettings | None = None) -> str:
 def write_conf_files(
     out_dir: str | Path, schema: Schema, settings: BratSettings | None = None
 ) -> list[Path]:
-    """Write the four configuration files into ``out_dir`` (UTF-8, ``\\n``); returns their paths."""
+    """Write the four brat configuration files of a schema into a directory.
+
+    Each file is written atomically (a temporary beside it, then renamed), UTF-8 with Unix (LF) line
+    ends; the texts are all generated before the first is written, so an invalid setting writes no file.
+
+    Args:
+        out_dir: The collection directory, created if missing.
+        schema: The corpus schema.
+        settings: The presentation settings; read from ``config/brat/brat.yaml`` when None.
+
+    Returns:
+        The paths written: ``annotation.conf``, ``visual.conf``, ``tools.conf``, ``kb_shortcuts.conf``.
+
+    Raises:
+        BratConfigError: If the settings are invalid (e.g. a shortcut to an unknown type).
+    """
     settings = settings or load_settings()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -270,10 +372,23 @@ def write_conf_files(
 
 
 def copy_conf_files(src_dir: str | Path, dst_dir: str | Path, names: Sequence[str] = CONF_FILES) -> list[Path]:
-    """Copy the configuration files present in ``src_dir`` to ``dst_dir`` (byte for byte).
+    """Copy the configuration files present in one directory to another (byte for byte).
 
-    A configuration file that is a symbolic link is never followed (:class:`pipeline.paths.SymlinkError`,
-    raised before anything is copied): its target would be copied into every collection made from it.
+    A configuration file that is a symbolic link is never followed: its target would be copied into
+    every collection made from it.  Each copy is written atomically; a name missing from ``src_dir``
+    is skipped.
+
+    Args:
+        src_dir: The collection whose configuration is copied.
+        dst_dir: The target directory, created if missing.
+        names: The file names to copy (the four brat configuration files by default).
+
+    Returns:
+        The paths written, in the order of ``names``.
+
+    Raises:
+        SymlinkError: If one of the files in ``src_dir`` is a symbolic link
+            ([`SymlinkError`][pipeline.paths.SymlinkError]), raised before anything is copied.
     """
     src, dst = Path(src_dir), Path(dst_dir)
     links = [src / name for name in names if (src / name).is_symlink()]
@@ -321,12 +436,26 @@ DISPUTED_COLOUR = "#d62728"
 
 
 def disputed_type(relation_type: str) -> str:
-    """The generated phase-2 type of ``relation_type`` (``influences`` -> ``Disputed_influences``)."""
+    """Name the generated phase-2 type of a relation type.
+
+    Args:
+        relation_type: A relation type of the schema.
+
+    Returns:
+        ``Disputed_<type>`` (``influences`` -> ``Disputed_influences``).
+    """
     return DISPUTED_PREFIX + relation_type
 
 
 def undisputed_type(type_: str) -> str | None:
-    """The relation type a generated phase-2 type stands for, or None when ``type_`` is not generated."""
+    """Name the relation type a generated phase-2 type stands for.
+
+    Args:
+        type_: A relation type, generated or not.
+
+    Returns:
+        The type after the ``Disputed_`` prefix, or None when ``type_`` is not a generated type.
+    """
     return type_[len(DISPUTED_PREFIX):] if type_.startswith(DISPUTED_PREFIX) and len(type_) > len(DISPUTED_PREFIX) \
         else None
 
@@ -342,8 +471,18 @@ def _section_rows(text: str, section: str) -> tuple[list[str], int, int]:
 
 
 def relation_attribute_names(base: str) -> list[str]:
-    """Attributes of an ``annotation.conf`` text that may sit on a relation (``Arg:<RELATION>``, a relation type
-    or ``<ANY>``): the legacy modality attributes ``Negated``/``Hypothetical`` of older campaigns."""
+    """List the attributes of an ``annotation.conf`` that may sit on a relation.
+
+    These are the legacy modality attributes ``Negated``/``Hypothetical`` of older campaigns: modality is
+    now a relation note.
+
+    Args:
+        base: The text of an ``annotation.conf``.
+
+    Returns:
+        The names of the attributes whose ``Arg:`` is ``<RELATION>``, ``<ANY>`` or a relation type, in
+            file order.
+    """
     conf, _ = parse_annotation_conf(base)
     relation_targets = {"<RELATION>", "<ANY>"} | conf.relation_types
     return [a.name for a in conf.attributes.values() if relation_targets & set(a.targets)]
@@ -373,16 +512,24 @@ def _relation_specs(base: str) -> list[tuple[str, str]]:
 
 
 def campaign_annotation_conf(base: str, disagreement: Sequence[str] = ()) -> str:
-    """``annotation.conf`` text ``base`` extended with the campaign types.
+    """Extend an ``annotation.conf`` text with the campaign types.
 
     Adds the entity types ``Discard`` (with the ``Reason`` attribute, values
-    :data:`pipeline.campaign.layout.DISCARD_REASONS`) and ``Done``, overlap
+    the campaign's ``DISCARD_REASONS``) and ``Done``, overlap
     rules letting them lie on any span, and, in phase 2 (``disagreement``
     names the annotators): the ``Disagreement`` attribute of *entities* with
     those names as values, and one generated relation type
-    :func:`disputed_type` per relation type, with the same arguments.
+    ([`disputed_type`][pipeline.brat.conf.disputed_type]) per relation type, with the same arguments.
     Attributes on relations in ``base`` (the legacy ``Negated``/``Hypothetical``)
     are left out: brat's client cannot show them, and modality is a note.
+
+    Args:
+        base: The text of the collection's ``annotation.conf``.
+        disagreement: Phase 2: the ids of the phase-1 annotators (the ``Disagreement`` values); empty
+            in phase 1.
+
+    Returns:
+        The extended text, its own types kept.
     """
     legacy = relation_attribute_names(base)
     specs = _relation_specs(base)
@@ -425,7 +572,7 @@ def _labels(visual: str) -> dict[str, list[str]]:
 
 def campaign_visual_conf(base: str, disagreement: Sequence[str] = (), relation_types: Sequence[str] = (),
                          legacy: Sequence[str] = ()) -> str:
-    """``visual.conf`` text ``base`` extended with labels and drawing of the campaign types.
+    """Extend a ``visual.conf`` text with labels and drawing of the campaign types.
 
     ``Discard`` is drawn white on black, ``Done`` grey; a ``Disagreement``
     entity gets a dotted border and the glyph ``≠name`` after its label; in
@@ -433,6 +580,17 @@ def campaign_visual_conf(base: str, disagreement: Sequence[str] = (), relation_t
     ``≠ <label>`` (each short form too) and drawn as a dashed red arc.  Labels
     and drawing of ``legacy`` (relation attributes left out of
     ``annotation.conf``) are dropped.
+
+    Args:
+        base: The text of the collection's ``visual.conf``.
+        disagreement: Phase 2: the ids of the phase-1 annotators; empty in phase 1.
+        relation_types: The relation types of the collection's ``annotation.conf`` (phase 2: each gets
+            a disputed type).
+        legacy: The relation attributes left out of ``annotation.conf``
+            ([`relation_attribute_names`][pipeline.brat.conf.relation_attribute_names]).
+
+    Returns:
+        The extended text.
     """
     text = _drop_names(base, ("labels",), legacy, "|")
     text = _drop_names(text, ("drawing",), legacy, "\t")
@@ -464,7 +622,14 @@ def campaign_visual_conf(base: str, disagreement: Sequence[str] = (), relation_t
 
 
 def campaign_kb_shortcuts_conf(base: str) -> str:
-    """``kb_shortcuts.conf`` text ``base`` with keys for ``Discard`` and ``Done`` (kept if already bound)."""
+    """Extend a ``kb_shortcuts.conf`` text with keys for ``Discard`` (``X``) and ``Done`` (``Z``).
+
+    Args:
+        base: The text of the collection's ``kb_shortcuts.conf``.
+
+    Returns:
+        The text with the two keys added, each only when ``base`` does not bind that key already.
+    """
     used = {line.split("\t", 1)[0] for line in base.splitlines() if line.strip() and not line.startswith("#")}
     extra = [f"{key}\t{type_}" for key, type_ in CAMPAIGN_KEYS.items() if key not in used]
     return base.rstrip("\n") + "\n" + "".join(line + "\n" for line in extra)
@@ -473,7 +638,23 @@ def campaign_kb_shortcuts_conf(base: str) -> str:
 def write_campaign_conf_files(
     src_dir: str | Path, dst_dir: str | Path, disagreement: Sequence[str] = ()
 ) -> list[Path]:
-    """Copy the configuration of ``src_dir`` to ``dst_dir`` with the campaign types added (see above)."""
+    """Copy a collection's configuration to a campaign collection, with the campaign types added.
+
+    ``annotation.conf``, ``visual.conf`` and ``kb_shortcuts.conf`` are extended
+    ([`campaign_annotation_conf`][pipeline.brat.conf.campaign_annotation_conf],
+    [`campaign_visual_conf`][pipeline.brat.conf.campaign_visual_conf],
+    [`campaign_kb_shortcuts_conf`][pipeline.brat.conf.campaign_kb_shortcuts_conf]), ``tools.conf`` copied
+    as it is; a file missing from ``src_dir`` is skipped.  Each file is written atomically.
+
+    Args:
+        src_dir: The collection whose configuration is extended.
+        dst_dir: The campaign collection, created if missing.
+        disagreement: Phase 2: the ids of the phase-1 annotators; empty in phase 1.
+
+    Returns:
+        The paths written, in the order ``annotation.conf``, ``visual.conf``, ``tools.conf``,
+            ``kb_shortcuts.conf``.
+    """
     src, dst = Path(src_dir), Path(dst_dir)
     dst.mkdir(parents=True, exist_ok=True)
     base = (src / "annotation.conf").read_text(encoding="utf-8") if (src / "annotation.conf").is_file() else ""

@@ -56,7 +56,16 @@ Mention = tuple[str, tuple[Span, ...]]
 
 
 def ner_set(doc: BratDocument) -> set[Mention]:
-    """``{(type, sorted fragments)}`` of a document's text-bound annotations (empty fragments dropped)."""
+    """Collect a document's mentions for NER scoring.
+
+    Args:
+        doc: The brat document.
+
+    Returns:
+        ``{(type, sorted fragments)}`` of its text-bound annotations, fragments half-open offsets into
+            the ``.txt``, empty fragments dropped (an annotation left with none is left out); duplicates
+            collapse.
+    """
     out = set()
     for t in doc.textbounds:
         frags = tuple(sorted((s, e) for s, e in t.fragments if e > s))
@@ -66,22 +75,48 @@ def ner_set(doc: BratDocument) -> set[Mention]:
 
 
 def concept_set(doc: BratDocument) -> set[str]:
-    """``{DB:ID}`` over the normalization lines of a document."""
+    """Collect a document's concepts for concept indexing.
+
+    Args:
+        doc: The brat document.
+
+    Returns:
+        ``{DB:ID}`` over its normalization lines.
+    """
     return {f"{n.db}:{n.db_id}" for n in doc.normalizations}
 
 
 def linked_mentions(doc: BratDocument) -> set[tuple[tuple[Span, ...], str, str]]:
-    """``{(fragments, DB:ID, type)}``: every normalization of a text-bound (one per concept)."""
+    """Collect a document's linked mentions: every normalization of a text-bound (one per concept).
+
+    Args:
+        doc: The brat document.
+
+    Returns:
+        ``{(fragments, DB:ID, type)}``, fragments sorted, half-open offsets into the ``.txt``, empty
+            ones dropped; a normalization of an unknown id or of an annotation without fragments is left
+            out.
+    """
     spans = {t.id: (tuple(sorted((s, e) for s, e in t.fragments if e > s)), t.type) for t in doc.textbounds}
     return {(spans[n.target][0], f"{n.db}:{n.db_id}", spans[n.target][1]) for n in doc.normalizations
             if n.target in spans and spans[n.target][0]}
 
 
 def read_concepts_tsv(path: str | Path, issues: list[ParseIssue] | None = None) -> dict[str, set[str]]:
-    """Concepts per document from a ``doc_id<TAB>concept`` TSV file or a directory of ``.tsv`` files.
+    """Read concepts per document from a ``doc_id<TAB>concept`` TSV file or a directory of ``.tsv`` files.
 
-    In a directory, each file's stem is a document even when the file is
+    In a directory (searched recursively), each file's stem is a document even when the file is
     empty.  Lines without a tab are reported as issues (file:line), not fatal.
+
+    Args:
+        path: A TSV file, or a directory of them.
+        issues: Appended to when given: one issue per malformed line (each also logged at WARNING).
+
+    Returns:
+        Document id (the first column) -> its set of concepts (the second column).
+
+    Raises:
+        OSError: If a file cannot be read.
     """
     p = Path(path)
     files = sorted(p.rglob("*.tsv")) if p.is_dir() else [p]
@@ -134,12 +169,27 @@ def evaluate_collections(
     system_concepts: Mapping[str, set[str]] | None = None,
     counts: Counter[str] | None = None,
 ) -> dict[str, Any]:
-    """Scores of ``system`` against ``gold`` (documents by name; see the module docstring).
+    """Score a system's documents against gold documents (see the module docstring).
 
-    Returns ``{"documents": {"scored", "missing_in_system": [...], "not_in_gold": [...], "mode"},
-    "ner": {prf..., "per_type": {TYPE: prf}}, "concepts": {prf..., "source"},
-    "linking_mention": {prf..., "per_type"}, "linking_document": {prf...}}``.
-    ``gold_concepts``/``system_concepts`` (TSV) replace normalization lines for ``concepts``.
+    Missing and extra documents are logged at WARNING.
+
+    Args:
+        gold: The gold documents by name.
+        system: The system's documents by name (offsets in the same space as the gold's: the ``.txt``).
+        intersection: Score only the documents in both (PharmaCoNER); by default every gold document is
+            scored, one missing from the system counting as empty.
+        gold_concepts: Gold concepts per document (from TSV, see
+            [`read_concepts_tsv`][pipeline.brat.evaluate.read_concepts_tsv]); with ``system_concepts``
+            they replace the normalization lines for ``concepts``.
+        system_concepts: The system's concepts per document (TSV).
+        counts: Updated in place when given: ``documents_gold``, ``documents_system``,
+            ``documents_scored``, ``documents_missing_in_system``, ``documents_not_in_gold``.
+
+    Returns:
+        ``{"documents": {"scored", "missing_in_system": [...], "not_in_gold": [...], "mode"},
+            "ner": {prf..., "per_type": {TYPE: prf}}, "concepts": {prf..., "source"},
+            "linking_mention": {prf..., "per_type"}, "linking_document": {prf...}}``, where ``prf`` is
+            [`prf`][pipeline.brat.agreement.prf]'s dict.
     """
     counts = counts if counts is not None else Counter()
     missing = sorted(set(gold) - set(system))
@@ -208,11 +258,28 @@ def evaluate(
     counts: Counter[str] | None = None,
     schema: Schema | None = None,
 ) -> dict[str, Any]:
-    """:func:`evaluate_collections` on two brat directories (``.ann`` without ``.txt`` allowed).
+    """Score a system's brat directory against a gold one.
 
-    ``concepts_tsv`` = (gold TSV, system TSV), each a file or a directory.
-    The result gains ``"parse_issues": ["file:line: message", ...]``, and with ``schema``
-    ``"paper_settings"`` (:func:`paper_settings`).
+    Runs [`evaluate_collections`][pipeline.brat.evaluate.evaluate_collections] on the two directories
+    (read recursively; an ``.ann`` without ``.txt`` is allowed).  Parse issues are logged at WARNING.
+
+    Args:
+        gold_dir: The gold brat directory.
+        system_dir: The system's brat directory.
+        intersection: Score only the documents in both (PharmaCoNER).
+        concepts_tsv: (gold TSV, system TSV), each a file or a directory: the concepts for concept
+            indexing, instead of the normalization lines.
+        counts: Updated in place when given: ``parse_issues`` and the counts of
+            [`evaluate_collections`][pipeline.brat.evaluate.evaluate_collections].
+        schema: When given, the entities and relations are also scored in the paper's settings.
+
+    Returns:
+        The result of [`evaluate_collections`][pipeline.brat.evaluate.evaluate_collections], plus
+            ``"gold"``, ``"system"`` (the directories), ``"parse_issues": ["file:line: message", ...]``,
+            and with ``schema`` ``"paper_settings"`` ([`paper_settings`][pipeline.brat.evaluate.paper_settings]).
+
+    Raises:
+        FileNotFoundError: If a directory is not a directory.
     """
     counts = counts if counts is not None else Counter()
     gold_docs, issues = read_directory(gold_dir)
@@ -239,10 +306,23 @@ def evaluate(
 
 def paper_settings(gold: Mapping[str, BratDocument], system: Mapping[str, BratDocument], schema: Schema, *,
                    intersection: bool = False) -> dict[str, Any]:
-    """Entities and relations scored in the PGxCorpus paper's settings (:mod:`pipeline.brat.agreement`: exact or
-    partial spans, strict, hierarchical or any type, directed or not) and the relation modality agreement on
-    the matched relations; micro P/R/F1 per setting.  The documents are those :func:`evaluate_collections`
-    scores: every gold document (one missing from the system is empty there) or, with ``intersection``, both.
+    """Score entities and relations in the PGxCorpus paper's settings.
+
+    The settings are those of [`pipeline.brat.agreement`][pipeline.brat.agreement]: exact or partial
+    spans, strict, hierarchical or any type, directed or not; the relation modality agreement is measured
+    on the matched relations.  The documents are those
+    [`evaluate_collections`][pipeline.brat.evaluate.evaluate_collections] scores: every gold document (one
+    missing from the system is empty there) or, with ``intersection``, both.
+
+    Args:
+        gold: The gold documents by name (the reference).
+        system: The system's documents by name.
+        schema: The corpus schema (type hierarchy).
+        intersection: Score only the documents in both.
+
+    Returns:
+        ``{"entities": {setting: micro prf}, "relations": {setting: micro prf}, "relation_modality":
+            {...}}`` ([`modality_report`][pipeline.brat.agreement.modality_report]).
     """
     names = sorted(set(gold) & set(system)) if intersection else sorted(gold)
     system_docs = {n: system[n] if n in system else BratDocument(n, gold[n].text) for n in names}
@@ -263,7 +343,17 @@ def _row(name: str, m: Mapping[str, Any]) -> str:
 
 
 def format_report(result: Mapping[str, Any]) -> str:
-    """Markdown tables: NER per type and total, concepts, mention- and document-level linking."""
+    """Render an evaluation result as Markdown tables.
+
+    Args:
+        result: A result of [`evaluate`][pipeline.brat.evaluate.evaluate] (or
+            [`evaluate_collections`][pipeline.brat.evaluate.evaluate_collections]).
+
+    Returns:
+        The documents scored, then tables (scores to 4 decimals, ``n/a`` when undefined): NER per type
+            and total, concept indexing, mention- and document-level linking, the paper's settings when
+            present; then the parse issues.
+    """
     docs = result["documents"]
     head = ["| | TP | FP | FN | P | R | F1 |", "|---|---|---|---|---|---|---|"]
     lines = [

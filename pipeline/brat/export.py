@@ -1,4 +1,4 @@
-"""Export a brat collection for training code: PubTator, BioC XML/JSON, CoNLL BIO, PMID-grouped splits.
+r"""Export a brat collection for training code: PubTator, BioC XML/JSON, CoNLL BIO, PMID-grouped splits.
 
 Input: brat documents (``NAME.txt``/``NAME.ann``; PGxCorpus names sentences
 ``{PMID}_{k}``), offsets half-open into the ``.txt``.  Every export keeps
@@ -13,7 +13,7 @@ mapped to null is dropped.  ``campaign finalize`` and ``release`` never fold:
 they keep the types as annotated.
 
 Formats
-* ``pubtator``: see :mod:`pipeline.brat.pubtator` (the writer and its
+* ``pubtator``: see [`pipeline.brat.pubtator`][pipeline.brat.pubtator] (the writer and its
   reverse).  ``pubtator_level: abstract`` (default; ``--pubtator-level``): one
   document per PMID with numeric id, title = sentence 1, the other sentences
   joined by a space as the abstract, document offsets, and the sentence map
@@ -31,9 +31,9 @@ Formats
   ``true``) and the relations (infons ``type``, ``Negated``/``Hypothetical`` =
   ``true`` from brat attributes or AnnotatorNotes, notes and other attributes
   as for entities, nodes ``Arg1``/``Arg2``).  Read back with
-  ``bioc.biocxml``/``bioc.biocjson``; :func:`from_bioc` restores the brat
+  ``bioc.biocxml``/``bioc.biocjson``; [`from_bioc`][pipeline.brat.export.from_bioc] restores the brat
   documents (ids of notes, attributes and normalizations renumbered).
-* ``conll``: tokens are ``\\w+`` runs and single other non-space characters;
+* ``conll``: tokens are ``\w+`` runs and single other non-space characters;
   a document is a block of ``token<TAB>start<TAB>end<TAB>label...`` lines
   preceded by ``# NAME`` and followed by a blank line (labels last, as CoNLL
   readers expect).  Nested entities: ``outermost`` keeps, per token, the
@@ -55,7 +55,7 @@ Formats
 
 Count keys: ``documents``, ``entities``, ``relations``, ``relations_mapped``,
 ``relations_dropped``, ``conll_misaligned``, ``conll_not_in_first_layer``, ``parse_issues``; the PubTator
-export's keys are listed in :func:`pipeline.brat.pubtator.to_pubtator_records`.
+export's keys are listed in [`to_pubtator_records`][pipeline.brat.pubtator.to_pubtator_records].
 """
 
 from __future__ import annotations
@@ -95,6 +95,20 @@ class ExportConfigError(ValueError):
 
 @dataclass(frozen=True)
 class ExportConfig:
+    """The export settings (``config/export.yaml``).
+
+    Attributes:
+        relation_map: Relation type -> the type it is rewritten to in the training view; None drops the
+            relation (with its notes and attributes).
+        pubtator_discontiguous: ``split`` (one PubTator line per fragment, shared key) or ``skip``.
+        pubtator_level: ``abstract`` (one PubTator document per PMID, with the sidecar) or ``sentence``.
+        conll_scheme: ``outermost`` (one label column) or ``layers`` (one column per pass, until every
+            entity is placed).
+        split_ratios: The train, dev and test ratios (any positive scale: ``(60, 20, 20)``).
+        split_seed: The seed of the PMID shuffle.
+        license: The corpus licence a release states (an SPDX id); ``""`` when none is given.
+    """
+
     relation_map: dict[str, str | None] = field(default_factory=dict)
     pubtator_discontiguous: str = "split"
     pubtator_level: str = "abstract"
@@ -106,6 +120,18 @@ class ExportConfig:
 
 @yamlfile.checked_types(ExportConfigError)
 def load_export_config(path: str | Path = DEFAULT_EXPORT_CONFIG) -> ExportConfig:
+    """Read the export settings.
+
+    Args:
+        path: The settings file (``config/export.yaml`` by default).
+
+    Returns:
+        The settings, defaults filled in for what the file leaves out.
+
+    Raises:
+        ExportConfigError: If the file cannot be read or parsed, has an unknown key, or a value is out of
+            range or of the wrong type (naming the file).
+    """
     p = Path(path)
     data = read_mapping(p, ExportConfigError, "export config")
     unknown = set(data) - {
@@ -133,7 +159,18 @@ def load_export_config(path: str | Path = DEFAULT_EXPORT_CONFIG) -> ExportConfig
 
 
 def parse_ratios(value: Any, where: str = "ratios") -> tuple[float, float, float]:
-    """``"60,20,20"`` or a 3-sequence -> a triple of non-negative numbers with a positive sum."""
+    """Read split ratios.
+
+    Args:
+        value: ``"60,20,20"`` or a sequence of three numbers.
+        where: The file or option named by errors.
+
+    Returns:
+        The three ratios (train, dev, test) as floats.
+
+    Raises:
+        ExportConfigError: If there are not three non-negative numbers with a positive sum.
+    """
     parts = value.split(",") if isinstance(value, str) else list(value)
     try:
         nums = tuple(float(x) for x in parts)
@@ -149,7 +186,18 @@ def parse_ratios(value: Any, where: str = "ratios") -> tuple[float, float, float
 def map_relations(
     docs: Iterable[BratDocument], relation_map: Mapping[str, str | None], counts: Counter[str] | None = None
 ) -> list[BratDocument]:
-    """Copies of the documents with relation types rewritten (mapped to None: dropped with their notes)."""
+    """Rewrite relation types for the training view (``relation_map``).
+
+    Args:
+        docs: The brat documents; not modified.
+        relation_map: Relation type -> new type; a type mapped to None is dropped with its notes and
+            attributes.  Types not in the map are kept.
+        counts: Updated in place when given: ``relations_mapped``, ``relations_mapped:FROM->TO``,
+            ``relations_dropped``.
+
+    Returns:
+        Copies of the documents with the relations rewritten, in the order given.
+    """
     counts = counts if counts is not None else Counter()
     out = []
     for doc in docs:
@@ -198,18 +246,46 @@ def to_pubtator(
     docs: Iterable[BratDocument], schema: Schema, *, level: str = "abstract", discontiguous: str = "split",
     counts: Counter[str] | None = None,
 ) -> tuple[str, list[pubtator.SentenceSpan]]:
-    """PubTator text of the documents and the sentence map (see :mod:`pipeline.brat.pubtator`)."""
+    """Write brat documents as PubTator text (see [`pipeline.brat.pubtator`][pipeline.brat.pubtator]).
+
+    Args:
+        docs: The brat documents, offsets half-open into each ``.txt``.
+        schema: The corpus schema (modality attributes).
+        level: ``abstract`` or ``sentence``.
+        discontiguous: ``split`` or ``skip``.
+        counts: Updated in place when given: the counts of
+            [`to_pubtator_records`][pipeline.brat.pubtator.to_pubtator_records].
+
+    Returns:
+        The PubTator text, and the sentence map (half-open offsets of each brat document in its PubTator
+            document) for the sidecar.
+
+    Raises:
+        ValueError: If ``level`` is unknown.
+    """
     records, spans = pubtator.to_pubtator_records(docs, schema, level=level, discontiguous=discontiguous,
                                                   counts=counts)
     return "".join(format_record(r) for r in records), spans
 
 
 def to_pubtator_plain(docs: Iterable[BratDocument], schema: Schema, counts: Counter[str] | None = None) -> str:
-    """The PubTator flavour readers of the six standard columns accept (``bconv``): one document per brat
-    document (id ``{PMID}_{k}``, the sentence as title, an empty abstract), entity lines ``DOC start end text
-    type identifier`` only.  No key column, so a discontiguous entity is one line per fragment that reads back
-    as separate entities, and no relation lines (a relation needs the key column): relations, modality and
-    notes are the declared losses of this flavour."""
+    """Write brat documents in the plain PubTator flavour that readers of the six standard columns accept (``bconv``).
+
+    One document per brat document (id ``{PMID}_{k}``, the sentence as title, an empty abstract), entity
+    lines ``DOC start end text type identifier`` only, offsets equal to brat offsets.  No key column, so a
+    discontiguous entity is one line per fragment that reads back as separate entities, and no relation
+    lines (a relation needs the key column): relations, modality and notes are the declared losses of
+    this flavour.
+
+    Args:
+        docs: The brat documents.
+        schema: The corpus schema.
+        counts: Updated in place when given: the counts of
+            [`to_pubtator_records`][pipeline.brat.pubtator.to_pubtator_records].
+
+    Returns:
+        The PubTator text.
+    """
     records, _ = pubtator.to_pubtator_records(docs, schema, level="sentence", discontiguous="split", counts=counts)
     plain = [replace(r, annotations=tuple(replace(a, extra=()) for a in r.annotations), relations=())
              for r in records]
@@ -221,12 +297,19 @@ def to_pubtator_plain(docs: Iterable[BratDocument], schema: Schema, counts: Coun
 #: infon keys of annotations and relations that are not brat attributes
 BIOC_RESERVED_INFONS = ("type", "identifier")
 BIOC_NOTE_INFON = "note"
-#: the key file the collection header names; :func:`bioc_key` gives its text, shipped beside the collection
+#: the key file the collection header names; ``bioc_key`` gives its text, shipped beside the collection
 BIOC_KEY_FILE = "corpus.key"
 
 
 def bioc_key(schema: Schema) -> str:
-    """The BioC key file: what the collection's documents, passages, annotations and relations hold."""
+    """Write the BioC key file: what the collection's documents, passages, annotations and relations hold.
+
+    Args:
+        schema: The corpus schema, whose entity and relation types the key lists.
+
+    Returns:
+        The key file's text (shipped as ``corpus.key`` beside the collection).
+    """
     entity_types = ", ".join(schema.entity_types())
     relation_types = ", ".join(schema.relation_types())
     return "\n".join([
@@ -253,7 +336,7 @@ def _note_key(i: int) -> str:
 
 
 def _attribute_infons(doc: BratDocument, target: str) -> dict[str, str]:
-    """brat attributes of ``target`` as infons: binary -> ``"true"``, multi-valued -> the value."""
+    """The brat attributes of ``target`` as infons: binary -> ``"true"``, multi-valued -> the value."""
     return {a.type: "true" if a.value is None else a.value for a in doc.attributes if a.target == target}
 
 
@@ -263,14 +346,29 @@ def _note_infons(doc: BratDocument, target: str) -> dict[str, str]:
 
 def to_bioc(docs: Iterable[BratDocument], schema: Schema, counts: Counter[str] | None = None,
             source: str = "pgx-corpus") -> bioc.BioCCollection:
-    """A BioC collection of the documents (see the module docstring).
+    """Convert brat documents to a BioC collection (see the module docstring).
 
-    Entities keep their brat ids, fragments (one location each, in ascending offset order) and type; their
-    normalizations go to infon ``identifier`` (``DB:ID``, several joined by ``,``), their
-    AnnotatorNotes to infons ``note``, ``note_2``..., their attributes (``Composite``...) to infons named
-    after the attribute (``"true"`` for a binary one).  Relations likewise, plus an infon ``"true"`` for
-    each modality found in their AnnotatorNotes (``neg`` -> ``Negated``).  Events and equivalences have
-    no BioC form here: counted (``events_dropped``, ``equivalences_dropped``) and logged at WARNING.
+    Each document is one passage at offset 0 holding the brat text, so BioC offsets equal brat offsets
+    (half-open, into the ``.txt``). Entities keep their brat ids, fragments (one location each, in
+    ascending offset order) and type; their normalizations go to infon ``identifier`` (``DB:ID``,
+    several joined by ``,``), their AnnotatorNotes to infons ``note``, ``note_2``..., their attributes
+    (``Composite``...) to infons named after the attribute (``"true"`` for a binary one). Relations
+    likewise, plus an infon ``"true"`` for each modality found in their AnnotatorNotes (``neg`` ->
+    ``Negated``). Events and equivalences have no BioC form here: counted (``events_dropped``,
+    ``equivalences_dropped``) and logged at WARNING. An entity without a non-empty fragment, and a
+    relation to an entity not exported, are left out.
+
+    Args:
+        docs: The brat documents.
+        schema: The corpus schema (modality attributes).
+        counts: Updated in place when given: ``documents``, ``entities``, ``relations``,
+            ``empty_entities_dropped``, ``relations_dropped_unknown_argument``, ``events_dropped``,
+            ``equivalences_dropped``.
+        source: The collection's ``source``.
+
+    Returns:
+        The collection, one BioC document per brat document in order; its ``key`` is ``corpus.key``
+            ([`bioc_key`][pipeline.brat.export.bioc_key]).
     """
     counts = counts if counts is not None else Counter()
     collection = bioc.BioCCollection()
@@ -337,7 +435,7 @@ def to_bioc(docs: Iterable[BratDocument], schema: Schema, counts: Counter[str] |
 def from_bioc(
     collection: bioc.BioCCollection, schema: Schema, counts: Counter[str] | None = None
 ) -> list[BratDocument]:
-    """brat documents from a collection written by :func:`to_bioc` (the reverse).
+    """Rebuild brat documents from a BioC collection written by [`to_bioc`][pipeline.brat.export.to_bioc].
 
     One brat document per BioC document, named by its id; the text is the passages' text placed at
     their offsets (gaps filled with spaces).  Entities and relations keep their ids; infon
@@ -345,7 +443,16 @@ def from_bioc(
     text), ``note``/``note_N`` infons AnnotatorNotes, every other infon (but ``type``) a brat
     attribute (binary when ``"true"``).  A relation's modality infon that its restored notes already
     imply (``neg`` -> ``Negated``) is not added again as an attribute.  Note and attribute ids are
-    numbered afresh.  Count keys: ``documents``, ``entities``, ``relations``, ``notes``, ``attributes``.
+    numbered afresh.
+
+    Args:
+        collection: The BioC collection.
+        schema: The corpus schema (modality attributes).
+        counts: Updated in place when given: ``documents``, ``entities``, ``relations``, ``notes``,
+            ``attributes``.
+
+    Returns:
+        The brat documents, in collection order, offsets half-open into the rebuilt text.
     """
     counts = counts if counts is not None else Counter()
     out: list[BratDocument] = []
@@ -407,7 +514,15 @@ def _restore_infons(
 # --- CoNLL -------------------------------------------------------------------------
 
 def tokenize(text: str) -> list[Span]:
-    """Token spans: ``\\w+`` runs and single non-space, non-word characters."""
+    r"""Tokenize a text for CoNLL.
+
+    Args:
+        text: The document text.
+
+    Returns:
+        The token spans, half-open character offsets into ``text``: ``\w+`` runs and single non-space,
+            non-word characters, in order.
+    """
     return [m.span() for m in TOKEN_RE.finditer(text)]
 
 
@@ -415,11 +530,24 @@ def conll_layers(
     tokens: Sequence[Span], entities: Sequence[tuple[tuple[Span, ...], str]], *, all_layers: bool,
     counts: Counter[str] | None = None,
 ) -> list[list[str]]:
-    """BIO label columns (one per layer) for the tokens.
+    """Compute the BIO label columns (one per layer) of a document's tokens.
 
-    ``entities`` are ``(fragments, type)`` in priority order (:func:`to_conll`
-    passes them longest first); each pass takes, in that order, every entity
-    sharing no token with one already taken in the pass.
+    Each pass takes, in priority order, every entity sharing no token with one already taken in the
+    pass; each fragment opens with ``B-`` (fragments with no token between them count as one).
+
+    Args:
+        tokens: The tokens ([`tokenize`][pipeline.brat.export.tokenize]), half-open offsets into the text.
+        entities: ``(fragments, type)`` in priority order ([`to_conll`][pipeline.brat.export.to_conll]
+            passes contiguous before discontiguous, then longest first), fragments half-open offsets into
+            the same text.
+        all_layers: Repeat the pass on the leftovers until every entity is placed (``layers``); else
+            one pass (``outermost``).
+        counts: Updated in place when given: ``conll_misaligned`` (an entity boundary inside a token),
+            ``conll_not_in_first_layer``.
+
+    Returns:
+        The label columns, one label per token each; at least one column (all ``O`` when there is no
+            entity).
     """
     counts = counts if counts is not None else Counter()
     placed: list[tuple[list[list[int]], str]] = []  # per entity: the token indices of each fragment
@@ -469,7 +597,18 @@ def conll_layers(
 
 
 def to_conll(docs: Iterable[BratDocument], *, scheme: str = "outermost", counts: Counter[str] | None = None) -> str:
-    """CoNLL text of the documents (see the module docstring)."""
+    """Write brat documents as CoNLL text (see the module docstring).
+
+    Args:
+        docs: The brat documents, offsets half-open into each ``.txt``.
+        scheme: ``outermost`` (one label column) or ``layers`` (one column per pass).
+        counts: Updated in place when given: ``documents``, ``entities``, ``conll_misaligned``,
+            ``conll_not_in_first_layer``.
+
+    Returns:
+        One block per document: ``# NAME``, then ``token<TAB>start<TAB>end<TAB>label...`` lines (offsets
+            into the document's text), blocks separated by a blank line.
+    """
     counts = counts if counts is not None else Counter()
     blocks = []
     for doc in docs:
@@ -489,10 +628,20 @@ def to_conll(docs: Iterable[BratDocument], *, scheme: str = "outermost", counts:
 
 
 def to_conll_spacy(docs: Iterable[BratDocument], counts: Counter[str] | None = None) -> str:
-    """The ``outermost`` labels in the layout ``spacy convert -c ner`` reads: each document opens with
-    ``-DOCSTART- -X- O O``, then ``token<TAB>label`` lines and a blank line; no ``# NAME`` comment lines (spaCy
-    reads them as tokens and fails with E177) and no offset columns.  Documents are in the order given (the
-    names are in the release's ``sentences.tsv``)."""
+    """Write the ``outermost`` CoNLL labels in the layout ``spacy convert -c ner`` reads.
+
+    Each document opens with ``-DOCSTART- -X- O O``, then ``token<TAB>label`` lines and a blank line; no
+    ``# NAME`` comment lines (spaCy reads them as tokens and fails with E177) and no offset columns.
+    Documents are in the order given (the names are in the release's ``sentences.tsv``).
+
+    Args:
+        docs: The brat documents.
+        counts: Updated in place when given: ``documents``, ``conll_misaligned``,
+            ``conll_not_in_first_layer``.
+
+    Returns:
+        The CoNLL text.
+    """
     counts = counts if counts is not None else Counter()
     blocks = []
     for doc in docs:
@@ -510,7 +659,19 @@ def to_conll_spacy(docs: Iterable[BratDocument], counts: Counter[str] | None = N
 # --- splits ---------------------------------------------------------------------------
 
 def split_pmids(pmids: Iterable[str], ratios: Sequence[float] = (60, 20, 20), seed: int = 13) -> dict[str, list[str]]:
-    """Seeded PMID split ``{"train","dev","test"}`` (each list in numeric order)."""
+    """Split PMIDs into train, dev and test, seeded.
+
+    The distinct PMIDs are sorted, shuffled with ``random.Random(seed)`` and cut by the ratios: train
+    and dev sizes are rounded, test takes the rest.
+
+    Args:
+        pmids: The PMIDs (duplicates allowed).
+        ratios: The train, dev and test ratios (any positive scale).
+        seed: The shuffle's seed.
+
+    Returns:
+        ``{"train", "dev", "test"}`` -> PMIDs, each list in numeric order.
+    """
     unique = sorted(set(pmids), key=pmid_sort_key)
     rng = random.Random(seed)
     shuffled = list(unique)
@@ -526,7 +687,23 @@ def write_splits(
     docs: Sequence[BratDocument], out_dir: str | Path, *, ratios: Sequence[float] = (60, 20, 20), seed: int = 13,
     counts: Counter[str] | None = None,
 ) -> dict[str, Any]:
-    """PMID lists, brat documents per split and ``splits.json`` under ``out_dir``; returns the summary."""
+    """Split documents by PMID and write each split.
+
+    Writes under ``out_dir`` (in place, not atomically): ``pmids_train.txt``, ``pmids_dev.txt``,
+    ``pmids_test.txt`` (one PMID per line, numeric order), the brat documents of each split under
+    ``train/``, ``dev/``, ``test/``, and ``splits.json`` (the summary).
+
+    Args:
+        docs: The brat documents; all sentences of one PMID go to the same split.
+        out_dir: The output directory, created if missing.
+        ratios: The train, dev and test ratios.
+        seed: The shuffle's seed.
+        counts: Updated in place when given: ``documents``.
+
+    Returns:
+        The summary ``{"seed", "ratios", "splits": {name: {"pmids", "documents", "entities",
+            "relations"}}}``.
+    """
     counts = counts if counts is not None else Counter()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -560,9 +737,30 @@ def export(
     seed: int | None = None,
     counts: Counter[str] | None = None,
 ) -> dict[str, Any]:
-    """Write ``docs`` in ``fmt`` to ``out`` (a file, or a directory for ``splits``); returns a summary.
+    """Export brat documents in one format (see the module docstring).
 
-    ``config`` defaults to ``config/export.yaml``; ``ratios``/``seed`` override its split settings.
+    Relation types are first rewritten by the configuration's ``relation_map``
+    ([`map_relations`][pipeline.brat.export.map_relations]).  The output file is written in place (not
+    atomically), UTF-8 with Unix (LF) line ends; ``pubtator`` at abstract level also writes the sidecar
+    ``OUT.sentences.tsv``.
+
+    Args:
+        docs: The brat documents, offsets half-open into each ``.txt``.
+        fmt: One of ``pubtator``, ``bioc-xml``, ``bioc-json``, ``conll``, ``splits``.
+        out: The output file, or the output directory for ``splits``; parent directories are created.
+        schema: The corpus schema.
+        config: The export settings; ``config/export.yaml`` when None.
+        ratios: Overrides the configuration's split ratios.
+        seed: Overrides the configuration's split seed.
+        counts: Updated in place when given: the counts of the format's writer (see the module docstring).
+
+    Returns:
+        A summary ``{"format", "out", "relation_map", "counts", ...}``: with ``pubtator``, the level and
+            (abstract level) the sidecar's path; with ``splits``, the split summary.
+
+    Raises:
+        ValueError: If ``fmt`` is not a known format.
+        ExportConfigError: If ``config`` is None and the default settings file is invalid.
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r} (expected one of {', '.join(FORMATS)})")

@@ -1,18 +1,19 @@
 """What each export format keeps of a brat corpus, computed by reading the export back.
 
 Input: the brat documents exported (the reference) and the documents an independent reader gets back from
-one exported file (:func:`read_back` names the reader of each format).  Output: a table per format, one row per
-feature of :data:`FEATURES`, each with the number annotated, the number found again in the export, a status
-(``kept``, ``lost``, ``partly kept: K of N``, ``none annotated``) and how the format carries it.  Nothing in the
-table is written by hand: a feature counts as kept only when the reader finds it again.
+one exported file ([`read_back`][pipeline.brat.formats.read_back] names the reader of each format).  Output: a
+table per format, one row per feature of ``FEATURES``, each with the number annotated, the number found again
+in the export, a status (``kept``, ``lost``, ``partly kept: K of N``, ``none annotated``) and how the format
+carries it.  Nothing in the table is written by hand: a feature counts as kept only when the reader finds it again.
 
 Features and what "found again" means (entities are compared by document, fragments in ascending order and
 type, so ids may change; relations by document, type and their argument entities by role):
 
 * ``entities``; ``discontiguous`` (entities of several fragments); ``nested`` (entities holding another,
-  :func:`pipeline.brat.stats.nested_ids`);
+  [`nested_ids`][pipeline.brat.stats.nested_ids]);
 * ``relations``; ``relation types`` (the distinct types as annotated, found on some relation);
-* ``modality``: relations with a modality (:mod:`pipeline.brat.modality`) found with the same modality;
+* ``modality``: relations with a modality ([`pipeline.brat.modality`][pipeline.brat.modality]) found with the
+  same modality;
 * ``notes``: free text of notes (an entity's note, the free part of a relation's note after its modality
   tokens) found on the same annotation, in a note or in the source row;
 * ``attributes``: brat attributes other than modality (``Composite``...);
@@ -49,7 +50,17 @@ def _ekey(doc: BratDocument, t: TextBound) -> EntityKey:
 
 
 def inventory(docs: Iterable[BratDocument]) -> dict[str, set[Any]]:
-    """The features of :data:`FEATURES` of ``docs`` as sets of comparable keys."""
+    """Collect the features of documents as sets of comparable keys.
+
+    Entities are keyed by (document, sorted fragments, type), so ids may change between the reference
+    and an export; relations by (document, type, arguments' entity keys by role).
+
+    Args:
+        docs: The documents (offsets half-open into each one's ``.txt``).
+
+    Returns:
+        Feature of ``FEATURES`` -> the set of its keys found in ``docs``.
+    """
     inv: dict[str, set[Any]] = {f: set() for f in FEATURES}
     for doc in docs:
         keys = {t.id: _ekey(doc, t) for t in doc.textbounds}
@@ -91,7 +102,18 @@ def inventory(docs: Iterable[BratDocument]) -> dict[str, set[Any]]:
 
 def declare(reference: Mapping[str, set[Any]], exported: Mapping[str, set[Any]],
             how: Mapping[str, str] | None = None) -> dict[str, dict[str, Any]]:
-    """One row per feature: ``{"annotated", "kept", "lost", "status", "how"}`` (see the module docstring)."""
+    """Declare what an export keeps of each feature (see the module docstring).
+
+    Args:
+        reference: The [`inventory`][pipeline.brat.formats.inventory] of the brat documents exported.
+        exported: The inventory of the documents read back from the export.
+        how: Feature -> how the format carries it; ``FEATURE:lost`` -> what is said when nothing is found
+            again (falls back to ``FEATURE``).
+
+    Returns:
+        Feature -> ``{"annotated", "kept", "lost", "status", "how"}``; ``status`` is ``kept``, ``lost``,
+            ``partly kept: K of N`` or ``none annotated``.
+    """
     how = how or {}
     rows = {}
     for f in FEATURES:
@@ -116,8 +138,18 @@ _LABEL = re.compile(r"^([BI])-(.+)$")
 
 
 def decode_bio(tokens: Sequence[tuple[int, int]], labels: Sequence[str]) -> list[tuple[tuple[int, int], str]]:
-    """Contiguous ``((start, end), type)`` spans of one BIO label column (an ``I-`` that continues nothing
-    opens a span, as lenient readers do)."""
+    """Decode one BIO label column into spans.
+
+    An ``I-`` that continues nothing (or continues another type) opens a span, as lenient readers do.
+
+    Args:
+        tokens: The tokens' half-open ``(start, end)`` character offsets, in order.
+        labels: One label per token (``B-TYPE``, ``I-TYPE`` or anything else for outside).
+
+    Returns:
+        The contiguous ``((start, end), type)`` spans, in order; a span runs from its first token's
+            start to its last token's end.
+    """
     spans: list[tuple[tuple[int, int], str]] = []
     current: tuple[int, int, str] | None = None
     for (s, e), label in zip(tokens, labels, strict=True):
@@ -140,9 +172,19 @@ def decode_bio(tokens: Sequence[tuple[int, int]], labels: Sequence[str]) -> list
 
 
 def read_conll(path: str | Path) -> list[BratDocument]:
-    """brat documents (entities only) from a CoNLL file of :func:`pipeline.brat.export.to_conll`
-    (``# NAME`` lines, ``token start end label...``): every label column decoded, the text rebuilt from the
-    tokens at their offsets (spaces between them)."""
+    """Read brat documents (entities only) back from a CoNLL file of [`to_conll`][pipeline.brat.export.to_conll].
+
+    The file has ``# NAME`` lines and ``token start end label...`` rows: every label column is decoded,
+    the text rebuilt from the tokens at their offsets (spaces between them).  An entity found in several
+    label columns is kept once.
+
+    Args:
+        path: The CoNLL file.
+
+    Returns:
+        One document per block, in file order (named by its ``# NAME`` line, else its position), each
+            entity a contiguous text-bound with fresh ``T`` ids; offsets half-open into the rebuilt text.
+    """
     docs: list[BratDocument] = []
     blocks = Path(path).read_text(encoding="utf-8").split("\n\n")
     for block in blocks:
@@ -161,9 +203,23 @@ def read_conll(path: str | Path) -> list[BratDocument]:
 
 
 def read_conll_spacy(path: str | Path, reference: Sequence[BratDocument]) -> list[BratDocument]:
-    """brat documents (entities only) from the ``spacy convert`` flavour (``-DOCSTART-`` lines, ``token label``):
-    documents are matched to ``reference`` by order and tokens placed in its text in order (the file holds
-    neither names nor offsets)."""
+    """Read brat documents (entities only) back from the ``spacy convert`` flavour of CoNLL.
+
+    The file has ``-DOCSTART-`` lines and ``token label`` rows; it holds neither names nor offsets, so
+    documents are matched to ``reference`` by order and each token is placed at its next occurrence in
+    the reference text.
+
+    Args:
+        path: The CoNLL file ([`to_conll_spacy`][pipeline.brat.export.to_conll_spacy]).
+        reference: The brat documents exported, in the order of the file.
+
+    Returns:
+        One document per block (at most as many as ``reference``), named and texted as its reference
+            document, its entities offsets half-open into that text.
+
+    Raises:
+        ValueError: If a token is not found in its reference text (naming the file and document).
+    """
     chunks = Path(path).read_text(encoding="utf-8").split("-DOCSTART- -X- O O\n")
     docs = []
     for ref, chunk in zip(reference, [c for c in chunks if c.strip()], strict=False):
@@ -191,6 +247,15 @@ def _with_spans(doc: BratDocument, tokens: Sequence[tuple[int, int]], columns: S
 
 
 def read_bioc(path: str | Path, schema: Schema) -> list[BratDocument]:
+    """Read brat documents back from a BioC file written by the export.
+
+    Args:
+        path: A BioC JSON file (``.json``) or BioC XML file (any other suffix).
+        schema: The corpus schema, passed to [`from_bioc`][pipeline.brat.export.from_bioc].
+
+    Returns:
+        The documents [`from_bioc`][pipeline.brat.export.from_bioc] rebuilds.
+    """
     p = Path(path)
     with p.open(encoding="utf-8") as fh:
         collection = biocjson.load(fh) if p.suffix == ".json" else biocxml.load(fh)
@@ -198,6 +263,16 @@ def read_bioc(path: str | Path, schema: Schema) -> list[BratDocument]:
 
 
 def read_parquet_docs(paths: Iterable[Path], config: str) -> list[BratDocument]:
+    """Read brat documents back from the Parquet files of one Hugging Face config.
+
+    Args:
+        paths: The Parquet files (e.g. one per split), read in the order given.
+        config: ``source`` (read with [`from_source_rows`][pipeline.brat.bigbio.from_source_rows]), else
+            ``bigbio_kb`` ([`from_kb_rows`][pipeline.brat.bigbio.from_kb_rows]).
+
+    Returns:
+        The documents of all rows, in order.
+    """
     rows = [row for p in paths for row in bigbio.read_rows(p)]
     return bigbio.from_source_rows(rows) if config == "source" else bigbio.from_kb_rows(rows)
 
@@ -246,8 +321,22 @@ HOW: dict[str, dict[str, str]] = {
 
 
 def read_back(fmt: str, path: Path, schema: Schema, reference: Sequence[BratDocument]) -> list[BratDocument]:
-    """The documents an independent reader gets from one exported file (``fmt`` a key of :data:`HOW` or
-    ``conll-spacy``; ``bigbio_kb``/``source``: ``path`` a directory of Parquet files)."""
+    """Read one exported file back with an independent reader.
+
+    Args:
+        fmt: The format: ``brat``, ``bioc``, ``pubtator``, ``pubtator-plain``, ``conll``, ``conll-spacy``,
+            ``bigbio_kb``, ``source`` or ``spacy``.
+        path: The exported file; a directory for ``brat``, for ``bigbio_kb`` and ``source`` (its
+            ``*.parquet`` files) and for ``spacy`` (its ``*.spacy`` files).
+        schema: The corpus schema (the BioC reader needs it).
+        reference: The brat documents exported (the ``conll-spacy`` reader needs their names and texts).
+
+    Returns:
+        The documents the reader gets.
+
+    Raises:
+        KeyError: If ``fmt`` is not a known format.
+    """
     readers: dict[str, Callable[[], list[BratDocument]]] = {
         "brat": lambda: read_directory(path)[0],
         "bioc": lambda: read_bioc(path, schema),
@@ -264,8 +353,19 @@ def read_back(fmt: str, path: Path, schema: Schema, reference: Sequence[BratDocu
 
 def format_table(reference: Sequence[BratDocument], exports: Sequence[tuple[str, str, Path]], schema: Schema,
                  root: Path) -> dict[str, dict[str, Any]]:
-    """``{file: {"format", "features": declare(...)}}`` for each ``(label, reader format, path)`` of
-    ``exports``; the file is ``path`` relative to ``root``."""
+    """Compute the format table of a release: what each exported file keeps of the brat corpus.
+
+    Args:
+        reference: The brat documents exported.
+        exports: ``(label, reader format, path)`` per exported file; the reader format is a ``fmt`` of
+            [`read_back`][pipeline.brat.formats.read_back].
+        schema: The corpus schema.
+        root: The directory the paths are shown relative to (they must lie under it).
+
+    Returns:
+        ``{file: {"format": label, "features": declare(...)}}``, the file being ``path`` relative to
+            ``root`` (POSIX form), in the order of ``exports``.
+    """
     ref = inventory(reference)
     out: dict[str, dict[str, Any]] = {}
     for label, fmt, path in exports:
@@ -276,7 +376,14 @@ def format_table(reference: Sequence[BratDocument], exports: Sequence[tuple[str,
 
 
 def markdown(table: Mapping[str, Mapping[str, Any]]) -> str:
-    """One Markdown table: a row per exported file, a column per feature (status and how)."""
+    """Render the format table as one Markdown table.
+
+    Args:
+        table: A [`format_table`][pipeline.brat.formats.format_table] result.
+
+    Returns:
+        A row per exported file, a column per feature (status, and how the format carries it).
+    """
     header = ["file", "format", *FEATURES]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for path, entry in table.items():
@@ -290,5 +397,12 @@ def markdown(table: Mapping[str, Mapping[str, Any]]) -> str:
 
 
 def totals(table: Mapping[str, Mapping[str, Any]]) -> dict[str, Counter[str]]:
-    """``{file: Counter(feature -> lost)}`` for the features a file loses."""
+    """Count what each exported file loses.
+
+    Args:
+        table: A [`format_table`][pipeline.brat.formats.format_table] result.
+
+    Returns:
+        ``{file: Counter(feature -> number lost)}``, only the features with a loss.
+    """
     return {p: Counter({f: r["lost"] for f, r in e["features"].items() if r["lost"]}) for p, e in table.items()}

@@ -60,6 +60,16 @@ class DecisionError(ValueError):
 
 @dataclass(frozen=True)
 class Decision:
+    """One line of a decision file: what to do with the entities of an ambiguous term.
+
+    Attributes:
+        term: The term, normalized ([`normalize_term`][pipeline.brat.harmonize.normalize_term]).
+        action: ``remove`` (every entity of the term), ``force`` (all of them get ``type``) or ``drop``
+            (those of type ``type`` only).
+        type: The type of ``force`` and ``drop``; None for ``remove``.
+        line: The line of the TSV file, or the 1-based entry of the YAML list.
+    """
+
     term: str
     action: str
     type: str | None = None
@@ -67,11 +77,19 @@ class Decision:
 
 
 def centroid_spans(annotator_spans: Sequence[Iterable[Span]], threshold: int) -> list[Span]:
-    """Consensus spans of contiguous annotations of ONE type in ONE document.
+    """Compute the consensus spans of contiguous annotations of ONE type in ONE document.
 
-    ``annotator_spans[k]`` are annotator k's half-open spans.  Returns the
-    maximal runs of characters with ``>= threshold`` character votes whose
-    adjacent pairs have ``>= threshold`` join votes, sorted.
+    Args:
+        annotator_spans: ``annotator_spans[k]`` are annotator k's spans, half-open character offsets
+            into the document's ``.txt``.
+        threshold: The number of annotators that must agree on a character and on a join, at least 1.
+
+    Returns:
+        The maximal runs of characters with ``>= threshold`` character votes whose adjacent pairs have
+            ``>= threshold`` join votes, sorted, half-open.
+
+    Raises:
+        ValueError: If ``threshold`` is less than 1.
     """
     if threshold < 1:
         raise ValueError("threshold must be at least 1")
@@ -98,10 +116,24 @@ def centroid_spans(annotator_spans: Sequence[Iterable[Span]], threshold: int) ->
 def harmonize_documents(
     versions: Sequence[BratDocument | None], threshold: int, counts: Counter[str] | None = None
 ) -> list[TextBound]:
-    """Consensus entities of one document from its annotators' versions (None = annotator lacks it).
+    """Compute the consensus entities of one document from its annotators' versions.
 
-    Returns text-bounds with ids ``T1..Tn`` in (start, end, type) order; the
-    text comes from the first version with a non-empty text.
+    Contiguous entities are voted character by character per type
+    ([`centroid_spans`][pipeline.brat.harmonize.centroid_spans]); discontiguous ones as a whole (same
+    fragments and type).
+
+    Args:
+        versions: One version of the document per annotator; None when the annotator lacks it (no votes).
+        threshold: The number of annotators that must agree, at least 1.
+        counts: Updated in place when given: ``entities_kept``, ``discontiguous_kept``.
+
+    Returns:
+        Text-bounds with ids ``T1..Tn`` in (start, end, type) order, offsets half-open into the
+            document's ``.txt``; their text comes from the first version with a non-empty text (empty when
+            none has one).
+
+    Raises:
+        ValueError: If ``threshold`` is less than 1.
     """
     counts = counts if counts is not None else Counter()
     text = next((v.text for v in versions if v is not None and v.text), "")
@@ -142,11 +174,25 @@ def harmonize_documents(
 def harmonize(
     directories: Sequence[str | Path], threshold: int, counts: Counter[str] | None = None
 ) -> tuple[list[BratDocument], dict[str, Any]]:
-    """Centroid harmonization of several brat directories.
+    """Harmonize several brat directories by centroid voting (see the module docstring).
 
-    Returns the consensus documents (entities only) and a report
-    ``{"directories", "threshold", "documents", "missing": {dir: [names]}, "parse_issues": [...],
-    "entities": {dir: n}, "kept": n}``.
+    Nothing is written (see [`write_collection`][pipeline.brat.harmonize.write_collection]); parse
+    issues and missing documents are logged at WARNING.
+
+    Args:
+        directories: The annotators' brat directories, read recursively.
+        threshold: The number of annotators that must agree, at least 1.
+        counts: Updated in place when given: ``documents``, ``entities_in_<directory>``,
+            ``entities_kept``, ``discontiguous_kept``, ``parse_issues``.
+
+    Returns:
+        The consensus documents (entities only), one per name found in any directory, sorted by name;
+            and a report ``{"directories", "threshold", "documents", "missing": {dir: [names]},
+            "parse_issues": [...], "entities": {dir: n}, "kept": n}``.
+
+    Raises:
+        FileNotFoundError: If a directory is not a directory.
+        ValueError: If ``threshold`` is less than 1 (and some document has an entity to vote on).
     """
     counts = counts if counts is not None else Counter()
     collections: list[dict[str, BratDocument]] = []
@@ -186,6 +232,14 @@ def harmonize(
 # --- ambiguity -----------------------------------------------------------------
 
 def normalize_term(text: str) -> str:
+    """Normalize a term: lower-cased, whitespace runs collapsed to single spaces, stripped.
+
+    Args:
+        text: An entity's covered text, or a term of a decision file.
+
+    Returns:
+        The normalized term.
+    """
     return " ".join(text.lower().split())
 
 
@@ -195,7 +249,15 @@ def _term(doc: BratDocument, t: TextBound) -> str:
 
 
 def ambiguity_report(docs: Iterable[BratDocument]) -> dict[str, dict[str, int]]:
-    """``{term: {type: n}}`` for the terms annotated with more than one type, sorted by term."""
+    """Find the ambiguous terms: terms annotated with more than one type across the documents.
+
+    Args:
+        docs: The documents; a term is an entity's covered text (its fragments in offset order, joined
+            by spaces; the text column when the document has no text), normalized.
+
+    Returns:
+        ``{term: {type: n}}`` for the ambiguous terms, sorted by term, types sorted.
+    """
     seen: dict[str, Counter[str]] = {}
     for doc in docs:
         for t in doc.textbounds:
@@ -204,7 +266,20 @@ def ambiguity_report(docs: Iterable[BratDocument]) -> dict[str, dict[str, int]]:
 
 
 def read_decisions(path: str | Path) -> list[Decision]:
-    """Decisions from a TSV (``term<TAB>action[<TAB>TYPE]``, ``#`` comments) or YAML (``.yaml``/``.yml``) file."""
+    """Read a decision file.
+
+    Args:
+        path: A TSV file (``term<TAB>action[<TAB>TYPE]``, ``#`` comments, blank lines skipped), or a YAML
+            file (``.yaml``/``.yml``) holding a list of ``{term, action, type}``.
+
+    Returns:
+        The decisions, in file order; terms normalized, actions lower-cased.
+
+    Raises:
+        DecisionError: If the file is not valid YAML, a line or entry lacks a term or action, an action
+            is unknown, or ``force``/``drop`` has no type (naming the file and line or entry).
+        OSError: If the file cannot be read.
+    """
     p = Path(path)
     out: list[Decision] = []
     if p.suffix in (".yaml", ".yml"):
@@ -246,7 +321,23 @@ def _decision(path: Path, line: int, term: str, action: str, type_: Any) -> Deci
 def apply_decisions(
     docs: Iterable[BratDocument], decisions: Sequence[Decision], counts: Counter[str] | None = None
 ) -> list[BratDocument]:
-    """The documents with the decisions applied (entities renumbered; relations and notes of removed ids dropped)."""
+    """Apply decisions to documents.
+
+    Entities of the same fragments and type after the decisions are merged into one; entities are
+    renumbered ``T1..Tn`` in (start, end, type) order.  Relations whose argument was removed are
+    dropped, and notes whose target was; relations and notes are remapped to the new ids.  Only
+    entities, relations and notes are kept (attributes, normalizations, events and equivalences are
+    not carried over).  A decision that matched nothing is logged at INFO.
+
+    Args:
+        docs: The documents (e.g. from [`harmonize`][pipeline.brat.harmonize.harmonize]).
+        decisions: The decisions ([`read_decisions`][pipeline.brat.harmonize.read_decisions]).
+        counts: Updated in place when given: ``decisions_removed``, ``decisions_forced``,
+            ``decisions_dropped`` (entities affected), ``decisions_unused`` (decisions).
+
+    Returns:
+        New documents, in the order given; the inputs are not modified.
+    """
     counts = counts if counts is not None else Counter()
     by_term: dict[str, list[Decision]] = {}
     for d in decisions:
@@ -298,7 +389,22 @@ def apply_decisions(
 
 
 def write_collection(docs: Iterable[BratDocument], out_dir: str | Path) -> int:
-    """Write documents as brat under ``out_dir``; returns how many."""
+    """Write documents as a brat collection.
+
+    Each document is written with [`write_document`][pipeline.brat.standoff.write_document] (in place,
+    not atomically).
+
+    Args:
+        docs: The documents.
+        out_dir: The target directory, created if missing.
+
+    Returns:
+        The number of documents written.
+
+    Raises:
+        NameError_: If a document name is not a valid brat document name (the documents before it are
+            written).
+    """
     n = 0
     for doc in docs:
         write_document(out_dir, doc)

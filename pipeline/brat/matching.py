@@ -24,15 +24,19 @@ _INF = float("inf")
 
 
 def max_bipartite_matching(left: Sequence[L], adjacency: Mapping[L, Sequence[R]]) -> dict[L, R]:
-    """A maximum matching of a bipartite graph (Hopcroft-Karp).
-
-    ``left`` lists the left vertices (distinct, hashable); ``adjacency[u]``
-    lists the right vertices ``u`` may be matched with (a vertex missing from
-    ``adjacency`` has no edge).  Returns ``{left vertex: right vertex}`` with
-    every right vertex used at most once and as many pairs as possible.
+    """Find a maximum matching of a bipartite graph (Hopcroft-Karp).
 
     Deterministic: vertices and edges are explored in the order given, so
     the same input always yields the same matching.
+
+    Args:
+        left: The left vertices (distinct, hashable).
+        adjacency: For a left vertex ``u``, ``adjacency[u]`` lists the right vertices ``u`` may be
+            matched with (a vertex missing from ``adjacency`` has no edge).
+
+    Returns:
+        ``{left vertex: right vertex}`` with every right vertex used at most once and as many pairs
+            as possible; unmatched left vertices are absent.
     """
     pair_u: dict[L, R | None] = {u: None for u in left}
     pair_v: dict[R, L | None] = {}
@@ -102,13 +106,31 @@ def max_bipartite_matching(left: Sequence[L], adjacency: Mapping[L, Sequence[R]]
 
 
 def spans_overlap(a: Iterable[Span], b: Iterable[Span]) -> bool:
-    """True when some fragment of ``a`` shares at least one character with some fragment of ``b``."""
+    """Tell whether two fragmented spans share a character.
+
+    Args:
+        a: The fragments of one annotation, half-open ``(start, end)`` character offsets.
+        b: The fragments of the other, in the same offset space (same text).
+
+    Returns:
+        True when some fragment of ``a`` shares at least one character with some fragment of ``b``
+            (touching spans, ``end == start``, do not overlap).
+    """
     bs = list(b)
     return any(s1 < e2 and s2 < e1 for s1, e1 in a for s2, e2 in bs)
 
 
 def match_count(left: Sequence[L], adjacency: Mapping[L, Sequence[R]]) -> int:
-    """Size of a maximum matching (see :func:`max_bipartite_matching`)."""
+    """Count the pairs of a maximum matching.
+
+    Args:
+        left: The left vertices, as for
+            [`max_bipartite_matching`][pipeline.brat.matching.max_bipartite_matching].
+        adjacency: The right vertices each left vertex may be matched with.
+
+    Returns:
+        The size of a maximum matching.
+    """
     return len(max_bipartite_matching(left, adjacency))
 
 

@@ -6,21 +6,23 @@ form the released PGxCorpus uses (``hyp``, ``neg``), and every command reads and
 this module: the campaign's collections, ``merge`` and agreement (a modality difference is a
 disagreement), ``stats``, ``find``, the exports and the release.
 
-Grammar of a relation's note text (whitespace-separated tokens)::
+Grammar of a relation's note text (whitespace-separated tokens):
 
     note     := modality* ( "|" )? free-text?
     modality := a whole token of MODALITY_TOKENS, case-insensitive
 
-* The **leading** whole tokens found in :data:`MODALITY_TOKENS` are the modality (``hyp``, ``hypo``,
-  ``htp`` -> Hypothetical; ``neg``, ``not`` -> Negated).  Tokens are never matched by prefix, so
-  ``hypertension`` is free text.
+* The **leading** whole tokens found in [`MODALITY_TOKENS`][pipeline.brat.modality.MODALITY_TOKENS] are
+  the modality (``hyp``, ``hypo``, ``htp`` -> Hypothetical; ``neg``, ``not`` -> Negated).  Tokens are
+  never matched by prefix, so ``hypertension`` is free text.
 * The first other token ends the modality; a ``|`` token there is a separator and is dropped.
   What follows, as written, is the person's free note.
-* Written back (:func:`format_note`), modality comes first in canonical form (``hyp`` before ``neg``)
-  and free text that could be read as modality is protected by `` | ``: a free note "not sure" is
-  written ``| not sure``.  Parsing the written form gives back the same modality and free text.
+* Written back ([`format_note`][pipeline.brat.modality.format_note]), modality comes first in canonical
+  form (``hyp`` before ``neg``) and free text that could be read as modality is protected by `` | ``:
+  a free note "not sure" is written ``| not sure``.  Parsing the written form gives back the same
+  modality and free text.
 * A relation has **at most one** note: brat edits only the first ``AnnotatorNotes`` of an
-  annotation but shows the last one.  :func:`join_notes` folds several into one.
+  annotation but shows the last one.  [`join_notes`][pipeline.brat.modality.join_notes] folds several
+  into one.
 * Machine provenance (rule, trigger, source) never goes into a brat note: it lives in sidecar files
   outside the collection, so a person's notes, the modality and the machine's provenance stay apart.
 
@@ -35,7 +37,8 @@ from dataclasses import dataclass
 NEGATED = "Negated"
 HYPOTHETICAL = "Hypothetical"
 MODALITIES: tuple[str, ...] = (HYPOTHETICAL, NEGATED)
-"""The modalities, in canonical order (the order of :func:`modality_label` and :func:`format_note`)."""
+"""The modalities, in canonical order (the order of [`modality_label`][pipeline.brat.modality.modality_label] and
+[`format_note`][pipeline.brat.modality.format_note])."""
 
 MODALITY_TOKENS: dict[str, str] = {
     "hyp": HYPOTHETICAL,
@@ -54,8 +57,10 @@ SEPARATOR = "|"
 class RelationNote:
     """A relation note read with the grammar.
 
-    ``modality``: the modalities stated (a subset of :data:`MODALITIES`); ``free``: the person's free
-    text, stripped (``""`` when none); ``tokens``: the modality tokens as written, lower-cased.
+    Attributes:
+        modality: The modalities stated, a subset of [`MODALITIES`][pipeline.brat.modality.MODALITIES].
+        free: The person's free text, stripped (``""`` when none).
+        tokens: The modality tokens as written, lower-cased, in order.
     """
 
     modality: frozenset[str]
@@ -69,7 +74,15 @@ class RelationNote:
 
 
 def parse_note(text: str) -> RelationNote:
-    """Read one relation note: leading modality tokens, an optional ``|``, then free text."""
+    """Read one relation note: leading modality tokens, an optional ``|``, then free text.
+
+    Args:
+        text: The note text of one ``AnnotatorNotes`` line of a relation.
+
+    Returns:
+        The modality and free text it states (an empty modality when the note has no leading
+            modality token).
+    """
     rest = text.strip()
     modality: set[str] = set()
     tokens: list[str] = []
@@ -90,7 +103,17 @@ def parse_note(text: str) -> RelationNote:
 
 
 def modality_label(modality: Iterable[str]) -> str:
-    """``none`` or the modalities joined by ``+`` in canonical order."""
+    """Name a set of modalities.
+
+    Args:
+        modality: Modality names, each one of [`MODALITIES`][pipeline.brat.modality.MODALITIES].
+
+    Returns:
+        ``none``, or the modalities joined by ``+`` in canonical order (``Hypothetical+Negated``).
+
+    Raises:
+        ValueError: If a name is not a known modality.
+    """
     present = set(modality)
     unknown = present.difference(MODALITIES)
     if unknown:
@@ -100,10 +123,20 @@ def modality_label(modality: Iterable[str]) -> str:
 
 
 def format_note(modality: Iterable[str], free: str = "") -> str:
-    """The canonical note text for ``modality`` and ``free`` text; ``""`` when both are empty.
+    """Write the canonical note text for a modality and a free text.
 
     ``parse_note(format_note(m, f))`` gives back ``m`` and ``f.strip()`` (inner whitespace of ``f`` kept
     except newlines and tabs, which a brat note line cannot hold and which become spaces).
+
+    Args:
+        modality: Modality names, each one of [`MODALITIES`][pipeline.brat.modality.MODALITIES].
+        free: The person's free text; protected by a leading `` | `` when it could be read as modality.
+
+    Returns:
+        The note text, canonical modality tokens first; ``""`` when both are empty.
+
+    Raises:
+        ValueError: If a modality name is not a known modality.
     """
     present = set(modality)
     modality_label(present)  # validates
@@ -118,8 +151,15 @@ def format_note(modality: Iterable[str], free: str = "") -> str:
 
 
 def join_notes(texts: Iterable[str]) -> RelationNote:
-    """Fold several notes of one relation into one: the union of modalities, free texts joined by ``; ``
-    in the order given, each distinct one once."""
+    """Fold several notes of one relation into one.
+
+    Args:
+        texts: The note texts of one relation, in file order.
+
+    Returns:
+        The union of their modalities, their modality tokens in order, and their free texts joined
+            by ``; `` in the order given, each distinct one once.
+    """
     modality: set[str] = set()
     tokens: list[str] = []
     free: list[str] = []

@@ -1,36 +1,36 @@
-"""brat <-> PubTator: the ``export --format pubtator`` writer and its reverse.
+r"""brat <-> PubTator: the ``export --format pubtator`` writer and its reverse.
 
-Input of :func:`to_pubtator_records`: brat documents (PGxCorpus names them
-``{PMID}_{k}``, one sentence each, k 1-based, title = 1), offsets half-open
-into their ``.txt``.  Output: :class:`~pipeline.sources.pubtator_format.PubtatorRecord`
-blocks, written by :func:`~pipeline.sources.pubtator_format.format_record`.
+Input of [`to_pubtator_records`][pipeline.brat.pubtator.to_pubtator_records]: brat documents (PGxCorpus names
+them ``{PMID}_{k}``, one sentence each, k 1-based, title = 1), offsets half-open
+into their ``.txt``.  Output: [`PubtatorRecord`][pipeline.sources.pubtator_format.PubtatorRecord]
+blocks, written by [`format_record`][pipeline.sources.pubtator_format.format_record].
 
 Levels
 * ``abstract`` (the default): one PubTator document per PMID, its id the
   PMID (the name up to the first ``_``).  Title = the text of sentence 1
   (``{PMID}_1``; empty when the collection lacks it); abstract = the other
   sentences of the PMID in order of k, joined by one space
-  (:data:`SENTENCE_SEPARATOR`; the gold sentences are pre-tokenized, so this
+  (``SENTENCE_SEPARATOR``; the gold sentences are pre-tokenized, so this
   is their text, not PubMed's).  Offsets are document offsets into
-  ``title + "\\n" + abstract`` (PubTator's one separator character), i.e. a
+  ``title + "\n" + abstract`` (PubTator's one separator character), i.e. a
   sentence's brat offset plus the sentence's start.  A brat document named
   by a bare PMID (no ``_k``) is one whole document: its text is split at its
   first newline into title and abstract (offsets unchanged).  Because
   PubTator cannot say where sentences start, a sidecar
   ``OUT.sentences.tsv`` (``document<TAB>sentence<TAB>start<TAB>end``,
   half-open document offsets, one row per brat document) is written beside
-  the PubTator file; :func:`from_pubtator` uses it to restore the brat
+  the PubTator file; [`from_pubtator`][pipeline.brat.pubtator.from_pubtator] uses it to restore the brat
   documents.
 * ``sentence``: one PubTator document per brat document, its id the brat
   name (``{PMID}_{k}``), the text in the title line (split at a first
   newline as above), offsets equal to brat offsets.
 
 Lines (7 columns for entities, 5 for relations, all read by the ``bioc``
-package's ``bioc.pubtator`` reader and by :func:`pipeline.sources.pubtator_format.read_pubtator`):
+package's ``bioc.pubtator`` reader and by [`read_pubtator`][pipeline.sources.pubtator_format.read_pubtator]):
 * entity: ``DOC<TAB>start<TAB>end<TAB>mention<TAB>type<TAB>identifier<TAB>key``.
   ``identifier``: the entity's normalizations (``N`` lines), ``NCBIGene:1559``
   written as the bare gene id ``1559`` (PubTator's convention), other
-  references as ``DB:ID``, several joined by ``;``; :data:`NO_IDENTIFIER`
+  references as ``DB:ID``, several joined by ``;``; ``NO_IDENTIFIER``
   (``-``) when there is none (an empty last column would be stripped by
   ``bioc.pubtator``, which then takes the line for a relation).  ``key`` is
   ``{brat document name}:{brat id}`` (``10070957_8:T3``), unique in the file.
@@ -51,7 +51,7 @@ discontiguous entities under ``pubtator_discontiguous: skip``
 and newlines/tabs inside a sentence or mention (replaced by spaces, same
 length: ``whitespace_replaced``).  Brat ids of relations, attributes and
 normalizations, the text column of normalizations and the order of
-annotation lines are not kept: :func:`from_pubtator` numbers them afresh.
+annotation lines are not kept: [`from_pubtator`][pipeline.brat.pubtator.from_pubtator] numbers them afresh.
 """
 
 from __future__ import annotations
@@ -94,7 +94,15 @@ DROP_KEYS = (
 
 @dataclass(frozen=True)
 class SentenceSpan:
-    """Where brat document ``sentence`` sits in PubTator document ``document`` (half-open offsets)."""
+    r"""Where a brat document sits in a PubTator document: one row of the sidecar.
+
+    Attributes:
+        document: The PubTator document id (the PMID at abstract level).
+        sentence: The brat document name (``{PMID}_{k}``).
+        start: Start of the brat document's text, a half-open character offset into the PubTator
+            document's text (``title + "\n" + abstract``).
+        end: End of it (exclusive).
+    """
 
     document: str
     sentence: str
@@ -103,7 +111,14 @@ class SentenceSpan:
 
 
 def sidecar_path(out: str | Path) -> Path:
-    """``OUT.sentences.tsv`` beside the PubTator file ``OUT``."""
+    """Name the sidecar of a PubTator file.
+
+    Args:
+        out: The PubTator file ``OUT``.
+
+    Returns:
+        ``OUT.sentences.tsv`` beside it.
+    """
     p = Path(out)
     return p.with_name(p.name + SIDECAR_SUFFIX)
 
@@ -151,11 +166,26 @@ def to_pubtator_records(
     docs: Iterable[BratDocument], schema: Schema, *, level: str = "abstract", discontiguous: str = "split",
     counts: Counter[str] | None = None,
 ) -> tuple[list[PubtatorRecord], list[SentenceSpan]]:
-    """PubTator records of the brat documents and where each brat document went (see the module docstring).
+    """Convert brat documents to PubTator records, and say where each brat document went.
 
-    ``level``: ``abstract`` or ``sentence``; ``discontiguous``: ``split`` (one line per fragment, shared key)
-    or ``skip``.  Count keys: ``documents`` (PubTator documents), ``brat_documents``, ``entities`` and
-    ``entity_lines`` written, ``discontiguous_entities`` written, ``relations`` written, and :data:`DROP_KEYS`.
+    See the module docstring for the layout and what is lost; each kind of loss with a non-zero count is
+    logged once at WARNING.
+
+    Args:
+        docs: The brat documents, offsets half-open into each ``.txt``.
+        schema: The corpus schema, whose ``relation_attributes`` name the modality attributes.
+        level: ``abstract`` (one PubTator document per PMID) or ``sentence`` (one per brat document).
+        discontiguous: ``split`` (one line per fragment, shared key) or ``skip``.
+        counts: Updated in place when given: ``documents`` (PubTator documents), ``brat_documents``,
+            ``entities`` and ``entity_lines`` written, ``discontiguous_entities`` written, ``relations``
+            written, and the ``DROP_KEYS`` (what was not written).
+
+    Returns:
+        The records, by document id in PMID order (entity lines by start, end and key), and one sentence span per brat
+            document: its half-open offsets in its PubTator document (for the sidecar).
+
+    Raises:
+        ValueError: If ``level`` is not ``abstract`` or ``sentence``.
     """
     if level not in LEVELS:
         raise ValueError(f"unknown PubTator level {level!r} (expected one of {', '.join(LEVELS)})")
@@ -247,8 +277,9 @@ def _count_unwritable(doc: BratDocument, relations: set[str], schema: Schema, co
     """Count what of ``doc`` has no PubTator form (``relations``: ids of the relations written).
 
     A note on a written relation that holds modality tokens only (``neg``, ``hyp``..., read with
-    :mod:`pipeline.brat.modality`) is carried by the modality column; any other note is dropped, as are
-    attributes other than binary modality attributes of written relations, events and equivalences.
+    [`pipeline.brat.modality`][pipeline.brat.modality]) is carried by the modality column; any other note is
+    dropped, as are attributes other than binary modality attributes of written relations, events and
+    equivalences.
     """
     for n in doc.notes:
         note = parse_note(n.text)
@@ -263,7 +294,18 @@ def _count_unwritable(doc: BratDocument, relations: set[str], schema: Schema, co
 
 
 def write_sidecar(spans: Sequence[SentenceSpan], path: str | Path) -> Path:
-    """The sentence map as TSV (header :data:`SIDECAR_HEADER`)."""
+    """Write the sentence map as TSV.
+
+    The file is written in place (not atomically): a header ``document sentence start end``, then one
+    row per span, tab-separated.
+
+    Args:
+        spans: The sentence spans ([`to_pubtator_records`][pipeline.brat.pubtator.to_pubtator_records]).
+        path: The sidecar file ([`sidecar_path`][pipeline.brat.pubtator.sidecar_path] of the PubTator file).
+
+    Returns:
+        The path written.
+    """
     p = Path(path)
     with p.open("w", encoding="utf-8", newline="") as fh:
         writer = csv.writer(fh, delimiter="\t", lineterminator="\n")
@@ -274,7 +316,18 @@ def write_sidecar(spans: Sequence[SentenceSpan], path: str | Path) -> Path:
 
 
 def read_sidecar(path: str | Path) -> dict[str, list[SentenceSpan]]:
-    """``document -> [SentenceSpan]`` from an ``OUT.sentences.tsv``; ValueError naming file:line on a bad row."""
+    """Read a sidecar ``OUT.sentences.tsv``.
+
+    Args:
+        path: The sidecar file.
+
+    Returns:
+        PubTator document id -> its sentence spans, in file order.
+
+    Raises:
+        ValueError: If the header is not ``document sentence start end``, or a row does not have four
+            columns with offsets ``start <= end`` (naming ``file:line``).
+    """
     p = Path(path)
     out: dict[str, list[SentenceSpan]] = {}
     with p.open(encoding="utf-8", newline="") as fh:
@@ -312,17 +365,28 @@ def from_pubtator(
     records: Iterable[PubtatorRecord], sentences: Mapping[str, Sequence[SentenceSpan]] | None = None,
     counts: Counter[str] | None = None,
 ) -> list[BratDocument]:
-    """brat documents from PubTator records written by :func:`to_pubtator_records` (the reverse).
+    r"""Rebuild brat documents from PubTator records.
 
-    With ``sentences`` (the sidecar), each PubTator document is cut back into its brat documents
-    (an entity goes to the document its key names); without, each PubTator document becomes one
-    brat document named by its id.  Entity ids come from the key column (lines without one get
-    fresh ``T`` ids), relation ids ``R1...`` in line order, modality as the relation's note in the
-    grammar of :mod:`pipeline.brat.modality` (``#1 AnnotatorNotes R1 neg``),
-    identifiers as ``N`` lines (a bare number is an NCBI Gene id).
-    Count keys: ``documents``, ``entities``, ``relations``, ``entities_unplaced`` and
-    ``relations_unplaced`` (the key names no document of the sidecar, or offsets fall outside it),
-    ``identifiers_unreadable``.
+    The reverse of [`to_pubtator_records`][pipeline.brat.pubtator.to_pubtator_records].  With ``sentences``
+    (the sidecar), each PubTator document is cut back into its brat documents (an entity goes to the
+    document its key names); without, each PubTator document becomes one brat document named by its id.
+    Entity ids come from the key column (lines without one get fresh ``T`` ids), relation ids ``R1...``
+    in line order, modality as the relation's note in the grammar of
+    [`pipeline.brat.modality`][pipeline.brat.modality] (``#1 AnnotatorNotes R1 neg``), identifiers as
+    ``N`` lines (a bare number is an NCBI Gene id).  What cannot be placed is skipped and logged at
+    WARNING.
+
+    Args:
+        records: The PubTator records, offsets into ``title + "\n" + abstract``.
+        sentences: The sidecar ([`read_sidecar`][pipeline.brat.pubtator.read_sidecar]): PubTator document
+            id -> its sentence spans; None for one brat document per PubTator document.
+        counts: Updated in place when given: ``documents``, ``entities``, ``relations``,
+            ``entities_unplaced`` and ``relations_unplaced`` (the key names no document of the sidecar,
+            or offsets fall outside it), ``identifiers_unreadable``.
+
+    Returns:
+        The brat documents, record by record, offsets half-open into each document's own text (the
+            sentence's, shifted back by its start).
     """
     counts = counts if counts is not None else Counter()
     out: list[BratDocument] = []
@@ -383,9 +447,22 @@ def from_pubtator(
 def read_pubtator_export(
     path: str | Path, sidecar: str | Path | None = None, counts: Counter[str] | None = None
 ) -> list[BratDocument]:
-    """brat documents from a PubTator file written by ``export --format pubtator``.
+    """Read brat documents back from a PubTator file written by ``export --format pubtator``.
 
-    ``sidecar`` defaults to ``PATH.sentences.tsv`` when that file exists (abstract level).
+    Args:
+        path: The PubTator file (plain or gzip-compressed).
+        sidecar: The sentence map; by default ``PATH.sentences.tsv`` when that file exists (abstract
+            level); without one, each PubTator document becomes one brat document.
+        counts: Updated in place when given: the counts of
+            [`from_pubtator`][pipeline.brat.pubtator.from_pubtator].
+
+    Returns:
+        The brat documents ([`from_pubtator`][pipeline.brat.pubtator.from_pubtator]).
+
+    Raises:
+        PubtatorFormatError: If the PubTator file cannot be read or has a malformed line
+            ([`PubtatorFormatError`][pipeline.sources.pubtator_format.PubtatorFormatError]).
+        ValueError: If the sidecar is malformed.
     """
     counts = counts if counts is not None else Counter()
     side = Path(sidecar) if sidecar is not None else sidecar_path(path)

@@ -1,13 +1,13 @@
-"""brat documents as spaCy training data (``DocBin`` files for ``spacy train``).
+r"""brat documents as spaCy training data (``DocBin`` files for ``spacy train``).
 
 Input: brat documents (offsets half-open into each ``.txt``).  Each document becomes one ``Doc`` whose
-tokens are the CoNLL tokens (:func:`pipeline.brat.export.tokenize`: ``\\w+`` runs and single other
+tokens are the CoNLL tokens ([`tokenize`][pipeline.brat.export.tokenize]: ``\w+`` runs and single other
 characters) further cut at every entity boundary, so every fragment is a whole number of tokens and no
 entity is widened or dropped for alignment.
 
-* ``doc.spans["sc"]`` (:data:`SPANS_KEY`, the default key of spaCy's ``spancat``): every contiguous entity,
+* ``doc.spans["sc"]`` (``SPANS_KEY``, the default key of spaCy's ``spancat``): every contiguous entity,
   nested ones included, label = entity type, ``span.id_`` = its brat id;
-* ``doc.spans["discontiguous"]`` (:data:`FRAGMENTS_KEY`): one span per fragment of each discontiguous entity,
+* ``doc.spans["discontiguous"]`` (``FRAGMENTS_KEY``): one span per fragment of each discontiguous entity,
   label = entity type, ``span.id_`` = the entity's brat id, which links the fragments of one entity (a spaCy
   span cannot have a gap);
 * ``doc.ents``: a flat NER view (spaCy's ``ner`` needs non-overlapping spans): the contiguous entities chosen
@@ -15,7 +15,7 @@ entity is widened or dropped for alignment.
 * ``doc.user_data["name"]`` = the brat document name.
 
 Relations, modality, notes, attributes and normalizations have no place in these files (declared by the
-release's format table).  Train with, for example::
+release's format table).  Train with, for example:
 
     python -m spacy init config config.cfg --lang en --pipeline spancat
     python -m spacy train config.cfg --paths.train spacy/train.spacy --paths.dev spacy/dev.spacy
@@ -49,7 +49,25 @@ def _tokens(doc: BratDocument) -> list[tuple[int, int]]:
 
 
 def to_docs(docs: Iterable[BratDocument], vocab: Any, counts: Counter[str] | None = None) -> list[Any]:
-    """spaCy ``Doc`` objects of the brat documents (see the module docstring)."""
+    """Convert brat documents to spaCy ``Doc`` objects (see the module docstring).
+
+    The ``Doc`` text is the brat text, so spaCy character offsets equal brat offsets (half-open, into
+    the ``.txt``).  Empty or whitespace-only fragments are dropped; an entity left with none is not
+    written.
+
+    Args:
+        docs: The brat documents.
+        vocab: The spaCy ``Vocab`` of the ``Doc`` objects (e.g. ``spacy.blank("en").vocab``).
+        counts: Updated in place when given: ``documents``, ``entities``, ``entities_discontiguous``,
+            ``entities_empty_dropped``, ``entities_not_in_ents`` (contiguous entities left out of the
+            flat ``doc.ents`` view because they overlap a longer one).
+
+    Returns:
+        One ``Doc`` per brat document, in order.
+
+    Raises:
+        ValueError: If a ``Doc`` cannot reproduce its brat text exactly (naming the document).
+    """
     from spacy.tokens import Doc, Span
 
     counts = counts if counts is not None else Counter()
@@ -119,7 +137,23 @@ def to_docs(docs: Iterable[BratDocument], vocab: Any, counts: Counter[str] | Non
 
 
 def write_docbin(docs: Sequence[BratDocument], path: str | Path, counts: Counter[str] | None = None) -> Path:
-    """A ``.spacy`` file (``DocBin`` with user data) of ``docs``; returns its path."""
+    """Write brat documents as a ``.spacy`` file (a ``DocBin`` with user data).
+
+    The file is written in place (not atomically); the ``Doc`` objects are made with a blank English
+    vocabulary ([`to_docs`][pipeline.brat.spacy_docbin.to_docs]).
+
+    Args:
+        docs: The brat documents.
+        path: The file written; its directory is created if missing.
+        counts: Updated in place when given: the counts of
+            [`to_docs`][pipeline.brat.spacy_docbin.to_docs].
+
+    Returns:
+        The path written.
+
+    Raises:
+        ValueError: If a ``Doc`` cannot reproduce its brat text exactly.
+    """
     import spacy
     from spacy.tokens import DocBin
 
@@ -134,10 +168,18 @@ def write_docbin(docs: Sequence[BratDocument], path: str | Path, counts: Counter
 
 
 def read_docbin(path: str | Path) -> list[BratDocument]:
-    """brat documents (entities only) from a ``.spacy`` file written by :func:`write_docbin`.
+    """Read brat documents (entities only) from a ``.spacy`` file.
 
-    Entities come from ``doc.spans["sc"]`` and, joined by ``span.id_``, ``doc.spans["discontiguous"]``
-    (offsets are character offsets of the ``Doc`` text, which is the brat text).
+    The file is one [`write_docbin`][pipeline.brat.spacy_docbin.write_docbin] wrote.  Entities come from
+    ``doc.spans["sc"]`` and, joined by ``span.id_``, ``doc.spans["discontiguous"]`` (offsets are character
+    offsets of the ``Doc`` text, which is the brat text).
+
+    Args:
+        path: The ``.spacy`` file.
+
+    Returns:
+        One document per ``Doc``, named by its ``user_data["name"]``, entities with their brat ids and
+            half-open offsets into the text.
     """
     import spacy
     from spacy.tokens import DocBin

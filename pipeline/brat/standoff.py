@@ -5,10 +5,10 @@ Offsets in ``.ann`` are half-open character offsets into the ``.txt`` text;
 a discontiguous text-bound annotation lists its fragments as
 ``start end;start end`` and its text as the fragment texts joined by single
 spaces.  This module only parses and serialises; checking a document against
-an ``annotation.conf`` is :mod:`pipeline.brat.validate`'s job.
+an ``annotation.conf`` is [`pipeline.brat.validate`][pipeline.brat.validate]'s job.
 
 Parsing never raises on a bad line: the line is skipped and reported as a
-:class:`ParseIssue` naming file and line, so one bad line never sinks a run
+[`ParseIssue`][pipeline.brat.standoff.ParseIssue] naming file and line, so one bad line never sinks a run
 and is never silently lost.
 """
 
@@ -26,7 +26,17 @@ from pipeline.paths import list_files
 
 @dataclass(frozen=True)
 class TextBound:
-    """``T`` line.  ``fragments`` keep the order of the file (brat allows any order)."""
+    """A text-bound annotation, a ``T`` line: ``T1<TAB>Type start end;start end<TAB>text``.
+
+    Attributes:
+        id: The brat id (``T1``).
+        type: The entity type.
+        fragments: The ``(start, end)`` spans, half-open character offsets into the document's
+            ``.txt``, in the order of the file (brat allows any order; see ``sorted_fragments``).
+        text: The text column as written: the fragment texts joined by single spaces (not
+            checked here against the ``.txt``).
+        line: The 1-based line of the ``.ann`` it was read from (0 when built in code).
+    """
 
     id: str
     type: str
@@ -36,20 +46,30 @@ class TextBound:
 
     @property
     def sorted_fragments(self) -> tuple[Span, ...]:
+        """The fragments sorted by offset (half-open, into the ``.txt``)."""
         return tuple(sorted(self.fragments))
 
     @property
     def start(self) -> int:
+        """The smallest fragment start (a character offset into the ``.txt``)."""
         return min(s for s, _ in self.fragments)
 
     @property
     def end(self) -> int:
+        """The largest fragment end (exclusive, a character offset into the ``.txt``)."""
         return max(e for _, e in self.fragments)
 
 
 @dataclass(frozen=True)
 class Relation:
-    """``R`` line: ``R1<TAB>Type Arg1:T1 Arg2:T2``."""
+    """A binary relation, an ``R`` line: ``R1<TAB>Type Arg1:T1 Arg2:T2``.
+
+    Attributes:
+        id: The brat id (``R1``).
+        type: The relation type.
+        args: The ``(role, annotation id)`` pairs in the order of the file (``("Arg1", "T1")``).
+        line: The 1-based line of the ``.ann`` it was read from (0 when built in code).
+    """
 
     id: str
     type: str
@@ -57,12 +77,28 @@ class Relation:
     line: int = 0
 
     def arg(self, role: str) -> str | None:
+        """Return the annotation id filling a role.
+
+        Args:
+            role: The argument role, e.g. ``Arg1``.
+
+        Returns:
+            The id of the first argument with that role, or None when the relation has none.
+        """
         return next((ref for r, ref in self.args if r == role), None)
 
 
 @dataclass(frozen=True)
 class Event:
-    """``E`` line: ``E1<TAB>Type:T1 Role:T2 ...``."""
+    """An event, an ``E`` line: ``E1<TAB>Type:T1 Role:T2 ...``.
+
+    Attributes:
+        id: The brat id (``E1``).
+        type: The event type.
+        trigger: The id of the trigger text-bound (``T1``).
+        args: The ``(role, annotation id)`` pairs in the order of the file.
+        line: The 1-based line of the ``.ann`` it was read from (0 when built in code).
+    """
 
     id: str
     type: str
@@ -73,7 +109,15 @@ class Event:
 
 @dataclass(frozen=True)
 class Attribute:
-    """``A``/``M`` line: binary (``value`` None) or multi-valued attribute."""
+    """An attribute, an ``A`` (or legacy ``M``) line: ``A1<TAB>Type T1 [value]``.
+
+    Attributes:
+        id: The brat id (``A1``).
+        type: The attribute name.
+        target: The id of the annotation it qualifies.
+        value: The value of a multi-valued attribute; None for a binary attribute.
+        line: The 1-based line of the ``.ann`` it was read from (0 when built in code).
+    """
 
     id: str
     type: str
@@ -84,7 +128,17 @@ class Attribute:
 
 @dataclass(frozen=True)
 class Normalization:
-    """``N`` line: ``N1<TAB>Reference T1 DB:ID<TAB>text``."""
+    """A normalization, an ``N`` line: ``N1<TAB>Reference T1 DB:ID<TAB>text``.
+
+    Attributes:
+        id: The brat id (``N1``).
+        type: The normalization type (``Reference``).
+        target: The id of the annotation normalized.
+        db: The database part of ``DB:ID``.
+        db_id: The identifier part of ``DB:ID``.
+        text: The free text column (the leading tabs brat adds on each save are removed).
+        line: The 1-based line of the ``.ann`` it was read from (0 when built in code).
+    """
 
     id: str
     type: str
@@ -97,7 +151,17 @@ class Normalization:
 
 @dataclass(frozen=True)
 class Note:
-    """``#`` line: ``#1<TAB>AnnotatorNotes T1<TAB>note``."""
+    """A note, a ``#`` line: ``#1<TAB>AnnotatorNotes T1<TAB>note``.
+
+    A relation's note carries its modality: see [`pipeline.brat.modality`][pipeline.brat.modality].
+
+    Attributes:
+        id: The brat id (``#1``).
+        type: The note type (``AnnotatorNotes``).
+        target: The id of the annotation the note is attached to.
+        text: The note text (``""`` when the line has none).
+        line: The 1-based line of the ``.ann`` it was read from (0 when built in code).
+    """
 
     id: str
     type: str
@@ -108,7 +172,13 @@ class Note:
 
 @dataclass(frozen=True)
 class Equiv:
-    """``*`` line: ``*<TAB>Equiv T1 T2 ...``."""
+    """An equivalence, a ``*`` line: ``*<TAB>Equiv T1 T2 ...``.
+
+    Attributes:
+        type: The equivalence type (``Equiv``).
+        ids: The ids of the equivalent annotations, at least two, in the order of the file.
+        line: The 1-based line of the ``.ann`` it was read from (0 when built in code).
+    """
 
     type: str
     ids: tuple[str, ...]
@@ -117,6 +187,16 @@ class Equiv:
 
 @dataclass(frozen=True)
 class ParseIssue:
+    """A line of a brat file that could not be read, reported instead of raised.
+
+    Printed as ``file:line: message``.
+
+    Attributes:
+        file: The path of the file (or ``NAME.ann`` when parsed from a string without a path).
+        line: The 1-based line; 0 for the file as a whole.
+        message: What is wrong, quoting the line.
+    """
+
     file: str
     line: int
     message: str
@@ -127,7 +207,21 @@ class ParseIssue:
 
 @dataclass
 class BratDocument:
-    """One brat document; ``name`` is the file stem (``{PMID}_{k}`` for PGxCorpus)."""
+    """One brat document: its text and the annotations of its ``.ann``, by kind, in file order.
+
+    Attributes:
+        name: The file stem (``{PMID}_{k}`` for PGxCorpus).
+        text: The text of the ``.txt``, read as brat reads it (no newline translation); every
+            offset of the annotations is a half-open character offset into it.
+        textbounds: The ``T`` lines.
+        relations: The ``R`` lines.
+        events: The ``E`` lines.
+        attributes: The ``A``/``M`` lines.
+        normalizations: The ``N`` lines.
+        notes: The ``#`` lines.
+        equivs: The ``*`` lines.
+        path: The path of the ``.ann`` it was read from (``""`` when built in code).
+    """
 
     name: str
     text: str
@@ -146,12 +240,34 @@ class BratDocument:
         return self.name.split("_", 1)[0]
 
     def textbound(self, tid: str) -> TextBound | None:
+        """Look up a text-bound annotation by id.
+
+        Args:
+            tid: The brat id (``T1``).
+
+        Returns:
+            The first text-bound with that id, or None.
+        """
         return next((t for t in self.textbounds if t.id == tid), None)
 
     def notes_for(self, target: str) -> list[str]:
+        """List the note texts attached to an annotation.
+
+        Args:
+            target: The id of the annotation (``T1``, ``R1``...).
+
+        Returns:
+            The texts of its ``#`` lines, in file order (empty when none).
+        """
         return [n.text for n in self.notes if n.target == target]
 
     def ids(self) -> Iterator[str]:
+        """Iterate over the ids of the document's annotations (equivalences have none).
+
+        Yields:
+            The ids of the text-bounds, relations, events, attributes, normalizations and notes, in
+                that order.
+        """
         for group in (self.textbounds, self.relations, self.events, self.attributes, self.normalizations, self.notes):
             for item in group:
                 yield item.id
@@ -184,10 +300,19 @@ def _parse_args(parts: Iterable[str]) -> tuple[tuple[str, str], ...]:
 
 
 def parse_ann(name: str, text: str, ann: str, path: str = "") -> tuple[BratDocument, list[ParseIssue]]:
-    """Parse ``.ann`` content for the document ``name`` whose text is ``text``.
+    r"""Parse the content of an ``.ann`` file.
 
-    Returns the document and the issues found; a bad line is skipped and
-    reported, never raised.
+    A bad line is skipped and reported, never raised.  Offsets are kept as written (half-open,
+    into ``text``); they are not checked against it here.
+
+    Args:
+        name: The document name (the file stem).
+        text: The document text, that of the ``.txt``.
+        ann: The ``.ann`` content (``\n`` or ``\r\n`` line ends).
+        path: The path of the ``.ann``, named by the issues (``NAME.ann`` when empty).
+
+    Returns:
+        The document and the issues found, one per unparsable line.
     """
     doc = BratDocument(name=name, text=text, path=path)
     issues: list[ParseIssue] = []
@@ -252,7 +377,10 @@ def _parse_line(doc: BratDocument, line: str, lineno: int) -> None:
 
 
 class BratTextError(ValueError):
-    """A brat file that is not valid UTF-8; the message is ``file:line: ...`` (the line of the first bad byte)."""
+    """A brat file that is not valid UTF-8.
+
+    The message is ``file:line: ...``, naming the line of the first bad byte.
+    """
 
 
 def _undecodable(path: Path, raw: bytes, exc: UnicodeDecodeError) -> BratTextError:
@@ -261,13 +389,22 @@ def _undecodable(path: Path, raw: bytes, exc: UnicodeDecodeError) -> BratTextErr
 
 
 def read_text(path: str | Path) -> str:
-    """The text of a brat ``.txt`` (or ``.ann``) file exactly as brat's server reads it.
+    r"""Read a brat ``.txt`` (or ``.ann``) file exactly as brat's server reads it.
 
     brat opens text files with ``codecs.open(path, 'rU', encoding='utf8', errors='strict')``
     (``server/src/annotation.py`` ``open_textfile``), and ``codecs.open`` always opens the file in
     binary mode, so no newline is translated: a ``\r\n`` counts as two characters in brat's offsets,
     and here too (``Path.read_text`` would turn it into one ``\n`` and shift every later offset).
-    Raises :class:`BratTextError` (``file:line``) for bytes that are not UTF-8, ``OSError`` as it comes.
+
+    Args:
+        path: The file.
+
+    Returns:
+        The decoded text, newlines untouched, so that offsets into it are brat's offsets.
+
+    Raises:
+        BratTextError: If the file holds bytes that are not UTF-8 (``file:line``).
+        OSError: If the file cannot be read (as it comes).
     """
     p = Path(path)
     raw = p.read_bytes()
@@ -278,10 +415,20 @@ def read_text(path: str | Path) -> str:
 
 
 def read_document(txt_path: str | Path) -> tuple[BratDocument, list[ParseIssue]]:
-    """Read ``NAME.txt`` and its ``NAME.ann`` (a missing ``.ann`` is an empty one), as brat reads them.
+    """Read ``NAME.txt`` and its ``NAME.ann`` as brat reads them.
 
-    Raises :class:`BratTextError` naming the file (the ``.txt`` or the ``.ann``) and line of bytes that
-    are not UTF-8.
+    A missing ``.ann`` is read as an empty one.
+
+    Args:
+        txt_path: The ``NAME.txt`` file; the ``.ann`` is the file beside it with that suffix.
+
+    Returns:
+        The document (named by the ``.txt`` stem, offsets into its text) and the issues of the lines
+            that could not be parsed.
+
+    Raises:
+        BratTextError: If the ``.txt`` or the ``.ann`` holds bytes that are not UTF-8 (naming the file
+            and line).
     """
     txt = Path(txt_path)
     ann = txt.with_suffix(".ann")
@@ -291,7 +438,22 @@ def read_document(txt_path: str | Path) -> tuple[BratDocument, list[ParseIssue]]
 
 
 def read_collection(directory: str | Path) -> tuple[list[BratDocument], list[ParseIssue]]:
-    """Every document under ``directory`` (recursively), sorted by relative path."""
+    """Read every document under a directory, starting from the ``.txt`` files.
+
+    Symbolic links inside the collection are not followed: each is reported as an issue (line 0)
+    and the document skipped.  An ``.ann`` without its ``.txt`` is ignored (see
+    [`read_directory`][pipeline.brat.standoff.read_directory], which reads it).
+
+    Args:
+        directory: The collection, searched recursively.
+
+    Returns:
+        The documents, sorted by path, and the issues found (links, unparsable lines).
+
+    Raises:
+        FileNotFoundError: If ``directory`` is not a directory.
+        BratTextError: If a file holds bytes that are not UTF-8.
+    """
     root = Path(directory)
     if not root.is_dir():
         raise FileNotFoundError(f"{root}: not a directory")
@@ -311,11 +473,29 @@ def read_collection(directory: str | Path) -> tuple[list[BratDocument], list[Par
 
 
 def fragments_spec(fragments: Iterable[Span]) -> str:
+    """Write fragments as the offsets column of a ``T`` line.
+
+    Args:
+        fragments: Half-open ``(start, end)`` character offsets into the ``.txt``, in the order wanted.
+
+    Returns:
+        ``start end;start end...``, in the order given.
+    """
     return ";".join(f"{s} {e}" for s, e in fragments)
 
 
 def dumps(doc: BratDocument) -> str:
-    """Serialise the annotations of ``doc`` as ``.ann`` content (ids kept as they are)."""
+    r"""Serialise the annotations of a document as ``.ann`` content.
+
+    Ids, offsets and texts are written as they are (nothing is renumbered or checked), by kind:
+    text-bounds, relations, events, attributes, normalizations, notes, equivalences.
+
+    Args:
+        doc: The document.
+
+    Returns:
+        The ``.ann`` content, one ``\n``-terminated line per annotation (``""`` when there is none).
+    """
     lines: list[str] = []
     for t in doc.textbounds:
         lines.append(f"{t.id}\t{t.type} {fragments_spec(t.fragments)}\t{t.text}")
@@ -335,10 +515,19 @@ def dumps(doc: BratDocument) -> str:
 
 
 def write_document(directory: str | Path, doc: BratDocument) -> None:
-    """Write ``NAME.txt`` and ``NAME.ann`` under ``directory`` (UTF-8, ``\\n`` line ends).
+    r"""Write ``NAME.txt`` and ``NAME.ann`` under a directory (UTF-8, ``\n`` line ends).
 
-    ``NAME`` must be a valid document name (:func:`pipeline.names.check_document_name`): whatever the
-    callers checked, no name reaches outside ``directory`` here.
+    The files are written in place, ``.txt`` first: not atomically, and no lock is taken here.
+    ``NAME`` must be a valid document name
+    ([`check_document_name`][pipeline.names.check_document_name]): whatever the callers checked, no
+    name reaches outside ``directory`` here.
+
+    Args:
+        directory: The target directory, created if missing.
+        doc: The document; ``doc.name`` names the files.
+
+    Raises:
+        NameError_: If ``doc.name`` is not a valid document name; nothing is written then.
     """
     check_document_name(doc.name, str(directory))
     out = Path(directory)
@@ -348,10 +537,19 @@ def write_document(directory: str | Path, doc: BratDocument) -> None:
 
 
 def to_annotations(doc: BratDocument, source: str = "gold") -> list[Annotation]:
-    """Text-bound annotations of ``doc`` as model annotations (document-relative offsets).
+    """Convert the text-bound annotations of a brat document to model annotations.
 
     Empty fragments are dropped from an annotation; an annotation left with
     none is skipped.  Normalization lines fill ``identifier`` (``DB:ID``).
+
+    Args:
+        doc: The brat document.
+        source: The ``source`` of the annotations made (``gold`` for manual annotation).
+
+    Returns:
+        One [`Annotation`][pipeline.documents.Annotation] per text-bound kept, in file order, its
+            fragments sorted, half-open and document-relative (offsets into the ``.txt``), its ``text``
+            taken from the document text.
     """
     ids = {n.target: f"{n.db}:{n.db_id}" for n in doc.normalizations}
     out = []
@@ -364,15 +562,26 @@ def to_annotations(doc: BratDocument, source: str = "gold") -> list[Annotation]:
 
 
 def read_directory(directory: str | Path) -> tuple[list[BratDocument], list[ParseIssue]]:
-    """Every document under ``directory`` (recursively), sorted by name, ``.ann`` files without ``.txt`` included.
+    """Read every document under a directory, ``.ann`` files without ``.txt`` included.
 
-    Unlike :func:`read_collection` (which starts from the ``.txt`` files), a
+    Unlike [`read_collection`][pipeline.brat.standoff.read_collection] (which starts from the ``.txt`` files), a
     ``NAME.ann`` whose ``NAME.txt`` is missing is read with an empty text, so
     annotation-only directories (pre-annotations, system outputs) can be
     scored against a collection that has the texts.  Two files with the same
     stem in different subdirectories: the first (by path) is kept and the
-    other reported as a :class:`ParseIssue`.  A file that is not valid UTF-8
-    is read with the invalid bytes replaced and reported (file and line).
+    other reported as a [`ParseIssue`][pipeline.brat.standoff.ParseIssue].  A file that is not valid UTF-8
+    is read with the invalid bytes replaced and reported (file and line).  Symbolic links inside the
+    directory are reported and not followed.
+
+    Args:
+        directory: The directory, searched recursively.
+
+    Returns:
+        The documents, sorted by name (offsets into their text; empty text for an orphan ``.ann``),
+            and the issues found.
+
+    Raises:
+        FileNotFoundError: If ``directory`` is not a directory.
     """
     root = Path(directory)
     if not root.is_dir():

@@ -1,4 +1,4 @@
-"""Corpus statistics of a brat collection (Tables 2-3 of the PGxCorpus paper) and of a pipeline run (Tables 6-7).
+"""Corpus statistics of a brat collection (PGxCorpus Tables 2-3) and of a pipeline run (Tables 6-7).
 
 Input: a brat directory (``NAME.txt`` + ``NAME.ann``; one document per
 sentence in PGxCorpus, named ``{PMID}_{k}``), offsets half-open into the
@@ -21,7 +21,7 @@ sentence in PGxCorpus, named ``{PMID}_{k}``), offsets half-open into the
 * relation **modality**: brat attributes named after the schema's
   ``relation_attributes`` (``Negated``, ``Hypothetical``) or the leading whole
   modality tokens of the relation's AnnotatorNotes, read with the project's one
-  grammar (:mod:`pipeline.brat.modality`: ``hyp``, ``hypo``, ``htp`` ->
+  grammar ([`pipeline.brat.modality`][pipeline.brat.modality]: ``hyp``, ``hypo``, ``htp`` ->
   Hypothetical; ``neg``, ``not`` -> Negated; never a prefix match).  Every
   modality token is counted as written in ``modality_tokens``; the free text of
   the notes in ``comment_notes``.  ``relation_modality_paper`` counts the same
@@ -35,7 +35,7 @@ sentence in PGxCorpus, named ``{PMID}_{k}``), offsets half-open into the
   first ``_``.
 
 * **provenance**: when the collection has a ``provenance.jsonl`` (written by
-  the brat export, :mod:`pipeline.corpus.provenance`), ``provenance`` gives
+  the brat export, [`pipeline.corpus.provenance`][pipeline.corpus.provenance]), ``provenance`` gives
   how many entities are still as pre-annotated, edited or unknown to it, and
   the unchanged pre-annotated entities by source and type (Tables 6-7 read
   from the collection itself).
@@ -76,9 +76,17 @@ def _contains(fragment: Span, other: TextBound) -> bool:
 
 
 def nested_ids(textbounds: Sequence[TextBound]) -> set[str]:
-    """Ids of the entities one of whose fragments wholly contains another entity that is not exactly that fragment.
+    """Find the nested entities of one document.
 
-    See the module docstring; offsets are compared within one document.
+    An entity is nested when one of its fragments wholly contains another entity that is not
+    exactly that fragment (see the module docstring).
+
+    Args:
+        textbounds: The text-bound annotations of one document; their fragments are half-open
+            offsets into that document's ``.txt``, compared with each other only.
+
+    Returns:
+        The ids of the nested entities.
     """
     out = set()
     for t in textbounds:
@@ -93,6 +101,16 @@ def nested_ids(textbounds: Sequence[TextBound]) -> set[str]:
 
 
 def entity_category(t: TextBound, nested: set[str]) -> str:
+    """Classify an entity as simple, nested, discontiguous or both (see the module docstring).
+
+    Args:
+        t: The entity.
+        nested: The ids of the nested entities of its document
+            ([`nested_ids`][pipeline.brat.stats.nested_ids]).
+
+    Returns:
+        ``simple``, ``nested``, ``discontiguous`` (more than one fragment) or ``both``.
+    """
     disc = len(t.fragments) > 1
     if t.id in nested:
         return "both" if disc else "nested"
@@ -100,20 +118,40 @@ def entity_category(t: TextBound, nested: set[str]) -> str:
 
 
 def relation_note(doc: BratDocument, relation_id: str) -> RelationNote:
-    """The relation's AnnotatorNotes read with the project's grammar (:mod:`pipeline.brat.modality`), several
-    notes folded into one (:func:`pipeline.brat.modality.join_notes`)."""
+    """Read a relation's AnnotatorNotes with the project's grammar ([`pipeline.brat.modality`][pipeline.brat.modality]).
+
+    Args:
+        doc: The document holding the relation.
+        relation_id: The relation's brat id (``R1``).
+
+    Returns:
+        Its notes folded into one ([`join_notes`][pipeline.brat.modality.join_notes]): the union of
+            their modalities and their free texts.
+    """
     return join_notes(doc.notes_for(relation_id))
 
 
 def relation_modality(
     doc: BratDocument, relation_id: str, schema: Schema, tokens: Counter[str], comments: Counter[str] | None = None
 ) -> tuple[str, ...]:
-    """Modality of a relation (sorted names): brat attributes named in the schema's ``relation_attributes`` and
-    the leading whole modality tokens of its AnnotatorNotes (:mod:`pipeline.brat.modality`: ``hyp``, ``hypo``,
-    ``htp`` -> Hypothetical; ``neg``, ``not`` -> Negated; never prefixes, so ``hypertension`` is free text).
+    """Read the modality of a relation, counting the note tokens that state it.
 
-    ``tokens`` counts each modality token as written (lower-cased), so the normalization is reported per
-    token; ``comments`` counts the free text of the notes (what follows the modality tokens).
+    The modality is the brat attributes named in the schema's ``relation_attributes`` and the leading
+    whole modality tokens of its AnnotatorNotes ([`pipeline.brat.modality`][pipeline.brat.modality]:
+    ``hyp``, ``hypo``, ``htp`` -> Hypothetical; ``neg``, ``not`` -> Negated; never prefixes, so
+    ``hypertension`` is free text).
+
+    Args:
+        doc: The document holding the relation.
+        relation_id: The relation's brat id (``R1``).
+        schema: The corpus schema, whose ``relation_attributes`` name the modality attributes.
+        tokens: Updated in place: each modality token as written (lower-cased) is counted, so the
+            normalization is reported per token.
+        comments: Updated in place when given: counts the free text of the notes (what follows the
+            modality tokens).
+
+    Returns:
+        The modality names, sorted (empty for a plain relation).
     """
     found = {a.type for a in doc.attributes if a.target == relation_id and a.type in schema.relation_attributes}
     note = relation_note(doc, relation_id)
@@ -125,10 +163,20 @@ def relation_modality(
 
 
 def paper_relation_modality(doc: BratDocument, relation_id: str, schema: Schema) -> tuple[str, ...]:
-    """Modality by the rule of the first PGxCorpus tables: brat attributes, and every note token that *starts
-    with* a schema attribute's note (``neg``, ``hyp``), anywhere in the note.  ``htp`` and ``not`` are not read
-    and ``hypertension`` would be.  Kept only to compute Table 3 the way the paper's figures were counted; every
-    other use reads :func:`relation_modality`.
+    """Read the modality of a relation by the rule of the first PGxCorpus tables.
+
+    The rule: brat attributes, and every note token that *starts with* a schema attribute's note
+    (``neg``, ``hyp``), anywhere in the note.  ``htp`` and ``not`` are not read and ``hypertension``
+    would be.  Kept only to compute Table 3 the way the paper's figures were counted; every other use
+    reads [`relation_modality`][pipeline.brat.stats.relation_modality].
+
+    Args:
+        doc: The document holding the relation.
+        relation_id: The relation's brat id (``R1``).
+        schema: The corpus schema, whose ``relation_attributes`` give each attribute's note prefix.
+
+    Returns:
+        The modality names, sorted (empty for a plain relation).
     """
     found = {a.type for a in doc.attributes if a.target == relation_id and a.type in schema.relation_attributes}
     notes = {str(spec.get("note")): name for name, spec in schema.relation_attributes.items() if spec.get("note")}
@@ -138,11 +186,30 @@ def paper_relation_modality(doc: BratDocument, relation_id: str, schema: Schema)
 
 
 def modality_token_table(tokens: Mapping[str, int]) -> dict[str, dict[str, Any]]:
-    """``{token: {"modality": name, "relations": n}}`` for the modality tokens counted, in token order."""
+    """Tabulate the modality tokens counted.
+
+    Args:
+        tokens: Modality token (lower-cased, a key of
+            [`MODALITY_TOKENS`][pipeline.brat.modality.MODALITY_TOKENS]) -> the number of relations
+            whose notes use it.
+
+    Returns:
+        ``{token: {"modality": name, "relations": n}}``, in token order.
+    """
     return {tok: {"modality": MODALITY_TOKENS[tok], "relations": n} for tok, n in sorted(tokens.items())}
 
 
 def key_group(type_: str, schema: Schema) -> str | None:
+    """Name the key group of an entity type: the group of its root type in the schema hierarchy.
+
+    Args:
+        type_: An entity type.
+        schema: The corpus schema.
+
+    Returns:
+        ``chemical``, ``genomic_factor`` or ``phenotype``; None for a type outside the three groups or
+            unknown to the schema.
+    """
     chain = schema.ancestors(type_, include_self=True)
     return KEY_GROUPS.get(chain[-1]) if chain else None
 
@@ -150,16 +217,26 @@ def key_group(type_: str, schema: Schema) -> str | None:
 def collection_stats(
     docs: Iterable[BratDocument], schema: Schema, counts: Counter[str] | None = None
 ) -> dict[str, Any]:
-    """Statistics of brat documents (see the module docstring).
+    """Compute the statistics of brat documents (see the module docstring).
 
-    Returns ``{"entities": {TYPE: {"simple","nested","discontiguous","both","total"}},
-    "entity_totals": {...}, "relations": {TYPE: n}, "relation_total": n,
-    "relation_modality": {TYPE: {MODALITY: n}}, "modality_totals": {MODALITY: n},
-    "relation_modality_paper": {TYPE: {MODALITY: n}} and "modality_totals_paper" (the paper's rule),
-    "modality_tokens": {token: {"modality", "relations"}}, "comment_notes": {note: n},
-    "sentences": {"total", "with_all_key_groups", "without_relation", "with_relation"}, "abstracts": n,
-    "text_mismatches": [...]}``.
-    Modalities are ``none`` or attribute names joined by ``+`` (``Hypothetical+Negated``).
+    Args:
+        docs: The documents (offsets half-open into each one's ``.txt``).
+        schema: The corpus schema: type order, modality attributes, key groups.
+        counts: Updated in place when given: ``documents``, ``entities``, ``relations``,
+            ``text_mismatches``, ``relations_unknown_argument``.
+
+    Returns:
+        ``{"entities": {TYPE: {"simple","nested","discontiguous","both","total"}},
+            "entity_totals": {...}, "relations": {TYPE: n}, "relation_total": n,
+            "relation_modality": {TYPE: {MODALITY: n}}, "modality_totals": {MODALITY: n},
+            "relation_modality_paper": {TYPE: {MODALITY: n}} and "modality_totals_paper" (the paper's rule),
+            "modality_tokens": {token: {"modality", "relations"}}, "comment_notes": {note: n},
+            "sentences": {"total", "with_all_key_groups", "without_relation", "with_relation"}, "abstracts": n,
+            "text_mismatches": [...]}``.
+            Types are in schema order, then unknown types alphabetically.  Modalities are ``none`` or
+            attribute names joined by ``+`` (``Hypothetical+Negated``).  ``text_mismatches`` lists
+            ``file:line: id recorded != covered`` for each text-bound whose text column differs from the
+            ``.txt`` at its offsets (surrounding whitespace ignored).
     """
     counts = counts if counts is not None else Counter()
     entities: dict[str, Counter[str]] = {}
@@ -242,7 +319,25 @@ def _ordered(present: Iterable[str], order: Sequence[str]) -> list[str]:
 
 
 def brat_stats(directory: str | Path, schema: Schema, counts: Counter[str] | None = None) -> dict[str, Any]:
-    """:func:`collection_stats` of a brat directory, plus ``parse_issues`` (``file:line: message``)."""
+    """Compute the statistics of a brat directory.
+
+    Unparsable ``.ann`` lines are logged at WARNING and reported; when the directory has a
+    ``provenance.jsonl``, its summary is added.
+
+    Args:
+        directory: The brat collection, read recursively.
+        schema: The corpus schema.
+        counts: Updated in place when given: the counts of
+            [`collection_stats`][pipeline.brat.stats.collection_stats], plus ``parse_issues``.
+
+    Returns:
+        The result of [`collection_stats`][pipeline.brat.stats.collection_stats], plus
+            ``parse_issues`` (``file:line: message``) and, with a sidecar, ``provenance``
+            ([`provenance_summary`][pipeline.corpus.provenance.provenance_summary]).
+
+    Raises:
+        FileNotFoundError: If ``directory`` is not a directory.
+    """
     counts = counts if counts is not None else Counter()
     docs, issues = read_directory(directory)
     for issue in issues:
@@ -259,16 +354,25 @@ def brat_stats(directory: str | Path, schema: Schema, counts: Counter[str] | Non
 # --- pipeline run ------------------------------------------------------------
 
 def pipeline_stats(run_dir: str | Path) -> dict[str, Any]:
-    """Figures of a pipeline run from ``RUN_DIR/manifest.json`` and the stage outputs it names.
+    """Compute the figures of a pipeline run from its manifest and the stage outputs it names.
 
-    Returns ``{"manifest": path, "query", "search_date", "pubmed_hits" (from ``manifest["search"]``,
-    None for offline builds), "abstracts": n, "sentences": n, "preannotations": {SOURCE:
-    {TYPE: {"total", "discontiguous"}}}, "preannotation_original_types": {SOURCE: {ORIGINAL_TYPE ->
-    TYPE: n}}, "filtered": n, "sampled": n, "stage_counts": manifest["stages"], "missing": [...]}``.
     ``abstracts`` are the documents retrieved (``outputs.documents``), ``sentences`` the sentences
     of ``outputs.sentences``, pre-annotations are read from ``outputs.mapped`` (schema types; per
     annotation source: pubtator, local, ontology), ``filtered``/``sampled`` count sentence records.
-    An output named in the manifest but absent on disk is listed in ``missing`` and its figure is None.
+    An output named in the manifest but absent on disk is listed in ``missing`` (and logged at
+    WARNING) and its figure is None.  Relative output paths are read from the manifest's directory.
+
+    Args:
+        run_dir: The run directory (its ``manifest.json`` is read) or the manifest file itself.
+
+    Returns:
+        ``{"manifest": path, "query", "search_date", "pubmed_hits" (from ``manifest["search"]``,
+            None for offline builds), "abstracts": n, "sentences": n, "preannotations": {SOURCE:
+            {TYPE: {"total", "discontiguous"}}}, "preannotation_original_types": {SOURCE: {ORIGINAL_TYPE ->
+            TYPE: n}}, "filtered": n, "sampled": n, "stage_counts": manifest["stages"], "missing": [...]}``.
+
+    Raises:
+        FileNotFoundError: If there is no manifest.
     """
     run = Path(run_dir)
     manifest_path = run / "manifest.json" if run.is_dir() else run
@@ -338,7 +442,18 @@ def _table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[str]:
 
 
 def tables(result: Mapping[str, Any]) -> dict[str, tuple[list[str], list[list[Any]]]]:
-    """The result as named tables ``{name: (header, rows)}`` (shared by Markdown and CSV output)."""
+    """Lay out statistics as named tables (shared by the Markdown and CSV output).
+
+    Args:
+        result: A [`brat_stats`][pipeline.brat.stats.brat_stats] (or
+            [`collection_stats`][pipeline.brat.stats.collection_stats]) result, optionally with a
+            ``pipeline`` entry from [`pipeline_stats`][pipeline.brat.stats.pipeline_stats].
+
+    Returns:
+        ``{name: (header, rows)}``: ``entities``, ``relations``, ``corpus`` always; ``modality_tokens``,
+            ``relations_paper`` (only where the paper's rule differs), ``provenance``, ``pipeline`` and
+            ``preannotations`` when the result has them.  Each table ends with its total row where it has one.
+    """
     out: dict[str, tuple[list[str], list[list[Any]]]] = {}
     ents = result["entities"]
     out["entities"] = (
@@ -408,6 +523,14 @@ def tables(result: Mapping[str, Any]) -> dict[str, tuple[list[str], list[list[An
 
 
 def format_markdown(result: Mapping[str, Any]) -> str:
+    """Render statistics as Markdown: one titled table per [`tables`][pipeline.brat.stats.tables] entry.
+
+    Args:
+        result: A [`brat_stats`][pipeline.brat.stats.brat_stats] result (optionally with ``pipeline``).
+
+    Returns:
+        The Markdown text, followed by the free-text relation notes and the parse issues, if any.
+    """
     titles = {
         "entities": "Entities by type (each counted within its own type)",
         "relations": "Relations by type and modality",
@@ -430,7 +553,20 @@ def format_markdown(result: Mapping[str, Any]) -> str:
 
 
 def write_outputs(result: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
-    """CSV files (one per table) and PNG bar charts under ``out_dir``; returns the paths written."""
+    """Write statistics as CSV files (one per table) and PNG bar charts.
+
+    Files are written in place (not atomically): ``NAME.csv`` for each of
+    [`tables`][pipeline.brat.stats.tables], ``entities.png`` (by type and category) and
+    ``relations.png`` (by type) when there are entities and relations.  The PNGs carry no
+    ``Software`` metadata (no matplotlib version in the bytes).
+
+    Args:
+        result: A [`brat_stats`][pipeline.brat.stats.brat_stats] result (optionally with ``pipeline``).
+        out_dir: The output directory, created if missing.
+
+    Returns:
+        The paths written, CSV files first.
+    """
     import matplotlib
 
     matplotlib.use("Agg")

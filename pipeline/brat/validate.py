@@ -1,9 +1,9 @@
 """Validate a brat collection the way brat does when it loads (and verifies) a document.
 
-:func:`validate_collection` reads every ``NAME.txt``/``NAME.ann`` under a
+[`validate_collection`][pipeline.brat.validate.validate_collection] reads every ``NAME.txt``/``NAME.ann`` under a
 directory and the ``annotation.conf`` that applies to each document (the
 ``conf`` argument, else the nearest ``annotation.conf`` walking up from the
-document's directory, as brat does), and returns one :class:`Problem`
+document's directory, as brat does), and returns one [`Problem`][pipeline.brat.validate.Problem]
 (``file:line: message``) per finding.  What is checked, after brat's
 ``annotation.py`` (parsing) and ``verify_annotations.py`` (verification):
 
@@ -42,7 +42,7 @@ document's directory, as brat does), and returns one :class:`Problem`
 Problems are sorted by file, line and message; line 0 means the file as a
 whole.  Normalization databases are not looked up (brat does not at load).
 
-:func:`strict_relation_warnings` is not a brat check: it reports relations
+[`strict_relation_warnings`][pipeline.brat.validate.strict_relation_warnings] is not a brat check: it reports relations
 whose argument types the schema's ``strict_relation_arguments`` (the paper's
 stricter constraints) reject although ``annotation.conf`` admits them
 (``pgx-corpus validate --strict``); they are warnings, never errors.
@@ -67,7 +67,16 @@ _ID_RE = re.compile(r"^([A-Za-z]+|#[A-Za-z]*)([0-9]+)(.*?)$")
 
 @dataclass(frozen=True, order=True)
 class Problem:
-    """One finding: ``file:line: message`` (line 0: the file as a whole)."""
+    """One finding, printed as ``file:line: message``.
+
+    Problems sort by file, line and message.
+
+    Attributes:
+        file: The path of the file concerned (the ``.ann``, the ``.txt``, the ``annotation.conf`` or a
+            directory).
+        line: The 1-based line; 0 for the file as a whole.
+        message: What is wrong (a warning starts with ``warning:``).
+    """
 
     file: str
     line: int
@@ -81,7 +90,17 @@ class Problem:
 
 @dataclass(frozen=True)
 class RelationDef:
-    """One relation line of ``[relations]``: type, argument labels and their allowed types."""
+    """One relation line of ``[relations]``: type, argument labels and their allowed types.
+
+    Attributes:
+        type: The relation type (or ``<OVERLAP>``/``ENTITY-NESTING`` for an overlap rule).
+        roles: The argument labels, in order (``("Arg1", "Arg2")``).
+        types: For each role, the types allowed (names, or ``<ENTITY>``/``<EVENT>``/``<ANY>``).
+        special: The ``<KEY>:value`` arguments: ``<REL-TYPE>`` split at ``-`` (``symmetric``,
+            ``transitive``), ``<OVL-TYPE>`` as written (``contain|equal``).
+        unused: True when the type is marked ``!`` (a grouping, not to be annotated): no relation
+            of it is allowed.
+    """
 
     type: str
     roles: tuple[str, ...]
@@ -92,6 +111,15 @@ class RelationDef:
 
 @dataclass(frozen=True)
 class AttributeDef:
+    """One line of ``[attributes]``.
+
+    Attributes:
+        name: The attribute name.
+        targets: The types (or ``<ENTITY>``/``<RELATION>``/``<EVENT>``/``<ANY>``) it may be attached to
+            (its ``Arg:``).
+        values: Its ``Value:`` values; None for a binary attribute.
+    """
+
     name: str
     targets: tuple[str, ...]
     values: tuple[str, ...] | None = None  # None: binary attribute
@@ -99,7 +127,16 @@ class AttributeDef:
 
 @dataclass
 class AnnotationConf:
-    """What validation needs from an ``annotation.conf``."""
+    """What validation needs from an ``annotation.conf``.
+
+    Attributes:
+        entity_types: The entity types, in file order.
+        entity_parent: Entity type -> the type it is indented under (None at the top).
+        event_types: The event types, in file order.
+        relations: The ``[relations]`` lines, overlap rules included.
+        attributes: Attribute name -> its definition.
+        path: The file it was parsed from (named by problems).
+    """
 
     entity_types: list[str] = field(default_factory=list)
     entity_parent: dict[str, str | None] = field(default_factory=dict)
@@ -110,6 +147,7 @@ class AnnotationConf:
 
     @property
     def relation_types(self) -> set[str]:
+        """The relation types configured (overlap rules excluded)."""
         return {r.type for r in self.relations if r.type not in OVERLAP_TYPES}
 
     def _matches(self, allowed: Iterable[str], type_: str) -> bool:
@@ -123,6 +161,19 @@ class AnnotationConf:
         return False
 
     def relation_allowed(self, rel_type: str, roles: tuple[str, str], types: tuple[str, str]) -> bool:
+        """Tell whether a relation line of the configuration admits a relation, as brat checks it.
+
+        Types are matched literally or through ``<ENTITY>``/``<EVENT>``/``<ANY>``; the type hierarchy
+        is not expanded (as in brat).
+
+        Args:
+            rel_type: The relation type.
+            roles: The argument labels, in order (``("Arg1", "Arg2")``).
+            types: The types of the two arguments, in the same order.
+
+        Returns:
+            True when a used (not ``!``) line of that type, with the same labels, admits both types.
+        """
         for r in self.relations:
             if r.type != rel_type or r.unused or len(r.roles) != 2 or r.roles != roles:
                 continue
@@ -131,7 +182,16 @@ class AnnotationConf:
         return False
 
     def overlap_types(self, inner: str, outer: str) -> set[str]:
-        """Overlap kinds configured for (inner, outer), as brat's ``ProjectConfiguration.overlap_types``."""
+        """List the overlap kinds configured for a pair of types, as brat's ``ProjectConfiguration.overlap_types``.
+
+        Args:
+            inner: The type of the inner (or first) entity.
+            outer: The type of the outer (or second) entity.
+
+        Returns:
+            The kinds among ``contain``, ``equal``, ``cross`` and ``<ANY>`` from the ``<OVERLAP>``
+                rules; ``{"contain"}`` when only old ``ENTITY-NESTING`` rules apply; empty when none.
+        """
         rules = [
             r for r in self.relations
             if r.type in OVERLAP_TYPES and len(r.types) == 2
@@ -147,17 +207,54 @@ class AnnotationConf:
         return {"contain"} if rules else set()
 
     def can_be_equal(self, t1: str, t2: str) -> bool:
+        """Tell whether entities of two types may have the same fragments.
+
+        Args:
+            t1: One type.
+            t2: The other type (the test is symmetric).
+
+        Returns:
+            True when an overlap rule allows ``equal`` (or ``<ANY>``) either way.
+        """
         return bool({"equal", "<ANY>"} & (self.overlap_types(t1, t2) | self.overlap_types(t2, t1)))
 
     def can_contain(self, inner: str, outer: str) -> bool:
+        """Tell whether an entity of one type may lie inside an entity of another.
+
+        Args:
+            inner: The type of the contained entity (``Arg1`` of the rule).
+            outer: The type of the containing entity (``Arg2`` of the rule).
+
+        Returns:
+            True when a rule allows ``contain`` for (inner, outer), or ``<ANY>`` either way.
+        """
         return bool({"contain", "<ANY>"} & self.overlap_types(inner, outer)) or "<ANY>" in self.overlap_types(
             outer, inner
         )
 
     def can_cross(self, t1: str, t2: str) -> bool:
+        """Tell whether entities of two types may overlap without one containing the other.
+
+        Args:
+            t1: One type.
+            t2: The other type (the test is symmetric).
+
+        Returns:
+            True when an overlap rule allows ``cross`` (or ``<ANY>``) either way.
+        """
         return bool({"cross", "<ANY>"} & (self.overlap_types(t1, t2) | self.overlap_types(t2, t1)))
 
     def equiv_allowed(self, t1: str, t2: str) -> bool:
+        """Tell whether an equivalence (``*`` line) may join entities of two types.
+
+        Args:
+            t1: The type of one member.
+            t2: The type of another member.
+
+        Returns:
+            True when a symmetric-transitive relation (``<REL-TYPE>:symmetric-transitive``, or an
+                ``Equiv`` line without ``<REL-TYPE>``) admits (t1, t2).
+        """
         for r in self.relations:
             rel_kind = r.special.get("<REL-TYPE>", ())
             symmetric = (("symmetric" in rel_kind and "transitive" in rel_kind) or
@@ -167,7 +264,16 @@ class AnnotationConf:
         return False
 
     def attributes_for(self, kind: str, type_: str) -> set[str]:
-        """Attribute names applicable to an annotation of ``kind`` (entity|relation|event) and type."""
+        """List the attributes that may be attached to an annotation.
+
+        Args:
+            kind: ``entity``, ``relation`` or ``event``.
+            type_: The annotation's type.
+
+        Returns:
+            The names of the attributes whose ``Arg:`` lists the type, ``<ANY>``, or the kind's
+                placeholder (``<ENTITY>``, ``<RELATION>``, ``<EVENT>``).
+        """
         out = set()
         for a in self.attributes.values():
             t = a.targets
@@ -183,7 +289,18 @@ _REP_RE = re.compile(r"^(\S+?)(\{\S+\}|\?|\*|\+|)$")
 
 
 def parse_annotation_conf(text: str, source: str = "annotation.conf") -> tuple[AnnotationConf, list[Problem]]:
-    """Parse ``annotation.conf`` text as brat reads it; malformed lines are reported, not raised."""
+    """Parse ``annotation.conf`` text as brat reads it; malformed lines are reported, not raised.
+
+    Macros (``<NAME>=...``) are expanded, the ``[spans]`` section is read as ``[entities]``, an
+    indented type has the type above it as parent, and a missing section is a problem (line 0).
+
+    Args:
+        text: The content of the file.
+        source: The path named by the problems.
+
+    Returns:
+        The configuration read (malformed lines left out) and the problems found, one per finding.
+    """
     conf = AnnotationConf(path=source)
     problems: list[Problem] = []
     section: str | None = None
@@ -294,7 +411,14 @@ def parse_annotation_conf(text: str, source: str = "annotation.conf") -> tuple[A
 
 
 def find_conf(directory: Path) -> Path | None:
-    """The nearest ``annotation.conf`` in ``directory`` or its parents (brat's lookup)."""
+    """Find the ``annotation.conf`` that applies to a directory, as brat looks it up.
+
+    Args:
+        directory: The directory of a document (resolved before walking up).
+
+    Returns:
+        The nearest ``annotation.conf`` in ``directory`` or its parents, or None when there is none.
+    """
     current = directory.resolve()
     while True:
         candidate = current / "annotation.conf"
@@ -349,7 +473,19 @@ def _contains(outer: TextBound, inner: TextBound) -> bool:
 
 
 def validate_document(doc: BratDocument, ann_text: str, conf: AnnotationConf, where: str) -> list[Problem]:
-    """Problems of one parsed document (``where``: the ``.ann`` path used in messages)."""
+    """Check one parsed document against a configuration (the checks of the module docstring).
+
+    Args:
+        doc: The document, its offsets half-open character offsets into its text (the ``.txt``).
+        ann_text: The raw ``.ann`` content it was parsed from (its text columns are compared with
+            the text).
+        conf: The configuration that applies to the document.
+        where: The ``.ann`` path named by the problems.
+
+    Returns:
+        The problems found, in the order checked (ids, text-bounds, relations, events, attributes,
+            notes and normalizations, equivalences, overlaps); not sorted.
+    """
     problems: list[Problem] = []
     raw_lines = ann_text.split("\n")
     text = doc.text
@@ -504,11 +640,24 @@ def _documents(root: Path, problems: list[Problem]) -> list[tuple[Path, Path]]:
 
 
 def validate_collection(directory: Path, conf: Path | None = None) -> list[Problem]:
-    """Every problem brat would report for the documents under ``directory`` (recursively).
+    """List every problem brat would report for the documents under a directory (recursively).
 
-    ``conf``: the ``annotation.conf`` to use for every document; by default
-    each document uses the nearest one walking up from its directory.
-    Raises FileNotFoundError when ``directory`` (or ``conf``) does not exist.
+    Symbolic links inside the directory are problems and are not followed; a document whose files
+    are not UTF-8, whose ``.txt`` is missing, or for which no ``annotation.conf`` is found is reported
+    and not checked further.  Offsets are checked as brat counts them (into the ``.txt`` read without
+    newline translation).  Nothing is written.
+
+    Args:
+        directory: The collection.
+        conf: The ``annotation.conf`` to use for every document; by default
+            each document uses the nearest one walking up from its directory.
+
+    Returns:
+        The problems (of the documents and of the configurations read), without duplicates, sorted by
+            file, line and message.
+
+    Raises:
+        FileNotFoundError: If ``directory`` is not a directory or ``conf`` does not exist.
     """
     root = Path(directory)
     if not root.is_dir():
@@ -565,14 +714,25 @@ def validate_collection(directory: Path, conf: Path | None = None) -> list[Probl
 
 
 def strict_relation_warnings(directory: Path, schema: Schema) -> list[Problem]:
-    """Relations under ``directory`` outside ``schema.strict_relation_arguments``, one warning each.
+    """Warn about the relations under a directory that the schema's strict constraints reject.
 
     Argument types are compared through the schema hierarchy (a type stands for
     its descendants, ``=Type`` for itself).  Relations of a type the strict
     section does not list, relations with an unknown argument id, and types
-    the schema does not know are left to :func:`validate_collection`, which
-    reports the last two as errors.  Messages start with ``warning:``; sorted
-    by file, line and message.
+    the schema does not know are left to
+    [`validate_collection`][pipeline.brat.validate.validate_collection], which
+    reports the last two as errors.
+
+    Args:
+        directory: The collection, read recursively.
+        schema: The corpus schema, whose ``strict_relation_arguments`` are applied.
+
+    Returns:
+        One problem per relation outside the constraints (its ``.ann`` and line), the message
+            starting with ``warning:``; sorted by file, line and message.
+
+    Raises:
+        FileNotFoundError: If ``directory`` is not a directory.
     """
     docs, _issues = read_directory(directory)  # parse issues are validate_collection's to report
     out: list[Problem] = []
