@@ -97,7 +97,7 @@ def detector_pipeline() -> Language:
 
     Returns:
         The pipeline, built once per process and cached (not meant to be shared
-        between threads).
+            between threads).
 
     Raises:
         ImportError: If scispaCy is not installed (the message names the package).
@@ -133,7 +133,7 @@ def find_abbreviations(text: str) -> list[Abbreviation]:
 
     Returns:
         The definitions, sorted by short form; offsets are half-open and
-        relative to ``text``.  Empty when ``text`` has no ``(``.
+            relative to ``text``.  Empty when ``text`` has no ``(``.
 
     Raises:
         ImportError: If scispaCy is not installed.
@@ -170,8 +170,8 @@ def builtin_definitions(text: str, entities: Sequence[Span]) -> list[Abbreviatio
 
     Returns:
         At most one definition per entity, in the order of ``entities``; each
-        pair's ``long`` is the entity span, its ``short`` the span of ``SF``
-        inside the parentheses.
+            pair's ``long`` is the entity span, its ``short`` the span of ``SF``
+            inside the parentheses.
     """
     out: list[Abbreviation] = []
     for start, end in entities:
@@ -203,7 +203,7 @@ def scispacy_definitions(text: str, entities: Sequence[Span]) -> list[Abbreviati
 
     Returns:
         The anchored definitions (``long`` is an entity span), ordered by
-        entity, then short form.
+            entity, then short form.
 
     Raises:
         ImportError: If scispaCy is not installed.

@@ -101,7 +101,7 @@ def normalize_char(ch: str) -> str:
 
     Returns:
         Its normalized form, possibly several characters; ``""`` for whitespace,
-        combining marks, format characters and the ``UNKNOWN`` placeholder.
+            combining marks, format characters and the ``UNKNOWN`` placeholder.
     """
     if ch < "\x80":
         return "" if ch.isspace() or ch == UNKNOWN else ch.lower()
@@ -127,9 +127,9 @@ def normalize(text: str) -> tuple[str, list[int]]:
 
     Returns:
         ``(normalized, origin)``: the concatenated
-        [`normalize_char`][pipeline.nlp.align.normalize_char] forms, and for each
-        normalized character the index into ``text`` of the original
-        character it came from.
+            [`normalize_char`][pipeline.nlp.align.normalize_char] forms, and for each
+            normalized character the index into ``text`` of the original
+            character it came from.
     """
     parts: list[str] = []
     origin: list[int] = []
@@ -170,7 +170,7 @@ def loose(norm: str) -> str:
 
     Returns:
         The string with each letter name replaced by its initial (``mu`` and
-        ``micro`` by ``u``); offsets into it no longer match ``norm``.
+            ``micro`` by ``u``); offsets into it no longer match ``norm``.
     """
     return _LOOSE_RE.sub(_loose_letter, norm)
 
@@ -237,8 +237,8 @@ def equivalent(a: str, b: str) -> bool:
 
     Returns:
         True when their [`normalize`][pipeline.nlp.align.normalize]d forms are equal, or
-        equal after [`loose`][pipeline.nlp.align.loose]; False when either is empty once
-        normalized.
+            equal after [`loose`][pipeline.nlp.align.loose]; False when either is empty once
+            normalized.
     """
     na, nb = normalize(a)[0], normalize(b)[0]
     if na == nb:
@@ -299,9 +299,9 @@ def align_folded(src: Folded, tgt: Folded) -> list[Opcode]:
 
     Returns:
         ``(tag, i1, i2, j1, j2)`` opcodes as ``SequenceMatcher.get_opcodes``
-        gives them: half-open ranges of units of ``src.text`` and
-        ``tgt.text`` (folded offsets, not original ones), adjacent equal
-        blocks merged and each run of differing blocks merged into one.
+            gives them: half-open ranges of units of ``src.text`` and
+            ``tgt.text`` (folded offsets, not original ones), adjacent equal
+            blocks merged and each run of differing blocks merged into one.
     """
     s_tok, t_tok = _tokens(src), _tokens(tgt)
     s_words = [src.text[a:b] for a, b in s_tok]
@@ -436,9 +436,9 @@ class Aligner:
 
         Returns:
             The aligned ``(start, end)`` span of the target text (half-open
-            offsets into ``target``) when its text is
-            [`equivalent`][pipeline.nlp.align.equivalent] to the source's; ``None`` when the
-            span falls in a differing stretch or the texts are not equivalent.
+                offsets into ``target``) when its text is
+                [`equivalent`][pipeline.nlp.align.equivalent] to the source's; ``None`` when the
+                span falls in a differing stretch or the texts are not equivalent.
         """
         assert self.source is not None
         i1 = bisect.bisect_left(self.src.starts, start)
@@ -469,7 +469,7 @@ class Aligner:
 
         Returns:
             The hit as a half-open ``(start, end)`` span of the target text,
-            or ``None`` when there is none (or ``needle`` folds to nothing).
+                or ``None`` when there is none (or ``needle`` folds to nothing).
         """
         folded = fold(needle).text
         if not folded:
@@ -596,9 +596,9 @@ def realign_one(ann: Annotation, aligner: Aligner, counts: Counter[str]) -> Anno
 
     Returns:
         The annotation with half-open, document-relative fragments and
-        ``text`` = the covered document text (fragments joined by one space),
-        or ``None`` when it is dropped (counted as ``dropped_<reason>``, logged
-        at debug level).
+            ``text`` = the covered document text (fragments joined by one space),
+            or ``None`` when it is dropped (counted as ``dropped_<reason>``, logged
+            at debug level).
     """
     source, target = aligner.source, aligner.target
     frags = list(ann.fragments)
@@ -685,7 +685,7 @@ def realign(
 
     Returns:
         The kept annotations, in input order, with half-open, document-relative
-        fragments and ``text`` = the covered document text.
+            fragments and ``text`` = the covered document text.
     """
     if source_text is not None and not source_text.strip(UNKNOWN):
         source_text = None  # annotation-only stand-off: no source character is known

@@ -170,11 +170,11 @@ def extend_documents(
 
     Yields:
         The same documents, in the same order, whose annotations are the
-        originals (minus the absorbed ones) plus the composites (source
-        ``ontology``, ``type`` and ``ontology_class`` = the class, ``rule``,
-        ``key`` = the key entity's fragments), all half-open and
-        document-relative, de-duplicated and sorted by
-        [`Document.with_annotations`][pipeline.documents.Document.with_annotations].
+            originals (minus the absorbed ones) plus the composites (source
+            ``ontology``, ``type`` and ``ontology_class`` = the class, ``rule``,
+            ``key`` = the key entity's fragments), all half-open and
+            document-relative, de-duplicated and sorted by
+            [`Document.with_annotations`][pipeline.documents.Document.with_annotations].
     """
     chunk: list[Document] = []
     pending = 0
@@ -283,8 +283,8 @@ def sentence_parse(sdoc: Doc, offset: int, end: int) -> SentenceParse:
 
     Returns:
         The [`SentenceParse`][pipeline.documents.SentenceParse]: half-open,
-        document-relative token spans, each token's head index (within the
-        sentence), dependency label, coarse part of speech and lower-cased lemma.
+            document-relative token spans, each token's head index (within the
+            sentence), dependency label, coarse part of speech and lower-cased lemma.
     """
     tokens = tuple((offset + t.idx, offset + t.idx + len(t.text)) for t in sdoc)
     return SentenceParse(

@@ -31,7 +31,7 @@ def group_of(name: str) -> str:
 
     Returns:
         The part before the first ``_`` (``12345_3`` -> ``12345``); a name
-        without ``_`` is its own group.
+            without ``_`` is its own group.
     """
     return name.split("_", 1)[0]
 
@@ -55,7 +55,7 @@ def kfold_groups(names: Iterable[str], k: int = DEFAULT_K, seed: int = DEFAULT_S
 
     Returns:
         ``k`` lists of names, each sorted; every name is in exactly one fold
-        and all names of one PMID are in the same fold.
+            and all names of one PMID are in the same fold.
 
     Raises:
         ValueError: If ``k < 2`` or there are fewer PMID groups than folds.
@@ -85,7 +85,7 @@ def train_test(folds: Sequence[Sequence[str]], held_out: int) -> tuple[list[str]
 
     Returns:
         ``(training names, held-out names)``, each sorted; the training side is
-        every fold but ``held_out``.
+            every fold but ``held_out``.
 
     Raises:
         ValueError: If ``held_out`` is not a valid fold index.

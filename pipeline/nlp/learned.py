@@ -168,7 +168,7 @@ class Gazetteer:
 
         Returns:
             ``(times annotated with type_, times the phrase occurred)`` in the
-            training texts; ``(0, 0)`` for an unknown phrase.
+                training texts; ``(0, 0)`` for an unknown phrase.
         """
         ann = self.annotated.get(phrase)
         return (ann[type_] if ann else 0), self.occurrences.get(phrase, 0)
@@ -228,7 +228,7 @@ def tokens(text: str) -> list[tuple[str, int, int]]:
 
     Returns:
         ``(lower-cased token, start, end)`` triples for word runs and single
-        punctuation characters; ``start``/``end`` are half-open offsets into ``text``.
+            punctuation characters; ``start``/``end`` are half-open offsets into ``text``.
     """
     return [(m.group().lower(), m.start(), m.end()) for m in _TOKEN.finditer(text)]
 
@@ -253,8 +253,8 @@ def build_gazetteer(examples: Iterable[Example]) -> Gazetteer:
 
     Returns:
         The phrases (at most [`MAX_GAZ_TOKENS`][pipeline.nlp.learned.MAX_GAZ_TOKENS]
-        tokens, on token bounds, with a word) of their contiguous gold
-        entities, per type, and how often each phrase occurs in their texts.
+            tokens, on token bounds, with a word) of their contiguous gold
+            entities, per type, and how often each phrase occurs in their texts.
     """
     examples = list(examples)
     gaz = Gazetteer()
@@ -629,10 +629,10 @@ def predict(model: LearnedModel, text: str, rules: Sequence[Annotation], counts:
 
     Returns:
         The accepted annotations, offsets relative to ``text``, sorted by
-        (fragments, type).  Kept rule annotations are the same objects;
-        re-typed and re-bounded ones are copies whose ``rule`` ends in
-        ``+learned`` / ``+learned:rebound``; added ones have source
-        ``learned``.
+            (fragments, type).  Kept rule annotations are the same objects;
+            re-typed and re-bounded ones are copies whose ``rule`` ends in
+            ``+learned`` / ``+learned:rebound``; added ones have source
+            ``learned``.
     """
     counts = counts if counts is not None else Counter()
     cands = _candidates(text, rules, model.gazetteer, model.retype, model.anchors)
@@ -683,8 +683,8 @@ def apply_documents(docs: Iterable[Document], model: LearnedModel, counts: Count
 
     Yields:
         Each document, in input order, with its annotations replaced by the
-        model's (document-relative, sorted by fragments and type); its other
-        fields, relations included, are left as they are.
+            model's (document-relative, sorted by fragments and type); its other
+            fields, relations included, are left as they are.
     """
     for doc in docs:
         if not doc.sentences:
@@ -718,7 +718,7 @@ def training_hash(examples: Iterable[Example]) -> str:
 
     Returns:
         Hex SHA-256 over each example's name, text and sorted gold (fragments,
-        type), in name order; rule annotations are not included.
+            type), in name order; rule annotations are not included.
     """
     digest = hashlib.sha256()
     for ex in sorted(examples, key=lambda e: e.name):

@@ -127,7 +127,7 @@ def tokenize(text: str) -> list[tuple[str, int, int]]:
 
     Returns:
         ``(token, start, end)`` triples, in order; ``start``/``end`` are
-        half-open offsets into ``text``.
+            half-open offsets into ``text``.
     """
     return [(m.group(), m.start(), m.end()) for m in TOKEN_RE.finditer(text)]
 
@@ -145,7 +145,7 @@ def exact_token(token: str) -> str:
 
     Returns:
         The token with Greek letters spelled out (``α`` -> ``alpha``) and NFKC
-        compatibility-folded.  Cached.
+            compatibility-folded.  Cached.
     """
     return unicodedata.normalize("NFKC", _greek(token))
 
@@ -159,10 +159,10 @@ def folded_token(token: str) -> str:
 
     Returns:
         [`exact_token`][pipeline.nlp.lexicon.exact_token]'s form, case-folded; for an
-        alphabetic token also with British spellings made American
-        (``tumour`` -> ``tumor``) and a crude singular (``-ies`` -> ``-y``, a
-        final ``s`` dropped unless the word ends in ``ss``, ``us`` or ``is``;
-        short words kept).  Cached.
+            alphabetic token also with British spellings made American
+            (``tumour`` -> ``tumor``) and a crude singular (``-ies`` -> ``-y``, a
+            final ``s`` dropped unless the word ends in ``ss``, ``us`` or ``is``;
+            short words kept).  Cached.
     """
     tok = exact_token(token).casefold()
     if not tok.isalpha():
@@ -775,7 +775,7 @@ def table_key(table: str, surface: str) -> tuple[str, ...]:
 
     Returns:
         [`exact_key`][pipeline.nlp.lexicon.exact_key] for ``exact``, otherwise
-        [`folded_key`][pipeline.nlp.lexicon.folded_key].
+            [`folded_key`][pipeline.nlp.lexicon.folded_key].
     """
     return exact_key(surface) if table == "exact" else folded_key(surface)
 
@@ -826,7 +826,7 @@ def collect_candidates(wheels_dir: Path, counts: collections.Counter[str]) -> li
 
     Returns:
         The candidates, in a deterministic order (source by source, then
-        the curated supplement).
+            the curated supplement).
 
     Raises:
         FileNotFoundError: If a pinned wheel is missing (see
@@ -864,9 +864,9 @@ def resolve(candidates: Iterable[Candidate], counts: collections.Counter[str]) -
 
     Returns:
         ``{"exact"|"relaxed"|"folded": [[surface, type, identifier], ...]}``:
-        per (table, key) the candidate of lowest ``priority`` (ties: smallest
-        surface, type, identifier), sorted by key.  Candidates whose key is
-        empty are left out.
+            per (table, key) the candidate of lowest ``priority`` (ties: smallest
+            surface, type, identifier), sorted by key.  Candidates whose key is
+            empty are left out.
     """
     best: dict[tuple[str, tuple[str, ...]], Candidate] = {}
     for cand in candidates:
@@ -904,9 +904,9 @@ def build_lexicon(wheels_dir: Path, out: Path) -> dict[str, Any]:
 
     Returns:
         A summary: ``path``, ``lookup`` (the sidecar's path), ``bytes``,
-        ``wheels`` (the versions), ``counts`` (entry counts per table and type,
-        candidate counts per source, dropped counts per reason: see the module
-        docstring) and ``seconds`` (build time).
+            ``wheels`` (the versions), ``counts`` (entry counts per table and type,
+            candidate counts per source, dropped counts per reason: see the module
+            docstring) and ``seconds`` (build time).
 
     Raises:
         FileNotFoundError: If a pinned wheel is missing.
@@ -950,7 +950,7 @@ def read_lexicon(path: Path) -> dict[str, Any]:
 
     Returns:
         Its JSON payload: ``format``, ``wheels`` and ``tables`` (``{table:
-        [[surface, type, identifier], ...]}``).
+            [[surface, type, identifier], ...]}``).
 
     Raises:
         ValueError: If the file cannot be read, is not gzip JSON, or has

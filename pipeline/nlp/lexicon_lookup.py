@@ -143,7 +143,7 @@ class LookupTable:
 
         Returns:
             ``(n, entry)`` for the longest key equal to ``keys[i:i+n]``, or
-            ``None`` when no key starts with ``keys[i]``.
+                ``None`` when no key starts with ``keys[i]``.
         """
         first = keys[i]
         bound = self.long.get(first)
@@ -340,7 +340,7 @@ def dumps_lookup(tables: Mapping[str, Iterable[Iterable[str]]], source_sha256: s
 
     Returns:
         A JSON header line followed by the sections (see the module docstring);
-        the same tables give the same bytes.
+            the same tables give the same bytes.
 
     Raises:
         ValueError: If a key holds a line break.
@@ -393,8 +393,8 @@ def load_lookup(lexicon: Path, source_sha256: str | None = None) -> Lookup | Non
 
     Returns:
         The lookup form, or ``None`` (with a logged warning, except when the
-        sidecar is absent) when the sidecar is absent, has no readable header,
-        was made from another lexicon file or another format, or is truncated.
+            sidecar is absent) when the sidecar is absent, has no readable header,
+            was made from another lexicon file or another format, or is truncated.
     """
     path = lookup_path(lexicon)
     if not path.is_file():

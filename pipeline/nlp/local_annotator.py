@@ -450,9 +450,9 @@ class LocalAnnotator:
 
         Returns:
             Annotations of source ``local`` (types ``Chemical``, ``Disease``,
-            ``Gene``, ``Mutation``), one fragment each, whose half-open offsets
-            are relative to ``text`` (document-relative for a document text,
-            sentence-relative for a sentence); sorted, non-overlapping.
+                ``Gene``, ``Mutation``), one fragment each, whose half-open offsets
+                are relative to ``text`` (document-relative for a document text,
+                sentence-relative for a sentence); sorted, non-overlapping.
         """
         if counts is None:
             counts = collections.Counter()

@@ -88,7 +88,7 @@ def normalise(word: str) -> str:
 
     Returns:
         The normalised form; a token made of hyphens only is returned
-        lower-cased, hyphens kept.
+            lower-cased, hyphens kept.
     """
     w = word.lower()
     stripped = w.lstrip("-")
@@ -111,8 +111,8 @@ def term_variants(term: str) -> list[tuple[str, ...]]:
 
     Returns:
         The term's words, each [`normalise`][pipeline.nlp.ontology.normalise]d, as written and,
-        when it has inner hyphens, with each inner hyphen a word of its own;
-        empty for a blank term.
+            when it has inner hyphens, with each inner hyphen a word of its own;
+            empty for a blank term.
     """
     words = tuple(normalise(w) for w in term.split())
     if not words:
@@ -294,7 +294,7 @@ class Ontology:
 
         Returns:
             The canonical key-entity type (``Chemical``, ``Gene``...), or
-            ``None`` when ``source_type`` is no alias of one.
+                ``None`` when ``source_type`` is no alias of one.
         """
         return self._alias.get(source_type)
 
@@ -307,8 +307,8 @@ class Ontology:
 
         Returns:
             The ``key_type`` of the first surface rule that applies and has
-            one; otherwise [`canonical_type`][pipeline.nlp.ontology.Ontology.canonical_type]'s
-            answer (``None`` when the type is no key-entity type).
+                one; otherwise [`canonical_type`][pipeline.nlp.ontology.Ontology.canonical_type]'s
+                answer (``None`` when the type is no key-entity type).
         """
         for rule in self.surface_rules:
             if rule.key_type is not None and rule.applies(source_type, text):
@@ -337,8 +337,8 @@ class Ontology:
 
         Returns:
             ``(start, end, term)`` triples: half-open ranges of token indices
-            into ``forms`` (not character offsets), longest match first at each
-            position, non-overlapping, left to right.
+                into ``forms`` (not character offsets), longest match first at each
+                position, non-overlapping, left to right.
         """
         out: list[tuple[int, int, tuple[str, ...]]] = []
         i = 0

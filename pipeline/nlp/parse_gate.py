@@ -84,8 +84,8 @@ class LemmaForms:
 
         Returns:
             The word minus the longest rule suffix it ends with, plus the
-            surface forms listed for it; the lower-cased text of a token whose
-            lemma is ``word`` contains at least one of them.
+                surface forms listed for it; the lower-cased text of a token whose
+                lemma is ``word`` contains at least one of them.
         """
         cut = max((len(s) for s in self.rule_suffixes if s and word.endswith(s)), default=0)
         return frozenset({word[: len(word) - cut], *self.forms_of.get(word, ())})
@@ -100,8 +100,8 @@ def lemma_forms(nlp: Any) -> LemmaForms:
 
     Returns:
         The pipeline's [`LemmaForms`][pipeline.nlp.parse_gate.LemmaForms]; disabled (and a warning
-        logged for an unknown lemmatizer mode) when it has no rule or lookup
-        lemmatizer.
+            logged for an unknown lemmatizer mode) when it has no rule or lookup
+            lemmatizer.
     """
     suffixes: set[str] = set()
     forms: dict[str, set[str]] = {}
@@ -230,8 +230,8 @@ class ParseGate:
 
         Returns:
             False only when the sentence is malformed or lacks a trace of a
-            Chemical or a Genomic_factor; True otherwise, and always when the
-            gate is disabled.
+                Chemical or a Genomic_factor; True otherwise, and always when the
+                gate is disabled.
         """
         from pipeline.corpus.select import malformed_reason
 

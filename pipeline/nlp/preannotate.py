@@ -107,7 +107,7 @@ class TextAnnotator(Protocol):
 
         Returns:
             Annotations whose half-open offsets are relative to ``text``
-            (document-relative).
+                (document-relative).
         """
         ...
 
@@ -174,9 +174,9 @@ def bioc_source(doc: BiocDocument, counts: Counter[str]) -> SourceGroup:
 
     Returns:
         A [`SourceGroup`][pipeline.nlp.preannotate.SourceGroup]: the document's
-        source text (``None`` when it has none) and its annotations (source
-        ``pubtator``) whose fragments are half-open offsets into that text,
-        not yet re-aligned.
+            source text (``None`` when it has none) and its annotations (source
+            ``pubtator``) whose fragments are half-open offsets into that text,
+            not yet re-aligned.
     """
     selected, left_out = doc.selected_annotations()
     counts["dropped_other_passage"] += left_out
@@ -218,8 +218,8 @@ def pubtator_record_source(record: PubtatorRecord, counts: Counter[str]) -> Sour
 
     Returns:
         A [`SourceGroup`][pipeline.nlp.preannotate.SourceGroup]: the source text
-        and the annotations (source ``pubtator``, text stripped) whose
-        fragments are half-open offsets into it.
+            and the annotations (source ``pubtator``, text stripped) whose
+            fragments are half-open offsets into it.
     """
     from pipeline.sources.pubtator_format import to_document
 
@@ -266,8 +266,8 @@ def load_file_sources(
 
     Returns:
         PMID -> its [`SourceGroup`][pipeline.nlp.preannotate.SourceGroup]s, one
-        per file that has it, in the order of ``paths``; PMIDs found in no file
-        are absent.
+            per file that has it, in the order of ``paths``; PMIDs found in no file
+            are absent.
 
     Raises:
         pipeline.sources.pubtator_format.PubtatorFormatError: On a malformed
@@ -347,8 +347,8 @@ def shard_annotation_files(
 
     Returns:
         ``{"passthrough": [...], "split": [...]}``: the input paths (as strings)
-        not split (BioC) and split, in input order; pass it to
-        [`shard_annotation_sources`][pipeline.nlp.preannotate.shard_annotation_sources].
+            not split (BioC) and split, in input order; pass it to
+            [`shard_annotation_sources`][pipeline.nlp.preannotate.shard_annotation_sources].
 
     Raises:
         pipeline.sources.pubtator_format.PubtatorFormatError: On a malformed
@@ -395,7 +395,7 @@ def shard_annotation_sources(split_dir: Path, shard: int, summary: dict[str, lis
 
     Returns:
         The shard's split PubTator files (sorted; none when the shard had no
-        records), then the ``passthrough`` (BioC) files.
+            records), then the ``passthrough`` (BioC) files.
     """
     from pipeline import store
 
@@ -437,7 +437,7 @@ def project_to_sentences(doc: Document, annotations: Iterable[Annotation], count
 
     Returns:
         A copy of ``doc`` whose annotations are the kept ones, de-duplicated
-        and sorted (by [`Document.with_annotations`][pipeline.documents.Document.with_annotations]).
+            and sorted (by [`Document.with_annotations`][pipeline.documents.Document.with_annotations]).
     """
     anns = list(annotations)
     if doc.sentences:
@@ -536,9 +536,9 @@ def preannotate(
 
     Yields:
         Each document, in input order, whose annotations are the annotator's,
-        half-open, document-relative, each inside one sentence, de-duplicated
-        and sorted; with ``pubtator-api``, the response's document-level
-        relations become the document's ``concept_relations``.
+            half-open, document-relative, each inside one sentence, de-duplicated
+            and sorted; with ``pubtator-api``, the response's document-level
+            relations become the document's ``concept_relations``.
 
     Raises:
         pipeline.sources.pubtator_api.PubtatorApiError: If an API batch still

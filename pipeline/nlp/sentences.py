@@ -348,8 +348,8 @@ def split_text(text: str) -> list[Span]:
 
     Returns:
         The sentences as ``(start, end)`` spans: half-open offsets into
-        ``text``, sorted, non-overlapping, stripped of surrounding white space
-        and together covering every non-space character.
+            ``text``, sorted, non-overlapping, stripped of surrounding white space
+            and together covering every non-space character.
     """
     spans: list[Span] = []
     line_start = 0
@@ -426,8 +426,8 @@ def split_documents(docs: Iterable[Document], counts: Counter[str]) -> Iterator[
 
     Yields:
         Each document, in input order, with ``sentences`` set: half-open,
-        document-relative spans, sorted, non-overlapping, stripped, together
-        covering every non-space character of the text.
+            document-relative spans, sorted, non-overlapping, stripped, together
+            covering every non-space character of the text.
     """
     for doc in docs:
         sentences = _split_document(doc, counts)

@@ -68,8 +68,8 @@ def install_hint(name: str) -> str:
 
     Returns:
         A ``pip install`` command for the scispaCy models (from scispaCy's
-        release URL, ``--no-deps``) and the default model; for any other name,
-        a generic sentence listing the scispaCy models.
+            release URL, ``--no-deps``) and the default model; for any other name,
+            a generic sentence listing the scispaCy models.
     """
     if name in SCISPACY_MODELS or name in SCISPACY_NER_MODELS:
         # --no-deps: the 0.5.4 packages were built with spaCy 3.7 and would otherwise make pip replace spaCy 3.8.
@@ -84,7 +84,7 @@ def installed_scispacy_models() -> list[str]:
 
     Returns:
         The names of [`SCISPACY_MODELS`][pipeline.nlp.spacy_models.SCISPACY_MODELS] that are installed
-        as packages, in that order.
+            as packages, in that order.
     """
     return [name for name in SCISPACY_MODELS if spacy.util.is_package(name)]
 

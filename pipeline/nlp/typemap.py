@@ -59,8 +59,8 @@ def map_documents(
 
     Yields:
         Each document, in input order, whose annotations carry schema types
-        (``original_type`` = the source type); dropped and merged annotations
-        are counted.
+            (``original_type`` = the source type); dropped and merged annotations
+            are counted.
     """
     onto = ontology if ontology is not None else load_ontology(DEFAULT_ONTOLOGY)
     mapper = TypeMapper(schema, onto)
@@ -89,9 +89,9 @@ class TypeMapper:
 
         Returns:
             The ``mapping.ontology`` entry of the class or, failing that, of its
-            nearest ancestor; ``None`` when that entry is ``null`` (dropped);
-            ``cls`` itself when it is already a schema entity type; otherwise
-            a private sentinel meaning "no mapping".
+                nearest ancestor; ``None`` when that entry is ``null`` (dropped);
+                ``cls`` itself when it is already a schema entity type; otherwise
+                a private sentinel meaning "no mapping".
         """
         table = self.schema.mapping.get("ontology", {})
         names = self.ontology.ancestors(cls, include_self=True) if cls in self.ontology.classes else [cls]
@@ -111,7 +111,7 @@ class TypeMapper:
 
         Returns:
             The schema type; ``None`` when the mapping is ``null`` (dropped);
-            otherwise a private sentinel meaning "no mapping".
+                otherwise a private sentinel meaning "no mapping".
         """
         key = (source, type_)
         if key not in self._cache:
@@ -138,8 +138,8 @@ class TypeMapper:
 
         Returns:
             The annotation with ``type`` = schema type and ``original_type`` =
-            its source type, or ``None`` when it is dropped (mapped to ``null``
-            or unmapped; counted, and the unmapped case logged).
+                its source type, or ``None`` when it is dropped (mapped to ``null``
+                or unmapped; counted, and the unmapped case logged).
         """
         counts["annotations"] += 1
         if ann.original_type is not None:
@@ -180,8 +180,8 @@ class TypeMapper:
 
         Returns:
             A copy of the document with the mapped annotations (relations are
-            sorted and re-indexed by
-            [`Document.with_annotations`][pipeline.documents.Document.with_annotations]).
+                sorted and re-indexed by
+                [`Document.with_annotations`][pipeline.documents.Document.with_annotations]).
         """
         mapped = [m for a in doc.annotations if (m := self.map_annotation(a, doc.text, counts)) is not None]
         # One annotation per (fragments, type): a key entity wins over an identical composite.
