@@ -143,7 +143,7 @@ class LookupTable:
 
         Returns:
             ``(n, entry)`` for the longest key equal to ``keys[i:i+n]``, or
-                ``None`` when no key starts with ``keys[i]``.
+                ``None`` when no key matches at ``i``.
         """
         first = keys[i]
         bound = self.long.get(first)
