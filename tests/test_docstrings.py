@@ -32,7 +32,7 @@ PENDING: tuple[str, ...] = (
     "pipeline/campaign/",
     "pipeline/cli/",
     "pipeline/corpus/",
-    "pipeline/nlp/",
+    "pipeline/nlp/relations.py",
     "pipeline/serve/",
     "pipeline/sources/",
     "pipeline/documents.py",

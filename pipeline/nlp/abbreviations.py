@@ -1,25 +1,27 @@
 """Abbreviation definitions: scispaCy's Schwartz-Hearst detector or the project's built-in rule.
 
 Two detectors of ``long form (SF)`` definitions, both returning
-:class:`Abbreviation` pairs whose offsets are half-open and relative to the
-``text`` given (document-relative when given a document text):
+[`Abbreviation`][pipeline.nlp.abbreviations.Abbreviation] pairs whose
+offsets are half-open and relative to the ``text`` given (document-relative when given a document text):
 
-* ``scispacy`` (:func:`find_abbreviations`): scispaCy's ``AbbreviationDetector``
-  (Schwartz & Hearst 2003) on a blank English pipeline with scispaCy's
-  tokenizer; no model is loaded or downloaded.  It finds ``long form (SF)`` and ``SF (long form)``
-  definitions whose short form letters occur in order in the long form, the
-  first one starting a word; the long form starts at the word where that first
-  letter was found.
-* ``builtin`` (:func:`builtin_definitions`): the rule the local annotator used
-  before scispaCy: a known entity immediately followed by ``(SF)``, SF of 2-10
-  characters with a letter and an upper-case letter or digit, SF's first
-  letter the first letter of a word of the entity.
+* ``scispacy`` ([`find_abbreviations`][pipeline.nlp.abbreviations.find_abbreviations]):
+  scispaCy's ``AbbreviationDetector`` (Schwartz & Hearst 2003) on a blank
+  English pipeline with scispaCy's tokenizer; no model is loaded or downloaded.
+  It finds ``long form (SF)`` and ``SF (long form)`` definitions whose short
+  form letters occur in order in the long form, the first one starting a word;
+  the long form starts at the word where that first letter was found.
+* ``builtin`` ([`builtin_definitions`][pipeline.nlp.abbreviations.builtin_definitions]):
+  the rule the local annotator used before scispaCy: a known entity
+  immediately followed by ``(SF)``, SF of 2-10 characters with a letter and an
+  upper-case letter or digit, SF's first letter the first letter of a word of
+  the entity.
 
-:func:`entity_definitions` anchors either detector on entity spans (the local
-annotator's lexicon matches): each returned pair's ``long`` is one of the
-given entity spans, so the short form can inherit that entity's type and
-identifier.  For ``scispacy`` the entity must end where the Schwartz-Hearst
-long form ends and contain it; the longest such entity is taken.
+[`entity_definitions`][pipeline.nlp.abbreviations.entity_definitions] anchors
+either detector on entity spans (the local annotator's lexicon matches): each
+returned pair's ``long`` is one of the given entity spans, so the short form
+can inherit that entity's type and identifier.  For ``scispacy`` the entity
+must end where the Schwartz-Hearst long form ends and contain it; the longest
+such entity is taken.
 
 ``union`` takes the built-in definitions, then scispaCy's for short forms the
 built-in rule left undefined.  The detectors were compared on the dev data by
@@ -42,9 +44,10 @@ import spacy
 from spacy.language import Language
 from spacy.util import compile_infix_regex, compile_prefix_regex
 
-#: Detector names, for the local annotator's ``abbreviations`` option.
 METHODS = ("builtin", "scispacy", "union")
+"""Detector names, for the local annotator's ``abbreviations`` option."""
 DEFAULT_METHOD = "builtin"
+"""The detector used unless another is chosen (see the module docstring for why)."""
 
 Span = tuple[int, int]
 
@@ -57,25 +60,47 @@ SHORT_FORM = re.compile(r"^(?=.*[A-Za-z])(?=.*[A-Z0-9])[A-Za-z0-9][\w+./-]{1,9}$
 
 @dataclass(frozen=True, order=True)
 class Abbreviation:
-    """One definition: the short form's span and the long form's span (half-open, relative to the text)."""
+    """One definition: the short form's span and the long form's span.
+
+    Pairs sort by short form, then long form.
+
+    Attributes:
+        short: The short form's span, ``(start, end)``: half-open character
+            offsets relative to the text searched (document-relative when
+            that is a document's text), parentheses excluded.
+        long: The long form's span, same offsets.
+    """
 
     short: Span
     long: Span
 
     def texts(self, text: str) -> tuple[str, str]:
-        """(short form, long form) as written in ``text``."""
+        """Return the two forms as written in a text.
+
+        Args:
+            text: The text the offsets are relative to (the one searched).
+
+        Returns:
+            ``(short form, long form)``.
+        """
         return text[self.short[0] : self.short[1]], text[self.long[0] : self.long[1]]
 
 
 @functools.lru_cache(maxsize=1)
 def detector_pipeline() -> Language:
-    """A blank English spaCy pipeline with scispaCy's tokenizer and ``abbreviation_detector`` (cached).
+    """Build a blank English spaCy pipeline with scispaCy's tokenizer and ``abbreviation_detector``.
 
     The tokenizer is scispaCy's ``combined_rule_tokenizer`` (hyphenated names such as
     ``N-acetyl-L-cysteine`` stay one token, so they fit the detector's long-form window) with
     parentheses and brackets always split off: the detector only sees ``( SF )`` as three tokens,
-    and ``(LPS)-mediated`` would otherwise be one.  Raises ``ImportError`` naming the package when
-    scispaCy is not installed.
+    and ``(LPS)-mediated`` would otherwise be one.  No model is loaded or downloaded.
+
+    Returns:
+        The pipeline, built once per process and cached (not meant to be shared
+            between threads).
+
+    Raises:
+        ImportError: If scispaCy is not installed (the message names the package).
     """
     try:
         import scispacy.abbreviation  # noqa: F401  (registers the "abbreviation_detector" factory)
@@ -98,11 +123,20 @@ def detector_pipeline() -> Language:
 
 
 def find_abbreviations(text: str) -> list[Abbreviation]:
-    """Definitions scispaCy's Schwartz-Hearst detector finds in ``text``, sorted by short form.
+    """Find the definitions scispaCy's Schwartz-Hearst detector sees in a text.
 
     Only definition sites are returned (the short form next to its long form,
     with a parenthesis between them), not the later uses of the short form.
-    Offsets are half-open and relative to ``text``.
+
+    Args:
+        text: The text searched (a document text, or any string).
+
+    Returns:
+        The definitions, sorted by short form; offsets are half-open and
+            relative to ``text``.  Empty when ``text`` has no ``(``.
+
+    Raises:
+        ImportError: If scispaCy is not installed.
     """
     if "(" not in text:
         return []  # every definition has a parenthesis: skip the tokenizer
@@ -124,9 +158,20 @@ def find_abbreviations(text: str) -> list[Abbreviation]:
 
 
 def builtin_definitions(text: str, entities: Sequence[Span]) -> list[Abbreviation]:
-    """The built-in rule: an entity of ``entities`` followed by ``(SF)``; in entity order, one per entity.
+    """Find definitions by the built-in rule: an entity immediately followed by ``(SF)``.
 
-    ``entities`` are half-open spans in ``text``; each pair's ``long`` is the entity span.
+    ``SF`` must be 2-10 characters with a letter and an upper-case letter or
+    digit, differ from the entity's text, and start with the first letter of a
+    word of the entity.
+
+    Args:
+        text: The text the spans are relative to.
+        entities: Entity spans, ``(start, end)``: half-open offsets into ``text``.
+
+    Returns:
+        At most one definition per entity, in the order of ``entities``; each
+            pair's ``long`` is the entity span, its ``short`` the span of ``SF``
+            inside the parentheses.
     """
     out: list[Abbreviation] = []
     for start, end in entities:
@@ -144,13 +189,24 @@ def builtin_definitions(text: str, entities: Sequence[Span]) -> list[Abbreviatio
 
 
 def scispacy_definitions(text: str, entities: Sequence[Span]) -> list[Abbreviation]:
-    """scispaCy's definitions anchored on ``entities``, ordered by entity.
+    """Find scispaCy's definitions and anchor them on entity spans.
 
     ``long`` is the longest entity that ends where the Schwartz-Hearst long form ends and
     contains it (``p38 mitogen-activated protein kinase (MAPK)``).  An entity inside the long
     form does not explain every letter of the short form (``HMG-CoA reductase (HMGCR)`` is no
     definition of the entity ``reductase``), so such definitions are left out, like those with no
     entity at all.
+
+    Args:
+        text: The text searched, as in [`find_abbreviations`][pipeline.nlp.abbreviations.find_abbreviations].
+        entities: Entity spans, ``(start, end)``: half-open offsets into ``text``.
+
+    Returns:
+        The anchored definitions (``long`` is an entity span), ordered by
+            entity, then short form.
+
+    Raises:
+        ImportError: If scispaCy is not installed.
     """
     pairs = find_abbreviations(text)
     if not pairs:
@@ -167,12 +223,25 @@ def scispacy_definitions(text: str, entities: Sequence[Span]) -> list[Abbreviati
 
 
 def entity_definitions(text: str, entities: Sequence[Span], method: str = DEFAULT_METHOD) -> list[Abbreviation]:
-    """Definitions whose long form is one of ``entities`` (half-open spans in ``text``), by ``method``.
+    """Find the definitions whose long form is one of the given entity spans.
 
-    ``method`` is one of :data:`METHODS`: ``builtin``, ``scispacy``, or ``union`` (the built-in
-    definitions, then scispaCy's for short forms the built-in rule left undefined).  Within each
-    detector the result is ordered by entity; a caller keeping the first definition of each short
-    form gives the built-in rule precedence in ``union``.
+    Within each detector the result is ordered by entity; a caller keeping the first definition
+    of each short form gives the built-in rule precedence in ``union``.
+
+    Args:
+        text: The text the spans are relative to.
+        entities: Entity spans, ``(start, end)``: half-open offsets into ``text``.
+        method: One of [`METHODS`][pipeline.nlp.abbreviations.METHODS]: ``builtin``
+            ([`builtin_definitions`][pipeline.nlp.abbreviations.builtin_definitions]), ``scispacy``
+            ([`scispacy_definitions`][pipeline.nlp.abbreviations.scispacy_definitions]), or ``union`` (the built-in
+            definitions, then scispaCy's for short forms the built-in rule left undefined).
+
+    Returns:
+        The definitions; each ``long`` is one of ``entities``.
+
+    Raises:
+        ValueError: If ``method`` is not a known detector.
+        ImportError: If ``method`` needs scispaCy and it is not installed.
     """
     if method == "builtin":
         return builtin_definitions(text, entities)

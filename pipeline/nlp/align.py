@@ -1,4 +1,4 @@
-"""Re-align source annotations (PubTator, BioC) to the text of a :class:`~pipeline.documents.Document`.
+"""Re-align source annotations (PubTator, BioC) to the text of a [`Document`][pipeline.documents.Document].
 
 PubTator/BioC text is not always PubMed's text: characters are ASCII-folded
 (``α`` -> ``alpha`` or ``a``, ``µ`` -> ``u``/``micro``, accents stripped,
@@ -9,8 +9,9 @@ otherwise it is moved to where its text is in the document, or dropped and
 counted -- never shifted silently.
 
 Input: annotations whose fragments are half-open offsets into the *source*
-text (``source_text``; ``None`` or :data:`~pipeline.sources.bioc_io.UNKNOWN`
-characters where the source gave offsets without text).  Output: the same
+text (``source_text``; ``None`` or ``UNKNOWN`` characters of
+[`pipeline.sources.bioc_io`][pipeline.sources.bioc_io] where the source gave
+offsets without text).  Output: the same
 annotations with fragments as half-open offsets into the *document* text and
 ``text`` = the covered document text (fragments joined by one space).
 
@@ -23,13 +24,13 @@ Method, per annotation (each fragment of a discontiguous one separately):
    sequence (NFKD, combining marks stripped, casefolded, whitespace and
    format characters dropped, Greek letters spelled out, a few typographic
    characters folded; then Greek letter names and "micro" reduced to one
-   letter, see :func:`fold`), keeping for every normalized unit the range of
-   original characters it came from.  The two sequences are aligned with
-   :class:`difflib.SequenceMatcher` (tokens first, then the characters of
-   each differing stretch, see :func:`align_folded`); fragment boundaries are projected
-   through the matching blocks and mapped back to original offsets.  The
-   projection is accepted only if the projected document text is
-   :func:`equivalent` to the source text.
+   letter, see [`fold`][pipeline.nlp.align.fold]), keeping for every normalized unit the
+   range of original characters it came from.  The two sequences are aligned
+   with ``difflib.SequenceMatcher`` (tokens first, then the characters of each
+   differing stretch, see [`align_folded`][pipeline.nlp.align.align_folded]); fragment
+   boundaries are projected through the matching blocks and mapped back to
+   original offsets.  The projection is accepted only if the projected
+   document text is [`equivalent`][pipeline.nlp.align.equivalent] to the source text.
 3. **local search**: the folded annotation text is searched within
    ``window`` folded characters of the expected position; the nearest hit
    (earliest on ties) whose word boundaries agree with the source's is used.
@@ -64,8 +65,8 @@ from pipeline.sources.bioc_io import UNKNOWN
 
 logger = logging.getLogger(__name__)
 
-#: Drop reasons (count key ``dropped_<reason>``).
 REASONS = ("offset_outside_text", "unalignable", "text_mismatch")
+"""Drop reasons (count key ``dropped_<reason>``)."""
 
 #: Typographic characters folded the way ASCII-folding sources (PubTator) fold them.
 _SPECIAL = {
@@ -89,7 +90,19 @@ def _greek_name(ch: str) -> str | None:
 
 @functools.lru_cache(maxsize=65536)
 def normalize_char(ch: str) -> str:
-    """The normalized form of one character ("" for whitespace, marks, format characters)."""
+    """Normalize one character for alignment.
+
+    NFKD, combining marks dropped, casefolded, Greek letters spelled out
+    (``α`` -> ``alpha``), typographic characters folded as ASCII-folding
+    sources fold them (``±`` -> ``+/-``, dashes -> ``-``).  Cached.
+
+    Args:
+        ch: One character.
+
+    Returns:
+        Its normalized form, possibly several characters; ``""`` for whitespace,
+            combining marks, format characters and the ``UNKNOWN`` placeholder.
+    """
     if ch < "\x80":
         return "" if ch.isspace() or ch == UNKNOWN else ch.lower()
     if ch in _SPECIAL:
@@ -107,7 +120,17 @@ def normalize_char(ch: str) -> str:
 
 
 def normalize(text: str) -> tuple[str, list[int]]:
-    """``text`` normalized, and for each normalized character the index of its original character."""
+    """Normalize a text character by character, keeping where each character came from.
+
+    Args:
+        text: Any text.
+
+    Returns:
+        ``(normalized, origin)``: the concatenated
+            [`normalize_char`][pipeline.nlp.align.normalize_char] forms, and for each
+            normalized character the index into ``text`` of the original
+            character it came from.
+    """
     parts: list[str] = []
     origin: list[int] = []
     for i, ch in enumerate(text):
@@ -137,20 +160,36 @@ def _loose_letter(match: re.Match[str]) -> str:
 
 
 def loose(norm: str) -> str:
-    """A normalized string with Greek letter names and "micro" reduced to one letter.
+    """Reduce Greek letter names and "micro" in a normalized string to one letter.
 
     Used only to compare two strings (applied to both), so that ``TNF-α``,
     ``TNF-alpha`` and ``TNF-a``, or ``µg``, ``ug`` and ``microg``, compare equal.
+
+    Args:
+        norm: A string already [`normalize`][pipeline.nlp.align.normalize]d.
+
+    Returns:
+        The string with each letter name replaced by its initial (``mu`` and
+            ``micro`` by ``u``); offsets into it no longer match ``norm``.
     """
     return _LOOSE_RE.sub(_loose_letter, norm)
 
 
 @dataclasses.dataclass(frozen=True)
 class Folded:
-    """A text in the alignment space: :func:`loose` of :func:`normalize`, with index maps.
+    """A text in the alignment space, with index maps back to the original text.
 
-    Unit ``k`` of ``text`` comes from original characters ``[starts[k], ends[k])``
-    (a spelled-out Greek letter reduced to one unit spans its whole name).
+    The folded text is [`loose`][pipeline.nlp.align.loose] of
+    [`normalize`][pipeline.nlp.align.normalize] (except that a letter name
+    spanning a dropped space, as in "Behcet and", is left alone).  Unit ``k``
+    of ``text`` comes from original characters ``[starts[k], ends[k])`` (a
+    spelled-out Greek letter reduced to one unit spans its whole name).
+
+    Attributes:
+        text: The folded text.
+        starts: Per unit of ``text``, the start of its original characters
+            (an offset into the original text).
+        ends: Per unit of ``text``, the end (exclusive) of its original characters.
     """
 
     text: str
@@ -159,7 +198,14 @@ class Folded:
 
 
 def fold(text: str) -> Folded:
-    """``text`` mapped to the alignment space (see :class:`Folded`)."""
+    """Map a text to the alignment space.
+
+    Args:
+        text: The original text (a document or source text, or a mention).
+
+    Returns:
+        The [`Folded`][pipeline.nlp.align.Folded] text with its index maps back to ``text``.
+    """
     norm, origin = normalize(text)
     out: list[str] = []
     starts: list[int] = []
@@ -183,7 +229,17 @@ def fold(text: str) -> Folded:
 
 
 def equivalent(a: str, b: str) -> bool:
-    """Whether two texts are the same up to normalization (see module docstring)."""
+    """Say whether two texts are the same up to normalization (see the module docstring).
+
+    Args:
+        a: A text.
+        b: Another text.
+
+    Returns:
+        True when their [`normalize`][pipeline.nlp.align.normalize]d forms are equal, or
+            equal after [`loose`][pipeline.nlp.align.loose]; False when either is empty once
+            normalized.
+    """
     na, nb = normalize(a)[0], normalize(b)[0]
     if na == nb:
         return bool(na)
@@ -232,10 +288,20 @@ def _merge(ops: list[Opcode]) -> list[Opcode]:
 
 
 def align_folded(src: Folded, tgt: Folded) -> list[Opcode]:
-    """Character opcodes (difflib style) from ``src.text`` to ``tgt.text``.
+    """Align two folded texts, returning character opcodes (difflib style).
 
     Two levels, for speed on whole abstracts: tokens are aligned first, then
     the characters inside each differing stretch of tokens.
+
+    Args:
+        src: The folded source text.
+        tgt: The folded target text.
+
+    Returns:
+        ``(tag, i1, i2, j1, j2)`` opcodes as ``SequenceMatcher.get_opcodes``
+            gives them: half-open ranges of units of ``src.text`` and
+            ``tgt.text`` (folded offsets, not original ones), adjacent equal
+            blocks merged and each run of differing blocks merged into one.
     """
     s_tok, t_tok = _tokens(src), _tokens(tgt)
     s_words = [src.text[a:b] for a, b in s_tok]
@@ -259,10 +325,21 @@ def align_folded(src: Folded, tgt: Folded) -> list[Opcode]:
 class Aligner:
     """Maps spans of a source text onto a target (document) text; see the module docstring.
 
-    Both texts are compared in the alignment space of :func:`fold` (normalized,
-    Greek letter names and "micro" reduced to one letter).  ``source`` may be
-    ``None`` (stand-off annotations without text).  The character alignment is
-    computed lazily, once, when a span is not exact.
+    Both texts are compared in the alignment space of [`fold`][pipeline.nlp.align.fold] (normalized,
+    Greek letter names and "micro" reduced to one letter).  The character
+    alignment is computed lazily, once, when a span is not exact.
+
+    Args:
+        source: The source text, or ``None`` for stand-off annotations without
+            text.
+        target: The target text (the document text).
+        window: How far [`search`][pipeline.nlp.align.Aligner.search] looks, in folded
+            characters either side of the expected position.
+
+    Attributes:
+        source: The source text, or ``None``.
+        target: The target text.
+        window: The search window, in folded characters.
     """
 
     def __init__(self, source: str | None, target: str, *, window: int = 300) -> None:
@@ -277,18 +354,27 @@ class Aligner:
     # -- lazily built alignment -------------------------------------------
     @property
     def tgt(self) -> Folded:
+        """The folded target text (computed on first use)."""
         if self._tgt is None:
             self._tgt = fold(self.target)
         return self._tgt
 
     @property
     def src(self) -> Folded:
+        """The folded source text (``""`` folded when there is none; computed on first use)."""
         if self._src is None:
             self._src = fold(self.source or "")
         return self._src
 
     def opcodes(self) -> list[Opcode]:
-        """SequenceMatcher opcodes from the folded source to the folded target."""
+        """Return the alignment of the folded source with the folded target.
+
+        Computed on first call (by [`align_folded`][pipeline.nlp.align.align_folded], or one
+        ``equal`` block when the folded texts are identical) and cached.
+
+        Returns:
+            The opcodes, ranges in folded units of ``src`` and ``tgt``.
+        """
         if self._opcodes is None:
             src = self.src.text
             tgt = self.tgt.text
@@ -340,7 +426,20 @@ class Aligner:
 
     # -- public ---------------------------------------------------------------
     def project(self, start: int, end: int) -> Span | None:
-        """The target span aligned with source span ``[start, end)``, verified, or ``None``."""
+        """Project a source span onto the target through the alignment.
+
+        Needs a source text.
+
+        Args:
+            start: Start of the span, an offset into the source text.
+            end: End of the span (exclusive), an offset into the source text.
+
+        Returns:
+            The aligned ``(start, end)`` span of the target text (half-open
+                offsets into ``target``) when its text is
+                [`equivalent`][pipeline.nlp.align.equivalent] to the source's; ``None`` when the
+                span falls in a differing stretch or the texts are not equivalent.
+        """
         assert self.source is not None
         i1 = bisect.bisect_left(self.src.starts, start)
         i2 = bisect.bisect_left(self.src.starts, end)
@@ -355,11 +454,22 @@ class Aligner:
         return span
 
     def search(self, needle: str, expected: int, context: tuple[str, str] | None = None) -> Span | None:
-        """The occurrence of ``needle`` (folded) nearest to target offset ``expected``.
+        """Find the occurrence of a text nearest to an expected position of the target.
 
-        Only hits within ``window`` folded characters are considered.
-        ``context`` = the characters just before and after the mention in the
-        source: a hit must not glue onto a word where the source did not.
+        The comparison is done on folded texts; only hits within ``window``
+        folded characters of the expected position are considered, and the
+        nearest wins (the earliest on ties).
+
+        Args:
+            needle: The text searched (a mention's text).
+            expected: Where it is expected: an offset into the target text.
+            context: The characters just before and after the mention in the
+                source (``""`` at an edge): a hit must not glue onto a word
+                where the source did not.  ``None``: as if both were ``""``.
+
+        Returns:
+            The hit as a half-open ``(start, end)`` span of the target text,
+                or ``None`` when there is none (or ``needle`` folds to nothing).
         """
         folded = fold(needle).text
         if not folded:
@@ -368,7 +478,19 @@ class Aligner:
         return self._search_folded(folded, centre, needle, context)
 
     def search_from_source(self, start: int, end: int) -> Span | None:
-        """Local search for the source span's text around its expected target position."""
+        """Search the target for a source span's text around its expected position.
+
+        The expected position is projected through the alignment; the search is
+        [`search`][pipeline.nlp.align.Aligner.search]'s, with the source's characters around
+        the span as context.  Needs a source text.
+
+        Args:
+            start: Start of the span, an offset into the source text.
+            end: End of the span (exclusive), an offset into the source text.
+
+        Returns:
+            The hit as a half-open ``(start, end)`` span of the target text, or ``None``.
+        """
         assert self.source is not None
         centre = self._expected(bisect.bisect_left(self.src.starts, start))
         before = self.source[start - 1] if start > 0 else ""
@@ -460,7 +582,24 @@ def _valid(fragments: list[Span]) -> bool:
 
 
 def realign_one(ann: Annotation, aligner: Aligner, counts: Counter[str]) -> Annotation | None:
-    """Re-align one annotation (fragments in source offsets) to the aligner's target text."""
+    """Re-align one annotation to the aligner's target text.
+
+    Follows the method of the module docstring, fragment by fragment.
+
+    Args:
+        ann: The annotation; its fragments are half-open offsets into the
+            aligner's source text (into the target when there is no source
+            text), its ``text`` what the source says it covers (may be empty).
+        aligner: The [`Aligner`][pipeline.nlp.align.Aligner] of the annotation's source and
+            document texts.
+        counts: Counter incremented with one of the module's count keys.
+
+    Returns:
+        The annotation with half-open, document-relative fragments and
+            ``text`` = the covered document text (fragments joined by one space),
+            or ``None`` when it is dropped (counted as ``dropped_<reason>``, logged
+            at debug level).
+    """
     source, target = aligner.source, aligner.target
     frags = list(ann.fragments)
     has_source = source is not None and all(
@@ -530,12 +669,23 @@ def realign(
 ) -> list[Annotation]:
     """Re-align annotations from ``source_text`` offsets to ``doc_text`` offsets.
 
-    Returns the kept annotations (half-open, document-relative fragments;
-    ``text`` is the covered document text) in input order; dropped ones are
-    counted per reason, and appended to ``dropped`` as ``(reason, annotation)``
-    (source offsets) when given, so the caller can report them by document.
-    ``window`` bounds the local search (normalized characters either side of
-    the expected position).
+    Args:
+        annotations: Annotations whose fragments are half-open offsets into
+            ``source_text`` (into ``doc_text`` when there is no source text).
+        source_text: The text the annotations were made on; ``None`` (or only
+            ``UNKNOWN`` placeholders) for annotation-only stand-off.
+        doc_text: The document text (``Document.text``).
+        counts: Counter incremented with the module's count keys.
+        window: Bounds the local search: normalized characters either side of
+            the expected position.
+        dropped: When given, each dropped annotation is appended as
+            ``(reason, annotation)`` (the annotation in source offsets, the
+            reason one of [`REASONS`][pipeline.nlp.align.REASONS]), so the caller can report
+            them by document.
+
+    Returns:
+        The kept annotations, in input order, with half-open, document-relative
+            fragments and ``text`` = the covered document text.
     """
     if source_text is not None and not source_text.strip(UNKNOWN):
         source_text = None  # annotation-only stand-off: no source character is known

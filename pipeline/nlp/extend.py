@@ -1,6 +1,6 @@
 """Composite-entity extension: key entities + ontology terms in their syntactic vicinity.
 
-:func:`extend_documents` parses every sentence (``Document.sentences``) with a
+[`extend_documents`][pipeline.nlp.extend.extend_documents] parses every sentence (``Document.sentences``) with a
 spaCy pipeline (``nlp.pipe``, batched across documents), aligns the key
 entities of the document (annotations of sources pubtator/local/gold whose
 type is a key-entity type of the ontology: Chemical, Gene, Mutation, Disease
@@ -9,8 +9,8 @@ genotype "A2/A2" PubTator types as Gene acts as a variant) to tokens, and
 looks around each key entity's syntactic head for ontology terms.  Rules
 (recorded in ``Annotation.rule``):
 
-* ``<label>`` / ``prep:<word>``: up the head chain (at most :data:`MAX_HOPS`
-  hops through noun modifiers), the key attaching with one of the class's
+* ``<label>`` / ``prep:<word>``: up the head chain (at most
+  [`MAX_HOPS`][pipeline.nlp.extend.MAX_HOPS] hops through noun modifiers), the key attaching with one of the class's
   ``relations`` ("warfarin sensitivity": ``compound``; "clearance **of**
   tacrolimus": ``prep:of``); after a hit the chain may continue through noun
   modifiers to a larger, nesting composite ("KIT exon 11" -> "KIT exon 11
@@ -40,7 +40,7 @@ after the key belongs to it; qualifiers of the class on the term's left
 entity itself is kept (nested), except where the class ``absorbs`` its type
 (a variant annotated together with its gene).  Of two composites on the same
 term occurrence where one covers the other, the larger is kept.  A composite
-longer than :data:`MAX_SPAN_TOKENS` tokens is a parse accident and dropped.
+longer than [`MAX_SPAN_TOKENS`][pipeline.nlp.extend.MAX_SPAN_TOKENS] tokens is a parse accident and dropped.
 
 Offsets: the input and output annotations are document-relative half-open
 character spans (``Document`` convention); composites record their key
@@ -79,13 +79,14 @@ from pipeline.nlp.ontology import Ontology, OntologyClass, normalise
 
 logger = logging.getLogger(__name__)
 
-#: Sentences longer than this (whitespace tokens / characters) are not parsed.
 MAX_TOKENS = 400
+"""Sentences with more whitespace tokens than this are not parsed (default of ``max_tokens``)."""
 MAX_CHARS = 5000
-#: Hops up the head chain through noun modifiers when looking for a term.
+"""Sentences with more characters than this are not parsed (default of ``max_chars``)."""
 MAX_HOPS = 3
-#: A composite spanning more tokens than this (first to last) is a parse accident, not an entity.
+"""Hops up the head chain through noun modifiers when looking for a term."""
 MAX_SPAN_TOKENS = 12
+"""A composite spanning more tokens than this (first to last) is a parse accident, not an entity."""
 #: Dependency labels of a noun-modifier chain the search may climb through.
 _CHAIN_DEPS = frozenset({"compound", "nmod", "amod", "npadvmod", "nummod", "dep"})
 _CHAIN_POS = frozenset({"NOUN", "PROPN", "ADJ", "NUM", "X", "SYM", "VERB"})
@@ -98,8 +99,8 @@ _BREAK_PUNCT = frozenset({",", ";", ":", ".", "!", "?"})
 _SUBTOKEN_SEPARATORS = frozenset("-/+")
 #: Dependencies by which a key may hang on a linker ("warfarin-induced").
 _LINKER_KEY_DEPS = frozenset({"npadvmod", "compound", "nmod", "amod", "advmod", "dep", "nsubj", "dobj", "nummod"})
-#: Sources whose annotations can be key entities (composites are never keys).
 KEY_SOURCES = frozenset({"pubtator", "local", "gold"})
+"""Sources whose annotations can be key entities (composites are never keys)."""
 
 
 @dataclass(frozen=True)
@@ -141,22 +142,39 @@ def extend_documents(
     should_parse: Callable[[Document, Sentence], bool] | None = None,
     keep_parses: bool = False,
 ) -> Iterator[Document]:
-    """Documents with composite entities added to their annotations.
+    """Add composite entities to the annotations of documents, lazily.
 
-    Input: documents with sentences and document-relative key annotations.
-    Output: the same documents (same order, streamed in chunks of about
-    ``batch_size`` sentences) whose annotations are the originals (minus the
-    absorbed ones) plus the composites (source ``ontology``, ``type`` and
-    ``ontology_class`` = the class, ``rule``, ``key`` = key fragments), all
-    document-relative, through :meth:`Document.with_annotations`.
+    Documents are streamed in chunks of about ``batch_size`` sentences; each
+    document's counts are added to ``counts`` just after it is yielded.
 
-    ``should_parse(doc, sentence)`` False: the sentence is not parsed (counted
-    ``skipped_cannot_pass``); :class:`pipeline.nlp.parse_gate.ParseGate` says
-    which sentences cannot pass the content filter anyway.
+    Args:
+        docs: Documents with sentences and document-relative key annotations.
+        ontology: The classes, terms and rules that make composites.
+        nlp: A loaded spaCy pipeline with a dependency parser and lemmas
+            (see [`load_parser`][pipeline.nlp.spacy_models.load_parser]).
+        counts: Counter incremented with the module's count keys.
+        batch_size: Sentences per chunk and per ``nlp.pipe`` batch.
+        max_tokens: Sentences with more whitespace tokens are not parsed
+            (counted ``skipped_too_long``, logged).
+        max_chars: Sentences with more characters are not parsed (likewise).
+        should_parse: ``should_parse(doc, sentence)`` False: the sentence is
+            not parsed (counted ``skipped_cannot_pass``);
+            [`ParseGate.can_pass`][pipeline.nlp.parse_gate.ParseGate.can_pass]
+            says which sentences cannot pass the content filter anyway.
+            ``None``: every sentence is parsed.  Not asked for a document
+            without sentences.
+        keep_parses: Each document also keeps the parses of its parsed
+            sentences (``Document.parses``,
+            [`sentence_parse`][pipeline.nlp.extend.sentence_parse]) for the relation stage,
+            which then needs no parser of its own.
 
-    ``keep_parses``: each document also keeps the parses of its parsed sentences
-    (``Document.parses``, :func:`sentence_parse`) for the relation stage, which
-    then needs no parser of its own.
+    Yields:
+        The same documents, in the same order, whose annotations are the
+            originals (minus the absorbed ones) plus the composites (source
+            ``ontology``, ``type`` and ``ontology_class`` = the class, ``rule``,
+            ``key`` = the key entity's fragments), all half-open and
+            document-relative, de-duplicated and sorted by
+            [`Document.with_annotations`][pipeline.documents.Document.with_annotations].
     """
     chunk: list[Document] = []
     pending = 0
@@ -255,7 +273,19 @@ def _extend_document(
 
 
 def sentence_parse(sdoc: Doc, offset: int, end: int) -> SentenceParse:
-    """What the relation stage needs of a sentence's parse (token spans moved by ``offset``: document-relative)."""
+    """Keep what the relation stage needs of a sentence's parse.
+
+    Args:
+        sdoc: The spaCy parse of the sentence's text alone.
+        offset: The sentence's start in the document: token offsets (relative
+            to the sentence) are moved by it, to document-relative.
+        end: The sentence's end in the document (exclusive).
+
+    Returns:
+        The [`SentenceParse`][pipeline.documents.SentenceParse]: half-open,
+            document-relative token spans, each token's head index (within the
+            sentence), dependency label, coarse part of speech and lower-cased lemma.
+    """
     tokens = tuple((offset + t.idx, offset + t.idx + len(t.text)) for t in sdoc)
     return SentenceParse(
         start=offset, end=end, tokens=tokens,

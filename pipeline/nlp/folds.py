@@ -24,7 +24,15 @@ DEFAULT_SEED = 13
 
 
 def group_of(name: str) -> str:
-    """The PMID of a brat document name (``12345_3`` -> ``12345``; a name without ``_`` is its own group)."""
+    """Return the PMID group of a brat document name.
+
+    Args:
+        name: A brat document name such as ``12345_3`` (``{PMID}_{k}``).
+
+    Returns:
+        The part before the first ``_`` (``12345_3`` -> ``12345``); a name
+            without ``_`` is its own group.
+    """
     return name.split("_", 1)[0]
 
 
@@ -35,9 +43,22 @@ def _rank(seed: int, group: str) -> str:
 def kfold_groups(names: Iterable[str], k: int = DEFAULT_K, seed: int = DEFAULT_SEED) -> list[list[str]]:
     """Split document names into ``k`` folds grouped by PMID.
 
-    Returns ``k`` lists of names (each sorted); every name is in exactly one
-    fold and all names of one PMID are in the same fold.  Raises ValueError
-    when ``k < 2`` or there are fewer groups than folds.
+    Groups are dealt largest first (ties broken by their seeded rank) to the
+    currently smallest fold, which balances the folds' sentence counts.
+    Duplicate names count once; the order of ``names`` does not matter.
+
+    Args:
+        names: brat document names (``{PMID}_{k}``), grouped with
+            [`group_of`][pipeline.nlp.folds.group_of].
+        k: Number of folds, at least 2.
+        seed: Seed of the rank that breaks ties between groups of equal size.
+
+    Returns:
+        ``k`` lists of names, each sorted; every name is in exactly one fold
+            and all names of one PMID are in the same fold.
+
+    Raises:
+        ValueError: If ``k < 2`` or there are fewer PMID groups than folds.
     """
     if k < 2:
         raise ValueError(f"k-fold needs k >= 2, got {k}")
@@ -56,7 +77,19 @@ def kfold_groups(names: Iterable[str], k: int = DEFAULT_K, seed: int = DEFAULT_S
 
 
 def train_test(folds: Sequence[Sequence[str]], held_out: int) -> tuple[list[str], list[str]]:
-    """(training names, held-out names) for fold number ``held_out`` of :func:`kfold_groups`' result."""
+    """Split folds into a training side and a held-out side.
+
+    Args:
+        folds: Folds as returned by [`kfold_groups`][pipeline.nlp.folds.kfold_groups].
+        held_out: Index (0-based) of the fold held out.
+
+    Returns:
+        ``(training names, held-out names)``, each sorted; the training side is
+            every fold but ``held_out``.
+
+    Raises:
+        ValueError: If ``held_out`` is not a valid fold index.
+    """
     if not 0 <= held_out < len(folds):
         raise ValueError(f"fold {held_out} out of range 0..{len(folds) - 1}")
     train = sorted(n for i, f in enumerate(folds) if i != held_out for n in f)
@@ -64,11 +97,21 @@ def train_test(folds: Sequence[Sequence[str]], held_out: int) -> tuple[list[str]
 
 
 def subsample(names: Sequence[str], size: int, seed: int = DEFAULT_SEED) -> list[str]:
-    """The first ``size`` names by seeded rank of their PMID group (whole groups; nested for growing sizes).
+    """Take a seeded sample of about ``size`` names, whole PMID groups at a time.
 
-    Used for learning curves: the 50-sentence sample is contained in the
+    Used for learning curves: groups are taken in the order of their seeded
+    rank, so for one seed the 50-sentence sample is contained in the
     100-sentence one, and so on.  Groups are added whole, so the result may
     hold slightly more than ``size`` names when the last group has several.
+
+    Args:
+        names: brat document names (``{PMID}_{k}``); duplicates count once.
+        size: Wanted number of names; groups are added until the sample holds
+            at least this many (or every name).
+        seed: Seed of the group rank.
+
+    Returns:
+        The sampled names, sorted.
     """
     groups: dict[str, list[str]] = {}
     for name in sorted(set(names)):

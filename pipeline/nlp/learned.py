@@ -9,7 +9,7 @@ Candidates of one sentence (all spans half-open, sentence-relative)
 
 * ``rule``: every mapped rule annotation (span, type), plus the same span with
   another type where the training data showed that re-typing at least
-  :data:`MIN_RETYPE` times (rule ``Phenotype`` -> gold
+  [`MIN_RETYPE`][pipeline.nlp.learned.MIN_RETYPE] times (rule ``Phenotype`` -> gold
   ``Pharmacodynamic_phenotype``);
 * ``rebound``: the span of a contiguous rule annotation one or two tokens
   wider, or one token narrower, at either edge (never taking in clause
@@ -17,12 +17,12 @@ Candidates of one sentence (all spans half-open, sentence-relative)
 * ``gazetteer``: every occurrence of a token sequence that the training
   annotators marked (as a contiguous entity), with each type they gave it;
 * ``anchored``: new, longer entities anchored on a rule annotation: the spans
-  that end where it ends and start one to :data:`MAX_ANCHOR_TOKENS` tokens
+  that end where it ends and start one to [`MAX_ANCHOR_TOKENS`][pipeline.nlp.learned.MAX_ANCHOR_TOKENS] tokens
   before it (``effects of statins`` on the Chemical ``statins``), or start
   where it starts and end after it (``warfarin response``, ``ABCB1 C3435T
   polymorphism``), never across clause punctuation or a conjunction, with
   the types that training annotators gave such extensions of that rule type
-  at least :data:`MIN_ANCHOR` times (the ``anchors`` table).  The anchor stays;
+  at least [`MIN_ANCHOR`][pipeline.nlp.learned.MIN_ANCHOR] times (the ``anchors`` table).  The anchor stays;
   the classifier decides, from the words added (first word, the connecting
   word next to the anchor) rather than from whole phrases, whether the longer
   span is an entity too.  Only with ``TrainConfig(anchored=True)`` (``train
@@ -37,7 +37,7 @@ their gazetteer features *cross-fitted* (from the other inner folds of the
 training data), so the classifier learns how far a phrase seen elsewhere can
 be trusted, not that a phrase seen in the very sentence is always right.
 
-Decision (:func:`_decide`): per rule annotation, the most probable of its
+Decision (``_decide``): per rule annotation, the most probable of its
 own forms (as proposed or re-typed, at least ``threshold_rule``) and its
 re-bounded forms (at least ``threshold_new``) replaces it, or it is dropped
 when none passes; gazetteer candidates are added at ``threshold_new``, and
@@ -53,7 +53,7 @@ versions, training configuration and sizes).  Both are written
 deterministically (sorted keys, rounded weights): the same data and seed give
 the same bytes.
 
-Count keys of :func:`apply_documents`: ``learned_candidates``,
+Count keys of [`apply_documents`][pipeline.nlp.learned.apply_documents]: ``learned_candidates``,
 ``learned_kept_rule``, ``learned_dropped_rule``, ``learned_added``,
 ``learned_retyped``, ``learned_rebound``, ``learned_anchored``.
 """
@@ -81,14 +81,14 @@ logger = logging.getLogger(__name__)
 FORMAT = "pgx-corpus-learned/1"
 MODEL_FILE = "model.json"
 META_FILE = "meta.json"
-#: Re-typing candidates need this many training observations of (rule type -> gold type) on an exact span.
 MIN_RETYPE = 2
-#: Longest gazetteer phrase, in tokens.
+"""Re-typing candidates need this many training observations of (rule type -> gold type) on an exact span."""
 MAX_GAZ_TOKENS = 8
-#: Most tokens an anchored candidate adds to its anchor.
+"""Longest gazetteer phrase, in tokens."""
 MAX_ANCHOR_TOKENS = 5
-#: Anchored candidates of a (direction, rule type, gold type) need this many training observations.
+"""Most tokens an anchored candidate adds to its anchor."""
 MIN_ANCHOR = 2
+"""Anchored candidates of a (direction, rule type, gold type) need this many training observations."""
 SOURCE = "learned"
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
@@ -96,7 +96,15 @@ _TOKEN = re.compile(r"\w+|[^\w\s]")
 
 @dataclass(frozen=True)
 class Example:
-    """One finished sentence: name (``PMID_k``), text, gold annotations, rule annotations (both text-relative)."""
+    """One finished sentence, with what annotators marked and what the rules propose.
+
+    Attributes:
+        name: The brat document name (``PMID_k``).
+        text: The sentence text.
+        gold: The annotators' annotations: half-open offsets relative to ``text``.
+        rules: The rules' annotations (key entities, composites, type-mapped),
+            offsets relative to ``text`` too.
+    """
 
     name: str
     text: str
@@ -106,38 +114,88 @@ class Example:
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """Training settings (all recorded in ``meta.json``)."""
+    """Training settings (all recorded in ``meta.json``).
+
+    Attributes:
+        seed: Seed of the SGD example order and of the inner folds.
+        epochs: Passes of SGD over the training candidates.
+        learning_rate: AdaGrad base learning rate.
+        l2: L2 regularisation strength.
+        inner_folds: Inner folds (grouped by PMID) for the cross-fitted
+            gazetteer features and the thresholds; fewer when the training data
+            has fewer PMIDs.
+        anchored: Propose anchored candidates (longer entities sharing an edge
+            with a rule annotation).  Off by default: on the 300 dev sentences
+            they lower the out-of-fold F1 (README, "Learned pre-annotation").
+    """
 
     seed: int = 13
     epochs: int = 6
     learning_rate: float = 0.2
     l2: float = 1e-4
     inner_folds: int = 4
-    #: Propose anchored candidates (longer entities sharing an edge with a rule annotation).  Off by default:
-    #: on the 300 dev sentences they lower the out-of-fold F1 (README, "Learned pre-annotation").
     anchored: bool = False
 
     def as_dict(self) -> dict[str, Any]:
+        """Return the settings as a plain dict (for ``meta.json``).
+
+        Returns:
+            Field name -> value, for every field.
+        """
         return {"seed": self.seed, "epochs": self.epochs, "learning_rate": self.learning_rate, "l2": self.l2,
                 "inner_folds": self.inner_folds, "anchored": self.anchored}
 
 
 @dataclass
 class Gazetteer:
-    """Phrases (lower-cased token tuples) annotators marked, with per-type annotation and occurrence counts."""
+    """Phrases annotators marked, with per-type annotation and occurrence counts.
+
+    Attributes:
+        annotated: Phrase (tuple of lower-cased tokens) -> type -> times
+            annotators marked it with that type (contiguous entities only).
+        occurrences: Phrase -> times it occurs in the training texts, marked or not.
+    """
 
     annotated: dict[tuple[str, ...], Counter[str]] = field(default_factory=dict)
     occurrences: Counter[tuple[str, ...]] = field(default_factory=Counter)
 
     def rate(self, phrase: tuple[str, ...], type_: str) -> tuple[int, int]:
-        """(times annotated with ``type_``, times the phrase occurred) in the training texts."""
+        """Return how often a phrase was annotated with a type, and how often it occurred.
+
+        Args:
+            phrase: A tuple of lower-cased tokens (see [`tokens`][pipeline.nlp.learned.tokens]).
+            type_: An entity type.
+
+        Returns:
+            ``(times annotated with type_, times the phrase occurred)`` in the
+                training texts; ``(0, 0)`` for an unknown phrase.
+        """
         ann = self.annotated.get(phrase)
         return (ann[type_] if ann else 0), self.occurrences.get(phrase, 0)
 
 
 @dataclass
 class LearnedModel:
-    """Weights of the candidate classifier, the gazetteer, re-typing table and thresholds."""
+    """Weights of the candidate classifier, the gazetteer, re-typing table and thresholds.
+
+    Made by [`train`][pipeline.nlp.learned.train]; stored by [`save_model`][pipeline.nlp.learned.save_model] and
+    read back by [`load_model`][pipeline.nlp.learned.load_model].
+
+    Attributes:
+        weights: Feature name -> logistic regression weight.
+        gazetteer: The phrases of the training annotations.
+        retype: Rule type -> the gold types it is also proposed as (seen at
+            least [`MIN_RETYPE`][pipeline.nlp.learned.MIN_RETYPE] times).
+        threshold_rule: Least probability for a rule annotation's own forms
+            (as proposed or re-typed).
+        threshold_new: Least probability for re-bounded, gazetteer and
+            anchored candidates.
+        meta: Training configuration and sizes; after
+            [`load_model`][pipeline.nlp.learned.load_model], the whole ``meta.json``.
+        anchors: ``"L|<rule type>"`` / ``"R|<rule type>"`` -> types of anchored
+            candidates (see the module docstring); empty unless trained with
+            ``anchored``.
+    """
 
     weights: dict[str, float]
     gazetteer: Gazetteer
@@ -145,7 +203,6 @@ class LearnedModel:
     threshold_rule: float
     threshold_new: float
     meta: dict[str, Any] = field(default_factory=dict)
-    #: ``"L|<rule type>"`` / ``"R|<rule type>"`` -> types of anchored candidates (see the module docstring).
     anchors: dict[str, list[str]] = field(default_factory=dict)
 
 
@@ -164,7 +221,15 @@ class _Candidate:
 
 
 def tokens(text: str) -> list[tuple[str, int, int]]:
-    """(lower-cased token, start, end) of ``text``: word runs and single punctuation characters."""
+    """Split a text into the classifier's tokens.
+
+    Args:
+        text: A sentence text.
+
+    Returns:
+        ``(lower-cased token, start, end)`` triples for word runs and single
+            punctuation characters; ``start``/``end`` are half-open offsets into ``text``.
+    """
     return [(m.group().lower(), m.start(), m.end()) for m in _TOKEN.finditer(text)]
 
 
@@ -181,7 +246,16 @@ def _contiguous(a: Annotation) -> Span | None:
 
 
 def build_gazetteer(examples: Iterable[Example]) -> Gazetteer:
-    """Gazetteer of the contiguous gold entities of ``examples`` and the occurrence counts of their phrases."""
+    """Build the gazetteer of the contiguous gold entities of examples.
+
+    Args:
+        examples: Training examples.
+
+    Returns:
+        The phrases (at most [`MAX_GAZ_TOKENS`][pipeline.nlp.learned.MAX_GAZ_TOKENS]
+            tokens, on token bounds, with a word) of their contiguous gold
+            entities, per type, and how often each phrase occurs in their texts.
+    """
     examples = list(examples)
     gaz = Gazetteer()
     for ex in examples:
@@ -370,8 +444,10 @@ def _candidates(
 
 def _decide(scored: Sequence[tuple[_Candidate, float]], threshold_rule: float, threshold_new: float
             ) -> list[tuple[_Candidate, float]]:
-    """Accepted candidates: per rule annotation the best of its own (re-typed) and re-bounded forms, then
-    gazetteer candidates; one type per span (the most probable)."""
+    """Accepted candidates: per rule annotation the best of its own (re-typed) and re-bounded forms.
+
+    Then gazetteer candidates; one type per span (the most probable).
+    """
     best_rule: dict[int, tuple[float, int]] = {}
     best_move: dict[int, tuple[float, int]] = {}
     best_anchored: dict[int, tuple[float, int]] = {}
@@ -496,7 +572,17 @@ def train(examples: Sequence[Example], config: TrainConfig | None = None) -> Lea
 
     Thresholds come from inner cross-validated probabilities (models trained
     on the other inner folds), so no threshold ever sees its own training
-    sentence.  Raises ValueError when ``examples`` is empty.
+    sentence; with fewer than two PMIDs both thresholds stay 0.5.
+
+    Args:
+        examples: The training sentences (any order: they are sorted by name).
+        config: Training settings; ``None`` for the defaults.
+
+    Returns:
+        The model, with the training configuration and sizes in ``meta``.
+
+    Raises:
+        ValueError: If ``examples`` is empty.
     """
     config = config or TrainConfig()
     if not examples:
@@ -532,9 +618,21 @@ def train(examples: Sequence[Example], config: TrainConfig | None = None) -> Lea
 
 def predict(model: LearnedModel, text: str, rules: Sequence[Annotation], counts: Counter[str] | None = None
             ) -> list[Annotation]:
-    """Annotations of one text: accepted rule candidates (as they were, possibly re-typed) and added ones.
+    """Annotate one text: accepted rule candidates (as they were, re-typed or re-bounded) and added ones.
 
-    ``rules`` and the result are text-relative half-open spans.
+    Args:
+        model: The trained model.
+        text: A sentence text.
+        rules: The rules' annotations of ``text``: half-open offsets relative to ``text``.
+        counts: Counter incremented with the module's ``learned_*`` count
+            keys; ``None``: not counted.
+
+    Returns:
+        The accepted annotations, offsets relative to ``text``, sorted by
+            (fragments, type).  Kept rule annotations are the same objects;
+            re-typed and re-bounded ones are copies whose ``rule`` ends in
+            ``+learned`` / ``+learned:rebound``; added ones have source
+            ``learned``.
     """
     counts = counts if counts is not None else Counter()
     cands = _candidates(text, rules, model.gazetteer, model.retype, model.anchors)
@@ -571,11 +669,22 @@ def predict(model: LearnedModel, text: str, rules: Sequence[Annotation], counts:
 
 
 def apply_documents(docs: Iterable[Document], model: LearnedModel, counts: Counter[str]) -> Iterator[Document]:
-    """Documents with their (mapped) annotations passed through :func:`predict`, sentence by sentence.
+    """Pass the type-mapped annotations of documents through the model, sentence by sentence.
 
-    Annotations are document-relative; each sentence is handled on its own
-    text (annotations crossing a sentence boundary, or of a document without
-    sentences, are left as they are).
+    Each sentence is handled on its own text: its annotations are shifted to
+    sentence-relative offsets for [`predict`][pipeline.nlp.learned.predict] and back to
+    document-relative ones.  Annotations crossing a sentence boundary, and
+    those of a document without sentences, are left as they are.
+
+    Args:
+        docs: Documents with sentences and document-relative, type-mapped annotations.
+        model: The trained model.
+        counts: Counter incremented with the module's ``learned_*`` count keys.
+
+    Yields:
+        Each document, in input order, with its annotations replaced by the
+            model's (document-relative, sorted by fragments and type); its other
+            fields, relations included, are left as they are.
     """
     for doc in docs:
         if not doc.sentences:
@@ -602,7 +711,15 @@ def _shift(a: Annotation, delta: int) -> Annotation:
 
 
 def training_hash(examples: Iterable[Example]) -> str:
-    """SHA-256 of the training sentences (name, text, sorted gold annotations)."""
+    """Hash the training sentences.
+
+    Args:
+        examples: The training examples (any order).
+
+    Returns:
+        Hex SHA-256 over each example's name, text and sorted gold (fragments,
+            type), in name order; rule annotations are not included.
+    """
     digest = hashlib.sha256()
     for ex in sorted(examples, key=lambda e: e.name):
         gold = sorted((a.fragments, a.type) for a in ex.gold)
@@ -611,12 +728,22 @@ def training_hash(examples: Iterable[Example]) -> str:
 
 
 def save_model(model: LearnedModel, directory: str | Path, meta: dict[str, Any]) -> Path:
-    """Write ``model.json`` and ``meta.json`` under ``directory``; returns the directory.
+    """Write ``model.json`` and ``meta.json`` under ``directory``.
 
     Both are written into a staging directory beside it that replaces ``directory`` in one step
-    (:func:`pipeline.store.publish_directory`): a reader sees the previous model or the new one, never a
-    model without its meta; the staging copies of killed runs are removed.  A directory that holds other
-    files too is never replaced: its two files are each written beside themselves and renamed, meta last.
+    ([`publish_directory`][pipeline.store.publish_directory]): a reader sees the previous model or the
+    new one, never a model without its meta; the staging copies of killed runs are removed.  A directory
+    that holds other files too is never replaced: its two files are each written beside themselves and
+    renamed, meta last.  Same model and meta, same bytes.
+
+    Args:
+        model: The model to write.
+        directory: The model directory (created or replaced).
+        meta: Extra entries of ``meta.json`` (training-data SHA-256, versions...),
+            merged over ``model.meta``; ``model_sha256`` is added.
+
+    Returns:
+        ``directory``, as a path.
     """
     final = Path(directory)
     ours = {MODEL_FILE, META_FILE}
@@ -645,7 +772,18 @@ def save_model(model: LearnedModel, directory: str | Path, meta: dict[str, Any])
 
 
 def load_model(directory: str | Path) -> LearnedModel:
-    """Read a model directory written by :func:`save_model`; ValueError naming the file when it is not one."""
+    """Read a model directory written by [`save_model`][pipeline.nlp.learned.save_model].
+
+    Args:
+        directory: The model directory.
+
+    Returns:
+        The model; its ``meta`` is the whole ``meta.json``.
+
+    Raises:
+        ValueError: If ``model.json`` or ``meta.json`` is missing or not JSON,
+            or the format is another; the message names the directory or file.
+    """
     path = Path(directory) / MODEL_FILE
     try:
         payload = json.loads(path.read_text(encoding="utf-8"))
@@ -664,7 +802,14 @@ def load_model(directory: str | Path) -> LearnedModel:
 
 
 def model_files(directory: str | Path) -> list[str]:
-    """The files of a model directory whose content decides its predictions (for output hashes)."""
+    """List the files of a model directory whose content decides its predictions (for output hashes).
+
+    Args:
+        directory: The model directory.
+
+    Returns:
+        The paths of ``model.json`` and ``meta.json`` (whether or not they exist).
+    """
     return [str(Path(directory) / MODEL_FILE), str(Path(directory) / META_FILE)]
 
 
@@ -678,11 +823,22 @@ def out_of_fold(
     config: TrainConfig | None = None,
     train_size: int | None = None,
 ) -> dict[str, list[Annotation]]:
-    """Predictions for every example from a model trained on the other folds (grouped by PMID).
+    """Predict every example with a model trained on the other folds (grouped by PMID).
 
-    ``train_size`` trains each fold's model on a nested, seeded subsample of
-    that many training sentences (learning curves; whole PMID groups).
-    Returns ``{name: annotations}`` for all examples.
+    Args:
+        examples: The examples; their names give the PMID groups.
+        k: Number of folds (see [`kfold_groups`][pipeline.nlp.folds.kfold_groups]).
+        seed: Seed of the folds and of the subsamples.
+        config: Training settings; ``None`` for the defaults.
+        train_size: Train each fold's model on a nested, seeded subsample of
+            about that many training sentences (learning curves; whole PMID
+            groups); ``None``: all of them.
+
+    Returns:
+        ``{name: annotations}`` for all examples, offsets relative to each example's text.
+
+    Raises:
+        ValueError: If ``k < 2`` or there are fewer PMIDs than folds.
     """
     from pipeline.nlp.folds import subsample, train_test
 
@@ -712,19 +868,38 @@ def brat_examples(
     schema_path: str | Path | None = None,
     counts: Counter[str] | None = None,
 ) -> list[Example]:
-    """Training examples from finished brat collections: gold = their annotations, rules = the pipeline's.
+    """Make training examples from finished brat collections: gold = their annotations, rules = the pipeline's.
 
     Each ``NAME.txt``/``NAME.ann`` is one example (one sentence, as in the
     PGxCorpus release and this project's brat output).  The rules'
     annotations are recomputed on the text exactly as ``build`` makes them:
-    key entities (``keys[NAME]`` when given, e.g. PubTator pre-annotations,
-    else ``annotate(text)``, the local annotator), composite extension with
-    the ontology and the spaCy ``model``, type mapping with the schema.  Gold
-    annotations of types outside the schema (e.g. a discard type) are
-    dropped and counted (``gold_type_not_in_schema``); parse problems of the
-    ``.ann`` files are logged with file and line and counted
-    (``parse_issues``).  A name present in two directories: the first wins
-    (counted as ``duplicate_names``).
+    key entities, composite extension with the ontology and the spaCy
+    ``model``, type mapping with the schema.  Gold annotations of types
+    outside the schema (e.g. a discard type) are dropped and counted
+    (``gold_type_not_in_schema``); parse problems of the ``.ann`` files are
+    logged with file and line and counted (``parse_issues``).  A name present
+    in two directories: the first wins (counted as ``duplicate_names``).
+    Documents with an empty text are skipped (``skipped_without_text``).
+
+    Args:
+        directories: brat collection directories, in order of precedence.
+        keys: Key entities per document name (e.g. PubTator pre-annotations),
+            offsets relative to the document's text; a name absent from it
+            has none.  ``None``: ``annotate`` finds them.
+        annotate: With ``keys=None``: a function ``annotate(text)`` returning
+            the key entities of a text (e.g. the local annotator's ``annotate``).
+        ontology_path: The ontology file; ``None`` for the default.
+        model: The spaCy model name or directory; ``None`` for the default.
+        schema_path: The schema file; ``None`` for the default.
+        counts: Counter incremented with the count keys above and those of
+            extension and type mapping; ``None``: not kept.
+
+    Returns:
+        The examples, sorted by name; all offsets relative to each example's text.
+
+    Raises:
+        ValueError: If ``keys`` and ``annotate`` are both ``None`` (and there
+            is at least one document).
     """
     from pipeline.brat import standoff
     from pipeline.documents import Sentence

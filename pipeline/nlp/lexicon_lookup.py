@@ -1,22 +1,23 @@
-"""The lexicon in its lookup form: pre-tokenized keys, stored so that loading is a few splits.
+r"""The lexicon in its lookup form: pre-tokenized keys, stored so that loading is a few splits.
 
-The lexicon file (``lexicon.json.gz``, :mod:`pipeline.nlp.lexicon`) lists
-``[surface, type, identifier]`` entries; the annotator looks names up by their
-*token key* (:func:`pipeline.nlp.lexicon.table_key`).  Computing 770,000 keys
-takes about 16 s, so ``lexicon build`` also writes the keys, once, into a
-sidecar file (:func:`lookup_path`: ``lexicon.json.gz.lookup``) that
-:func:`load_lookup` reads in well under a second.
+The lexicon file (``lexicon.json.gz``, [`pipeline.nlp.lexicon`][pipeline.nlp.lexicon])
+lists ``[surface, type, identifier]`` entries; the annotator looks names up by
+their *token key* ([`table_key`][pipeline.nlp.lexicon.table_key]).  Computing
+770,000 keys takes about 16 s, so ``lexicon build`` also writes the keys, once,
+into a sidecar file ([`lookup_path`][pipeline.nlp.lexicon_lookup.lookup_path]:
+``lexicon.json.gz.lookup``) that [`load_lookup`][pipeline.nlp.lexicon_lookup.load_lookup] reads in well
+under a second.
 
 Lookup form, per table (``exact``, ``relaxed``, ``folded``):
 
-* ``keys``: every entry's token key joined by ``\\x1f`` (a character that is
-  whitespace to :data:`~pipeline.nlp.lexicon.TOKEN_RE`, so never inside a
+* ``keys``: every entry's token key joined by ``\x1f`` (a character that is
+  whitespace to ``pipeline.nlp.lexicon.TOKEN_RE``, so never inside a
   token), one per line, in lexicon order;
 * ``info``: one byte per entry, ``type code * 2 + spaced`` (the surface holds
   a space);
 * ``ids`` / ``id_ends``: the entries' identifiers concatenated (empty: none)
   and where each ends (unsigned 32-bit little-endian), read by slicing;
-* ``long``: ``first token\\tlongest key length`` for first tokens that start a
+* ``long``: ``first token\tlongest key length`` for first tokens that start a
   key of two tokens or more (the bound of the longest-match loop);
 * ``pairs``: the first two tokens of every longer key (joined key).
 
@@ -52,6 +53,14 @@ _SECTIONS = ("keys", "info", "ids", "id_ends", "long", "pairs")
 
 @dataclass(frozen=True)
 class Entry:
+    """What the lexicon says about a matched key.
+
+    Attributes:
+        type: The entity type (``Chemical``, ``Disease``, ``Gene``).
+        identifier: The source identifier, ``None`` when the entry has none.
+        spaced: True when the lexicon surface contains a space.
+    """
+
     type: str
     identifier: str | None
     spaced: bool = False  # the lexicon surface contains a space
@@ -63,7 +72,21 @@ _ENTRY_CACHE = 1 << 15
 
 @dataclass
 class LookupTable:
-    """Joined token key -> entry, with the bounds of the longest-match search."""
+    """One table of the lookup form: joined token key -> entry, with the bounds of the longest-match search.
+
+    Entries are made on demand from the packed sections (and a bounded number
+    kept), so loading costs a few splits.
+
+    Attributes:
+        index: Token key joined by ``SEP`` -> entry number (lexicon order).
+        info: One byte per entry: ``type code * 2 + spaced``.
+        ids: Every identifier, concatenated.
+        id_ends: Per entry, where its identifier ends in ``ids``.
+        types: The type names; a type code indexes this tuple.
+        long: First token -> length (in tokens) of the longest key it starts,
+            for first tokens that start a key of two tokens or more.
+        pairs: The first two tokens (joined) of every key of two tokens or more.
+    """
 
     index: dict[str, int] = field(default_factory=dict)
     info: bytes = b""
@@ -76,6 +99,14 @@ class LookupTable:
     _entries: dict[int, Entry] = field(default_factory=dict, repr=False, compare=False)
 
     def entry(self, i: int) -> Entry:
+        """Return the entry number ``i`` (made on first use, then cached).
+
+        Args:
+            i: An entry number, a value of ``index``.
+
+        Returns:
+            The entry.
+        """
         found = self._entries.get(i)
         if found is None:
             if len(self._entries) >= _ENTRY_CACHE:
@@ -86,6 +117,14 @@ class LookupTable:
         return found
 
     def get(self, key: tuple[str, ...]) -> Entry | None:
+        """Look a token key up.
+
+        Args:
+            key: A token key (see [`table_key`][pipeline.nlp.lexicon.table_key]).
+
+        Returns:
+            Its entry, or ``None`` when the table has no such key.
+        """
         i = self.index.get(SEP.join(key))
         return None if i is None else self.entry(i)
 
@@ -96,7 +135,16 @@ class LookupTable:
         return len(self.index)
 
     def longest(self, keys: list[str], i: int) -> tuple[int, Entry] | None:
-        """Longest entry whose key is ``keys[i:i+n]``: (n, entry) or None."""
+        """Find the longest entry whose key starts at a token.
+
+        Args:
+            keys: The token forms of a text, in this table's normal form.
+            i: Index of the first token (into ``keys``).
+
+        Returns:
+            ``(n, entry)`` for the longest key equal to ``keys[i:i+n]``, or
+                ``None`` when no key matches at ``i``.
+        """
         first = keys[i]
         bound = self.long.get(first)
         # Longer keys only where one starts with these two tokens (most tokens start none).
@@ -121,6 +169,14 @@ class FoldedGenes:
         self._index = index  # joined key -> entry number (as text: converted when asked for)
 
     def get(self, key: tuple[str, ...]) -> Entry | None:
+        """Look a case-folded gene key up.
+
+        Args:
+            key: A token key whose tokens are case-folded.
+
+        Returns:
+            The exact table's gene entry of that key, or ``None``.
+        """
         i = self._index.get(SEP.join(key))
         return None if i is None else self._table.entry(int(i))
 
@@ -130,6 +186,15 @@ class FoldedGenes:
 
 @dataclass
 class Lookup:
+    """The lookup form of a lexicon, as [`load_lookup`][pipeline.nlp.lexicon_lookup.load_lookup] reads it.
+
+    Attributes:
+        exact: The ``exact`` table (case-sensitive keys).
+        relaxed: The ``relaxed`` table (gene symbols, folded keys).
+        folded: The ``folded`` table (folded keys).
+        gene_folded: Case-folded exact gene keys -> their exact entry.
+    """
+
     exact: LookupTable
     relaxed: LookupTable
     folded: LookupTable
@@ -137,11 +202,26 @@ class Lookup:
 
 
 def lookup_path(lexicon: Path) -> Path:
-    """Where the lookup form of ``lexicon`` lives (next to it)."""
+    """Return where the lookup form of a lexicon file lives.
+
+    Args:
+        lexicon: The lexicon file.
+
+    Returns:
+        The sidecar's path, next to it: ``<lexicon>.lookup``.
+    """
     return lexicon.with_name(lexicon.name + ".lookup")
 
 
 def file_sha256(path: Path) -> str:
+    """Hash a file, reading it by blocks.
+
+    Args:
+        path: The file.
+
+    Returns:
+        Its SHA-256, in hexadecimal.
+    """
     digest = hashlib.sha256()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
@@ -227,7 +307,21 @@ def _from_sections(types: list[str], sections: dict[str, bytes]) -> Lookup:
 
 
 def lookup_from_tables(tables: Mapping[str, Iterable[Iterable[str]]]) -> Lookup:
-    """The lookup form of entry tables (tokenizes every surface: seconds for the full lexicon)."""
+    """Build the lookup form of entry tables in memory (the slow way).
+
+    Tokenizes every surface: seconds for the full lexicon.
+
+    Args:
+        tables: ``{"exact"|"relaxed"|"folded": [[surface, type, identifier], ...]}``;
+            a missing table is empty, an entry with an empty key is left out,
+            and the first entry of a key wins.
+
+    Returns:
+        The lookup form.
+
+    Raises:
+        ValueError: If a key holds a line break.
+    """
     types, sections = _sections(tables)
     return _from_sections(types, sections)
 
@@ -236,7 +330,21 @@ def lookup_from_tables(tables: Mapping[str, Iterable[Iterable[str]]]) -> Lookup:
 
 
 def dumps_lookup(tables: Mapping[str, Iterable[Iterable[str]]], source_sha256: str) -> bytes:
-    """The sidecar bytes for these entry tables (deterministic)."""
+    """Serialise the lookup form of entry tables as sidecar bytes.
+
+    Args:
+        tables: The entry tables, as for
+            [`lookup_from_tables`][pipeline.nlp.lexicon_lookup.lookup_from_tables].
+        source_sha256: SHA-256 of the lexicon file they come from, recorded in
+            the header so that a stale sidecar is recognised.
+
+    Returns:
+        A JSON header line followed by the sections (see the module docstring);
+            the same tables give the same bytes.
+
+    Raises:
+        ValueError: If a key holds a line break.
+    """
     types, sections = _sections(tables)
     names = [f"{t}.{s}" for t in TABLES for s in _SECTIONS] + ["gene_folded"]
     blobs = [sections[n] for n in names]
@@ -250,7 +358,23 @@ def dumps_lookup(tables: Mapping[str, Iterable[Iterable[str]]], source_sha256: s
 
 
 def write_lookup(lexicon: Path, tables: Mapping[str, Iterable[Iterable[str]]] | None = None) -> Path:
-    """Write the lookup sidecar of the lexicon file ``lexicon`` (atomically); returns its path."""
+    """Write the lookup sidecar of a lexicon file.
+
+    Written to a temporary file beside it, then renamed to the path
+    [`lookup_path`][pipeline.nlp.lexicon_lookup.lookup_path] gives.
+
+    Args:
+        lexicon: The lexicon file (it must exist: its SHA-256 is recorded).
+        tables: Its entry tables when already in memory; ``None`` reads them
+            from ``lexicon``.
+
+    Returns:
+        The sidecar's path.
+
+    Raises:
+        ValueError: If ``lexicon`` is not a lexicon file (when ``tables`` is
+            ``None``) or a key holds a line break.
+    """
     if tables is None:
         tables = lx.read_lexicon(lexicon)["tables"]
     out = lookup_path(lexicon)
@@ -261,7 +385,17 @@ def write_lookup(lexicon: Path, tables: Mapping[str, Iterable[Iterable[str]]] | 
 
 
 def load_lookup(lexicon: Path, source_sha256: str | None = None) -> Lookup | None:
-    """The lookup form stored next to ``lexicon``; None when absent, stale or unreadable."""
+    """Read the lookup form stored next to a lexicon file.
+
+    Args:
+        lexicon: The lexicon file.
+        source_sha256: Its SHA-256 when already known; ``None`` hashes the file.
+
+    Returns:
+        The lookup form, or ``None`` (with a logged warning, except when the
+            sidecar is absent) when the sidecar is absent, has no readable header,
+            was made from another lexicon file or another format, or is truncated.
+    """
     path = lookup_path(lexicon)
     if not path.is_file():
         return None

@@ -1,17 +1,20 @@
 """Offline key-entity annotator: lexicon longest match + variant patterns + abbreviations.
 
-``LocalAnnotator.load(path)`` reads the lexicon built by
-:func:`pipeline.nlp.lexicon.build_lexicon`; ``annotate(text)`` returns
-:class:`~pipeline.documents.Annotation` objects (source ``local``, types
+[`LocalAnnotator.load(path)`][pipeline.nlp.local_annotator.LocalAnnotator.load] reads the lexicon built by
+[`build_lexicon`][pipeline.nlp.lexicon.build_lexicon];
+[`annotate(text)`][pipeline.nlp.local_annotator.LocalAnnotator.annotate] returns
+[`Annotation`][pipeline.documents.Annotation] objects (source ``local``, types
 ``Chemical``, ``Disease``, ``Gene``, ``Mutation``) whose half-open offsets are
 relative to the ``text`` given (document-relative when given a document
 text, sentence-relative when given a sentence).  Output is sorted by
-:meth:`Annotation.sort_key`; mentions never overlap (one reading per span).
+[`Annotation.sort_key`][pipeline.documents.Annotation.sort_key]; mentions never
+overlap (one reading per span).
 
 How mentions are found (rules follow PubTator's conventions as observed on
 PubTator output, not any particular sentence):
 
-1. Variants (tmVar-style regular expressions, :data:`MUTATION_PATTERNS`): rs
+1. Variants (tmVar-style regular expressions,
+   [`MUTATION_PATTERNS`][pipeline.nlp.local_annotator.MUTATION_PATTERNS]): rs
    numbers, HGVS ``c./g./p./m./r.`` notations, ``IVS`` notations, nucleotide
    changes (``3435C>T``, ``-1639G>A``, ``C677T``, ``779A/C``), protein changes
    (``V600E``, ``Val158Met``, ``Arg(389)Gly``), insertions/deletions.  Star
@@ -25,7 +28,7 @@ PubTator output, not any particular sentence):
    names, gene names).  Works the same on plain and on pre-tokenized text
    (one-word names never match across a space between two words).  Left to
    right, the longest match wins; on equal length exact beats relaxed beats
-   folded.  :data:`STOP_PHRASES` ("single nucleotide polymorphism") consume
+   folded.  [`STOP_PHRASES`][pipeline.nlp.local_annotator.STOP_PHRASES] ("single nucleotide polymorphism") consume
    their tokens and give nothing.  ``c-kit``/``H-ras``: one-letter oncogene
    prefixes before a gene symbol in any case.
 3. Other patterns: drug development codes (``PD98059``, ``GS-9219``) and
@@ -38,7 +41,8 @@ PubTator output, not any particular sentence):
    ``glutamate receptor 1`` includes the member number; substituent prefixes
    and salts belong to a chemical name (``4-hydroxy-tamoxifen``, ``imatinib
    mesylate``); ``breast and ovarian cancers`` is one Disease (plural head).
-5. Abbreviations (:mod:`pipeline.nlp.abbreviations`; the built-in rule by default, scispaCy's optional):
+5. Abbreviations ([`pipeline.nlp.abbreviations`][pipeline.nlp.abbreviations];
+   the built-in rule by default, scispaCy's optional):
    ``long form (SF)`` where the long form was tagged gives SF
    the same type and identifier, and later occurrences of SF in the text too;
    a local definition beats the dictionary (``methotrexate (MTX)`` retypes the
@@ -87,7 +91,6 @@ _RANGE = rf"{_POS}(?:_{_POS})?"
 _EDIT = rf"(?:{_NT}+\s?(?:>|-->|->|/)\s?{_NT}+|del{_NT}*(?:ins{_NT}+)?|ins{_NT}+|dup{_NT}*|inv)"
 _PROT_END = rf"(?:{_AA3}|[{_AA1}]|\*|X|fs(?:\*?\d+)?|del|dup|=)"
 
-#: (name, compiled pattern); each match is a Mutation.  Order matters only for the name recorded.
 MUTATION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (name, re.compile(rf"(?<![\w/>*.-]){pattern}(?![\w>])"))
     for name, pattern in (
@@ -102,9 +105,8 @@ MUTATION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("protein_1", rf"[{_AA1}]\d{{2,}}[{_AA1}*X](?!/)"),
     )
 )
+"""(name, compiled pattern); each match is a Mutation.  Order matters only for the name recorded."""
 
-#: Phrases that contain a lexicon name but are not mentions of it; matched first and emitted as nothing
-#: ("single nucleotide polymorphism" is not a nucleotide, "drinking water" is no chemical mention).
 STOP_PHRASES = (
     "single nucleotide polymorphism", "single nucleotide polymorphisms", "single nucleotide variant",
     "single nucleotide variants", "nucleotide polymorphism", "nucleotide substitution", "drinking water",
@@ -112,6 +114,10 @@ STOP_PHRASES = (
     "amino acid change", "amino acid residue", "amino acids", "amino acid", "wild type", "wild-type",
     "body weight", "body weights", "susceptibility to", "predisposition to",
 )
+"""Phrases that contain a lexicon name but are not mentions of it; matched first and emitted as nothing.
+
+"single nucleotide polymorphism" is not a nucleotide, "drinking water" is no chemical mention.
+"""
 
 #: Disease heads that PubTator tags on their own after a substance ("alcohol dependence" ->
 #: Chemical "alcohol" + Disease "dependence").
@@ -158,17 +164,37 @@ class _Match:
 
 
 class LocalAnnotator:
-    """Dictionary + pattern annotator over Chemical, Disease, Gene and Mutation."""
+    """Dictionary + pattern annotator over Chemical, Disease, Gene and Mutation.
 
-    #: Abbreviation detector of rule 5, one of :data:`pipeline.nlp.abbreviations.METHODS`
-    #: (set on an instance to change it: ``annotator.abbreviations = "builtin"``).
+    Usually made by [`load`][pipeline.nlp.local_annotator.LocalAnnotator.load]
+    (one per process and lexicon); the rules are in the module docstring.
+
+    Attributes:
+        exact: The lexicon's ``exact`` table (case-sensitive token keys).
+        relaxed: The ``relaxed`` table (gene symbols in another letter case).
+        folded: The ``folded`` table (case-insensitive keys).
+        gene_folded: Case-folded gene symbols, for ``c-kit`` / ``H-ras``.
+        stop: The [`STOP_PHRASES`][pipeline.nlp.local_annotator.STOP_PHRASES], keyed as a folded table.
+    """
+
     abbreviations: str = abbr.DEFAULT_METHOD
+    """Abbreviation detector of rule 5, one of [`METHODS`][pipeline.nlp.abbreviations.METHODS].
+
+    Set on an instance to change it: ``annotator.abbreviations = "builtin"``.
+    """
 
     def __init__(
         self, tables: Mapping[str, Iterable[Iterable[str]]] | None = None, *, lookup: Lookup | None = None
     ) -> None:
-        """``tables``: ``{"exact"|"relaxed"|"folded": [[surface, type, identifier], ...]}``, keyed here
-        (seconds for the full lexicon); or ``lookup``: the same already in lookup form (see :meth:`load`)."""
+        """Build an annotator from entry tables or from their lookup form.
+
+        Args:
+            tables: ``{"exact"|"relaxed"|"folded": [[surface, type, identifier], ...]}``,
+                keyed here (seconds for the full lexicon); ignored when
+                ``lookup`` is given.  ``None`` and no ``lookup``: an empty lexicon.
+            lookup: The same tables already in lookup form (see
+                [`load`][pipeline.nlp.local_annotator.LocalAnnotator.load]).
+        """
         if lookup is None:
             lookup = lookup_from_tables(tables or {})
         self.exact = lookup.exact
@@ -180,7 +206,26 @@ class LocalAnnotator:
 
     @classmethod
     def load(cls, path: Path | None = None) -> LocalAnnotator:
-        """Load the lexicon at ``path`` (default :data:`pipeline.nlp.lexicon.DEFAULT_LEXICON`)."""
+        """Load the annotator of a lexicon file, once per process.
+
+        The lexicon's lookup sidecar is used when it matches the file;
+        otherwise the lexicon is keyed in memory (seconds, logged).  The
+        annotator is cached by (resolved path, file SHA-256): loading the same
+        lexicon again returns the same object, and only the last lexicon loaded
+        stays cached.
+
+        Args:
+            path: The lexicon file (``lexicon.json.gz``); ``None`` for
+                [`DEFAULT_LEXICON`][pipeline.nlp.lexicon.DEFAULT_LEXICON].
+
+        Returns:
+            The annotator.
+
+        Raises:
+            LexiconMissingError: If the file does not exist; the message says
+                how to build it.
+            ValueError: If the file is not a lexicon file (and has no valid sidecar).
+        """
         path = Path(path) if path is not None else lx.DEFAULT_LEXICON
         if not path.is_file():
             raise LexiconMissingError(
@@ -368,8 +413,8 @@ class LocalAnnotator:
     def _abbreviations(self, text: str, matches: list[_Match], counts: collections.Counter[str]) -> list[_Match]:
         """``long form (SF)``: SF and its other occurrences get the long form's type and identifier.
 
-        Definitions come from :func:`pipeline.nlp.abbreviations.entity_definitions` with the detector
-        named by :attr:`abbreviations` (``scispacy`` or ``builtin``).  A local definition beats the
+        Definitions come from ``pipeline.nlp.abbreviations.entity_definitions`` with the detector
+        named by ``abbreviations`` (``scispacy`` or ``builtin``).  A local definition beats the
         dictionary: a short form the lexicon gave another type (``methotrexate (MTX)`` where ``MTX`` is
         also a gene alias) is retyped.
         """
@@ -396,7 +441,19 @@ class LocalAnnotator:
         return list(by_span.values())
 
     def annotate(self, text: str, counts: collections.Counter[str] | None = None) -> list[Annotation]:
-        """Mentions in ``text`` (offsets relative to ``text``), sorted, non-overlapping."""
+        """Find the mentions in a text.
+
+        Args:
+            text: The text annotated: a document text, a sentence, any string.
+            counts: Counter incremented with the count keys of the module
+                docstring; ``None``: not counted.
+
+        Returns:
+            Annotations of source ``local`` (types ``Chemical``, ``Disease``,
+                ``Gene``, ``Mutation``), one fragment each, whose half-open offsets
+                are relative to ``text`` (document-relative for a document text,
+                sentence-relative for a sentence); sorted, non-overlapping.
+        """
         if counts is None:
             counts = collections.Counter()
         variants = _resolve_overlaps(self._mutations(text, counts))

@@ -1,8 +1,9 @@
 """The PHARE-like ontology (``config/ontology.yaml``): classes, lexical terms, extension rules.
 
-:func:`load_ontology` reads and validates the file (its format is documented at
-the top of ``config/ontology.yaml``) and returns an :class:`Ontology`.  Every
-problem is an :class:`OntologyError` naming the file and the line, raised
+[`load_ontology`][pipeline.nlp.ontology.load_ontology] reads and validates the file (its format
+is documented at the top of ``config/ontology.yaml``) and returns an
+[`Ontology`][pipeline.nlp.ontology.Ontology].  Every problem is an
+[`OntologyError`][pipeline.nlp.ontology.OntologyError] naming the file and the line, raised
 before any work is done:
 
 * YAML syntax errors, unknown keys, values of the wrong shape;
@@ -17,8 +18,9 @@ before any work is done:
   are disjoint may share a term without one (the key decides).
 
 Terms are matched on lemmas: each term is stored as a tuple of normalised
-words (:func:`normalise`), and :meth:`Ontology.match_terms` finds them in a
-sequence of token forms, longest match first.
+words ([`normalise`][pipeline.nlp.ontology.normalise]), and
+[`Ontology.match_terms`][pipeline.nlp.ontology.Ontology.match_terms] finds them in a sequence of
+token forms, longest match first.
 """
 
 from __future__ import annotations
@@ -34,10 +36,8 @@ import yaml
 from pipeline import yamlfile
 
 DEFAULT_ONTOLOGY = Path(__file__).resolve().parents[2] / "config" / "ontology.yaml"
+"""The project's ontology file, ``config/ontology.yaml``."""
 
-#: Dependency labels a relation may use: the ClearNLP labels of spaCy's English
-#: models (``en_core_web_*``, scispaCy's ``en_core_sci_*``) and the Universal
-#: Dependencies labels of UD-trained models.
 KNOWN_DEPENDENCIES = frozenset(
     """
     ROOT acl acomp advcl advmod agent amod appos attr aux auxpass case cc ccomp compound conj csubj
@@ -46,6 +46,11 @@ KNOWN_DEPENDENCIES = frozenset(
     nounmod npmod obj iobj obl flat fixed goeswith list orphan reparandum vocative cop clf discourse
     """.split()
 )
+"""Dependency labels a relation may use.
+
+The ClearNLP labels of spaCy's English models (``en_core_web_*``, scispaCy's
+``en_core_sci_*``) and the Universal Dependencies labels of UD-trained models.
+"""
 
 _CLASS_KEYS = {
     "parent",
@@ -72,11 +77,18 @@ class OntologyError(ValueError):
 
 
 def normalise(word: str) -> str:
-    """Normalised form of a word or lemma for term matching.
+    """Normalise a word or lemma for term matching.
 
     Lower-cased, without the leading hyphens of tokens such as ``-induced``
     (pre-tokenized PubMed text keeps the hyphen on the right-hand word) and
     British ``-is-`` spellings of the ``metaboliser`` family folded to ``-iz-``.
+
+    Args:
+        word: A word, token text or lemma.
+
+    Returns:
+        The normalised form; a token made of hyphens only is returned
+            lower-cased, hyphens kept.
     """
     w = word.lower()
     stripped = w.lstrip("-")
@@ -89,10 +101,18 @@ _INNER_HYPHEN = re.compile(r"(?<=[^\W_])-(?=[^\W_])")
 
 
 def term_variants(term: str) -> list[tuple[str, ...]]:
-    """The word tuples a term is matched as: as written, and with inner hyphens as tokens of their own.
+    """Return the word tuples a term is matched as.
 
     spaCy splits "progression-free" into "progression", "-", "free", while
     pre-tokenized text may keep it whole; both spellings match.
+
+    Args:
+        term: A term as written in the ontology file (words separated by spaces).
+
+    Returns:
+        The term's words, each [`normalise`][pipeline.nlp.ontology.normalise]d, as written and,
+            when it has inner hyphens, with each inner hyphen a word of its own;
+            empty for a blank term.
     """
     words = tuple(normalise(w) for w in term.split())
     if not words:
@@ -106,19 +126,35 @@ def term_variants(term: str) -> list[tuple[str, ...]]:
 
 @dataclass(frozen=True)
 class OntologyClass:
-    """One class; list-valued rule fields are already resolved through inheritance.
+    """One class of the ontology.
 
-    ``relations``: how the key entity's head attaches to the term (the key is
-    the dependent): a dependency label (``compound``, ``amod``, ``poss``...) or
-    ``prep:<preposition>`` (key is the object of that preposition attached to
-    the term).  ``governs``: labels by which the term depends on the key
-    (``mutant p53``: ``amod``).  ``linkers``: lemmas of participles/adjectives
-    bridging key and term (``warfarin-induced bleeding``).  ``term_entities``:
-    key-entity types that act as the term (``EGFR-mutated NSCLC``).
-    ``absorbs``: key-entity types dropped when a composite of this class
-    contains them (a variant annotated together with its gene).
-    ``qualifiers``: lemmas of modifiers on the term's left that belong to the
-    composite ("**plasma** warfarin concentration", "**daily** dose").
+    The rule fields (``modified_by``, ``relations``, ``governs``, ``linkers``,
+    ``term_entities``, ``absorbs``, ``qualifiers``) are already resolved
+    through inheritance: a class that does not set one takes its nearest
+    ancestor's.
+
+    Attributes:
+        name: The class name (a key of ``classes`` in the file).
+        parent: The parent class's name, ``None`` for a root.
+        terms: The class's own terms (not inherited), each a tuple of
+            normalised words, every spelling variant included.
+        modified_by: Key-entity types (canonical names) that may extend to the term.
+        relations: How the key entity's head attaches to the term (the key is
+            the dependent): a dependency label (``compound``, ``amod``,
+            ``poss``...) or ``prep:<preposition>`` (key is the object of that
+            preposition attached to the term).
+        governs: Labels by which the term depends on the key (``mutant p53``: ``amod``).
+        linkers: Lemmas of participles/adjectives bridging key and term
+            (``warfarin-induced bleeding``).
+        term_entities: Key-entity types that act as the term (``EGFR-mutated NSCLC``).
+        absorbs: Key-entity types dropped when a composite of this class
+            contains them (a variant annotated together with its gene).
+        standalone: True when the term is also an entity on its own, without a key.
+        priority: Tie-break between classes sharing a term: the higher wins.
+        line: The class's line in the ontology file (1-based), for messages.
+        qualifiers: Lemmas of modifiers on the term's left that belong to the
+            composite ("**plasma** warfarin concentration", "**daily** dose").
+        description: Free text from the file.
     """
 
     name: str
@@ -139,7 +175,19 @@ class OntologyClass:
 
 @dataclass(frozen=True)
 class SurfaceRule:
-    """A regular expression over an entity's text that retypes it (applied at type mapping)."""
+    """A regular expression over an entity's text that retypes it (applied at type mapping).
+
+    Attributes:
+        name: The rule's unique name (count keys ``surface_<name>``).
+        types: The source types the rule applies to: the ``entity_types`` named
+            in the file, expanded to all their aliases.
+        pattern: Searched (``re.search``) in the entity's text.
+        target: The ontology class whose schema type the entity takes.
+        line: The rule's line in the ontology file (1-based).
+        key_type: During extension, the key-entity type a matching entity acts
+            as (see [`Ontology.key_type`][pipeline.nlp.ontology.Ontology.key_type]);
+            ``None`` to keep its own.
+    """
 
     name: str
     types: frozenset[str]
@@ -149,6 +197,15 @@ class SurfaceRule:
     key_type: str | None = None
 
     def applies(self, type_: str, text: str) -> bool:
+        """Say whether the rule applies to an entity.
+
+        Args:
+            type_: The entity's source type.
+            text: The entity's text.
+
+        Returns:
+            True when ``type_`` is one of the rule's types and ``pattern`` occurs in ``text``.
+        """
         return type_ in self.types and self.pattern.search(text) is not None
 
 
@@ -156,10 +213,17 @@ class SurfaceRule:
 class SuffixRule:
     """Text right after a key entity that forms a composite with it ("CYP2D6" + " * 4" = a Haplotype).
 
-    ``pattern`` is matched (``re.match``) at the key entity's end; ``entity``
-    (optional) must match the key's own text; ``coordination`` (optional)
-    separates further suffixes coordinated with the first ("CYP2C9*1, *2 and
-    *3"), each forming a discontiguous composite with the key.
+    Attributes:
+        name: The rule's unique name.
+        types: The source types of the key entities it applies to (the
+            ``entity_types`` named in the file, expanded to their aliases).
+        entity: Optional; must match the key's own text.
+        pattern: Matched (``re.match``) at the key entity's end.
+        coordination: Optional; separates further suffixes coordinated with the
+            first ("CYP2C9*1, *2 and *3"), each forming a discontiguous
+            composite with the key.
+        target: The ontology class of the composite.
+        line: The rule's line in the ontology file (1-based).
     """
 
     name: str
@@ -173,7 +237,16 @@ class SuffixRule:
 
 @dataclass(frozen=True)
 class Ontology:
-    """The loaded ontology.  ``entity_types`` maps a canonical key-entity type to its source aliases."""
+    """The loaded ontology, as returned by [`load_ontology`][pipeline.nlp.ontology.load_ontology].
+
+    Attributes:
+        classes: Class name -> class.
+        entity_types: Canonical key-entity type (``Chemical``, ``Gene``...) ->
+            its source types (aliases, the canonical name included).
+        surface_rules: The surface rules, in file order.
+        suffix_rules: The suffix rules, in file order.
+        path: The file it was loaded from (empty when built in code).
+    """
 
     classes: dict[str, OntologyClass]
     entity_types: dict[str, frozenset[str]]
@@ -184,7 +257,15 @@ class Ontology:
     _alias: dict[str, str] = field(default_factory=dict, repr=False)
 
     def ancestors(self, name: str, include_self: bool = False) -> list[str]:
-        """Ancestors of a class, nearest first."""
+        """Return the ancestors of a class, nearest first.
+
+        Args:
+            name: A class name; a name that is not a class has no ancestors.
+            include_self: Put ``name`` itself first.
+
+        Returns:
+            The ancestors' names, from the parent up to the root.
+        """
         out = [name] if include_self else []
         current = self.classes[name].parent if name in self.classes else None
         while current is not None:
@@ -193,32 +274,71 @@ class Ontology:
         return out
 
     def is_a(self, name: str, ancestor: str) -> bool:
+        """Say whether a class is another or descends from it.
+
+        Args:
+            name: A class name.
+            ancestor: A class name.
+
+        Returns:
+            True when ``name == ancestor`` or ``ancestor`` is among its ancestors.
+        """
         return name == ancestor or ancestor in self.ancestors(name)
 
     def canonical_type(self, source_type: str) -> str | None:
-        """The canonical key-entity type (``Chemical``, ``Gene``...) of a source type, or None."""
+        """Return the canonical key-entity type of a source type.
+
+        Args:
+            source_type: An annotation's source type (``ChemicalEntity``,
+                ``GeneOrGeneProduct``...) or a canonical name.
+
+        Returns:
+            The canonical key-entity type (``Chemical``, ``Gene``...), or
+                ``None`` when ``source_type`` is no alias of one.
+        """
         return self._alias.get(source_type)
 
     def key_type(self, source_type: str, text: str) -> str | None:
-        """The key-entity type an annotation acts as during extension (surface rules' ``key_type`` first)."""
+        """Return the key-entity type an annotation acts as during extension.
+
+        Args:
+            source_type: The annotation's source type.
+            text: The annotation's text (what surface rules match).
+
+        Returns:
+            The ``key_type`` of the first surface rule that applies and has
+                one; otherwise [`canonical_type`][pipeline.nlp.ontology.Ontology.canonical_type]'s
+                answer (``None`` when the type is no key-entity type).
+        """
         for rule in self.surface_rules:
             if rule.key_type is not None and rule.applies(source_type, text):
                 return rule.key_type
         return self._alias.get(source_type)
 
     def classes_for_term(self, words: tuple[str, ...]) -> list[OntologyClass]:
-        """Classes having the (normalised) term ``words``, highest priority first."""
+        """Return the classes that have a term.
+
+        Args:
+            words: The term as a tuple of normalised words.
+
+        Returns:
+            The classes having the term, highest ``priority`` first (then by name).
+        """
         first = self._terms.get(words[0], []) if words else []
         found = [self.classes[c] for w, c in first if w == words]
         return sorted(found, key=lambda c: (-c.priority, c.name))
 
     def match_terms(self, forms: Sequence[Sequence[str]]) -> list[tuple[int, int, tuple[str, ...]]]:
-        """Term occurrences in a token sequence.
+        """Find term occurrences in a token sequence.
 
-        ``forms[i]`` are the normalised forms of token ``i`` (lemma, lower-cased
-        text...); a term word matches a token when it equals one of them.
-        Returns ``(start, end, term)`` token ranges (half-open), longest match
-        first at each position, non-overlapping, left to right.
+        Args:
+            forms: Per token, its normalised forms (lemma, lower-cased
+                text...); a term word matches a token when it equals one of them.
+
+        Returns:
+            ``(start, end, term)`` triples: half-open ranges of token indices
+                into ``forms`` (not character offsets), longest match first at each
+                position, non-overlapping, left to right.
         """
         out: list[tuple[int, int, tuple[str, ...]]] = []
         i = 0
@@ -326,7 +446,20 @@ def _check_relation(rel: str, where: str) -> str:
 
 @yamlfile.checked_types(OntologyError)
 def load_ontology(path: str | Path = DEFAULT_ONTOLOGY) -> Ontology:
-    """Load and validate an ontology file (see the module docstring for the checks)."""
+    """Load and validate an ontology file.
+
+    Args:
+        path: The ontology file (YAML; the format is documented at the top of
+            ``config/ontology.yaml``).
+
+    Returns:
+        The ontology.
+
+    Raises:
+        OntologyError: If the file cannot be read, is not valid YAML, or fails
+            a check listed in the module docstring; the message starts with
+            ``file:line``.
+    """
     p = Path(path)
     try:
         data = yamlfile.safe_load(p.read_text(encoding="utf-8"), _LineLoader)  # limits checked first

@@ -3,24 +3,25 @@
 Extension parses every sentence, but under ``--filter pgx`` only sentences
 that end with a Chemical and a Genomic_factor annotation (schema types, after
 type mapping) and pass the malformed-sentence checks are kept
-(:mod:`pipeline.corpus.select`).  :class:`ParseGate` says, *before* parsing,
-whether a sentence can still pass; a sentence that cannot is not parsed, and
-the brat output is the same.
+([`pipeline.corpus.select`][pipeline.corpus.select]).
+[`ParseGate`][pipeline.nlp.parse_gate.ParseGate] says, *before* parsing, whether
+a sentence can still pass; a sentence that cannot is not parsed, and the brat
+output is the same.
 
 Why "cannot pass" is provable:
 
-* The malformed checks (:func:`~pipeline.corpus.select.malformed_reason`) read
+* The malformed checks ([`malformed_reason`][pipeline.corpus.select.malformed_reason]) read
   the sentence text only: a malformed sentence is dropped whatever its
   annotations.
 * An annotation of a kind (Chemical, Genomic_factor) reaches the sentence
   record in one of four ways, and the gate looks for a trace of each:
 
   1. a key entity (pre-annotation) whose mapped schema type is of that kind
-     (mapped here exactly as :class:`~pipeline.nlp.typemap.TypeMapper` will,
+     (mapped here exactly as [`TypeMapper`][pipeline.nlp.typemap.TypeMapper] will,
      surface rules included; extension only removes key entities);
   2. a composite or standalone term of an ontology class whose schema type is
      of that kind: the class's term must occur, every word of it as a token's
-     normalised text or lemma (:func:`pipeline.nlp.extend._forms`).  Without a
+     normalised text or lemma (``pipeline.nlp.extend._forms``).  Without a
      parse there are no lemmas, so the gate asks for a *stem* of each word in
      the lower-cased sentence text: the word minus the longest suffix a lemma
      rule of the model can add (a rule turns ``<stem><old>`` into
@@ -34,7 +35,7 @@ Why "cannot pass" is provable:
 
 A model whose lemmatizer is neither spaCy's rule nor lookup lemmatizer gives
 no stems to rely on: the gate then lets every sentence through
-(:attr:`ParseGate.enabled` False).
+([`ParseGate`][pipeline.nlp.parse_gate.ParseGate]'s ``enabled`` False).
 """
 
 from __future__ import annotations
@@ -52,26 +53,56 @@ from pipeline.schema import Schema
 
 logger = logging.getLogger(__name__)
 
-#: Schema types whose presence the pgx rule requires (one of each).
 KINDS = ("Chemical", "Genomic_factor")
+"""Schema types whose presence the pgx rule requires (one of each)."""
 
 
 @dataclass(frozen=True)
 class LemmaForms:
-    """What a spaCy model's lemmatizer can turn into a word: suffixes its rules add, exception forms."""
+    """What a spaCy model's lemmatizer can turn into a word: suffixes its rules add, exception forms.
+
+    Attributes:
+        rule_suffixes: Every suffix a lemma rule of the model can add
+            (``<stem><old>`` -> ``<stem><new>``: the ``<new>`` parts).
+        forms_of: Normalised lemma -> the lower-cased surface forms the model's
+            exception tables, lookup table or attribute-ruler patterns map to it
+            (``""`` when a pattern could set the lemma on any token).
+        enabled: False when the lemmatizer is missing or neither a rule nor a
+            lookup lemmatizer: no stem is then provable, and the gate lets every
+            sentence through.
+    """
 
     rule_suffixes: frozenset[str]
     forms_of: dict[str, frozenset[str]]  # lemma (normalised) -> lower-cased surface forms listed for it
     enabled: bool = True
 
     def stems(self, word: str) -> frozenset[str]:
-        """Strings one of which the lower-cased text of any token whose lemma is ``word`` contains."""
+        """Return strings one of which occurs in the text of any token whose lemma is a word.
+
+        Args:
+            word: A normalised word (see [`normalise`][pipeline.nlp.ontology.normalise]).
+
+        Returns:
+            The word minus the longest rule suffix it ends with, plus the
+                surface forms listed for it; the lower-cased text of a token whose
+                lemma is ``word`` contains at least one of them.
+        """
         cut = max((len(s) for s in self.rule_suffixes if s and word.endswith(s)), default=0)
         return frozenset({word[: len(word) - cut], *self.forms_of.get(word, ())})
 
 
 def lemma_forms(nlp: Any) -> LemmaForms:
-    """The lemma rules, exceptions and attribute-ruler lemmas of a loaded spaCy pipeline."""
+    """Read the lemma rules, exceptions and attribute-ruler lemmas of a loaded spaCy pipeline.
+
+    Args:
+        nlp: A loaded spaCy ``Language`` (for instance from
+            [`load_parser`][pipeline.nlp.spacy_models.load_parser]).
+
+    Returns:
+        The pipeline's [`LemmaForms`][pipeline.nlp.parse_gate.LemmaForms]; disabled (and a warning
+            logged for an unknown lemmatizer mode) when it has no rule or lookup
+            lemmatizer.
+    """
     suffixes: set[str] = set()
     forms: dict[str, set[str]] = {}
     if "lemmatizer" not in nlp.pipe_names:
@@ -111,7 +142,27 @@ def lemma_forms(nlp: Any) -> LemmaForms:
 
 
 class ParseGate:
-    """``can_pass(doc, sentence)``: False only when the sentence provably cannot pass the pgx filter."""
+    """Say, before parsing, whether a sentence can still pass the ``pgx`` content filter.
+
+    [`can_pass`][pipeline.nlp.parse_gate.ParseGate.can_pass] is False only when the sentence provably
+    cannot pass (see the module docstring for the proof).  Built by
+    [`gate_for`][pipeline.nlp.parse_gate.gate_for] from the configuration files.
+
+    Args:
+        ontology: The ontology whose classes, terms and suffix rules give traces.
+        schema: The corpus schema (types are mapped to it).
+        settings: The filter settings of the malformed-sentence checks
+            (``pipeline.corpus.select.FilterSettings``).
+        lemmas: The parsing model's [`LemmaForms`][pipeline.nlp.parse_gate.LemmaForms].
+
+    Attributes:
+        enabled: False when the model gives no provable stems: every sentence
+            then passes the gate.
+        terms: Per kind, the ontology terms that are traces of it, each a tuple
+            of per-word stem sets (every word must occur).
+        key_types: Per kind, the key entity types that are traces of it
+            (``term_entities`` and suffix rule types).
+    """
 
     def __init__(self, ontology: Ontology, schema: Schema, settings: Any, lemmas: LemmaForms) -> None:
         from pipeline.nlp.typemap import TypeMapper
@@ -171,7 +222,17 @@ class ParseGate:
         return found
 
     def can_pass(self, doc: Document, sent: Sentence) -> bool:
-        """Whether the sentence ``sent`` of ``doc`` may pass the pgx rule once extended and mapped."""
+        """Say whether a sentence may pass the pgx rule once extended and mapped.
+
+        Args:
+            doc: The document, with its pre-annotations (document-relative offsets).
+            sent: One of ``doc``'s sentences (half-open, document-relative span).
+
+        Returns:
+            False only when the sentence is malformed or lacks a trace of a
+                Chemical or a Genomic_factor; True otherwise, and always when the
+                gate is disabled.
+        """
         from pipeline.corpus.select import malformed_reason
 
         if not self.enabled:
@@ -183,7 +244,25 @@ class ParseGate:
 
 
 def gate_for(ontology_path: Path, schema_path: Path, filter_path: Path, model: str = "") -> ParseGate:
-    """The gate for these configuration files and the (cached) spaCy pipeline ``model``."""
+    """Build the gate for the configuration files and a spaCy model.
+
+    Args:
+        ontology_path: The ontology file (``config/ontology.yaml``).
+        schema_path: The schema file (``config/schema.yaml``).
+        filter_path: The filter settings file (``config/filter.yaml``).
+        model: A spaCy model name or directory; empty for
+            [`DEFAULT_MODEL`][pipeline.nlp.spacy_models.DEFAULT_MODEL].  Loaded
+            through [`load_parser`][pipeline.nlp.spacy_models.load_parser]'s cache.
+
+    Returns:
+        The [`ParseGate`][pipeline.nlp.parse_gate.ParseGate].
+
+    Raises:
+        pipeline.nlp.ontology.OntologyError: If the ontology file is invalid.
+        pipeline.schema.SchemaError: If the schema file is invalid.
+        pipeline.corpus.select.FilterConfigError: If the filter file is invalid.
+        pipeline.nlp.spacy_models.ModelNotAvailableError: If the model cannot be loaded.
+    """
     from pipeline.corpus.select import load_filter_settings
     from pipeline.nlp.ontology import load_ontology
     from pipeline.nlp.spacy_models import DEFAULT_MODEL, load_parser

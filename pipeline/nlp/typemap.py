@@ -1,6 +1,6 @@
 """Type mapping: source types (PubTator, local annotator, ontology classes) -> corpus schema types.
 
-:func:`map_documents` rewrites each annotation's ``type`` to a schema type and
+[`map_documents`][pipeline.nlp.typemap.map_documents] rewrites each annotation's ``type`` to a schema type and
 keeps the source's type in ``original_type``:
 
 1. *Surface rules* of the ontology (``surface_rules`` in
@@ -45,10 +45,22 @@ _UNMAPPED = object()
 def map_documents(
     docs: Iterable[Document], schema: Schema, counts: Counter[str], *, ontology: Ontology | None = None
 ) -> Iterator[Document]:
-    """Documents whose annotations carry schema types (``original_type`` = source type).
+    """Map the annotations of documents to schema types, lazily.
 
-    ``ontology`` gives the class hierarchy and the surface rules; None loads
-    the default ``config/ontology.yaml``.
+    Each document goes through [`TypeMapper.map_document`][pipeline.nlp.typemap.TypeMapper.map_document]
+    (the rules are in the module docstring).  Offsets are untouched.
+
+    Args:
+        docs: Documents whose annotations carry source types.
+        schema: The corpus schema; its ``mapping`` tables give the target types.
+        counts: Counter incremented with the module's count keys.
+        ontology: The class hierarchy and the surface rules; ``None`` loads
+            the default ``config/ontology.yaml``.
+
+    Yields:
+        Each document, in input order, whose annotations carry schema types
+            (``original_type`` = the source type); dropped and merged annotations
+            are counted.
     """
     onto = ontology if ontology is not None else load_ontology(DEFAULT_ONTOLOGY)
     mapper = TypeMapper(schema, onto)
@@ -57,7 +69,12 @@ def map_documents(
 
 
 class TypeMapper:
-    """Maps annotations of one schema and ontology; caches per (source, type)."""
+    """Maps annotations of one schema and ontology; caches per (source, type).
+
+    Attributes:
+        schema: The corpus schema mapped to.
+        ontology: The ontology whose classes and surface rules are used.
+    """
 
     def __init__(self, schema: Schema, ontology: Ontology) -> None:
         self.schema = schema
@@ -65,7 +82,17 @@ class TypeMapper:
         self._cache: dict[tuple[str, str], object] = {}
 
     def class_type(self, cls: str) -> str | None | object:
-        """Schema type of an ontology class: its own mapping entry or its nearest ancestor's."""
+        """Return the schema type of an ontology class.
+
+        Args:
+            cls: Name of an ontology class (or of a schema type).
+
+        Returns:
+            The ``mapping.ontology`` entry of the class or, failing that, of its
+                nearest ancestor; ``None`` when that entry is ``null`` (dropped);
+                ``cls`` itself when it is already a schema entity type; otherwise
+                a private sentinel meaning "no mapping".
+        """
         table = self.schema.mapping.get("ontology", {})
         names = self.ontology.ancestors(cls, include_self=True) if cls in self.ontology.classes else [cls]
         for name in names:
@@ -76,6 +103,16 @@ class TypeMapper:
         return _UNMAPPED
 
     def source_type(self, source: str, type_: str) -> str | None | object:
+        """Return the schema type of a source's type, cached per ``(source, type_)``.
+
+        Args:
+            source: The annotation source (``pubtator``, ``local``, ``ontology``...).
+            type_: The source's type; for ``ontology``, an ontology class name.
+
+        Returns:
+            The schema type; ``None`` when the mapping is ``null`` (dropped);
+                otherwise a private sentinel meaning "no mapping".
+        """
         key = (source, type_)
         if key not in self._cache:
             if source == "ontology":
@@ -88,7 +125,22 @@ class TypeMapper:
         return self._cache[key]
 
     def map_annotation(self, ann: Annotation, text: str, counts: Counter[str]) -> Annotation | None:
-        """The mapped annotation, or None when it is dropped (counted)."""
+        """Map one annotation to its schema type.
+
+        Surface rules apply first (not to composites), then the type mapping;
+        an annotation that already has an ``original_type`` is returned as is.
+
+        Args:
+            ann: The annotation, with document-relative half-open offsets.
+            text: The document text, used to read the annotation's covered text
+                for the surface rules.
+            counts: Counter incremented with the module's count keys.
+
+        Returns:
+            The annotation with ``type`` = schema type and ``original_type`` =
+                its source type, or ``None`` when it is dropped (mapped to ``null``
+                or unmapped; counted, and the unmapped case logged).
+        """
         counts["annotations"] += 1
         if ann.original_type is not None:
             counts["already_mapped"] += 1
@@ -117,6 +169,20 @@ class TypeMapper:
         return dataclasses.replace(ann, type=target, original_type=ann.type)
 
     def map_document(self, doc: Document, counts: Counter[str]) -> Document:
+        """Map every annotation of a document and merge duplicates.
+
+        When two mapped annotations have the same fragments and schema type,
+        one is kept: the key entity's over an identical composite.
+
+        Args:
+            doc: The document.
+            counts: Counter incremented with the module's count keys.
+
+        Returns:
+            A copy of the document with the mapped annotations (relations are
+                sorted and re-indexed by
+                [`Document.with_annotations`][pipeline.documents.Document.with_annotations]).
+        """
         mapped = [m for a in doc.annotations if (m := self.map_annotation(a, doc.text, counts)) is not None]
         # One annotation per (fragments, type): a key entity wins over an identical composite.
         best: dict[tuple[tuple[tuple[int, int], ...], str], Annotation] = {}
