@@ -718,7 +718,8 @@ def read_bioc(path: Path, *, counts: Counter[str] | None = None, skip_bad: bool 
         skip_bad: Skip (count and log) malformed documents and annotations instead of raising.
 
     Returns:
-        The documents, in file order, as [`read_bioc_xml`][pipeline.sources.bioc_io.read_bioc_xml] or
+        A lazy iterator over the documents, in file order, as
+        [`read_bioc_xml`][pipeline.sources.bioc_io.read_bioc_xml] or
         [`read_bioc_json`][pipeline.sources.bioc_io.read_bioc_json] yields them.
 
     Raises:
