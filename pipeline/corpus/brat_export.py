@@ -395,7 +395,7 @@ def export_collection(
 
     Documents are written in (PMID, index) order; a second record with the
     same name is skipped and counted (``duplicate_names``).  Files are written in place, not
-    atomically: write into a fresh stage directory.
+    atomically.
 
     Args:
         records: The sentences, in any order.

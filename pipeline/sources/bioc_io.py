@@ -274,7 +274,7 @@ class BiocDocument:
 
         Returns:
             The annotations of the [`selected_passages`][pipeline.sources.bioc_io.BiocDocument.selected_passages]
-            and of document level, in document order, and how many others were left out.
+            and of document level, in the order they were read, and how many others were left out.
         """
         chosen = set(self.selected_passages())
         kept = [a for a in self.annotations if a.passage is None or a.passage in chosen]

@@ -303,8 +303,9 @@ class PubtatorClient:
         """Get the PubTator3 documents of PMIDs, from the cache when present.
 
         PMIDs answered by any cached response (its ``.pmids`` sidecar) are read from the cache; the
-        others are fetched in batches, one GET each, and every successful response is cached
-        (written atomically, its sidecar last).  Non-numeric PMIDs are not sent and reported missing.
+        others are fetched in batches, one GET each (retried as the module docstring says), and, with a
+        cache directory, every successful response is cached (written atomically, its sidecar last).
+        Non-numeric PMIDs are not sent and reported missing.
 
         Args:
             pmids: The PMIDs, in any order; blanks are dropped and duplicates merged.
@@ -491,8 +492,8 @@ class PubtatorClient:
     def fetch_batch(self, batch: Sequence[str]) -> tuple[list[BiocDocument], bool]:
         """Get the documents of one batch, from its cached response or with retried requests.
 
-        A fetched response is cached (atomically, then its ``.pmids`` sidecar); an empty collection is a
-        valid answer and cached too.
+        With a cache directory, a fetched response is cached (atomically, then its ``.pmids`` sidecar); an
+        empty collection is a valid answer and cached too.
 
         Args:
             batch: At most 100 PMIDs; an empty batch makes no request.
