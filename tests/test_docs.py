@@ -92,7 +92,7 @@ def test_exit_code_page_lists_the_table() -> None:
 
 def test_site_builds_strict(tmp_path: Path) -> None:
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
-    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(tmp_path / "site")],
+    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(tmp_path / "site")],
                           cwd=PROJECT, capture_output=True, text=True, timeout=300, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert (tmp_path / "site" / "reference" / "cli" / "index.html").is_file()

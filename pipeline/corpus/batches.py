@@ -1,10 +1,10 @@
 """Annotation batches: who annotates and who revises each document of a brat collection.
 
 Input: a brat collection (``NAME.txt``/``NAME.ann`` + configuration files,
-as written by :mod:`pipeline.corpus.brat_export`), a roster, a seed, optionally the
+as written by [`pipeline.corpus.brat_export`][pipeline.corpus.brat_export]), a roster, a seed, optionally the
 manifest of an earlier run.  Output in ``out_dir``:
 
-* the campaign directory of :mod:`pipeline.campaign.phase1`: one blind
+* the campaign directory of [`pipeline.campaign.phase1`][pipeline.campaign.phase1]: one blind
   brat collection per phase-1 annotator (``phase1/<person>/``, with the
   campaign types and ``guide.md``), the pre-annotation copy,
   ``campaign.json`` and ``DEPLOY.md``; the phase-2
@@ -87,13 +87,34 @@ class ManifestError(ValueError):
 
 @dataclass(frozen=True)
 class Person:
+    """One person of the roster.
+
+    Attributes:
+        id: The person's id (a user name and a directory name).
+        role: ``annotator``, ``senior`` or ``manager``.
+        phase1: Whether the person annotates in phase 1.
+    """
+
     id: str
     role: str
     phase1: bool
 
 
 def read_roster(path: Path) -> list[Person]:
-    """Parse and check a roster file (see the module docstring); RosterError on any problem."""
+    """Parse and check a roster file (see the module docstring for its format and checks).
+
+    Args:
+        path: The roster, CSV or TSV, UTF-8.
+
+    Returns:
+        The people, in file order.
+
+    Raises:
+        RosterError: Naming the file and line, for an unreadable or empty file, a bad header, an empty,
+            unusable or duplicate id (case-insensitively too), an unknown role or ``phase1`` value, a manager
+            in phase 1, or a roster that cannot staff every document
+            ([`check_roster`][pipeline.corpus.batches.check_roster]).
+    """
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
@@ -147,7 +168,16 @@ def read_roster(path: Path) -> list[Person]:
 
 
 def check_roster(people: Sequence[Person], where: str = "roster") -> None:
-    """RosterError unless the roster can staff two phase-1 annotators and a distinct senior per document."""
+    """Check that a roster can staff two phase-1 annotators and a distinct senior per document.
+
+    Args:
+        people: The roster.
+        where: Names the roster in messages.
+
+    Raises:
+        RosterError: If there are fewer than three people besides managers, no senior, or no senior with
+            two phase-1 annotators other than themselves.
+    """
     staff = [p for p in people if p.role != "manager"]
     if len(staff) < 3:
         raise RosterError(f"{where}: {len(staff)} people (managers aside); at least three are needed (two annotators "
@@ -178,10 +208,22 @@ def assign(
     seed: int,
     previous: Sequence[tuple[str, str, str]] = (),
 ) -> list[tuple[str, str, str]]:
-    """Manifest rows ``(document, phase, person)`` for ``documents`` (phase "1" or "2").
+    """Assign two phase-1 annotators and a phase-2 senior to each document (see the module docstring).
 
-    ``previous`` rows are kept unchanged and count towards the loads; only
-    documents without previous rows are assigned.
+    Args:
+        documents: The brat document names, in the order they are assigned ((PMID, index) order).
+        people: The roster, checked by [`check_roster`][pipeline.corpus.batches.check_roster].
+        seed: Seed of the tie-break between people of equal load.
+        previous: Rows of an earlier manifest, kept unchanged; they count towards the loads, and only
+            documents without previous rows are assigned.
+
+    Returns:
+        Manifest rows ``(document, phase, person)``, phase ``"1"`` or ``"2"``, previous rows included,
+        sorted by (PMID, index), phase, person.
+
+    Raises:
+        RosterError: If no senior can revise a document (unreachable after
+            [`check_roster`][pipeline.corpus.batches.check_roster]).
     """
     pool = sorted(p.id for p in people if p.phase1)
     seniors = sorted(p.id for p in people if p.role == "senior")
@@ -224,7 +266,18 @@ def _doc_key(name: str) -> tuple[tuple[int, int | str], int, str]:
 
 
 def read_manifest(path: Path) -> list[tuple[str, str, str]]:
-    """Rows of a manifest CSV written by :func:`prepare_batches`; ManifestError names file:line."""
+    """Read the rows of a manifest CSV written by [`prepare_batches`][pipeline.corpus.batches.prepare_batches].
+
+    Args:
+        path: The ``manifest.csv``.
+
+    Returns:
+        The rows ``(document, phase, person)``, in file order; blank lines are skipped.
+
+    Raises:
+        ManifestError: Naming the file and line, for an unreadable file, a wrong header, a malformed row,
+            or a document name or person id that cannot name a file.
+    """
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
@@ -253,15 +306,27 @@ def read_manifest(path: Path) -> list[tuple[str, str, str]]:
 # --- pages for long documents ----------------------------------------------------------------
 
 def paginate(doc: BratDocument, page_size: int, counts: Counter[str]) -> list[BratDocument]:
-    """Split ``doc`` into pages of at most ``page_size`` lines (paragraphs), offsets moved to each page.
+    r"""Split a brat document into pages of at most ``page_size`` lines (paragraphs).
 
-    A page's text is its lines joined by ``\\n`` (the newline ending the
+    A page's text is its lines joined by ``\n`` (the newline ending the
     page is dropped).  Entities lying on one page move with it, and so do the
     relations, attributes, notes and normalizations attached to them;
     entities crossing a page boundary and relations between pages cannot be
-    represented and are dropped (counted, logged).  A document of at most
-    ``page_size`` lines is returned unchanged.  Page names are
-    ``{name}_p001``, ``{name}_p002``, ...
+    represented and are dropped (counted, logged).
+
+    Args:
+        doc: The document; its offsets are half-open, into its ``.txt``.
+        page_size: Most lines per page, at least 1.
+        counts: ``paged_documents``, ``pages``, ``paging_dropped_entities`` and
+            ``paging_dropped_relations``, updated in place.
+
+    Returns:
+        The pages, named ``{name}_p001``, ``{name}_p002``, ... (at least 3 digits), their fragments moved
+        to half-open offsets into the page's text; ``[doc]`` unchanged for a document of at most
+        ``page_size`` lines.
+
+    Raises:
+        ValueError: If ``page_size`` is below 1.
     """
     if page_size < 1:
         raise ValueError(f"page size must be >= 1, got {page_size}")
@@ -322,18 +387,37 @@ def prepare_batches(
     counts: Counter[str],
     page_size: int | None = None,
 ) -> dict[str, frozenset[str]]:
-    """Assign the documents of ``collection`` and write the campaign directory ``out_dir``.
-
-    Returns each person's access roles (:func:`pipeline.campaign.phase1.access_roles`), for the caller
-    to create their users (:func:`pipeline.serve.users.create_users`).
+    """Assign the documents of a brat collection and write the campaign directory.
 
     The roster (and the previous manifest) are checked before anything is
     written.  ``out_dir`` is created; its ``phase1/``, ``phase2/``,
     ``preannotation/``, ``manifest.csv`` and the other generated files of
-    :mod:`pipeline.campaign.phase1` are replaced, nothing else in it is
-    touched (its users and journal stay).  A campaign
-    that has started (a phase-1 document edited) is not rewritten
-    (:class:`pipeline.campaign.phase1.CampaignError`).
+    [`pipeline.campaign.phase1`][pipeline.campaign.phase1] are replaced, nothing else in it is
+    touched (its users and journal stay).  ``manifest.csv`` is written atomically, last.
+
+    Args:
+        collection: The source brat collection (``OUT/brat`` is resolved to the collection it links to), with
+            its ``annotation.conf``.
+        roster: The roster file (see the module docstring).
+        out_dir: The campaign directory.
+        seed: Seed of the assignment's tie-break.
+        previous_manifest: The ``manifest.csv`` of an earlier run, whose assignments are kept; None for a
+            new campaign.
+        counts: Count keys (see the module docstring), updated in place.
+        page_size: Most lines (paragraphs) per page of a long document; None for no paging.
+
+    Returns:
+        Each person's access roles
+        ([`access_roles`][pipeline.campaign.phase1.access_roles]), for the caller
+        to create their users ([`create_users`][pipeline.serve.users.create_users]).
+
+    Raises:
+        RosterError: For an unusable roster (before anything is written).
+        ManifestError: For an unreadable previous manifest (before anything is written).
+        FileNotFoundError: If ``collection`` is not a directory or has no ``annotation.conf`` (before the
+            output directory is made).
+        CampaignError: If the campaign has started (a phase-1 document edited): it is not rewritten
+            ([`CampaignError`][pipeline.campaign.phase1.CampaignError]).
     """
     people = read_roster(Path(roster))
     previous = read_manifest(Path(previous_manifest)) if previous_manifest else []

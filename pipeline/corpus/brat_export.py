@@ -1,10 +1,10 @@
-"""Sentence records -> a brat collection for annotators.
+r"""Sentence records -> a brat collection for annotators.
 
-One ``{PMID}_{k}.txt`` / ``{PMID}_{k}.ann`` pair per sentence (UTF-8, ``\\n``
-line ends), ``k`` = :attr:`SentenceRecord.index`; offsets in the ``.ann``
-are the record's sentence-relative half-open offsets.  The collection also
-gets ``annotation.conf``, ``visual.conf``, ``tools.conf`` and
-``kb_shortcuts.conf`` (:mod:`pipeline.brat.conf`).
+One ``{PMID}_{k}.txt`` / ``{PMID}_{k}.ann`` pair per sentence (UTF-8, ``\n``
+line ends), ``k`` = ``index + 1`` of the [`SentenceRecord`][pipeline.documents.SentenceRecord] (1-based,
+the title is sentence 1); offsets in the ``.ann`` are the record's sentence-relative half-open offsets, i.e.
+offsets into the ``.txt``.  The collection also gets ``annotation.conf``, ``visual.conf``, ``tools.conf`` and
+``kb_shortcuts.conf`` ([`pipeline.brat.conf`][pipeline.brat.conf]).
 
 Per annotation:
 
@@ -12,21 +12,22 @@ Per annotation:
   (start, end, type) (then fragments and source, for ties).  Discontiguous
   entities are written ``start end;start end`` with the fragment texts
   joined by single spaces.  A fragment never crosses a newline: it is split
-  at each ``\\n`` and the pieces are stripped of surrounding whitespace;
+  at each ``\n`` and the pieces are stripped of surrounding whitespace;
   fragments that touch or overlap are merged (brat rejects both).
 * no ``AnnotatorNotes`` by default (``notes="none"``): machine provenance
   never goes into brat notes, which belong to the annotators (and, on a
-  relation, hold its modality: :mod:`pipeline.brat.modality`).
+  relation, hold its modality: [`pipeline.brat.modality`][pipeline.brat.modality]).
   ``notes="composites"`` writes on a composite entity an ``AnnotatorNotes``
   line ``source=...; class=...; rule=...; key=start-end,...`` (whatever is
   known), ``notes="all"`` one on every entity (for inspection outside a
   campaign only).  The provenance of *every* entity (sources,
   original types, ontology classes, rules, key entities, identifiers) goes to
-  the collection's ``provenance.jsonl`` (:mod:`pipeline.corpus.provenance`),
+  the collection's ``provenance.jsonl`` ([`pipeline.corpus.provenance`][pipeline.corpus.provenance]),
   which brat does not list and ``stats`` and ``agreement --preannotation``
   read;
 * a ``Reference`` normalization line per identifier that has a database
-  form brat can link (:func:`normalize_identifier`: ``MESH:D014859``,
+  form brat can link ([`normalize_identifier`][pipeline.corpus.brat_export.normalize_identifier]:
+  ``MESH:D014859``,
   ``NCBIGene:1559``, ``dbSNP:rs1057910``, ``HGNC:...``, ``CHEBI:...``, ``OMIM:...``,
   ``NCBITaxon:...``);
 * an ``A`` line ``Composite`` for a composite entity (source ``ontology``),
@@ -37,7 +38,7 @@ Per relation of the record (pre-annotated by the relation stage):
 * a plain ``R`` line ``R<n><TAB>type Arg1:T<i> Arg2:T<j>``, ids assigned
   over the relations sorted by (Arg1 id, Arg2 id, type); its modality, if any,
   in the relation's one ``AnnotatorNotes`` line in the grammar of
-  :mod:`pipeline.brat.modality` (``hyp``, ``neg``); rule, trigger and source
+  [`pipeline.brat.modality`][pipeline.brat.modality] (``hyp``, ``neg``); rule, trigger and source
   go to ``provenance.jsonl`` only.  A relation whose type is not a schema
   relation type (``relation_unknown_type``) or one of whose arguments was
   not written (``relation_argument_dropped``) is not written; two relations
@@ -106,15 +107,21 @@ _SPECIES_TYPES = {"Species", "Organism"}
 
 
 def normalize_identifier(identifier: str | None, type_: str | None = None) -> list[tuple[str, str]]:
-    """``(db, id)`` pairs for a pre-annotation identifier, in brat's ``DB:ID`` form.
+    """Turn a pre-annotation identifier into brat's ``DB:ID`` normalizations.
 
     Handles the PubTator forms: ``MESH:D014859``; bare numbers (NCBI Gene ids
     for genes, taxonomy ids for species, told apart by ``type_``); several
     ids joined by ``;`` or ``,``; ``rs1057910``; tmVar/PubTator3 variant
     strings (``tmVar:p|SUB|...;HGVS:...;RS#:1799853;CorrespondingGene:1559``)
     of which only the dbSNP id is kept (the gene is the gene's, not the
-    variant's).  ``-`` and empty identifiers give nothing.  Anything else
-    that has no known database prefix is left out.
+    variant's).  Anything else that has no known database prefix is left out.
+
+    Args:
+        identifier: The annotation's identifier as the source wrote it; None, ``""`` and ``-`` give nothing.
+        type_: The annotation's (original) type, telling a bare number's database; None reads it as a gene.
+
+    Returns:
+        ``(db, id)`` pairs (``("MESH", "D014859")``), de-duplicated, in the identifier's order.
     """
     if not identifier:
         return []
@@ -151,10 +158,16 @@ def normalize_identifier(identifier: str | None, type_: str | None = None) -> li
 
 
 def brat_fragments(text: str, fragments: Sequence[Span], counts: Counter[str]) -> tuple[Span, ...]:
-    """Fragments made brat-safe for ``text``: split at newlines, stripped, touching ones merged.
+    """Make fragments brat-safe: split at newlines, stripped, touching or overlapping ones merged.
 
-    Returns the new sorted fragments (possibly empty when nothing but
-    whitespace was covered).
+    Args:
+        text: The text the fragments index (the sentence).
+        fragments: Half-open offsets into ``text``.
+        counts: ``fragments_split_at_newline`` and ``fragments_merged``, updated in place.
+
+    Returns:
+        The new fragments, half-open offsets into ``text``, sorted; empty when nothing but whitespace
+        was covered.
     """
     pieces: list[Span] = []
     for start, end in sorted(fragments):
@@ -235,10 +248,26 @@ def sentence_document(
     record: SentenceRecord, schema: Schema, counts: Counter[str], *, composite_attribute: str = "Composite",
     notes: str = "none", provenance: list[dict[str, Any]] | None = None,
 ) -> BratDocument:
-    """The brat document of one sentence record (see the module docstring for what is dropped).
+    """Build the brat document of one sentence record (see the module docstring for what is dropped).
 
-    ``notes``: which entities get an AnnotatorNotes line (:data:`NOTE_MODES`); ``provenance``: a list
-    that receives one :func:`~pipeline.corpus.provenance.provenance_row` per entity written.
+    Args:
+        record: The sentence; its annotations' offsets are sentence-relative, half-open.
+        schema: The annotation schema: entity and relation types, and the mapping of source types.
+        counts: Count keys (see the module docstring), updated in place.
+        composite_attribute: Name of the attribute marking a composite entity.
+        notes: Which entities get an AnnotatorNotes line: ``"none"``, ``"composites"`` or ``"all"``
+            (``NOTE_MODES``).
+        provenance: A list that receives one
+            [`provenance_row`][pipeline.corpus.provenance.provenance_row] per entity written, then one
+            [`relation_provenance_row`][pipeline.corpus.provenance.relation_provenance_row] per relation;
+            None to skip them.
+
+    Returns:
+        The document, named ``{pmid}_{index + 1}``; its offsets are half-open, into the sentence text
+        (the ``.txt``).  Nothing is written.
+
+    Raises:
+        ValueError: If ``notes`` is not one of ``NOTE_MODES``.
     """
     if notes not in NOTE_MODES:
         raise ValueError(f"notes must be one of {', '.join(NOTE_MODES)}, got {notes!r}")
@@ -362,11 +391,21 @@ def export_collection(
     settings: BratSettings | None = None,
     notes: str = "none",
 ) -> None:
-    """Write ``records`` as a brat collection in ``out_dir`` (created) with its configuration files
-    and ``provenance.jsonl``.
+    """Write sentence records as a brat collection, with its configuration files and ``provenance.jsonl``.
 
     Documents are written in (PMID, index) order; a second record with the
-    same name is skipped and counted (``duplicate_names``).  ``notes``: see :func:`sentence_document`.
+    same name is skipped and counted (``duplicate_names``).  Files are written in place, not
+    atomically.
+
+    Args:
+        records: The sentences, in any order.
+        out_dir: The collection directory, created when missing.
+        schema: The annotation schema.
+        counts: Count keys (see the module docstring), updated in place.
+        settings: The brat settings; None to read ``config/brat/brat.yaml`` with
+            [`load_settings`][pipeline.brat.conf.load_settings].
+        notes: Which entities get an AnnotatorNotes line; see
+            [`sentence_document`][pipeline.corpus.brat_export.sentence_document].
     """
     settings = settings or load_settings()
     out = Path(out_dir)
@@ -389,13 +428,23 @@ def export_collection(
     counts["provenance_rows"] += len(provenance)
 
 
-#: the collection's pre-annotation settings, beside the documents (brat lists only ``.txt`` files); a
-#: campaign keeps a copy in ``preannotation/`` so that ``campaign append`` can refuse another setting
 SETTINGS_FILE = "preannotation.json"
+"""The collection's pre-annotation settings, beside the documents (brat lists only ``.txt`` files).
+
+A campaign keeps a copy in ``preannotation/`` so that ``campaign append`` can refuse another setting.
+"""
 
 
 def write_settings(directory: Path, *, relations: bool) -> Path:
-    """Write ``directory/preannotation.json``: whether relations were pre-annotated."""
+    """Write a collection's pre-annotation settings.
+
+    Args:
+        directory: The collection root.
+        relations: Whether relations were pre-annotated.
+
+    Returns:
+        The path written, ``directory/preannotation.json`` (overwritten in place, not atomically).
+    """
     import json
 
     path = Path(directory) / SETTINGS_FILE
@@ -404,9 +453,17 @@ def write_settings(directory: Path, *, relations: bool) -> Path:
 
 
 def read_settings(directory: Path) -> dict[str, Any]:
-    """The settings of a collection (``{"relations": False}`` for one written before relations existed).
+    """Read a collection's pre-annotation settings.
 
-    Raises ValueError naming the file when it is not a JSON object.
+    Args:
+        directory: The collection root.
+
+    Returns:
+        The settings object of ``directory/preannotation.json``; ``{"relations": False}`` when there is no
+        such file (a collection written before relations existed).
+
+    Raises:
+        ValueError: Naming the file, when it cannot be read, is not JSON or not a JSON object.
     """
     import json
 
@@ -426,7 +483,7 @@ def _line(item: bytes | MemberLine) -> bytes:
     return item.line if isinstance(item, MemberLine) else item
 
 
-#: version of the memo :func:`export_collection_reusing` returns (an older one is not used)
+#: version of the memo ``export_collection_reusing`` returns (an older one is not used)
 EXPORT_MEMO_FORMAT = 4  # 4: relations (R lines, modality notes, provenance rows)
 
 
@@ -442,15 +499,17 @@ def export_collection_reusing(
     recycle_within: Path | None = None,
     keep: Collection[Path] = (),
 ) -> dict[str, Any]:
-    """:func:`export_collection` from the store's JSON lines (in record order), reusing earlier exports.
+    """Write a brat collection from the store's JSON lines, reusing earlier exports.
 
+    Like [`export_collection`][pipeline.corpus.brat_export.export_collection], but
     ``earlier`` is what a previous call returned (its memo): a record whose
     line is unchanged gets hard links to the ``.txt``/``.ann`` files written
     then (files are never modified in place) and its counts and provenance
     lines back (read from that export's ``provenance.jsonl``), without being
-    decoded.  The collection is byte-identical to :func:`export_collection`'s
+    decoded.  The collection is byte-identical to
+    [`export_collection`][pipeline.corpus.brat_export.export_collection]'s
     (records in (PMID, index) order, numeric PMIDs: each record's provenance
-    rows then sort together).  Returns the memo of this export.
+    rows then sort together).
 
     With ``recycle_within``, the export before the earlier one (the memo's
     ``spare``), when it lies under that directory and is none of ``keep`` (the
@@ -458,6 +517,27 @@ def export_collection_reusing(
     unchanged sentences stay, only changed and new sentences are linked or
     written, and every other file is removed.  A rebuild then costs file
     operations for what changed, not one hard link per sentence.
+
+    Args:
+        record_lines: The sentence records as store lines (or member lines carrying their digest), in
+            (PMID, index) order.
+        out_dir: The collection directory, created when missing.
+        schema: The annotation schema.
+        counts: Count keys (see the module docstring), updated in place.
+        earlier: The memo a previous call returned; None (or a memo of another format or ``notes``
+            setting) to write every sentence.
+        settings: The brat settings; None to read ``config/brat/brat.yaml`` with
+            [`load_settings`][pipeline.brat.conf.load_settings].
+        notes: Which entities get an AnnotatorNotes line; see
+            [`sentence_document`][pipeline.corpus.brat_export.sentence_document].
+        recycle_within: Directory under which the memo's spare collection may be recycled; None never
+            recycles.
+        keep: Collections never recycled (the published one); the earlier export is never recycled either.
+
+    Returns:
+        The memo of this export (JSON-ready): ``format``, ``collection`` (``out_dir``), ``notes``,
+        ``records`` (line digest -> ``[name, counts, provenance rows, byte offset, byte length]`` in
+        ``provenance.jsonl``) and ``spare`` (the earlier export, for the next call to recycle, or None).
     """
     import contextlib
     import json

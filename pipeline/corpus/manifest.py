@@ -4,12 +4,13 @@ A manifest (``OUT/runs/<hash>/manifest.json``) records:
 
 * ``params``: the build's significant parameters (the API key is never one);
 * ``search``: query, search date, Count and number of PMIDs (the PMID list
-  stays in the search record under ``OUT/searches/``, named in ``search.record``);
+  stays in the search record under ``OUT/searches/``);
+* ``fetch``: the fetch report without its failed batches;
 * ``stages``: each stage's counts (its ``counts.json``) and ``outputs``: where
   each stage wrote;
 * ``versions``: Python and package versions, the spaCy model's name and version;
 * ``config_hashes``: SHA-256 of every versioned input (schema, ontology,
-  filter settings, lexicon, roster, trigger list);
+  filter settings, lexicon, roster, trigger list), and ``config_files``: their paths;
 * ``seeds`` and ``failures`` (failed fetch batches with their PMIDs).
 """
 
@@ -30,7 +31,15 @@ PACKAGES = ("luigi", "lxml", "requests", "spacy", "PyYAML", "bioc", "wordfreq")
 
 
 def package_versions(model: str | None = None) -> dict[str, str]:
-    """Installed versions of the packages a build depends on (and of the spaCy model)."""
+    """List the installed versions of the packages a build depends on (and of the spaCy model).
+
+    Args:
+        model: The spaCy model's package name; None for no model.
+
+    Returns:
+        ``python``, ``pgx-corpus`` and each package of ``PACKAGES`` -> its version (``"not installed"``
+        when absent), plus ``model:<name>`` -> [`model_version`][pipeline.corpus.manifest.model_version].
+    """
     versions = {"python": platform.python_version(), "pgx-corpus": __version__}
     for name in PACKAGES:
         try:
@@ -46,10 +55,16 @@ _VERSIONS: dict[tuple[Any, ...], str] = {}
 
 
 def model_version(name: str) -> str:
-    """Installed version of a spaCy model package ("unknown" when it is not a package).
+    """Return the installed version of a spaCy model package.
 
     Remembered while no directory of ``sys.path`` changes (installing or removing a
     package changes its directory): every output path of the parse stages asks for it.
+
+    Args:
+        name: The model's name (``en_core_sci_sm``); ``_`` is read as ``-`` in the package name.
+
+    Returns:
+        The version, or ``"unknown"`` when the model is not an installed package (a directory, say).
     """
     key = (name, *(_mtime(p) for p in sys.path))
     if key not in _VERSIONS:
@@ -68,6 +83,14 @@ def _mtime(path: str) -> int | None:
 
 
 def sha256_file(path: str | Path) -> str | None:
+    """Hash a file's content.
+
+    Args:
+        path: The file.
+
+    Returns:
+        The SHA-256 of its bytes, in hexadecimal; None when it is not a file (missing, a directory).
+    """
     p = Path(path)
     if not p.is_file():
         return None
@@ -88,7 +111,23 @@ def build_manifest(
     seeds: Mapping[str, int],
     model: str | None,
 ) -> dict[str, Any]:
-    """Assemble the manifest of a finished build from its stage outputs."""
+    """Assemble the manifest of a finished build from its stage outputs (nothing is written here).
+
+    Args:
+        params: The build's significant parameters.
+        outputs: Stage name -> its output directory; each stage's counts are read from
+            ``counts.json`` in that directory or its parent (``{}`` when neither exists).
+        search: The search record (JSON of [`SearchRecord`][pipeline.sources.retrieval.SearchRecord]);
+            None for a build without a query.
+        fetch: The fetch report (JSON of [`FetchReport`][pipeline.sources.retrieval.FetchReport]); None
+            for a build without a query.
+        config_files: Name -> path of every versioned input, hashed here.
+        seeds: Name -> seed of every random choice (sample, batches).
+        model: The spaCy model's name when a stage used it; None otherwise.
+
+    Returns:
+        The manifest, a JSON object (see the module docstring); output paths resolved.
+    """
     stages: dict[str, Any] = {}
     for stage, directory in outputs.items():
         counts = Path(directory) / "counts.json"

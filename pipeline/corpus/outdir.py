@@ -1,22 +1,25 @@
 """The output directory of a build (``--out OUT``): one writer, no stale temporaries, atomic publication.
 
-* :func:`acquire_lock` makes the build command the only writer of ``OUT``:
+* [`acquire_lock`][pipeline.corpus.outdir.acquire_lock] makes the build command the only writer of ``OUT``:
   ``OUT/.build.lock`` holds the host, pid and start time of the running build,
   and an ``flock`` on it lives as long as that process.  A second build is
-  refused by :class:`OutputLocked`, whose message names the running build's
+  refused by [`OutputLocked`][pipeline.corpus.outdir.OutputLocked], whose message names the running build's
   host and pid.  A lock left by a dead process on this host (``kill -9``, a
   crash, a reboot) is stale: the kernel released its ``flock``, so it is taken
   over (logged).  A lock written on another host is never taken over: the
   message says how to remove it.
-* :func:`clean_stale_temporaries` removes what killed writers leave behind
+* [`clean_stale_temporaries`][pipeline.corpus.outdir.clean_stale_temporaries] removes what killed writers
+  leave behind
   (``*-luigi-tmp-*`` files and directories, ``.NAME.tmpPID`` files, cache
   ``.tmp-*`` files, ``.brat.tmp-*`` staging copies) and restores ``OUT/brat``
   from an interrupted swap.  Call it while holding the lock.
-* :func:`publish_collection` replaces ``OUT/brat`` with a complete collection
+* [`publish_collection`][pipeline.corpus.outdir.publish_collection] replaces ``OUT/brat`` with a complete
+  collection
   in one step: ``OUT/brat`` is a symbolic link to the build's collection,
   staged beside it and renamed over it (a directory published by an older
   version is swapped out with ``renameat2(RENAME_EXCHANGE)`` where the kernel
-  has it, else by two renames that :func:`clean_stale_temporaries` can
+  has it, else by two renames that [`clean_stale_temporaries`][pipeline.corpus.outdir.clean_stale_temporaries]
+  can
   complete after a kill).  Readers never see a half-written ``OUT/brat``.
 
 Only the ``build`` command takes the lock; Luigi workers started with
@@ -68,13 +71,24 @@ class OutputLocked(RuntimeError):
 
 @dataclass(frozen=True)
 class LockInfo:
-    """Who holds (or held) an output directory."""
+    """Who holds (or held) an output directory, as written in ``OUT/.build.lock``.
+
+    Attributes:
+        host: Host name of the build.
+        pid: Process id of the build, on that host.
+        started: When it took the lock, ISO 8601 in UTC to the second (``"?"`` when not recorded).
+    """
 
     host: str
     pid: int
     started: str
 
     def describe(self) -> str:
+        """Describe the holder for messages.
+
+        Returns:
+            ``"pid N on host H, started T"``.
+        """
         return f"pid {self.pid} on host {self.host}, started {self.started}"
 
 
@@ -87,7 +101,14 @@ def _read_info(path: Path) -> LockInfo | None:
 
 
 def pid_alive(pid: int) -> bool:
-    """Whether a process with this pid exists on this host."""
+    """Tell whether a process with this pid exists on this host.
+
+    Args:
+        pid: The process id; 0 or negative is never alive.
+
+    Returns:
+        True when the process exists, even if it belongs to another user.
+    """
     if pid <= 0:
         return False
     try:
@@ -100,7 +121,16 @@ def pid_alive(pid: int) -> bool:
 
 
 class OutLock:
-    """The held lock of one output directory; release with :meth:`release` or as a context manager."""
+    """The held lock of one output directory.
+
+    Release it with [`release`][pipeline.corpus.outdir.OutLock.release] or use it as a context manager.
+    Returned by [`acquire_lock`][pipeline.corpus.outdir.acquire_lock], not built directly.
+
+    Args:
+        out: The output directory.
+        fd: The open, ``flock``-ed descriptor of ``OUT/.build.lock``.
+        info: What was written in the lock file.
+    """
 
     def __init__(self, out: Path, fd: int, info: LockInfo) -> None:
         self.out = out
@@ -109,6 +139,7 @@ class OutLock:
         self._fd: int | None = fd
 
     def release(self) -> None:
+        """Remove the lock file (if it is still ours) and release the lock; a second call does nothing."""
         if self._fd is None:
             return
         # Unlink while still holding the flock, so nobody locks a file that is going away
@@ -130,10 +161,23 @@ class OutLock:
 
 
 def acquire_lock(out: Path, *, host: str | None = None, pid: int | None = None) -> OutLock:
-    """Lock ``out`` (created if needed) for this process; raises :class:`OutputLocked` if a live build has it.
+    """Lock an output directory for this process (see the module docstring).
 
-    ``host``/``pid`` default to this process (tests override them).  A stale
-    lock (its process dead, on this host) is taken over and logged.
+    Writes ``OUT/.build.lock`` (host, pid, start time; fsynced) and holds an ``flock`` on it until
+    released or the process ends.  A stale lock (its process dead, on this host) is taken over and
+    logged.
+
+    Args:
+        out: The output directory, created if needed.
+        host: Host name recorded; None for this host (tests override it).
+        pid: Process id recorded; None for this process (tests override it).
+
+    Returns:
+        The held lock.
+
+    Raises:
+        OutputLocked: If a live build holds ``out``, if the lock was written on another host (the message
+            says how to remove it), or if the lock file keeps changing.
     """
     out.mkdir(parents=True, exist_ok=True)
     path = out / LOCK_NAME
@@ -186,10 +230,17 @@ def _refusal(out: Path, holder: LockInfo | None) -> str:
 
 
 def clean_stale_temporaries(out: Path) -> list[Path]:
-    """Remove temporaries of killed writers under ``out``; returns what was removed (sorted).
+    """Remove the temporaries of killed writers under an output directory.
 
     Restores ``OUT/brat`` from ``.brat.old-PID`` when a publication was
-    killed between its two renames.  Call only while holding the lock.
+    killed between its two renames.  Never walks into a brat ``collection`` directory, and removes a
+    staged link without its target.  Call only while holding the lock.
+
+    Args:
+        out: The output directory; nothing happens when it does not exist.
+
+    Returns:
+        The paths removed, sorted (logged too).
     """
     if not out.is_dir():
         return []
@@ -235,14 +286,20 @@ def publish_collection(source: Path, dest: Path, run_name: str) -> Path:
     moved or mounted elsewhere), swapped in with one rename: publishing tens of
     thousands of files costs no copy and no link per file (a hard-linked copy
     and the removal of the previous one took about 1 s at 19,000 sentences).
-    ``source`` gets a ``.run`` marker naming ``run_name`` (the run that
-    published it last).  Returns ``dest``.  Call only for a build that
-    completed without failures.
+    Call only for a build that completed without failures.
 
     ``source`` is a stage output, never modified in place by the pipeline:
     edit a copy of ``OUT/brat`` (a campaign deploys copies), not ``OUT/brat``.
     A ``dest`` that is a directory (published by an older version) is swapped
     out and removed.
+
+    Args:
+        source: The complete collection, a stage output directory.
+        dest: Where it is published (``OUT/brat``).
+        run_name: The run that publishes it, written (atomically) to ``source/.run``.
+
+    Returns:
+        ``dest``.
     """
     # the marker's temporary is written beside the collection, not in it: a killed run leaves it where
     # clean_stale_temporaries looks (it never walks a collection's tens of thousands of files)
@@ -270,7 +327,16 @@ def publish_collection(source: Path, dest: Path, run_name: str) -> Path:
 
 
 def failure_note(out: Path, partial: Path | None) -> str:
-    """What a failed build tells its operator about ``OUT/brat`` and where its partial output is."""
+    """Say what a failed build tells its operator about ``OUT/brat`` and where its partial output is.
+
+    Args:
+        out: The output directory.
+        partial: This build's partial output; None when there is none to show.
+
+    Returns:
+        Whether ``OUT/brat`` was kept (and whose run it is) or no collection was published, and where
+        the partial output is.
+    """
     dest = out / PUBLISHED
     marker = dest / RUN_MARKER
     if marker.exists():

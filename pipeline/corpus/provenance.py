@@ -2,11 +2,11 @@
 
 brat highlights every annotation that has an AnnotatorNotes line, so a note
 on every pre-annotated entity makes the whole text glow and hides the notes
-that mean something.  The brat export (:mod:`pipeline.corpus.brat_export`)
+that mean something.  The brat export ([`pipeline.corpus.brat_export`][pipeline.corpus.brat_export])
 therefore writes a note only on composite entities (class, rule and key
 entity, which help the annotator judge the proposal) and records the
 provenance of *every* entity in one sidecar per collection,
-``provenance.jsonl`` (:data:`PROVENANCE_FILE`) in the collection root.
+``provenance.jsonl`` (``PROVENANCE_FILE``) in the collection root.
 
 brat never shows it: a brat collection lists as documents only the files
 whose name ends in ``txt`` (``server/src/document.py``,
@@ -33,7 +33,7 @@ proposals were merged), never written into the brat files::
 Annotators edit the ``.ann`` files, not the sidecar, and brat gives a new
 annotation the lowest free id (possibly a deleted one's), so a row describes
 entity ``id`` only while its type and fragments are unchanged:
-:func:`entity_provenance` checks that and reports anything else as
+[`entity_provenance`][pipeline.corpus.provenance.entity_provenance] checks that and reports anything else as
 ``edited`` (changed or re-used id) or ``unknown`` (no row: added by hand).
 """
 
@@ -58,7 +58,19 @@ STATUSES = ("preannotated", "edited", "unknown")
 
 
 def provenance_row(document: str, textbound: TextBound, members: Sequence[Annotation]) -> dict[str, Any]:
-    """The sidecar row of one written entity (``members``: the pre-annotations merged into it)."""
+    """Build the sidecar row of one written entity.
+
+    Args:
+        document: The brat document's name (``123_4``).
+        textbound: The entity as written in the ``.ann``; its fragments are half-open offsets into the
+            ``.txt``.
+        members: The pre-annotations merged into it.
+
+    Returns:
+        The row (see the module docstring): the entity's id, type and fragments, and the sorted,
+        de-duplicated sources, original types, classes, rules, key fragments and identifiers of
+        ``members``.
+    """
     def values(attr: str) -> list[str]:
         return sorted({str(getattr(a, attr)) for a in members if getattr(a, attr)})
 
@@ -78,7 +90,17 @@ def provenance_row(document: str, textbound: TextBound, members: Sequence[Annota
 
 
 def relation_provenance_row(document: str, relation: Relation, members: Sequence[ModelRelation]) -> dict[str, Any]:
-    """The sidecar row of one written relation (``members``: the proposals merged into it)."""
+    """Build the sidecar row of one written relation.
+
+    Args:
+        document: The brat document's name (``123_4``).
+        relation: The relation as written in the ``.ann``.
+        members: The relation proposals merged into it.
+
+    Returns:
+        The row (see the module docstring): the relation's id, type and arguments (entity ids), and the
+        sorted, de-duplicated modalities, sources, rules and trigger words of ``members``.
+    """
     return {
         "document": document,
         "id": relation.id,
@@ -102,27 +124,60 @@ def _order(row: Mapping[str, Any]) -> tuple[Any, ...]:
 
 
 def write_provenance(directory: str | Path, rows: Iterable[Mapping[str, Any]]) -> Path:
-    """Write ``directory/provenance.jsonl`` (sorted rows, UTF-8, ``\\n``; byte-identical reruns)."""
+    r"""Write the provenance sidecar of a collection.
+
+    Args:
+        directory: The collection root.
+        rows: The rows, in any order (see [`provenance_row`][pipeline.corpus.provenance.provenance_row]
+            and [`relation_provenance_row`][pipeline.corpus.provenance.relation_provenance_row]).
+
+    Returns:
+        The path written, ``directory/provenance.jsonl``: sorted rows, UTF-8, ``\n`` line ends, so
+        reruns are byte-identical.  The file is overwritten in place (not atomically).
+    """
     return write_provenance_text(directory, provenance_text(rows))
 
 
 def provenance_text(rows: Iterable[Mapping[str, Any]]) -> str:
-    """The lines of ``rows`` as :func:`write_provenance` writes them (sorted)."""
+    """Serialize provenance rows as [`write_provenance`][pipeline.corpus.provenance.write_provenance] writes them.
+
+    Args:
+        rows: The rows, in any order.
+
+    Returns:
+        One JSON object per line (keys sorted, non-ASCII kept), sorted by document (PMID order), then
+        entities before relations, each by number.
+    """
     lines = [json.dumps(dict(r), ensure_ascii=False, sort_keys=True) for r in sorted(rows, key=_order)]
     return "".join(line + "\n" for line in lines)
 
 
 def write_provenance_text(directory: str | Path, text: str) -> Path:
-    """Write already serialized, sorted provenance lines (:func:`provenance_text`) as the sidecar."""
+    """Write already serialized, sorted provenance lines as the sidecar.
+
+    Args:
+        directory: The collection root.
+        text: The lines, as [`provenance_text`][pipeline.corpus.provenance.provenance_text] returns them.
+
+    Returns:
+        The path written, ``directory/provenance.jsonl`` (overwritten in place, not atomically).
+    """
     path = Path(directory) / PROVENANCE_FILE
     path.write_text(text, encoding="utf-8", newline="\n")
     return path
 
 
 def read_provenance(directory: str | Path) -> dict[tuple[str, str], dict[str, Any]] | None:
-    """``{(document, entity id): row}`` from ``directory/provenance.jsonl``; None when there is no sidecar.
+    """Read the provenance sidecar of a collection.
 
     A line that is not a JSON object with ``document`` and ``id`` is skipped and logged (file:line).
+
+    Args:
+        directory: The collection root.
+
+    Returns:
+        ``{(document, id): row}`` for entities and relations (a later row of the same key wins); None
+        when there is no sidecar.
     """
     path = Path(directory) / PROVENANCE_FILE
     if not path.is_file():
@@ -150,8 +205,18 @@ def _fragments(row: Mapping[str, Any]) -> tuple[Span, ...]:
 def entity_provenance(
     doc: BratDocument, provenance: Mapping[tuple[str, str], Mapping[str, Any]]
 ) -> dict[str, tuple[str, Mapping[str, Any] | None]]:
-    """``{entity id: (status, row)}`` for the entities of ``doc``: ``preannotated`` (row matches its
-    type and fragments), ``edited`` (a row for the id, but type or fragments differ) or ``unknown``."""
+    """Say, for each entity of a brat document, whether the sidecar still describes it.
+
+    Args:
+        doc: The brat document, as annotators left it.
+        provenance: The sidecar, as [`read_provenance`][pipeline.corpus.provenance.read_provenance]
+            returns it.
+
+    Returns:
+        ``{entity id: (status, row)}``: ``preannotated`` (the row matches its type and fragments, compared
+        as sets of half-open offsets into the ``.txt``), ``edited`` (a row for the id, but type or fragments
+        differ) or ``unknown`` (no row: added by hand; row None).
+    """
     out: dict[str, tuple[str, Mapping[str, Any] | None]] = {}
     for t in doc.textbounds:
         row = provenance.get((doc.name, t.id))
@@ -167,12 +232,18 @@ def entity_provenance(
 def provenance_summary(
     docs: Iterable[BratDocument], provenance: Mapping[tuple[str, str], Mapping[str, Any]]
 ) -> dict[str, Any]:
-    """What the sidecar says about a collection's entities.
+    """Summarize what the sidecar says about a collection's entities.
 
-    Returns ``{"entities": {"preannotated", "edited", "unknown"}, "by_source": {SOURCE: {TYPE: n}},
-    "composites": n}``; ``by_source`` counts the unchanged pre-annotated entities under each of their
-    sources (an entity found by two sources counts under both); composites are those whose only
-    source is ``ontology``.
+    Args:
+        docs: The collection's brat documents.
+        provenance: The sidecar, as [`read_provenance`][pipeline.corpus.provenance.read_provenance]
+            returns it.
+
+    Returns:
+        ``{"entities": {"preannotated", "edited", "unknown"}, "by_source": {SOURCE: {TYPE: n}},
+        "composites": n}``; ``by_source`` counts the unchanged pre-annotated entities under each of their
+        sources (an entity found by two sources counts under both); composites are the unchanged ones whose
+        only source is ``ontology``.
     """
     statuses: Counter[str] = Counter({s: 0 for s in STATUSES})
     by_source: dict[str, Counter[str]] = {}

@@ -13,7 +13,8 @@ the seed and its own name only, never on the rest of the pool, so:
   ``|sample(P, n) − sample(P', n)| = |sample(P', n) − P|``.  Raising ``n`` by
   the number of added sentences keeps the whole previous sample:
   ``sample(P, n) ⊆ sample(P', n + |P' − P|)``.  Work already handed to
-  annotators is therefore not reshuffled (batches.py keeps the handed-out
+  annotators is therefore not reshuffled ([`pipeline.corpus.batches`][pipeline.corpus.batches] keeps the
+  handed-out
   assignments on top of this).
 * ``per_abstract`` (k) is applied in rank order: walking the ranking, a
   sentence is skipped when k sentences of its abstract were already taken.
@@ -57,23 +58,40 @@ log = logging.getLogger(__name__)
 
 
 class Sampled(Protocol):
-    """What sampling reads of a sentence: a :class:`SentenceRecord`, or a stand-in holding its store line."""
+    """What sampling reads of a sentence.
+
+    A [`SentenceRecord`][pipeline.documents.SentenceRecord], or a stand-in holding its store line.
+    """
 
     @property
-    def pmid(self) -> str: ...
+    def pmid(self) -> str:
+        """The PMID of the sentence's document."""
+        ...
 
     @property
-    def index(self) -> int: ...
+    def index(self) -> int:
+        """The 0-based position of the sentence in its document (the title is sentence 0)."""
+        ...
 
     @property
-    def name(self) -> str: ...
+    def name(self) -> str:
+        """The brat name ``{pmid}_{index + 1}``."""
+        ...
 
 
 S = TypeVar("S", bound=Sampled)
 
 
 def rank_key(seed: int, record: S) -> tuple[str, str]:
-    """The seeded rank of a sentence: depends on the seed and its name only."""
+    """Rank a sentence for sampling; the rank depends on the seed and its name only.
+
+    Args:
+        seed: The sampling seed.
+        record: The sentence.
+
+    Returns:
+        ``(sha256 of "{seed}:{name}" in hexadecimal, name)``: lower ranks first.
+    """
     name = record.name
     return hashlib.sha256(f"{seed}:{name}".encode()).hexdigest(), name
 
@@ -113,11 +131,25 @@ def sample_sentences(
     trigger_fraction: float | None = None,
     counts: Counter[str],
 ) -> list[S]:
-    """A seeded sample of ``n`` sentences (None: all) of ``records``; see the module docstring.
+    """Draw a seeded, growth-stable sample of sentences (see the module docstring).
 
-    Raises ValueError for a negative ``n``, a ``per_abstract`` below 1 or a
-    ``trigger_fraction`` outside [0, 1], and when only one of
-    ``triggered_pmids`` / ``trigger_fraction`` is given.
+    Args:
+        records: The pool, in any order; a second record with the same PMID and index is counted and
+            dropped.
+        n: Sample size; None for the whole pool (cap still applied).  Larger than the pool: a warning,
+            and the whole pool is kept.
+        seed: The sampling seed.
+        per_abstract: Most sentences taken from one abstract, at least 1; None for no cap.
+        triggered_pmids: PMIDs of the triggered stratum (stratified mode, with ``trigger_fraction``).
+        trigger_fraction: Share of ``n`` taken from the triggered stratum, within [0, 1].
+        counts: Count keys (see the module docstring), updated in place.
+
+    Returns:
+        The sampled records, sorted by (PMID, index).
+
+    Raises:
+        ValueError: For a negative ``n``, a ``per_abstract`` below 1 or a ``trigger_fraction`` outside
+            [0, 1], and when only one of ``triggered_pmids`` / ``trigger_fraction`` is given.
     """
     if n is not None and n < 0:
         raise ValueError(f"sample size must be >= 0, got {n}")
@@ -193,11 +225,18 @@ def _phrase_pattern(phrases: Sequence[str]) -> re.Pattern[str] | None:
 
 
 def pmids_with_triggers(docs: Iterable[Document], phrases: Sequence[str]) -> set[str]:
-    """PMIDs whose title + abstract contain one of ``phrases``.
+    """Find the documents whose title + abstract contain one of a list of phrases.
 
     Matching is case-insensitive and at word boundaries (``allele`` matches
     "Allele," but not "alleles"; list both forms to match both); spaces inside
     a phrase match any run of whitespace.
+
+    Args:
+        docs: The documents searched (their whole text).
+        phrases: The trigger phrases; blank ones are ignored.
+
+    Returns:
+        The PMIDs of the documents with a match; empty when no phrase is given.
     """
     pattern = _phrase_pattern(phrases)
     if pattern is None:
@@ -206,8 +245,19 @@ def pmids_with_triggers(docs: Iterable[Document], phrases: Sequence[str]) -> set
 
 
 def load_trigger_phrases(path: str | Path) -> list[str]:
-    """Trigger phrases from a YAML file (``trigger_phrases:`` list, e.g. ``config/filter.yaml``) or a
-    text file (one phrase per line, ``#`` comments)."""
+    """Read trigger phrases from a YAML or a text file.
+
+    Args:
+        path: A ``.yaml``/``.yml`` file with a ``trigger_phrases:`` list (e.g. ``config/filter.yaml``), or a
+            text file with one phrase per line (``#`` starts a comment line).
+
+    Returns:
+        The phrases, stripped, blanks left out, in file order.
+
+    Raises:
+        ValueError: Naming the file, for invalid YAML or a missing or malformed ``trigger_phrases`` list.
+        OSError: If the file cannot be read.
+    """
     p = Path(path)
     text = p.read_text(encoding="utf-8")
     if p.suffix in (".yaml", ".yml"):

@@ -1,50 +1,51 @@
 """Sentence filtering: drop malformed sentences, keep those that pass the content rule.
 
-Input: :class:`~pipeline.documents.Document` records with sentences (and, for the
+Input: [`Document`][pipeline.documents.Document] records with sentences (and, for the
 ``pgx`` rule, mapped annotations).  Output: one
-:class:`~pipeline.documents.SentenceRecord` per kept sentence, annotations
+[`SentenceRecord`][pipeline.documents.SentenceRecord] per kept sentence, annotations
 sentence-relative (half-open offsets into the sentence text), in document
-order.  Settings come from ``config/filter.yaml`` (:func:`load_filter_settings`).
+order.  Settings come from ``config/filter.yaml``
+([`load_filter_settings`][pipeline.corpus.select.load_filter_settings]).
 
 Checks, in this order; a dropped sentence is counted under the FIRST failing
 reason only (``dropped:<reason>``):
 
-``no_alpha``
-    no alphabetic character at all (numbers, punctuation, stray markup).
-``section_label``
-    the sentence is only a structured-abstract label (``"METHODS:"``,
-    ``"Results"``), or an all-capitals run of at most 5 words ending in a
-    colon: a fragment of a bad split.
-``too_short`` / ``too_long``
-    fewer than ``min_chars`` / more than ``max_chars`` characters (after
-    stripping surrounding whitespace).
-``too_few_tokens`` / ``too_many_tokens``
-    whitespace tokens outside ``[min_tokens, max_tokens]``.
-``lowercase_start``
-    the first word is all lower-case letters (``"and the ..."``): the tail of
-    a sentence split in the middle.  Words holding a capital or a digit
-    (``p53``, ``mRNA``) and the prefixes in ``lowercase_start_allowed``
-    (``alpha``, ``in vitro`` ...) are accepted.
-``unbalanced_brackets``
-    ``()``, ``[]``, ``{}`` do not pair up (a split inside a parenthesis).
-``no_verb``
-    no token looks like a verb: a cheap heuristic, no parser.  A token counts
-    as a verb when it is an auxiliary/modal (``is``, ``was``, ``may`` ...),
-    a known verb base or its ``-s``/``-es``/``-ed``/``-d``/``-ied`` form
-    (built-in lexicon of common verbs of biomedical abstracts plus
-    ``extra_verbs``), or any word of 5+ letters ending in ``-ed`` (minus a
-    short exception list: ``need``, ``speed``, ``hundred``, ``indeed`` ...).
-    Limits: participles used as adjectives (``increased risk``) count as
-    verbs, so verb-less titles such as "Increased bleeding in X carriers"
-    pass; present-tense verbs missing from the lexicon (``"X abrogates
-    Y"``) are missed, and then a real sentence is dropped.  The lexicon is
-    deliberately broad to keep the second kind rare.
-content rule (``rule="pgx"`` only)
-    ``no_chemical``: no annotation whose type is (a descendant of)
-    ``Chemical``; ``no_genomic_factor``: none that is a ``Genomic_factor``
-    (``Gene_or_protein`` or any variation type).  Key and composite entities
-    count alike.  A type that is not a schema type yet is mapped with
-    :meth:`Schema.map_type` first, so unmapped input works too.
+- ``no_alpha``:
+  no alphabetic character at all (numbers, punctuation, stray markup).
+- ``section_label``:
+  the sentence is only a structured-abstract label (``"METHODS:"``,
+  ``"Results"``), or an all-capitals run of at most 5 words ending in a
+  colon: a fragment of a bad split.
+- ``too_short`` / ``too_long``:
+  fewer than ``min_chars`` / more than ``max_chars`` characters (after
+  stripping surrounding whitespace).
+- ``too_few_tokens`` / ``too_many_tokens``:
+  whitespace tokens outside ``[min_tokens, max_tokens]``.
+- ``lowercase_start``:
+  the first word is all lower-case letters (``"and the ..."``): the tail of
+  a sentence split in the middle.  Words holding a capital or a digit
+  (``p53``, ``mRNA``) and the prefixes in ``lowercase_start_allowed``
+  (``alpha``, ``in vitro`` ...) are accepted.
+- ``unbalanced_brackets``:
+  ``()``, ``[]``, ``{}`` do not pair up (a split inside a parenthesis).
+- ``no_verb``:
+  no token looks like a verb: a cheap heuristic, no parser.  A token counts
+  as a verb when it is an auxiliary/modal (``is``, ``was``, ``may`` ...),
+  a known verb base or its ``-s``/``-es``/``-ed``/``-d``/``-ied`` form
+  (built-in lexicon of common verbs of biomedical abstracts plus
+  ``extra_verbs``), or any word of 5+ letters ending in ``-ed`` (minus a
+  short exception list: ``need``, ``speed``, ``hundred``, ``indeed`` ...).
+  Limits: participles used as adjectives (``increased risk``) count as
+  verbs, so verb-less titles such as "Increased bleeding in X carriers"
+  pass; present-tense verbs missing from the lexicon (``"X abrogates
+  Y"``) are missed, and then a real sentence is dropped.  The lexicon is
+  deliberately broad to keep the second kind rare.
+- content rule (``rule="pgx"`` only):
+  ``no_chemical``: no annotation whose type is (a descendant of)
+  ``Chemical``; ``no_genomic_factor``: none that is a ``Genomic_factor``
+  (``Gene_or_protein`` or any variation type).  Key and composite entities
+  count alike.  A type that is not a schema type yet is mapped with
+  [`Schema.map_type`][pipeline.schema.Schema.map_type] first, so unmapped input works too.
 
 ``rule="none"`` keeps every sentence, malformed ones included.
 
@@ -100,7 +101,20 @@ class FilterConfigError(ValueError):
 
 @dataclass(frozen=True)
 class FilterSettings:
-    """Parameters of the malformed-sentence checks (see ``config/filter.yaml``)."""
+    """Parameters of the malformed-sentence checks (see ``config/filter.yaml`` and the module docstring).
+
+    Attributes:
+        min_chars: Fewest characters of a kept sentence (stripped).
+        max_chars: Most characters of a kept sentence (stripped).
+        min_tokens: Fewest whitespace tokens.
+        max_tokens: Most whitespace tokens.
+        section_labels: Structured-abstract labels (lower-case) a sentence may not consist of.
+        lowercase_start_allowed: Lower-case openers (lower-case prefixes) that are not a split sentence's tail.
+        extra_verbs: Verb bases (lower-case) added to the built-in lexicon, with their derived forms.
+        titles_need_verb: Apply ``no_verb`` to sentences starting inside the title too.
+        trigger_phrases: Phrases of the stratified sample's triggered stratum.
+        path: The file the settings were read from (``""`` for the defaults); not compared.
+    """
 
     min_chars: int = 20
     max_chars: int = 1000
@@ -116,7 +130,19 @@ class FilterSettings:
 
 @yamlfile.checked_types(FilterConfigError)
 def load_filter_settings(path: str | Path = DEFAULT_FILTER) -> FilterSettings:
-    """Read ``config/filter.yaml``; :class:`FilterConfigError` names the file for a bad one."""
+    """Read the filter settings file.
+
+    Args:
+        path: The settings file (``config/filter.yaml`` by default); every key is optional, unknown keys
+            are refused.
+
+    Returns:
+        The settings; a missing key keeps its default.
+
+    Raises:
+        FilterConfigError: Naming the file, when it cannot be read or parsed, has an unknown key, a value
+            of the wrong type, or a minimum larger than its maximum.
+    """
     p = Path(path)
     data = read_mapping(p, FilterConfigError, "filter settings")
     known = {
@@ -215,7 +241,16 @@ _VERB_FORMS = _verb_forms(_VERB_BASES)
 
 
 def looks_like_verb(word: str, extra: frozenset[str] = frozenset()) -> bool:
-    """Heuristic: is ``word`` (any case) a verb form?  See the module docstring for its limits."""
+    """Tell whether a word looks like a verb form (a heuristic; see the module docstring for its limits).
+
+    Args:
+        word: One word, any case.
+        extra: Verb bases (lower-case) added to the built-in lexicon, with their derived forms.
+
+    Returns:
+        True for an auxiliary or modal, a lexicon verb or its derived form, an irregular form, or a word of
+        5+ letters ending in ``-ed`` outside a short exception list.
+    """
     w = word.lower()
     if w in _AUXILIARIES or w in _VERB_FORMS or w in _IRREGULAR:
         return True
@@ -225,6 +260,16 @@ def looks_like_verb(word: str, extra: frozenset[str] = frozenset()) -> bool:
 
 
 def has_verb(text: str, extra: frozenset[str] = frozenset()) -> bool:
+    """Tell whether any word of a text looks like a verb.
+
+    Args:
+        text: The sentence.
+        extra: Verb bases (lower-case) added to the built-in lexicon.
+
+    Returns:
+        True when a word (a hyphenated compound by its last part: ``drug-induced``) passes
+        [`looks_like_verb`][pipeline.corpus.select.looks_like_verb].
+    """
     for m in _WORD_RE.finditer(text):
         # hyphenated compounds ("drug-induced") count by their last part
         if looks_like_verb(m.group().rsplit("-", 1)[-1], extra):
@@ -238,7 +283,14 @@ _PAIRS = {")": "(", "]": "[", "}": "{"}
 
 
 def brackets_balanced(text: str) -> bool:
-    """``()``, ``[]`` and ``{}`` pair up and nest properly."""
+    """Tell whether the brackets of a text pair up.
+
+    Args:
+        text: The sentence.
+
+    Returns:
+        True when ``()``, ``[]`` and ``{}`` pair up and nest properly.
+    """
     stack: list[str] = []
     for ch in text:
         if ch in "([{":
@@ -253,6 +305,16 @@ _CAPS_LABEL_RE = re.compile(r"^[A-Z][A-Z0-9 ,/&-]*:$")
 
 
 def is_section_label(text: str, labels: frozenset[str]) -> bool:
+    """Tell whether a sentence is only a structured-abstract label.
+
+    Args:
+        text: The sentence.
+        labels: Known labels, lower-case, without colon.
+
+    Returns:
+        True when the text, stripped and without trailing colons, is one of ``labels`` (any case), or is
+        an all-capitals run of at most 5 words ending in a colon.
+    """
     stripped = text.strip()
     bare = stripped.rstrip(":").strip().lower()
     if bare in labels:
@@ -261,7 +323,16 @@ def is_section_label(text: str, labels: frozenset[str]) -> bool:
 
 
 def starts_lowercase(text: str, allowed: Sequence[str]) -> bool:
-    """True when the first word is all lower-case letters and not an allowed opener."""
+    """Tell whether a sentence starts like the tail of a sentence split in the middle.
+
+    Args:
+        text: The sentence; leading quotes and opening brackets are skipped.
+        allowed: Lower-case prefixes that are accepted openers (``alpha``, ``in vitro``).
+
+    Returns:
+        True when the first word is all lower-case letters and the text does not start with an allowed
+        opener (any case).
+    """
     stripped = text.lstrip(" \t\n\"'([{")
     if any(stripped.lower().startswith(prefix) for prefix in allowed):
         return False
@@ -271,11 +342,18 @@ def starts_lowercase(text: str, allowed: Sequence[str]) -> bool:
 
 
 def malformed_reason(text: str, settings: FilterSettings, *, title: bool = False) -> str | None:
-    """The first failing malformed-sentence check for ``text``, or None when it is well formed.
+    """Find the first failing malformed-sentence check of a sentence.
 
-    ``title``: the sentence is (the start of) the article title; titles are
-    verb-less noun phrases by convention, so ``no_verb`` does not apply to
-    them unless ``titles_need_verb`` is set.
+    Args:
+        text: The sentence.
+        settings: The check parameters.
+        title: The sentence is (the start of) the article title; titles are
+            verb-less noun phrases by convention, so ``no_verb`` does not apply to
+            them unless ``titles_need_verb`` is set.
+
+    Returns:
+        The reason (``no_alpha`` ... ``no_verb``, in the order of the module docstring), or None when the
+        sentence is well formed.
     """
     stripped = text.strip()
     if not any(ch.isalpha() for ch in stripped):
@@ -310,7 +388,16 @@ def _schema_type(annotation: Annotation, schema: Schema) -> str | None:
 
 
 def content_reason(record: SentenceRecord, schema: Schema) -> str | None:
-    """``no_chemical`` / ``no_genomic_factor`` for the PGx rule, None when the sentence has both."""
+    """Check the PGx content rule on a sentence.
+
+    Args:
+        record: The sentence and its annotations; a type that is not a schema type is mapped
+            with [`Schema.map_type`][pipeline.schema.Schema.map_type] (unmappable types are ignored).
+        schema: The annotation schema (type hierarchy).
+
+    Returns:
+        ``no_chemical`` or ``no_genomic_factor`` (the first missing), or None when the sentence has both.
+    """
     types = [t for t in (_schema_type(a, schema) for a in record.annotations) if t is not None]
     if not any(schema.is_a(t, "Chemical") for t in types):
         return "no_chemical"
@@ -327,10 +414,25 @@ def filter_sentences(
     *,
     settings: FilterSettings | None = None,
 ) -> Iterator[SentenceRecord]:
-    """Sentence records of ``docs`` that are well formed and pass ``rule`` (``"pgx"`` or ``"none"``).
+    """Yield the sentence records of documents that are well formed and pass a rule.
 
-    Offsets in the records are sentence-relative (half-open).  ``settings``
-    defaults to ``config/filter.yaml``.  Raises ValueError for an unknown rule.
+    Annotations crossing a sentence boundary are left out and counted; a document without
+    sentences is counted and logged.
+
+    Args:
+        docs: The documents, with sentences and annotations (document-relative offsets).
+        rule: ``"pgx"`` (malformed-sentence checks, then the content rule) or ``"none"`` (keep every
+            sentence).
+        schema: The annotation schema, for the content rule.
+        counts: Count keys (see the module docstring), updated in place.
+        settings: The check parameters; None for ``config/filter.yaml`` (read only for ``"pgx"``).
+
+    Yields:
+        The kept sentences, in document order; offsets in the records are sentence-relative (half-open).
+
+    Raises:
+        ValueError: For an unknown rule (when the generator is first advanced).
+        FilterConfigError: If ``settings`` is None and ``config/filter.yaml`` is invalid.
     """
     if rule not in RULES:
         raise ValueError(f"unknown filter rule {rule!r} (expected one of {', '.join(RULES)})")
@@ -360,7 +462,14 @@ def filter_sentences(
 
 
 def settings_as_dict(settings: FilterSettings) -> dict[str, Any]:
-    """JSON-ready form of ``settings`` (for run manifests)."""
+    """Encode filter settings as JSON (for run manifests).
+
+    Args:
+        settings: The settings.
+
+    Returns:
+        Every setting but ``path``; sets sorted, tuples as lists.
+    """
     return {
         "min_chars": settings.min_chars,
         "max_chars": settings.max_chars,

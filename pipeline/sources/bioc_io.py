@@ -1,18 +1,18 @@
 """BioC XML / BioC JSON reader: one per-document structure for every BioC-shaped source.
 
 PubTator3 API responses (``pipeline.sources.pubtator_api``), BioC XML files and BioC JSON
-files all become :class:`BiocDocument` records: the passages (text, offset,
+files all become [`BiocDocument`][pipeline.sources.bioc_io.BiocDocument] records: the passages (text, offset,
 infons) and every annotation found at document, passage or sentence level.
 
 Offset semantics: every offset is exactly as the source gives it, i.e. a
 character offset into the *source* document (BioC offsets are
 document-relative; a passage's text starts at ``passage.offset``).  A location
 is ``(offset, length)``; several locations are one discontiguous mention.
-Nothing here knows about ``Document.text``; :mod:`pipeline.nlp.align` maps source
-offsets onto it.  :meth:`BiocDocument.source_text` rebuilds the source text
-of the chosen passages with the unknown gaps (between passages, or passages
+Nothing here knows about ``Document.text``; [`pipeline.nlp.align`][pipeline.nlp.align] maps source
+offsets onto it.  [`BiocDocument.source_text`][pipeline.sources.bioc_io.BiocDocument.source_text] rebuilds
+the source text of the chosen passages with the unknown gaps (between passages, or passages
 with empty ``<text>`` as in annotation-only stand-off files) filled with
-:data:`UNKNOWN` characters, so an annotation over a gap is recognisably
+[`UNKNOWN`][pipeline.sources.bioc_io.UNKNOWN] characters, so an annotation over a gap is recognisably
 stand-off.
 
 XML is parsed with lxml without DTD loading, entity resolution or network
@@ -24,6 +24,8 @@ Count keys (incremented in the ``counts`` passed to the readers):
 * ``bioc_documents``: documents read.
 * ``bioc_annotations``: annotations read.
 * ``bioc_bad_records``: malformed annotations/passages skipped (``skip_bad=True``).
+* ``bioc_concept_relations``: PubTator3 document-level relations read (JSON only);
+  ``bioc_concept_relations_incomplete``: those without a type or both concept identifiers (not used).
 """
 
 from __future__ import annotations
@@ -43,9 +45,11 @@ from pipeline import names
 
 logger = logging.getLogger(__name__)
 
-#: Placeholder for source characters that are not known (gaps between
-#: passages, passages given without text).  Never appears in real text.
 UNKNOWN = "\x00"
+"""Placeholder for source characters that are not known (gaps between passages, passages given without text).
+
+Never appears in real text.
+"""
 
 #: Infon keys that carry an annotation's identifier, most specific first.
 #: PubTator/PTC uses ``identifier``; TeamTat and older tools ``Identifier``;
@@ -74,7 +78,15 @@ class BiocFormatError(ValueError):
 
 
 def infon_value(value: Any) -> str | None:
-    """An infon value as a string, ``None`` when empty; lists are joined with ``;``."""
+    """Read an infon value as a string.
+
+    Args:
+        value: The infon's value as decoded (string, number, boolean, list or None).
+
+    Returns:
+        The value stripped (booleans as ``true``/``false``, list items joined with ``;``), or None when
+        it is empty.
+    """
     if value is None:
         return None
     if isinstance(value, bool):
@@ -91,9 +103,14 @@ def infon_value(value: Any) -> str | None:
 class BiocAnnotation:
     """One BioC annotation.
 
-    ``locations`` are ``(offset, length)`` pairs in source-document offsets,
-    sorted; ``passage`` is the index of the passage it was found in (``None``
-    for document-level annotations).
+    Attributes:
+        id: The annotation's id in the source, or None.
+        locations: ``(offset, length)`` pairs, character offsets into the source document as the source
+            gives them, sorted; several locations are one discontiguous mention.
+        text: The annotation's text as given (``""`` when absent).
+        infons: The annotation's infons (type, identifier ...).
+        passage: Index of the passage it was found in (in a passage or one of its sentences); None for
+            document-level annotations.
     """
 
     id: str | None
@@ -104,6 +121,7 @@ class BiocAnnotation:
 
     @property
     def type(self) -> str | None:
+        """The annotation's type: the first non-empty ``type``/``Type`` infon, or None."""
         for key in TYPE_KEYS:
             value = infon_value(self.infons.get(key))
             if value:
@@ -112,6 +130,7 @@ class BiocAnnotation:
 
     @property
     def identifier(self) -> str | None:
+        """The annotation's identifier: the first non-empty infon of ``IDENTIFIER_KEYS``, or None."""
         for key in IDENTIFIER_KEYS:
             if key in self.infons:
                 value = infon_value(self.infons[key])
@@ -121,16 +140,20 @@ class BiocAnnotation:
 
     @property
     def spans(self) -> tuple[tuple[int, int], ...]:
-        """Half-open ``(start, end)`` spans of the locations."""
+        """Half-open ``(start, end)`` spans of the locations, in source-document offsets."""
         return tuple((offset, offset + length) for offset, length in self.locations)
 
 
 @dataclass(frozen=True)
 class BiocPassage:
-    """A passage: its text at ``offset`` (source-document offsets) and infons.
+    """A BioC passage.
 
-    ``sentences`` holds ``(offset, text)`` of BioC sentences, used when the
-    passage itself carries no text.
+    Attributes:
+        offset: Where the passage's text starts, a character offset into the source document.
+        text: The passage's text (``""`` when given without text).
+        infons: The passage's infons (``type``, ``section_type`` ...).
+        sentences: ``(offset, text)`` of the BioC sentences, offsets into the source document; used when
+            the passage itself carries no text.
     """
 
     offset: int
@@ -140,14 +163,21 @@ class BiocPassage:
 
     @property
     def type(self) -> str | None:
+        """The ``type`` infon (``title``, ``abstract``, ``front`` ...), or None."""
         return infon_value(self.infons.get("type"))
 
     @property
     def section_type(self) -> str | None:
+        """The ``section_type`` infon of PMC full texts (``TITLE``, ``ABSTRACT``, ``INTRO`` ...), or None."""
         return infon_value(self.infons.get("section_type"))
 
     def pieces(self) -> tuple[tuple[int, str], ...]:
-        """The known text of the passage as ``(offset, text)`` pieces."""
+        """List the known text of the passage.
+
+        Returns:
+            ``(offset, text)`` pieces, offsets into the source document: the passage's text, or else its
+            non-empty sentences; empty when no text is known.
+        """
         if self.text:
             return ((self.offset, self.text),)
         return tuple((o, t) for o, t in self.sentences if t)
@@ -169,7 +199,17 @@ class BiocPassage:
 
 @dataclass(frozen=True)
 class BiocDocument:
-    """A BioC document: id, PMID (when known), passages and all annotations."""
+    """A BioC document: id, PMID (when known), passages and all annotations.
+
+    Attributes:
+        id: The document's id (``id``, else ``_id``; ``""`` when absent).
+        pmid: The PMID, when known (see [`document_pmid`][pipeline.sources.bioc_io.document_pmid]).
+        passages: The passages, in source order.
+        annotations: Every annotation, at document, passage or sentence level.
+        infons: The document's infons.
+        concept_relations: PubTator3's document-level relations: (type, concept id of role1, concept id of
+            role2).
+    """
 
     id: str
     pmid: str | None
@@ -180,18 +220,29 @@ class BiocDocument:
     concept_relations: tuple[tuple[str, str, str], ...] = ()
 
     def selected_passages(self) -> list[int]:
-        """Indices of the title/abstract passages, or of all passages when none is typed so."""
+        """Choose the passages whose text is used.
+
+        Returns:
+            Indices of the title/abstract passages, or of all passages when none is typed so.
+        """
         chosen = [i for i, p in enumerate(self.passages) if p.is_title_or_abstract]
         return chosen or list(range(len(self.passages)))
 
     def source_text(self, passages: Iterable[int] | None = None) -> str:
-        """The source text of the chosen passages (default: :meth:`selected_passages`).
+        """Rebuild the source text of the chosen passages.
 
         Each passage's text is placed at its offset; characters not covered by
-        any chosen passage are :data:`UNKNOWN`, and so is the last character
-        when the last passage has no text (an unknown tail).  ``""`` when no
-        chosen passage has text.  Overlapping passages keep the earlier one's
-        characters.
+        any chosen passage are [`UNKNOWN`][pipeline.sources.bioc_io.UNKNOWN], and so is the last character
+        when the last passage has no text (an unknown tail).  Overlapping passages keep the earlier
+        one's characters (logged).
+
+        Args:
+            passages: Indices of the passages; None for
+                [`selected_passages`][pipeline.sources.bioc_io.BiocDocument.selected_passages].
+
+        Returns:
+            The text, indexed by source-document offsets (character ``i`` is at offset ``i``); ``""`` when
+            no chosen passage has text.
         """
         indices = self.selected_passages() if passages is None else list(passages)
         pieces = sorted(piece for i in indices for piece in self.passages[i].pieces())
@@ -219,7 +270,12 @@ class BiocDocument:
         return "".join(chars)
 
     def selected_annotations(self) -> tuple[list[BiocAnnotation], int]:
-        """Annotations of the selected passages (and document level) and how many others were left out."""
+        """Choose the annotations of the selected passages.
+
+        Returns:
+            The annotations of the [`selected_passages`][pipeline.sources.bioc_io.BiocDocument.selected_passages]
+            and of document level, in the order they were read, and how many others were left out.
+        """
         chosen = set(self.selected_passages())
         kept = [a for a in self.annotations if a.passage is None or a.passage in chosen]
         return kept, len(self.annotations) - len(kept)
@@ -289,11 +345,19 @@ def _json_annotations(
 
 
 def document_pmid(doc_id: str, data: Mapping[str, Any], passages: Iterable[BiocPassage]) -> str | None:
-    """The PMID of a BioC document.
+    """Find the PMID of a BioC document.
 
     PubTator3 gives ``pmid`` (int) and ``_id`` = ``"PMID|PMCID"``, while ``id``
     may be a PMC id or a DOI; PMC BioC puts the PMID in the passage infon
     ``article-id_pmid``; plain BioC uses the document id.
+
+    Args:
+        doc_id: The document's id.
+        data: The JSON document object (``pmid``, ``_id``); ``{}`` for XML.
+        passages: The document's passages.
+
+    Returns:
+        The first of these that is a PMID (1 to 12 ASCII digits), in that order; None when none is.
     """
     pmid = infon_value(data.get("pmid"))
     if names.is_pmid(pmid):
@@ -315,7 +379,21 @@ def document_pmid(doc_id: str, data: Mapping[str, Any], passages: Iterable[BiocP
 def document_from_json(
     data: Any, *, where: str = "<json>", counts: Counter[str] | None = None, skip_bad: bool = False
 ) -> BiocDocument:
-    """One BioC JSON document object (as in a collection or a PubTator3 response) -> :class:`BiocDocument`."""
+    """Read one BioC JSON document object (as in a collection or a PubTator3 response).
+
+    Args:
+        data: The decoded JSON object.
+        where: Names the source in messages.
+        counts: Count keys (see the module docstring), updated in place; None to discard them.
+        skip_bad: Skip (count and log) malformed annotations instead of raising.
+
+    Returns:
+        The document, offsets as the source gives them (source-document offsets).
+
+    Raises:
+        BiocFormatError: If ``data`` is not a document object, or a passage, sentence, offset or infons is
+            malformed (and an annotation, unless ``skip_bad``).
+    """
     counts = Counter() if counts is None else counts
     if not isinstance(data, Mapping) or not isinstance(data.get("passages", []), list):
         raise BiocFormatError(f"{where}: not a BioC document object")
@@ -360,10 +438,13 @@ def document_from_json(
 
 
 def _concept_relations(value: Any, where: str, counts: Counter[str]) -> tuple[tuple[str, str, str], ...]:
-    """PubTator3's document-level relations: infons ``type`` and ``role1``/``role2`` objects with an
+    """PubTator3's document-level relations.
+
+    Infons ``type`` and ``role1``/``role2`` objects with an
     ``identifier``.  Other BioC relations (nodes referring to annotations) are not concept relations
     and are left to the BioC readers; a PubTator3 relation without a type or both identifiers is
-    counted (``bioc_concept_relations_incomplete``) and logged."""
+    counted (``bioc_concept_relations_incomplete``) and logged.
+    """
     out: list[tuple[str, str, str]] = []
     for rel in value or ():
         infons = rel.get("infons") if isinstance(rel, Mapping) else None
@@ -384,11 +465,18 @@ def _concept_relations(value: Any, where: str, counts: Counter[str]) -> tuple[tu
 
 
 def json_document_objects(payload: Any) -> list[Any] | None:
-    """The document objects of a decoded JSON value, or ``None`` when it has no recognised shape.
+    """Find the document objects of a decoded JSON value.
 
     Shapes: ``{"PubTator3": [docs]}`` (current PubTator3 API), a BioC
     collection ``{"documents": [...]}``, a bare document ``{"passages": ...}``
     and a list of any of these.
+
+    Args:
+        payload: The decoded JSON value.
+
+    Returns:
+        The document objects (not checked), or None when the value (or an item of a list) has no
+        recognised shape.
     """
     if isinstance(payload, list):
         out: list[Any] = []
@@ -409,7 +497,17 @@ def json_document_objects(payload: Any) -> list[Any] | None:
 
 
 def iter_json_values(text: str) -> Iterator[Any]:
-    """Decode one JSON value, or several concatenated / line-delimited ones (the old PubTator API)."""
+    """Decode one JSON value, or several concatenated / line-delimited ones (the old PubTator API).
+
+    Args:
+        text: The JSON text; whitespace and BOMs between values are skipped.
+
+    Yields:
+        The decoded values, in order.
+
+    Raises:
+        json.JSONDecodeError: At the first malformed value (the values before it have been yielded).
+    """
     decoder = json.JSONDecoder()
     pos = 0
     n = len(text)
@@ -423,7 +521,20 @@ def iter_json_values(text: str) -> Iterator[Any]:
 
 
 def read_bioc_json(path: Path, *, counts: Counter[str] | None = None, skip_bad: bool = False) -> Iterator[BiocDocument]:
-    """Read a BioC JSON file (collection, PubTator3 response, document, list or concatenated documents)."""
+    """Read a BioC JSON file (collection, PubTator3 response, document, list or concatenated documents).
+
+    Args:
+        path: The file, UTF-8, plain or gzip (recognised by its magic bytes); read in full.
+        counts: Count keys (see the module docstring), updated in place; None to discard them.
+        skip_bad: Skip (count and log) malformed documents and annotations instead of raising.
+
+    Yields:
+        The documents, in file order, offsets as the file gives them.
+
+    Raises:
+        BiocFormatError: Naming the file (and line), for text that is not UTF-8, malformed JSON, a value
+            of no BioC shape, or a malformed document unless ``skip_bad``.
+    """
     counts = Counter() if counts is None else counts
     path = Path(path)
     raw = _read_bytes(path)
@@ -499,7 +610,21 @@ def _xml_annotations(
 def document_from_xml(
     elem: Any, *, where: str = "<xml>", counts: Counter[str] | None = None, skip_bad: bool = False
 ) -> BiocDocument:
-    """A ``<document>`` element -> :class:`BiocDocument` (``where`` names the file in errors)."""
+    """Read one BioC XML ``<document>`` element.
+
+    Args:
+        elem: The element.
+        where: Names the file in errors.
+        counts: Count keys (see the module docstring), updated in place; None to discard them.
+        skip_bad: Skip (count and log) malformed annotations instead of raising.
+
+    Returns:
+        The document, offsets as the source gives them (source-document offsets).
+
+    Raises:
+        BiocFormatError: Naming the file and line, for a non-integer offset (or a malformed annotation,
+            unless ``skip_bad``).
+    """
     counts = Counter() if counts is None else counts
     doc_id = (_child_text(elem, "id") or "").strip()
     passages: list[BiocPassage] = []
@@ -535,7 +660,20 @@ def document_from_xml(
 
 
 def read_bioc_xml(path: Path, *, counts: Counter[str] | None = None, skip_bad: bool = False) -> Iterator[BiocDocument]:
-    """Stream the documents of a BioC XML file (plain or gzip); no DTD is loaded or fetched."""
+    """Stream the documents of a BioC XML file (plain or gzip); no DTD is loaded or fetched.
+
+    Args:
+        path: The file, plain or gzip (recognised by its magic bytes).
+        counts: Count keys (see the module docstring), updated in place; None to discard them.
+        skip_bad: Skip (count and log) malformed documents and annotations instead of raising.
+
+    Yields:
+        The documents, in file order, offsets as the file gives them.
+
+    Raises:
+        BiocFormatError: Naming the file and line, for malformed XML, or a malformed document unless
+            ``skip_bad``.
+    """
     counts = Counter() if counts is None else counts
     path = Path(path)
     with open(path, "rb") as probe:
@@ -572,7 +710,21 @@ def read_bioc_xml(path: Path, *, counts: Counter[str] | None = None, skip_bad: b
 
 
 def read_bioc(path: Path, *, counts: Counter[str] | None = None, skip_bad: bool = False) -> Iterator[BiocDocument]:
-    """Read a BioC file, XML or JSON, chosen by its first non-blank byte (``<`` or ``{``/``[``)."""
+    """Read a BioC file, XML or JSON, chosen by its first non-blank byte (``<`` or ``{``/``[``).
+
+    Args:
+        path: The file, plain or gzip.
+        counts: Count keys (see the module docstring), updated in place; None to discard them.
+        skip_bad: Skip (count and log) malformed documents and annotations instead of raising.
+
+    Returns:
+        A lazy iterator over the documents, in file order, as
+        [`read_bioc_xml`][pipeline.sources.bioc_io.read_bioc_xml] or
+        [`read_bioc_json`][pipeline.sources.bioc_io.read_bioc_json] yields them.
+
+    Raises:
+        BiocFormatError: If the file is neither BioC XML nor BioC JSON (and as the readers raise).
+    """
     kind = sniff_format(Path(path))
     if kind == "bioc-xml":
         return read_bioc_xml(path, counts=counts, skip_bad=skip_bad)
@@ -582,7 +734,14 @@ def read_bioc(path: Path, *, counts: Counter[str] | None = None, skip_bad: bool 
 
 
 def sniff_format(path: Path) -> str:
-    """``"bioc-xml"``, ``"bioc-json"`` or ``"pubtator"`` from the first non-blank character (gzip aware)."""
+    """Guess the format of an annotation file from its first non-blank character (gzip aware).
+
+    Args:
+        path: The file; its first 4 KiB (decompressed) are read.
+
+    Returns:
+        ``"bioc-xml"`` (``<``), ``"bioc-json"`` (``{`` or ``[``), or ``"pubtator"`` for anything else.
+    """
     with open(path, "rb") as probe:
         gz = probe.read(2) == b"\x1f\x8b"
     opener: Any = gzip.open if gz else open

@@ -12,7 +12,7 @@ Behaviour worth knowing:
   (``***``) from every log line and exception message, including NCBI's own
   JSON rate-limit body, which echoes it.
 * **Rate limit**: at most 3 requests/s, 10/s with an API key, in any sliding
-  second, enforced by a :class:`~pipeline.sources.httputil.HostRateLimiter`
+  second, enforced by a [`HostRateLimiter`][pipeline.sources.httputil.HostRateLimiter]
   shared by every client of every process on the host (NCBI counts per
   key/IP, not per client object or per build), with a 10% margin.
 * **Retries** with exponential backoff and jitter (``backoff * 2**(try-1)``,
@@ -22,10 +22,11 @@ Behaviour worth knowing:
   and HTTP 200 bodies that are NCBI errors: a JSON ``{"error": ...}`` body
   (``API rate limit exceeded``), an ``<ERROR>`` element, or, for EFetch,
   truncated/unparseable XML.  Other 4xx statuses are not retried.  After the
-  last try :class:`EutilsError` is raised; for EFetch it names the batch
+  last try [`EutilsError`][pipeline.sources.eutils.EutilsError] is raised; for EFetch it names the batch
   (first and last PMID, size).
 * **ESearch cap**: PubMed's ESearch returns at most the first 9,999 ids of a
-  result (``retstart`` may not exceed 9998).  :meth:`EutilsClient.search_pmids`
+  result (``retstart`` may not exceed 9998).
+  [`EutilsClient.search_pmids`][pipeline.sources.eutils.EutilsClient.search_pmids]
   therefore splits a query whose Count is above the cap into publication-date
   ranges (``datetype``/``mindate``/``maxdate``, bisection on days) until every
   piece is under the cap, pages through each piece (``retstart``/``retmax``),
@@ -34,9 +35,9 @@ Behaviour worth knowing:
   the electronic date), hence the de-duplication.  If the union still differs
   from the Count (PubMed changed while we were paging, or records dated
   outside 1700-3000) the whole split search is retried once and then
-  :class:`SearchIncompleteError` is raised (``on_mismatch="warn"`` logs a
-  warning and returns the union instead).  A single day with more than 9,999
-  hits cannot be split further and raises :class:`EutilsError`.
+  [`SearchIncompleteError`][pipeline.sources.eutils.SearchIncompleteError] is raised (``on_mismatch="warn"``
+  logs a warning and returns the union instead).  A single day with more than 9,999
+  hits cannot be split further and raises [`EutilsError`][pipeline.sources.eutils.EutilsError].
 * Zero hits is not an error: ``Count`` is 0 and NCBI's ``ErrorList``
   (``PhraseNotFound``...) and ``WarningList`` are exposed on the result.
 """
@@ -98,7 +99,14 @@ class _Retryable(Exception):
 class RateLimiter:
     """At most ``rate`` calls per second across the threads of one process (evenly spaced slots).
 
-    For tests and embedding; clients use the host-wide :func:`shared_limiter` by default.
+    For tests and embedding; clients use the host-wide
+    [`shared_limiter`][pipeline.sources.eutils.shared_limiter] by default.
+
+    Args:
+        rate: Calls per second, positive; slots are ``1 / rate`` seconds apart.
+
+    Raises:
+        ValueError: If ``rate`` is not positive.
     """
 
     def __init__(self, rate: float) -> None:
@@ -109,7 +117,15 @@ class RateLimiter:
         self._next = 0.0
 
     def wait(self, sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic) -> float:
-        """Block until the next slot; returns the time waited (seconds)."""
+        """Block until the next slot, and take it.
+
+        Args:
+            sleep: How to wait.
+            clock: The clock slots are measured on, in seconds.
+
+        Returns:
+            The time waited, in seconds (0 when a slot was free).
+        """
         with self._lock:
             now = clock()
             slot = max(now, self._next)
@@ -125,11 +141,17 @@ _SHARED_LOCK = threading.Lock()
 
 
 def shared_limiter(rate: float) -> HostRateLimiter:
-    """The host-wide E-utilities limiter for ``rate`` requests/s (one object per rate and directory).
+    """Return the host-wide E-utilities limiter for a rate (one object per rate and directory).
 
     Every process on the host logs its E-utilities requests in the same
-    file (see :func:`~pipeline.sources.httputil.rate_limit_dir`), so two builds
+    file (see [`rate_limit_dir`][pipeline.sources.httputil.rate_limit_dir]), so two builds
     at once still make at most ``rate`` requests in any second between them.
+
+    Args:
+        rate: Requests per second (3 without an API key, 10 with one).
+
+    Returns:
+        The limiter of service ``eutils``, shared by every caller of this process with the same rate.
     """
     directory = rate_limit_dir()
     with _SHARED_LOCK:
@@ -144,7 +166,19 @@ def shared_limiter(rate: float) -> HostRateLimiter:
 
 @dataclass(frozen=True)
 class ESearchResult:
-    """One ESearch response (``ids`` as returned, in NCBI's order)."""
+    """One ESearch response.
+
+    Attributes:
+        count: The query's ``Count``: all hits, not only those returned.
+        retmax: The ``RetMax`` of the response (ids returned).
+        retstart: The ``RetStart`` of the response (index of the first id returned).
+        ids: The PMIDs returned, in NCBI's order.
+        query_key: The history ``QueryKey``, or None.
+        webenv: The history ``WebEnv``, or None.
+        query_translation: How PubMed read the term, or None.
+        errors: NCBI's ``ErrorList`` (``PhraseNotFound`` ...): tag -> the texts.
+        warnings: NCBI's ``WarningList``: tag -> the texts.
+    """
 
     count: int
     retmax: int
@@ -159,7 +193,13 @@ class ESearchResult:
 
 @dataclass(frozen=True)
 class SearchPiece:
-    """A date range searched on its own (``None`` bounds = the caller's bounds)."""
+    """A date range searched on its own.
+
+    Attributes:
+        mindate: First day, ``YYYY/MM/DD``; None for the caller's bound (none).
+        maxdate: Last day (inclusive), ``YYYY/MM/DD``; None for the caller's bound (none).
+        count: The range's ``Count``.
+    """
 
     mindate: str | None
     maxdate: str | None
@@ -168,7 +208,17 @@ class SearchPiece:
 
 @dataclass(frozen=True)
 class SearchResult:
-    """All PMIDs of a query: ``pmids`` sorted numerically, de-duplicated; ``count`` the unsplit Count."""
+    """All PMIDs of a query.
+
+    Attributes:
+        term: The query.
+        count: The unsplit ``Count``.
+        pmids: The PMIDs, sorted numerically and de-duplicated.
+        pieces: The date ranges searched (one when the query was not split).
+        query_translation: How PubMed read the term, or None.
+        errors: NCBI's ``ErrorList`` of the unsplit search.
+        warnings: NCBI's ``WarningList`` of the unsplit search.
+    """
 
     term: str
     count: int
@@ -207,10 +257,31 @@ def _parse_date(value: str | dt.date | None, *, end: bool) -> dt.date | None:
 class EutilsClient:
     """ESearch/EFetch for PubMed with rate limiting, retries and the 9,999 cap handled.
 
-    ``sleep`` is used for backoff and rate limiting (tests pass a no-op or a
-    recorder); ``requests_per_second`` overrides the NCBI default (3, or 10
-    with an api_key); ``limiter`` replaces the shared limiter; ``page_size``
-    is the ESearch ``retmax`` used when paging (at most 9,999).
+    Every request is a POST with a timeout, through the rate limiter, retried as the module docstring
+    says; the API key is redacted from every log line and message.
+
+    Args:
+        base_url: The E-utilities base URL (a loopback server in tests); a missing trailing ``/`` is added.
+        tool: NCBI's ``tool`` parameter (a warning is logged when empty).
+        email: NCBI's ``email`` parameter (a warning is logged when empty).
+        api_key: NCBI API key, or None; raises the default rate to 10 requests/s.
+        timeout: Timeout of each request, in seconds.
+        max_tries: Tries per request, at least 1.
+        backoff: Base delay of the exponential backoff, in seconds.
+        session: The ``requests`` session to send through; None for a new one.
+        sleep: Used for backoff and rate limiting (tests pass a no-op or a recorder).
+        max_backoff: Cap of the backoff delay before jitter, in seconds.
+        requests_per_second: Overrides the NCBI default (3, or 10 with an api_key).
+        limiter: Replaces the shared limiter ([`shared_limiter`][pipeline.sources.eutils.shared_limiter]).
+        page_size: The ESearch ``retmax`` used when paging, within 1..9,999.
+        db: The Entrez database.
+        seed: Seed of the backoff jitter, for reproducible tests; None for a random one.
+
+    Attributes:
+        requests_sent: Requests sent so far, retries included.
+
+    Raises:
+        ValueError: If ``max_tries`` is below 1 or ``page_size`` is outside 1..9,999.
     """
 
     def __init__(
@@ -263,7 +334,14 @@ class EutilsClient:
     # -- plumbing --
 
     def redact(self, text: str) -> str:
-        """``text`` with the api_key (and any ``api_key=``/``"api-key":`` value) replaced by ``***``."""
+        """Hide the API key in a text.
+
+        Args:
+            text: A message, URL or response body.
+
+        Returns:
+            ``text`` with the api_key (and any ``api_key=``/``"api-key":`` value) replaced by ``***``.
+        """
         if self._api_key:
             text = text.replace(self._api_key, "***")
         text = re.sub(r"(api_key=)[^&\s'\"]+", r"\1***", text)
@@ -349,7 +427,24 @@ class EutilsClient:
         mindate: str | None = None,
         maxdate: str | None = None,
     ) -> ESearchResult:
-        """One ESearch request (``retmode=xml``); zero hits is a normal result with Count 0."""
+        """Send one ESearch request (``retmode=xml``); zero hits is a normal result with Count 0.
+
+        Args:
+            term: The PubMed query.
+            retstart: Index of the first id to return, at most 9,998.
+            retmax: Most ids to return (0: the Count only).
+            usehistory: Ask for a history ``WebEnv``/``QueryKey``.
+            datetype: Date field of the range (``pdat`` when a bound is given and this is None).
+            mindate: First day of the range (``YYYY/MM/DD``, ``YYYY/MM`` or ``YYYY``); None for 1700.
+            maxdate: Last day of the range; None for 3000.  Without either bound no range is sent.
+
+        Returns:
+            The parsed response.
+
+        Raises:
+            EutilsError: If ``retstart`` is beyond the cap, a returned id is not a PMID, or the request
+                failed after its retries.
+        """
         if retstart > ESEARCH_CAP - 1:
             raise EutilsError(f"esearch retstart {retstart} is beyond PubMed's cap ({ESEARCH_CAP - 1})")
         params: dict[str, Any] = {
@@ -431,10 +526,26 @@ class EutilsClient:
         maxdate: str | dt.date | None = None,
         on_mismatch: str = "error",
     ) -> SearchResult:
-        """Every PMID matching ``term`` (optionally within [mindate, maxdate] of ``datetype``).
+        """Find every PMID matching a query, whatever its Count.
 
-        Splits by date when Count > 9,999 (see module docstring).  Returns the
-        sorted, de-duplicated PMIDs, the unsplit Count and the pieces searched.
+        Splits by date when Count > 9,999 (see the module docstring).
+
+        Args:
+            term: The PubMed query.
+            datetype: Date field the range and the splits use (``pdat``: publication date).
+            mindate: First day (``YYYY``, ``YYYY/MM``, ``YYYY/MM/DD``, ``-`` separators allowed, or a date);
+                a partial date starts its period.  None for no lower bound.
+            maxdate: Last day, inclusive; a partial date ends its period.  None for no upper bound.
+            on_mismatch: ``"error"`` to raise when the union of the pieces differs from the Count (after
+                one retry), ``"warn"`` to log it and return the union.
+
+        Returns:
+            The sorted, de-duplicated PMIDs, the unsplit Count and the pieces searched.
+
+        Raises:
+            ValueError: If ``on_mismatch`` is not ``"error"`` or ``"warn"``, or a date is malformed.
+            SearchIncompleteError: If the union still differs from the Count and ``on_mismatch="error"``.
+            EutilsError: If a single day has more than 9,999 hits, or a request failed after its retries.
         """
         if on_mismatch not in ("error", "warn"):
             raise ValueError("on_mismatch must be 'error' or 'warn'")
@@ -498,12 +609,22 @@ class EutilsClient:
     # -- EFetch --
 
     def efetch(self, pmids: Sequence[str]) -> bytes:
-        """Raw ``PubmedArticleSet`` XML for ``pmids`` (POST, ``retmode=xml``).
+        """Fetch the raw ``PubmedArticleSet`` XML of a batch of PMIDs (POST, ``retmode=xml``).
 
         The body is checked to be a complete, well-formed PubmedArticleSet;
         NCBI error bodies and truncated XML are retried.  PMIDs absent from the
-        answer (deleted records) are not an error here.  Raises
-        :class:`EutilsError` naming the batch (first/last PMID, size).
+        answer (deleted records) are not an error here.
+
+        Args:
+            pmids: The PMIDs; blank entries are dropped.
+
+        Returns:
+            The response body, as received.
+
+        Raises:
+            ValueError: If no PMID is left.
+            EutilsError: Naming the batch (first/last PMID, size), if the request failed after its retries
+                or got a 4xx status other than 429.
         """
         ids = [str(p).strip() for p in pmids if str(p).strip()]
         if not ids:

@@ -1,10 +1,10 @@
 """Small HTTP helpers shared by the network clients (no requests are made here).
 
-* :func:`parse_retry_after` reads a ``Retry-After`` header;
-* :class:`HostRateLimiter` keeps a request rate for a whole host: every
+* [`parse_retry_after`][pipeline.sources.httputil.parse_retry_after] reads a ``Retry-After`` header;
+* [`HostRateLimiter`][pipeline.sources.httputil.HostRateLimiter] keeps a request rate for a whole host: every
   process and every build on the machine that talks to one service (E-utilities,
   PubTator3) shares one file-locked log of its last request times;
-* :func:`check_body_length` catches a body shorter (or longer) than its
+* [`check_body_length`][pipeline.sources.httputil.check_body_length] catches a body shorter (or longer) than its
   ``Content-Length``, the one truncation ``requests`` may let through.
 """
 
@@ -38,9 +38,15 @@ _STALE_AHEAD = 5.0
 
 
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header (delta-seconds or HTTP date); None if absent or bad.
+    """Read the seconds to wait from a ``Retry-After`` header.
 
-    ``now`` (epoch seconds) defaults to the current time; a date in the past gives 0.
+    Args:
+        value: The header's value, delta-seconds (``"120"``) or an HTTP date; None when the header is absent.
+            A date without a zone is read as GMT.
+        now: The current time in epoch seconds, to measure an HTTP date against; None for ``time.time()``.
+
+    Returns:
+        The seconds to wait (0.0 for a date in the past), or None if the header is absent or unparseable.
     """
     if not value:
         return None
@@ -59,11 +65,19 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
 
 
 def check_body_length(headers: object, body: bytes) -> str | None:
-    """Why a body does not match its ``Content-Length`` (None when it does or cannot be checked).
+    """Say why a response body does not match its ``Content-Length``.
 
-    ``headers`` is a case-insensitive mapping (``response.headers``).  With a
-    ``Content-Encoding`` the header counts encoded bytes, not the decoded
+    With a ``Content-Encoding`` the header counts encoded bytes, not the decoded
     ``body``, so nothing is checked; urllib3 checks those itself.
+
+    Args:
+        headers: The response headers, a case-insensitive mapping (``response.headers``); an object without
+            ``get`` is not checked.
+        body: The body as received (decoded bytes).
+
+    Returns:
+        A short reason (``"body of 10 bytes but Content-Length 12"``, or an unparseable header), or None when
+        the lengths agree or cannot be checked (no header, an encoded body).
     """
     get = getattr(headers, "get", None)
     if get is None:
@@ -81,10 +95,11 @@ def check_body_length(headers: object, body: bytes) -> str | None:
 
 
 def rate_limit_dir() -> Path:
-    """The host-wide directory of rate-limit logs.
+    """Return the host-wide directory of rate-limit logs (not created here).
 
-    ``$PGX_RATELIMIT_DIR`` when set; else ``$XDG_RUNTIME_DIR/pgx-corpus-ratelimit``
-    (per user, on tmpfs); else ``<tmp>/pgx-corpus-ratelimit-<uid>``.
+    Returns:
+        ``$PGX_RATELIMIT_DIR`` when set; else ``$XDG_RUNTIME_DIR/pgx-corpus-ratelimit``
+        (per user, on tmpfs) when that directory exists; else ``<tmp>/pgx-corpus-ratelimit-<uid>``.
     """
     configured = os.environ.get(RATE_LIMIT_DIR_ENV)
     if configured:
@@ -108,7 +123,7 @@ class RateLimitError(RuntimeError):
 def _private_directory(directory: Path) -> int:
     """An ``O_DIRECTORY`` descriptor of ``directory``, created ``0700`` when missing (its parents normally).
 
-    Refuses (:class:`RateLimitError`) a directory that is a symbolic link, is not a directory, belongs to
+    Refuses (``RateLimitError``) a directory that is a symbolic link, is not a directory, belongs to
     another user, or that others can write to: under cron or systemd (no ``XDG_RUNTIME_DIR``) the default
     lives in the shared ``/tmp``, where another local user could create it first, link it elsewhere, or
     hold a lock in it to hang every build.  Group and other permissions of a directory of ours are removed.
@@ -154,10 +169,26 @@ class HostRateLimiter:
     far ahead of it (a reboot) are dropped.  Without ``fcntl``, or when the
     directory cannot be created, the limit holds within the process only
     (logged once).  ``wait`` is thread-safe.  The directory must be private
-    (``0700``, this user's, not a link; see :func:`_private_directory`) and
+    (``0700``, this user's, not a link; see ``_private_directory``) and
     the log is opened without following a link; a lock another process holds
-    for more than :data:`LOCK_TIMEOUT` seconds ends the wait: both raise
-    :class:`RateLimitError` with what to do.
+    for more than ``LOCK_TIMEOUT`` (60) seconds ends the wait: both raise
+    [`RateLimitError`][pipeline.sources.httputil.RateLimitError] with what to do.
+
+    Args:
+        service: Name of the service (``"eutils"``, ``"pubtator"``); names the log ``<service>.log``.
+        rate: Most request starts per second, positive.
+        directory: Directory of the logs; None for [`rate_limit_dir`][pipeline.sources.httputil.rate_limit_dir].
+        margin: Safety margin, non-negative: requests are spaced ``(1 + margin) / rate`` seconds apart.
+        clock: Clock of the logged start times, in seconds, the same for every process.
+        sleep: How to wait (tests pass a fake).
+
+    Attributes:
+        waited: Total seconds this limiter has waited so far.
+        last_start: The start time (``clock`` seconds) logged by the last
+            [`wait`][pipeline.sources.httputil.HostRateLimiter.wait], or None.
+
+    Raises:
+        ValueError: If ``rate`` is not positive or ``margin`` is negative.
     """
 
     def __init__(
@@ -216,7 +247,19 @@ class HostRateLimiter:
         return kept[-self.capacity :], waited
 
     def wait(self, sleep: Callable[[float], None] | None = None, clock: Callable[[], float] | None = None) -> float:
-        """Block until a request may start (and record it); returns the seconds waited."""
+        """Block until a request may start, and record its start in the host-wide log.
+
+        Args:
+            sleep: How to wait for this call; None for the limiter's own.
+            clock: Clock for this call; None for the limiter's own.
+
+        Returns:
+            The seconds waited (0.0 when the request could start at once).
+
+        Raises:
+            RateLimitError: If the rate-limit directory or log is not private to this user, or another
+                process held the log's lock for more than ``LOCK_TIMEOUT`` seconds.
+        """
         sleep = sleep or self._sleep
         clock = clock or self._clock
         with self._thread_lock:
@@ -249,7 +292,7 @@ class HostRateLimiter:
         return fd
 
     def _lock(self, fd: int) -> None:
-        """``flock`` within :data:`LOCK_TIMEOUT` seconds (real time), or :class:`RateLimitError`."""
+        """``flock`` within ``LOCK_TIMEOUT`` seconds (real time), or ``RateLimitError``."""
         assert fcntl is not None
         deadline = time.monotonic() + LOCK_TIMEOUT
         pause = 0.005
@@ -289,7 +332,15 @@ class HostRateLimiter:
 
 
 def max_in_window(times: list[float], window: float = 1.0) -> int:
-    """The largest number of ``times`` (seconds) within any closed interval of length ``window``."""
+    """Count the most ``times`` that fall within one window.
+
+    Args:
+        times: Request start times, in seconds, in any order.
+        window: Length of the window, in seconds; the window is a closed interval.
+
+    Returns:
+        The largest number of ``times`` within any closed interval of length ``window``.
+    """
     ordered = sorted(times)
     best = 0
     lo = 0

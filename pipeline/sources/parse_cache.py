@@ -1,7 +1,7 @@
 """Parsed PubMed XML files, kept by content: a rebuild parses only new or changed files.
 
 ``cached_documents(path, cache_dir, counts)`` yields the documents of one
-PubMed XML file (:func:`pipeline.sources.pubmed_xml.iter_documents`) and adds
+PubMed XML file ([`iter_documents`][pipeline.sources.pubmed_xml.iter_documents]) and adds
 its parse counts to ``counts``.  The first time, the file is parsed and its
 documents are written, in file order, to
 ``cache_dir/<sha256 of the file content and code version>.jsonl.gz`` (with
@@ -34,8 +34,17 @@ CACHE_FORMAT = 3
 
 
 def file_key(path: Path) -> str:
-    """SHA-256 of the file's bytes, of the code version (a new parser may read a file differently) and of
-    the entries' layout."""
+    """Compute the cache key of a PubMed XML file.
+
+    The key hashes the file's bytes, the code version (a new parser may read a file differently) and
+    the entries' layout (``CACHE_FORMAT``).
+
+    Args:
+        path: The PubMed XML file (read in full).
+
+    Returns:
+        The first 32 hexadecimal digits of the SHA-256 digest.
+    """
     digest = hashlib.sha256(f"pgx-corpus {__version__} parse cache {CACHE_FORMAT}\n".encode())
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
@@ -44,7 +53,20 @@ def file_key(path: Path) -> str:
 
 
 def cached_documents(path: Path, cache_dir: Path, counts: Counter[str]) -> Iterator[Document]:
-    """The documents of the PubMed XML file ``path``, parsed once per content (see the module docstring)."""
+    """Yield the documents of a PubMed XML file, parsed once per content (see the module docstring).
+
+    On a cache miss the file is parsed while the documents are yielded, and the entry
+    (``<key>.jsonl.gz``, ``<key>.pmids``, ``<key>.counts.json``) is written atomically only when the
+    generator is consumed to the end; an abandoned generator leaves no entry.
+
+    Args:
+        path: The PubMed XML file (``.xml`` or ``.xml.gz``).
+        cache_dir: Directory of the cache entries, created when missing.
+        counts: Parse counts, updated in place with this file's (from the entry on a hit).
+
+    Yields:
+        The file's documents, in file order.
+    """
     key = file_key(path)
     docs_file = cache_dir / f"{key}.jsonl.gz"
     counts_file = cache_dir / f"{key}.counts.json"
@@ -73,7 +95,20 @@ def cached_documents(path: Path, cache_dir: Path, counts: Counter[str]) -> Itera
 
 
 def cached_lines(path: Path, cache_dir: Path, counts: Counter[str]) -> Iterator[store.StoredDocument]:
-    """:func:`cached_documents` as store lines: a cached file's documents are not decoded (only their PMIDs)."""
+    """Yield a PubMed XML file's documents as store lines, without decoding a cached entry.
+
+    Like [`cached_documents`][pipeline.sources.parse_cache.cached_documents], but a cached file's
+    documents are passed on as their compressed members (only their PMIDs are read); a miss parses and
+    writes the entry as [`cached_documents`][pipeline.sources.parse_cache.cached_documents] does.
+
+    Args:
+        path: The PubMed XML file.
+        cache_dir: Directory of the cache entries, created when missing.
+        counts: Parse counts, updated in place with this file's.
+
+    Yields:
+        One [`StoredDocument`][pipeline.store.StoredDocument] per document, in file order.
+    """
     key = file_key(path)
     docs_file = cache_dir / f"{key}.jsonl.gz"
     counts_file = cache_dir / f"{key}.counts.json"

@@ -1,7 +1,7 @@
-"""PubMed XML (EFetch ``PubmedArticleSet``, baseline/update files) -> :class:`Document`.
+r"""PubMed XML (EFetch ``PubmedArticleSet``, baseline/update files) -> [`Document`][pipeline.documents.Document].
 
 Input: a file path (plain or gzip, recognised by its magic bytes) or the raw
-bytes of one ``PubmedArticleSet``.  Output: one :class:`~pipeline.documents.Document`
+bytes of one ``PubmedArticleSet``.  Output: one [`Document`][pipeline.documents.Document]
 per ``PubmedArticle`` / ``PubmedBookArticle`` that has an abstract, in file order.
 
 Parsing is streaming (``lxml.etree.iterparse``); every record element is
@@ -11,9 +11,9 @@ baseline files of 30,000 records.  DTDs are never loaded or fetched
 (``resolve_entities=False``: the predefined XML entities and character
 references are all PubMed uses), which also rules out XXE tricks.
 
-Text (offset convention of :mod:`pipeline.documents`):
+Text (offset convention of [`pipeline.documents`][pipeline.documents]):
 
-* ``Document.text = title + "\\n" + abstract``; the abstract starts at
+* ``Document.text = title + "\n" + abstract``; the abstract starts at
   ``len(title) + 1``.  Offsets are half-open, document-relative.
 * Inline markup (``<i> <b> <u> <sup> <sub>`` and anything else inside a text
   field) is flattened to its text content.  MathML (``<mml:math>``) is
@@ -25,15 +25,15 @@ Text (offset convention of :mod:`pipeline.documents`):
   collapse to one space and fields are stripped.  A whitespace run that
   *starts with a line break* right before a tag (opening or closing), or a
   line break right after an opening tag, is indentation added by
-  pretty-printers (e.g. ``&#946;\\n\\t\\t<sub>2</sub>`` in a re-indented
+  pretty-printers (e.g. ``&#946;\n\t\t<sub>2</sub>`` in a re-indented
   file), not text, and is removed (PubMed shows ``β2``).  After a closing tag
-  such a run stays one space (``<i>b</i>\\n c`` -> ``b c``): dropping it
-  could glue two words.  Titles therefore never contain ``"\\n"``.
+  such a run stays one space (``<i>b</i>\n c`` -> ``b c``): dropping it
+  could glue two words.  Titles therefore never contain ``"\n"``.
   Only ASCII whitespace is collapsed: no-break and thin spaces (U+00A0,
   U+2009...) are text in PubMed and PubTator and are kept, one character each.
 * A structured abstract (``AbstractText`` elements with a ``Label``) is
   inlined as ``"LABEL: text"`` sections joined by single spaces; each becomes
-  a :class:`~pipeline.documents.Section` (label, ``NlmCategory``, label span and
+  a [`Section`][pipeline.documents.Section] (label, ``NlmCategory``, label span and
   text span).  Unlabelled ``AbstractText`` paragraphs are joined by one space,
   each with a ``Section`` whose label is ``None``.
 
@@ -46,24 +46,15 @@ types.  Book records without an ``ArticleTitle`` use their ``BookTitle``.
 
 Count keys (``counts``):
 
-``records``
-    ``PubmedArticle`` + ``PubmedBookArticle`` elements seen.
-``kept``
-    documents yielded.
-``no_abstract``
-    records skipped because they have no (non-empty) abstract.
-``no_pmid``
-    records skipped because they have no PMID (logged).
-``book_articles``
-    ``PubmedBookArticle`` records kept.
-``structured_abstracts``
-    kept documents whose abstract has at least one labelled section.
-``empty_abstract_sections``
-    ``AbstractText`` elements without text that were left out of an abstract.
-``no_title``
-    kept documents with an empty title (text is then ``"\\n" + abstract``).
-``delete_citations``
-    PMIDs listed in ``DeleteCitation`` (update files); they are not acted on here.
+- ``records``: ``PubmedArticle`` + ``PubmedBookArticle`` elements seen.
+- ``kept``: documents yielded.
+- ``no_abstract``: records skipped because they have no (non-empty) abstract.
+- ``no_pmid``: records skipped because they have no PMID (logged).
+- ``book_articles``: ``PubmedBookArticle`` records kept.
+- ``structured_abstracts``: kept documents whose abstract has at least one labelled section.
+- ``empty_abstract_sections``: ``AbstractText`` elements without text that were left out of an abstract.
+- ``no_title``: kept documents with an empty title (text is then ``"\n" + abstract``).
+- ``delete_citations``: PMIDs listed in ``DeleteCitation`` (update files); they are not acted on here.
 """
 
 from __future__ import annotations
@@ -161,7 +152,16 @@ def _collect(elem: etree._Element, parts: list[str]) -> None:
 
 
 def flatten_text(elem: etree._Element | None) -> str:
-    """The displayed text of a mixed-content element: markup flattened, whitespace normalised."""
+    """Return the displayed text of a mixed-content element: markup flattened, whitespace normalised.
+
+    See the module docstring for the rules (MathML, pretty-printer indentation, ASCII whitespace only).
+
+    Args:
+        elem: The element (``ArticleTitle``, ``AbstractText`` ...); None for a missing one.
+
+    Returns:
+        The text as PubMed displays it, stripped; ``""`` for None.
+    """
     if elem is None:
         return ""
     if len(elem) == 0:  # fast path: no child element (most fields: MeSH names, dates, plain abstracts)
@@ -304,9 +304,20 @@ def _book_document(record: etree._Element, counts: Counter[str]) -> Document | N
 
 
 def record_to_document(record: etree._Element, counts: Counter[str], where: str | None = None) -> Document | None:
-    """One ``PubmedArticle``/``PubmedBookArticle`` element -> Document, or None when skipped (counted).
+    r"""Turn one ``PubmedArticle``/``PubmedBookArticle`` element into a document.
 
-    ``where`` names the record in messages (file, record number, line).
+    Args:
+        record: The record element.
+        counts: Count keys (see the module docstring), updated in place: ``records``, ``kept`` and the
+            reason a record is skipped.
+        where: Names the record in messages (file, line, record number); None for its line.
+
+    Returns:
+        The document (text ``title + "\n" + abstract``, offsets half-open and document-relative), or None
+        when the record is skipped for want of a PMID (logged) or of an abstract.
+
+    Raises:
+        PubmedXmlError: If the PMID is not 1 to 12 ASCII digits (it becomes a file name).
     """
     counts["records"] += 1
     book = record.tag == "PubmedBookArticle"
@@ -367,14 +378,21 @@ def _release(elem: Any) -> None:
 def iter_documents(
     source: str | Path | bytes, counts: Counter[str], *, name: str | None = None
 ) -> Iterator[Document]:
-    """Stream the documents of one PubMed XML file (plain or gzip) or bytes buffer.
+    r"""Stream the documents of one PubMed XML file (plain or gzip) or bytes buffer.
 
-    Yields documents in file order (title + "\\n" + abstract, see module
-    docstring); records without abstract are skipped and counted.  Raises
-    :class:`PubmedXmlError` naming ``name`` (default: the path, or
-    ``<bytes>``) and the line for malformed XML, an unreadable or corrupt gzip
-    file, or XML whose root is not ``PubmedArticleSet``.  Documents yielded
-    before the error stand.
+    Records without abstract or PMID are skipped and counted.  Documents yielded before an error stand.
+
+    Args:
+        source: A file path (gzip recognised by its magic bytes) or the raw bytes of one ``PubmedArticleSet``.
+        counts: Count keys (see the module docstring), updated in place.
+        name: Names the source in messages; None for the path, or ``<bytes>``.
+
+    Yields:
+        The documents, in file order (text ``title + "\n" + abstract``, see the module docstring).
+
+    Raises:
+        PubmedXmlError: Naming the source and line, for malformed XML, an unreadable or corrupt gzip
+            file, XML whose root is not ``PubmedArticleSet``, or a malformed PMID.
     """
     stream, default_name = _open(source)
     label = name or default_name
@@ -418,15 +436,38 @@ def iter_documents(
 
 
 def parse_bytes(payload: bytes, counts: Counter[str] | None = None, *, name: str = "<bytes>") -> list[Document]:
-    """All documents of an in-memory PubmedArticleSet (convenience wrapper, not streaming)."""
+    """Parse all documents of an in-memory ``PubmedArticleSet`` (a convenience wrapper, not streaming).
+
+    Args:
+        payload: The XML, plain or gzip.
+        counts: Count keys, updated in place; None to discard them.
+        name: Names the payload in messages.
+
+    Returns:
+        The documents, in file order, as [`iter_documents`][pipeline.sources.pubmed_xml.iter_documents]
+        yields them.
+
+    Raises:
+        PubmedXmlError: As [`iter_documents`][pipeline.sources.pubmed_xml.iter_documents] does.
+    """
     return list(iter_documents(payload, counts if counts is not None else Counter(), name=name))
 
 
 def count_records(payload: bytes, *, name: str = "<bytes>") -> tuple[list[str], int]:
-    """PMIDs of every record in ``payload`` (with or without abstract) and the record count.
+    """List the PMIDs of every record in ``payload``, with or without abstract.
 
-    Used to check a downloaded efetch batch is complete and well-formed;
-    raises :class:`PubmedXmlError` like :func:`iter_documents`.
+    Used to check a downloaded efetch batch is complete and well-formed.
+
+    Args:
+        payload: The XML of one ``PubmedArticleSet``, plain or gzip.
+        name: Names the payload in messages.
+
+    Returns:
+        The PMIDs in file order (``""`` for a record without one) and the record count.
+
+    Raises:
+        PubmedXmlError: Like [`iter_documents`][pipeline.sources.pubmed_xml.iter_documents], for malformed
+            XML, a corrupt gzip stream or another root element.
     """
     stream, _ = _open(payload)
     pmids: list[str] = []

@@ -1,14 +1,15 @@
 """PubTator3 API client: ``publications/export/biocjson?pmids=...`` with batching, rate limit, retries and cache.
 
-:class:`PubtatorClient` fetches PubTator3's annotations for a set of PMIDs:
+[`PubtatorClient`][pipeline.sources.pubtator_api.PubtatorClient] fetches PubTator3's annotations for a set of
+PMIDs:
 
 * at most 100 PMIDs per request (``batch_size``), PMIDs sorted numerically and
   de-duplicated, so the same set always gives the same batches;
 * at most ``requests_per_second`` request starts in any sliding second
   (default 3, the NCBI limit) for every process on the host: a
-  :class:`~pipeline.sources.httputil.HostRateLimiter` logs the request times
+  [`HostRateLimiter`][pipeline.sources.httputil.HostRateLimiter] logs the request times
   of service ``pubtator`` in a file-locked log (``rate_limit_dir``, default
-  :func:`~pipeline.sources.httputil.rate_limit_dir`), with a 10% margin;
+  [`rate_limit_dir`][pipeline.sources.httputil.rate_limit_dir]), with a 10% margin;
   ``clock``/``sleep`` are injectable;
 * every request has a timeout and its status checked; 429 (honouring
   ``Retry-After``), 5xx, timeouts, connection errors and resets, bodies cut
@@ -17,7 +18,7 @@
   retried with exponential backoff and jitter (seeded, so reproducible);
   other 4xx fail at once.  An HTTP 200 whose body is an error message or
   malformed JSON is a failure of that batch and retried too.  After the last
-  try a :class:`PubtatorApiError` names the batch;
+  try a [`PubtatorApiError`][pipeline.sources.pubtator_api.PubtatorApiError] names the batch;
 * an empty collection is a valid answer: PubTator knows none of the batch's
   PMIDs.  It is cached like any other answer (every PMID of the batch listed
   as unknown in the sidecar) and the PMIDs are reported missing, so the caller
@@ -29,11 +30,13 @@
   response answers.
 
 Responses are parsed in every shape the API has used (see
-:func:`parse_response`) into :class:`~pipeline.sources.bioc_io.BiocDocument` records:
+[`parse_response`][pipeline.sources.pubtator_api.parse_response]) into
+[`BiocDocument`][pipeline.sources.bioc_io.BiocDocument] records:
 passages (text, offset, infons type title/abstract) and annotations (locations
 ``(offset, length)``, text, infons type/identifier/...), offsets as the API
 gives them (document-relative: the abstract starts at ``len(title) + 1``).
-PMIDs requested but not returned are listed in :attr:`FetchResult.missing`.
+PMIDs requested but not returned are listed in the ``missing`` field of the
+[`FetchResult`][pipeline.sources.pubtator_api.FetchResult].
 
 This is the only module of the pre-annotation stage that uses the network.
 """
@@ -86,15 +89,26 @@ class PubtatorResponseError(ValueError):
 def parse_response(
     raw: bytes | str, where: str = "response", counts: Counter[str] | None = None
 ) -> list[BiocDocument]:
-    """The documents of a PubTator (BioC JSON) response body.
+    """Parse the documents of a PubTator (BioC JSON) response body.
 
     Shapes: ``{"PubTator3": [doc, ...]}`` (current API), a BioC collection
     ``{"documents": [...]}``, a bare document, a list of documents, and
     several documents concatenated or one per line (the old PubTator API).
-    An empty collection gives ``[]``.  Raises :class:`PubtatorResponseError`
-    for malformed JSON, an error body, an unrecognised shape or a malformed
-    document; a malformed annotation (no location, non-integer offset) is
+    A malformed annotation (no location, non-integer offset) is
     skipped, logged and counted in ``counts["bioc_bad_records"]``.
+
+    Args:
+        raw: The body, UTF-8 (a BOM is allowed).
+        where: Names the body in messages.
+        counts: Parse counts, updated in place; None to discard them.
+
+    Returns:
+        The documents in body order, offsets as the API gives them (document-relative); ``[]`` for an
+        empty collection.
+
+    Raises:
+        PubtatorResponseError: For a body that is empty or not UTF-8, malformed JSON, an error body, an
+            unrecognised shape or a malformed document.
     """
     try:
         text = raw.decode("utf-8-sig") if isinstance(raw, bytes) else raw
@@ -126,7 +140,14 @@ def parse_response(
 
 
 def describe_batch(batch: Sequence[str]) -> str:
-    """Human-readable name of a batch: ``"3 PMIDs 100..300"``."""
+    """Name a batch for messages.
+
+    Args:
+        batch: The batch's PMIDs, in order.
+
+    Returns:
+        ``"3 PMIDs 100..300"`` (first and last PMID), ``"PMID 100"`` or ``"empty batch"``.
+    """
     if not batch:
         return "empty batch"
     return f"{len(batch)} PMIDs {batch[0]}..{batch[-1]}" if len(batch) > 1 else f"PMID {batch[0]}"
@@ -138,7 +159,15 @@ def _sidecar(response: Path) -> Path:
 
 
 def cache_key(batch: Sequence[str]) -> str:
-    """Cache file name of a batch: first/last PMID, size and a hash of the sorted PMIDs."""
+    """Name the cache file of a batch.
+
+    Args:
+        batch: The batch's PMIDs, in any order; not empty.
+
+    Returns:
+        ``biocjson_<first>_<last>_<size>_<hash>.json.gz``: first and last PMID in numeric order, the size
+        and a hash of the sorted PMIDs, so the same set always gives the same name.
+    """
     ordered = sorted(batch, key=pmid_sort_key)
     digest = hashlib.sha256(",".join(ordered).encode()).hexdigest()[:20]
     return f"biocjson_{ordered[0]}_{ordered[-1]}_{len(ordered)}_{digest}.json.gz"
@@ -146,13 +175,17 @@ def cache_key(batch: Sequence[str]) -> str:
 
 @dataclass
 class FetchResult:
-    """What :meth:`PubtatorClient.fetch` got.
+    """What [`PubtatorClient.fetch`][pipeline.sources.pubtator_api.PubtatorClient.fetch] got.
 
-    ``documents`` by PMID; ``missing`` = requested PMIDs PubTator did not
-    return (sorted); ``requests`` = HTTP requests made (tries included);
-    ``cache_hits`` = batches read from the cache; ``retries`` = failed tries;
-    ``unrequested`` = documents returned for PMIDs not asked for (ignored);
-    ``bad_annotations`` = malformed annotations skipped (logged).
+    Attributes:
+        documents: The documents returned, by PMID.
+        missing: Requested PMIDs PubTator did not return, sorted numerically (non-numeric PMIDs included).
+        batches: Batches not answered by the cache index (fetched, or read from the cache by batch name).
+        requests: HTTP requests made (tries included).
+        cache_hits: Batches (cached responses) read from the cache.
+        retries: Failed tries.
+        unrequested: Documents returned for PMIDs not asked for (ignored).
+        bad_annotations: Malformed annotations skipped (logged).
     """
 
     documents: dict[str, BiocDocument] = field(default_factory=dict)
@@ -175,11 +208,33 @@ class _Retry(Exception):
 class PubtatorClient:
     """PubTator3 ``export/biocjson`` client (see the module docstring).
 
-    ``base_url`` is the API root (tests point it at a loopback server);
-    ``sleep`` and ``clock`` are injectable so tests run without waiting;
-    ``seed`` makes the backoff jitter reproducible.  The request rate is
-    shared by every client (process) of the host through ``rate_limit_dir``
-    (default: the host-wide directory); ``limiter`` replaces the limiter.
+    The request rate is shared by every client (process) of the host through ``rate_limit_dir``
+    (default: the host-wide directory).
+
+    Args:
+        base_url: The API root (tests point it at a loopback server); a missing trailing ``/`` is added.
+        cache_dir: Directory of cached responses (created on the first write); None for no cache.
+        batch_size: Most PMIDs per request, within 1..100.
+        requests_per_second: Most request starts in any sliding second, positive.
+        timeout: Timeout of each request, in seconds.
+        max_tries: Tries per batch, at least 1.
+        backoff: Base delay of the exponential backoff, in seconds.
+        max_backoff: Cap of the backoff before jitter, in seconds.
+        max_wait: Cap of one wait between tries, ``Retry-After`` included, in seconds.
+        rate_limit_dir: Directory of the host-wide rate-limit log; None for
+            [`rate_limit_dir`][pipeline.sources.httputil.rate_limit_dir].
+        limiter: Replaces the limiter (then ``rate_limit_dir`` and ``requests_per_second`` do not limit).
+        session: The ``requests`` session to send through; None for a new one.
+        sleep: How to wait (injectable so tests run without waiting).
+        clock: The rate limiter's clock, in seconds.
+        seed: Seed of the backoff jitter (reproducible).
+
+    Attributes:
+        requests: HTTP requests made by this client so far (tries included).
+        retries: Failed tries so far.
+
+    Raises:
+        ValueError: If ``batch_size``, ``requests_per_second`` or ``max_tries`` is out of range.
     """
 
     def __init__(
@@ -233,15 +288,34 @@ class PubtatorClient:
 
     # -- batching -------------------------------------------------------------
     def batches(self, pmids: Iterable[str]) -> list[list[str]]:
-        """Sorted, de-duplicated PMIDs cut into batches of at most ``batch_size``."""
+        """Cut PMIDs into batches.
+
+        Args:
+            pmids: The PMIDs, in any order; blanks are dropped and duplicates merged.
+
+        Returns:
+            The PMIDs sorted numerically, de-duplicated, in batches of at most ``batch_size``.
+        """
         ordered = sorted({p.strip() for p in pmids if p.strip()}, key=pmid_sort_key)
         return [ordered[i : i + self.batch_size] for i in range(0, len(ordered), self.batch_size)]
 
     def fetch(self, pmids: Iterable[str]) -> FetchResult:
-        """PubTator3 documents for ``pmids`` (from the cache when present).
+        """Get the PubTator3 documents of PMIDs, from the cache when present.
 
-        Raises :class:`PubtatorApiError` naming the batch when one fails after
-        the last try.  Non-numeric PMIDs are not sent and reported missing.
+        PMIDs answered by any cached response (its ``.pmids`` sidecar) are read from the cache; the
+        others are fetched in batches, one GET each (retried as the module docstring says), and, with a
+        cache directory, every successful response is cached (written atomically, its sidecar last).
+        Non-numeric PMIDs are not sent and reported missing.
+
+        Args:
+            pmids: The PMIDs, in any order; blanks are dropped and duplicates merged.
+
+        Returns:
+            The documents by PMID, the PMIDs missing, and request and cache counts.
+
+        Raises:
+            PubtatorApiError: Naming the batch, when one fails after the last try or gets a 4xx status
+                other than 429.
         """
         result = FetchResult()
         wanted = sorted({p.strip() for p in pmids if p.strip()}, key=pmid_sort_key)
@@ -276,6 +350,14 @@ class PubtatorClient:
 
     # -- one batch ------------------------------------------------------------
     def cache_path(self, batch: Sequence[str]) -> Path | None:
+        """Locate the cached response of a batch (whether it exists or not).
+
+        Args:
+            batch: The batch's PMIDs; not empty.
+
+        Returns:
+            ``cache_dir / cache_key(batch)``, or None without a cache directory.
+        """
         return None if self.cache_dir is None else self.cache_dir / cache_key(batch)
 
     def _read_cache(self, batch: Sequence[str]) -> list[BiocDocument] | None:
@@ -408,7 +490,22 @@ class PubtatorClient:
         return docs, raw, counts
 
     def fetch_batch(self, batch: Sequence[str]) -> tuple[list[BiocDocument], bool]:
-        """The documents of one batch and whether they came from the cache."""
+        """Get the documents of one batch, from its cached response or with retried requests.
+
+        With a cache directory, a fetched response is cached (atomically, then its ``.pmids`` sidecar); an
+        empty collection is a valid answer and cached too.
+
+        Args:
+            batch: At most 100 PMIDs; an empty batch makes no request.
+
+        Returns:
+            The documents returned (in response order, offsets document-relative) and whether they came
+            from the cache.
+
+        Raises:
+            ValueError: If the batch holds more than 100 PMIDs.
+            PubtatorApiError: If the batch fails after the last try or gets a 4xx status other than 429.
+        """
         if not batch:
             return [], False
         if len(batch) > MAX_BATCH:

@@ -1,18 +1,19 @@
-"""PubTator format (``PMID|t|title``, ``PMID|a|abstract``, tab-separated annotation/relation lines).
+r"""PubTator format (``PMID|t|title``, ``PMID|a|abstract``, tab-separated annotation/relation lines).
 
 Input: a PubTator file as written by the PubTator3 API (``export/pubtator``),
 the legacy PubTator Central FTP dump (``bioconcepts2pubtator_offsets``), tmVar
-and the NCBI disease corpus.  Output: :class:`PubtatorRecord` per document and,
-via :func:`to_document`, a :class:`~pipeline.documents.Document` carrying the
-annotations (source ``pubtator``).
+and the NCBI disease corpus.  Output: a [`PubtatorRecord`][pipeline.sources.pubtator_format.PubtatorRecord]
+per document and, via [`to_document`][pipeline.sources.pubtator_format.to_document], a
+[`Document`][pipeline.documents.Document] carrying the annotations (source ``pubtator``).
 
 Line syntax accepted (one document per block, blocks separated by blank lines
 or simply by the next ``|t|`` line):
 
-* ``PMID|t|title`` and ``PMID|a|abstract`` (``\\r`` and trailing spaces tolerated);
+* ``PMID|t|title`` and ``PMID|a|abstract`` (``\r`` and trailing spaces tolerated);
 * annotations ``PMID<TAB>start<TAB>end<TAB>mention<TAB>type[<TAB>identifier[<TAB>extra...]]``:
   6 columns usually, 5 when there is no identifier column, 7 and more in tmVar
-  files (the extra columns are kept in :attr:`PubtatorAnnotation.extra`).
+  files (the extra columns are kept in the ``extra`` field of a
+  [`PubtatorAnnotation`][pipeline.sources.pubtator_format.PubtatorAnnotation]).
   Empty identifiers become ``None``; identifiers are stripped (the NCBI disease
   corpus has ``" D008661"``).  Annotations may come in any order.
 * relations ``PMID<TAB>type<TAB>id1<TAB>id2[<TAB>...]`` (second column a word such as
@@ -20,7 +21,7 @@ or simply by the next ``|t|`` line):
   word followed by an integer end and mention/type columns) is a malformed
   annotation: an error naming ``file:line``, never read as a relation.
 
-Anything else is a malformed line: :class:`PubtatorFormatError` naming
+Anything else is a malformed line: [`PubtatorFormatError`][pipeline.sources.pubtator_format.PubtatorFormatError] naming
 ``file:line`` is raised, unless ``skip_bad_lines`` is set (then the line is
 logged, counted and ignored).  A PMID seen twice in one file (the NCBI disease
 training set repeats 8528200) is kept once: the first block wins, later ones
@@ -28,7 +29,7 @@ are counted and skipped.
 
 Offsets: PubTator offsets are half-open character offsets into
 ``title + " " + abstract`` (one separator character), so with the model's
-``text = title + "\\n" + abstract`` they map directly.  Trailing whitespace of
+``text = title + "\n" + abstract`` they map directly.  Trailing whitespace of
 the title is dropped first: in the legacy dump titles end with a space that is
 *not* counted (offsets fit ``title.rstrip() + " " + abstract``).  If a title
 has trailing whitespace and the abstract annotations fit the other reading
@@ -36,11 +37,12 @@ has trailing whitespace and the abstract annotations fit the other reading
 
 Count keys (``counts``): ``documents`` (records yielded), ``annotations``,
 ``relations``, ``duplicate_documents``, ``bad_lines`` (only with
-``skip_bad_lines``); :func:`to_document` adds ``annotations_kept``,
+``skip_bad_lines``); [`to_document`][pipeline.sources.pubtator_format.to_document] adds ``annotations_kept``,
 ``annotations_text_mismatch`` (mention text differs from the document text
 at the offsets, also after stripping the mention column), ``annotations_out_of_range`` (offsets beyond the text, e.g.
 PMC full-text offsets in an abstract-only file), ``annotations_empty_span``,
-``documents_trailing_space_title`` (the "space counted" reading was used).
+``documents_trailing_space_title`` (the "space counted" reading was used), ``concept_relations``
+(relation lines turned into the document's concept relations).
 """
 
 from __future__ import annotations
@@ -67,7 +69,18 @@ class PubtatorFormatError(ValueError):
 
 @dataclass(frozen=True)
 class PubtatorAnnotation:
-    """One annotation line: half-open offsets into ``title + sep + abstract``; ``line`` is 1-based."""
+    """One annotation line of a PubTator file.
+
+    Attributes:
+        start: Start offset, half-open, into ``title + sep + abstract`` as written in the file (one
+            separator character; see the module docstring for the title's trailing whitespace).
+        end: End offset (exclusive), same reference.
+        text: The mention column, as written.
+        type: The annotation type (``Gene``, ``Chemical``, ``Disease`` ...), stripped.
+        identifier: The concept identifier, stripped; None when empty or absent.
+        line: 1-based line number in the file.
+        extra: Further columns (tmVar), stripped.
+    """
 
     start: int
     end: int
@@ -80,7 +93,15 @@ class PubtatorAnnotation:
 
 @dataclass(frozen=True)
 class PubtatorRelation:
-    """One relation line ``PMID type arg1 arg2``; ``line`` is 1-based."""
+    """One relation line ``PMID type arg1 arg2`` of a PubTator file.
+
+    Attributes:
+        type: The relation type, a word (``CID``, ``Association``, ``Positive_Correlation``).
+        arg1: The first concept identifier, as written (stripped).
+        arg2: The second concept identifier, as written (stripped).
+        line: 1-based line number in the file.
+        extra: Further columns, stripped.
+    """
 
     type: str
     arg1: str
@@ -91,7 +112,17 @@ class PubtatorRelation:
 
 @dataclass(frozen=True)
 class PubtatorRecord:
-    """A document block of a PubTator file (title and abstract as in the file, minus line ends)."""
+    """A document block of a PubTator file (title and abstract as in the file, minus line ends).
+
+    Attributes:
+        pmid: The document's PMID (or document id), stripped.
+        title: The ``|t|`` line's text, trailing whitespace included.
+        abstract: The ``|a|`` line's text; ``""`` when the block has none.
+        annotations: The block's annotation lines, in file order.
+        relations: The block's relation lines, in file order.
+        source: The file the block was read from, for messages.
+        line: 1-based line number of the ``|t|`` line.
+    """
 
     pmid: str
     title: str
@@ -140,9 +171,21 @@ def read_pubtator(
 ) -> Iterator[PubtatorRecord]:
     """Stream the documents of a PubTator file (plain or gzip-compressed), in file order.
 
-    Raises :class:`PubtatorFormatError` (``"file:line: ..."``) for a malformed
-    line unless ``skip_bad_lines``; ``OSError``/``UnicodeDecodeError`` are
-    re-raised as :class:`PubtatorFormatError` naming the file.
+    A PMID seen twice is kept once (the first block); a PMID that is not a valid document id is a
+    malformed line, since it names files.
+
+    Args:
+        path: The PubTator file (gzip recognised by its magic bytes), UTF-8.
+        skip_bad_lines: Log, count (``bad_lines``) and skip malformed lines instead of raising.
+        counts: Count keys (see the module docstring), updated in place; None to discard them.
+
+    Yields:
+        One [`PubtatorRecord`][pipeline.sources.pubtator_format.PubtatorRecord] per document block, with
+        annotation offsets as written in the file.
+
+    Raises:
+        PubtatorFormatError: ``"file:line: ..."`` for a malformed line unless ``skip_bad_lines``; naming the
+            file when it cannot be read or is not UTF-8 text.
     """
     counts = counts if counts is not None else Counter()
     path = Path(path)
@@ -276,13 +319,21 @@ def _fit(text: str, annotations: tuple[PubtatorAnnotation, ...]) -> int:
 
 
 def to_document(record: PubtatorRecord, counts: Counter[str] | None = None) -> Document:
-    """A Document (origin ``pubtator``) with the record's annotations (source ``pubtator``).
+    r"""Turn a record into a Document (origin ``pubtator``) with its annotations (source ``pubtator``).
 
-    ``text = title + "\\n" + abstract`` (title right-stripped, see the module
+    ``text = title + "\n" + abstract`` (title right-stripped, see the module
     docstring); annotation offsets are used as they are (document-relative,
-    half-open) and each is checked against the text: mismatching or
-    out-of-range annotations are dropped and counted.  Relation lines become the
-    document's ``concept_relations`` (type and the two concept ids, as written).
+    half-open) and each is checked against the text: empty, mismatching or
+    out-of-range annotations are dropped, counted and logged (the first few per document).
+    Relation lines become the document's ``concept_relations`` (type and the two concept ids,
+    as written).
+
+    Args:
+        record: A record read by [`read_pubtator`][pipeline.sources.pubtator_format.read_pubtator].
+        counts: Count keys (see the module docstring), updated in place; None to discard them.
+
+    Returns:
+        The document; the annotations' fragments are half-open, document-relative offsets.
     """
     counts = counts if counts is not None else Counter()
     abstract = record.abstract.rstrip()
@@ -346,9 +397,16 @@ __all__ = [
 
 
 def format_record(record: PubtatorRecord) -> str:
-    """A record as a PubTator block (title, abstract, annotation and relation lines, blank line).
+    """Write a record as a PubTator block.
 
-    :func:`read_pubtator` reads it back to the same record (line numbers aside).
+    [`read_pubtator`][pipeline.sources.pubtator_format.read_pubtator] reads it back to the same record
+    (line numbers aside).
+
+    Args:
+        record: The record; its offsets are written as they are.
+
+    Returns:
+        The block: title, abstract, annotation and relation lines, then a blank line.
     """
     lines = [f"{record.pmid}|t|{record.title}", f"{record.pmid}|a|{record.abstract}"]
     for a in record.annotations:

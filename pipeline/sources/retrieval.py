@@ -1,12 +1,17 @@
 """Retrieval: PubMed search records, the incremental EFetch cache, and offline sources.
 
-Functions (network only through :class:`~pipeline.sources.eutils.EutilsClient`):
+Functions (network only through [`EutilsClient`][pipeline.sources.eutils.EutilsClient]):
 
-* :func:`search` -- query -> :class:`SearchRecord` (query, search date, Count, sorted PMIDs).
-* :func:`fetch_to_cache` -- download, in batches, the PMIDs not yet in the cache.
-* :func:`revised_pmids` -- PMIDs of the query modified (``mdat``) since a date.
-* :func:`load_documents` -- cached batches -> :class:`~pipeline.documents.Document` s, sorted by PMID.
-* :func:`documents_from_files` -- PubMed XML files/directories and PubTator files -> Documents.
+* [`search`][pipeline.sources.retrieval.search] -- query ->
+  [`SearchRecord`][pipeline.sources.retrieval.SearchRecord] (query, search date, Count, sorted PMIDs).
+* [`fetch_to_cache`][pipeline.sources.retrieval.fetch_to_cache] -- download, in batches, the PMIDs not yet
+  in the cache.
+* [`revised_pmids`][pipeline.sources.retrieval.revised_pmids] -- PMIDs of the query modified (``mdat``)
+  since a date.
+* [`load_documents`][pipeline.sources.retrieval.load_documents] -- cached batches ->
+  [`Document`][pipeline.documents.Document]s, sorted by PMID.
+* [`documents_from_files`][pipeline.sources.retrieval.documents_from_files] -- PubMed XML files/directories
+  and PubTator files -> Documents.
 
 Cache layout (``cache_dir``, e.g. ``OUT/cache/efetch``)::
 
@@ -25,12 +30,13 @@ ties broken by file name.  PMIDs requested but absent from NCBI's answer
 (deleted or withdrawn records) are remembered as ``not_returned`` so reruns
 do not ask again (``refetch`` does).
 
-Count keys of :func:`load_documents`: ``requested`` (distinct PMIDs asked
+Count keys of [`load_documents`][pipeline.sources.retrieval.load_documents]: ``requested`` (distinct PMIDs asked
 for), ``kept``, ``no_abstract``, ``missing_from_cache`` (never fetched or
 fetch failed), ``not_returned`` (NCBI returned no record for it),
 ``superseded_copies`` (older cached copies ignored), ``duplicate_requested``
-(PMIDs listed twice).  :func:`documents_from_files` passes ``counts`` to the
-parsers (keys of :mod:`pipeline.sources.pubmed_xml`; PubTator keys prefixed
+(PMIDs listed twice).  [`documents_from_files`][pipeline.sources.retrieval.documents_from_files] passes
+``counts`` to the parsers (keys of [`pipeline.sources.pubmed_xml`][pipeline.sources.pubmed_xml]; PubTator keys
+prefixed
 ``pubtator_``) and adds ``files_pubmed_xml``, ``files_pubtator``,
 ``duplicate_documents`` (same PMID in several files: the first wins),
 ``no_abstract``.
@@ -69,7 +75,18 @@ INDEX_VERSION = 1
 
 @dataclass(frozen=True)
 class SearchRecord:
-    """What a run searched: the query, the date, the unsplit Count and the sorted PMIDs."""
+    """What a run searched: the query, the date, the unsplit Count and the sorted PMIDs.
+
+    Attributes:
+        query: The PubMed query.
+        search_date: The date recorded for the search (it does not limit the query).
+        count: The unsplit ``Count``.
+        pmids: The PMIDs found, sorted numerically, de-duplicated.
+        query_translation: How PubMed read the query, or None.
+        pieces: Date ranges the search was split into (1 when not split).
+        errors: NCBI's ``ErrorList`` (``PhraseNotFound`` ...): tag -> the texts.
+        warnings: NCBI's ``WarningList``: tag -> the texts.
+    """
 
     query: str
     search_date: dt.date
@@ -81,6 +98,11 @@ class SearchRecord:
     warnings: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
+        """Encode the record as a JSON object.
+
+        Returns:
+            The fields, the date in ISO format and the NCBI lists sorted by tag.
+        """
         return {
             "query": self.query,
             "search_date": self.search_date.isoformat(),
@@ -94,6 +116,19 @@ class SearchRecord:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> SearchRecord:
+        """Decode a record written by [`to_json`][pipeline.sources.retrieval.SearchRecord.to_json].
+
+        Args:
+            data: The JSON object; ``query_translation``, ``pieces``, ``errors`` and ``warnings`` are
+                optional.
+
+        Returns:
+            The record.
+
+        Raises:
+            KeyError: If ``query``, ``search_date``, ``count`` or ``pmids`` is missing.
+            ValueError: If the date or the count is malformed.
+        """
         return cls(
             query=data["query"],
             search_date=dt.date.fromisoformat(data["search_date"]),
@@ -107,12 +142,23 @@ class SearchRecord:
 
 
 def search(client: EutilsClient, query: str, search_date: dt.date) -> SearchRecord:
-    """Run ``query`` on PubMed (all PMIDs, the 9,999 cap handled by date splitting).
+    """Run a query on PubMed (all PMIDs, the 9,999 cap handled by date splitting).
 
-    ``search_date`` is recorded as the date of the search (it does not limit
-    the query).  Zero hits give a record with ``count == 0`` (NCBI's
+    Zero hits give a record with ``count == 0`` (NCBI's
     ErrorList/WarningList kept in ``errors``/``warnings``); the caller decides
     whether that is fatal.
+
+    Args:
+        client: The E-utilities client (network, rate limit and retries).
+        query: The PubMed query.
+        search_date: Recorded as the date of the search (it does not limit the query).
+
+    Returns:
+        The record, PMIDs sorted numerically.
+
+    Raises:
+        EutilsError: If a request fails after its retries, or the split search stays incomplete
+            ([`SearchIncompleteError`][pipeline.sources.eutils.SearchIncompleteError]).
     """
     result = client.search_pmids(query)
     return SearchRecord(
@@ -128,7 +174,19 @@ def search(client: EutilsClient, query: str, search_date: dt.date) -> SearchReco
 
 
 def revised_pmids(client: EutilsClient, query: str, since: dt.date) -> list[str]:
-    """PMIDs matching ``query`` whose record was modified on or after ``since`` (``datetype=mdat``)."""
+    """Find the PMIDs matching a query whose record was modified on or after a date (``datetype=mdat``).
+
+    Args:
+        client: The E-utilities client.
+        query: The PubMed query.
+        since: First modification day searched (inclusive).
+
+    Returns:
+        The PMIDs, sorted numerically.
+
+    Raises:
+        EutilsError: If a request fails after its retries, or the split search stays incomplete.
+    """
     result = client.search_pmids(query, datetype="mdat", mindate=since)
     return sorted(set(result.pmids), key=pmid_sort_key)
 
@@ -138,7 +196,18 @@ def revised_pmids(client: EutilsClient, query: str, since: dt.date) -> list[str]
 
 @dataclass
 class FetchReport:
-    """Outcome of :func:`fetch_to_cache`; ``failed`` lists ``{batch, pmids, error}`` per failed batch."""
+    """Outcome of [`fetch_to_cache`][pipeline.sources.retrieval.fetch_to_cache].
+
+    Attributes:
+        requested: Distinct PMIDs asked for.
+        already_cached: PMIDs the cache held (returned or known not returned) and not forced again.
+        downloaded: PMIDs returned by the batches downloaded now.
+        refetched: PMIDs downloaded again because ``refetch`` named them.
+        batches: Batches downloaded and stored.
+        files: File names of the stored batches, in download order.
+        not_returned: PMIDs asked for in a stored batch that NCBI did not return (deleted, withdrawn).
+        failed: ``{batch, pmids, error}`` per batch that failed for good; its PMIDs are not cached.
+    """
 
     requested: int = 0
     already_cached: int = 0
@@ -151,9 +220,15 @@ class FetchReport:
 
     @property
     def ok(self) -> bool:
+        """True when no batch failed."""
         return not self.failed
 
     def to_json(self) -> dict[str, Any]:
+        """Encode the report as a JSON object.
+
+        Returns:
+            The fields, plus ``failed_pmids``: the number of PMIDs in failed batches.
+        """
         return {
             "requested": self.requested,
             "already_cached": self.already_cached,
@@ -270,13 +345,27 @@ def fetch_to_cache(
     batch_size: int = 200,
     refetch: Collection[str] = (),
 ) -> FetchReport:
-    """Download (EFetch, POST) the PMIDs of ``pmids`` that the cache does not hold yet.
+    """Download (EFetch, POST) the PMIDs that the cache does not hold yet.
 
-    PMIDs in ``refetch`` that are also in ``pmids`` are downloaded again (newest
-    copy wins when loading).  Batches are taken in PMID order.  A batch that
+    Batches are taken in PMID order.  Each batch answer is checked (complete PubMed XML), then
+    written with its sidecar, each atomically and fsynced (see the module docstring).  A batch that
     fails for good (after the client's retries) is recorded in
     ``report.failed`` with its PMIDs and the error; the other batches are kept.
     The index is rewritten atomically at the end.
+
+    Args:
+        client: The E-utilities client (network, rate limit and retries).
+        pmids: The PMIDs wanted; blanks are dropped and duplicates merged.
+        cache_dir: The EFetch cache directory, created when missing.
+        batch_size: Most PMIDs per EFetch request, positive.
+        refetch: PMIDs to download again even when cached (only those also in ``pmids``); the newest
+            copy wins when loading.
+
+    Returns:
+        What was requested, found cached, downloaded, not returned and failed.
+
+    Raises:
+        ValueError: If ``batch_size`` is not positive.
     """
     if batch_size < 1:
         raise ValueError("batch_size must be positive")
@@ -314,12 +403,23 @@ def fetch_to_cache(
 
 
 def load_documents(cache_dir: Path, pmids: Collection[str], counts: Counter[str]) -> Iterator[Document]:
-    """Documents of the requested PMIDs from the cached batches, sorted by PMID.
+    r"""Read the documents of the requested PMIDs from the cached batches, sorted by PMID.
 
     Each PMID is read from its newest cached copy; records without abstract
-    are skipped and counted, as are PMIDs the cache does not hold.  Raises
-    :class:`~pipeline.sources.pubmed_xml.PubmedXmlError` naming the file for a
-    corrupt batch file.
+    are skipped and counted, as are PMIDs the cache does not hold.  All documents are parsed before
+    the first is yielded.
+
+    Args:
+        cache_dir: The EFetch cache directory.
+        pmids: The PMIDs wanted; blanks are dropped, duplicates counted (``duplicate_requested``).
+        counts: Count keys (see the module docstring), updated in place.
+
+    Yields:
+        The documents, sorted numerically by PMID (text ``title + "\n" + abstract``, offsets
+        half-open and document-relative).
+
+    Raises:
+        PubmedXmlError: Naming the file, for a corrupt batch file.
     """
     index = _read_index(Path(cache_dir))
     listed = [str(p).strip() for p in pmids if str(p).strip()]
@@ -361,7 +461,18 @@ def _is_pubmed_xml_name(path: Path) -> bool:
 
 
 def expand_pubmed_paths(paths: Iterable[Path]) -> list[Path]:
-    """Files as given, directories expanded recursively to their ``*.xml``/``*.xml.gz`` files (sorted)."""
+    """Expand PubMed XML paths: files as given, directories to their XML files.
+
+    Args:
+        paths: Files and directories; a directory without XML file is logged.
+
+    Returns:
+        The files, in the order given; a directory's ``*.xml``/``*.xml.gz`` files (searched recursively,
+        case-insensitive suffix) sorted.
+
+    Raises:
+        PubmedXmlError: If a path does not exist.
+    """
     out: list[Path] = []
     for path in paths:
         path = Path(path)
@@ -385,18 +496,32 @@ def documents_from_files(
     skip_bad_lines: bool = False,
     cache_dir: Path | None = None,
 ) -> Iterator[Document]:
-    """Documents of offline sources: PubMed XML files/directories (plain or .gz), then PubTator files.
-
-    ``cache_dir``: parsed PubMed XML files are kept there by content and not parsed
-    again (:mod:`pipeline.sources.parse_cache`).
+    r"""Read the documents of offline sources: PubMed XML files/directories (plain or .gz), then PubTator files.
 
     PubMed XML directories are searched recursively for ``*.xml``/``*.xml.gz``
     (sorted); documents come in file order.  A PMID met again in a later file
     is skipped and counted (``duplicate_documents``).  PubTator records keep
     their annotations (source ``pubtator``, document-relative offsets; see
-    :func:`pipeline.sources.pubtator_format.to_document`).  Unreadable or
-    wrong-format input raises :class:`PubmedXmlError` /
-    :class:`PubtatorFormatError` naming the file (and line).
+    [`to_document`][pipeline.sources.pubtator_format.to_document]); a PubTator record without abstract
+    is skipped and counted (``no_abstract``).
+
+    Args:
+        pubmed_xml: PubMed XML files and directories.
+        pubtator: PubTator files (not directories).
+        counts: Count keys (see the module docstring), updated in place as files are read.
+        skip_bad_lines: Skip (count and log) malformed PubTator lines instead of raising.
+        cache_dir: Parsed PubMed XML files are kept there by content and not parsed
+            again ([`pipeline.sources.parse_cache`][pipeline.sources.parse_cache]); None to parse every time.
+
+    Returns:
+        A lazy iterator over the documents, PubMed XML first, then PubTator, each in file order; text
+        ``title + "\n" + abstract``, offsets half-open and document-relative.  Files are read, and
+        the errors below raised, as it is consumed.
+
+    Raises:
+        PubmedXmlError: Naming the file (and line), for a missing path or unreadable or wrong-format XML.
+        PubtatorFormatError: Naming the file (and line), for a directory given as a PubTator file, an
+            unreadable file or a malformed line (unless ``skip_bad_lines``).
     """
 
     def read_xml(path: Path, file_counts: Counter[str]) -> Iterator[Document]:
@@ -415,9 +540,25 @@ def document_lines_from_files(
     skip_bad_lines: bool = False,
     cache_dir: Path,
 ) -> Iterator[StoredDocument]:
-    """:func:`documents_from_files` as store lines: documents read back from the parse cache are not decoded.
+    """Read the documents of offline sources as store lines, without decoding cached ones.
 
-    Same documents, order and counts; each is its line as the store writes it.
+    Like [`documents_from_files`][pipeline.sources.retrieval.documents_from_files]: same documents, order
+    and counts; documents read back from the parse cache are passed on as their compressed lines.
+
+    Args:
+        pubmed_xml: PubMed XML files and directories.
+        pubtator: PubTator files (not directories).
+        counts: Count keys (see the module docstring), updated in place as files are read.
+        skip_bad_lines: Skip (count and log) malformed PubTator lines instead of raising.
+        cache_dir: The parse cache ([`pipeline.sources.parse_cache`][pipeline.sources.parse_cache]); required.
+
+    Returns:
+        A lazy iterator of one [`StoredDocument`][pipeline.store.StoredDocument] per document: its line as
+        the store writes it.
+
+    Raises:
+        PubmedXmlError: As [`documents_from_files`][pipeline.sources.retrieval.documents_from_files] does.
+        PubtatorFormatError: As [`documents_from_files`][pipeline.sources.retrieval.documents_from_files] does.
     """
 
     def read_xml(path: Path, file_counts: Counter[str]) -> Iterator[StoredDocument]:
