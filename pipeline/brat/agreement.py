@@ -429,6 +429,8 @@ def relation_tally(
     """
     if span not in SPAN_SETTINGS:
         raise ValueError(f"unknown span setting {span!r}")
+    if types == "hierarchy" and schema is None:
+        raise ValueError("the hierarchy setting needs a schema")
     entity_ok = _entity_match(span, types, schema)
 
     def args_ok(r: RelationMention, p: RelationMention) -> bool:
@@ -437,8 +439,7 @@ def relation_tally(
         return not directed and entity_ok(r.arg1, p.arg2) and entity_ok(r.arg2, p.arg1)
 
     if types == "hierarchy":
-        if schema is None:
-            raise ValueError("the hierarchy setting needs a schema")
+        assert schema is not None
         reference = [RelationMention(t, r.arg1, r.arg2) for r in reference for t in schema.ancestors(r.type, True)]
         predicted = [RelationMention(t, p.arg1, p.arg2) for p in predicted for t in schema.ancestors(p.type, True)]
     same_type = types != "any"

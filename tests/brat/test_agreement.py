@@ -265,3 +265,11 @@ def test_modality_agreement_on_matched_relations(tmp_path: Path, schema, capsys:
     assert pair["relation_modality"]["pairs"] == {"Negated -> Negated": 1, "none -> Hypothetical": 1}
     assert run_cli("agreement", str(tmp_path / "a"), str(tmp_path / "b")) == 0
     assert "1 of 2 matched relations have the same modality (50.0%)" in capsys.readouterr().out
+
+
+def test_hierarchy_settings_without_a_schema_are_a_clear_error() -> None:
+    g, d = a("Gene_or_protein", (0, 6)), a("Chemical", (20, 28))
+    with pytest.raises(ValueError, match="needs a schema"):
+        relation_tally([RelationMention("metabolizes", g, d)], [], span="exact", types="hierarchy", directed=True)
+    with pytest.raises(ValueError, match="schema"):
+        entity_tally([g], [d], span="exact", types="hierarchy")
