@@ -36,10 +36,10 @@ UNSPECIFIED_REASON = "unspecified"
 
 EntityKey = tuple[tuple[Span, ...], str, tuple[tuple[str, str], ...]]
 RelationKey = tuple[str, tuple[tuple[str, EntityKey], ...], str]
-#: the pre-annotation's display-only attribute of composite entities: not part of what an entity is
 COMPOSITE_ATTRIBUTE = BratSettings().composite_attribute
-#: attributes that never make two entities different
+"""The pre-annotation's display-only attribute of composite entities: not part of what an entity is."""
 UNKEYED_ATTRIBUTES = (DISAGREEMENT, COMPOSITE_ATTRIBUTE)
+"""Attributes that never make two entities different (``Disagreement`` and ``Composite``)."""
 
 
 @dataclass
@@ -200,8 +200,8 @@ def attribute_key(
     Args:
         doc: The document.
         target: The id of the annotation (``T3``, ``R1``).
-        skip: Attribute types left out; by default ``Disagreement`` and ``Composite``, which never make
-            two entities different.
+        skip: Attribute types left out; by default
+            [`UNKEYED_ATTRIBUTES`][pipeline.campaign.documents.UNKEYED_ATTRIBUTES].
 
     Returns:
         The (type, value) pairs of the attributes of ``target``, sorted; a binary attribute's value is ``""``.
