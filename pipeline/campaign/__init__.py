@@ -1,2 +1,5 @@
-"""The annotation campaign around the built corpus: blind phase-1 batches, progress, phase-2 review from
-both annotators' work, finalization, homogenization helpers and the citable release."""
+"""The annotation campaign around the built corpus.
+
+Blind phase-1 batches, progress, phase-2 review from both annotators' work, finalization,
+homogenization helpers and the citable release.
+"""

@@ -1,16 +1,17 @@
 """Rebuilds: append newly sampled sentences to a running campaign without moving anything.
 
 Input: a campaign directory (``manifest.csv`` and ``phase1/<person>/`` collections, see
-:mod:`pipeline.campaign.layout`), the brat collection of a rebuild (``OUT/brat``, a superset or an
-overlapping set of the documents already assigned), the roster and the batch seed.
+[`pipeline.campaign.layout`][pipeline.campaign.layout]), the brat collection of a rebuild (``OUT/brat``, a superset or
+an overlapping set of the documents already assigned), the roster and the batch seed.
 
-What :func:`append_to_campaign` does:
+What [`append_to_campaign`][pipeline.campaign.append.append_to_campaign] does:
 
-* reads the existing assignments of ``manifest.csv`` and keeps every row exactly (people no longer in the
+* reads the existing assignments (of ``campaign.json`` when the campaign has one, whose team then counts
+  rather than the roster's, else of ``manifest.csv``) and keeps every row exactly (people no longer in the
   roster keep their documents); documents already assigned are never reassigned, copied or rewritten, so
   an annotator's started ``.ann`` is never touched, whatever the rebuild's pre-annotation says;
 * assigns only the documents of the collection missing from the manifest, with the same balanced, seeded
-  rule as ``pgx-corpus batches`` (:func:`pipeline.corpus.batches.assign`: two phase-1 annotators, one
+  rule as ``pgx-corpus batches`` ([`assign`][pipeline.corpus.batches.assign]: two phase-1 annotators, one
   senior who is neither; loads count the existing rows);
 * writes the new documents into the phase-1 collections of their annotators only (``NAME.txt`` and the
   pre-annotated ``NAME.ann``; a new person's collection gets the configuration files of an existing
@@ -60,11 +61,11 @@ from pipeline.paths import list_files, resolve_collection
 
 log = logging.getLogger(__name__)
 
-#: the rows an append is writing, removed when it has finished (a killed append is completed by the next)
 JOURNAL = ".append.pending.json"
+"""The rows an append is writing, removed when it has finished (a killed append is completed by the next)."""
 
-#: the pre-annotation copy part 1's ``batches`` keeps in the campaign (``pipeline.campaign.deploy``)
 PREANNOTATION_DIR = "preannotation"
+"""The pre-annotation copy part 1's ``batches`` keeps in the campaign (as ``pipeline.campaign.deploy`` names it)."""
 
 
 class SettingsMismatchError(ManifestError):
@@ -101,11 +102,34 @@ def append_to_campaign(
     collection: str | Path, campaign_dir: str | Path, roster: str | Path, *, seed: int = 13,
     counts: Counter[str] | None = None,
 ) -> list[tuple[str, str, str]]:
-    """Assign and write the new documents of ``collection``; returns the new manifest rows.
+    """Assign and write the new documents of a rebuild's collection into a running campaign.
 
-    Raises RosterError, ManifestError (:class:`SettingsMismatchError` when the collection was built with
-    relations on and the campaign with them off, or the other way round) or FileNotFoundError before
-    anything is written.
+    See the module docstring.  Every check comes before anything is written; the rows being written are
+    kept in a journal ([`JOURNAL`][pipeline.campaign.append.JOURNAL]) so that a killed append is completed
+    by the next one.  Each new document is written atomically, ``.ann`` first, into its annotators'
+    collections under the document's lock.
+
+    Args:
+        collection: The rebuild's brat collection (``OUT/brat``; a link is resolved once).
+        campaign_dir: The campaign directory ``CAMPAIGN_DIR``.
+        roster: The roster file (its people take the new documents, unless ``campaign.json`` says
+            otherwise).
+        seed: The batch seed of the assignment.
+        counts: Counters updated in place (see the module docstring for the keys); a new one when ``None``.
+
+    Returns:
+        The new assignment rows ``(document, phase, person)``.
+
+    Raises:
+        RosterError: If the roster is unusable, or a new document would go to a person without a
+            phase-1 collection in a campaign written by ``batches``.
+        ManifestError: If the campaign has no ``manifest.csv``, its ``campaign.json`` or an interrupted
+            append's journal cannot be read, that journal names documents the collection lacks, or
+            ([`SettingsMismatchError`][pipeline.campaign.append.SettingsMismatchError]) the collection
+            was built with relations pre-annotated and the campaign without, or the other way round.
+        FileNotFoundError: If ``collection`` is not a directory.
+        SymlinkError: If the collection holds symbolic links.
+        NameError_: If a document name cannot name a file.
     """
     counts = counts if counts is not None else Counter()
     campaign, src = Path(campaign_dir), Path(collection)
@@ -223,8 +247,11 @@ def append_to_campaign(
 
 
 def _campaign_team(record: dict[str, Any], roster: list[Person], path: Path) -> list[Person]:
-    """The people who take new documents: the roster's, without those who left the campaign, with those
-    who joined it since (``campaign add-person``/``replace``); a warning names each difference."""
+    """The people who take new documents.
+
+    The roster's, without those who left the campaign, with those who joined it since
+    (``campaign add-person``/``replace``); a warning names each difference.
+    """
     left = {p["id"] for p in record.get("people", []) if p.get("left")}
     joined = [p for p in asg.active_people(record) if p["id"] not in {r.id for r in roster}]
     for pid in sorted(left & {r.id for r in roster}):
@@ -234,8 +261,10 @@ def _campaign_team(record: dict[str, Any], roster: list[Person], path: Path) -> 
     return [r for r in roster if r.id not in left] + [
         Person(p["id"], p["role"], bool(p.get("phase1", p["role"] == "annotator"))) for p in joined]
 def _document_bytes(txt: Path) -> tuple[bytes, bytes]:
-    """``.txt`` and ``.ann`` bytes of a source document (a document without ``.ann`` gets an empty one, as
-    batches writes it)."""
+    """``.txt`` and ``.ann`` bytes of a source document.
+
+    A document without ``.ann`` gets an empty one, as batches writes it.
+    """
     ann = txt.with_suffix(".ann")
     return txt.read_bytes(), ann.read_bytes() if ann.exists() else b""
 

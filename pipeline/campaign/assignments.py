@@ -1,21 +1,22 @@
 """Who has which document: ``campaign.json`` is the one source of truth, with a dated, append-only history.
 
-* ``campaign.json`` (:mod:`pipeline.campaign.phase1`) says who holds each document now: its
+* ``campaign.json`` ([`pipeline.campaign.phase1`][pipeline.campaign.phase1]) says who holds each document now: its
   ``documents`` entries (``phase1``: two annotators, ``phase2``: one senior), its ``people`` (with
   ``joined``/``left`` dates once the team changes) and its ``calibration`` entries
-  (:mod:`pipeline.campaign.calibration`).  Every command reads assignments from it.
-* ``manifest.csv`` (``document,phase,annotator``) is derived from it (:func:`write_manifest_csv`) after
-  every change, for people and scripts that read CSV; nothing reads it back as a truth.
+  ([`pipeline.campaign.calibration`][pipeline.campaign.calibration]).  Every command reads assignments from it.
+* ``manifest.csv`` (``document,phase,annotator``) is derived from it
+  ([`write_manifest_csv`][pipeline.campaign.assignments.write_manifest_csv]) after every change, for people and scripts
+  that read CSV; nothing reads it back as a truth.
 * ``assignments.jsonl``: one JSON object per change of one assignment, in the order of the changes,
   never rewritten: ``{"time", "action", "document", "phase", "person", "event", "note"}`` with
   ``event`` ``assigned`` or ``unassigned``, ``action`` what changed it (``batches``, ``append``,
   ``replace``, ``add-person``, ``reassign``, ``import``, ``calibration``) and ``time`` an ISO 8601 UTC
-  date.  Replaying it gives the current assignments (:func:`replay`), and :func:`person_history`
-  reports per person over it.
+  date.  Replaying it gives the current assignments ([`replay`][pipeline.campaign.assignments.replay]), and
+  [`person_history`][pipeline.campaign.assignments.person_history] reports per person over it.
 
-"Started" (:func:`started`) is judged on the annotations, never on bytes or modification times (brat
-rewrites files): a person's version of a document is started when its annotations, ids aside
-(:func:`pipeline.campaign.documents.canonical`), differ from what was handed out, the pre-annotation in
+"Started" ([`started`][pipeline.campaign.assignments.started]) is judged on the annotations, never on bytes or
+modification times (brat rewrites files): a person's version of a document is started when its annotations, ids aside
+([`canonical`][pipeline.campaign.documents.canonical]), differ from what was handed out, the pre-annotation in
 phase 1 and the merged document (``review/merged/<senior>/``) in phase 2.  A version that cannot be
 read counts as started: nobody can tell that it is not.
 """
@@ -48,12 +49,24 @@ Row = tuple[str, str, str]
 
 
 def now() -> str:
-    """The current time as the history writes it (ISO 8601, UTC, seconds)."""
+    """Give the current time as the history writes it.
+
+    Returns:
+        The current UTC time, ISO 8601 to the second (``2026-01-31T09:00:00+00:00``).
+    """
     return dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat()
 
 
 def rows(campaign: Mapping[str, Any]) -> list[Row]:
-    """``(document, phase, person)`` of every current assignment (calibration aside), in file order."""
+    """List every current assignment of a campaign (calibration aside).
+
+    Args:
+        campaign: The parsed ``campaign.json``.
+
+    Returns:
+        ``(document, phase, person)`` rows in file order; phase is ``"1"`` (both annotators, sorted) or
+        ``"2"`` (the senior, once assigned).
+    """
     out: list[Row] = []
     for entry in campaign["documents"]:
         out += [(entry["document"], "1", p) for p in sorted(entry["phase1"])]
@@ -63,6 +76,14 @@ def rows(campaign: Mapping[str, Any]) -> list[Row]:
 
 
 def manifest_text(campaign: Mapping[str, Any]) -> str:
+    """Render the ``manifest.csv`` of a campaign.
+
+    Args:
+        campaign: The parsed ``campaign.json``.
+
+    Returns:
+        The CSV text: a ``document,phase,annotator`` header, then [`rows`][pipeline.campaign.assignments.rows].
+    """
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(MANIFEST_FIELDS)
@@ -71,12 +92,26 @@ def manifest_text(campaign: Mapping[str, Any]) -> str:
 
 
 def write_manifest_csv(root: Path, campaign: Mapping[str, Any]) -> None:
-    """``manifest.csv`` derived from ``campaign`` (written beside and renamed)."""
+    """Write the ``manifest.csv`` derived from a campaign.
+
+    Written atomically: beside the final file, fsynced, then renamed.
+
+    Args:
+        root: The campaign directory ``CAMPAIGN_DIR``.
+        campaign: The parsed ``campaign.json``.
+    """
     store.write_atomic(Path(root) / ASSIGNMENTS_CSV, manifest_text(campaign).encode("utf-8"), fsync=True)
 
 
 def save_campaign(root: Path, campaign: Mapping[str, Any]) -> None:
-    """Write ``campaign.json`` (beside, fsync, rename), then the ``manifest.csv`` derived from it."""
+    """Write ``campaign.json``, then the ``manifest.csv`` derived from it.
+
+    Each file is written atomically (beside, fsync, rename); the two are not one transaction.
+
+    Args:
+        root: The campaign directory ``CAMPAIGN_DIR``.
+        campaign: The campaign manifest to write.
+    """
     data = json.dumps(campaign, ensure_ascii=False, indent=1) + "\n"
     store.write_atomic(Path(root) / CAMPAIGN_MANIFEST, data.encode("utf-8"), fsync=True)
     write_manifest_csv(root, campaign)
@@ -84,7 +119,24 @@ def save_campaign(root: Path, campaign: Mapping[str, Any]) -> None:
 
 def change(action: str, document: str, phase: int | str, person: str, event: str, when: str,
            note: str = "") -> dict[str, Any]:
-    """One history entry (see the module docstring)."""
+    """Make one history entry (see the module docstring).
+
+    Args:
+        action: What made the change, such as ``batches``, ``append``, ``replace``, ``add-person``, ``reassign``,
+            ``import``, ``calibration`` or ``promote``.
+        document: The campaign document.
+        phase: ``1`` or ``2`` (stored as a string).
+        person: The person assigned or unassigned.
+        event: ``assigned`` or ``unassigned``.
+        when: The time, as [`now`][pipeline.campaign.assignments.now] gives it (or ``""``: from the start).
+        note: Free text, such as why the document moved.
+
+    Returns:
+        The entry, ready for [`record`][pipeline.campaign.assignments.record].
+
+    Raises:
+        ValueError: If ``event`` is neither ``assigned`` nor ``unassigned``.
+    """
     if event not in ("assigned", "unassigned"):
         raise ValueError(f"history event must be assigned or unassigned, got {event!r}")
     return {"time": when, "action": action, "document": document, "phase": str(phase), "person": person,
@@ -92,7 +144,15 @@ def change(action: str, document: str, phase: int | str, person: str, event: str
 
 
 def record(root: Path, changes: Sequence[Mapping[str, Any]]) -> None:
-    """Append ``changes`` to the history (O_APPEND under an exclusive flock, fsynced): never rewritten."""
+    """Append entries to the history, which is never rewritten.
+
+    Appended with ``O_APPEND`` under an exclusive ``flock``, then fsynced; nothing is written for no
+    entries.
+
+    Args:
+        root: The campaign directory ``CAMPAIGN_DIR``.
+        changes: The entries, as [`change`][pipeline.campaign.assignments.change] makes them, in order.
+    """
     if not changes:
         return
     data = "".join(json.dumps(c, ensure_ascii=False, sort_keys=True) + "\n" for c in changes).encode("utf-8")
@@ -107,29 +167,63 @@ def record(root: Path, changes: Sequence[Mapping[str, Any]]) -> None:
 
 def initial_changes(campaign: Mapping[str, Any], action: str, when: str,
                     documents: Iterable[str] | None = None) -> list[dict[str, Any]]:
-    """``assigned`` entries for the current assignments (of ``documents`` only, when given)."""
+    """Make ``assigned`` entries for the current assignments of a campaign.
+
+    Args:
+        campaign: The parsed ``campaign.json``.
+        action: The action recorded in each entry.
+        when: The time recorded in each entry (``""``: from the start).
+        documents: Only the assignments of these documents; all when ``None``.
+
+    Returns:
+        One entry per assignment, in the order of [`rows`][pipeline.campaign.assignments.rows].
+    """
     wanted = set(documents) if documents is not None else None
     return [change(action, doc, phase, person, "assigned", when) for doc, phase, person in rows(campaign)
             if wanted is None or doc in wanted]
 
 
 def start_history(root: Path, campaign: Mapping[str, Any], action: str = "batches", when: str = "") -> None:
-    """A new history holding the assignments of a campaign written from scratch (replaces any old one:
-    ``batches`` rewrites only a campaign nobody has started).  ``when`` may be empty: ``batches``
-    dates nothing (the same inputs give the same campaign), so its entries mean "from the start"."""
+    """Write a new history holding the assignments of a campaign written from scratch.
+
+    Replaces any old history (atomically: beside, fsync, rename): ``batches`` rewrites only a campaign
+    nobody has started.
+
+    Args:
+        root: The campaign directory ``CAMPAIGN_DIR``.
+        campaign: The parsed ``campaign.json``.
+        action: The action recorded in each entry.
+        when: The time recorded; may be empty: ``batches`` dates nothing (the same inputs give the same
+            campaign), so its entries mean "from the start".
+    """
     data = "".join(json.dumps(c, ensure_ascii=False, sort_keys=True) + "\n"
                    for c in initial_changes(campaign, action, when))
     store.write_atomic(Path(root) / HISTORY_FILE, data.encode("utf-8"), fsync=True)
 
 
 def ensure_history(root: Path, campaign: Mapping[str, Any]) -> None:
-    """Start the history from ``campaign`` (the state before a first change) when there is none."""
+    """Start the history from a campaign when there is none.
+
+    Args:
+        root: The campaign directory ``CAMPAIGN_DIR``.
+        campaign: The campaign as it is before a first change.
+    """
     if not (Path(root) / HISTORY_FILE).exists():
         start_history(root, campaign, "batches", "")
 
 
 def read_history(root: Path) -> list[dict[str, Any]]:
-    """The history's entries in order; CampaignError naming ``file:line`` for a line that does not parse."""
+    """Read the history's entries.
+
+    Args:
+        root: The campaign directory ``CAMPAIGN_DIR``.
+
+    Returns:
+        The entries in file order (blank lines skipped); empty when there is no history.
+
+    Raises:
+        CampaignError: If a line is not a history entry, naming ``file:line``.
+    """
     path = Path(root) / HISTORY_FILE
     if not path.is_file():
         return []
@@ -148,7 +242,14 @@ def read_history(root: Path) -> list[dict[str, Any]]:
 
 
 def replay(history: Iterable[Mapping[str, Any]]) -> set[Row]:
-    """The assignments ``(document, phase, person)`` the history leads to (calibration entries aside)."""
+    """Replay a history into the assignments it leads to (calibration entries aside).
+
+    Args:
+        history: The entries, in order.
+
+    Returns:
+        The ``(document, phase, person)`` assignments held after the last entry.
+    """
     current: set[Row] = set()
     for entry in history:
         if entry["action"] == "calibration":
@@ -162,10 +263,22 @@ def replay(history: Iterable[Mapping[str, Any]]) -> set[Row]:
 
 
 def person_history(root: Path, campaign: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Per person and phase over the history: documents ever assigned, moved away, held now; dates.
+    """Report per person and phase over the history: documents ever assigned, moved away, held now.
 
-    ``{"person", "phase", "ever", "moved_away", "now", "first", "last_change", "joined", "left"}``;
-    ``now`` is also checked against ``campaign.json``: ``reconciles`` is False when they disagree.
+    A campaign nobody has changed yet has no history: its assignments are taken as those of ``batches``.
+
+    Args:
+        root: The campaign directory ``CAMPAIGN_DIR``.
+        campaign: The parsed ``campaign.json``.
+
+    Returns:
+        One row per (person, phase), phase 1 first then by person, with ``person``, ``phase`` (an int),
+        ``ever``, ``moved_away`` and ``now`` (document counts), ``reconciles`` (False when the replayed
+        history and ``campaign.json`` disagree on ``now``), ``first`` and ``last_change`` (history times),
+        and ``joined``/``left`` (from ``people``, ``""`` when unset).
+
+    Raises:
+        CampaignError: If the history does not parse.
     """
     # a campaign nobody has changed yet has no history: its assignments are those of batches
     history = read_history(root) or initial_changes(campaign, "batches", "")
@@ -215,19 +328,48 @@ def _read(path: Path) -> BratDocument | None:
 
 
 def reference_dir(root: Path, phase: str, person: str) -> Path:
-    """What a person's version is compared with: the pre-annotation (1), the merged document (2)."""
+    """Give the directory a person's version is compared with to tell whether it is started.
+
+    Args:
+        root: The campaign directory ``CAMPAIGN_DIR``.
+        phase: ``"1"`` or ``"2"``.
+        person: The person (only used in phase 2: the senior).
+
+    Returns:
+        ``CAMPAIGN_DIR/preannotation/`` in phase 1, ``CAMPAIGN_DIR/review/merged/<person>/`` in phase 2.
+    """
     return root / deploy.PREANNOTATION_DIR if phase == "1" else root / REVIEW_DIR / MERGED_DIR / person
 
 
 def collection_dir(root: Path, phase: str, person: str) -> Path:
+    """Give a person's brat collection in a phase.
+
+    Args:
+        root: The campaign directory ``CAMPAIGN_DIR``.
+        phase: ``"1"`` or ``"2"``.
+        person: The annotator (phase 1) or senior (phase 2).
+
+    Returns:
+        ``CAMPAIGN_DIR/phase1/<person>/`` or ``CAMPAIGN_DIR/phase2/<person>/`` (it may not exist).
+    """
     return root / (PHASE1_DIR if phase == "1" else PHASE2_DIR) / person
 
 
 def file_started(root: Path, phase: str, person: str, name: str) -> bool:
-    """True when ``person``'s version of brat document ``name`` differs from what was handed out.
+    """Tell whether a person's version of a brat document differs from what was handed out.
 
-    A version not written yet is not started; one that cannot be read, or has no reference to compare
-    with, is (see the module docstring).
+    Compared with [`canonical`][pipeline.campaign.documents.canonical] (ids aside).  A version not written
+    yet is not started; one that cannot be read, or has no reference to compare with, is (see the module
+    docstring).
+
+    Args:
+        root: The campaign directory ``CAMPAIGN_DIR``.
+        phase: ``"1"`` or ``"2"``.
+        person: The annotator (phase 1) or senior (phase 2).
+        name: The brat document name (``100_1``), without extension.
+
+    Returns:
+        True when the version is started.
     """
     txt = collection_dir(root, phase, person) / f"{name}.txt"
     if not txt.exists() and not txt.with_suffix(".ann").exists():
@@ -240,17 +382,44 @@ def file_started(root: Path, phase: str, person: str, name: str) -> bool:
 
 
 def started(root: Path, entry: Mapping[str, Any], phase: str, person: str) -> bool:
-    """Whether ``person`` has started any file of the document ``entry`` in ``phase``."""
+    """Tell whether a person has started any file of a campaign document in a phase.
+
+    Args:
+        root: The campaign directory ``CAMPAIGN_DIR``.
+        entry: The document's entry in ``campaign.json`` (its ``files`` are the brat documents).
+        phase: ``"1"`` or ``"2"``.
+        person: The annotator (phase 1) or senior (phase 2).
+
+    Returns:
+        True when [`file_started`][pipeline.campaign.assignments.file_started] holds for any of its files.
+    """
     return any(file_started(root, phase, person, name) for name in entry["files"])
 
 
 def active_people(campaign: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """People of the campaign who have not left."""
+    """List the people of a campaign who have not left.
+
+    Args:
+        campaign: The parsed ``campaign.json``.
+
+    Returns:
+        Their ``people`` entries, in file order.
+    """
     return [p for p in campaign["people"] if not p.get("left")]
 
 
 def rule_violations(campaign: Mapping[str, Any]) -> list[str]:
-    """Each broken campaign rule, naming the rule and the document (empty when all hold)."""
+    """List each broken campaign rule, naming the rule and the document.
+
+    The rules: two distinct phase-1 annotators per document, and a senior who annotated none of their
+    documents.
+
+    Args:
+        campaign: The campaign (as it is, or as a change plans it).
+
+    Returns:
+        One message per violation; empty when all hold.
+    """
     problems = []
     for entry in campaign["documents"]:
         doc, annotators, senior = entry["document"], entry["phase1"], entry.get("phase2")

@@ -1,18 +1,18 @@
 """Calibration rounds: a few extra documents every annotator annotates, to check agreement during phase 1.
 
-:func:`add_round` hands a small set of documents of a brat collection to every active phase-1
-annotator (in their own blind collection, like any document), outside the two-annotators rule.  They
+[`add_round`][pipeline.campaign.calibration.add_round] hands a small set of documents of a brat collection to every
+active phase-1 annotator (in their own blind collection, like any document), outside the two-annotators rule.  They
 are recorded apart, in ``campaign.json``'s ``calibration`` list
 (``{"document", "files", "annotators", "round", "date", "reference"}``), never in ``documents``:
 ``review``, ``finalize``, ``release`` and the phase-1 counts of ``status`` do not see them.  The
-manager may add one to the campaign later (:func:`promote`: two of its annotators and a senior who is
-neither, as any document; the entry gets ``"promoted": true`` and the other annotators' copies stay
+manager may add one to the campaign later ([`promote`][pipeline.campaign.calibration.promote]: two of its annotators and
+a senior who is neither, as any document; the entry gets ``"promoted": true`` and the other annotators' copies stay
 calibration copies).  A reference annotation (e.g. a gold standard) may come with the round; it is
 kept in ``calibration/reference/``, outside every served collection.
 
-:func:`report` scores, over the documents each person finished (``Done``, not discarded), every pair of
-annotators against each other and each annotator against the reference, with
-:func:`pipeline.brat.agreement.compare_collections` (Table 8/9 settings), and sums up per person: the
+[`report`][pipeline.campaign.calibration.report] scores, over the documents each person finished (``Done``, not
+discarded), every pair of annotators against each other and each annotator against the reference, with
+[`compare_collections`][pipeline.brat.agreement.compare_collections] (Table 8/9 settings), and sums up per person: the
 mean micro F1 against the others and the F1 against the reference (exact spans, strict types).
 """
 
@@ -40,11 +40,31 @@ SETTING = "exact_strict"
 
 def add_round(root: Path, collection: Path, documents: Sequence[str], *, reference: Path | None = None,
               when: str = "") -> dict[str, Any]:
-    """Hand ``documents`` of ``collection`` to every active annotator as a calibration round.
+    """Hand documents of a collection to every active annotator as a calibration round.
 
-    CampaignError before anything is written when a document is missing from ``collection`` (or from
-    ``reference``) or is already a document or calibration document of the campaign.  Returns the
-    round's entries.
+    Writes each document (and its pre-annotation) into ``preannotation/``, the reference into
+    ``calibration/reference/`` when given, hands the documents out into every active phase-1
+    annotator's collection, then records the round in ``campaign.json`` and its ``calibration`` entries
+    in the history (through the team commands' pending file, so a kill in between is finished by the
+    next command).
+
+    Args:
+        root: The campaign directory ``CAMPAIGN_DIR``.
+        collection: The brat collection the documents come from (``NAME.txt`` and, if any, ``NAME.ann``
+            as pre-annotation).
+        documents: The brat document names, without extension.
+        reference: A brat collection holding a reference annotation of each document (e.g. a gold
+            standard); ``None`` for no reference.
+        when: The round's date, ISO 8601; now (UTC) when empty.
+
+    Returns:
+        ``{"round", "documents", "annotators"}``: the round's number (one more than the last), the
+        documents and the annotators they were handed to.
+
+    Raises:
+        CampaignError: Before anything is written, if a document is missing from ``collection`` (or
+            from ``reference``), is already a document or calibration document of the campaign, no
+            document is given, or the campaign has fewer than two active annotators.
     """
     from pipeline.campaign.team import _prepare_collection, finish_pending, hand_out, write_pending
 
@@ -112,7 +132,26 @@ def _finished_versions(root: Path, entries: list[dict[str, Any]]) -> dict[str, d
 
 
 def report(root: Path, schema: Schema, round_number: int | None = None) -> dict[str, Any]:
-    """Agreement of a calibration round (all rounds when None); see the module docstring."""
+    """Score the agreement of a calibration round (see the module docstring).
+
+    Only the versions each person finished (``Done``, not discarded) and that pass
+    [`read_checked`][pipeline.campaign.documents.read_checked] are scored.
+
+    Args:
+        root: The campaign directory ``CAMPAIGN_DIR``.
+        schema: The schema the agreement is computed with.
+        round_number: The round; every round when ``None``.
+
+    Returns:
+        ``{"rounds", "documents", "pairs", "people"}``: the rounds and documents scored; per pair of
+        annotators with documents in common, ``a``, ``b``, ``documents``, ``entities_f1`` and
+        ``relations_f1`` (micro F1 as a fraction, exact spans and strict types, directed relations); per
+        person, ``assigned``, ``finished``, ``mean_entities_f1_vs_others`` and the entity and relation F1
+        against the reference (``None`` when there is nothing to score).
+
+    Raises:
+        CampaignError: If the campaign has no such calibration round, or ``campaign.json`` cannot be read.
+    """
     root = Path(root)
     campaign = read_campaign(root)
     entries = [e for e in campaign.get("calibration", []) if round_number is None or e["round"] == round_number]
@@ -159,6 +198,15 @@ def report(root: Path, schema: Schema, round_number: int | None = None) -> dict[
 
 
 def format_report(result: dict[str, Any]) -> str:
+    """Render a calibration report as Markdown tables.
+
+    Args:
+        result: What [`report`][pipeline.campaign.calibration.report] returned.
+
+    Returns:
+        The Markdown text: a table per person, then a table per pair; F1 as percentages, ``n/a`` for
+        ``None``.
+    """
     def pct(x: float | None) -> str:
         return "n/a" if x is None else f"{100 * x:.1f}"
 
@@ -176,8 +224,24 @@ def format_report(result: dict[str, Any]) -> str:
 
 
 def promote(root: Path, document: str, annotators: Sequence[str], senior: str, *, when: str = "") -> None:
-    """Add calibration document ``document`` to the campaign (reviewed, finalized and released like the
-    others) with two of its annotators and a senior who is neither; CampaignError otherwise."""
+    """Add a calibration document to the campaign, reviewed, finalized and released like the others.
+
+    The calibration entry is marked ``"promoted": true`` (the other annotators' copies stay calibration
+    copies); ``campaign.json`` gets the document with its two annotators and senior, and the history
+    the three assignments (action ``promote``).
+
+    Args:
+        root: The campaign directory ``CAMPAIGN_DIR``.
+        document: The calibration document.
+        annotators: Two distinct annotators of its round, who become its phase-1 annotators.
+        senior: An active senior who is neither of them.
+        when: The date recorded in the history, ISO 8601; now (UTC) when empty.
+
+    Raises:
+        CampaignError: If ``document`` is not a calibration document or is already in the campaign, the
+            annotators are not two distinct annotators of it, or the senior is not an active senior or is
+            one of them; nothing is written then.
+    """
     root = Path(root)
     campaign = copy.deepcopy(read_campaign(root))
     entry = next((e for e in campaign.get("calibration", []) if e["document"] == document), None)

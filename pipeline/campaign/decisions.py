@@ -21,19 +21,20 @@ as YAML reads an unquoted ``123_4`` as a number)::
 
 Entries are applied in file order: all ``retype`` entries, then ``remove``, then ``relations``.  Types are
 checked against the schema before anything is touched.  A relation that becomes identical to another one
-of its document is merged (see :func:`pipeline.campaign.finalize.merge_duplicate_relations`).
+of its document is merged (see [`merge_duplicate_relations`][pipeline.campaign.finalize.merge_duplicate_relations]).
 
-:func:`apply_decisions` returns, per changed document, the old and new ``.ann`` text; nothing else is
-rewritten (unchanged documents keep their bytes).  :func:`unified_diff` renders the change, and
-:func:`write_changes` writes all changed ``.ann`` files atomically (every new file is written beside its
-target first, then each is renamed over it).  Applying the same file twice changes nothing the second time.
-A change that would make a document invalid for the collection's ``annotation.conf`` is reported
+[`apply_decisions`][pipeline.campaign.decisions.apply_decisions] returns, per changed document, the old and new ``.ann``
+text; nothing else is rewritten (unchanged documents keep their bytes).
+[`unified_diff`][pipeline.campaign.decisions.unified_diff] renders the change, and
+[`write_changes`][pipeline.campaign.decisions.write_changes] writes all changed ``.ann`` files atomically (every new
+file is written beside its target first, then each is renamed over it).  Applying the same file twice changes nothing
+the second time. A change that would make a document invalid for the collection's ``annotation.conf`` is reported
 (``file:line: message``) and nothing is written.
 
 Count keys: ``documents``, ``documents_changed``, ``retyped``, ``removed``, ``removed_dependants``,
 ``relations_remapped``, ``relations_deleted``, ``relations_merged``, ``decision:<kind>:<index>`` (edits per
 entry, index from 1 within its list), ``matched:retype:<index>``.  An entry that matched nothing is
-logged as a warning (:func:`unmatched_entries`).
+logged as a warning ([`unmatched_entries`][pipeline.campaign.decisions.unmatched_entries]).
 """
 
 from __future__ import annotations
@@ -68,12 +69,33 @@ class DecisionsError(ValueError):
 
 @dataclass(frozen=True)
 class TermSelector:
+    """Which entities a ``retype`` or ``remove`` entry applies to.
+
+    Exactly one of ``term`` and ``pattern`` is set.
+
+    Attributes:
+        term: The entity text (fragments joined by a space, whitespace collapsed), compared
+            case-insensitively.
+        pattern: A regular expression that must match the whole entity text (whitespace collapsed).
+        type: Only entities of this type (``from`` of a ``retype`` entry, ``type`` of a ``remove`` entry).
+        documents: Only in these documents; every document when ``None``.
+    """
     term: str | None = None
     pattern: re.Pattern[str] | None = None
     type: str | None = None
     documents: frozenset[str] | None = None
 
     def selects(self, doc: BratDocument, type_: str, text: str) -> bool:
+        """Tell whether an entity of a document is selected.
+
+        Args:
+            doc: The document the entity belongs to (its name is checked against ``documents``).
+            type_: The entity's type.
+            text: The entity's text (fragments joined by a space).
+
+        Returns:
+            True when the entity is selected.
+        """
         if self.documents is not None and doc.name not in self.documents:
             return False
         if self.type is not None and type_ != self.type:
@@ -87,6 +109,15 @@ class TermSelector:
 
 @dataclass(frozen=True)
 class RelationRule:
+    """A ``relations`` entry: remap or delete the relations of one type.
+
+    Attributes:
+        source: The relation type matched (``from``).
+        target: Its new type (``to``), or ``None`` to delete those relations.
+        arg1: Only when Arg1 is an entity of this type or a subtype.
+        arg2: Only when Arg2 is an entity of this type or a subtype.
+        documents: Only in these documents; every document when ``None``.
+    """
     source: str
     target: str | None
     arg1: str | None = None
@@ -96,6 +127,13 @@ class RelationRule:
 
 @dataclass
 class Decisions:
+    """A checked decisions file (see the module docstring), its entries in file order.
+
+    Attributes:
+        retype: ``(selector, new type)`` per ``retype`` entry.
+        remove: The selector of each ``remove`` entry.
+        relations: The ``relations`` entries.
+    """
     retype: list[tuple[TermSelector, str]] = field(default_factory=list)
     remove: list[TermSelector] = field(default_factory=list)
     relations: list[RelationRule] = field(default_factory=list)
@@ -135,8 +173,11 @@ _TEXT_KEYS = frozenset({"term", "pattern", "why"})
 
 
 def _check_value_types(entry: Mapping[str, Any], where: str) -> None:
-    """DecisionsError unless every value is a scalar of the expected kind (a list or mapping where a term or
-    a type is expected crashed later, unhashable, or expanded an alias bomb when printed)."""
+    """DecisionsError unless every value is a scalar of the expected kind.
+
+    A list or mapping where a term or a type is expected crashed later, unhashable, or expanded an alias
+    bomb when printed.
+    """
     for key in sorted(entry, key=str):
         value = entry[key]
         if key == "documents" or value is None:
@@ -153,7 +194,19 @@ def _check_value_types(entry: Mapping[str, Any], where: str) -> None:
 
 @yamlfile.checked_types(DecisionsError)
 def load_decisions(path: str | Path, schema: Schema) -> Decisions:
-    """Read and check a decisions file (see the module docstring)."""
+    """Read and check a decisions file (see the module docstring).
+
+    Args:
+        path: The YAML decisions file.
+        schema: The schema every type named in the file is checked against.
+
+    Returns:
+        The decisions.
+
+    Raises:
+        DecisionsError: If the file cannot be read or parsed, has an unknown key, an entry of the wrong
+            shape, a bad pattern, or a type that is not in the schema; the message names the file and entry.
+    """
     p = Path(path)
     data = read_mapping(p, DecisionsError, "decisions", f"a mapping with {', '.join(KINDS)}")
     unknown = set(data) - set(KINDS)
@@ -203,7 +256,19 @@ def _text(doc: BratDocument, frags: Sequence[tuple[int, int]], fallback: str) ->
 
 def apply_to_document(doc: BratDocument, decisions: Decisions, schema: Schema,
                       counts: Counter[str] | None = None) -> BratDocument:
-    """``doc`` with the decisions applied (a new object; ``doc`` is not modified)."""
+    """Apply decisions to one document: all ``retype`` entries, then ``remove``, then ``relations``.
+
+    Duplicate relations are merged at the end.  Offsets are not changed.
+
+    Args:
+        doc: The document; left unchanged.
+        decisions: The decisions.
+        schema: The schema, for the subtypes of a relation rule's ``arg1``/``arg2``.
+        counts: Counters updated in place (see the module docstring for the keys); a new one when ``None``.
+
+    Returns:
+        A new document with the decisions applied.
+    """
     counts = counts if counts is not None else Counter()
     textbounds = list(doc.textbounds)
     for i, (sel, to) in enumerate(decisions.retype, 1):
@@ -253,6 +318,14 @@ def apply_to_document(doc: BratDocument, decisions: Decisions, schema: Schema,
 
 @dataclass
 class Change:
+    """The change decisions make to one ``.ann`` file.
+
+    Attributes:
+        name: The brat document name.
+        path: The ``.ann`` file.
+        old: Its text before (``""`` when it did not exist).
+        new: Its text after.
+    """
     name: str
     path: Path
     old: str
@@ -261,10 +334,24 @@ class Change:
 
 def apply_decisions(directory: str | Path, decisions: Decisions, schema: Schema,
                     counts: Counter[str] | None = None) -> tuple[list[Change], list[str]]:
-    """Changes the decisions make to the ``.ann`` files under ``directory`` (not written), and problems.
+    """Compute the changes decisions make to the ``.ann`` files of a collection; nothing is written.
 
-    Problems (``file:line: message``) are parse issues of the input and validation failures of a changed
-    document against the collection's ``annotation.conf``; the caller writes nothing when there are any.
+    Symbolic links are never followed (reported as problems).  An entry that matched nothing is logged
+    as a warning.
+
+    Args:
+        directory: The brat collection (its ``annotation.conf``, the nearest one up, is used to validate).
+        decisions: The decisions.
+        schema: The schema.
+        counts: Counters updated in place (see the module docstring for the keys); a new one when ``None``.
+
+    Returns:
+        The changes, in document order, and the problems (``file:line: message``): parse issues of the
+        input, unreadable documents, symbolic links, and validation failures of a changed document
+        against the collection's ``annotation.conf``.  The caller writes nothing when there are any.
+
+    Raises:
+        FileNotFoundError: If ``directory`` is not a directory.
     """
     root = Path(directory)
     if not root.is_dir():
@@ -315,8 +402,17 @@ def _describe(sel: TermSelector) -> str:
 
 
 def unmatched_entries(decisions: Decisions, counts: Counter[str]) -> list[str]:
-    """One message per decisions entry that matched nothing in the documents counted by ``counts``
-    (a misspelt term, a wrong type, or an entry applied already and now without object)."""
+    """List the decisions entries that matched nothing in the documents counted.
+
+    A misspelt term, a wrong type, or an entry applied already and now without object.
+
+    Args:
+        decisions: The decisions.
+        counts: The counts [`apply_decisions`][pipeline.campaign.decisions.apply_decisions] filled.
+
+    Returns:
+        One message per entry that matched nothing.
+    """
     out = []
     for i, (sel, to) in enumerate(decisions.retype, 1):
         if not counts[f"matched:retype:{i}"]:
@@ -331,7 +427,15 @@ def unmatched_entries(decisions: Decisions, counts: Counter[str]) -> list[str]:
 
 
 def unified_diff(changes: Sequence[Change], root: str | Path) -> str:
-    """A unified diff (``a/NAME.ann`` -> ``b/NAME.ann``, paths relative to ``root``) of the changes."""
+    """Render changes as one unified diff.
+
+    Args:
+        changes: The changes.
+        root: The collection; paths are relative to it (``a/NAME.ann`` -> ``b/NAME.ann``).
+
+    Returns:
+        The diff text; empty when there is no change.
+    """
     out: list[str] = []
     for c in changes:
         rel = c.path.relative_to(Path(root)).as_posix()
@@ -346,9 +450,15 @@ def write_changes(changes: Sequence[Change], directory: str | Path | None = None
     ``directory`` (the collection the changes were computed on): the leftovers of a killed run there are
     removed first (hidden temporaries, a staged copy beside it).  A final corpus (a directory holding
     ``finalize.json``, which nobody edits) is changed in one step: a copy beside it (hard links for the
-    unchanged files) gets the new files and is swapped in (:func:`pipeline.store.publish_directory`), so a
-    reader sees it before or after the decisions, never half-applied.  Any other collection (one people may
-    edit) changes document by document: every new ``.ann`` beside its target, then renamed over it.
+    unchanged files) gets the new files and is swapped in
+    ([`publish_directory`][pipeline.store.publish_directory]), so a reader sees it before or after the
+    decisions, never half-applied.  Any other collection (one people may edit) changes document by
+    document: every new ``.ann`` beside its target first, then each renamed over it.
+
+    Args:
+        changes: The changes, from [`apply_decisions`][pipeline.campaign.decisions.apply_decisions].
+        directory: The collection the changes were computed on; ``None`` skips the clean-up and always
+            writes file by file.
     """
     root = Path(directory) if directory is not None else None
     if root is not None:

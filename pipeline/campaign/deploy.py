@@ -3,8 +3,8 @@
 ``pgx-corpus campaign serve`` serves the campaign's collections with brat's web client and decides
 itself who may read or write what (deny by default, per person and role); no access-control file is
 written into the collections.  The people and their hashed passwords live in ``CAMPAIGN_DIR/access/``
-(:mod:`pipeline.serve.users`), outside every served directory; every save is journaled in
-``CAMPAIGN_DIR/journal/`` (:mod:`pipeline.serve.journal`).
+([`pipeline.serve.users`][pipeline.serve.users]), outside every served directory; every save is journaled in
+``CAMPAIGN_DIR/journal/`` ([`pipeline.serve.journal`][pipeline.serve.journal]).
 """
 
 from __future__ import annotations
@@ -20,10 +20,18 @@ ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
 def deployment_note(phase1: Sequence[str], seniors: Sequence[str], managers: Sequence[str] = ()) -> str:
-    """Markdown: how to serve the campaign with ``pgx-corpus campaign serve`` (no passwords in it).
+    """Write the Markdown of ``DEPLOY.md``: how to serve the campaign with ``pgx-corpus campaign serve``.
 
-    The note names the campaign directory ``CAMPAIGN_DIR`` (the directory holding it), so it does not
-    depend on where the campaign was written.
+    The note holds no password.  It names the campaign directory ``CAMPAIGN_DIR`` (the directory
+    holding it), so it does not depend on where the campaign was written.
+
+    Args:
+        phase1: The phase-1 annotators, one row each in the table of who reaches what.
+        seniors: The phase-2 seniors.
+        managers: The managers (read-only access to every collection).
+
+    Returns:
+        The note's Markdown text.
     """
     where = "CAMPAIGN_DIR"
     rows = [f"| {p} | annotator (phase 1) | `{PHASE1_DIR}/{p}/` |" for p in phase1]

@@ -1,18 +1,18 @@
 """Reading the people's documents back, and comparing annotations without looking at ids.
 
-* :func:`read_checked`: an annotator's ``NAME.txt``/``NAME.ann`` parsed and validated against the
-  collection's ``annotation.conf``, its text compared with the text handed out.  Any problem
+* [`read_checked`][pipeline.campaign.documents.read_checked]: an annotator's ``NAME.txt``/``NAME.ann`` parsed and
+  validated against the collection's ``annotation.conf``, its text compared with the text handed out.  Any problem
   (``file:line: message``) holds the document back: it is reported and left as it is, never lost.
 * Campaign markers: a document is *finished* when it holds a ``Done`` entity or a ``Discard`` entity
-  (both annotated on any span, see :mod:`pipeline.brat.conf`); *discarded* when it holds a ``Discard``
+  (both annotated on any span, see [`pipeline.brat.conf`][pipeline.brat.conf]); *discarded* when it holds a ``Discard``
   entity, its reason the value of the ``Reason`` attribute (``unspecified`` when none is set).
 * Keys: an entity is keyed by its sorted fragments, its type and its attributes (type, value) but the
   campaign's ``Disagreement`` mark and the display-only ``Composite`` attribute; a relation by its type, its
   arguments' entity keys (by role) and its modality.  Two annotations with the same key are the same
   annotation, whatever their ids.
-* Modality (:func:`relation_note`): a relation's modality and free note are read from its
-  ``AnnotatorNotes`` with the project's grammar (:mod:`pipeline.brat.modality`: ``hyp``, ``neg``, ``|``
-  before free text); older campaigns stored modality as ``Negated``/``Hypothetical`` attributes on the
+* Modality ([`relation_note`][pipeline.campaign.documents.relation_note]): a relation's modality and free note are read
+  from its ``AnnotatorNotes`` with the project's grammar ([`pipeline.brat.modality`][pipeline.brat.modality]: ``hyp``,
+  ``neg``, ``|`` before free text); older campaigns stored modality as ``Negated``/``Hypothetical`` attributes on the
   relation, which are read as modality too (never written).
 """
 
@@ -36,15 +36,22 @@ UNSPECIFIED_REASON = "unspecified"
 
 EntityKey = tuple[tuple[Span, ...], str, tuple[tuple[str, str], ...]]
 RelationKey = tuple[str, tuple[tuple[str, EntityKey], ...], str]
-#: the pre-annotation's display-only attribute of composite entities: not part of what an entity is
 COMPOSITE_ATTRIBUTE = BratSettings().composite_attribute
-#: attributes that never make two entities different
+"""The pre-annotation's display-only attribute of composite entities: not part of what an entity is."""
 UNKEYED_ATTRIBUTES = (DISAGREEMENT, COMPOSITE_ATTRIBUTE)
+"""Attributes that never make two entities different (``Disagreement`` and ``Composite``)."""
 
 
 @dataclass
 class Checked:
-    """One person's version of a document: the document, or None when held back, and the problems."""
+    """One person's version of a document, as [`read_checked`][pipeline.campaign.documents.read_checked] read it.
+
+    Attributes:
+        doc: The parsed document, or ``None`` when it is held back (any problem, or missing).
+        problems: Why it is held back, each ``file:line: message`` (line 0 for the whole file); empty
+            when ``doc`` is set.
+        missing: True when the ``.txt`` is not in the collection at all.
+    """
 
     doc: BratDocument | None
     problems: list[str] = field(default_factory=list)
@@ -52,6 +59,17 @@ class Checked:
 
 
 def load_conf(path: Path) -> AnnotationConf:
+    """Read a collection's ``annotation.conf``.
+
+    Args:
+        path: The ``annotation.conf`` file.
+
+    Returns:
+        The parsed configuration; what the parser reports about the file itself is ignored here.
+
+    Raises:
+        OSError: If the file cannot be read.
+    """
     conf, _ = parse_annotation_conf(path.read_text(encoding="utf-8"), str(path))
     return conf
 
@@ -65,7 +83,20 @@ def _first_difference(a: str, b: str) -> int:
 
 
 def read_checked(txt: Path, original_text: str | None, conf: AnnotationConf) -> Checked:
-    """Read, parse and validate one person's document (see the module docstring)."""
+    """Read, parse and validate one person's document (see the module docstring).
+
+    Never raises for a bad document: every problem holds it back and is returned.
+
+    Args:
+        txt: The person's ``NAME.txt``; ``NAME.ann`` is read beside it.
+        original_text: The text handed out, compared with the ``.txt``; ``None`` skips the comparison.
+        conf: The collection's ``annotation.conf`` the annotations are validated against.
+
+    Returns:
+        The document when it passes, else ``doc=None`` and the problems (``file:line: message``: a
+        missing ``.txt`` or ``.ann``, an unreadable or badly encoded file, a text that differs from the
+        one handed out, a parse or validation error).
+    """
     ann = txt.with_suffix(".ann")
     if not txt.is_file():
         return Checked(None, [f"{txt}:0: document missing from the collection"], missing=True)
@@ -94,7 +125,15 @@ def read_checked(txt: Path, original_text: str | None, conf: AnnotationConf) -> 
 # --- markers -----------------------------------------------------------------------------------
 
 def discard_reasons(doc: BratDocument) -> list[str]:
-    """Reasons of the ``Discard`` entities of ``doc`` (``unspecified`` for one without a reason)."""
+    """List the reasons of the ``Discard`` entities of a document.
+
+    Args:
+        doc: The document.
+
+    Returns:
+        One reason per ``Discard`` entity, in file order: the value of its ``Reason`` attribute, or
+        ``unspecified`` when it has none; empty when the document is not discarded.
+    """
     out = []
     for t in doc.textbounds:
         if t.type == DISCARD_TYPE:
@@ -104,16 +143,41 @@ def discard_reasons(doc: BratDocument) -> list[str]:
 
 
 def is_done(doc: BratDocument) -> bool:
+    """Tell whether a document holds a ``Done`` marker entity.
+
+    Args:
+        doc: The document.
+
+    Returns:
+        True when any entity of the document has the ``Done`` type.
+    """
     return any(t.type == CAMPAIGN_DONE_TYPE for t in doc.textbounds)
 
 
 def is_finished(doc: BratDocument) -> bool:
-    """Marked ``Done`` or discarded: the annotator says the document needs nothing more."""
+    """Tell whether the annotator says the document needs nothing more: marked ``Done`` or discarded.
+
+    Args:
+        doc: The document.
+
+    Returns:
+        True when the document holds a ``Done`` or a ``Discard`` entity.
+    """
     return is_done(doc) or bool(discard_reasons(doc))
 
 
 def without_markers(doc: BratDocument) -> BratDocument:
-    """A copy of ``doc`` without the campaign markers and what is attached to them."""
+    """Copy a document without the campaign markers and what is attached to them.
+
+    Removes the ``Done`` and ``Discard`` entities, the relations with one of them as an argument, and
+    their attributes, normalizations, notes and equivalences.  Events are kept as they are.
+
+    Args:
+        doc: The document; left unchanged.
+
+    Returns:
+        A new document with the same name, text and path.
+    """
     gone = {t.id for t in doc.textbounds if t.type in MARKER_TYPES}
     out = BratDocument(name=doc.name, text=doc.text, path=doc.path)
     out.textbounds = [t for t in doc.textbounds if t.id not in gone]
@@ -131,15 +195,35 @@ def without_markers(doc: BratDocument) -> BratDocument:
 def attribute_key(
     doc: BratDocument, target: str, skip: Iterable[str] = UNKEYED_ATTRIBUTES
 ) -> tuple[tuple[str, str], ...]:
-    """(type, value) of the attributes of ``target`` (``Disagreement`` and ``Composite`` left out), sorted."""
+    """Key the attributes of one annotation.
+
+    Args:
+        doc: The document.
+        target: The id of the annotation (``T3``, ``R1``).
+        skip: Attribute types left out; by default
+            [`UNKEYED_ATTRIBUTES`][pipeline.campaign.documents.UNKEYED_ATTRIBUTES].
+
+    Returns:
+        The (type, value) pairs of the attributes of ``target``, sorted; a binary attribute's value is ``""``.
+    """
     skipped = set(skip)
     found = ((a.type, a.value or "") for a in doc.attributes if a.target == target and a.type not in skipped)
     return tuple(sorted(found))
 
 
 def relation_note(doc: BratDocument, relation_id: str) -> RelationNote:
-    """The modality and free note of a relation: its notes read with the grammar (several folded into one),
-    plus legacy ``Negated``/``Hypothetical`` attributes on it."""
+    """Read the modality and free note of a relation.
+
+    Its ``AnnotatorNotes`` are read with the project's grammar (several folded into one), plus legacy
+    ``Negated``/``Hypothetical`` attributes on the relation.
+
+    Args:
+        doc: The document.
+        relation_id: The relation's id (``R1``).
+
+    Returns:
+        The relation's modality, free text and note tokens.
+    """
     note = join_notes(doc.notes_for(relation_id))
     legacy = {a.type for a in doc.attributes if a.target == relation_id and a.type in MODALITIES}
     if legacy - note.modality:
@@ -148,18 +232,47 @@ def relation_note(doc: BratDocument, relation_id: str) -> RelationNote:
 
 
 def relation_modality(doc: BratDocument, relation_id: str) -> str:
-    """``none`` or the modality label of a relation (``Negated``, ``Hypothetical+Negated``)."""
+    """Give the modality label of a relation.
+
+    Args:
+        doc: The document.
+        relation_id: The relation's id (``R1``).
+
+    Returns:
+        ``none``, or the modality label (``Negated``, ``Hypothetical+Negated``).
+    """
     return modality_label(relation_note(doc, relation_id).modality)
 
 
 def entity_keys(doc: BratDocument) -> dict[str, EntityKey]:
-    """Entity id -> key (markers included; use :func:`without_markers` first to leave them out)."""
+    """Key the entities of a document.
+
+    Markers are included; use [`without_markers`][pipeline.campaign.documents.without_markers] first to
+    leave them out.
+
+    Args:
+        doc: The document.
+
+    Returns:
+        Entity id -> key: (sorted fragments, type, [`attribute_key`][pipeline.campaign.documents.attribute_key]);
+        fragments are half-open character offsets into the ``.txt``.
+    """
     return {t.id: (t.sorted_fragments, t.type, attribute_key(doc, t.id)) for t in doc.textbounds}
 
 
 def relation_keys(doc: BratDocument, entities: dict[str, EntityKey] | None = None) -> dict[str, RelationKey]:
-    """Relation id -> key (type, argument keys by role, modality label); a relation whose argument is not an
-    entity is left out."""
+    """Key the relations of a document.
+
+    A relation whose argument is not an entity (an event, a missing id) is left out.
+
+    Args:
+        doc: The document.
+        entities: The document's entity keys, if already computed; by default
+            [`entity_keys`][pipeline.campaign.documents.entity_keys] of ``doc``.
+
+    Returns:
+        Relation id -> key: (type, argument entity keys sorted by role, modality label).
+    """
     entities = entities if entities is not None else entity_keys(doc)
     out: dict[str, RelationKey] = {}
     for r in doc.relations:
@@ -170,10 +283,18 @@ def relation_keys(doc: BratDocument, entities: dict[str, EntityKey] | None = Non
 
 
 def canonical(doc: BratDocument) -> tuple[list[Any], list[Any], list[tuple[str, ...]]]:
-    """Everything annotated in ``doc``, ids left out (equal for documents that say the same).
+    """Describe everything annotated in a document, ids left out.
 
-    Unlike the keys, every attribute counts here (a ``Disagreement`` mark removed, a ``Composite`` cleared,
-    a note edited is a change), so :mod:`pipeline.campaign.status` sees any edit.
+    Equal for two documents that say the same.  Unlike the keys, every attribute counts here (a
+    ``Disagreement`` mark removed, a ``Composite`` cleared, a note edited is a change), so
+    [`pipeline.campaign.status`][pipeline.campaign.status] sees any edit.
+
+    Args:
+        doc: The document.
+
+    Returns:
+        The sorted entities (fragments, type, attributes), the sorted relations (type, arguments,
+        attributes), and the notes and normalizations keyed by what they annotate.
     """
     ents = {t.id: (t.sorted_fragments, t.type, attribute_key(doc, t.id, skip=())) for t in doc.textbounds}
     rels = []
@@ -188,11 +309,18 @@ def canonical(doc: BratDocument) -> tuple[list[Any], list[Any], list[tuple[str, 
 
 
 def entity_changes(base: BratDocument, edited: BratDocument) -> Counter[str]:
-    """Entities of ``edited`` against ``base`` (markers left out): kept, retyped, deleted, added.
+    """Count the entities of an edited document against a base version (markers left out).
 
-    kept: same fragments and type; retyped: same fragments, another type (paired one to one); an
+    Kept: same fragments and type; retyped: same fragments, another type (paired one to one); an
     entity whose span changed counts as deleted (the old span) and added (the new one).  Attributes do
     not enter this comparison.
+
+    Args:
+        base: The version handed out (or an earlier one).
+        edited: The person's version.
+
+    Returns:
+        Counts under ``entities_kept``, ``entities_retyped``, ``entities_deleted`` and ``entities_added``.
     """
     def spans(doc: BratDocument) -> Counter[tuple[tuple[Span, ...], str]]:
         return Counter((t.sorted_fragments, t.type) for t in without_markers(doc).textbounds)
@@ -216,7 +344,18 @@ def entity_changes(base: BratDocument, edited: BratDocument) -> Counter[str]:
 
 
 def relation_changes(base: BratDocument, edited: BratDocument) -> Counter[str]:
-    """Relations (with their modality) of ``edited`` against ``base``: kept, added, deleted."""
+    """Count the relations (with their modality) of an edited document against a base version.
+
+    Relations are compared by key ([`relation_keys`][pipeline.campaign.documents.relation_keys]), markers
+    left out.
+
+    Args:
+        base: The version handed out (or an earlier one).
+        edited: The person's version.
+
+    Returns:
+        Counts under ``relations_kept``, ``relations_added`` and ``relations_deleted``.
+    """
     b = Counter(relation_keys(without_markers(base)).values())
     e = Counter(relation_keys(without_markers(edited)).values())
     out: Counter[str] = Counter()

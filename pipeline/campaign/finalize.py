@@ -1,14 +1,15 @@
 """``campaign finalize``: the seniors' phase-2 collections -> the final corpus (one brat collection).
 
-Input: ``CAMPAIGN_DIR/phase2/<senior>/NAME.txt|NAME.ann`` (see :mod:`pipeline.campaign.layout`), each
-collection with its campaign ``annotation.conf`` (the one beside the documents, else the nearest one up,
+Input: ``CAMPAIGN_DIR/phase2/<senior>/NAME.txt|NAME.ann`` (see [`pipeline.campaign.layout`][pipeline.campaign.layout]),
+each collection with its campaign ``annotation.conf`` (the one beside the documents, else the nearest one up,
 else the one generated from the schema).  Offsets are half-open character offsets into each ``.txt``.
 
 A document goes to the final corpus when its senior **signed it off** (a ``Done`` marker entity, as
 annotators mark their documents in phase 1) and it is *finished*:
 
-* it parses and validates against its collection's ``annotation.conf`` (:mod:`pipeline.brat.validate`);
-* nothing is left to adjudicate: no annotation carries the :data:`~pipeline.campaign.layout.DISAGREEMENT`
+* it parses and validates against its collection's ``annotation.conf``
+  ([`pipeline.brat.validate`][pipeline.brat.validate]);
+* nothing is left to adjudicate: no annotation carries the [`DISAGREEMENT`][pipeline.campaign.layout.DISAGREEMENT]
   attribute (the senior accepts a marked entity by removing the attribute, rejects it by deleting it) and
   no relation has a generated ``Disputed_<type>`` type (accepted by retyping to ``<type>``, rejected by
   deleting it); what is left is named in the finding;
@@ -19,22 +20,23 @@ annotators mark their documents in phase 1) and it is *finished*:
 With ``accept_agreed`` (``--accept-agreed``), a document the two annotators agreed on (its merged version,
 ``review/merged/<senior>/NAME.ann``, had nothing to adjudicate) goes through without a sign-off too.
 
-A document a senior discarded (a :data:`~pipeline.campaign.layout.DISCARD_TYPE` entity) is a finished
+A document a senior discarded (a [`DISCARD_TYPE`][pipeline.campaign.layout.DISCARD_TYPE] entity) is a finished
 decision: listed in ``discarded`` with its reasons, kept out of the corpus, not work left.  A document not
 signed off yet is *pending* (listed with what is left in it).  Every other document is *held back*: listed
 with ``file:line: reason`` in the report (``held_back.tsv``, ``finalize.json``) and returned to the caller,
 never dropped silently.  Documents the campaign assigns to phase 2 that no senior collection holds are
 listed as ``discarded_in_phase1`` (an annotator discarded them: finished) or ``not_in_phase2`` (not
-reviewed yet: work left).  :attr:`FinalizeResult.work_left` says whether anything is held back or pending.
+reviewed yet: work left).  [`work_left`][pipeline.campaign.finalize.FinalizeResult.work_left] says whether anything is
+held back or pending.
 
 What a finished document becomes (campaign-only marks removed, relation types kept as annotated):
 
 * attributes of type ``Disagreement`` (none are left by definition) and the pre-annotation's
   ``Composite`` presentation attribute are removed, and so are the campaign's ``Done`` marker entities;
-* each relation gets one note in the PGxCorpus form (:mod:`pipeline.brat.modality`: ``hyp``, ``neg``, then
-  the free text): legacy ``Negated``/``Hypothetical`` relation attributes of older campaigns become note
+* each relation gets one note in the PGxCorpus form ([`pipeline.brat.modality`][pipeline.brat.modality]: ``hyp``,
+  ``neg``, then the free text): legacy ``Negated``/``Hypothetical`` relation attributes of older campaigns become note
   words, several notes are folded into one, and the merge's ``[alice: neg; bob: none]`` dispute text is
-  removed (:func:`pipeline.campaign.merge.strip_dispute`);
+  removed ([`strip_dispute`][pipeline.campaign.merge.strip_dispute]);
 * relation types are **kept as annotated** (``metabolizes`` and ``transports`` stay): ``config/export.yaml``
   ``relation_map`` is a training view that ``pgx-corpus export`` applies and declares, never the final corpus
   (a deliberate retyping goes through ``decisions apply``, which records it); a relation identical to an
@@ -43,7 +45,7 @@ What a finished document becomes (campaign-only marks removed, relation types ke
   campaign types); otherwise the document is held back too.
 
 Output ``FINAL``: the finished documents (``.ann`` in the canonical order of
-:func:`pipeline.brat.standoff.dumps`), ``annotation.conf``, ``visual.conf``, ``tools.conf``,
+[`dumps`][pipeline.brat.standoff.dumps]), ``annotation.conf``, ``visual.conf``, ``tools.conf``,
 ``kb_shortcuts.conf``, ``held_back.tsv`` and ``finalize.json``.  ``FINAL`` is written beside itself and
 swapped in whole, so a failed run leaves the previous result; the same campaign gives byte-identical
 output (report paths are relative to ``CAMPAIGN_DIR``; nothing records a time).
@@ -94,9 +96,12 @@ log = logging.getLogger(__name__)
 HELD_BACK_TSV = "held_back.tsv"
 REPORT_JSON = "finalize.json"
 REPORT_FILES = (HELD_BACK_TSV, REPORT_JSON)
-#: the campaign's "finished" marker entity; it means nothing in the corpus, so a senior's leftover marker is
-#: dropped rather than holding the document back
 DONE_TYPE = CAMPAIGN_DONE_TYPE
+"""The campaign's "finished" marker entity type.
+
+It means nothing in the corpus, so a senior's leftover marker is dropped rather than holding the
+document back.
+"""
 
 
 class FinalizeError(ValueError):
@@ -105,7 +110,16 @@ class FinalizeError(ValueError):
 
 @dataclass(frozen=True, order=True)
 class Finding:
-    """Why a document is held back: ``file:line: message`` (``file`` relative to the campaign directory)."""
+    """Why a document is held back: ``file:line: message``.
+
+    Attributes:
+        file: The file, relative to the campaign directory (``phase2/<senior>/NAME.ann``).
+        line: The 1-based line in it, 0 for the whole file.
+        kind: The reason kind, counted as ``held_back:<kind>`` (``duplicate``, ``symlink``, ``unreadable``,
+            ``missing_ann``, ``unparseable``, ``invalid``, ``disagreement``, ``text_changed``,
+            ``invalid_after_homogenization``).
+        message: What is wrong, for a person.
+    """
 
     file: str
     line: int
@@ -118,6 +132,21 @@ class Finding:
 
 @dataclass
 class FinalizeResult:
+    """What [`finalize`][pipeline.campaign.finalize.finalize] did with each phase-2 document.
+
+    Attributes:
+        documents: The documents in the final corpus, in document order.
+        held_back: Document -> why it is held back.
+        senior_of: Document -> the senior whose collection holds it.
+        not_in_phase2: Documents the campaign assigns to phase 2 that no senior collection holds and no
+            phase-1 annotator discarded (not reviewed yet: work left).
+        counts: The counts (see the module docstring for the keys).
+        pending: Document -> what is left in it, for a document not signed off yet.
+        discarded: Document -> the reasons, for a document a senior discarded.
+        discarded_in_phase1: Documents missing from phase 2 because a phase-1 annotator discarded them.
+        accepted_agreed: Documents in the final corpus without a sign-off, because the annotators agreed
+            (``accept_agreed``).
+    """
     documents: list[str] = field(default_factory=list)
     held_back: dict[str, list[Finding]] = field(default_factory=dict)
     senior_of: dict[str, str] = field(default_factory=dict)
@@ -134,6 +163,13 @@ class FinalizeResult:
         return bool(self.held_back or self.pending or self.not_in_phase2)
 
     def report(self) -> dict[str, Any]:
+        """Give the report written to ``finalize.json``.
+
+        Returns:
+            ``documents`` (how many are final), ``held_back``, ``pending`` and ``discarded`` (each a list of
+            objects with ``document`` and ``senior``, in document order), ``accepted_agreed``,
+            ``discarded_in_phase1``, ``not_in_phase2`` and ``counts`` (sorted).
+        """
         return {
             "documents": len(self.documents),
             "held_back": [
@@ -152,7 +188,14 @@ class FinalizeResult:
 
 
 def doc_key(name: str) -> tuple[tuple[int, int | str], int, str]:
-    """Sort key of document names ``{PMID}_{k}``: PMID numerically, then sentence index, then name."""
+    """Sort key of document names ``{PMID}_{k}``: PMID numerically, then sentence index, then name.
+
+    Args:
+        name: A brat document name; a name without a numeric ``_k`` suffix sorts before its sentences.
+
+    Returns:
+        The key.
+    """
     pmid, _, rest = name.partition("_")
     return pmid_sort_key(pmid), int(rest) if rest.isdigit() else -1, name
 
@@ -160,11 +203,17 @@ def doc_key(name: str) -> tuple[tuple[int, int | str], int, str]:
 # --- document edits shared with decisions ---------------------------------------------------------
 
 def remove_annotations(doc: BratDocument, ids: Iterable[str]) -> tuple[BratDocument, set[str]]:
-    """A copy of ``doc`` without the annotations ``ids`` and everything that depends on them.
+    """Copy a document without some annotations and everything that depends on them.
 
     Relations and events with a removed argument go too, then attributes, notes and normalizations of any
     removed annotation; an equivalence keeps its other members (dropped when fewer than two remain).
-    Returns the copy and the set of every id removed.
+
+    Args:
+        doc: The document; left unchanged.
+        ids: The ids of the annotations removed (any kind: ``T``, ``R``, ``E``, ``A``, ``#``, ``N``).
+
+    Returns:
+        The copy, and the set of every id removed (those given and those that depended on them).
     """
     gone = set(ids)
     relations = [r for r in doc.relations if r.id not in gone and not any(ref in gone for _, ref in r.args)]
@@ -193,7 +242,18 @@ def remove_annotations(doc: BratDocument, ids: Iterable[str]) -> tuple[BratDocum
 
 
 def merge_duplicate_relations(doc: BratDocument, counts: Counter[str] | None = None) -> BratDocument:
-    """``doc`` without relations identical to an earlier one (type, arguments, attributes and notes)."""
+    """Remove relations identical to an earlier one of the same document.
+
+    Identical: same type, arguments, attributes and notes.  The later copy goes, with what is attached to
+    it.
+
+    Args:
+        doc: The document; left unchanged.
+        counts: Counters updated in place (``relations_merged``); a new one when ``None``.
+
+    Returns:
+        ``doc`` itself when it has no duplicate, else a copy without them.
+    """
     counts = counts if counts is not None else Counter()
     seen: set[tuple[Any, ...]] = set()
     duplicates = []
@@ -213,7 +273,16 @@ def merge_duplicate_relations(doc: BratDocument, counts: Counter[str] | None = N
 
 
 def strip_attributes(doc: BratDocument, types: Sequence[str], counts: Counter[str] | None = None) -> BratDocument:
-    """``doc`` without the attributes of the given types (counted per type)."""
+    """Remove the attributes of the given types.
+
+    Args:
+        doc: The document; left unchanged.
+        types: The attribute types removed.
+        counts: Counters updated in place (``attributes_removed:<type>``); a new one when ``None``.
+
+    Returns:
+        A copy without them.
+    """
     counts = counts if counts is not None else Counter()
     kept = []
     for a in doc.attributes:
@@ -225,7 +294,15 @@ def strip_attributes(doc: BratDocument, types: Sequence[str], counts: Counter[st
 
 
 def strip_markers(doc: BratDocument, counts: Counter[str] | None = None) -> BratDocument:
-    """``doc`` without the campaign's ``Done`` markers (entities, with anything attached to them)."""
+    """Remove the campaign's ``Done`` marker entities, with anything attached to them.
+
+    Args:
+        doc: The document; left unchanged.
+        counts: Counters updated in place (``done_markers_removed``); a new one when ``None``.
+
+    Returns:
+        ``doc`` itself when it has no marker, else a copy without them.
+    """
     counts = counts if counts is not None else Counter()
     done = [t.id for t in doc.textbounds if t.type == DONE_TYPE]
     if not done:
@@ -235,11 +312,21 @@ def strip_markers(doc: BratDocument, counts: Counter[str] | None = None) -> Brat
 
 
 def relation_notes_in_corpus_form(doc: BratDocument, counts: Counter[str] | None = None) -> BratDocument:
-    """``doc`` with one note per relation in the PGxCorpus form (``hyp``, ``neg``, then free text): legacy
-    modality attributes on relations become note words, several notes are folded into one, the merge's
-    dispute text is removed (each written back in canonical form, :func:`pipeline.brat.modality.format_note`).
-    A relation's single note that needs none of this is kept as written (``htp`` stays ``htp``).  Entity notes
-    are left as they are."""
+    """Give every relation one note in the PGxCorpus form (``hyp``, ``neg``, then free text).
+
+    Legacy modality attributes on relations become note words, several notes are folded into one, the
+    merge's dispute text is removed (each written back in canonical form,
+    [`format_note`][pipeline.brat.modality.format_note]).  A relation's single note that needs none of
+    this is kept as written (``htp`` stays ``htp``).  Entity notes are left as they are.
+
+    Args:
+        doc: The document; left unchanged.
+        counts: Counters updated in place (``modality_attributes_to_notes``, ``relation_notes_folded``,
+            ``dispute_texts_removed``); a new one when ``None``.
+
+    Returns:
+        ``doc`` itself when it has no relation note or legacy attribute, else a copy.
+    """
     counts = counts if counts is not None else Counter()
     rel_ids = {r.id for r in doc.relations}
     if not rel_ids:
@@ -274,8 +361,22 @@ def relation_notes_in_corpus_form(doc: BratDocument, counts: Counter[str] | None
 
 def homogenize(doc: BratDocument, relation_map: Mapping[str, str | None], *, campaign_attributes: Sequence[str],
                counts: Counter[str] | None = None) -> BratDocument:
-    """Campaign markers and attributes removed, relation notes in the corpus form, relation types mapped,
-    duplicate relations merged."""
+    """Turn a finished phase-2 document into its corpus form.
+
+    Campaign markers and attributes removed, relation notes in the corpus form, relation types mapped,
+    duplicate relations merged.  Offsets are not changed.
+
+    Args:
+        doc: The document; left unchanged.
+        relation_map: Relation type -> its new type (``None`` drops the relation), as
+            [`map_relations`][pipeline.brat.export.map_relations] applies it; ``finalize`` passes an empty
+            map (types kept as annotated).
+        campaign_attributes: The attribute types removed (``Disagreement``, ``Composite``).
+        counts: Counters updated in place (see the module docstring for the keys); a new one when ``None``.
+
+    Returns:
+        The homogenized copy.
+    """
     counts = counts if counts is not None else Counter()
     doc = strip_markers(doc, counts)
     doc = strip_attributes(doc, campaign_attributes, counts)
@@ -287,18 +388,43 @@ def homogenize(doc: BratDocument, relation_map: Mapping[str, str | None], *, cam
 # --- writing ----------------------------------------------------------------------------------------
 
 def publish_dir(tmp: Path, out: Path) -> None:
-    """Replace ``out`` by the finished directory ``tmp`` (its sibling) in one step
-    (:func:`pipeline.store.publish_directory`): a reader sees the previous version or the new one."""
+    """Replace ``out`` by the finished directory ``tmp`` in one step.
+
+    Done by [`publish_directory`][pipeline.store.publish_directory]: a reader sees the previous version
+    or the new one.
+
+    Args:
+        tmp: The finished directory, a sibling of ``out`` (from
+            [`staging_dir`][pipeline.campaign.finalize.staging_dir]).
+        out: The output directory replaced.
+    """
     store.publish_directory(tmp, out)
 
 
 def staging_dir(out: Path) -> Path:
-    """A fresh empty directory beside ``out`` to build into (staging and old copies of killed runs removed)."""
+    """Make a fresh empty directory beside ``out`` to build into.
+
+    Staging and old copies left by killed runs are removed.
+
+    Args:
+        out: The output directory it will replace.
+
+    Returns:
+        The staging directory.
+    """
     return store.staging_directory(out)
 
 
 def check_output(out: Path, marker: str) -> None:
-    """Refuse to replace an existing non-empty directory that is not an earlier output (holds ``marker``)."""
+    """Refuse to replace an existing non-empty directory that is not an earlier output.
+
+    Args:
+        out: The output directory; it may not exist.
+        marker: The file an earlier output holds (``finalize.json``).
+
+    Raises:
+        FinalizeError: If ``out`` is a file, or a non-empty directory without ``marker``.
+    """
     if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / marker).exists())):
         raise FinalizeError(f"{out}: exists and is not an earlier output (no {marker}); choose another --out")
 
@@ -345,8 +471,18 @@ def _assigned_phase2(campaign: Path) -> list[str]:
 def check_document(
     doc: BratDocument, ann_text: str, conf: validate_mod.AnnotationConf, where: str
 ) -> list[Finding]:
-    """Why ``doc`` (a signed-off phase-2 document, ``where`` its ``.ann`` path) cannot be final yet: validation
-    problems and every mark left to resolve (``Disagreement`` attributes, disputed relations)."""
+    """List why a signed-off phase-2 document cannot be final yet.
+
+    Args:
+        doc: The document.
+        ann_text: The text of its ``.ann``, for the validator's line numbers.
+        conf: Its collection's ``annotation.conf``.
+        where: Its ``.ann`` path relative to the campaign directory, used in the findings.
+
+    Returns:
+        One finding per validation problem (kind ``invalid``) and per mark left to resolve (kind
+        ``disagreement``: ``Disagreement`` attributes, disputed relations); empty when it can be final.
+    """
     found = [Finding(p.file, p.line, "invalid", p.message) for p in validate_mod.validate_document(
         doc, ann_text, conf, where)]
     found += [Finding(where, line, "disagreement", message) for _, line, message in marks_left(doc)]
@@ -354,9 +490,12 @@ def check_document(
 
 
 def _without_legacy_modality(doc: BratDocument) -> BratDocument:
-    """``doc`` without ``Negated``/``Hypothetical`` attributes on relations: an older campaign's modality, read
-    as modality (and written as a note) by :func:`relation_notes_in_corpus_form`, so a collection whose
-    configuration ``campaign review`` has since rewritten without them does not hold them back."""
+    """``doc`` without ``Negated``/``Hypothetical`` attributes on relations.
+
+    They are an older campaign's modality, read as modality (and written as a note) by
+    ``relation_notes_in_corpus_form``, so a collection whose configuration ``campaign review`` has since
+    rewritten without them does not hold them back.
+    """
     rel_ids = {r.id for r in doc.relations}
     legacy = [a for a in doc.attributes if a.target in rel_ids and a.type in MODALITIES]
     return replace(doc, attributes=[a for a in doc.attributes if a not in legacy]) if legacy else doc
@@ -389,8 +528,10 @@ def _phase1_discarded(campaign: Path) -> set[str]:
 
 
 def _assigned_files(campaign: Path) -> list[str]:
-    """The brat documents (pages included) the campaign assigns to phase 2: from ``campaign.json`` when the
-    campaign has one, else the documents of ``manifest.csv``."""
+    """The brat documents (pages included) the campaign assigns to phase 2.
+
+    From ``campaign.json`` when the campaign has one, else the documents of ``manifest.csv``.
+    """
     path = campaign / CAMPAIGN_MANIFEST
     if path.is_file():
         try:
@@ -410,7 +551,24 @@ def collect(
     settings: BratSettings | None = None,
     accept_agreed: bool = False,
 ) -> tuple[FinalizeResult, dict[str, BratDocument]]:
-    """Check and homogenize every phase-2 document; returns the result and the final documents by name."""
+    """Check and homogenize every phase-2 document (see the module docstring); nothing is written.
+
+    Args:
+        campaign_dir: The campaign directory ``CAMPAIGN_DIR``.
+        schema: The schema the final ``annotation.conf`` is generated from.
+        export_config: The export configuration; loaded when ``None``, but not applied: relation types
+            are kept as annotated.
+        settings: The brat settings (the ``Composite`` attribute's name, the final configuration);
+            loaded when ``None``.
+        accept_agreed: Let a document the annotators agreed on through without a sign-off.
+
+    Returns:
+        The result, and the final documents by name (with no path).
+
+    Raises:
+        FinalizeError: If the campaign has no ``phase2/``, or its ``campaign.json`` (or ``manifest.csv``)
+            cannot be read.
+    """
     campaign = Path(campaign_dir)
     phase2 = campaign / PHASE2_DIR
     if not phase2.is_dir():
@@ -518,7 +676,15 @@ def collect(
 
 
 def held_back_tsv(result: FinalizeResult) -> str:
-    """``document, senior, location, kind, message`` rows, one per finding."""
+    """Render the findings of a result as ``held_back.tsv``.
+
+    Args:
+        result: The result of [`collect`][pipeline.campaign.finalize.collect].
+
+    Returns:
+        The TSV text: a ``document, senior, location, kind, message`` header, then one row per finding, in
+        document order (``location`` is ``file:line``).
+    """
     buf = io.StringIO()
     writer = csv.writer(buf, delimiter="\t", lineterminator="\n")
     writer.writerow(("document", "senior", "location", "kind", "message"))
@@ -537,10 +703,26 @@ def finalize(
     settings: BratSettings | None = None,
     accept_agreed: bool = False,
 ) -> FinalizeResult:
-    """Write the final corpus of a campaign to ``out`` (see the module docstring); returns what happened.
+    """Write the final corpus of a campaign (see the module docstring).
 
-    Raises FinalizeError before writing anything when the campaign has no ``phase2/`` or ``out`` is an
-    unrelated non-empty directory.
+    Built in a staging directory beside ``out`` and swapped in whole; a failed run leaves the previous
+    output.
+
+    Args:
+        campaign_dir: The campaign directory ``CAMPAIGN_DIR``.
+        out: The output directory ``FINAL``: absent, empty, or an earlier output.
+        schema: The schema the final ``annotation.conf`` is generated from.
+        export_config: Passed to [`collect`][pipeline.campaign.finalize.collect] (not applied).
+        settings: The brat settings; loaded when ``None``.
+        accept_agreed: Let a document the annotators agreed on through without a sign-off.
+
+    Returns:
+        What happened to each document; [`work_left`][pipeline.campaign.finalize.FinalizeResult.work_left]
+        tells whether anything is held back or pending.
+
+    Raises:
+        FinalizeError: Before writing anything, if the campaign has no ``phase2/``, its manifest cannot be
+            read, or ``out`` is an unrelated non-empty directory.
     """
     out_dir = Path(out)
     check_output(out_dir, REPORT_JSON)

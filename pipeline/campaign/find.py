@@ -12,7 +12,7 @@ Input: brat documents (one sentence each in PGxCorpus; offsets half-open into th
   relation type matches exactly (``influences`` does not find ``increases``);
 * ``modality``: ``Negated``, ``Hypothetical`` (or the note words ``neg``, ``hyp``...) or ``none``: a relation
   with that modality (``none``: without any), read from the relation's note with the project's grammar
-  (:mod:`pipeline.brat.modality`; legacy ``Negated``/``Hypothetical`` attributes count too).  With
+  ([`pipeline.brat.modality`][pipeline.brat.modality]; legacy ``Negated``/``Hypothetical`` attributes count too).  With
   ``relation`` given as well, one relation must match both.
 
 Values of one criterion are alternatives (any may match); different criteria must all match.  A sentence
@@ -40,12 +40,30 @@ class PatternError(ValueError):
 
 @dataclass(frozen=True)
 class RelationPattern:
+    """A ``relation`` criterion: ``RELATION`` or ``ARG1-RELATION-ARG2``, each part a type or ``*``.
+
+    Attributes:
+        arg1: Arg1's entity type (its subtypes match too; ``TYPE=`` for that exact type), or ``*``.
+        relation: The relation type (matched exactly), or ``*``.
+        arg2: Arg2's entity type, as ``arg1``.
+    """
     arg1: str
     relation: str
     arg2: str
 
     @classmethod
     def parse(cls, text: str) -> RelationPattern:
+        """Parse a relation criterion.
+
+        Args:
+            text: ``RELATION`` or ``ARG1-RELATION-ARG2``.
+
+        Returns:
+            The pattern; a bare ``RELATION`` takes any arguments.
+
+        Raises:
+            PatternError: If the text has another shape or an empty part.
+        """
         parts = text.split("-")
         if len(parts) == 1 and parts[0]:
             return cls("*", parts[0], "*")
@@ -56,6 +74,17 @@ class RelationPattern:
 
 @dataclass
 class Criteria:
+    """The criteria of ``pgx-corpus find`` (see the module docstring), as given.
+
+    Values of one criterion are alternatives; different criteria must all match.
+
+    Attributes:
+        keywords: Words or phrases, case-insensitive, on word boundaries.
+        regexes: Python regular expressions searched in the text.
+        entity_types: Entity types (subtypes included; ``TYPE=`` for that exact type).
+        relations: Relation patterns ([`RelationPattern`][pipeline.campaign.find.RelationPattern]).
+        modalities: ``Negated``, ``Hypothetical``, their note words, or ``none``.
+    """
     keywords: list[str] = field(default_factory=list)
     regexes: list[str] = field(default_factory=list)
     entity_types: list[str] = field(default_factory=list)
@@ -63,11 +92,26 @@ class Criteria:
     modalities: list[str] = field(default_factory=list)
 
     def empty(self) -> bool:
+        """Tell whether no criterion is given (then every document matches).
+
+        Returns:
+            True when every list is empty.
+        """
         return not (self.keywords or self.regexes or self.entity_types or self.relations or self.modalities)
 
 
 @dataclass
 class Match:
+    """One matching sentence: what matched, and the whole document.
+
+    Attributes:
+        document: The brat document name.
+        text: The sentence text.
+        spans: The keyword and regex hits, half-open character offsets into ``text``, sorted.
+        entities: The ids of the entities the ``entity_type`` criterion matched.
+        relations: The ids of the relations the ``relation``/``modality`` criteria matched.
+        doc: The document, with all its annotations.
+    """
     document: str
     text: str
     spans: list[Span]
@@ -76,6 +120,16 @@ class Match:
     doc: BratDocument
 
     def as_dict(self, schema: Schema) -> dict[str, Any]:
+        """Give the match as JSON-ready data.
+
+        Args:
+            schema: The schema (not used: the annotations are listed as written).
+
+        Returns:
+            ``document``, ``text``, ``matched`` (``spans`` as ``[start, end]``, ``entities``, ``relations``),
+            and all the document's ``entities`` (id, type, fragments, text) and ``relations`` (id, type, args
+            by role, modality).
+        """
         return {
             "document": self.document,
             "text": self.text,
@@ -133,7 +187,19 @@ def _type_ok(type_: str, spec: tuple[str, bool], schema: Schema) -> bool:
 
 
 def compile_criteria(criteria: Criteria, schema: Schema) -> dict[str, Any]:
-    """Checked, compiled criteria (raises PatternError naming the bad one)."""
+    """Check and compile criteria.
+
+    Args:
+        criteria: The criteria as given.
+        schema: The schema every entity and relation type is checked against.
+
+    Returns:
+        The compiled criteria, for [`match_document`][pipeline.campaign.find.match_document].
+
+    Raises:
+        PatternError: If a regex does not compile, a type is not in the schema, a relation pattern is
+            malformed, or a modality is unknown; the message names the bad criterion.
+    """
     try:
         keywords = [re.compile(r"(?<!\w)" + re.escape(k) + r"(?!\w)", re.IGNORECASE) for k in criteria.keywords]
         regexes = [re.compile(r) for r in criteria.regexes]
@@ -155,7 +221,16 @@ def compile_criteria(criteria: Criteria, schema: Schema) -> dict[str, Any]:
 
 
 def match_document(doc: BratDocument, compiled: dict[str, Any], schema: Schema) -> Match | None:
-    """The match of ``doc`` under compiled criteria, or None."""
+    """Match one document against compiled criteria.
+
+    Args:
+        doc: The document.
+        compiled: What [`compile_criteria`][pipeline.campaign.find.compile_criteria] returned.
+        schema: The schema, for the subtypes of entity types.
+
+    Returns:
+        The match, or ``None`` when a given criterion does not match.
+    """
     spans: list[Span] = []
     for group in ("keywords", "regexes"):
         if compiled[group]:
@@ -189,7 +264,19 @@ def match_document(doc: BratDocument, compiled: dict[str, Any], schema: Schema) 
 
 
 def find(docs: Iterable[BratDocument], criteria: Criteria, schema: Schema) -> list[Match]:
-    """Matches of ``docs`` (in the given order) under ``criteria``; no criterion matches every document."""
+    """Find the documents that match criteria.
+
+    Args:
+        docs: The documents searched.
+        criteria: The criteria; none matches every document.
+        schema: The schema.
+
+    Returns:
+        The matches, in the order of ``docs``.
+
+    Raises:
+        PatternError: If a criterion cannot be used.
+    """
     compiled = compile_criteria(criteria, schema)
     return [m for doc in docs if (m := match_document(doc, compiled, schema)) is not None]
 
@@ -210,9 +297,20 @@ def _highlight(text: str, spans: Sequence[Span]) -> str:
 
 
 def format_markdown(matches: Sequence[Match], schema: Schema, total: int, matched: int | None = None) -> str:
-    """One section per matching sentence: the text (hits in bold), its entities and relations.
+    """Render matches as Markdown: one section per sentence, hits in bold, its entities and relations.
 
-    ``total``: sentences searched; ``matched``: sentences matching when ``matches`` is a shortened list.
+    Matched entities and relations are starred; entity spans are ``start-end`` character offsets into
+    the sentence text.
+
+    Args:
+        matches: The matches shown.
+        schema: The schema (not used).
+        total: How many sentences were searched.
+        matched: How many sentences match, when ``matches`` is a shortened list; ``len(matches)`` when
+            ``None``.
+
+    Returns:
+        The Markdown text.
     """
     matched = len(matches) if matched is None else matched
     shown = f" ({len(matches)} shown)" if matched != len(matches) else ""

@@ -1,9 +1,10 @@
 """The guide per role (``guide.md``) written into every campaign collection.
 
-* :func:`annotator_guide` (phase 1): correcting entities (discontiguous included), drawing relations, their
-  modality in the relation's note (:mod:`pipeline.brat.modality`), ``Done`` and ``Discard``;
-* :func:`senior_guide` (phase 2): what entity and relation disagreements look like, how to accept or reject
-  each, and the explicit sign-off with ``Done`` that ``campaign finalize`` requires.
+* [`annotator_guide`][pipeline.campaign.guide.annotator_guide] (phase 1): correcting entities (discontiguous included),
+  drawing relations, their modality in the relation's note ([`pipeline.brat.modality`][pipeline.brat.modality]),
+  ``Done`` and ``Discard``;
+* [`senior_guide`][pipeline.campaign.guide.senior_guide] (phase 2): what entity and relation disagreements look like,
+  how to accept or reject each, and the explicit sign-off with ``Done`` that ``campaign finalize`` requires.
 
 Both are generated from the collection's own ``annotation.conf`` and ``kb_shortcuts.conf``, so the types,
 relations and keys they list are exactly those brat offers there, and every gesture they describe is one of
@@ -35,7 +36,14 @@ def _types(allowed: tuple[str, ...]) -> str:
 
 
 def shortcuts(kb_text: str) -> list[tuple[str, str]]:
-    """(key, type) pairs of a ``kb_shortcuts.conf`` text, in file order."""
+    """Read the keyboard shortcuts of a ``kb_shortcuts.conf``.
+
+    Args:
+        kb_text: The text of the file; comment lines and lines that are not two fields are skipped.
+
+    Returns:
+        ``(key, type)`` pairs, in file order.
+    """
     out = []
     for line in kb_text.splitlines():
         parts = line.split()
@@ -104,8 +112,23 @@ MODALITY_HELP = [
 
 
 def annotator_guide(collection: Path, person: str, phase: int = 1) -> str:
-    """Markdown guide for the phase-1 annotator ``person`` working in ``collection`` (its own configuration:
-    the types, relations and keys it lists are exactly those brat offers there)."""
+    """Write the Markdown guide of a phase-1 annotator.
+
+    Generated from the collection's own configuration: the types, relations and keys it lists are
+    exactly those brat offers there.
+
+    Args:
+        collection: The person's brat collection; its ``annotation.conf`` is read, and its
+            ``kb_shortcuts.conf`` if present.
+        person: The annotator, named in the title.
+        phase: ``1``; any other phase gives the [`senior_guide`][pipeline.campaign.guide.senior_guide].
+
+    Returns:
+        The guide's Markdown text (``guide.md``), ending in a newline.
+
+    Raises:
+        OSError: If the collection's ``annotation.conf`` cannot be read.
+    """
     if phase != 1:
         return senior_guide(collection, person)
     conf, _ = parse_annotation_conf((collection / "annotation.conf").read_text(encoding="utf-8"))
@@ -157,7 +180,19 @@ def annotator_guide(collection: Path, person: str, phase: int = 1) -> str:
 
 
 def senior_guide(collection: Path, person: str) -> str:
-    """Markdown guide for the phase-2 senior ``person`` working in ``collection`` (written by ``campaign review``)."""
+    """Write the Markdown guide of a phase-2 senior (written by ``campaign review``).
+
+    Args:
+        collection: The senior's brat collection; its ``annotation.conf`` is read (the ``Disputed_``
+            relation types come from it), and its ``kb_shortcuts.conf`` if present.
+        person: The senior, named in the title.
+
+    Returns:
+        The guide's Markdown text (``guide.md``), ending in a newline.
+
+    Raises:
+        OSError: If the collection's ``annotation.conf`` cannot be read.
+    """
     conf, _ = parse_annotation_conf((collection / "annotation.conf").read_text(encoding="utf-8"))
     disputed = [r.type for r in conf.relations if undisputed_type(r.type) is not None]
     example = disputed[0] if disputed else disputed_type("influences")

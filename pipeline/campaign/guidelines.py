@@ -1,15 +1,15 @@
 """Guideline versions during a campaign: recorded with their date, shown in every guide, checked by status.
 
 ``campaign.json`` keeps ``guidelines``: ``[{"version", "date", "changes"}]`` in the order they were
-recorded (the first one, from :mod:`pipeline.campaign.origin`, when the campaign was written).
-:func:`record_version` appends a version, then stamps every collection's ``guide.md``
-(:func:`stamp_guide`): a section between two HTML comment markers, right after the title, saying which
-version is current, since when, what changed, and the earlier versions.  Stamping replaces only that
-section, so it can be done again after anything rewrites a guide.
+recorded (the first one, from [`pipeline.campaign.origin`][pipeline.campaign.origin], when the campaign was written).
+[`record_version`][pipeline.campaign.guidelines.record_version] appends a version, then stamps every collection's
+``guide.md`` ([`stamp_guide`][pipeline.campaign.guidelines.stamp_guide]): a section between two HTML comment markers,
+right after the title, saying which version is current, since when, what changed, and the earlier versions.  Stamping
+replaces only that section, so it can be done again after anything rewrites a guide.
 
-:func:`worked_since` tells, per person, whether they have worked since the current version's date: from
-the journal of ``campaign serve`` (the time of each write) when there is one; without a journal, from
-the annotations themselves, compared with their fingerprints taken when the version was recorded
+[`worked_since`][pipeline.campaign.guidelines.worked_since] tells, per person, whether they have worked since the
+current version's date: from the journal of ``campaign serve`` (the time of each write) when there is one; without a
+journal, from the annotations themselves, compared with their fingerprints taken when the version was recorded
 (``guidelines/<version>.json``).  File modification times are never evidence: brat rewrites files.
 """
 
@@ -39,7 +39,15 @@ END = "<!-- /guideline-version -->"
 
 
 def versions(campaign: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The recorded versions, oldest first (the campaign's first version when none was recorded)."""
+    """List the guideline versions recorded in a campaign, oldest first.
+
+    Args:
+        campaign: The parsed ``campaign.json``.
+
+    Returns:
+        Its ``guidelines`` entries (``version``, ``date``, ``changes``); when none was recorded, one
+        undated entry for the campaign's first version (from its ``provenance``).
+    """
     found = list(campaign.get("guidelines") or [])
     if not found:
         first = (campaign.get("provenance") or {}).get("guideline_version", FIRST_GUIDELINE_VERSION)
@@ -48,7 +56,15 @@ def versions(campaign: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def section(campaign: Mapping[str, Any]) -> str:
-    """The markdown section every guide shows (see the module docstring)."""
+    """Write the Markdown section every guide shows (see the module docstring).
+
+    Args:
+        campaign: The parsed ``campaign.json``.
+
+    Returns:
+        The section between its two HTML comment markers, ending in a newline: the current version and
+        since when, and, once there are several, what changed and the earlier versions.
+    """
     found = versions(campaign)
     current = found[-1]
     since = current["date"] if current.get("date") else "the campaign started"
@@ -62,7 +78,15 @@ def section(campaign: Mapping[str, Any]) -> str:
 
 
 def stamp_text(guide: str, campaign: Mapping[str, Any]) -> str:
-    """``guide`` with its guideline section replaced (or added after the title)."""
+    """Replace the guideline section of a guide's text, or add it after the title.
+
+    Args:
+        guide: The text of a ``guide.md``.
+        campaign: The parsed ``campaign.json``.
+
+    Returns:
+        The stamped text; a guide without a ``#`` title gets the section at the top.
+    """
     if BEGIN in guide and END in guide:
         head, rest = guide.split(BEGIN, 1)
         _, tail = rest.split(END, 1)
@@ -74,7 +98,19 @@ def stamp_text(guide: str, campaign: Mapping[str, Any]) -> str:
 
 
 def stamp_guide(root: Path, guide: Path, campaign: Mapping[str, Any] | None = None) -> None:
-    """Stamp one ``guide.md`` with the campaign's current guideline version."""
+    """Stamp one ``guide.md`` with the campaign's current guideline version.
+
+    The guide is rewritten atomically, and only when the stamp changes it (a killed stamp leaves the old
+    guide); a missing guide is left missing.
+
+    Args:
+        root: The campaign directory ``CAMPAIGN_DIR``.
+        guide: The ``guide.md`` stamped.
+        campaign: The parsed ``campaign.json``; read from ``root`` when ``None``.
+
+    Raises:
+        CampaignError: If ``campaign`` is ``None`` and ``campaign.json`` cannot be read.
+    """
     campaign = campaign if campaign is not None else read_campaign(root)
     if guide.is_file():
         text = guide.read_text(encoding="utf-8")
@@ -84,7 +120,18 @@ def stamp_guide(root: Path, guide: Path, campaign: Mapping[str, Any] | None = No
 
 
 def stamp_all(root: Path, campaign: Mapping[str, Any] | None = None) -> int:
-    """Stamp the guide of every phase-1 and phase-2 collection; returns how many guides there are."""
+    """Stamp the guide of every phase-1 and phase-2 collection.
+
+    Args:
+        root: The campaign directory ``CAMPAIGN_DIR``.
+        campaign: The parsed ``campaign.json``; read from ``root`` when ``None``.
+
+    Returns:
+        How many guides there are (stamped or already up to date).
+
+    Raises:
+        CampaignError: If ``campaign`` is ``None`` and ``campaign.json`` cannot be read.
+    """
     campaign = campaign if campaign is not None else read_campaign(root)
     guides = sorted(Path(root).glob(f"{PHASE1_DIR}/*/{GUIDE_FILE}")) + \
         sorted(Path(root).glob(f"{PHASE2_DIR}/*/{GUIDE_FILE}"))
@@ -94,8 +141,15 @@ def stamp_all(root: Path, campaign: Mapping[str, Any] | None = None) -> int:
 
 
 def fingerprints(root: Path) -> dict[str, str]:
-    """``phase1/<person>/NAME`` (and phase 2) -> sha256 of the document's annotations, ids aside
-    (:func:`pipeline.campaign.documents.canonical`), or ``unreadable``."""
+    """Fingerprint the annotations of every document of the phase-1 and phase-2 collections.
+
+    Args:
+        root: The campaign directory ``CAMPAIGN_DIR``.
+
+    Returns:
+        ``phase1/<person>/NAME`` (and ``phase2/<senior>/NAME``) -> the sha256 of the document's
+        annotations, ids aside ([`canonical`][pipeline.campaign.documents.canonical]), or ``unreadable``.
+    """
     out = {}
     for txt in sorted(Path(root).glob(f"{PHASE1_DIR}/*/*.txt")) + sorted(Path(root).glob(f"{PHASE2_DIR}/*/*.txt")):
         doc = asg._read(txt)
@@ -105,13 +159,26 @@ def fingerprints(root: Path) -> dict[str, str]:
 
 
 def record_version(root: Path, version: str, changes: str, *, when: str = "") -> dict[str, Any]:
-    """Record guideline ``version`` (what ``changes``) as current from ``when`` and stamp every guide.
+    """Record a guideline version as current and stamp every guide.
 
-    The annotations as they are now are fingerprinted into ``guidelines/<version>.json``, so that
-    without a journal :func:`worked_since` can still tell whose annotations changed since.
-    CampaignError (nothing written) for an empty or unusable version name or description, or a version
-    already recorded with another description (the same one again only stamps the guides that a killed
-    run left unstamped).
+    The annotations as they are now are fingerprinted into ``guidelines/<version>.json`` (atomically),
+    so that without a journal [`worked_since`][pipeline.campaign.guidelines.worked_since] can still tell
+    whose annotations changed since; then ``campaign.json`` gets the version and every guide is stamped.
+    Recording the same version with the same description again only stamps the guides a killed run
+    left unstamped.
+
+    Args:
+        root: The campaign directory ``CAMPAIGN_DIR``.
+        version: The version's name (letters, digits, ``.``, ``_``, ``-``; at most 64 characters).
+        changes: What changed in this version (stripped; must not be empty).
+        when: Since when it is current, an ISO 8601 date; now (UTC) when empty.
+
+    Returns:
+        The version's entry: ``version``, ``date``, ``changes``.
+
+    Raises:
+        CampaignError: If the name or description is empty or unusable, the version is already recorded
+            with another description, or ``campaign.json`` cannot be read; nothing is written then.
     """
     root = Path(root)
     campaign = copy.deepcopy(read_campaign(root))
@@ -142,12 +209,21 @@ def _epoch(date: str) -> float:
 
 
 def worked_since(root: Path, campaign: Mapping[str, Any]) -> dict[str, Any]:
-    """``{"version", "date", "source", "people": [{"person", "writes", "documents", "last"}]}``.
+    """Tell, per person, whether they have worked since the current guideline version's date.
 
-    ``source`` is ``journal`` (writes counted from it, after the current version's date),
-    ``annotations`` (no journal: ``documents`` whose annotations differ from their fingerprint when the
-    version was recorded, or were started since; ``writes`` is None) or ``none`` (neither: nothing can
-    be told).
+    Managers and people who left are not listed.
+
+    Args:
+        root: The campaign directory ``CAMPAIGN_DIR``.
+        campaign: The parsed ``campaign.json``.
+
+    Returns:
+        ``{"version", "date", "source", "people": [{"person", "writes", "documents", "last"}]}``.
+        ``source`` is ``journal`` (writes counted from the journal of ``campaign serve``, after the
+        version's date; ``last`` the time of the last one, ISO 8601 UTC), ``annotations`` (no journal, or
+        an undated version: ``documents`` whose annotations differ from their fingerprint when the version
+        was recorded, or were started since; ``writes`` and ``last`` are ``None``) or ``none`` (neither:
+        nothing can be told, every count ``None``).
     """
     current = versions(campaign)[-1]
     people = [p["id"] for p in asg.active_people(campaign) if p["role"] != "manager"]

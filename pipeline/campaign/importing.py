@@ -8,16 +8,16 @@ is the campaign's configuration when it has one, else the schema's).
 * Into a **new** campaign directory (no ``campaign.json``): the documents are the reference's (or,
   without one, those of the work directories); each goes to the two people whose directories hold it
   (a document held by fewer or more than two is left out and reported) and to the least-loaded of the
-  ``seniors`` (seeded tie-break); the campaign is written by :func:`pipeline.campaign.phase1.write_phase1`,
+  ``seniors`` (seeded tie-break); the campaign is written by [`write_phase1`][pipeline.campaign.phase1.write_phase1],
   exactly as ``batches`` writes one, with the reference's annotations (or none) as pre-annotation.
 * Into an **existing** campaign: each person's imported documents replace the versions assigned to
-  them that they have not started (:func:`pipeline.campaign.assignments.started`); a started one is
+  them that they have not started ([`started`][pipeline.campaign.assignments.started]); a started one is
   held back, never overwritten; a document not assigned to them is reported and left out.
 
 Each imported version is checked as ``review`` checks a person's work: its text must be the
 campaign's, and it must parse and validate against the person's collection ``annotation.conf``.  A
 version that fails is **held back**: not written (the person's collection keeps what was handed out),
-and reported with ``file:line``.  Relation notes are read with :mod:`pipeline.brat.modality` (the
+and reported with ``file:line``.  Relation notes are read with [`pipeline.brat.modality`][pipeline.brat.modality] (the
 PGxCorpus form ``hyp``, ``neg``, also ``hypo``, ``htp``, ``not``) and written back in its canonical
 form, one note per relation.  An imported version counts as finished: it gets a ``Done`` marker
 unless it holds a ``Discard``.  Each document is written under its lock, ``.ann`` first, ``.txt`` last.
@@ -52,7 +52,18 @@ ANNOTATION_NOTE = "AnnotatorNotes"
 
 
 def normalize_modality(doc: BratDocument) -> BratDocument:
-    """``doc`` with each relation's notes folded into one, in the canonical modality form."""
+    """Fold each relation's notes into one, in the canonical modality form.
+
+    Read with the project's grammar ([`join_notes`][pipeline.brat.modality.join_notes]) and written back
+    with [`format_note`][pipeline.brat.modality.format_note]; the first note keeps its id, a relation left
+    with nothing loses its note.  Other notes are kept.
+
+    Args:
+        doc: The document; left unchanged.
+
+    Returns:
+        A copy with the relation notes normalized.
+    """
     relations = {r.id for r in doc.relations}
     by_target: dict[str, list[Note]] = {}
     for q in doc.notes:
@@ -70,7 +81,15 @@ def normalize_modality(doc: BratDocument) -> BratDocument:
 
 
 def with_done(doc: BratDocument) -> BratDocument:
-    """``doc`` marked finished: a ``Done`` entity on its first word (unless finished already)."""
+    """Mark a document finished: a ``Done`` entity on its first word, with the next free ``T`` id.
+
+    Args:
+        doc: The document; left unchanged.
+
+    Returns:
+        ``doc`` itself when it is finished already (``Done`` or ``Discard``) or has no word, else a copy
+        with the marker.
+    """
     if is_finished(doc):
         return doc
     first = re.search(r"\S+", doc.text)
@@ -84,8 +103,17 @@ def with_done(doc: BratDocument) -> BratDocument:
 
 
 def check_version(txt: Path, original: str, conf_path: Path) -> tuple[BratDocument | None, list[str]]:
-    """An imported version read, checked against the campaign's text and ``conf_path``; problems as
-    ``file:line: message`` (the document is None when there are any)."""
+    """Read an imported version and check it as ``review`` checks a person's work.
+
+    Args:
+        txt: The imported ``NAME.txt``; ``NAME.ann`` is read beside it.
+        original: The campaign's text of the document.
+        conf_path: The ``annotation.conf`` of the person's collection, validated against.
+
+    Returns:
+        The document and no problem, or ``None`` and the problems (``file:line: message``): unreadable
+        files, a missing ``.ann``, a text that differs from the campaign's, parse and validation errors.
+    """
     ann = txt.with_suffix(".ann")
     try:
         text = txt.read_text(encoding="utf-8")
@@ -106,8 +134,11 @@ def check_version(txt: Path, original: str, conf_path: Path) -> tuple[BratDocume
     return (None, problems) if problems else (doc, [])
 
 
-#: present while ``campaign import`` writes a new campaign's state files (see :func:`import_work`)
 NEW_CAMPAIGN_PENDING = ".import.pending"
+"""Present while ``campaign import`` writes a new campaign's state files.
+
+See [`import_work`][pipeline.campaign.importing.import_work].
+"""
 
 
 def _write_version(root: Path, collection: Path, doc: BratDocument) -> None:
@@ -174,11 +205,31 @@ def import_work(
     root: Path, work: Sequence[tuple[str, Path]], schema: Schema, *, reference: Path | None = None,
     seniors: Sequence[str] = (), seed: int = 13, when: str = "", counts: Counter[str] | None = None,
 ) -> dict[str, Any]:
-    """Import ``work`` into the campaign ``root`` (see the module docstring).
+    """Import finished brat directories as the phase-1 work of named annotators (see the module docstring).
 
-    Returns ``{"imported": [{person, document}], "held_back": [{person, document, problems}],
-    "left_out": [{document, reason}], "new_campaign": bool, "roles": {person: roles}}``.
-    CampaignError before anything is written for a missing directory, a bad id or an unusable team.
+    A new campaign is written under a marker file (``.import.pending``) removed once its state files are
+    whole, so that a rerun of an import killed meanwhile is still a new campaign.  Each accepted version
+    is written under the document's lock, ``.ann`` first, ``.txt`` last.
+
+    Args:
+        root: The campaign directory ``CAMPAIGN_DIR``: new (no ``campaign.json``) or existing.
+        work: ``(person, directory)`` pairs, each person once.
+        schema: The schema, for the configuration when there is no reference ``annotation.conf``.
+        reference: The pre-annotation the work started from (a brat collection); ``None`` for none.
+        seniors: The seniors of a new campaign (at least one, none of them imported).
+        seed: The seed of the seniors' seeded tie-break, for a new campaign.
+        when: The time recorded in a new campaign's history, ISO 8601; now (UTC) when empty.
+        counts: Counters updated in place (``imported``, ``imported_discarded``, ``held_back`` and those
+            of [`write_phase1`][pipeline.campaign.phase1.write_phase1]); a new one when ``None``.
+
+    Returns:
+        ``{"imported": [{person, document}], "held_back": [{person, document, problems}],
+        "left_out": [{document, reason}], "new_campaign": bool, "roles": {person: roles}}``.
+
+    Raises:
+        CampaignError: Before anything is written, for a missing directory, a person named twice, a bad
+            id, fewer than two annotators or no senior for a new campaign, a senior who is also imported,
+            or no document to import.
     """
     counts = counts if counts is not None else Counter()
     root = Path(root)

@@ -1,5 +1,6 @@
-"""Names shared by every campaign step: the campaign directory layout and the brat types and attributes
-that carry the annotators' decisions.
+"""Names shared by every campaign step: the campaign directory layout and the brat decision types.
+
+The brat types and attributes named here carry the annotators' decisions.
 
 A campaign directory ``CAMPAIGN_DIR`` holds:
 
@@ -11,15 +12,15 @@ A campaign directory ``CAMPAIGN_DIR`` holds:
   annotations of each finished document;
 * ``review/``: what ``campaign review`` reports (discarded documents, agreement, documents held back).
 
-In brat, an annotator discards a sentence with an entity of type :data:`DISCARD_TYPE` (on any span of
-the sentence) whose :data:`DISCARD_REASON` attribute takes one of :data:`DISCARD_REASONS`.  In phase 2,
-an entity that only one annotator made, or that the two typed differently, carries the
-:data:`DISAGREEMENT` attribute whose value names its annotator; the senior accepts it by removing the
-attribute, or rejects it by deleting the entity.  A relation the annotators disagree on (drawn by one only,
-or with another modality) has the generated type ``Disputed_<type>``
-(:func:`pipeline.brat.conf.disputed_type`; brat's client cannot show attributes on relations); the senior
-accepts it by retyping it to ``<type>``, or rejects it by deleting it, and signs the document off with the
-``Done`` marker.
+In brat, an annotator discards a sentence with an entity of type [`DISCARD_TYPE`][pipeline.campaign.layout.DISCARD_TYPE]
+(on any span of the sentence) whose [`DISCARD_REASON`][pipeline.campaign.layout.DISCARD_REASON] attribute takes one of
+[`DISCARD_REASONS`][pipeline.campaign.layout.DISCARD_REASONS].  In phase 2, an entity that only one annotator made, or
+that the two typed differently, carries the [`DISAGREEMENT`][pipeline.campaign.layout.DISAGREEMENT] attribute whose
+value names its annotator; the senior accepts it by removing the attribute, or rejects it by deleting the entity.  A
+relation the annotators disagree on (drawn by one only, or with another modality) has the generated type
+``Disputed_<type>`` ([`disputed_type`][pipeline.brat.conf.disputed_type]; brat's client cannot show attributes on
+relations); the senior accepts it by retyping it to ``<type>``, or rejects it by deleting it, and signs the document off
+with the ``Done`` marker.
 """
 
 from __future__ import annotations
@@ -31,7 +32,11 @@ PHASE2_DIR = "phase2"
 REVIEW_DIR = "review"
 
 DISCARD_TYPE = "Discard"
+"""The brat entity type with which an annotator discards the sentence the entity is in."""
 DISCARD_REASON = "Reason"
+"""The attribute of a [`DISCARD_TYPE`][pipeline.campaign.layout.DISCARD_TYPE] entity that says why."""
 DISCARD_REASONS = ("scope", "ambiguous", "incomplete", "typo", "other")
+"""The values of [`DISCARD_REASON`][pipeline.campaign.layout.DISCARD_REASON]."""
 
 DISAGREEMENT = "Disagreement"
+"""The phase-2 entity attribute whose value names the one annotator who made (or so typed) the entity."""

@@ -2,8 +2,8 @@
 
 People edit the collections of a running campaign through ``campaign serve``, while ``review``,
 ``append`` and the team commands may write into the same collections.  Each of them reads, modifies
-and writes one document under :func:`document_lock`, so no edit is lost and no reader sees half a
-document.  The lock is both:
+and writes one document under [`document_lock`][pipeline.campaign.locks.document_lock], so no edit is lost and no reader
+sees half a document.  The lock is both:
 
 * an in-process lock (``serve`` runs brat's actions on several threads), and
 * an advisory ``fcntl.flock`` on ``CAMPAIGN_DIR/locks/<digest>.lock`` (the other commands are other
@@ -31,9 +31,19 @@ _thread_locks: dict[str, threading.Lock] = {}
 
 
 def document_key(campaign_dir: Path, document: Path) -> str:
-    """The campaign-relative name of ``document`` (any of its files, or the name without extension).
+    """Name a document by its path relative to the campaign directory, without extension.
 
-    Raises ``ValueError`` when ``document`` is not inside ``campaign_dir``.
+    Args:
+        campaign_dir: The campaign directory ``CAMPAIGN_DIR``.
+        document: Any file of the document (``.txt`` or ``.ann``) or its path without extension;
+            absolute, or relative to ``campaign_dir``.
+
+    Returns:
+        The document's key, a POSIX path relative to ``campaign_dir`` without extension
+        (``phase1/ann1/100_1``).
+
+    Raises:
+        ValueError: If ``document`` is not inside ``campaign_dir``.
     """
     root = campaign_dir.resolve()
     path = document if document.is_absolute() else root / document
@@ -51,7 +61,22 @@ def _lock_file(campaign_dir: Path, key: str) -> Path:
 
 @contextmanager
 def document_lock(campaign_dir: Path, document: Path) -> Iterator[str]:
-    """Hold the lock of one document (in this process and across processes); yields its key."""
+    """Hold the lock of one document, in this process and across processes.
+
+    Blocks until the lock is free.  Creates ``CAMPAIGN_DIR/locks/`` (mode 0700) and the document's lock
+    file (mode 0600) if needed; the lock file is never removed.
+
+    Args:
+        campaign_dir: The campaign directory ``CAMPAIGN_DIR``.
+        document: Any file of the document (``.txt`` or ``.ann``) or its path without extension;
+            absolute, or relative to ``campaign_dir``.
+
+    Yields:
+        The document's key ([`document_key`][pipeline.campaign.locks.document_key]), while the lock is held.
+
+    Raises:
+        ValueError: If ``document`` is not inside ``campaign_dir``.
+    """
     key = document_key(campaign_dir, document)
     path = _lock_file(campaign_dir, key)
     with _guard:

@@ -3,8 +3,8 @@
 Input: ``(annotator, document)`` pairs of the same text, campaign markers already removed.  Output: one
 brat document that the senior reads and resolves in brat's own web client:
 
-* **entities**: an entity every version has (same key, see :mod:`pipeline.campaign.documents`: fragments,
-  type and attributes, the display-only ``Composite`` and the ``Disagreement`` mark aside) appears once,
+* **entities**: an entity every version has (same key, see [`pipeline.campaign.documents`][pipeline.campaign.documents]:
+  fragments, type and attributes, the display-only ``Composite`` and the ``Disagreement`` mark aside) appears once,
   unmarked; any other entity appears once per annotator who made it, with the ``Disagreement`` attribute
   whose value is that annotator (an entity two annotators typed differently therefore appears twice, once
   per type, each marked).  Duplicates are matched as multisets.  ``Composite`` is kept when a version had
@@ -12,15 +12,15 @@ brat document that the senior reads and resolves in brat's own web client:
 * **relations** are grouped by (origin, type, target) on the merged entities: brat edits and deletes a
   relation by that triple, so the merged document never holds two relations with the same one.  A triple
   every version has, with the same modality in every version, is written once with its type: agreed.  Any
-  other triple is written once with the generated type :func:`pipeline.brat.conf.disputed_type`
+  other triple is written once with the generated type [`disputed_type`][pipeline.brat.conf.disputed_type]
   (``Disputed_influences``, drawn as a dashed red arc labelled ``≠ influences``): drawn by only some of
   the annotators, or with another modality.  Its note carries the modality all the annotators who drew it
-  agree on and, in free text, who said what (:func:`dispute_text`, e.g. ``neg [alice: neg; bob: no
-  relation]``).  The senior accepts it by retyping it to the real type (and setting the modality in the
+  agree on and, in free text, who said what ([`dispute_text`][pipeline.campaign.merge.dispute_text], e.g. ``neg [alice:
+  neg; bob: no relation]``).  The senior accepts it by retyping it to the real type (and setting the modality in the
   note), or rejects it by deleting it.
 * **notes**: one ``AnnotatorNotes`` per annotation (brat edits only the first one).  A relation's note is
-  written with the grammar of :mod:`pipeline.brat.modality` (modality first, then free text).  Free text
-  every version has alike is written as it is; otherwise each annotator's is kept with its author
+  written with the grammar of [`pipeline.brat.modality`][pipeline.brat.modality] (modality first, then free text).  Free
+  text every version has alike is written as it is; otherwise each annotator's is kept with its author
   (``alice: check the dose; bob: see 2nd sentence``).  Legacy ``Negated``/``Hypothetical`` attributes on
   relations (older campaigns) are read as modality and written as a note.
 * normalizations follow their annotation (the union of the versions', without repeats).
@@ -54,18 +54,35 @@ DISPUTE_RE = re.compile(
     r"\s*\[[A-Za-z0-9][A-Za-z0-9_.-]*: (?:no relation|" + _VALUE + r"(?:, " + _VALUE + r")*)"
     r"(?:; [A-Za-z0-9][A-Za-z0-9_.-]*: (?:no relation|" + _VALUE + r"(?:, " + _VALUE + r")*))*\]"
 )
-"""The free text :func:`dispute_text` writes (``[alice: neg; bob: no relation]``), so that ``finalize``
-can remove it from a relation the senior accepted."""
+"""Matches the free text [`dispute_text`][pipeline.campaign.merge.dispute_text] writes.
+
+That is ``[alice: neg; bob: no relation]``, matched so that ``finalize`` can remove it from a relation
+the senior accepted.
+"""
 
 
 def modality_words(modality: frozenset[str]) -> str:
-    """``hyp``, ``neg``, ``hyp neg`` or ``none``: a modality as a person writes it in a note."""
+    """Write a modality as a person writes it in a note.
+
+    Args:
+        modality: The modalities (``Hypothetical``, ``Negated``); empty for none.
+
+    Returns:
+        ``hyp``, ``neg``, ``hyp neg`` or ``none``.
+    """
     return " ".join(CANONICAL_TOKEN[m] for m in MODALITIES if m in modality) or NO_MODALITY
 
 
 def dispute_text(said: Sequence[tuple[str, list[frozenset[str]] | None]]) -> str:
-    """``[alice: neg; bob: no relation]``: for each annotator, the modalities of their relation(s) on the
-    triple, or ``no relation`` (None)."""
+    """Write who said what about a disputed relation triple: ``[alice: neg; bob: no relation]``.
+
+    Args:
+        said: ``(annotator, modalities)`` in the versions' order: the modalities of each of that
+            annotator's relations on the triple, or ``None`` when they drew none.
+
+    Returns:
+        The bracketed text; an annotator's distinct modalities are sorted and joined with ``, ``.
+    """
     parts = []
     for name, modalities in said:
         if modalities is None:
@@ -77,8 +94,16 @@ def dispute_text(said: Sequence[tuple[str, list[frozenset[str]] | None]]) -> str
 
 
 def strip_dispute(free: str) -> tuple[str, int]:
-    """``free`` without the dispute texts of :func:`dispute_text` (and the ``; `` left around them), and how
-    many were removed."""
+    """Remove the dispute texts of [`dispute_text`][pipeline.campaign.merge.dispute_text] from a note's free text.
+
+    The ``; `` left around them goes too.
+
+    Args:
+        free: The free text of a relation's note.
+
+    Returns:
+        The text without them (stripped), and how many were removed.
+    """
     out, n = DISPUTE_RE.subn("", free)
     out = re.sub(r"^\s*;\s*|\s*;\s*$", "", out.strip())
     return out.strip(), n
@@ -114,8 +139,16 @@ def _group(keys_per_version: Sequence[dict[str, tuple]], names: Sequence[str]) -
 
 
 def merge_free(texts: Sequence[tuple[str, str]], complete: bool) -> str:
-    """One free text from each annotator's (``(name, text)``): the text itself when every version
-    (``complete``: all versions are listed) says the same, else each non-empty one with its author."""
+    """Merge the free texts of the annotators' notes into one.
+
+    Args:
+        texts: ``(annotator, text)`` of each version that has the annotation.
+        complete: Whether every version is listed (all the annotators have the annotation).
+
+    Returns:
+        The text itself when every version says the same (``complete``, or a single version), else each
+        non-empty text with its author, ``alice: ...; bob: ...``.
+    """
     distinct = {text for _, text in texts}
     if len(distinct) == 1 and (complete or len(texts) == 1):
         return texts[0][1]
@@ -130,9 +163,25 @@ class _Triple:
 
 
 def merge_versions(versions: Sequence[tuple[str, BratDocument]]) -> tuple[BratDocument, dict[str, int]]:
-    """The merged document (see the module docstring) and counts: agreed/marked entities and relations
-    (``relations_marked``: disputed relations; ``relations_modality_differs``: those all annotators drew
-    but with another modality)."""
+    """Merge the annotators' versions of one document (see the module docstring).
+
+    Events and equivalences are not merged (a warning is logged); a relation whose argument is not an
+    entity of its version is left out (logged).  Offsets are kept as they are: half-open character
+    offsets into the shared ``.txt``.
+
+    Args:
+        versions: ``(annotator, document)`` pairs of the same text, campaign markers already removed
+            ([`without_markers`][pipeline.campaign.documents.without_markers]), in the order the
+            annotators are named in notes.
+
+    Returns:
+        The merged document (named as the first version, no path) and counts: ``entities_agreed``,
+        ``entities_marked``, ``relations_agreed``, ``relations_marked`` (disputed relations) and
+        ``relations_modality_differs`` (disputed relations all annotators drew, with another modality).
+
+    Raises:
+        ValueError: If there is no version, or the versions have different texts.
+    """
     if not versions:
         raise ValueError("nothing to merge")
     names = [name for name, _ in versions]
@@ -253,8 +302,15 @@ def merge_versions(versions: Sequence[tuple[str, BratDocument]]) -> tuple[BratDo
 
 
 def marks_left(doc: BratDocument) -> list[tuple[str, int, str]]:
-    """What a senior still has to resolve in ``doc``: ``(id, line, message)`` per ``Disagreement`` mark and per
-    disputed relation."""
+    """List what a senior still has to resolve in a document.
+
+    Args:
+        doc: The senior's document.
+
+    Returns:
+        ``(id, line, message)`` per ``Disagreement`` attribute (the id is its target's) and per disputed
+        relation; ``line`` is the annotation's line in the ``.ann``.
+    """
     types = {t.id: t.type for t in doc.textbounds}
     relations = {r.id: r.type for r in doc.relations}
     out = []
@@ -273,5 +329,12 @@ def marks_left(doc: BratDocument) -> list[tuple[str, int, str]]:
 
 
 def count_marks(doc: BratDocument) -> int:
-    """``Disagreement`` attributes and disputed relations left in ``doc``."""
+    """Count the ``Disagreement`` attributes and disputed relations left in a document.
+
+    Args:
+        doc: The senior's document.
+
+    Returns:
+        The number of marks left to resolve.
+    """
     return len(marks_left(doc))

@@ -11,11 +11,11 @@ Recorded in ``campaign.json`` under ``provenance`` when the campaign is written 
 ``build_manifest`` that run's ``runs/<run>/manifest.json`` beside the collection, whose config hashes give
 the schema's; without a build (a collection made by hand) they are null and the collection's own
 ``annotation.conf`` hash still says which schema it reflects.  Guideline versions after the first are
-recorded by :mod:`pipeline.campaign.guidelines`.  Nothing here is dated, so the same inputs still give
-the same campaign directory.
+recorded by [`pipeline.campaign.guidelines`][pipeline.campaign.guidelines].  Nothing here is dated, so the same inputs
+still give the same campaign directory.
 
-:func:`write_gitignore` writes ``CAMPAIGN_DIR/.gitignore``: a campaign directory kept in git never
-offers its secrets and private state for a commit (``access/``: users and password hashes;
+[`write_gitignore`][pipeline.campaign.origin.write_gitignore] writes ``CAMPAIGN_DIR/.gitignore``: a campaign directory
+kept in git never offers its secrets and private state for a commit (``access/``: users and password hashes;
 ``journal/``: every version of every document, with who wrote it; ``locks/``; temporaries).
 """
 
@@ -43,14 +43,34 @@ GITIGNORE = """# written by pgx-corpus: a campaign's secrets and private state a
 
 
 def write_gitignore(campaign_dir: Path) -> None:
-    """``CAMPAIGN_DIR/.gitignore`` (see the module docstring); a manager's own file is kept."""
+    """Write ``CAMPAIGN_DIR/.gitignore`` (see the module docstring), unless the file exists.
+
+    A manager's own ``.gitignore`` is kept as it is.
+
+    Args:
+        campaign_dir: The campaign directory ``CAMPAIGN_DIR``.
+    """
     path = Path(campaign_dir) / ".gitignore"
     if not path.exists():
         path.write_text(GITIGNORE, encoding="utf-8")
 
 
 def provenance(collection: Path, schema: Path | None = None) -> dict[str, Any]:
-    """The provenance of a campaign written from ``collection`` (see the module docstring)."""
+    """Describe where a campaign written from a collection came from.
+
+    Reads the collection's ``.run`` marker and, if present, that run's ``runs/<run>/manifest.json``
+    beside the collection; an unreadable manifest is ignored (its path is still recorded when it exists).
+
+    Args:
+        collection: The brat collection the campaign is written from (a build's output, or made by hand).
+        schema: The schema file the campaign uses, if known; its hash takes precedence over the one in the
+            build's manifest.
+
+    Returns:
+        The ``provenance`` object of ``campaign.json``: ``build_run``, ``build_manifest``,
+        ``schema_sha256``, ``annotation_conf_sha256`` (each ``None`` when unknown) and
+        ``guideline_version`` (always the first version).
+    """
     src = Path(collection)
     marker = src / RUN_MARKER
     run = marker.read_text(encoding="utf-8").strip() if marker.is_file() else None

@@ -1,8 +1,8 @@
 """Blind phase 1: the campaign directory written by ``pgx-corpus batches``.
 
-Input: the source brat collection, the assignment rows of :func:`pipeline.corpus.batches.assign`
+Input: the source brat collection, the assignment rows of [`assign`][pipeline.corpus.batches.assign]
 (``(document, phase, person)``), the roster.  Output in ``CAMPAIGN_DIR`` (layout in
-:mod:`pipeline.campaign.layout`):
+[`pipeline.campaign.layout`][pipeline.campaign.layout]):
 
 * ``phase1/<person>/``: the person's documents as pre-annotated (pages when paging), the
   collection's configuration extended with the campaign types (``Discard`` + ``Reason``, ``Done``)
@@ -12,16 +12,16 @@ Input: the source brat collection, the assignment rows of :func:`pipeline.corpus
 * ``DEPLOY.md``, ``campaign.json``.
 
 Who may reach which collection is decided by ``campaign serve`` (not by files in the collections), from
-the roles :func:`access_roles` gives each person; the command line creates their users
-(:func:`pipeline.serve.users.create_users`, ``CAMPAIGN_DIR/access/``) and shows new passwords once.
+the roles [`access_roles`][pipeline.campaign.phase1.access_roles] gives each person; the command line creates their
+users ([`create_users`][pipeline.serve.users.create_users], ``CAMPAIGN_DIR/access/``) and shows new passwords once.
 
 No phase-2 collection is written here: the phase-2 senior of each document is chosen now and recorded,
 and ``campaign review`` writes the seniors' collections from the annotators' results.
 
 ``campaign.json``: ``{"format", "seed", "people": [{"id", "role", "phase1", "roster"}],
 "documents": [{"document", "files", "phase1": [two ids], "phase2": id}], "provenance"}`` (build run,
-schema and guideline version: :mod:`pipeline.campaign.origin`; team changes add keys, see
-:mod:`pipeline.campaign.assignments`) where ``files`` are the
+schema and guideline version: [`pipeline.campaign.origin`][pipeline.campaign.origin]; team changes add keys, see
+[`pipeline.campaign.assignments`][pipeline.campaign.assignments]) where ``files`` are the
 names of the brat documents of that document (itself, its pages, or none when it is missing from the
 collection).  Everything is a deterministic function of the inputs.
 """
@@ -56,7 +56,16 @@ class CampaignError(ValueError):
 
 
 def check_ids(ids: Sequence[str], where: str) -> None:
-    """CampaignError unless every id can be a user name, an attribute value and a directory name."""
+    """Check that every person id can be a user name, an attribute value and a directory name.
+
+    Args:
+        ids: The person ids.
+        where: What the ids come from (a file, ``roster``), the start of every error message.
+
+    Raises:
+        CampaignError: If an id has characters other than letters, digits, ``.``, ``_`` and ``-``, is a
+            reserved name ([`pipeline.names`][pipeline.names]), or differs from another one only in case.
+    """
     seen: dict[str, str] = {}
     for pid in ids:
         if not deploy.ID_RE.match(pid):
@@ -73,7 +82,17 @@ def check_ids(ids: Sequence[str], where: str) -> None:
 
 
 def edited_documents(campaign_dir: Path) -> list[str]:
-    """Phase-1 documents (``person/NAME``) whose ``.ann`` differs from the pre-annotation, or any phase-2 file."""
+    """List the documents of a campaign that people have edited.
+
+    Compares bytes: a phase-1 ``.ann`` is edited when it differs from its pre-annotation copy (or has
+    none); any phase-2 ``.ann`` counts.
+
+    Args:
+        campaign_dir: The campaign directory ``CAMPAIGN_DIR``.
+
+    Returns:
+        ``person/NAME`` for phase-1 documents, then ``phase2/senior/NAME``, each sorted.
+    """
     root = Path(campaign_dir)
     pre = root / deploy.PREANNOTATION_DIR
     out = []
@@ -87,8 +106,11 @@ def edited_documents(campaign_dir: Path) -> list[str]:
 
 def _as_written(out: Path, edited: str, txts: Mapping[str, Path],
                 pages: Mapping[str, list[BratDocument]] | None) -> bool:
-    """Whether the phase-1 document ``edited`` (``person/NAME``) holds the ``.ann`` :func:`write_phase1`
-    writes for ``NAME`` from the source collection (what a killed earlier run may have left)."""
+    """Whether the phase-1 document ``edited`` (``person/NAME``) holds what ``write_phase1`` writes.
+
+    That is the ``.ann`` written for ``NAME`` from the source collection (what a killed earlier run may
+    have left).
+    """
     person, _, name = edited.partition("/")
     if person == PHASE2_DIR:
         return False
@@ -108,7 +130,18 @@ def _as_written(out: Path, edited: str, txts: Mapping[str, Path],
 
 
 def read_campaign(campaign_dir: Path) -> dict[str, Any]:
-    """``campaign.json`` of ``campaign_dir``; CampaignError when it is missing or unreadable."""
+    """Read and check the campaign manifest ``campaign.json``.
+
+    Args:
+        campaign_dir: The campaign directory ``CAMPAIGN_DIR``.
+
+    Returns:
+        The parsed manifest (see the module docstring).
+
+    Raises:
+        CampaignError: If the file is missing, unreadable, not JSON, not of this format, or names a
+            person or document that cannot name a path; the message names the file.
+    """
     path = Path(campaign_dir) / CAMPAIGN_MANIFEST
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -123,8 +156,10 @@ def read_campaign(campaign_dir: Path) -> dict[str, Any]:
 
 
 def _check_names(data: Mapping[str, Any], path: Path) -> None:
-    """CampaignError unless every person id and document name of ``campaign.json`` can name a path
-    (:mod:`pipeline.names`): they become ``phase1/<person>/<file>.txt`` for every later command."""
+    """CampaignError unless every person id and document name of ``campaign.json`` can name a path.
+
+    See ``pipeline.names``: they become ``phase1/<person>/<file>.txt`` for every later command.
+    """
     people = data.get("people", [])
     documents = data.get("documents", [])
     if not isinstance(people, list) or not isinstance(documents, list):
@@ -160,11 +195,33 @@ def write_phase1(
     counts: Counter[str],
     pages: Mapping[str, list[BratDocument]] | None = None,
 ) -> dict[str, frozenset[str]]:
-    """Write the campaign directory (see the module docstring); returns :func:`access_roles`.
+    """Write the campaign directory of phase 1 (see the module docstring).
 
-    ``roster``: ``(id, role, phase1)`` of the people of the roster; people named only by ``rows`` (a
-    previous manifest) are added with ``roster: false``.  ``pages``: document -> its pages when paging.
-    Checks (ids usable, campaign not started) come before anything is written.
+    Checks (ids usable, campaign not started) come before anything is written.  Each document is written
+    beside itself and renamed, ``.ann`` before ``.txt``, and only when changed, so a rerun after a kill
+    finishes the job; documents and phase-1 collections the campaign no longer holds are removed, and
+    ``phase2/`` (configuration only, since nobody has started) is removed.  No document lock is taken:
+    nobody has edited the campaign.
+
+    Args:
+        src: The source brat collection (its configuration files are copied).
+        txts: Document -> its ``.txt`` in ``src`` (the ``.ann`` beside it is the pre-annotation); a
+            document missing here gets no files.
+        rows: The assignments ``(document, phase, person)`` of
+            [`assign`][pipeline.corpus.batches.assign], phase ``"1"`` or ``"2"``.
+        roster: ``(id, role, phase1)`` of the people of the roster; people named only by ``rows`` (a
+            previous manifest) are added with ``roster: false``.
+        out: The campaign directory ``CAMPAIGN_DIR``, created if needed.
+        seed: The seed the assignment was drawn with, recorded in ``campaign.json``.
+        counts: Counters updated in place: ``collections:phase1`` and ``files_written``.
+        pages: Document -> its pages when paging (each page a brat document of its own); ``None`` when not.
+
+    Returns:
+        Person -> roles, as [`access_roles`][pipeline.campaign.phase1.access_roles] gives them.
+
+    Raises:
+        CampaignError: If an id is not usable ([`check_ids`][pipeline.campaign.phase1.check_ids]), or the
+            campaign in ``out`` has started (a document edited); nothing is written then.
     """
     people: dict[str, dict[str, Any]] = {
         pid: {"id": pid, "role": role, "phase1": phase1, "roster": True} for pid, role, phase1 in roster
@@ -258,10 +315,16 @@ def write_phase1(
 
 
 def access_roles(campaign: Mapping[str, Any]) -> dict[str, frozenset[str]]:
-    """Person -> the roles ``campaign serve`` gives them, from a campaign manifest (``campaign.json``).
+    """Give the roles ``campaign serve`` gives each person of a campaign.
 
     ``annotator``: the person has phase-1 documents; ``senior``: the roster says senior, or the person
     has phase-2 documents; ``manager``: the roster says manager.  One person may hold several roles.
+
+    Args:
+        campaign: The parsed campaign manifest (``campaign.json``).
+
+    Returns:
+        Person -> their roles, sorted by person.
     """
     roles: dict[str, set[str]] = {}
     for person in campaign["people"]:

@@ -9,22 +9,25 @@ refuses a collection that does not validate or still holds campaign marks (``Dis
 The release states nothing it has not checked against FINAL (each refusal writes nothing):
 
 * ``--decisions``: every entry has taken effect in FINAL (applied again as a dry run, it changes nothing;
-  :func:`decisions_not_applied`); without a decisions file the datasheet states no homogenization;
+  [`decisions_not_applied`][pipeline.campaign.release.decisions_not_applied]); without a decisions file the datasheet
+  states no homogenization;
 * ``--campaign``: every FINAL document is a document the campaign assigns (``campaign.json``, else the
   ``manifest.csv`` of an older campaign); ``--manifest``: every FINAL document is a sentence of that build with
   the same text (its ``brat`` collection, or the sentence records of its ``sampled``/``filtered`` stages);
-* the datasheet accounts for every assigned document (:func:`accounting`: released, discarded in phase 1 or 2
-  by reason, held back, pending), from the campaign and FINAL's ``finalize.json``;
+* the datasheet accounts for every assigned document ([`accounting`][pipeline.campaign.release.accounting]: released,
+  discarded in phase 1 or 2 by reason, held back, pending), from the campaign and FINAL's ``finalize.json``;
 * the machine's provenance notes (``source=...; class=...`` of older brat exports) are not released
-  (:func:`without_machine_notes`, counted in ``release.json`` ``machine_notes``);
-* ``--out`` inside FINAL, or FINAL inside ``--out``, is refused (:func:`check_out_apart`).
+  ([`without_machine_notes`][pipeline.campaign.release.without_machine_notes], counted in ``release.json``
+  ``machine_notes``);
+* ``--out`` inside FINAL, or FINAL inside ``--out``, is refused
+  ([`check_out_apart`][pipeline.campaign.release.check_out_apart]).
 
 Output ``DIR`` (built beside itself and swapped in whole):
 
 * ``brat/``: the documents and ``annotation.conf``, ``visual.conf``, ``tools.conf``, ``kb_shortcuts.conf``;
   ``brat.tar.gz``: the same as one archive;
 * ``bioc/corpus.bioc.xml``, ``bioc/corpus.bioc.json``, ``pubtator/corpus.pubtator``,
-  ``conll/corpus.conll`` (:mod:`pipeline.brat.export`; relation types mapped by ``relation_map``);
+  ``conll/corpus.conll`` ([`pipeline.brat.export`][pipeline.brat.export]; relation types mapped by ``relation_map``);
 * ``splits/``: 60/20/20 PMID-grouped splits (``pmids_*.txt``, brat per split, ``splits.json``);
 * ``tables/``: Table 2 (entities), Table 3 (relations), the corpus summary, and when the inputs are given
   Table 8 (entity agreement between the phase-1 annotators), Table 9 (relation agreement) and Table 10
@@ -116,6 +119,27 @@ class ReleaseError(ValueError):
 
 @dataclass
 class ReleaseInputs:
+    """What a release is made from (the options of ``pgx-corpus release``).
+
+    Attributes:
+        final: ``FINAL``, the brat collection released (from ``campaign finalize``, possibly edited by
+            ``decisions apply``).
+        campaign: The campaign directory, for Tables 8-9, the campaign check and the accounting; ``None``
+            to leave them out.
+        preannotation: The pre-annotated collection, for Table 10; when ``None``, the ``brat`` output of
+            ``manifest`` if it exists.
+        manifest: The build manifest (``runs/<hash>/manifest.json``), for provenance and the check of
+            FINAL's sentences; ``None`` to leave them out.
+        name: The corpus name (the archive's root, the Hugging Face configuration prefix).
+        version: The corpus version, stated in the datasheet and ``CITATION.cff``.
+        date: The release date, written as given (the BioC collection date); empty by default, so that
+            nothing records the time.
+        export_config: The export configuration (PubTator and CoNLL options, licence); its
+            ``relation_map`` is not applied.
+        decisions: The homogenization decisions files, checked as applied and copied into ``decisions/``.
+        license: The corpus licence (SPDX id); ``""``: the export configuration's, else none stated.
+        previous: An earlier release directory: ``CHANGELOG.md`` lists what changed since.
+    """
     final: Path
     campaign: Path | None = None
     preannotation: Path | None = None
@@ -132,7 +156,24 @@ class ReleaseInputs:
 # --- reading and checking ---------------------------------------------------------------------
 
 def read_final(final: Path, schema: Schema) -> list[BratDocument]:
-    """The documents of ``final`` (top level, by PMID then index); ReleaseError lists every problem."""
+    """Read and check the documents of FINAL (top level only).
+
+    Every document is parsed and validated against FINAL's ``annotation.conf`` (or, when it has none,
+    the configuration generated from the schema); symbolic links, ``Disagreement`` attributes and
+    ``Discard`` entities are problems too.
+
+    Args:
+        final: The final collection.
+        schema: The schema, for the configuration when FINAL has none.
+
+    Returns:
+        The documents by PMID then sentence index, with no path; offsets are half-open character offsets
+        into each ``.txt``.
+
+    Raises:
+        FileNotFoundError: If ``final`` is not a directory.
+        ReleaseError: If there is any problem (every one listed ``file:line: message``) or no document.
+    """
     if not final.is_dir():
         raise FileNotFoundError(f"{final}: not a directory")
     conf_path = final / "annotation.conf"
@@ -165,8 +206,8 @@ def read_final(final: Path, schema: Schema) -> list[BratDocument]:
 
 # --- what the release may state: checks against FINAL ------------------------------------------
 
-#: how many names a refusal lists before "... (N in all)"
 NAMES_SHOWN = 10
+"""How many names a refusal lists before ``... (N in all)``."""
 
 
 def _names(names: Sequence[str]) -> str:
@@ -175,8 +216,18 @@ def _names(names: Sequence[str]) -> str:
 
 
 def check_out_apart(final: Path, out: Path) -> None:
-    """ReleaseError when the release directory lies inside FINAL or FINAL inside it: the release's own brat
-    files would then be read back as documents of FINAL (``stats`` counted the release's sentences twice)."""
+    """Refuse a release directory inside FINAL, or FINAL inside it.
+
+    The release's own brat files would then be read back as documents of FINAL (``stats`` counted the
+    release's sentences twice), or FINAL replaced with the release.
+
+    Args:
+        final: The final collection.
+        out: The release directory.
+
+    Raises:
+        ReleaseError: If one lies inside the other (or they are the same directory).
+    """
     f, o = final.resolve(), out.resolve()
     if o == f or o.is_relative_to(f):
         raise ReleaseError(f"{out}: the release directory is inside FINAL {final}; nothing released "
@@ -188,12 +239,21 @@ def check_out_apart(final: Path, out: Path) -> None:
 
 def decisions_not_applied(docs: Sequence[BratDocument], decisions: Sequence[tuple[str, Decisions]],
                           schema: Schema) -> list[str]:
-    """One message per decisions entry that has not taken effect in ``docs`` (FINAL), [] when all have.
+    """List the decisions entries that have not taken effect in FINAL.
 
-    ``decisions``: ``(file name, decisions)`` in the order given.  The files are applied in that order to each
-    document, as ``decisions apply`` would (a dry run, nothing written); an entry that still changes a
-    document (``decision:<kind>:<index>`` counted on a document whose annotations then differ) was not
-    applied to FINAL, e.g. FINAL was rebuilt by ``finalize`` after ``decisions apply``.
+    The files are applied in order to each document, as ``decisions apply`` would (a dry run, nothing
+    written); an entry that still changes a document (``decision:<kind>:<index>`` counted on a document
+    whose annotations then differ) was not applied to FINAL, e.g. FINAL was rebuilt by ``finalize``
+    after ``decisions apply``.
+
+    Args:
+        docs: The documents of FINAL.
+        decisions: ``(file name, decisions)`` in the order given.
+        schema: The schema.
+
+    Returns:
+        One message per entry not applied, naming the file, the entry and the documents it would change;
+        empty when all have taken effect.
     """
     pending: dict[tuple[int, str, int], list[str]] = {}
     for doc in docs:
@@ -222,8 +282,19 @@ _KIND_ORDER = {"retype": 0, "remove": 1, "relations": 2}
 
 
 def campaign_documents(campaign: Path) -> list[str]:
-    """The brat documents the campaign assigns (pages included, calibration documents aside): from
-    ``campaign.json`` (the source of truth), else from ``manifest.csv`` of an older campaign."""
+    """List the brat documents a campaign assigns (pages included, calibration documents aside).
+
+    From ``campaign.json`` (the source of truth), else from ``manifest.csv`` of an older campaign.
+
+    Args:
+        campaign: The campaign directory ``CAMPAIGN_DIR``.
+
+    Returns:
+        The brat document names, in document order.
+
+    Raises:
+        ReleaseError: If the directory has neither file, or the one it has cannot be read.
+    """
     path = campaign / CAMPAIGN_MANIFEST
     if path.is_file():
         try:
@@ -243,8 +314,20 @@ def campaign_documents(campaign: Path) -> list[str]:
 
 
 def phase1_assignments(campaign: Path) -> dict[str, set[str]]:
-    """``person -> brat documents`` the campaign assigns them in phase 1 (calibration copies aside, as in
-    :func:`campaign_documents`): from ``campaign.json``, else from ``manifest.csv`` of an older campaign."""
+    """List the brat documents a campaign assigns each person in phase 1.
+
+    Calibration copies aside, as in [`campaign_documents`][pipeline.campaign.release.campaign_documents]:
+    from ``campaign.json``, else from ``manifest.csv`` of an older campaign.
+
+    Args:
+        campaign: The campaign directory ``CAMPAIGN_DIR``.
+
+    Returns:
+        Person -> their brat documents.
+
+    Raises:
+        ReleaseError: If the directory has neither file, or ``campaign.json`` cannot be read.
+    """
     path = campaign / CAMPAIGN_MANIFEST
     out: dict[str, set[str]] = {}
     if path.is_file():
@@ -267,7 +350,19 @@ def phase1_assignments(campaign: Path) -> dict[str, set[str]]:
 
 
 def check_campaign(docs: Sequence[BratDocument], campaign: Path) -> list[str]:
-    """The campaign's assigned documents; ReleaseError naming the first FINAL documents it does not assign."""
+    """Check that every document of FINAL is a document the campaign assigns.
+
+    Args:
+        docs: The documents of FINAL.
+        campaign: The campaign directory ``CAMPAIGN_DIR``.
+
+    Returns:
+        The campaign's assigned documents ([`campaign_documents`][pipeline.campaign.release.campaign_documents]).
+
+    Raises:
+        ReleaseError: If FINAL holds documents the campaign does not assign (the first ones are named),
+            or the campaign's manifest cannot be read.
+    """
     assigned = campaign_documents(campaign)
     known = set(assigned)
     foreign = [d.name for d in docs if d.name not in known]
@@ -285,9 +380,21 @@ def _output_path(manifest: Path, value: Any) -> Path | None:
 
 
 def build_texts(manifest: Path) -> tuple[dict[str, str], list[str]]:
-    """``{document: text}`` of the sentences the build of ``manifest`` wrote (its ``brat`` collection's ``.txt``
-    files, then the sentence records of its ``sampled`` and ``filtered`` stages, ``{PMID}_{index + 1}``), and
-    the outputs read."""
+    """Read the sentences the build of a manifest wrote.
+
+    From its ``brat`` collection's ``.txt`` files (unreadable ones logged), then the sentence records of
+    its ``sampled`` and ``filtered`` stages, named ``{PMID}_{index + 1}``; the first text found for a
+    name is kept.  Relative output paths are relative to the manifest's directory.
+
+    Args:
+        manifest: The build manifest (``runs/<hash>/manifest.json``).
+
+    Returns:
+        ``{document: text}``, and the outputs read (``brat``, ``sampled``, ``filtered``).
+
+    Raises:
+        ReleaseError: If the manifest cannot be read.
+    """
     try:
         data = json.loads(manifest.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
@@ -315,8 +422,17 @@ def build_texts(manifest: Path) -> tuple[dict[str, str], list[str]]:
 
 
 def check_manifest(docs: Sequence[BratDocument], manifest: Path) -> None:
-    """ReleaseError unless every FINAL document is a sentence of the build ``manifest`` describes, with the same
-    text (:func:`build_texts`); also when none of the build's outputs can be read (nothing to check against)."""
+    """Check that every document of FINAL is a sentence of a build, with the same text.
+
+    Args:
+        docs: The documents of FINAL.
+        manifest: The build manifest; its sentences are read with
+            [`build_texts`][pipeline.campaign.release.build_texts].
+
+    Raises:
+        ReleaseError: If a document is not a sentence of the build or its text differs (the first ones
+            are named), or none of the build's outputs can be read (nothing to check against).
+    """
     texts, read = build_texts(manifest)
     if not read:
         raise ReleaseError(f"{manifest}: none of the build's outputs (brat, sampled, filtered) can be read, so "
@@ -334,9 +450,19 @@ _MACHINE_SEGMENT = re.compile(r"^(?:[^\s:;=]+: )?(source|original_type|class|rul
 
 
 def without_machine_notes(doc: BratDocument, counts: Counter[str]) -> BratDocument:
-    """``doc`` without the machine's provenance in its notes: a note made only of provenance segments is
-    dropped (``machine_notes_dropped``), one where an annotator's text is left keeps that text
-    (``machine_notes_trimmed``).  A note without a ``source=`` segment is never touched."""
+    """Remove the machine's provenance from the notes of a document.
+
+    A note made only of provenance segments (``source=...; class=...`` of older brat exports) is dropped,
+    one where an annotator's text is left keeps that text.  A note without a ``source=`` segment is never
+    touched.
+
+    Args:
+        doc: The document; left unchanged.
+        counts: Counters updated in place: ``machine_notes_dropped``, ``machine_notes_trimmed``.
+
+    Returns:
+        ``doc`` itself when no note changed, else a copy.
+    """
     notes = []
     changed = False
     for note in doc.notes:
@@ -357,9 +483,29 @@ def without_machine_notes(doc: BratDocument, counts: Counter[str]) -> BratDocume
 
 def accounting(assigned: Sequence[str], released: Sequence[str], final: Path,
                phase1_discard_reasons: Mapping[str, Sequence[str]]) -> dict[str, Any]:
-    """Every assigned document in exactly one place: released, discarded in phase 1 or by a senior (by reason),
-    held back, pending (a senior's sign-off, or not in phase 2 yet), or not accounted for (FINAL's
-    ``finalize.json`` missing or older than the campaign).  Counts add up to ``assigned``."""
+    """Put every assigned document in exactly one place.
+
+    Released, discarded in phase 1 or by a senior (by reason), held back, pending (a senior's sign-off,
+    or not in phase 2 yet), or not accounted for (FINAL's ``finalize.json`` missing or older than the
+    campaign).  The place counts add up to ``assigned``.
+
+    Args:
+        assigned: The brat documents the campaign assigns.
+        released: The documents released.
+        final: The final collection, whose ``finalize.json`` is read if present.
+        phase1_discard_reasons: Document -> the reasons its phase-1 annotators gave, for the documents
+            discarded in phase 1.
+
+    Returns:
+        ``assigned``, the count per place (``released``, ``discarded_phase2``, ``held_back``,
+        ``pending_signoff``, ``discarded_phase1``, ``pending_phase2``, ``not_accounted_for``),
+        ``discard_reasons_phase1`` and ``discard_reasons_phase2`` (documents per reason, a document counted
+        once per distinct reason), ``finalize_report`` (whether ``finalize.json`` was there) and the first
+        ``not_accounted_for_documents``.
+
+    Raises:
+        ReleaseError: If ``finalize.json`` exists but cannot be read.
+    """
     report: dict[str, Any] = {}
     path = final / REPORT_JSON
     if path.is_file():
@@ -401,6 +547,16 @@ def accounting(assigned: Sequence[str], released: Sequence[str], final: Path,
 
 @dataclass
 class Table:
+    """One table of the release: written as ``.md``, ``.csv`` and, with a chart, ``.png``.
+
+    Attributes:
+        name: The file name without extension (``table2_entities``).
+        title: The title, the Markdown heading and the chart's title.
+        header: The column names.
+        rows: The rows; a float is a fraction shown in %, ``None`` an undefined score (``n/a``).
+        chart: ``(y label, x labels, series name -> values)`` of a grouped bar chart; ``None`` for no chart.
+        readme_rows: The rows the datasheet shows; all when ``None``.
+    """
     name: str
     title: str
     header: list[str]
@@ -409,12 +565,25 @@ class Table:
     readme_rows: list[list[Any]] | None = None  # the rows the datasheet shows (None: all)
 
     def markdown(self, rows: list[list[Any]] | None = None) -> str:
+        """Render the table as Markdown, under a ``##`` heading.
+
+        Args:
+            rows: The rows shown; all when ``None``.
+
+        Returns:
+            The Markdown text (fractions in %, integers with thousands separators, ``|`` escaped).
+        """
         cells = [[_cell(v) for v in row] for row in (self.rows if rows is None else rows)]
         lines = [f"## {self.title}", "", "| " + " | ".join(self.header) + " |", "|" + "---|" * len(self.header)]
         lines += ["| " + " | ".join(row) + " |" for row in cells]
         return "\n".join(lines) + "\n"
 
     def csv(self) -> str:
+        """Render the table as CSV.
+
+        Returns:
+            The CSV text, with a header row (fractions in %, integers without separators).
+        """
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
         writer.writerow(self.header)
@@ -439,12 +608,23 @@ def _cell(value: Any, csv: bool = False) -> str:
 
 
 def corpus_tables(docs: Sequence[BratDocument], schema: Schema) -> tuple[list[Table], dict[str, Any]]:
-    """Tables 2 (entities), 3 (relations) and the corpus summary, from :mod:`pipeline.brat.stats`.
+    """Make Tables 2 (entities), 3 (relations) and the corpus summary.
 
-    Table 3's modality columns are counted by the paper's rule (:func:`pipeline.brat.stats.
-    paper_relation_modality`); when the project's normalization (:mod:`pipeline.brat.modality`: whole tokens,
-    ``htp`` and ``not`` included) gives other counts, Table 3b shows them beside it, and the modality tokens
-    table says which tokens were read.
+    Counted by [`pipeline.brat.stats`][pipeline.brat.stats].
+
+    Table 3's modality columns are counted by the paper's rule
+    ([`paper_relation_modality`][pipeline.brat.stats.paper_relation_modality]); when the project's
+    normalization ([`pipeline.brat.modality`][pipeline.brat.modality]: whole tokens, ``htp`` and ``not``
+    included) gives other counts, Table 3b shows them beside it, and the modality tokens table says which
+    tokens were read.
+
+    Args:
+        docs: The released documents.
+        schema: The schema.
+
+    Returns:
+        The tables, and the statistics they come from
+        ([`collection_stats`][pipeline.brat.stats.collection_stats]).
     """
     result = stats_mod.collection_stats(docs, schema)
     named = stats_mod.tables(result)
@@ -491,9 +671,22 @@ def _strip_campaign(doc: BratDocument) -> BratDocument:
 
 
 def phase1_collections(campaign: Path, released: set[str]) -> dict[str, dict[str, BratDocument]]:
-    """``person -> {document: doc}`` of the phase-1 collections, restricted to released documents the campaign
-    assigns that person (the calibration copies other annotators hold of a promoted document are not campaign
-    work, and would count one document in many pairs)."""
+    """Read the phase-1 collections, restricted to released documents the campaign assigns each person.
+
+    The calibration copies other annotators hold of a promoted document are not campaign work, and
+    would count one document in many pairs.  Campaign markers (``Discard``, ``Done``) and
+    ``Disagreement`` marks are removed; parse issues are logged.
+
+    Args:
+        campaign: The campaign directory ``CAMPAIGN_DIR``.
+        released: The names of the released documents.
+
+    Returns:
+        Person -> ``{document: doc}``.
+
+    Raises:
+        FileNotFoundError: If the campaign has no ``phase1/`` directory.
+    """
     out: dict[str, dict[str, BratDocument]] = {}
     root = campaign / PHASE1_DIR
     if not root.is_dir():
@@ -509,7 +702,22 @@ def phase1_collections(campaign: Path, released: set[str]) -> dict[str, dict[str
 
 
 def agreement_tables(campaign: Path, released: set[str], schema: Schema) -> tuple[list[Table], dict[str, Any]]:
-    """Tables 8 (entities) and 9 (relations): every annotator pair on the released documents both have."""
+    """Make Tables 8 (entities), 9 (relations) and 9b (relation modality) between phase-1 annotators.
+
+    Every pair of annotators is scored on the released documents both have; a pooled row sums every
+    pair's counts.
+
+    Args:
+        campaign: The campaign directory ``CAMPAIGN_DIR``.
+        released: The names of the released documents.
+        schema: The schema.
+
+    Returns:
+        The tables, and the summary written to ``release.json`` (micro scores per pair, pooled scores).
+
+    Raises:
+        FileNotFoundError: If the campaign has no ``phase1/`` directory.
+    """
     people = phase1_collections(campaign, released)
     pairs = []
     for a, b in itertools.combinations(sorted(people), 2):
@@ -571,7 +779,20 @@ def agreement_tables(campaign: Path, released: set[str], schema: Schema) -> tupl
 
 
 def preannotation_table(preannotation: Path, docs: Sequence[BratDocument], schema: Schema) -> tuple[Table, Any]:
-    """Table 10: the pre-annotation (reference: the final annotation) in the four settings of the paper."""
+    """Make Table 10: the pre-annotation scored against the final annotation, in the settings of the paper.
+
+    Relation rows are added when relations were pre-annotated
+    ([`TABLE10_RELATION_SETTINGS`][pipeline.campaign.release.TABLE10_RELATION_SETTINGS]).
+
+    Args:
+        preannotation: The pre-annotated brat collection (parse issues are logged).
+        docs: The released documents (the reference); those without a pre-annotated version are left out.
+        schema: The schema.
+
+    Returns:
+        The table, and what ``release.json`` records: ``documents``, ``scores`` per setting and, if any,
+        ``relations``.
+    """
     pre, issues = read_directory(preannotation)
     for issue in issues:
         log.warning("%s", issue)
@@ -598,10 +819,10 @@ def preannotation_table(preannotation: Path, docs: Sequence[BratDocument], schem
     return table, extra
 
 
-#: the relation rows of Table 10 when relations were pre-annotated (the agreement's settings)
 TABLE10_RELATION_SETTINGS = (("exact", "strict", "directed"), ("exact", "hierarchy", "directed"),
                              ("partial", "strict", "directed"), ("partial", "hierarchy", "directed"),
                              ("partial", "any", "undirected"))
+"""The relation rows of Table 10 when relations were pre-annotated: (span, type, direction) settings."""
 
 
 def _preannotated_relations(docs: Sequence[BratDocument], pre_by_name: Mapping[str, BratDocument],
@@ -623,7 +844,16 @@ def _preannotated_relations(docs: Sequence[BratDocument], pre_by_name: Mapping[s
 
 
 def write_chart(path: Path, title: str, chart: tuple[str, list[str], dict[str, list[float]]]) -> None:
-    """A grouped bar chart as PNG without the Software chunk (byte-identical for the same input)."""
+    """Draw a grouped bar chart as PNG, byte-identical for the same input.
+
+    Written without the ``Software`` text chunk (matplotlib writes no time); every value is printed on
+    its bar, and a NaN value draws no bar.
+
+    Args:
+        path: The PNG file written.
+        title: The chart's title.
+        chart: ``(y label, x labels, series name -> values)``.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -651,6 +881,12 @@ def write_chart(path: Path, title: str, chart: tuple[str, list[str], dict[str, l
 
 
 def write_tables(tables: Sequence[Table], out: Path) -> None:
+    """Write each table as ``.md`` and ``.csv``, and as ``.png`` when it has a chart with data.
+
+    Args:
+        tables: The tables.
+        out: The directory, created if needed.
+    """
     out.mkdir(parents=True, exist_ok=True)
     for t in tables:
         (out / f"{t.name}.md").write_text(t.markdown(), encoding="utf-8", newline="\n")
@@ -660,7 +896,21 @@ def write_tables(tables: Sequence[Table], out: Path) -> None:
 
 
 def decision_rows(paths: Sequence[Path], schema: Schema) -> list[list[str]]:
-    """``file, kind, what, change, why`` per entry of the decisions files (checked with the schema first)."""
+    """List the entries of decisions files, for the datasheet.
+
+    Each file is checked first with [`load_decisions`][pipeline.campaign.decisions.load_decisions]: a
+    file that cannot be applied is not released as the record.
+
+    Args:
+        paths: The decisions files.
+        schema: The schema they are checked against.
+
+    Returns:
+        ``[file, kind, what, change, why]`` per entry, in file order.
+
+    Raises:
+        DecisionsError: If a file cannot be read or applied.
+    """
     rows = []
     for path in paths:
         load_decisions(path, schema)  # a file that cannot be applied is not released as the record
@@ -685,7 +935,16 @@ def decision_rows(paths: Sequence[Path], schema: Schema) -> list[list[str]]:
 # --- files -----------------------------------------------------------------------------------------
 
 def write_tar_gz(source: Path, archive: Path, arcroot: str) -> None:
-    """``source`` as a gzipped tar with fixed metadata (sorted members, mtime 0, root-owned, no names)."""
+    """Archive a directory as a byte-reproducible gzipped tar.
+
+    Members are sorted, with mtime 0, root-owned, without owner names (USTAR format); the gzip header has
+    no name or time.
+
+    Args:
+        source: The directory archived.
+        archive: The ``.tar.gz`` file written.
+        arcroot: The name of the archive's root directory.
+    """
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w", format=tarfile.USTAR_FORMAT) as tar:
         paths = sorted(source.rglob("*"), key=lambda p: p.relative_to(source).as_posix())
@@ -709,7 +968,14 @@ def write_tar_gz(source: Path, archive: Path, arcroot: str) -> None:
 
 
 def sha256sums(root: Path) -> str:
-    """``sha256sum -c`` lines for every file under ``root`` except SHA256SUMS, sorted by path."""
+    """List the checksums of every file under a directory, ``sha256sum -c`` format.
+
+    Args:
+        root: The directory; its ``SHA256SUMS`` is left out.
+
+    Returns:
+        One ``<sha256>  <relative path>`` line per file, sorted by path.
+    """
     lines = []
     for path in sorted((p for p in root.rglob("*") if p.is_file() and p.name != SUMS),
                        key=lambda p: p.relative_to(root).as_posix()):
@@ -736,7 +1002,21 @@ def _plain(value: Any) -> Any:
 
 
 def provenance(manifest_path: Path) -> dict[str, Any]:
-    """What the datasheet reports from a build manifest (``runs/<hash>/manifest.json``)."""
+    """Read what the datasheet reports from a build manifest.
+
+    Machine-specific absolute paths are reduced to file names, so the release does not depend on where
+    the build ran.
+
+    Args:
+        manifest_path: The build manifest (``runs/<hash>/manifest.json``).
+
+    Returns:
+        ``run`` (the run directory's name), ``search``, ``params``, ``stages``, ``versions``,
+        ``config_hashes``, ``seeds`` and ``failures`` (how many).
+
+    Raises:
+        ReleaseError: If the manifest cannot be read or is not a JSON object.
+    """
     try:
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
@@ -762,7 +1042,15 @@ def _stage_line(counts: Mapping[str, Any]) -> str:
 
 
 def datasheet(info: Mapping[str, Any], tables: Sequence[Table]) -> str:
-    """The release README.md (a datasheet for the corpus)."""
+    """Write the release's ``README.md``: a datasheet for the corpus.
+
+    Args:
+        info: What ``release.json`` holds (name, version, statistics, formats, campaign, provenance ...).
+        tables: The tables, shown with their ``readme_rows``.
+
+    Returns:
+        The Markdown text.
+    """
     s = info["stats"]
     name = info["name"] + (f" {info['version']}" if info["version"] else "")
     lines = [
@@ -969,7 +1257,7 @@ def datasheet(info: Mapping[str, Any], tables: Sequence[Table]) -> str:
 
 
 def _accounting_lines(acc: Mapping[str, Any] | None) -> list[str]:
-    """The datasheet's table of where every assigned document went (:func:`accounting`)."""
+    """The datasheet's table of where every assigned document went (``accounting``)."""
     if not acc:
         return []
 
@@ -1031,7 +1319,27 @@ def _campaign_info(campaign: Path | None, final: Path, assigned: Sequence[str],
 
 
 def release(inputs: ReleaseInputs, out: str | Path, schema: Schema) -> dict[str, Any]:
-    """Write the release of ``inputs.final`` to ``out`` (see the module docstring); returns release.json."""
+    """Write the release of FINAL (see the module docstring).
+
+    Everything the datasheet will state is checked before anything is written; the release is built in a
+    staging directory beside ``out`` and swapped in whole.
+
+    Args:
+        inputs: What the release is made from.
+        out: The release directory: absent, empty, or an earlier release.
+        schema: The schema.
+
+    Returns:
+        What ``release.json`` holds.
+
+    Raises:
+        ReleaseError: If FINAL cannot be released as it is, the decisions are not applied to it, it holds
+            documents the campaign does not assign or that are not sentences of the build, ``out`` and
+            FINAL overlap, or an input cannot be read; nothing is written then.
+        FinalizeError: If ``out`` is an unrelated non-empty directory.
+        DecisionsError: If a decisions file cannot be applied.
+        NotADirectoryError: If ``previous`` is not a release directory.
+    """
     out_dir = Path(out)
     check_out_apart(inputs.final, out_dir)
     check_output(out_dir, SUMS)

@@ -1,5 +1,7 @@
-"""The data files of a release: every format for the whole corpus and per split, the Hugging Face dataset
-(Parquet + card), spaCy ``DocBin`` files, cross-validation folds, the sentence map and ``CITATION.cff``.
+"""The data files of a release: every format, the Hugging Face dataset, folds, the sentence map.
+
+Every format for the whole corpus and per split, the Hugging Face dataset (Parquet + card), spaCy
+``DocBin`` files, cross-validation folds, the sentence map and ``CITATION.cff``.
 
 Input: the released brat documents (offsets half-open into each ``.txt``), the export settings and the split
 assignment; output: files under the release's staging directory (paths below are relative to it).  Everything
@@ -12,10 +14,11 @@ is a pure function of its inputs, so two runs write the same bytes.
   some column), ``conll/corpus.spacy.conll`` (for ``spacy convert -c ner``); the same per split as
   ``{split}.bioc.xml`` ... beside them;
 * ``hf/{name}_source/{train,validation,test}.parquet`` and ``hf/{name}_bigbio_kb/...``
-  (:mod:`pipeline.brat.bigbio`; split ``dev`` is called ``validation`` there, as Hugging Face expects);
-* ``spacy/{train,dev,test}.spacy`` (:mod:`pipeline.brat.spacy_docbin`);
+  ([`pipeline.brat.bigbio`][pipeline.brat.bigbio]; split ``dev`` is called ``validation`` there, as Hugging Face
+  expects);
+* ``spacy/{train,dev,test}.spacy`` ([`pipeline.brat.spacy_docbin`][pipeline.brat.spacy_docbin]);
 * ``splits/folds.tsv`` and ``splits/folds.json``: 10 folds grouped by PMID over the whole corpus
-  (:func:`pipeline.nlp.folds.kfold_groups`, seed 13), the paper's 10-fold evaluation;
+  ([`kfold_groups`][pipeline.nlp.folds.kfold_groups], seed 13), the paper's 10-fold evaluation;
 * ``sentences.tsv``: document, PMID, sentence index, split, fold, length, and the offset of the sentence in
   its PubMed record when the build manifest's sentence records give it.
 
@@ -49,15 +52,38 @@ FOLD_SEED = 13
 
 
 def config_name(name: str) -> str:
-    """A BigBIO-style config prefix from the corpus name (``pgx-corpus`` -> ``pgx_corpus``)."""
+    """Make a BigBIO-style configuration prefix from the corpus name (``pgx-corpus`` -> ``pgx_corpus``).
+
+    Args:
+        name: The corpus name.
+
+    Returns:
+        The name lower-cased, each run of non-word characters replaced by ``_`` (``corpus`` when nothing
+        is left).
+    """
     return re.sub(r"\W+", "_", name).strip("_").lower() or "corpus"
 
 
 def write_formats(docs: Sequence[BratDocument], out: Path, stem: str, schema: Schema, date: str, source: str,
                   cfg: export_mod.ExportConfig, counts: Counter[str] | None = None) -> list[tuple[str, str, Path]]:
-    """BioC XML/JSON, PubTator and the three CoNLL layouts of ``docs`` as ``out/{bioc,pubtator,conll}/{stem}.*``.
+    """Write BioC XML/JSON, PubTator and the three CoNLL layouts of documents.
 
-    Returns ``(label, reader format, path)`` per file, for :func:`pipeline.brat.formats.format_table`.
+    Files are ``out/{bioc,pubtator,conll}/{stem}.*`` (see the module docstring), written directly (the
+    caller writes into a staging directory); the PubTator sidecar is written at abstract level only.
+
+    Args:
+        docs: The documents; offsets are half-open character offsets into each ``.txt``.
+        out: The release's staging directory.
+        stem: The file stem: ``corpus``, or a split's name.
+        schema: The schema.
+        date: The BioC collection date, written as given.
+        source: The BioC collection source (the corpus name).
+        cfg: The export configuration (PubTator level and discontiguous entities).
+        counts: Counters updated in place with the outermost CoNLL layout's ``conll_misaligned`` and
+            ``conll_not_in_first_layer``; a new one when ``None``.
+
+    Returns:
+        ``(label, reader format, path)`` per file, for [`format_table`][pipeline.brat.formats.format_table].
     """
     counts = counts if counts is not None else Counter()
     collection = export_mod.to_bioc(docs, schema, counts=Counter(), source=source)
@@ -92,16 +118,33 @@ def write_formats(docs: Sequence[BratDocument], out: Path, stem: str, schema: Sc
 
 
 def split_of(docs: Sequence[BratDocument], parts: Mapping[str, Sequence[str]]) -> dict[str, list[BratDocument]]:
-    """The documents of each split (``parts``: split -> PMIDs), in the order of ``docs``."""
+    """Group documents by split.
+
+    Args:
+        docs: The documents.
+        parts: Split -> its PMIDs.
+
+    Returns:
+        Split (``train``, ``dev``, ``test``) -> its documents, in the order of ``docs``; a document whose
+        PMID is in no split is in none.
+    """
     where = {pmid: name for name, pmids in parts.items() for pmid in pmids}
     return {name: [d for d in docs if where.get(d.pmid) == name] for name in SPLITS}
 
 
 def write_hf(by_split: Mapping[str, Sequence[BratDocument]], out: Path, prefix: str) -> dict[str, Any]:
-    """The two Parquet configs per split under ``out/hf/``; returns the counts per config and split.
+    """Write the two Parquet configurations per split under ``out/hf/``.
 
-    A split without documents gets no file (``datasets`` cannot load an empty split) and is left out of the
-    card (:func:`hf_front_matter`); the datasheet names it.
+    A split without documents gets no file (``datasets`` cannot load an empty split) and is left out of
+    the card ([`hf_front_matter`][pipeline.campaign.release_data.hf_front_matter]); the datasheet names it.
+
+    Args:
+        by_split: Split (``train``, ``dev``, ``test``) -> its documents.
+        out: The release's staging directory.
+        prefix: The configuration prefix ([`config_name`][pipeline.campaign.release_data.config_name]).
+
+    Returns:
+        ``{"source": ..., "bigbio_kb": ...}``: per configuration, Hugging Face split name -> its counts.
     """
     summary: dict[str, Any] = {"source": {}, "bigbio_kb": {}}
     for split in SPLITS:
@@ -121,8 +164,18 @@ def write_hf(by_split: Mapping[str, Sequence[BratDocument]], out: Path, prefix: 
 
 
 def hf_front_matter(prefix: str, license_id: str | None, pretty_name: str, splits: Sequence[str]) -> str:
-    """The dataset card's YAML front matter: two configs (source is the default), the splits (``splits``: the
-    Hugging Face names of the non-empty ones), the licence when one is given."""
+    """Write the dataset card's YAML front matter.
+
+    Args:
+        prefix: The configuration prefix; the configurations are ``{prefix}_source`` (the default) and
+            ``{prefix}_bigbio_kb``.
+        license_id: The licence (SPDX id, written lower-cased); ``None`` for none stated.
+        pretty_name: The dataset's display name.
+        splits: The Hugging Face names of the non-empty splits.
+
+    Returns:
+        The front matter, between ``---`` lines.
+    """
     lines = ["---", "language:", "- en"]
     if license_id:
         lines.append(f"license: {license_id.lower()}")
@@ -140,6 +193,15 @@ def hf_front_matter(prefix: str, license_id: str | None, pretty_name: str, split
 
 
 def write_spacy(by_split: Mapping[str, Sequence[BratDocument]], out: Path) -> dict[str, Any]:
+    """Write one spaCy ``DocBin`` per split: ``out/spacy/{train,dev,test}.spacy``.
+
+    Args:
+        by_split: Split (``train``, ``dev``, ``test``) -> its documents.
+        out: The release's staging directory.
+
+    Returns:
+        Split -> the counts [`write_docbin`][pipeline.brat.spacy_docbin.write_docbin] made.
+    """
     summary = {}
     for split in SPLITS:
         counts: Counter[str] = Counter()
@@ -149,8 +211,19 @@ def write_spacy(by_split: Mapping[str, Sequence[BratDocument]], out: Path) -> di
 
 
 def write_folds(docs: Sequence[BratDocument], out: Path, k: int = N_FOLDS, seed: int = FOLD_SEED) -> dict[str, Any]:
-    """``splits/folds.tsv`` (document, pmid, fold) and ``splits/folds.json``; {} when there are fewer PMIDs
-    than folds (then no fold file is written and the datasheet says so)."""
+    """Write the cross-validation folds, grouped by PMID: ``splits/folds.tsv`` and ``splits/folds.json``.
+
+    Args:
+        docs: The released documents.
+        out: The release's staging directory.
+        k: The number of folds.
+        seed: The seed of [`kfold_groups`][pipeline.nlp.folds.kfold_groups].
+
+    Returns:
+        What ``folds.json`` holds (``k``, ``seed``, ``grouped_by``, ``assignment``, ``folds`` with
+        documents and PMIDs per fold) plus ``fold_of`` (document -> fold).  When the folds cannot be made
+        (fewer PMIDs than folds), ``{"k", "seed", "error"}`` and no file is written; the datasheet says so.
+    """
     names = [d.name for d in docs]
     try:
         folds = kfold_groups(names, k=k, seed=seed)
@@ -171,10 +244,25 @@ def write_folds(docs: Sequence[BratDocument], out: Path, k: int = N_FOLDS, seed:
 
 
 def record_offsets(manifest: Path | None, docs: Sequence[BratDocument]) -> dict[str, int]:
-    """``{document: start}``: each released sentence's character offset in its PubMed record text (title, a
-    newline, abstract), read from the sentence records of the build the manifest names (its ``sampled``
-    stage, else ``filtered``).  Only a sentence whose record text equals the released text gets one; without a
-    manifest or those records, none (an offset is never guessed)."""
+    """Find each released sentence's character offset in its PubMed record text.
+
+    The record text is the title, a newline, the abstract.  Offsets are read from the sentence records of
+    the build the manifest names (its ``sampled`` stage, else ``filtered``; relative paths are relative
+    to the manifest's directory).  Only a sentence whose record text equals the released text gets one;
+    an offset is never guessed.
+
+    Args:
+        manifest: The build manifest; ``None`` gives no offsets.
+        docs: The released documents.
+
+    Returns:
+        ``{document: start}``, the start of the sentence in its record text (a character offset, 0-based);
+        empty without a manifest or those records.
+
+    Raises:
+        OSError: If the manifest cannot be read.
+        ValueError: If the manifest is not JSON.
+    """
     if manifest is None:
         return {}
     data = json.loads(manifest.read_text(encoding="utf-8"))
@@ -198,9 +286,22 @@ def record_offsets(manifest: Path | None, docs: Sequence[BratDocument]) -> dict[
 
 def sentence_map(docs: Sequence[BratDocument], split_docs: Mapping[str, Sequence[BratDocument]],
                  fold_of: Mapping[str, int], offsets: Mapping[str, int] | None = None) -> str:
-    """``sentences.tsv``: document, PMID, sentence index (the ``k`` of ``{PMID}_{k}``), split, fold, characters,
-    and the sentence's start in its PubMed record text (title, newline, abstract) when :func:`record_offsets`
-    knows it (empty otherwise)."""
+    """Write ``sentences.tsv``: one row per released sentence.
+
+    Columns: document, PMID, sentence index (the ``k`` of ``{PMID}_{k}``), split, fold, characters, and
+    the sentence's start in its PubMed record text (title, newline, abstract) when known (empty
+    otherwise).
+
+    Args:
+        docs: The released documents, in row order.
+        split_docs: Split -> its documents.
+        fold_of: Document -> its fold.
+        offsets: Document -> its start in the record text, from
+            [`record_offsets`][pipeline.campaign.release_data.record_offsets].
+
+    Returns:
+        The TSV text, with a header row.
+    """
     offsets = offsets or {}
     split_of_doc = {d.name: s for s, ds in split_docs.items() for d in ds}
     rows = ["document\tpmid\tsentence_index\tsplit\tfold\tcharacters\tstart_in_record"]
@@ -214,11 +315,21 @@ def sentence_map(docs: Sequence[BratDocument], split_docs: Mapping[str, Sequence
 
 
 def changelog(docs: Sequence[BratDocument], previous: Path | None, version: str, previous_label: str = "") -> str:
-    """``CHANGELOG.md``: the documents added, removed and changed since the ``previous`` release's ``brat/``.
+    """Write ``CHANGELOG.md``: the documents added, removed and changed since a previous release.
 
-    Document ids are the brat names (``{PMID}_{k}``), stable across releases; a document is *changed* when its
-    text or any annotation line differs (the ``.ann`` is compared in the canonical order of
-    :func:`pipeline.brat.standoff.dumps`).  Without a previous release, every document is listed as new.
+    Document ids are the brat names (``{PMID}_{k}``), stable across releases; a document is *changed*
+    when its text or any annotation line differs (the ``.ann`` is compared in the canonical order of
+    [`dumps`][pipeline.brat.standoff.dumps]).
+
+    Args:
+        docs: The released documents.
+        previous: The previous release's ``brat/`` directory; ``None`` for a first release (only the
+            count of documents is given then).
+        version: This release's version, the heading (``this release`` when empty).
+        previous_label: The previous release's name, said in the heading.
+
+    Returns:
+        The Markdown text.
     """
     from pipeline.brat.standoff import dumps, read_directory
 
@@ -244,9 +355,19 @@ def changelog(docs: Sequence[BratDocument], previous: Path | None, version: str,
 
 
 def annotation_scheme(conf_text: str, name: str) -> str:
-    """``GUIDELINES.md``: the annotation scheme of the release as its ``annotation.conf`` configures it (entity
-    type hierarchy, relation types and their argument types, modality attributes) and the conventions the
-    release's files follow (offsets, nesting, discontiguous entities, the modality note grammar)."""
+    """Write ``GUIDELINES.md``: the annotation scheme of the release.
+
+    As its ``annotation.conf`` configures it (entity type hierarchy, relation types and their argument
+    types, modality attributes), and the conventions the release's files follow (offsets, nesting,
+    discontiguous entities, the modality note grammar).
+
+    Args:
+        conf_text: The text of the release's ``annotation.conf``.
+        name: The corpus name, in the title.
+
+    Returns:
+        The Markdown text.
+    """
     from pipeline.brat.modality import MODALITY_TOKENS
     from pipeline.brat.validate import OVERLAP_TYPES, parse_annotation_conf
 
@@ -290,7 +411,17 @@ PAPER_AUTHORS = (("Joël", "Legrand"), ("Romain", "Gogdemir"), ("Cédric", "Bous
 
 
 def citation_cff(name: str, version: str, date: str, license_id: str | None) -> str:
-    """``CITATION.cff`` (CFF 1.2.0) for the release, citing the PGxCorpus method as preferred reference."""
+    """Write ``CITATION.cff`` (CFF 1.2.0) for the release, citing the PGxCorpus method as preferred reference.
+
+    Args:
+        name: The corpus name.
+        version: Its version (``unversioned`` when empty).
+        date: The release date; left out when empty.
+        license_id: The licence (SPDX id); left out when ``None``.
+
+    Returns:
+        The YAML text.
+    """
     lines = ["cff-version: 1.2.0", "message: \"If you use this corpus, please cite it as below.\"",
              "type: dataset", f"title: {json.dumps(name, ensure_ascii=False)}",
              f"version: {json.dumps(version or 'unversioned')}"]

@@ -2,12 +2,12 @@
 
 ``review`` never overwrites a senior's document: a phase-1 version changed after its merge is only
 reported (``changed_after_merge``).  When the manager has reopened such a document for its annotator
-and the annotator has finished it again, :func:`remerge` merges the two phase-1 versions again and
-replaces the senior's copy and its reference (``review/merged/<senior>/``), provided the senior has
+and the annotator has finished it again, [`remerge`][pipeline.campaign.remerge.remerge] merges the two phase-1 versions
+again and replaces the senior's copy and its reference (``review/merged/<senior>/``), provided the senior has
 not started it (their version says the same as the merged document as it was written,
-:func:`pipeline.campaign.assignments.file_started`).
+[`file_started`][pipeline.campaign.assignments.file_started]).
 
-Refused before anything is written (:class:`~pipeline.campaign.phase1.CampaignError`, naming each
+Refused before anything is written ([`CampaignError`][pipeline.campaign.phase1.CampaignError], naming each
 document): an unknown document, one not in phase 2 yet, one whose phase-1 versions are not both
 finished (or are discarded, or held back), one the senior has started.  Each document is written under
 its lock, ``.ann`` first, ``.txt`` last.
@@ -28,8 +28,24 @@ from pipeline.campaign.review import phase1_states
 
 
 def remerge(campaign_dir: Path, names: Sequence[str]) -> list[str]:
-    """Merge the brat documents ``names`` (or every file of a document so named) again; returns the
-    files rewritten.  See the module docstring for what is refused."""
+    """Merge the two phase-1 versions of documents again and replace the senior's copies.
+
+    For each file, the merged document is written first into the senior's reference
+    (``review/merged/<senior>/``), then into the senior's phase-2 collection, each under the document's
+    lock ([`document_lock`][pipeline.campaign.locks.document_lock]), ``.ann`` before ``.txt``.  Not atomic
+    per file: a crash between the two writes leaves the ``.ann`` new and the ``.txt`` old.
+
+    Args:
+        campaign_dir: The campaign directory ``CAMPAIGN_DIR``.
+        names: brat document names (``100_1``), or campaign documents (every one of their files).
+
+    Returns:
+        The brat document names rewritten, in the order given.
+
+    Raises:
+        CampaignError: If any name is refused (see the module docstring); nothing is written then,
+            and the message names every refused document and why.
+    """
     root = Path(campaign_dir)
     campaign = read_campaign(root)
     by_file = {name: e for e in campaign["documents"] for name in e["files"]}

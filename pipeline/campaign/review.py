@@ -1,8 +1,8 @@
 """``campaign review``: phase 2 from the two phase-1 annotations of every finished document.
 
-Input: a campaign directory written by ``pgx-corpus batches`` (:mod:`pipeline.campaign.phase1`) in
-which the phase-1 annotators have worked.  For every brat document (a document or one of its pages)
-the two phase-1 versions are read back (:func:`pipeline.campaign.documents.read_checked`) and the
+Input: a campaign directory written by ``pgx-corpus batches`` ([`pipeline.campaign.phase1`][pipeline.campaign.phase1])
+in which the phase-1 annotators have worked.  For every brat document (a document or one of its pages)
+the two phase-1 versions are read back ([`read_checked`][pipeline.campaign.documents.read_checked]) and the
 document is
 
 * **held back** when a version does not parse or validate against its collection's
@@ -10,17 +10,18 @@ document is
   as they are, so nothing is lost; the document goes on once they are mended);
 * **discarded** when either annotator annotated a ``Discard`` entity (reasons listed per annotator);
 * **pending** while an annotator has not finished it (no ``Done`` marker, see
-  :mod:`pipeline.campaign.documents`);
+  [`pipeline.campaign.documents`][pipeline.campaign.documents]);
 * **ready** otherwise: both finished, neither discarded.
 
-A ready document is merged (:mod:`pipeline.campaign.merge`; the ``Done`` markers are dropped) into
+A ready document is merged ([`pipeline.campaign.merge`][pipeline.campaign.merge]; the ``Done`` markers are dropped) into
 ``phase2/<senior>/`` (the senior chosen at batch time) unless that collection already holds it: the
 senior's documents are never overwritten, so rerunning adds only newly finished documents and a second
 run with nothing new changes nothing.  The merged document as written is also kept in
 ``review/merged/<senior>/`` (the reference of ``campaign status`` for phase 2).  Each senior's
 collection gets the campaign configuration with the ``Disagreement`` values of its annotators and the
-generated ``Disputed_<type>`` relation types (:func:`pipeline.brat.conf.campaign_annotation_conf`),
-and the senior's ``guide.md`` (:func:`pipeline.campaign.guide.senior_guide`).
+generated ``Disputed_<type>`` relation types
+([`campaign_annotation_conf`][pipeline.brat.conf.campaign_annotation_conf]), and the senior's ``guide.md``
+([`senior_guide`][pipeline.campaign.guide.senior_guide]).
 
 Reports in ``review/`` (rewritten each run, a function of the campaign's state only):
 ``report.md``/``report.json`` (documents per state, discarded documents with reasons, held-back
@@ -29,10 +30,10 @@ annotation counts, and documents whose phase-1 annotation changed after they wer
 ``agreement.md``/``agreement.json``: for every pair of annotators, over their ready documents, entity
 agreement in exact/partial spans x strict/hierarchy/any type (Table 8 of the PGxCorpus paper) and
 relation agreement in the same settings, directed and undirected (Table 9), computed by
-:func:`pipeline.brat.agreement.compare_collections`, and modality agreement on the relations both drew
-(:func:`modality_agreement`; modality read from the relation notes).
+[`compare_collections`][pipeline.brat.agreement.compare_collections], and modality agreement on the relations both drew
+([`modality_agreement`][pipeline.campaign.review.modality_agreement]; modality read from the relation notes).
 
-Checks before anything is written (:class:`~pipeline.campaign.phase1.CampaignError`): the manifest
+Checks before anything is written ([`CampaignError`][pipeline.campaign.phase1.CampaignError]): the manifest
 reads, every phase-1 annotator has a collection, every document has two distinct phase-1 annotators
 and a senior who is not one of them.
 """
@@ -75,7 +76,18 @@ STATES = ("ready", "discarded", "held_back", "pending")
 
 @dataclass
 class FileState:
-    """One brat document of the campaign after phase 1."""
+    """One brat document of the campaign after phase 1.
+
+    Attributes:
+        file: The brat document name (the document itself, or one of its pages).
+        document: The campaign document it belongs to.
+        annotators: Its two phase-1 annotators.
+        senior: Its phase-2 senior.
+        versions: Annotator -> their version, as [`read_checked`][pipeline.campaign.documents.read_checked]
+            read it.
+        state: ``ready``, ``discarded``, ``held_back`` or ``pending`` (see the module docstring).
+        problems: The document's own problems (its pre-annotation copy cannot be read), ``file:line``.
+    """
 
     file: str
     document: str
@@ -87,7 +99,19 @@ class FileState:
 
 
 def check_campaign(root: Path, campaign: Mapping[str, Any]) -> None:
-    """CampaignError for a person missing from the directory or a document without a valid senior."""
+    """Check that a campaign can be reviewed, before anything is written.
+
+    Documents without files (missing from the collection) are not checked.
+
+    Args:
+        root: The campaign directory ``CAMPAIGN_DIR``.
+        campaign: The parsed ``campaign.json``.
+
+    Raises:
+        CampaignError: If there is no ``preannotation/``, a document does not have two distinct phase-1
+            annotators or has no senior or one of its annotators as senior, or a phase-1 annotator's
+            collection is missing; the message names the file or directory and the document.
+    """
     where = root / "campaign.json"
     if not (root / deploy.PREANNOTATION_DIR).is_dir():
         raise CampaignError(f"{root}: no {deploy.PREANNOTATION_DIR}/ directory (write the campaign with batches)")
@@ -107,7 +131,18 @@ def check_campaign(root: Path, campaign: Mapping[str, Any]) -> None:
 
 
 def phase1_states(root: Path, campaign: Mapping[str, Any]) -> list[FileState]:
-    """Every brat document of the campaign with both phase-1 versions read, checked and classified."""
+    """Read, check and classify both phase-1 versions of every brat document of a campaign.
+
+    Args:
+        root: The campaign directory ``CAMPAIGN_DIR``.
+        campaign: The parsed ``campaign.json``.
+
+    Returns:
+        One state per brat document, in the order of ``campaign.json``.
+
+    Raises:
+        OSError: If a phase-1 collection's ``annotation.conf`` cannot be read.
+    """
     pre = root / deploy.PREANNOTATION_DIR
     confs = {}
     out = []
@@ -170,9 +205,19 @@ def _pairwise_agreement(states: list[FileState], schema: Schema) -> dict[str, An
 
 
 def modality_agreement(pairs: list[tuple[BratDocument, BratDocument]]) -> dict[str, Any]:
-    """Modality agreement on the relations both versions drew (same type, same argument entities by role):
-    ``matched``, ``same_modality`` and their ratio ``agreement`` (None when nothing matched).  Modality is read
-    from the relations' notes with the project's grammar (:func:`pipeline.campaign.documents.relation_note`)."""
+    """Score modality agreement on the relations both versions drew.
+
+    Relations match on type and argument entities by role (their keys without the modality, see
+    [`relation_keys`][pipeline.campaign.documents.relation_keys]); modality is read from the relations'
+    notes with the project's grammar ([`relation_note`][pipeline.campaign.documents.relation_note]).
+
+    Args:
+        pairs: ``(version a, version b)`` of each document, campaign markers removed.
+
+    Returns:
+        ``matched`` (relations both drew), ``same_modality`` (of those, with the same modality) and their
+        ratio ``agreement`` (``None`` when nothing matched).
+    """
     matched = same = 0
     for a, b in pairs:
         by_a: dict[tuple[Any, ...], Counter[str]] = {}
@@ -199,7 +244,19 @@ def _pct_cell(score: float | None) -> str:
 
 
 def format_agreement_summary(result: Mapping[str, Any]) -> str:
-    """Markdown: Table 8 (entities) and Table 9 (relations) settings, micro F1 in %, one row per pair."""
+    """Render the phase-1 agreement as Markdown: micro F1 in %, one row per pair of annotators.
+
+    Entities in the Table 8 settings, relations in the Table 9 settings, then relation modality, then
+    the details of [`format_agreement`][pipeline.brat.agreement.format_agreement].
+
+    Args:
+        result: The agreement: ``pairs`` (each as
+            [`compare_collections`][pipeline.brat.agreement.compare_collections] returns it, with
+            ``modality`` added) and ``mean_f1``.
+
+    Returns:
+        The text of ``review/agreement.md``.
+    """
     lines = ["# Inter-annotator agreement after phase 1", "",
              "Micro F1 (%) over the documents both annotators finished and neither discarded.", ""]
     if not result["pairs"]:
@@ -236,10 +293,27 @@ def _write_senior_collections(root: Path, campaign: Mapping[str, Any]) -> None:
 
 
 def review(campaign_dir: str | Path, schema: Schema, counts: Counter[str] | None = None) -> dict[str, Any]:
-    """Run the review (see the module docstring); returns the report (also written to ``review/``).
+    """Run the review (see the module docstring).
 
-    ``counts``: ``added`` (documents written to a senior's collection by this run), ``already_in_phase2``
-    and one count per state.
+    Writes the ready documents not published yet into the seniors' collections (each under its lock,
+    ``.ann`` first, ``.txt`` last, atomically), then their references in ``review/merged/<senior>/``,
+    then the ledger line; the seniors' configuration and guides; the stamped guides; and the reports in
+    ``review/`` (atomically).  Temporaries a killed run left are removed first.
+
+    Args:
+        campaign_dir: The campaign directory ``CAMPAIGN_DIR``.
+        schema: The schema the agreement is computed with.
+        counts: Counters updated in place: ``added`` (documents written to a senior's collection by this
+            run), ``already_in_phase2`` and one count per state; a new one when ``None``.
+
+    Returns:
+        The report as written to ``review/report.json`` (``documents`` per state, ``phase2``,
+        ``discarded``, ``held_back``, ``pending``, ``changed_after_merge``, ``discard_reasons`` and, when
+        a published document has gone, ``published_missing``), plus ``agreement``.
+
+    Raises:
+        CampaignError: If ``campaign.json`` cannot be read or the campaign fails
+            [`check_campaign`][pipeline.campaign.review.check_campaign]; nothing is written then.
     """
     counts = counts if counts is not None else Counter()
     root = Path(campaign_dir)
@@ -260,8 +334,11 @@ def review(campaign_dir: str | Path, schema: Schema, counts: Counter[str] | None
 
 
 def _seed_ledger(book: publish.Ledger, root: Path, states: list[FileState]) -> None:
-    """A campaign reviewed before the ledger existed: its documents whose four files are there (written in
-    that order by earlier versions: phase-2 ``.txt`` and ``.ann``, then the merged reference) are published."""
+    """Seed the ledger of a campaign reviewed before the ledger existed.
+
+    Its documents whose four files are there (written in that order by earlier versions: phase-2
+    ``.txt`` and ``.ann``, then the merged reference) are published.
+    """
     for s in states:
         dest, kept = root / PHASE2_DIR / s.senior, root / REVIEW_DIR / MERGED_DIR / s.senior
         if all((d / f"{s.file}{x}").is_file() for d in (dest, kept) for x in (".txt", ".ann")):
@@ -341,10 +418,12 @@ def _review_states(root: Path, states: list[FileState], book: publish.Ledger, co
 
 
 def _whole_on_disk(dest: Path, kept: Path, name: str) -> bool:
-    """Whether the phase-2 document ``name`` is whole although the ledger does not list it: its ``.txt``
-    (written last) and its merged reference exist, and its ``.ann`` is the reference or holds annotations.
-    An empty or missing ``.ann`` beside a non-empty reference is what an older, non-atomic review left when
-    it was killed: that document is written again."""
+    """Whether the phase-2 document ``name`` is whole although the ledger does not list it.
+
+    Whole: its ``.txt`` (written last) and its merged reference exist, and its ``.ann`` is the reference
+    or holds annotations.  An empty or missing ``.ann`` beside a non-empty reference is what an older, non-atomic review
+    left when it was killed: that document is written again.
+    """
     ann, reference = dest / f"{name}.ann", kept / f"{name}.ann"
     if not ((dest / f"{name}.txt").is_file() and (kept / f"{name}.txt").is_file() and reference.is_file()
             and ann.is_file()):
@@ -354,7 +433,14 @@ def _whole_on_disk(dest: Path, kept: Path, name: str) -> bool:
 
 
 def discard_notes(versions: Mapping[str, Checked]) -> dict[str, list[str]]:
-    """Person -> the notes written on their ``Discard`` entities (why they discarded; e.g. for ``other``)."""
+    """Collect the notes written on each annotator's ``Discard`` entities: why they discarded.
+
+    Args:
+        versions: Annotator -> their version; versions held back are skipped.
+
+    Returns:
+        Annotator -> their non-empty notes (stripped), only for annotators who wrote one.
+    """
     out: dict[str, list[str]] = {}
     for person, v in versions.items():
         if v.doc is None:
@@ -377,7 +463,14 @@ def _write_reports(root: Path, report: dict[str, Any], agreement: dict[str, Any]
 
 
 def format_report(report: Mapping[str, Any]) -> str:
-    """Markdown of the review report (without the agreement, see ``agreement.md``)."""
+    """Render the review report as Markdown, without the agreement (see ``agreement.md``).
+
+    Args:
+        report: The report, as [`review`][pipeline.campaign.review.review] returns it.
+
+    Returns:
+        The text of ``review/report.md``.
+    """
     d = report["documents"]
     lines = ["# Campaign review", "",
              f"{d['assigned']} documents: {d['ready']} in phase 2, {d['discarded']} discarded, "

@@ -3,19 +3,20 @@
 The simulator lets a tutorial, a demonstration or a test run the whole campaign (review, finalize,
 homogenization, release) without people.  It writes into the campaign's brat collections exactly what
 brat would write when a person saves: the same ``.txt``, an ``.ann`` with the person's annotations, the
-lowest free ids for new annotations, and the campaign markers of :mod:`pipeline.campaign.layout` and
-:mod:`pipeline.brat.conf` (a ``Done`` entity on the first word when finished, or a ``Discard`` entity
-there with its ``Reason`` attribute).  Each document is read, changed and written under
-:func:`pipeline.campaign.locks.document_lock`, its ``.ann`` replaced in one rename (the ``.txt`` is
+lowest free ids for new annotations, and the campaign markers of [`pipeline.campaign.layout`][pipeline.campaign.layout]
+and [`pipeline.brat.conf`][pipeline.brat.conf] (a ``Done`` entity on the first word when finished, or a ``Discard``
+entity there with its ``Reason`` attribute).  Each document is read, changed and written under
+[`document_lock`][pipeline.campaign.locks.document_lock], its ``.ann`` replaced in one rename (the ``.txt`` is
 never changed).
 
-**Phase 1** (:func:`simulate_phase1`).  For every phase-1 document of every annotator, the annotator's
-version starts from the document of the same name in a *reference* collection (the pre-annotation, or a
-gold collection with the same texts).  When the reference document has no relation, the simulated
-annotators add the relations a person would (:func:`proposed_relations`: a genomic factor
-``isAssociatedWith`` each chemical, and ``influences`` each phenotype of the sentence, at most
-:data:`MAX_RELATIONS`), the same for both annotators.  Then, per annotator and document, seeded
-disagreements are injected, each with its probability in :data:`PHASE1_RATES`:
+**Phase 1** ([`simulate_phase1`][pipeline.campaign.simulate.simulate_phase1]).  For every phase-1 document of every
+annotator, the annotator's version starts from the document of the same name in a *reference* collection (the
+pre-annotation, or a gold collection with the same texts).  When the reference document has no relation, the simulated
+annotators add the relations a person would ([`proposed_relations`][pipeline.campaign.simulate.proposed_relations]: a
+genomic factor ``isAssociatedWith`` each chemical, and ``influences`` each phenotype of the sentence, at most
+[`MAX_RELATIONS`][pipeline.campaign.simulate.MAX_RELATIONS]), the same for both annotators.  Then, per annotator and
+document, seeded disagreements are injected, each with its probability in
+[`PHASE1_RATES`][pipeline.campaign.simulate.PHASE1_RATES]:
 
 * ``dropped_entity``: an entity (with its relations) is deleted;
 * ``boundary_shift``: an entity's end moves to the end of the next word (or its start to the next word
@@ -24,20 +25,21 @@ disagreements are injected, each with its probability in :data:`PHASE1_RATES`:
   collection's ``annotation.conf``);
 * ``missing_relation``: a relation is deleted;
 * ``modality_flip``: ``Negated`` is toggled on a relation, in the relation's one ``AnnotatorNotes``
-  written in the grammar of :mod:`pipeline.brat.modality` (free text kept);
+  written in the grammar of [`pipeline.brat.modality`][pipeline.brat.modality] (free text kept);
 * ``discarded``: the document is discarded (``Discard`` entity, ``Reason`` seeded) instead of marked
   ``Done``.
 
 A document a person already changed (its annotations differ from the pre-annotation handed out) or
 finished is left alone and counted (``skipped_started``, ``skipped_finished``).
 
-**Phase 2** (:func:`simulate_phase2`).  For every document of every senior's collection (written by
-``campaign review``) that is not finished yet, each ``Disagreement`` mark is resolved, seeded: accepted
-(the attribute removed) with probability :data:`ACCEPT_RATE`, otherwise rejected (the annotation
-deleted, with the relations that lose an argument and everything attached to it); then the senior signs
-the document off with ``Done``.
+**Phase 2** ([`simulate_phase2`][pipeline.campaign.simulate.simulate_phase2]).  For every document of every senior's
+collection (written by ``campaign review``) that is not finished yet, each ``Disagreement`` mark is resolved, seeded:
+accepted (the attribute removed) with probability [`ACCEPT_RATE`][pipeline.campaign.simulate.ACCEPT_RATE], otherwise
+rejected (the annotation deleted, with the relations that lose an argument and everything attached to it), and each
+disputed relation is accepted (retyped to its real type) or rejected (deleted) with the same probability; then the
+senior signs the document off with ``Done``.
 
-Randomness: one :class:`random.Random` per (seed, phase, person, document), so a document's result does
+Randomness: one ``random.Random`` per (seed, phase, person, document), so a document's result does
 not depend on which other documents exist or on the order they are visited.  Same campaign, reference and
 seed: byte-identical collections.
 
@@ -96,14 +98,28 @@ _WORD = re.compile(r"\S+")
 
 @dataclass
 class SimulationReport:
-    """What a simulation run did: ``counts`` (kinds of edits, documents written or skipped) and, per
-    document (``person/NAME``), the list of edits made to it."""
+    """What a simulation run did.
+
+    Attributes:
+        phase: 1 or 2.
+        counts: Kinds of edits made, documents written (``documents_annotated``,
+            ``documents_signed_off``) or skipped (``skipped_finished``, ``skipped_started``,
+            ``skipped_changed_meanwhile``), ``relations_proposed``, ``disagreements_injected``, and in
+            phase 2 ``marks_accepted``/``marks_rejected``.
+        edits: Per document written (``person/NAME``), the edits made to it (``kind: detail``) or, in phase
+            2, the decisions (``accepted: T3``, ``rejected: R1``).
+    """
 
     phase: int
     counts: Counter[str] = field(default_factory=Counter)
     edits: dict[str, list[str]] = field(default_factory=dict)
 
     def as_json(self) -> dict[str, Any]:
+        """Give the report as JSON-ready data, keys sorted.
+
+        Returns:
+            ``{"phase", "counts", "edits"}``.
+        """
         return {"phase": self.phase, "counts": dict(sorted(self.counts.items())),
                 "edits": {k: self.edits[k] for k in sorted(self.edits)}}
 
@@ -111,12 +127,30 @@ class SimulationReport:
 # --- pure helpers --------------------------------------------------------------------------------
 
 def document_rng(seed: int, phase: int, person: str, name: str) -> random.Random:
-    """The random source of one person's document (independent of every other document)."""
+    """Make the random source of one person's document, independent of every other document.
+
+    Args:
+        seed: The simulation's seed.
+        phase: 1 or 2.
+        person: The annotator or senior.
+        name: The brat document name.
+
+    Returns:
+        A ``random.Random`` seeded with all four.
+    """
     return random.Random(f"pgx-corpus simulate:{seed}:{phase}:{person}:{name}")
 
 
 def descendants(conf: AnnotationConf, root: str) -> set[str]:
-    """``root`` and every entity type below it in ``conf``'s hierarchy."""
+    """List an entity type and every entity type below it in a configuration's hierarchy.
+
+    Args:
+        conf: The collection's ``annotation.conf``.
+        root: The entity type.
+
+    Returns:
+        ``root`` (when the configuration has it) and its descendants.
+    """
     out = {root} if root in conf.entity_types else set()
     changed = True
     while changed:
@@ -129,7 +163,17 @@ def descendants(conf: AnnotationConf, root: str) -> set[str]:
 
 
 def related_types(conf: AnnotationConf, type_: str) -> list[str]:
-    """Types an annotator may confuse with ``type_``: its parent, siblings and children (sorted)."""
+    """List the types an annotator may confuse with a type: its parent, siblings and children.
+
+    Campaign marker types are left out.
+
+    Args:
+        conf: The collection's ``annotation.conf``.
+        type_: The entity type.
+
+    Returns:
+        The related types, sorted; empty when there is none.
+    """
     parent = conf.entity_parent.get(type_)
     near = {t for t, p in conf.entity_parent.items() if p == type_ or (parent is not None and p == parent)}
     if parent is not None:
@@ -152,8 +196,17 @@ def _fragment_text(text: str, fragments: Sequence[tuple[int, int]]) -> str:
 
 
 def remove_annotation(doc: BratDocument, ident: str) -> BratDocument:
-    """A copy of ``doc`` without annotation ``ident`` and what depends on it, as brat deletes it
-    (:func:`pipeline.campaign.finalize.remove_annotations`)."""
+    """Delete one annotation and what depends on it, as brat deletes it.
+
+    Done with [`remove_annotations`][pipeline.campaign.finalize.remove_annotations].
+
+    Args:
+        doc: The document; left unchanged.
+        ident: The annotation's id.
+
+    Returns:
+        A copy without it.
+    """
     return remove_annotations(doc, [ident])[0]
 
 
@@ -170,9 +223,19 @@ def _copy(doc: BratDocument) -> BratDocument:
 
 
 def proposed_relations(doc: BratDocument, conf: AnnotationConf) -> list[tuple[str, str, str]]:
-    """Relations ``(type, arg1 id, arg2 id)`` a person would add to a document that has none: from each
-    genomic factor to each chemical (``isAssociatedWith``) and each phenotype (``influences``), outermost
-    entities first, kept only where ``conf`` admits them; at most :data:`MAX_RELATIONS`."""
+    """Propose the relations a person would add to a document that has none.
+
+    From each genomic factor to each chemical (``isAssociatedWith``) and each phenotype (``influences``),
+    outermost entities first, skipping overlapping spans, kept only where ``conf`` admits them; at most
+    [`MAX_RELATIONS`][pipeline.campaign.simulate.MAX_RELATIONS].
+
+    Args:
+        doc: The reference document.
+        conf: The collection's ``annotation.conf``.
+
+    Returns:
+        ``(type, arg1 id, arg2 id)`` per relation, in that order.
+    """
     genomic = descendants(conf, GENOMIC_ROOT)
     phenotype = descendants(conf, PHENOTYPE_ROOT)
 
@@ -196,6 +259,16 @@ def proposed_relations(doc: BratDocument, conf: AnnotationConf) -> list[tuple[st
 
 
 def with_relations(doc: BratDocument, relations: Sequence[tuple[str, str, str]]) -> BratDocument:
+    """Add relations to a document, with the lowest free ``R`` ids, as brat assigns them.
+
+    Args:
+        doc: The document; left unchanged.
+        relations: ``(type, arg1 id, arg2 id)`` per relation, as
+            [`proposed_relations`][pipeline.campaign.simulate.proposed_relations] gives them.
+
+    Returns:
+        A copy with the relations.
+    """
     out = _copy(doc)
     for rel_type, a1, a2 in relations:
         out.relations.append(Relation(_next_id(out, "R"), rel_type, (("Arg1", a1), ("Arg2", a2))))
@@ -207,8 +280,19 @@ def _entities(doc: BratDocument) -> list[TextBound]:
 
 
 def shift_boundary(doc: BratDocument, ent: TextBound) -> TextBound | None:
-    """``ent`` with its last fragment ending at the end of the next word (or, when no word follows on the
-    same line, its first fragment starting at its second word); None when neither is possible."""
+    """Move an entity's boundary by one word, as an annotator's boundary disagreement.
+
+    The last fragment's end moves to the end of the next word; when the entity ends inside a word or no
+    word follows on the same line, the first fragment's start moves to its second word instead.  Offsets
+    are half-open character offsets into the document's text.
+
+    Args:
+        doc: The document holding the entity.
+        ent: The entity.
+
+    Returns:
+        The moved entity (its text updated), or ``None`` when neither move is possible.
+    """
     frags = list(ent.sorted_fragments)
     s, e = frags[-1]
     m = _WORD.search(doc.text, e)
@@ -225,7 +309,18 @@ def shift_boundary(doc: BratDocument, ent: TextBound) -> TextBound | None:
 
 
 def toggle_negation(doc: BratDocument, rel: Relation) -> BratDocument:
-    """``doc`` with ``Negated`` toggled in ``rel``'s note (one ``AnnotatorNotes``; free text kept)."""
+    """Toggle ``Negated`` in a relation's note.
+
+    The relation keeps one ``AnnotatorNotes`` written in the project's grammar, its free text kept; the
+    note is removed when nothing is left in it.
+
+    Args:
+        doc: The document; left unchanged.
+        rel: The relation.
+
+    Returns:
+        A copy with the note changed.
+    """
     out = _copy(doc)
     notes = [q for q in out.notes if q.target == rel.id and q.type == NOTE_TYPE]
     current = parse_note(notes[0].text) if notes else parse_note("")
@@ -239,7 +334,19 @@ def toggle_negation(doc: BratDocument, rel: Relation) -> BratDocument:
 
 
 def mark(doc: BratDocument, type_: str, reason: str | None = None) -> BratDocument:
-    """``doc`` with a campaign marker entity on its first word (and its ``Reason`` for a discard)."""
+    """Add a campaign marker entity on the first word of a document.
+
+    Args:
+        doc: The document; left unchanged.
+        type_: The marker type (``Done`` or ``Discard``).
+        reason: The ``Reason`` attribute's value, for a discard; ``None`` for no attribute.
+
+    Returns:
+        A copy with the marker.
+
+    Raises:
+        ValueError: If the document's text has no word.
+    """
     out = _copy(doc)
     m = _WORD.search(doc.text)
     if m is None:
@@ -254,8 +361,20 @@ def mark(doc: BratDocument, type_: str, reason: str | None = None) -> BratDocume
 def annotate_phase1(
     reference: BratDocument, conf: AnnotationConf, rng: random.Random, rates: Mapping[str, float] = PHASE1_RATES,
 ) -> tuple[BratDocument, list[str]]:
-    """One annotator's finished version of ``reference`` (relations already proposed) with seeded
-    disagreements; returns the document and the edits made (``kind: detail``)."""
+    """Make one annotator's finished version of a reference document, with seeded disagreements.
+
+    Each disagreement of the module docstring is drawn once, in that order; a retyping that would not
+    validate is not made.  The document is then marked ``Done``, or discarded with a seeded reason.
+
+    Args:
+        reference: The reference document, relations already proposed; left unchanged.
+        conf: The annotator's collection's ``annotation.conf``.
+        rng: The document's random source ([`document_rng`][pipeline.campaign.simulate.document_rng]).
+        rates: The probability of each disagreement kind.
+
+    Returns:
+        The document, and the edits made (``kind: detail``).
+    """
     doc = _copy(reference)
     edits: list[str] = []
     ents = _entities(doc)
@@ -299,9 +418,20 @@ def annotate_phase1(
 
 
 def sign_off(doc: BratDocument, rng: random.Random, accept_rate: float = ACCEPT_RATE) -> tuple[BratDocument, list[str]]:
-    """A senior's finished phase-2 document: every ``Disagreement`` mark accepted (attribute removed) or
-    rejected (annotation deleted) and every disputed relation accepted (retyped to its real type) or rejected
-    (deleted), seeded, then ``Done``; returns the document and the decisions."""
+    """Make a senior's finished phase-2 document.
+
+    Every ``Disagreement`` mark is accepted (attribute removed) or rejected (annotation deleted), and
+    every disputed relation accepted (retyped to its real type) or rejected (deleted), seeded, in id
+    order; then the document is marked ``Done``.
+
+    Args:
+        doc: The senior's document; left unchanged.
+        rng: The document's random source.
+        accept_rate: The probability of accepting each mark.
+
+    Returns:
+        The document, and the decisions (``accepted: T3``, ``rejected: R1``).
+    """
     out = _copy(doc)
     decisions: list[str] = []
     marks = sorted(((a.target, a.id) for a in doc.attributes if a.type == DISAGREEMENT), key=lambda m: _id_key(m[0]))
@@ -366,9 +496,27 @@ def _write_ann(path: Path, doc: BratDocument) -> None:
 
 def simulate_phase1(campaign_dir: Path, reference_dir: Path, seed: int,
                     rates: Mapping[str, float] = PHASE1_RATES) -> SimulationReport:
-    """Annotate every untouched phase-1 document of ``campaign_dir`` from ``reference_dir`` (see the module
-    docstring).  Every check (campaign, reference documents and texts) comes before anything is written;
-    CampaignError names the file."""
+    """Annotate every untouched phase-1 document of a campaign from a reference collection.
+
+    See the module docstring.  Every check (campaign, reference documents and texts, every simulated
+    document valid) comes before anything is written; then each ``.ann`` is replaced atomically under
+    the document's lock, unless the document changed meanwhile.
+
+    Args:
+        campaign_dir: The campaign directory ``CAMPAIGN_DIR``.
+        reference_dir: The reference collection (the pre-annotation, or a gold collection with the same
+            texts); its campaign markers are not copied.
+        seed: The seed of every document's random source.
+        rates: The probability of each disagreement kind.
+
+    Returns:
+        What was done.
+
+    Raises:
+        CampaignError: If the campaign cannot be read, the reference collection or one of its documents
+            is missing, a reference text differs from the text handed out, a document does not parse, or
+            a simulated document would not validate; the message names the file.
+    """
     root = Path(campaign_dir)
     campaign = read_campaign(root)
     pre = root / deploy.PREANNOTATION_DIR
@@ -429,7 +577,16 @@ def simulate_phase1(campaign_dir: Path, reference_dir: Path, seed: int,
 
 
 def check_valid(doc: BratDocument, conf: AnnotationConf, ann: Path) -> None:
-    """CampaignError (naming ``ann`` and the line) when ``doc`` as written would not validate."""
+    """Check that a document as it would be written validates.
+
+    Args:
+        doc: The document.
+        conf: Its collection's ``annotation.conf``.
+        ann: The ``.ann`` it would be written to, named in the message.
+
+    Raises:
+        CampaignError: If it does not parse back or validate, naming ``ann`` and the line.
+    """
     text = dumps(doc)
     parsed, issues = parse_ann(doc.name, doc.text, text, str(ann))
     problems = [str(i) for i in issues] + [str(p) for p in validate_document(parsed, text, conf, str(ann))]
@@ -438,8 +595,23 @@ def check_valid(doc: BratDocument, conf: AnnotationConf, ann: Path) -> None:
 
 
 def simulate_phase2(campaign_dir: Path, seed: int, accept_rate: float = ACCEPT_RATE) -> SimulationReport:
-    """Resolve every ``Disagreement`` mark of every unfinished document of every senior's collection and
-    sign it off with ``Done`` (see the module docstring)."""
+    """Resolve the marks of every unfinished document of every senior's collection and sign it off.
+
+    See the module docstring and [`sign_off`][pipeline.campaign.simulate.sign_off].  Each document is
+    read, resolved and its ``.ann`` replaced atomically under the document's lock, one at a time.
+
+    Args:
+        campaign_dir: The campaign directory ``CAMPAIGN_DIR``.
+        seed: The seed of every document's random source.
+        accept_rate: The probability of accepting each mark.
+
+    Returns:
+        What was done.
+
+    Raises:
+        CampaignError: If the campaign cannot be read, has no senior collection yet, or a document does
+            not parse (documents before it are already written).
+    """
     root = Path(campaign_dir)
     read_campaign(root)
     seniors = sorted(p for p in (root / PHASE2_DIR).iterdir() if p.is_dir()) if (root / PHASE2_DIR).is_dir() else []

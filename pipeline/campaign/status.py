@@ -9,7 +9,7 @@ For every person and phase, over the brat documents assigned to them (``campaign
   ``file:line`` problems in ``problems``);
 * against the reference, over the documents read and not discarded: ``entities_kept``,
   ``entities_deleted``, ``entities_added``, ``entities_retyped`` (see
-  :func:`pipeline.campaign.documents.entity_changes`) and ``relations_added`` (also
+  [`entity_changes`][pipeline.campaign.documents.entity_changes]) and ``relations_added`` (also
   ``relations_deleted``);
 * phase 2 only: ``disagreements_left`` (``Disagreement`` marks and disputed ``Disputed_<type>`` relations
   still in the documents) and ``agreed`` (documents whose merged version had nothing to adjudicate: the
@@ -121,7 +121,22 @@ def _person_status(
 
 
 def campaign_status(campaign_dir: str | Path) -> dict[str, Any]:
-    """``{"campaign": path, "rows": [{"person", "phase", **counts}]}`` (see the module docstring)."""
+    """Count the progress of every person in every phase (see the module docstring).
+
+    Reads the collections only; nothing is written.
+
+    Args:
+        campaign_dir: The campaign directory ``CAMPAIGN_DIR``.
+
+    Returns:
+        ``{"campaign": path, "rows": [...]}``, one row per person and phase (phase 1 first, then by
+        person): ``person``, ``phase``, the counts of the module docstring, ``discarded_by_reason``,
+        ``problems`` (``file:line: message`` of the documents held back) and, in phase 2,
+        ``disagreements_left`` and ``agreed``.
+
+    Raises:
+        CampaignError: If ``campaign.json`` cannot be read.
+    """
     root = Path(campaign_dir)
     campaign = read_campaign(root)
     files: dict[tuple[str, int], list[str]] = {}
@@ -144,7 +159,17 @@ def campaign_status(campaign_dir: str | Path) -> dict[str, Any]:
 
 
 def format_markdown(status: Mapping[str, Any]) -> str:
-    """Markdown tables: progress and edits per person and phase, discards by reason, held-back problems."""
+    """Render a status as Markdown tables.
+
+    Progress and edits per person and phase, discards by reason, and the problems of the documents held
+    back.
+
+    Args:
+        status: What [`campaign_status`][pipeline.campaign.status.campaign_status] returned.
+
+    Returns:
+        The Markdown text.
+    """
     lines = [f"# Campaign status: {status['campaign']}", "",
              "| person | phase | " + " | ".join(c.replace("_", " ") for c in COLUMNS)
              + " | disagreements left | agreed |",
@@ -165,14 +190,20 @@ def format_markdown(status: Mapping[str, Any]) -> str:
 
 
 def done_over_time(entries: Iterable[tuple[float, str, bytes]]) -> dict[str, list[tuple[float, int]]]:
-    """Documents done per collection over time, from journaled versions.
+    """Count the documents done per collection over time, from journaled versions.
 
-    ``entries``: ``(time, document, .ann bytes)`` of every journaled write (``document`` as
-    :func:`pipeline.campaign.locks.document_key` names it, ``phase1/<person>/NAME``).  A document counts
-    as done from the time its latest version carries the ``Done`` marker (:func:`is_done`) until a later
-    version drops it.  Returns ``{"<person> (phase N)": [(time, documents done), ...]}``: a point at the
-    first write into that collection and one at every change of the count; writes outside
+    A document counts as done from the time its latest version carries the ``Done`` marker
+    ([`is_done`][pipeline.campaign.documents.is_done]) until a later version drops it.  Writes outside
     ``phase1/``/``phase2/`` collections are ignored.
+
+    Args:
+        entries: ``(time, document, .ann bytes)`` of every journaled write: ``time`` in seconds since the
+            epoch, ``document`` as [`document_key`][pipeline.campaign.locks.document_key] names it
+            (``phase1/<person>/NAME``); in any order.
+
+    Returns:
+        ``{"<person> (phase N)": [(time, documents done), ...]}``, sorted by label: a point at the first
+        write into that collection and one at every change of the count.
     """
     state: dict[str, dict[str, bool]] = {}
     series: dict[str, list[tuple[float, int]]] = {}
@@ -193,13 +224,23 @@ def done_over_time(entries: Iterable[tuple[float, str, bytes]]) -> dict[str, lis
 
 def write_png(status: Mapping[str, Any], path: str | Path,
               progress: Mapping[str, list[tuple[float, int]]] | None = None) -> Path:
-    """A horizontal stacked bar per person and phase: untouched, edited, done, discarded, held back.
+    """Draw a status as a PNG chart: a horizontal stacked bar per person and phase.
 
-    A ``Done`` or ``Discard`` marker is itself an edit, so "edited, in progress" (edited, neither done
-    nor discarded) and the other parts add up to the documents in the person's collection; the
-    remainder of ``assigned`` is drawn as "not yet in collection" (phase 2 before ``campaign review``).
-    With ``progress`` (:func:`done_over_time`, from the journal), a second chart below draws the
-    documents done per person and phase over time (UTC).
+    The parts are untouched, edited (in progress), done, discarded, held back.  A ``Done`` or
+    ``Discard`` marker is itself an edit, so "edited, in progress" (edited, neither done nor discarded)
+    and the other parts add up to the documents in the person's collection; the remainder of
+    ``assigned`` is drawn as "not yet in collection" (phase 2 before ``campaign review``).
+
+    Args:
+        status: What [`campaign_status`][pipeline.campaign.status.campaign_status] returned.
+        path: The PNG file written (its directory is created); written in place, without the
+            ``Software`` text chunk.
+        progress: Documents done over time
+            ([`done_over_time`][pipeline.campaign.status.done_over_time], from the journal), drawn in a
+            second chart below (UTC); ``None`` or empty for none.
+
+    Returns:
+        The path written.
     """
     import matplotlib
 

@@ -2,23 +2,24 @@
 
 Every change keeps the campaign's rules: phase 1 stays blind (a newcomer gets a collection of their
 own), each document has two distinct phase-1 annotators and a senior who annotated none of their
-documents, and nobody loses a document they have started (:func:`pipeline.campaign.assignments.started`)
+documents, and nobody loses a document they have started ([`started`][pipeline.campaign.assignments.started])
 unless the manager says so (``started="move"``, their version archived).
 
-A change is planned first (:func:`plan_replace`, :func:`plan_add_person`, :func:`plan_reassign`): the
-plan is the new ``campaign.json`` and the list of :class:`Move`; a change that would break a rule
-raises :class:`TeamError` naming the rule and the documents, before anything is written.
-:func:`apply` then writes, in this order:
+A change is planned first ([`plan_replace`][pipeline.campaign.team.plan_replace],
+[`plan_add_person`][pipeline.campaign.team.plan_add_person], [`plan_reassign`][pipeline.campaign.team.plan_reassign]):
+the plan is the new ``campaign.json`` and the list of [`Move`][pipeline.campaign.team.Move]; a change that would break a
+rule raises [`TeamError`][pipeline.campaign.team.TeamError] naming the rule and the documents, before anything is
+written. [`apply`][pipeline.campaign.team.apply] then writes, in this order:
 
-1. the newcomers' users (:func:`pipeline.serve.users.create_users`; their one-time passwords are
+1. the newcomers' users ([`create_users`][pipeline.serve.users.create_users]; their one-time passwords are
    returned) and the receivers' collections (configuration and ``guide.md``);
-2. each moved document, one by one under :func:`pipeline.campaign.locks.document_lock`, into the
+2. each moved document, one by one under [`document_lock`][pipeline.campaign.locks.document_lock], into the
    receiver's collection as handed out (the pre-annotation in phase 1, the merged document in
    phase 2; ``.ann`` first, ``.txt`` last);
 3. ``campaign.json`` and the ``manifest.csv`` derived from it, then the history entries;
 4. the givers' versions, one by one under their lock: copied to ``archive/<time>/<collection>/``
    and removed (``.txt`` first, so brat stops listing it);
-5. the revocation of someone who leaves (:func:`pipeline.serve.users.revoke`).
+5. the revocation of someone who leaves ([`revoke`][pipeline.serve.users.revoke]).
 
 Collections are never swapped as a whole: only single documents are written.
 """
@@ -47,10 +48,13 @@ from pipeline.store import write_atomic
 log = logging.getLogger(__name__)
 
 ARCHIVE_DIR = "archive"
-#: What a team change still has to do once ``campaign.json`` records it (history lines, givers' copies to
-#: archive, an access to revoke), written before ``campaign.json`` and removed when done: a command killed
-#: in between leaves it, and the next team command finishes it (:func:`finish_pending`).
 PENDING_FILE = ".team-pending.json"
+"""What a team change still has to do once ``campaign.json`` records it.
+
+History lines, givers' copies to archive, an access to revoke: written before ``campaign.json`` and
+removed when done; a command killed in between leaves it, and the next team command finishes it
+([`finish_pending`][pipeline.campaign.team.finish_pending]).
+"""
 STARTED_CHOICES = ("keep", "move")
 
 
@@ -60,7 +64,16 @@ class TeamError(CampaignError):
 
 @dataclass(frozen=True)
 class Move:
-    """Document ``document`` (brat files ``files``) goes from ``giver`` to ``receiver`` in ``phase``."""
+    """One document moving from a giver to a receiver in one phase.
+
+    Attributes:
+        document: The campaign document.
+        files: Its brat documents (itself, or its pages).
+        phase: ``"1"`` or ``"2"``.
+        giver: The person who holds it now.
+        receiver: The person who gets it.
+        started: Whether the giver had started it (their version is then archived).
+    """
 
     document: str
     files: tuple[str, ...]
@@ -72,6 +85,17 @@ class Move:
 
 @dataclass
 class Plan:
+    """A planned team change: the new ``campaign.json`` and what [`apply`][pipeline.campaign.team.apply] writes.
+
+    Attributes:
+        action: ``replace``, ``add-person`` or ``reassign``, recorded in the history.
+        campaign: The campaign manifest as it will be once the change is made.
+        moves: The documents that change hands.
+        kept_started: Documents a leaver started and keeps (``started="keep"``).
+        leaving: The person who leaves (their access is revoked), if any.
+        joining: The newcomers (their users are created).
+        note: Free text (unused by [`apply`][pipeline.campaign.team.apply]).
+    """
     action: str
     campaign: dict[str, Any]
     moves: list[Move] = field(default_factory=list)
@@ -83,6 +107,14 @@ class Plan:
 
 @dataclass
 class Result:
+    """What [`apply`][pipeline.campaign.team.apply] did.
+
+    Attributes:
+        moves: The documents that changed hands.
+        kept_started: Documents a leaver started and keeps.
+        passwords: Newcomer -> their one-time password (shown once, stored nowhere in clear).
+        revoked: The person whose access was revoked (at most one).
+    """
     moves: list[Move]
     kept_started: list[str]
     passwords: dict[str, str]
@@ -130,9 +162,30 @@ def _load(root: Path) -> dict[str, Any]:
 
 
 def plan_replace(root: Path, old: str, new: str, *, started: str | None = None, when: str = "") -> Plan:
-    """``old`` leaves, ``new`` takes their unstarted documents (and their started ones with
-    ``started="move"``; ``"keep"`` leaves those with ``old``).  TeamError when ``old`` has started,
-    unfinished documents and ``started`` is None (they are listed), or when a rule would break."""
+    """Plan a replacement: ``old`` leaves, ``new`` joins in their role and takes their documents.
+
+    ``new`` takes every document ``old`` has not started; a document ``old`` has started and finished
+    stays with them; a started, unfinished one goes to ``new`` fresh with ``started="move"`` (``old``'s
+    version archived) or stays with ``old`` with ``started="keep"``.  ``old`` is marked ``left`` and
+    ``new`` ``joined`` (with ``replaces``) in the planned campaign.  Nothing is written.
+
+    Args:
+        root: The campaign directory ``CAMPAIGN_DIR``.
+        old: The person who leaves.
+        new: The newcomer, not yet a person of the campaign.
+        started: ``"keep"``, ``"move"``, or ``None`` (refuse when ``old`` has started, unfinished documents).
+        when: The date recorded for ``left`` and ``joined``, ISO 8601; now (UTC) when empty.
+
+    Returns:
+        The plan.
+
+    Raises:
+        TeamError: If ``old`` is not a person or already left, ``new`` already is one, ``started`` is not
+            a choice, ``old`` has started, unfinished documents and ``started`` is ``None`` (they are
+            listed), or a rule would break.
+        CampaignError: If the campaign cannot be read, has no ``preannotation/``, or ``new`` is unusable
+            as an id.
+    """
     campaign = copy.deepcopy(_load(root))
     person = _person(campaign, old)
     if person is None:
@@ -194,10 +247,27 @@ def _tie(seed: int, document: str, person: str) -> str:
 
 
 def plan_add_person(root: Path, person: str, role: str, *, when: str = "") -> Plan:
-    """``person`` joins as ``role`` (annotator or senior) and takes a fair share of the unstarted
-    documents of their phase: documents are taken one at a time from whoever holds most unstarted ones
-    (seeded tie-break) until ``person`` holds ``unstarted // (holders + 1)``.  Documents not yet
-    assigned (a later ``append``) go to the least loaded people, ``person`` included."""
+    """Plan a newcomer who joins as annotator or senior and takes a fair share of the unstarted documents.
+
+    Documents of their phase (1 for an annotator, 2 for a senior) are taken one at a time from whoever
+    holds most unstarted ones (seeded tie-break) until the newcomer holds ``unstarted // (holders + 1)``;
+    a document the newcomer may not take (a rule) stays.  Documents not yet assigned (a later
+    ``append``) go to the least loaded people, the newcomer included.  Nothing is written.
+
+    Args:
+        root: The campaign directory ``CAMPAIGN_DIR``.
+        person: The newcomer, not yet a person of the campaign.
+        role: ``annotator`` or ``senior``.
+        when: The date recorded for ``joined``, ISO 8601; now (UTC) when empty.
+
+    Returns:
+        The plan.
+
+    Raises:
+        TeamError: If ``role`` is neither, or ``person`` already is a person of the campaign.
+        CampaignError: If the campaign cannot be read, has no ``preannotation/``, or ``person`` is
+            unusable as an id.
+    """
     if role not in ("annotator", "senior"):
         raise TeamError(f"role must be annotator or senior, not {role!r}")
     campaign = copy.deepcopy(_load(root))
@@ -238,8 +308,27 @@ def plan_add_person(root: Path, person: str, role: str, *, when: str = "") -> Pl
 
 
 def plan_reassign(root: Path, documents: Sequence[str], to: str, *, giver: str, started: str | None = None) -> Plan:
-    """Documents ``documents`` go from ``giver`` to ``to`` (in the phase ``giver`` holds them); a
-    started document is refused unless ``started="move"`` (then the giver's version is archived)."""
+    """Plan moving documents from one person to another, in the phase the giver holds them.
+
+    Nothing is written.
+
+    Args:
+        root: The campaign directory ``CAMPAIGN_DIR``.
+        documents: The campaign documents moved.
+        to: The receiver, an active person of the campaign (a senior for phase-2 documents).
+        giver: The person who holds them now.
+        started: ``"move"`` to move documents the giver has started (their version archived); otherwise
+            a started document is refused.
+
+    Returns:
+        The plan.
+
+    Raises:
+        TeamError: If ``to`` is not an active person, or any document is refused (not in the campaign,
+            not held by ``giver``, phase 2 to a non-senior, a broken rule, started without
+            ``started="move"``); every refused document is named.
+        CampaignError: If the campaign cannot be read or has no ``preannotation/``.
+    """
     campaign = copy.deepcopy(_load(root))
     receiver = _person(campaign, to)
     if receiver is None:
@@ -299,8 +388,20 @@ def _prepare_collection(root: Path, phase: str, person: str, campaign: Mapping[s
 
 
 def archive_document(root: Path, collection: Path, name: str, stamp: str) -> Path | None:
-    """Copy ``collection/name.{txt,ann}`` under ``archive/<stamp>/`` and remove them (under the
-    document's lock, ``.txt`` removed first); returns the archive directory (None: nothing there)."""
+    """Move one brat document of a collection into the campaign's archive.
+
+    Under the document's lock, ``collection/name.{txt,ann}`` are copied to
+    ``archive/<stamp>/<collection>/`` (colons left out of the stamp) and removed.
+
+    Args:
+        root: The campaign directory ``CAMPAIGN_DIR``.
+        collection: The collection, inside ``root``.
+        name: The brat document name, without extension.
+        stamp: The time of the change, ISO 8601, naming the archive directory.
+
+    Returns:
+        The archive directory, or ``None`` when the collection holds neither file.
+    """
     files = [collection / f"{name}{s}" for s in (".txt", ".ann")]
     if not any(f.exists() for f in files):
         return None
@@ -316,7 +417,17 @@ def archive_document(root: Path, collection: Path, name: str, stamp: str) -> Pat
 
 
 def hand_out(root: Path, source: Path, collection: Path, name: str) -> None:
-    """Write ``source/name`` into ``collection`` under the document's lock, ``.ann`` first, ``.txt`` last."""
+    """Write a document into a collection as handed out, under the document's lock.
+
+    ``.ann`` first, ``.txt`` last (plain writes, not renamed); a source file that is missing is written
+    empty.
+
+    Args:
+        root: The campaign directory ``CAMPAIGN_DIR``.
+        source: Where the document is copied from (``preannotation/`` or a senior's merged reference).
+        collection: The receiving collection, created if needed.
+        name: The brat document name, without extension.
+    """
     collection.mkdir(parents=True, exist_ok=True)
     with document_lock(root, collection / name):
         for suffix in (".ann", ".txt"):
@@ -325,7 +436,7 @@ def hand_out(root: Path, source: Path, collection: Path, name: str) -> None:
 
 
 def apply(root: Path, plan: Plan, *, when: str = "", counts: Counter[str] | None = None) -> Result:
-    """Write ``plan`` (see the module docstring); returns the moves, kept documents and new passwords.
+    """Write a planned team change (see the module docstring).
 
     The order makes every interruption safe and a rerun of the same command possible: users first (a
     user without documents is harmless), then the receivers' copies, then ``campaign.json`` (the
@@ -333,6 +444,23 @@ def apply(root: Path, plan: Plan, *, when: str = "", counts: Counter[str] | None
     ``campaign.json`` is written the change has not happened (a receiver's copy equal to what is handed
     out is taken as written by an interrupted run); after it, a giver's stale copy is still in the
     archive's place, never lost.
+
+    Args:
+        root: The campaign directory ``CAMPAIGN_DIR``.
+        plan: The plan, from [`plan_replace`][pipeline.campaign.team.plan_replace],
+            [`plan_add_person`][pipeline.campaign.team.plan_add_person] or
+            [`plan_reassign`][pipeline.campaign.team.plan_reassign].
+        when: The time recorded in the history and naming the archive; now (UTC) when empty.
+        counts: Counters updated in place (``files_written``, ``moved:phase1``, ``moved:phase2``,
+            ``archived``); a new one when ``None``.
+
+    Returns:
+        The moves, the documents kept by a leaver, the newcomers' one-time passwords and the revoked
+        access.
+
+    Raises:
+        TeamError: Before anything is written, if a receiver's collection already holds another version
+            of a moved file, or the planned campaign breaks a rule.
     """
     counts = counts if counts is not None else Counter()
     when = when or asg.now()
@@ -400,17 +528,42 @@ def apply(root: Path, plan: Plan, *, when: str = "", counts: Counter[str] | None
 def write_pending(root: Path, campaign: Mapping[str, Any], changes: Sequence[Mapping[str, Any]],
                   archive: Sequence[tuple[str, str, str]], when: str, *, leaving: str = "",
                   deploy: bool = False) -> None:
-    """Record what is left to do once ``campaign`` is saved (see :data:`PENDING_FILE`)."""
+    """Record what is left to do once a team change's ``campaign.json`` is saved.
+
+    Written atomically to [`PENDING_FILE`][pipeline.campaign.team.PENDING_FILE], before ``campaign.json``.
+
+    Args:
+        root: The campaign directory ``CAMPAIGN_DIR``.
+        campaign: The campaign manifest about to be saved.
+        changes: Its history entries.
+        archive: ``(phase, giver, name)`` of each giver's brat document to archive and remove.
+        when: The time of the change (names the archive directory).
+        leaving: The person whose access to revoke; ``""`` for none.
+        deploy: Whether to rewrite ``DEPLOY.md`` (the people changed).
+    """
     pending = {"campaign": campaign, "changes": list(changes), "archive": [list(a) for a in archive],
                "when": when, "leaving": leaving, "deploy": deploy}
     write_atomic(Path(root) / PENDING_FILE, json.dumps(pending, ensure_ascii=False).encode("utf-8"))
 
 
 def finish_pending(root: Path) -> dict[str, int]:
-    """Finish the team change :data:`PENDING_FILE` describes, if ``campaign.json`` records it (a command
-    killed before that left nothing that happened: the file is dropped): manifest.csv, its history lines (unless the
-    history already ends with them), the givers' copies archived, the access revoked, DEPLOY.md.
-    Returns how many documents were archived and whether an access was revoked."""
+    """Finish the team change [`PENDING_FILE`][pipeline.campaign.team.PENDING_FILE] describes, if any.
+
+    When ``campaign.json`` records the change: ``manifest.csv``, its history lines (unless the history
+    already ends with them), the givers' copies archived, the access revoked (a missing user is logged,
+    not an error), ``DEPLOY.md``.  A command killed before ``campaign.json`` was saved left nothing that
+    happened: the file is only dropped.  The pending file is removed at the end.
+
+    Args:
+        root: The campaign directory ``CAMPAIGN_DIR``.
+
+    Returns:
+        ``{"archived": n, "revoked": 0 or 1}``: how many documents were archived and whether an access
+        was revoked.
+
+    Raises:
+        CampaignError: If ``campaign.json`` cannot be read.
+    """
     root = Path(root)
     path = root / PENDING_FILE
     done = {"archived": 0, "revoked": 0}
@@ -449,15 +602,78 @@ def _update_deploy_note(root: Path, campaign: Mapping[str, Any]) -> None:
 
 def replace(root: Path, old: str, new: str, *, started: str | None = None, when: str = "",
             counts: Counter[str] | None = None) -> Result:
+    """Replace a person: plan the change, then apply it.
+
+    Plans with [`plan_replace`][pipeline.campaign.team.plan_replace], then writes with
+    [`apply`][pipeline.campaign.team.apply].
+
+    Args:
+        root: The campaign directory ``CAMPAIGN_DIR``.
+        old: The person who leaves.
+        new: The newcomer.
+        started: ``"keep"``, ``"move"`` or ``None``, for ``old``'s started, unfinished documents.
+        when: The time of the change, ISO 8601; now (UTC) when empty.
+        counts: Counters updated in place, as [`apply`][pipeline.campaign.team.apply] does.
+
+    Returns:
+        What was done: the moves, the documents left with a leaver, the newcomers' one-time passwords and
+        the revoked access.
+
+    Raises:
+        TeamError: If the change would break a campaign rule (nothing is written then).
+        CampaignError: If the campaign cannot be read, has no ``preannotation/``, or a new id is unusable.
+    """
     when = when or asg.now()
     return apply(root, plan_replace(root, old, new, started=started, when=when), when=when, counts=counts)
 
 
 def add_person(root: Path, person: str, role: str, *, when: str = "", counts: Counter[str] | None = None) -> Result:
+    """Add a person: plan the change, then apply it.
+
+    Plans with [`plan_add_person`][pipeline.campaign.team.plan_add_person], then writes with
+    [`apply`][pipeline.campaign.team.apply].
+
+    Args:
+        root: The campaign directory ``CAMPAIGN_DIR``.
+        person: The newcomer.
+        role: ``annotator`` or ``senior``.
+        when: The time of the change, ISO 8601; now (UTC) when empty.
+        counts: Counters updated in place, as [`apply`][pipeline.campaign.team.apply] does.
+
+    Returns:
+        What was done: the moves, the documents left with a leaver, the newcomers' one-time passwords and
+        the revoked access.
+
+    Raises:
+        TeamError: If the change would break a campaign rule (nothing is written then).
+        CampaignError: If the campaign cannot be read, has no ``preannotation/``, or a new id is unusable.
+    """
     when = when or asg.now()
     return apply(root, plan_add_person(root, person, role, when=when), when=when, counts=counts)
 
 
 def reassign(root: Path, documents: Sequence[str], to: str, *, giver: str, started: str | None = None,
              when: str = "", counts: Counter[str] | None = None) -> Result:
+    """Reassign documents: plan the change, then apply it.
+
+    Plans with [`plan_reassign`][pipeline.campaign.team.plan_reassign], then writes with
+    [`apply`][pipeline.campaign.team.apply].
+
+    Args:
+        root: The campaign directory ``CAMPAIGN_DIR``.
+        documents: The campaign documents moved.
+        to: The receiver.
+        giver: The person who holds them now.
+        started: ``"move"`` to move started documents (the giver's version archived).
+        when: The time of the change, ISO 8601; now (UTC) when empty.
+        counts: Counters updated in place, as [`apply`][pipeline.campaign.team.apply] does.
+
+    Returns:
+        What was done: the moves, the documents left with a leaver, the newcomers' one-time passwords and
+        the revoked access.
+
+    Raises:
+        TeamError: If the change would break a campaign rule (nothing is written then).
+        CampaignError: If the campaign cannot be read, has no ``preannotation/``, or a new id is unusable.
+    """
     return apply(root, plan_reassign(root, documents, to, giver=giver, started=started), when=when, counts=counts)
