@@ -43,12 +43,12 @@ PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT))
 
 from pipeline.brat.standoff import parse_ann  # noqa: E402
-from pipeline.corpus.batches import prepare_batches  # noqa: E402
+from pipeline.campaign.batches import prepare_batches  # noqa: E402
+from pipeline.campaign.journal import Journal, Version  # noqa: E402
+from pipeline.campaign.users import create_users  # noqa: E402
 from pipeline.corpus.brat_export import export_collection  # noqa: E402
 from pipeline.documents import Annotation, SentenceRecord  # noqa: E402
 from pipeline.schema import load_schema  # noqa: E402
-from pipeline.serve.journal import Journal, Version  # noqa: E402
-from pipeline.serve.users import create_users  # noqa: E402
 from tests.serve.live import HttpClient  # noqa: E402
 
 TEXT = "Warfarin doses were lower in CYP2C9 carriers."

@@ -35,7 +35,7 @@ sentence in PGxCorpus, named ``{PMID}_{k}``), offsets half-open into the
   first ``_``.
 
 * **provenance**: when the collection has a ``provenance.jsonl`` (written by
-  the brat export, :mod:`pipeline.corpus.provenance`), ``provenance`` gives
+  the brat export, :mod:`pipeline.brat.provenance`), ``provenance`` gives
   how many entities are still as pre-annotated, edited or unknown to it, and
   the unchanged pre-annotated entities by source and type (Tables 6-7 read
   from the collection itself).
@@ -57,8 +57,8 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.brat.modality import MODALITY_TOKENS, RelationNote, join_notes
+from pipeline.brat.provenance import provenance_summary, read_provenance
 from pipeline.brat.standoff import BratDocument, TextBound, read_directory
-from pipeline.corpus.provenance import provenance_summary, read_provenance
 from pipeline.documents import Document, SentenceRecord, Span
 from pipeline.schema import Schema
 from pipeline.store import iter_directory, read_json

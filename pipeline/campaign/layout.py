@@ -17,7 +17,7 @@ an entity that only one annotator made, or that the two typed differently, carri
 :data:`DISAGREEMENT` attribute whose value names its annotator; the senior accepts it by removing the
 attribute, or rejects it by deleting the entity.  A relation the annotators disagree on (drawn by one only,
 or with another modality) has the generated type ``Disputed_<type>``
-(:func:`pipeline.brat.conf.disputed_type`; brat's client cannot show attributes on relations); the senior
+(:func:`pipeline.campaign.conf.disputed_type`; brat's client cannot show attributes on relations); the senior
 accepts it by retyping it to ``<type>``, or rejects it by deleting it, and signs the document off with the
 ``Done`` marker.
 """

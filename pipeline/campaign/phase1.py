@@ -1,6 +1,6 @@
 """Blind phase 1: the campaign directory written by ``pgx-corpus batches``.
 
-Input: the source brat collection, the assignment rows of :func:`pipeline.corpus.batches.assign`
+Input: the source brat collection, the assignment rows of :func:`pipeline.campaign.batches.assign`
 (``(document, phase, person)``), the roster.  Output in ``CAMPAIGN_DIR`` (layout in
 :mod:`pipeline.campaign.layout`):
 
@@ -13,7 +13,7 @@ Input: the source brat collection, the assignment rows of :func:`pipeline.corpus
 
 Who may reach which collection is decided by ``campaign serve`` (not by files in the collections), from
 the roles :func:`access_roles` gives each person; the command line creates their users
-(:func:`pipeline.serve.users.create_users`, ``CAMPAIGN_DIR/access/``) and shows new passwords once.
+(:func:`pipeline.campaign.users.create_users`, ``CAMPAIGN_DIR/access/``) and shows new passwords once.
 
 No phase-2 collection is written here: the phase-2 senior of each document is chosen now and recorded,
 and ``campaign review`` writes the seniors' collections from the annotators' results.
@@ -37,9 +37,10 @@ from pathlib import Path
 from typing import Any
 
 from pipeline import names
-from pipeline.brat.conf import copy_conf_files, write_campaign_conf_files
+from pipeline.brat.conf import copy_conf_files
 from pipeline.brat.standoff import BratDocument, dumps
 from pipeline.campaign import deploy, publish
+from pipeline.campaign.conf import write_campaign_conf_files
 from pipeline.campaign.guide import GUIDE_FILE, annotator_guide
 from pipeline.campaign.layout import CAMPAIGN_MANIFEST, PHASE1_DIR, PHASE2_DIR
 from pipeline.campaign.origin import provenance, write_gitignore

@@ -22,7 +22,7 @@ Per annotation:
   known), ``notes="all"`` one on every entity (for inspection outside a
   campaign only).  The provenance of *every* entity (sources,
   original types, ontology classes, rules, key entities, identifiers) goes to
-  the collection's ``provenance.jsonl`` (:mod:`pipeline.corpus.provenance`),
+  the collection's ``provenance.jsonl`` (:mod:`pipeline.brat.provenance`),
   which brat does not list and ``stats`` and ``agreement --preannotation``
   read;
 * a ``Reference`` normalization line per identifier that has a database
@@ -75,8 +75,8 @@ from typing import Any
 
 from pipeline.brat.conf import BratSettings, load_settings, write_conf_files
 from pipeline.brat.modality import format_note
+from pipeline.brat.provenance import provenance_row, relation_provenance_row, write_provenance
 from pipeline.brat.standoff import Attribute, BratDocument, Normalization, Note, Relation, TextBound, write_document
-from pipeline.corpus.provenance import provenance_row, relation_provenance_row, write_provenance
 from pipeline.documents import Annotation, SentenceRecord, Span, record_sort_key
 from pipeline.schema import Schema
 from pipeline.store import MemberLine
@@ -238,7 +238,7 @@ def sentence_document(
     """The brat document of one sentence record (see the module docstring for what is dropped).
 
     ``notes``: which entities get an AnnotatorNotes line (:data:`NOTE_MODES`); ``provenance``: a list
-    that receives one :func:`~pipeline.corpus.provenance.provenance_row` per entity written.
+    that receives one :func:`~pipeline.brat.provenance.provenance_row` per entity written.
     """
     if notes not in NOTE_MODES:
         raise ValueError(f"notes must be one of {', '.join(NOTE_MODES)}, got {notes!r}")
@@ -463,7 +463,7 @@ def export_collection_reusing(
     import json
     import os
 
-    from pipeline.corpus.provenance import PROVENANCE_FILE, provenance_text
+    from pipeline.brat.provenance import PROVENANCE_FILE, provenance_text
     from pipeline.documents import from_dict
     from pipeline.memo import digest_line
 

@@ -60,7 +60,6 @@ import json
 import logging
 import pickle
 import re
-import time
 import unicodedata
 import zipfile
 from collections.abc import Iterable, Iterator
@@ -777,44 +776,6 @@ def resolve(candidates: Iterable[Candidate], counts: collections.Counter[str]) -
     return tables
 
 
-def build_lexicon(wheels_dir: Path, out: Path) -> dict[str, Any]:
-    """Read the pinned wheels in ``wheels_dir`` and write the lexicon to ``out`` (gzip JSON).
-
-    Returns a summary: entry counts per table and type, candidate counts per
-    source, dropped counts per reason, the wheel versions and the build time.
-    Same wheels -> same bytes (sorted entries, gzip mtime 0).
-    """
-    started = time.monotonic()
-    counts: collections.Counter[str] = collections.Counter()
-    tables = resolve(collect_candidates(Path(wheels_dir), counts), counts)
-    for table, entries in tables.items():
-        counts[f"entries.{table}"] = len(entries)
-        for _surface, type_, _ident in entries:
-            counts[f"type.{type_}"] += 1
-    payload = {"format": LEXICON_FORMAT, "wheels": WHEELS, "tables": tables}
-    data = json.dumps(payload, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode("utf-8")
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    with open(tmp, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=6) as gz:
-        gz.write(data)
-    tmp.replace(out)
-    # The lookup form next to it: pre-tokenized keys, so that loading the annotator takes no re-keying.
-    from pipeline.nlp.lexicon_lookup import write_lookup
-
-    lookup = write_lookup(out, tables)
-    summary: dict[str, Any] = {
-        "path": str(out),
-        "lookup": str(lookup),
-        "bytes": out.stat().st_size,
-        "wheels": dict(WHEELS),
-        "counts": dict(sorted(counts.items())),
-        "seconds": round(time.monotonic() - started, 1),
-    }
-    logger.info("lexicon %s: %s", out, {k: v for k, v in counts.items() if k.startswith(("entries", "type"))})
-    return summary
-
-
 def read_lexicon(path: Path) -> dict[str, Any]:
     """The JSON payload of a lexicon file (ValueError naming the file when it is not one)."""
     try:
@@ -831,7 +792,6 @@ __all__ = [
     "DEFAULT_LEXICON",
     "DEFAULT_WHEELS",
     "WHEELS",
-    "build_lexicon",
     "exact_key",
     "exact_token",
     "folded_key",

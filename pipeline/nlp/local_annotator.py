@@ -1,7 +1,7 @@
 """Offline key-entity annotator: lexicon longest match + variant patterns + abbreviations.
 
 ``LocalAnnotator.load(path)`` reads the lexicon built by
-:func:`pipeline.nlp.lexicon.build_lexicon`; ``annotate(text)`` returns
+:func:`pipeline.nlp.lexicon_build.build_lexicon`; ``annotate(text)`` returns
 :class:`~pipeline.documents.Annotation` objects (source ``local``, types
 ``Chemical``, ``Disease``, ``Gene``, ``Mutation``) whose half-open offsets are
 relative to the ``text`` given (document-relative when given a document

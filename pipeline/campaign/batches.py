@@ -325,7 +325,7 @@ def prepare_batches(
     """Assign the documents of ``collection`` and write the campaign directory ``out_dir``.
 
     Returns each person's access roles (:func:`pipeline.campaign.phase1.access_roles`), for the caller
-    to create their users (:func:`pipeline.serve.users.create_users`).
+    to create their users (:func:`pipeline.campaign.users.create_users`).
 
     The roster (and the previous manifest) are checked before anything is
     written.  ``out_dir`` is created; its ``phase1/``, ``phase2/``,
