@@ -23,10 +23,10 @@ LAYERS: tuple[str, ...] = (
     # the foundation: plain modules, each knowing only the ones before it
     "__init__",  # the package version
     "layers",  # this stack
-    "paths",  # file listing and output paths
-    "names",  # names of things in file names
-    "yamlfile",  # YAML reading with errors naming the file and line
-    "process_cache",  # per-process caches keyed by file content
+    "paths",  # listing files without following symbolic links
+    "names",  # patterns of identifiers that become file names
+    "yamlfile",  # checked reading of the YAML files
+    "process_cache",  # loaded configuration, once per process and file content
     "documents",  # the document model
     "schema",  # the corpus schema (config/schema.yaml)
     "store",  # the sharded gzip JSON Lines store
@@ -37,7 +37,7 @@ LAYERS: tuple[str, ...] = (
     "corpus",  # filtering, sampling, the brat export of a build, run manifests, the output directory
     "nlp",  # sentences, pre-annotation, alignment, extension, type mapping, models
     "campaign",  # the two-phase annotation campaign and the release
-    "serve",  # serving a campaign with brat: users, sessions, journal, backups
+    "serve",  # serving a campaign with brat: the app, its policy, sessions, history, backups
     # the wiring
     "tasks",  # the Luigi tasks
     "cli",  # the pgx-corpus command
