@@ -153,7 +153,7 @@ def check(campaign: Path, clients: list[Annotator]) -> dict[str, Any]:
     """Lost or corrupted saves, and the journal against the saves (after the server stopped)."""
     lost, corrupted, journal_problems = [], [], []
     entries: dict[str, list[Version]] = defaultdict(list)
-    # the journal as pipeline/serve/journal.py reads it back (its own reader checks every line)
+    # the journal as pipeline/campaign/journal.py reads it back (its own reader checks every line)
     journal = Journal(campaign)
     readable = journal.log_path.is_file()
     if not readable:

@@ -86,12 +86,25 @@ def _is_package(name: str, modules: Mapping[str, Path]) -> bool:
     return modules[name].name == "__init__.py"
 
 
+def _import_module_target(node: ast.AST) -> str | None:
+    """The name in ``importlib.import_module("a.literal.name")`` (or ``import_module(...)``), else None."""
+    if not isinstance(node, ast.Call) or not node.args:
+        return None
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    first = node.args[0]
+    if name == "import_module" and isinstance(first, ast.Constant) and isinstance(first.value, str):
+        return first.value
+    return None
+
+
 def imports(package_dir: Path) -> list[Import]:
     """Every import, anywhere in a module, of one module of a package by another.
 
     ``from a.b import c`` imports the module ``a.b.c`` when there is one, else the module ``a.b``;
-    relative imports are resolved against the importing module's package. Imports of modules outside the
-    package are left out.
+    relative imports are resolved against the importing module's package; ``importlib.import_module``
+    counts when its argument is a string literal (a name computed at run time cannot be seen). Imports of
+    modules outside the package are left out.
 
     Args:
         package_dir: The package's directory (`pipeline/`).
@@ -108,10 +121,13 @@ def imports(package_dir: Path) -> list[Import]:
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         package = source if _is_package(source, modules) else source.rpartition(".")[0]
         for node in ast.walk(tree):
-            if not isinstance(node, ast.Import | ast.ImportFrom):
-                continue
             targets: list[str] = []
-            if isinstance(node, ast.Import):
+            dynamic = _import_module_target(node)
+            if dynamic is not None:
+                targets = [dynamic]
+            elif not isinstance(node, ast.Import | ast.ImportFrom):
+                continue
+            elif isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
             else:
                 if node.level:
@@ -128,7 +144,7 @@ def imports(package_dir: Path) -> list[Import]:
                 while target and target not in modules:
                     target = target.rpartition(".")[0]
                 if target and target != source:
-                    found.add(Import(path, node.lineno, source, target))
+                    found.add(Import(path, getattr(node, "lineno", 0), source, target))
     return sorted(found)
 
 

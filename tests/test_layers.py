@@ -1,8 +1,8 @@
-"""The import layers of `pipeline/` (`pipeline/layers.py`): no upward import, no import cycle, every module placed.
+"""The import layers of `pipeline/` (`pipeline/layers.py`): no upward import, no cycle, every module placed.
 
-The checker reads the modules with `ast`, so function-local imports and imports under
-``if TYPE_CHECKING:`` count. Its own tests run it on tiny synthetic packages, and on a copy of
-`pipeline/` into which each of the violations issue 25 found (and a few more) is put back.
+The checker reads the modules with `ast`, so function-local imports, imports under ``if TYPE_CHECKING:``
+and ``importlib.import_module`` of a literal name count. Its own tests run it on tiny synthetic packages,
+and on a copy of `pipeline/` into which each of the violations issue 25 found (and a few more) is put back.
 """
 
 from __future__ import annotations
@@ -65,6 +65,7 @@ UPWARD = [
     ("function-local", "def f() -> None:\n    from pkg.high.x import VALUE\n", 2),
     ("TYPE_CHECKING", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.high import x\n", 3),
     ("method-local", "class C:\n    def m(self) -> None:\n        import pkg.high.x as hx\n", 3),
+    ("import_module literal", "import importlib\n\nMOD = importlib.import_module('pkg.high.x')\n", 3),
 ]
 
 

@@ -65,6 +65,7 @@ from pathlib import Path
 
 from pipeline import names
 from pipeline.brat.standoff import BratDocument, read_document
+from pipeline.campaign.phase1 import write_phase1
 from pipeline.documents import pmid_sort_key
 from pipeline.paths import list_files, resolve_collection
 from pipeline.store import write_atomic
@@ -369,8 +370,6 @@ def prepare_batches(
     counts["people"] += len(people)
     for _, phase, _ in rows:
         counts[f"assignments:phase{phase}"] += 1
-
-    from pipeline.campaign.phase1 import write_phase1  # the campaign package builds on this module
 
     pages: dict[str, list[BratDocument]] | None = None
     if page_size is not None:
