@@ -195,3 +195,15 @@ def test_a_new_module_outside_the_stack_is_caught(tmp_path: Path, pipeline_copy:
         f"{copy / 'helpers.py'}: module pipeline.helpers is in no layer (unit 'helpers')",
         f"{copy / 'reports' / '__init__.py'}: module pipeline.reports is in no layer (unit 'reports')",
     ]
+
+
+def test_the_architecture_page_draws_the_same_stack() -> None:
+    page = (PIPELINE.parent / "docs" / "explanation" / "architecture.md").read_text(encoding="utf-8")
+    block = page.split("The stack, top first:", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
+    drawn = [line.split()[0] for line in block.splitlines() if line.strip() and not line.strip().startswith("-")]
+    assert drawn == list(reversed(layers.LAYERS))
+    # the table of what each layer owns: one row per unit, `name/` or `name.py` in its second column
+    table = [cell.strip().strip("`").rstrip("/").removesuffix(".py") for line in page.splitlines()
+             if line.startswith("| ") for cell in line.split("|")[2:3] if cell.strip().startswith("`")]
+    units = [u for u in table if u in layers.LAYERS]
+    assert units == list(reversed(layers.LAYERS))
