@@ -52,8 +52,8 @@ def throwaway_campaign(collection: Path, tmp: Path) -> tuple[Path, str, str]:
 
     from pipeline.brat.conf import write_conf_files
     from pipeline.campaign.phase1 import FORMAT
+    from pipeline.campaign.users import create_users
     from pipeline.schema import load_schema
-    from pipeline.serve.users import create_users
 
     campaign = tmp / "campaign"
     (campaign / "phase1").mkdir(parents=True)
@@ -122,8 +122,8 @@ def main() -> None:
     from selenium.webdriver.chrome.service import Service
 
     from bench.serve_load import start_server
+    from pipeline.campaign.users import UserStore
     from pipeline.serve.policy import Policy
-    from pipeline.serve.users import UserStore
 
     tmp = Path(tempfile.mkdtemp(prefix="serve-browser-"))
     if args.collection_dir is not None:

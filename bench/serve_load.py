@@ -43,12 +43,12 @@ PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT))
 
 from pipeline.brat.standoff import parse_ann  # noqa: E402
-from pipeline.corpus.batches import prepare_batches  # noqa: E402
+from pipeline.campaign.batches import prepare_batches  # noqa: E402
+from pipeline.campaign.journal import Journal, Version  # noqa: E402
+from pipeline.campaign.users import create_users  # noqa: E402
 from pipeline.corpus.brat_export import export_collection  # noqa: E402
 from pipeline.documents import Annotation, SentenceRecord  # noqa: E402
 from pipeline.schema import load_schema  # noqa: E402
-from pipeline.serve.journal import Journal, Version  # noqa: E402
-from pipeline.serve.users import create_users  # noqa: E402
 from tests.serve.live import HttpClient  # noqa: E402
 
 TEXT = "Warfarin doses were lower in CYP2C9 carriers."
@@ -153,7 +153,7 @@ def check(campaign: Path, clients: list[Annotator]) -> dict[str, Any]:
     """Lost or corrupted saves, and the journal against the saves (after the server stopped)."""
     lost, corrupted, journal_problems = [], [], []
     entries: dict[str, list[Version]] = defaultdict(list)
-    # the journal as pipeline/serve/journal.py reads it back (its own reader checks every line)
+    # the journal as pipeline/campaign/journal.py reads it back (its own reader checks every line)
     journal = Journal(campaign)
     readable = journal.log_path.is_file()
     if not readable:

@@ -1235,8 +1235,7 @@ class PrepareBatches(BatchParams, StageTask):
         return DirectoryTarget(str(self.stage_dir() / "batches") + "/")
 
     def run(self) -> None:
-        from pipeline.corpus import batches
-        from pipeline.serve import users
+        from pipeline.campaign import batches, users
 
         if not self.roster:
             raise ValueError("PrepareBatches needs a roster file (--roster)")

@@ -71,8 +71,8 @@ from typing import Any, Protocol
 
 from pipeline.brat.matching import max_bipartite_matching, spans_overlap
 from pipeline.brat.modality import MODALITIES, join_notes, modality_label
+from pipeline.brat.provenance import entity_provenance, read_provenance
 from pipeline.brat.standoff import BratDocument, ParseIssue, read_directory
-from pipeline.corpus.provenance import entity_provenance, read_provenance
 from pipeline.documents import Annotation, Span
 from pipeline.schema import Schema
 
@@ -801,7 +801,7 @@ def preannotation_scores(
             "scores": table10_scores(...), "relations": {SPAN_TYPES_DIRECTION: micro prf}}]}`` (``relations``
             empty when the pre-annotation has no relation, as before relations were pre-annotated).  When the
             pre-annotation collection has a ``provenance.jsonl``
-            ([`pipeline.corpus.provenance`][pipeline.corpus.provenance]), each result also has
+            ([`pipeline.brat.provenance`][pipeline.brat.provenance]), each result also has
             ``"by_source": {SOURCE: table10_scores(...)}``: the same scores with only the pre-annotated
             entities of that source (``pubtator``, ``local``, ``ontology`` = composites) as predictions,
             against all final entities (so precision is the source's, recall its share of the final

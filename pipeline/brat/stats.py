@@ -35,7 +35,7 @@ sentence in PGxCorpus, named ``{PMID}_{k}``), offsets half-open into the
   first ``_``.
 
 * **provenance**: when the collection has a ``provenance.jsonl`` (written by
-  the brat export, [`pipeline.corpus.provenance`][pipeline.corpus.provenance]), ``provenance`` gives
+  the brat export, [`pipeline.brat.provenance`][pipeline.brat.provenance]), ``provenance`` gives
   how many entities are still as pre-annotated, edited or unknown to it, and
   the unchanged pre-annotated entities by source and type (Tables 6-7 read
   from the collection itself).
@@ -57,8 +57,8 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.brat.modality import MODALITY_TOKENS, RelationNote, join_notes
+from pipeline.brat.provenance import provenance_summary, read_provenance
 from pipeline.brat.standoff import BratDocument, TextBound, read_directory
-from pipeline.corpus.provenance import provenance_summary, read_provenance
 from pipeline.documents import Document, SentenceRecord, Span
 from pipeline.schema import Schema
 from pipeline.store import iter_directory, read_json
@@ -333,7 +333,7 @@ def brat_stats(directory: str | Path, schema: Schema, counts: Counter[str] | Non
     Returns:
         The result of [`collection_stats`][pipeline.brat.stats.collection_stats], plus
             ``parse_issues`` (``file:line: message``) and, with a sidecar, ``provenance``
-            ([`provenance_summary`][pipeline.corpus.provenance.provenance_summary]).
+            ([`provenance_summary`][pipeline.brat.provenance.provenance_summary]).
 
     Raises:
         FileNotFoundError: If ``directory`` is not a directory.

@@ -11,7 +11,7 @@ What [`append_to_campaign`][pipeline.campaign.append.append_to_campaign] does:
   roster keep their documents); documents already assigned are never reassigned, copied or rewritten, so
   an annotator's started ``.ann`` is never touched, whatever the rebuild's pre-annotation says;
 * assigns only the documents of the collection missing from the manifest, with the same balanced, seeded
-  rule as ``pgx-corpus batches`` ([`assign`][pipeline.corpus.batches.assign]: two phase-1 annotators, one
+  rule as ``pgx-corpus batches`` ([`assign`][pipeline.campaign.batches.assign]: two phase-1 annotators, one
   senior who is neither; loads count the existing rows);
 * writes the new documents into the phase-1 collections of their annotators only (``NAME.txt`` and the
   pre-annotated ``NAME.ann``; a new person's collection gets the configuration files of an existing
@@ -45,9 +45,7 @@ from pipeline import names, store
 from pipeline.brat.conf import copy_conf_files
 from pipeline.campaign import assignments as asg
 from pipeline.campaign import publish
-from pipeline.campaign.finalize import doc_key
-from pipeline.campaign.layout import ASSIGNMENTS_CSV, CAMPAIGN_MANIFEST, PHASE1_DIR
-from pipeline.corpus.batches import (
+from pipeline.campaign.batches import (
     MANIFEST_FIELDS,
     ManifestError,
     Person,
@@ -56,6 +54,8 @@ from pipeline.corpus.batches import (
     read_manifest,
     read_roster,
 )
+from pipeline.campaign.finalize import doc_key
+from pipeline.campaign.layout import ASSIGNMENTS_CSV, CAMPAIGN_MANIFEST, PHASE1_DIR
 from pipeline.corpus.brat_export import read_settings
 from pipeline.paths import list_files, resolve_collection
 

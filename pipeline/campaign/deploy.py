@@ -3,8 +3,8 @@
 ``pgx-corpus campaign serve`` serves the campaign's collections with brat's web client and decides
 itself who may read or write what (deny by default, per person and role); no access-control file is
 written into the collections.  The people and their hashed passwords live in ``CAMPAIGN_DIR/access/``
-([`pipeline.serve.users`][pipeline.serve.users]), outside every served directory; every save is journaled in
-``CAMPAIGN_DIR/journal/`` ([`pipeline.serve.journal`][pipeline.serve.journal]).
+([`pipeline.campaign.users`][pipeline.campaign.users]), outside every served directory; every save is journaled in
+``CAMPAIGN_DIR/journal/`` ([`pipeline.campaign.journal`][pipeline.campaign.journal]).
 """
 
 from __future__ import annotations

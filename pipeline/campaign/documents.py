@@ -24,10 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipeline.brat.conf import CAMPAIGN_DONE_TYPE, BratSettings
+from pipeline.brat.conf import BratSettings
 from pipeline.brat.modality import MODALITIES, RelationNote, join_notes, modality_label
 from pipeline.brat.standoff import BratDocument, BratTextError, parse_ann, read_text
 from pipeline.brat.validate import AnnotationConf, parse_annotation_conf, validate_document
+from pipeline.campaign.conf import CAMPAIGN_DONE_TYPE
 from pipeline.campaign.layout import DISAGREEMENT, DISCARD_REASON, DISCARD_TYPE
 from pipeline.documents import Span
 

@@ -71,10 +71,11 @@ from typing import Any
 
 from pipeline import store
 from pipeline.brat import validate as validate_mod
-from pipeline.brat.conf import CAMPAIGN_DONE_TYPE, BratSettings, annotation_conf, load_settings, write_conf_files
+from pipeline.brat.conf import BratSettings, annotation_conf, load_settings, write_conf_files
 from pipeline.brat.export import ExportConfig, load_export_config, map_relations
 from pipeline.brat.modality import MODALITIES, format_note
 from pipeline.brat.standoff import BratDocument, BratTextError, Note, dumps, parse_ann, read_document, read_text
+from pipeline.campaign.conf import CAMPAIGN_DONE_TYPE
 from pipeline.campaign.documents import discard_reasons, is_done, relation_note
 from pipeline.campaign.layout import (
     ASSIGNMENTS_CSV,

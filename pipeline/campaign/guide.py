@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipeline.brat.conf import CAMPAIGN_DONE_TYPE, disputed_type, undisputed_type
 from pipeline.brat.validate import OVERLAP_TYPES, AnnotationConf, parse_annotation_conf
+from pipeline.campaign.conf import CAMPAIGN_DONE_TYPE, disputed_type, undisputed_type
 from pipeline.campaign.layout import DISAGREEMENT, DISCARD_REASON, DISCARD_REASONS, DISCARD_TYPE
 
 GUIDE_FILE = "guide.md"

@@ -227,7 +227,7 @@ def worked_since(root: Path, campaign: Mapping[str, Any]) -> dict[str, Any]:
     """
     current = versions(campaign)[-1]
     people = [p["id"] for p in asg.active_people(campaign) if p["role"] != "manager"]
-    from pipeline.serve.journal import JOURNAL_DIR, Journal
+    from pipeline.campaign.journal import JOURNAL_DIR, Journal
 
     snapshot = Path(root) / SNAPSHOT_DIR / f"{current['version']}.json"
     if (not (Path(root) / JOURNAL_DIR).is_dir() or not current.get("date")) and snapshot.is_file():

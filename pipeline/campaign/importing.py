@@ -35,17 +35,18 @@ from pathlib import Path
 from typing import Any
 
 from pipeline import store
-from pipeline.brat.conf import CAMPAIGN_DONE_TYPE, write_conf_files
+from pipeline.brat.conf import write_conf_files
 from pipeline.brat.modality import format_note, join_notes
 from pipeline.brat.standoff import BratDocument, Note, TextBound, dumps, parse_ann
 from pipeline.brat.validate import validate_document
 from pipeline.campaign import assignments as asg
 from pipeline.campaign import deploy
+from pipeline.campaign.batches import _by_load, _doc_key
+from pipeline.campaign.conf import CAMPAIGN_DONE_TYPE
 from pipeline.campaign.documents import _first_difference, discard_reasons, is_finished, load_conf
 from pipeline.campaign.layout import CAMPAIGN_MANIFEST, PHASE1_DIR
 from pipeline.campaign.locks import document_lock
 from pipeline.campaign.phase1 import CampaignError, access_roles, check_ids, read_campaign, write_phase1
-from pipeline.corpus.batches import _by_load, _doc_key
 from pipeline.schema import Schema
 
 ANNOTATION_NOTE = "AnnotatorNotes"

@@ -18,7 +18,7 @@ In brat, an annotator discards a sentence with an entity of type [`DISCARD_TYPE`
 that the two typed differently, carries the [`DISAGREEMENT`][pipeline.campaign.layout.DISAGREEMENT] attribute whose
 value names its annotator; the senior accepts it by removing the attribute, or rejects it by deleting the entity.  A
 relation the annotators disagree on (drawn by one only, or with another modality) has the generated type
-``Disputed_<type>`` ([`disputed_type`][pipeline.brat.conf.disputed_type]; brat's client cannot show attributes on
+``Disputed_<type>`` ([`disputed_type`][pipeline.campaign.conf.disputed_type]; brat's client cannot show attributes on
 relations); the senior accepts it by retyping it to ``<type>``, or rejects it by deleting it, and signs the document off
 with the ``Done`` marker.
 """

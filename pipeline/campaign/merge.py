@@ -12,7 +12,7 @@ brat document that the senior reads and resolves in brat's own web client:
 * **relations** are grouped by (origin, type, target) on the merged entities: brat edits and deletes a
   relation by that triple, so the merged document never holds two relations with the same one.  A triple
   every version has, with the same modality in every version, is written once with its type: agreed.  Any
-  other triple is written once with the generated type [`disputed_type`][pipeline.brat.conf.disputed_type]
+  other triple is written once with the generated type [`disputed_type`][pipeline.campaign.conf.disputed_type]
   (``Disputed_influences``, drawn as a dashed red arc labelled ``≠ influences``): drawn by only some of
   the annotators, or with another modality.  Its note carries the modality all the annotators who drew it
   agree on and, in free text, who said what ([`dispute_text`][pipeline.campaign.merge.dispute_text], e.g. ``neg [alice:
@@ -38,9 +38,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from pipeline.brat.conf import disputed_type, undisputed_type
 from pipeline.brat.modality import CANONICAL_TOKEN, MODALITIES, format_note
 from pipeline.brat.standoff import Attribute, BratDocument, Normalization, Note, Relation, TextBound
+from pipeline.campaign.conf import disputed_type, undisputed_type
 from pipeline.campaign.documents import COMPOSITE_ATTRIBUTE, entity_keys, relation_note
 from pipeline.campaign.layout import DISAGREEMENT
 

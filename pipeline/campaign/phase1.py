@@ -1,6 +1,6 @@
 """Blind phase 1: the campaign directory written by ``pgx-corpus batches``.
 
-Input: the source brat collection, the assignment rows of [`assign`][pipeline.corpus.batches.assign]
+Input: the source brat collection, the assignment rows of [`assign`][pipeline.campaign.batches.assign]
 (``(document, phase, person)``), the roster.  Output in ``CAMPAIGN_DIR`` (layout in
 [`pipeline.campaign.layout`][pipeline.campaign.layout]):
 
@@ -13,7 +13,7 @@ Input: the source brat collection, the assignment rows of [`assign`][pipeline.co
 
 Who may reach which collection is decided by ``campaign serve`` (not by files in the collections), from
 the roles [`access_roles`][pipeline.campaign.phase1.access_roles] gives each person; the command line creates their
-users ([`create_users`][pipeline.serve.users.create_users], ``CAMPAIGN_DIR/access/``) and shows new passwords once.
+users ([`create_users`][pipeline.campaign.users.create_users], ``CAMPAIGN_DIR/access/``) and shows new passwords once.
 
 No phase-2 collection is written here: the phase-2 senior of each document is chosen now and recorded,
 and ``campaign review`` writes the seniors' collections from the annotators' results.
@@ -37,9 +37,10 @@ from pathlib import Path
 from typing import Any
 
 from pipeline import names
-from pipeline.brat.conf import copy_conf_files, write_campaign_conf_files
+from pipeline.brat.conf import copy_conf_files
 from pipeline.brat.standoff import BratDocument, dumps
 from pipeline.campaign import deploy, publish
+from pipeline.campaign.conf import write_campaign_conf_files
 from pipeline.campaign.guide import GUIDE_FILE, annotator_guide
 from pipeline.campaign.layout import CAMPAIGN_MANIFEST, PHASE1_DIR, PHASE2_DIR
 from pipeline.campaign.origin import provenance, write_gitignore
@@ -208,7 +209,7 @@ def write_phase1(
         txts: Document -> its ``.txt`` in ``src`` (the ``.ann`` beside it is the pre-annotation); a
             document missing here gets no files.
         rows: The assignments ``(document, phase, person)`` of
-            [`assign`][pipeline.corpus.batches.assign], phase ``"1"`` or ``"2"``.
+            [`assign`][pipeline.campaign.batches.assign], phase ``"1"`` or ``"2"``.
         roster: ``(id, role, phase1)`` of the people of the roster; people named only by ``rows`` (a
             previous manifest) are added with ``roster: false``.
         out: The campaign directory ``CAMPAIGN_DIR``, created if needed.

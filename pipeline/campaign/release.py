@@ -73,15 +73,10 @@ from pipeline.brat import export as export_mod
 from pipeline.brat import formats as formats_mod
 from pipeline.brat import stats as stats_mod
 from pipeline.brat import validate as validate_mod
-from pipeline.brat.conf import (
-    CONF_FILES,
-    annotation_conf,
-    copy_conf_files,
-    relation_attribute_names,
-    write_conf_files,
-)
+from pipeline.brat.conf import CONF_FILES, annotation_conf, copy_conf_files, write_conf_files
 from pipeline.brat.standoff import BratDocument, dumps, read_directory, read_document, read_text
 from pipeline.campaign import release_data as data_mod
+from pipeline.campaign.conf import relation_attribute_names
 from pipeline.campaign.decisions import Decisions, apply_to_document, load_decisions
 from pipeline.campaign.documents import UNSPECIFIED_REASON
 from pipeline.campaign.finalize import (

@@ -20,7 +20,7 @@ run with nothing new changes nothing.  The merged document as written is also ke
 ``review/merged/<senior>/`` (the reference of ``campaign status`` for phase 2).  Each senior's
 collection gets the campaign configuration with the ``Disagreement`` values of its annotators and the
 generated ``Disputed_<type>`` relation types
-([`campaign_annotation_conf`][pipeline.brat.conf.campaign_annotation_conf]), and the senior's ``guide.md``
+([`campaign_annotation_conf`][pipeline.campaign.conf.campaign_annotation_conf]), and the senior's ``guide.md``
 ([`senior_guide`][pipeline.campaign.guide.senior_guide]).
 
 Reports in ``review/`` (rewritten each run, a function of the campaign's state only):
@@ -49,9 +49,9 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.brat import agreement as agreement_mod
-from pipeline.brat.conf import write_campaign_conf_files
 from pipeline.brat.standoff import BratDocument, BratTextError, dumps, read_text
 from pipeline.campaign import deploy, publish
+from pipeline.campaign.conf import write_campaign_conf_files
 from pipeline.campaign.documents import (
     Checked,
     discard_reasons,

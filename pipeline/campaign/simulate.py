@@ -57,11 +57,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from pipeline.brat.conf import CAMPAIGN_DONE_TYPE, undisputed_type
 from pipeline.brat.modality import NEGATED, format_note, parse_note
 from pipeline.brat.standoff import Attribute, BratDocument, Note, Relation, TextBound, dumps, parse_ann
 from pipeline.brat.validate import AnnotationConf, parse_annotation_conf, validate_document
 from pipeline.campaign import deploy
+from pipeline.campaign.conf import CAMPAIGN_DONE_TYPE, undisputed_type
 from pipeline.campaign.documents import canonical, is_finished, without_markers
 from pipeline.campaign.finalize import remove_annotations
 from pipeline.campaign.layout import DISAGREEMENT, DISCARD_REASON, DISCARD_REASONS, DISCARD_TYPE, PHASE1_DIR, PHASE2_DIR

@@ -31,7 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.brat.standoff import BratTextError, parse_ann, read_document, read_text
+from pipeline.campaign import assignments as asg
 from pipeline.campaign import deploy
+from pipeline.campaign import guidelines as guidelines_mod
 from pipeline.campaign.documents import (
     canonical,
     discard_reasons,
@@ -298,3 +300,40 @@ def _draw_over_time(ax: Any, progress: Mapping[str, list[tuple[float, int]]]) ->
     ax.set_xlabel("time (UTC), from the journal")
     ax.set_title("Documents done over time")
     ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize="small")
+
+
+def team_status(root: Path) -> dict[str, object]:
+    """The team part of ``campaign status``: per person over the assignment history, calibration
+    documents counted apart, and who has worked since the current guideline version."""
+    campaign = read_campaign(root)
+    calibration: Counter[str] = Counter(p for e in campaign.get("calibration", []) for p in e["annotators"])
+    return {"people": asg.person_history(root, campaign), "calibration": dict(sorted(calibration.items())),
+            "guidelines": guidelines_mod.worked_since(root, campaign)}
+
+
+def format_team_status(team: dict[str, object]) -> str:
+    people = team["people"]
+    assert isinstance(people, list)
+    lines = ["", "## Team over the assignment history", "",
+             "| person | phase | assigned ever | moved away | assigned now | joined | left |",
+             "|---|---|---|---|---|---|---|"]
+    lines += [f"| {r['person']} | {r['phase']} | {r['ever']} | {r['moved_away']} | {r['now']} | "
+              f"{r['joined'] or ''} | {r['left'] or ''} |" for r in people]
+    calibration = team["calibration"]
+    assert isinstance(calibration, dict)
+    if calibration:
+        lines += ["", "Calibration documents (not in the counts above): "
+                  + ", ".join(f"{p} {n}" for p, n in calibration.items())]
+    g = team["guidelines"]
+    assert isinstance(g, dict)
+    lines += ["", f"## Since guidelines version {g['version']} ({g['date'] or 'from the start'})", ""]
+    if g["source"] == "none":
+        lines.append("No journal (campaign serve keeps one): who has worked since cannot be told.")
+    elif g["source"] == "annotations":
+        lines += ["No journal: documents whose annotations changed since the version was recorded.", "",
+                  "| person | documents changed |", "|---|---|"]
+        lines += [f"| {r['person']} | {r['documents']} |" for r in g["people"]]
+    else:
+        lines += ["| person | writes | documents | last write |", "|---|---|---|---|"]
+        lines += [f"| {r['person']} | {r['writes']} | {r['documents']} | {r['last'] or 'none'} |" for r in g["people"]]
+    return "\n".join(lines) + "\n"

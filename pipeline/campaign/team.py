@@ -11,7 +11,7 @@ the plan is the new ``campaign.json`` and the list of [`Move`][pipeline.campaign
 rule raises [`TeamError`][pipeline.campaign.team.TeamError] naming the rule and the documents, before anything is
 written. [`apply`][pipeline.campaign.team.apply] then writes, in this order:
 
-1. the newcomers' users ([`create_users`][pipeline.serve.users.create_users]; their one-time passwords are
+1. the newcomers' users ([`create_users`][pipeline.campaign.users.create_users]; their one-time passwords are
    returned) and the receivers' collections (configuration and ``guide.md``);
 2. each moved document, one by one under [`document_lock`][pipeline.campaign.locks.document_lock], into the
    receiver's collection as handed out (the pre-annotation in phase 1, the merged document in
@@ -19,7 +19,7 @@ written. [`apply`][pipeline.campaign.team.apply] then writes, in this order:
 3. ``campaign.json`` and the ``manifest.csv`` derived from it, then the history entries;
 4. the givers' versions, one by one under their lock: copied to ``archive/<time>/<collection>/``
    and removed (``.txt`` first, so brat stops listing it);
-5. the revocation of someone who leaves ([`revoke`][pipeline.serve.users.revoke]).
+5. the revocation of someone who leaves ([`revoke`][pipeline.campaign.users.revoke]).
 
 Collections are never swapped as a whole: only single documents are written.
 """
@@ -36,13 +36,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipeline.brat.conf import CONF_FILES, write_campaign_conf_files
+from pipeline.brat.conf import CONF_FILES
 from pipeline.campaign import assignments as asg
 from pipeline.campaign import deploy
+from pipeline.campaign import users as users_mod
+from pipeline.campaign.conf import write_campaign_conf_files
 from pipeline.campaign.guide import GUIDE_FILE, annotator_guide
 from pipeline.campaign.locks import document_lock
 from pipeline.campaign.phase1 import CampaignError, access_roles, check_ids, read_campaign
-from pipeline.serve import users as users_mod
 from pipeline.store import write_atomic
 
 log = logging.getLogger(__name__)

@@ -226,7 +226,7 @@ def _run_build_locked(args: argparse.Namespace) -> int:
     task = tasks.BuildCorpus(**params)
     if task.roster:
         # A bad roster is an error before any output, not after hours of parsing.
-        from pipeline.corpus.batches import RosterError, read_roster
+        from pipeline.campaign.batches import RosterError, read_roster
 
         try:
             read_roster(Path(task.roster))
@@ -452,8 +452,8 @@ def refusal_types() -> tuple[type[BaseException], ...]:
     """Error types that mean "bad input, refused" (imported here, when a command failed, not at start-up)."""
     import yaml
 
+    from pipeline.campaign.batches import ManifestError, RosterError
     from pipeline.campaign.phase1 import CampaignError
-    from pipeline.corpus.batches import ManifestError, RosterError
     from pipeline.names import NameError_
     from pipeline.paths import SymlinkError
     from pipeline.schema import SchemaError

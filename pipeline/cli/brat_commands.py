@@ -10,10 +10,9 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from pipeline.brat import validate
+from pipeline.campaign import batches, users
 from pipeline.campaign.phase1 import CampaignError
-from pipeline.corpus import batches
 from pipeline.schema import DEFAULT_SCHEMA, SchemaError, load_schema
-from pipeline.serve import users
 
 log = logging.getLogger(__name__)
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from pipeline.campaign import review as review_mod
 from pipeline.campaign import status as status_mod
+from pipeline.campaign.journal import Journal, JournalError
 from pipeline.campaign.phase1 import CampaignError
 from pipeline.cli.corpus_commands import _existing_dir
 from pipeline.cli.exitcodes import ExitCode
@@ -39,12 +40,27 @@ def add_campaign_command(name: str, help: str) -> argparse.ArgumentParser:  # no
     return parser
 
 
-def run_status(args: argparse.Namespace) -> int:
-    from pipeline.cli.team_commands import format_team_status, team_status  # the team over the history
+def journal_progress(campaign_dir: Path) -> dict[str, list[tuple[float, int]]] | None:
+    """``campaign status --png``: documents done over time from the journal, None without one."""
+    journal = Journal(campaign_dir)
+    contents: dict[str, bytes] = {}
+    try:
+        entries = journal.entries()
+        for e in entries:
+            if e.sha256 not in contents:
+                contents[e.sha256] = journal.content(e.sha256)
+    except JournalError as exc:
+        print(f"pgx-corpus campaign status: no progress over time: {exc}", file=sys.stderr)
+        return None
+    if not entries:
+        return None
+    return status_mod.done_over_time((e.time, e.document, contents[e.sha256]) for e in entries)
 
+
+def run_status(args: argparse.Namespace) -> int:
     try:
         status = status_mod.campaign_status(args.campaign_dir)
-        team = team_status(Path(args.campaign_dir))
+        team = status_mod.team_status(Path(args.campaign_dir))
     except CampaignError as exc:
         print(f"pgx-corpus campaign status: {exc}", file=sys.stderr)
         return 2
@@ -52,14 +68,12 @@ def run_status(args: argparse.Namespace) -> int:
         for problem in row["problems"]:
             print(f"pgx-corpus campaign status: held back: {problem}", file=sys.stderr)
     if args.png is not None:
-        from pipeline.cli.users_commands import journal_progress  # the journal of campaign serve, if any
-
         path = status_mod.write_png(status, args.png, journal_progress(args.campaign_dir))
         print(f"pgx-corpus campaign status: wrote {path}", file=sys.stderr)
     if args.json:
         sys.stdout.write(json.dumps({**status, "team": team}, ensure_ascii=False, sort_keys=True, indent=2) + "\n")
     else:
-        sys.stdout.write(status_mod.format_markdown(status) + format_team_status(team))
+        sys.stdout.write(status_mod.format_markdown(status) + status_mod.format_team_status(team))
     return ExitCode.WORK_LEFT if any(row["held_back"] for row in status["rows"]) else ExitCode.OK
 
 

@@ -14,14 +14,14 @@ import logging
 import sys
 from pathlib import Path
 
-from pipeline.nlp import lexicon
+from pipeline.nlp import lexicon, lexicon_build
 
 log = logging.getLogger(__name__)
 
 
 def _build(args: argparse.Namespace) -> int:
     try:
-        summary = lexicon.build_lexicon(Path(args.wheels), Path(args.out))
+        summary = lexicon_build.build_lexicon(Path(args.wheels), Path(args.out))
     except (FileNotFoundError, ValueError, KeyError) as exc:
         print(f"pgx-corpus lexicon build: {exc}", file=sys.stderr)
         return 2

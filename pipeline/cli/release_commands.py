@@ -23,9 +23,9 @@ from pipeline.campaign import decisions as decisions_mod
 from pipeline.campaign import finalize as finalize_mod
 from pipeline.campaign import find as find_mod
 from pipeline.campaign import release as release_mod
+from pipeline.campaign.batches import ManifestError, RosterError
 from pipeline.cli.campaign_commands import add_campaign_command
 from pipeline.cli.exitcodes import ExitCode
-from pipeline.corpus.batches import ManifestError, RosterError
 from pipeline.schema import DEFAULT_SCHEMA, SchemaError, load_schema
 
 _EXPECTED = (FileNotFoundError, NotADirectoryError, SchemaError, export_mod.ExportConfigError, RosterError,

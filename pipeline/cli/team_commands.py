@@ -22,14 +22,14 @@ from pipeline.campaign import calibration as calibration_mod
 from pipeline.campaign import guidelines as guidelines_mod
 from pipeline.campaign import importing as importing_mod
 from pipeline.campaign import team as team_mod
-from pipeline.campaign.phase1 import CampaignError, read_campaign
+from pipeline.campaign import users as users_mod
+from pipeline.campaign.phase1 import CampaignError
 from pipeline.campaign.publish import clean_tree
 from pipeline.cli.brat_commands import print_passwords
 from pipeline.cli.campaign_commands import add_campaign_command
 from pipeline.cli.corpus_commands import _existing_dir
 from pipeline.cli.exitcodes import ExitCode
 from pipeline.schema import DEFAULT_SCHEMA, SchemaError, load_schema
-from pipeline.serve import users as users_mod
 
 
 def _fail(command: str, message: object, code: ExitCode = ExitCode.REFUSED) -> int:
@@ -160,43 +160,6 @@ def run_guideline(args: argparse.Namespace) -> int:
         return _fail("guideline", exc, ExitCode.ERROR)
     print(f"guidelines version {entry['version']} current from {entry['date']}; every guide.md says so")
     return int(ExitCode.OK)
-
-
-def team_status(root: Path) -> dict[str, object]:
-    """The team part of ``campaign status``: per person over the assignment history, calibration
-    documents counted apart, and who has worked since the current guideline version."""
-    campaign = read_campaign(root)
-    calibration: Counter[str] = Counter(p for e in campaign.get("calibration", []) for p in e["annotators"])
-    return {"people": asg.person_history(root, campaign), "calibration": dict(sorted(calibration.items())),
-            "guidelines": guidelines_mod.worked_since(root, campaign)}
-
-
-def format_team_status(team: dict[str, object]) -> str:
-    people = team["people"]
-    assert isinstance(people, list)
-    lines = ["", "## Team over the assignment history", "",
-             "| person | phase | assigned ever | moved away | assigned now | joined | left |",
-             "|---|---|---|---|---|---|---|"]
-    lines += [f"| {r['person']} | {r['phase']} | {r['ever']} | {r['moved_away']} | {r['now']} | "
-              f"{r['joined'] or ''} | {r['left'] or ''} |" for r in people]
-    calibration = team["calibration"]
-    assert isinstance(calibration, dict)
-    if calibration:
-        lines += ["", "Calibration documents (not in the counts above): "
-                  + ", ".join(f"{p} {n}" for p, n in calibration.items())]
-    g = team["guidelines"]
-    assert isinstance(g, dict)
-    lines += ["", f"## Since guidelines version {g['version']} ({g['date'] or 'from the start'})", ""]
-    if g["source"] == "none":
-        lines.append("No journal (campaign serve keeps one): who has worked since cannot be told.")
-    elif g["source"] == "annotations":
-        lines += ["No journal: documents whose annotations changed since the version was recorded.", "",
-                  "| person | documents changed |", "|---|---|"]
-        lines += [f"| {r['person']} | {r['documents']} |" for r in g["people"]]
-    else:
-        lines += ["| person | writes | documents | last write |", "|---|---|---|---|"]
-        lines += [f"| {r['person']} | {r['writes']} | {r['documents']} | {r['last'] or 'none'} |" for r in g["people"]]
-    return "\n".join(lines) + "\n"
 
 
 def register(sub: argparse._SubParsersAction) -> None:

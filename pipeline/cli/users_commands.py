@@ -1,6 +1,6 @@
 """``pgx-corpus campaign users | history | backup``: the state ``campaign serve`` keeps beside a campaign.
 
-Thin handlers over :mod:`pipeline.serve.users`, :mod:`pipeline.serve.history` and
+Thin handlers over :mod:`pipeline.campaign.users`, :mod:`pipeline.serve.history` and
 :mod:`pipeline.serve.backup`.  Exit codes (:mod:`pipeline.cli.exitcodes`): 0 done; 1 an I/O error;
 2 refused before anything was written (no campaign, unknown person, document or version, an archive
 inside the campaign).  A password is printed once, on stdout, by ``users reset``; nothing else prints
@@ -15,15 +15,14 @@ import getpass
 import sys
 from pathlib import Path
 
-from pipeline.campaign import status as status_mod
+from pipeline.campaign import users as users_mod
+from pipeline.campaign.journal import JournalError
 from pipeline.campaign.phase1 import CampaignError, read_campaign
 from pipeline.cli.brat_commands import print_passwords
 from pipeline.cli.campaign_commands import add_campaign_command
 from pipeline.cli.exitcodes import ExitCode
 from pipeline.serve import backup as backup_mod
 from pipeline.serve import history as history_mod
-from pipeline.serve import users as users_mod
-from pipeline.serve.journal import Journal, JournalError
 
 
 def _fail(command: str, message: object, code: ExitCode = ExitCode.REFUSED) -> int:
@@ -105,23 +104,6 @@ def run_backup(args: argparse.Namespace) -> int:
         return _fail("backup", exc, ExitCode.ERROR)
     print(f"{args.out}: {summary.documents} documents, {summary.members} members, {summary.bytes} bytes")
     return int(ExitCode.OK)
-
-
-def journal_progress(campaign_dir: Path) -> dict[str, list[tuple[float, int]]] | None:
-    """``campaign status --png``: documents done over time from the journal, None without one."""
-    journal = Journal(campaign_dir)
-    contents: dict[str, bytes] = {}
-    try:
-        entries = journal.entries()
-        for e in entries:
-            if e.sha256 not in contents:
-                contents[e.sha256] = journal.content(e.sha256)
-    except JournalError as exc:
-        print(f"pgx-corpus campaign status: no progress over time: {exc}", file=sys.stderr)
-        return None
-    if not entries:
-        return None
-    return status_mod.done_over_time((e.time, e.document, contents[e.sha256]) for e in entries)
 
 
 RESTORE_HELP = """\

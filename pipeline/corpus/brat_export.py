@@ -22,7 +22,7 @@ Per annotation:
   known), ``notes="all"`` one on every entity (for inspection outside a
   campaign only).  The provenance of *every* entity (sources,
   original types, ontology classes, rules, key entities, identifiers) goes to
-  the collection's ``provenance.jsonl`` ([`pipeline.corpus.provenance`][pipeline.corpus.provenance]),
+  the collection's ``provenance.jsonl`` ([`pipeline.brat.provenance`][pipeline.brat.provenance]),
   which brat does not list and ``stats`` and ``agreement --preannotation``
   read;
 * a ``Reference`` normalization line per identifier that has a database
@@ -76,8 +76,8 @@ from typing import Any
 
 from pipeline.brat.conf import BratSettings, load_settings, write_conf_files
 from pipeline.brat.modality import format_note
+from pipeline.brat.provenance import provenance_row, relation_provenance_row, write_provenance
 from pipeline.brat.standoff import Attribute, BratDocument, Normalization, Note, Relation, TextBound, write_document
-from pipeline.corpus.provenance import provenance_row, relation_provenance_row, write_provenance
 from pipeline.documents import Annotation, SentenceRecord, Span, record_sort_key
 from pipeline.schema import Schema
 from pipeline.store import MemberLine
@@ -258,8 +258,8 @@ def sentence_document(
         notes: Which entities get an AnnotatorNotes line: ``"none"``, ``"composites"`` or ``"all"``
             (``NOTE_MODES``).
         provenance: A list that receives one
-            [`provenance_row`][pipeline.corpus.provenance.provenance_row] per entity written, then one
-            [`relation_provenance_row`][pipeline.corpus.provenance.relation_provenance_row] per relation;
+            [`provenance_row`][pipeline.brat.provenance.provenance_row] per entity written, then one
+            [`relation_provenance_row`][pipeline.brat.provenance.relation_provenance_row] per relation;
             None to skip them.
 
     Returns:
@@ -543,7 +543,7 @@ def export_collection_reusing(
     import json
     import os
 
-    from pipeline.corpus.provenance import PROVENANCE_FILE, provenance_text
+    from pipeline.brat.provenance import PROVENANCE_FILE, provenance_text
     from pipeline.documents import from_dict
     from pipeline.memo import digest_line
 

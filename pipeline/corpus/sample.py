@@ -13,7 +13,7 @@ the seed and its own name only, never on the rest of the pool, so:
   ``|sample(P, n) − sample(P', n)| = |sample(P', n) − P|``.  Raising ``n`` by
   the number of added sentences keeps the whole previous sample:
   ``sample(P, n) ⊆ sample(P', n + |P' − P|)``.  Work already handed to
-  annotators is therefore not reshuffled ([`pipeline.corpus.batches`][pipeline.corpus.batches] keeps the
+  annotators is therefore not reshuffled ([`pipeline.campaign.batches`][pipeline.campaign.batches] keeps the
   handed-out
   assignments on top of this).
 * ``per_abstract`` (k) is applied in rank order: walking the ranking, a

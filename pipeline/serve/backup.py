@@ -33,9 +33,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipeline.campaign.durable import fsync_dir
+from pipeline.campaign.journal import JOURNAL_DIR, LOG_FILE, OBJECTS_DIR, Journal
 from pipeline.campaign.locks import LOCKS_DIR, document_lock
-from pipeline.serve.durable import fsync_dir
-from pipeline.serve.journal import JOURNAL_DIR, LOG_FILE, OBJECTS_DIR, Journal
 from pipeline.store import clean_temporaries
 
 log = logging.getLogger(__name__)
@@ -62,7 +62,7 @@ class _Member:
 
 
 def _skipped(name: str) -> bool:
-    # temporaries of pipeline.serve.durable (.NAME.tmp-PID-X) and pipeline.store (.NAME.tmpPID)
+    # temporaries of pipeline.campaign.durable (.NAME.tmp-PID-X) and pipeline.store (.NAME.tmpPID)
     return name.startswith(".") and ".tmp" in name
 
 

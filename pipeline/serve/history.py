@@ -22,9 +22,9 @@ from pathlib import Path
 
 from pipeline.brat.standoff import parse_ann
 from pipeline.campaign.documents import MARKER_TYPES, is_done
+from pipeline.campaign.durable import TMP_MARK, write_replace
+from pipeline.campaign.journal import Journal, JournalError, Version
 from pipeline.campaign.locks import document_key, document_lock
-from pipeline.serve.durable import TMP_MARK, write_replace
-from pipeline.serve.journal import Journal, JournalError, Version
 
 SHA_PREFIX_RE = re.compile(r"^[0-9a-f]{4,64}$")
 

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from pipeline.campaign.layout import CAMPAIGN_MANIFEST, PHASE1_DIR, PHASE2_DIR
 from pipeline.campaign.phase1 import CampaignError, read_campaign
-from pipeline.serve.users import Person
+from pipeline.campaign.users import Person
 
 FINAL_DIR = "final"
 

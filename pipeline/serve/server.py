@@ -36,7 +36,7 @@ from pipeline.serve.app import ServeApp
 log = logging.getLogger(__name__)
 
 SERVE_LOCK = "serve.lock"
-#: where the campaign's users are (pipeline/serve/users.py, outside every served directory)
+#: where the campaign's users are (pipeline/campaign/users.py, outside every served directory)
 USERS_FILE = Path("access") / "users.json"
 
 

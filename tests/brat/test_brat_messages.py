@@ -6,13 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from pipeline.brat.conf import (
-    campaign_annotation_conf,
-    campaign_visual_conf,
-    disputed_type,
-    undisputed_type,
-    write_conf_files,
-)
+from pipeline.brat.conf import write_conf_files
+from pipeline.campaign.conf import campaign_annotation_conf, campaign_visual_conf, disputed_type, undisputed_type
 from pipeline.schema import load_schema
 from tests.brat.brat_shim import SERVER_SRC, brat_server, documents_with_messages
 

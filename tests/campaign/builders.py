@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipeline.brat.conf import annotation_conf, campaign_annotation_conf, write_conf_files
+from pipeline.brat.conf import annotation_conf, write_conf_files
+from pipeline.campaign.conf import campaign_annotation_conf
 from pipeline.campaign.layout import DISCARD_REASON, DISCARD_TYPE
 from pipeline.schema import load_schema
 
@@ -30,7 +31,7 @@ def span(name: str, phrase: str) -> str:
 
 def campaign_conf() -> str:
     """The phase-2 campaign annotation.conf: the schema's plus Discard, Done, Reason, the Disagreement attribute
-    of entities and the generated Disputed_<type> relation types (pipeline.brat.conf.campaign_annotation_conf)."""
+    of entities and the generated Disputed_<type> relation types (pipeline.campaign.conf.campaign_annotation_conf)."""
     return campaign_annotation_conf(annotation_conf(SCHEMA), PEOPLE)
 
 

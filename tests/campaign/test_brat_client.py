@@ -19,11 +19,11 @@ from pathlib import Path
 import pytest
 
 from pipeline.brat.standoff import BratDocument, read_document
+from pipeline.campaign.batches import prepare_batches
 from pipeline.campaign.release import ReleaseInputs, release
 from pipeline.campaign.review import review
 from pipeline.campaign.status import campaign_status
 from pipeline.cli import main
-from pipeline.corpus.batches import prepare_batches
 from pipeline.corpus.brat_export import export_collection
 from pipeline.documents import Annotation, SentenceRecord
 from pipeline.schema import load_schema

@@ -13,14 +13,14 @@ import pytest
 from pipeline import cli
 from pipeline.brat.standoff import dumps, read_document
 from pipeline.brat.validate import validate_collection
+from pipeline.campaign.batches import RosterError, prepare_batches
 from pipeline.campaign.phase1 import CampaignError
 from pipeline.campaign.review import review
 from pipeline.campaign.status import campaign_status, format_markdown
-from pipeline.corpus.batches import RosterError, prepare_batches
+from pipeline.campaign.users import Person, UserStore
 from pipeline.corpus.brat_export import export_collection
 from pipeline.documents import Annotation, SentenceRecord
 from pipeline.schema import load_schema
-from pipeline.serve.users import Person, UserStore
 
 SCHEMA = load_schema()
 TEXT = "Warfarin doses were lower in CYP2C9 carriers."

@@ -9,14 +9,15 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
-from pipeline.brat.conf import campaign_annotation_conf, undisputed_type, write_conf_files
+from pipeline.brat.conf import write_conf_files
 from pipeline.brat.modality import format_note, parse_note
 from pipeline.brat.standoff import BratDocument, parse_ann, read_document, to_annotations
 from pipeline.brat.validate import validate_collection
+from pipeline.campaign.batches import prepare_batches
+from pipeline.campaign.conf import campaign_annotation_conf, undisputed_type
 from pipeline.campaign.documents import entity_keys, relation_keys, without_markers
 from pipeline.campaign.merge import strip_dispute
 from pipeline.campaign.review import review
-from pipeline.corpus.batches import prepare_batches
 from pipeline.corpus.brat_export import export_collection
 from pipeline.documents import SentenceRecord
 from pipeline.schema import load_schema

@@ -7,11 +7,11 @@ from collections import Counter
 from pathlib import Path
 
 from pipeline import cli
-from pipeline.brat.conf import undisputed_type
 from pipeline.brat.modality import parse_note
 from pipeline.brat.standoff import read_document
 from pipeline.brat.validate import validate_collection
 from pipeline.campaign import assignments as asg
+from pipeline.campaign.conf import undisputed_type
 from pipeline.campaign.documents import entity_keys, is_done
 from pipeline.campaign.importing import import_work
 from pipeline.campaign.phase1 import read_campaign

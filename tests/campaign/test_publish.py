@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from pipeline.campaign import publish
+from pipeline.campaign.batches import prepare_batches
 from pipeline.campaign.review import review
-from pipeline.corpus.batches import prepare_batches
 from tests.campaign.test_campaign import SCHEMA, make_collection, simulate, write_roster
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from pipeline.brat.standoff import parse_ann
+from pipeline.campaign.batches import prepare_batches
 from pipeline.cli import main
-from pipeline.corpus.batches import prepare_batches
 from pipeline.corpus.brat_export import export_collection
 from pipeline.documents import Annotation, SentenceRecord
 from pipeline.schema import load_schema

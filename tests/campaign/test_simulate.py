@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from pipeline import cli
-from pipeline.brat.conf import annotation_conf, undisputed_type, write_conf_files
+from pipeline.brat.conf import annotation_conf, write_conf_files
 from pipeline.brat.modality import NEGATED, parse_note
 from pipeline.brat.standoff import read_collection
 from pipeline.campaign import simulate
+from pipeline.campaign.conf import undisputed_type
 from pipeline.campaign.documents import is_done, is_finished
 from pipeline.campaign.layout import DISAGREEMENT, DISCARD_TYPE
 from pipeline.campaign.phase1 import CampaignError

@@ -15,12 +15,13 @@ from typing import Any
 import pytest
 
 from pipeline import cli
-from pipeline.brat.conf import CAMPAIGN_DONE_TYPE, undisputed_type
 from pipeline.brat.standoff import BratDocument, dumps, read_document
 from pipeline.brat.validate import validate_collection
 from pipeline.campaign import assignments as asg
-from pipeline.campaign import calibration, guidelines, team
+from pipeline.campaign import calibration, guidelines, team, users
 from pipeline.campaign.append import append_to_campaign
+from pipeline.campaign.batches import prepare_batches
+from pipeline.campaign.conf import CAMPAIGN_DONE_TYPE, undisputed_type
 from pipeline.campaign.documents import canonical, is_finished, without_markers
 from pipeline.campaign.layout import DISAGREEMENT, DISCARD_TYPE
 from pipeline.campaign.locks import document_lock
@@ -29,11 +30,9 @@ from pipeline.campaign.phase1 import CampaignError, access_roles, read_campaign
 from pipeline.campaign.review import review
 from pipeline.campaign.simulate import mark, remove_annotation
 from pipeline.campaign.status import campaign_status
-from pipeline.corpus.batches import prepare_batches
 from pipeline.corpus.brat_export import export_collection
 from pipeline.documents import Annotation, SentenceRecord
 from pipeline.schema import load_schema
-from pipeline.serve import users
 
 SCHEMA = load_schema()
 TEXT = "Warfarin doses were lower in CYP2C9 carriers."
@@ -223,7 +222,7 @@ def test_a_campaign_of_several_months(tmp_path: Path, caplog: pytest.LogCaptureF
     assert "| ann2 | 2 | 2 |" in calibration.format_report(report)
     status = campaign_status(root)  # calibration documents are counted apart, not as anyone's assignments
     assert sum(r["assigned"] for r in status["rows"] if r["phase"] == 1) == 40
-    from pipeline.cli.team_commands import team_status
+    from pipeline.campaign.status import team_status
 
     assert team_status(root)["calibration"] == {p: 2 for p in result_round["annotators"]}
     # the manager adds 900_1 to the campaign: two of its annotators, a senior who is neither
@@ -247,7 +246,7 @@ def test_a_campaign_of_several_months(tmp_path: Path, caplog: pytest.LogCaptureF
     assert since["ann4"]["documents"] == 1 and since["ann3"]["documents"] == 0
     with pytest.raises(CampaignError, match="already recorded"):
         guidelines.record_version(root, "2", "again")
-    from pipeline.serve.journal import Journal
+    from pipeline.campaign.journal import Journal
 
     Journal(root).record("ann3", f"phase1/ann3/{mine(campaign, 'ann3')[-1]}", b"", "createSpan",
                          when=guidelines._epoch("2026-05-02T00:00:00+00:00"))

@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 
 from pipeline import cli
+from pipeline.campaign.batches import prepare_batches
 from pipeline.campaign.decisions import apply_decisions, load_decisions
 from pipeline.campaign.phase1 import CampaignError, read_campaign
 from pipeline.campaign.remerge import remerge
 from pipeline.campaign.review import review
 from pipeline.campaign.status import campaign_status
-from pipeline.corpus.batches import prepare_batches
 from pipeline.schema import load_schema
 from tests.campaign.test_team import annotate, make_collection, names
 
@@ -103,7 +103,7 @@ def test_non_utf8_bytes_in_an_ann_are_reported_against_the_ann(tmp_path: Path) -
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 def test_campaign_secrets_are_not_committable(tmp_path: Path) -> None:
-    from pipeline.serve import users
+    from pipeline.campaign import users
 
     root = campaign(tmp_path)
     users.create_users(root, {"alice": ["annotator"]})

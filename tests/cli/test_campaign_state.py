@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 
 from pipeline import cli
+from pipeline.campaign.durable import write_replace
+from pipeline.campaign.journal import Journal
 from pipeline.campaign.locks import document_lock
 from pipeline.campaign.status import campaign_status
-from pipeline.serve.durable import write_replace
-from pipeline.serve.journal import Journal
-from pipeline.serve.users import UserStore
+from pipeline.campaign.users import UserStore
 from tests.campaign.test_campaign import make_collection
 
 CHEM = "T1\tChemical 0 8\tWarfarin\n"

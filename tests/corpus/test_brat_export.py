@@ -243,7 +243,7 @@ def test_real_gold_entities_export_validates(tmp_path: Path) -> None:
 
 def test_filter_sample_export_batches_end_to_end(tmp_path: Path) -> None:
     """Real PGxCorpus sentences as documents -> filter (pgx) -> sample -> brat -> valid -> batches -> valid."""
-    from pipeline.corpus.batches import prepare_batches
+    from pipeline.campaign.batches import prepare_batches
     from pipeline.corpus.sample import sample_sentences
     from pipeline.corpus.select import filter_sentences
     from pipeline.documents import Document, Sentence
@@ -276,7 +276,7 @@ def test_filter_sample_export_batches_end_to_end(tmp_path: Path) -> None:
 
 
 def test_provenance_sidecar_for_every_entity(tmp_path: Path) -> None:
-    from pipeline.corpus.provenance import PROVENANCE_FILE, entity_provenance, provenance_summary, read_provenance
+    from pipeline.brat.provenance import PROVENANCE_FILE, entity_provenance, provenance_summary, read_provenance
 
     counts: Counter[str] = Counter()
     export_collection(records(), tmp_path, SCHEMA, counts)

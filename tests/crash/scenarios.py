@@ -206,7 +206,7 @@ def _start(root: Path, person: str, finished: tuple[str, ...], started: tuple[st
 
 def _journal(root: Path) -> None:
     """Two versions of ann1's 100_1 journaled (as serve would, at fixed times), the second current."""
-    from pipeline.serve.journal import Journal
+    from pipeline.campaign.journal import Journal
 
     journal = Journal(root / "campaign", clock=lambda: 1_700_000_000.0)
     ann = root / "campaign" / "phase1" / "ann1" / "100_1.ann"

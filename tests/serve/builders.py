@@ -21,12 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pipeline.campaign.batches import prepare_batches
 from pipeline.campaign.finalize import finalize
 from pipeline.campaign.phase1 import read_campaign
 from pipeline.campaign.review import review
-from pipeline.corpus.batches import prepare_batches
+from pipeline.campaign.users import create_users, revoke
 from pipeline.schema import load_schema
-from pipeline.serve.users import create_users, revoke
 from tests.campaign.test_campaign import make_collection
 
 SCHEMA = load_schema()

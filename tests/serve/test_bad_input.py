@@ -89,7 +89,7 @@ def test_a_password_typed_as_the_user_name_is_not_logged(demo: Demo, caplog: pyt
 
 
 def test_new_people_and_collections_without_restart(demo: Demo) -> None:
-    from pipeline.serve.users import create_users
+    from pipeline.campaign.users import create_users
 
     app = ServeApp(demo.root)
     client = Client(app)

@@ -29,11 +29,11 @@ import pytest
 from selenium.webdriver.common.keys import Keys
 
 from bench.serve_browser import login, open_all
+from pipeline.campaign.batches import prepare_batches
+from pipeline.campaign.users import UserStore, create_users
 from pipeline.cli import main
-from pipeline.corpus.batches import prepare_batches
 from pipeline.serve.app import ServeApp
 from pipeline.serve.policy import Policy
-from pipeline.serve.users import UserStore, create_users
 from tests.campaign.test_brat_client import collection
 from tests.serve.browser import (
     ActionChains,

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.campaign.journal import Journal
 from pipeline.serve.app import ServeApp
-from pipeline.serve.journal import Journal
 from tests.serve.builders import Demo, build_served_campaign
 from tests.serve.live import HttpClient, LiveServer
 

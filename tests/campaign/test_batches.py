@@ -12,7 +12,7 @@ import pytest
 from pipeline import cli
 from pipeline.brat.standoff import BratDocument, Note, Relation, TextBound, read_document
 from pipeline.brat.validate import validate_collection
-from pipeline.corpus.batches import (
+from pipeline.campaign.batches import (
     Person,
     RosterError,
     assign,
@@ -277,7 +277,7 @@ def test_batches_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
 )
 def test_roster_refuses_ids_that_cannot_name_a_directory(tmp_path: Path, ids: tuple[str, ...], message: str) -> None:
     """Refused with file:line by the roster reader, before a batch or campaign writes anything."""
-    from pipeline.corpus.batches import RosterError, read_roster
+    from pipeline.campaign.batches import RosterError, read_roster
 
     roster = tmp_path / "roster.tsv"
     roster.write_text("id\trole\n" + "".join(f"{pid}\t{'senior' if i == 2 else 'annotator'}\n"

@@ -33,7 +33,7 @@ proposals were merged), never written into the brat files::
 Annotators edit the ``.ann`` files, not the sidecar, and brat gives a new
 annotation the lowest free id (possibly a deleted one's), so a row describes
 entity ``id`` only while its type and fragments are unchanged:
-[`entity_provenance`][pipeline.corpus.provenance.entity_provenance] checks that and reports anything else as
+[`entity_provenance`][pipeline.brat.provenance.entity_provenance] checks that and reports anything else as
 ``edited`` (changed or re-used id) or ``unknown`` (no row: added by hand).
 """
 
@@ -128,8 +128,8 @@ def write_provenance(directory: str | Path, rows: Iterable[Mapping[str, Any]]) -
 
     Args:
         directory: The collection root.
-        rows: The rows, in any order (see [`provenance_row`][pipeline.corpus.provenance.provenance_row]
-            and [`relation_provenance_row`][pipeline.corpus.provenance.relation_provenance_row]).
+        rows: The rows, in any order (see [`provenance_row`][pipeline.brat.provenance.provenance_row]
+            and [`relation_provenance_row`][pipeline.brat.provenance.relation_provenance_row]).
 
     Returns:
         The path written, ``directory/provenance.jsonl``: sorted rows, UTF-8, ``\n`` line ends, so
@@ -139,7 +139,7 @@ def write_provenance(directory: str | Path, rows: Iterable[Mapping[str, Any]]) -
 
 
 def provenance_text(rows: Iterable[Mapping[str, Any]]) -> str:
-    """Serialize provenance rows as [`write_provenance`][pipeline.corpus.provenance.write_provenance] writes them.
+    """Serialize provenance rows as [`write_provenance`][pipeline.brat.provenance.write_provenance] writes them.
 
     Args:
         rows: The rows, in any order.
@@ -157,7 +157,7 @@ def write_provenance_text(directory: str | Path, text: str) -> Path:
 
     Args:
         directory: The collection root.
-        text: The lines, as [`provenance_text`][pipeline.corpus.provenance.provenance_text] returns them.
+        text: The lines, as [`provenance_text`][pipeline.brat.provenance.provenance_text] returns them.
 
     Returns:
         The path written, ``directory/provenance.jsonl`` (overwritten in place, not atomically).
@@ -209,7 +209,7 @@ def entity_provenance(
 
     Args:
         doc: The brat document, as annotators left it.
-        provenance: The sidecar, as [`read_provenance`][pipeline.corpus.provenance.read_provenance]
+        provenance: The sidecar, as [`read_provenance`][pipeline.brat.provenance.read_provenance]
             returns it.
 
     Returns:
@@ -236,7 +236,7 @@ def provenance_summary(
 
     Args:
         docs: The collection's brat documents.
-        provenance: The sidecar, as [`read_provenance`][pipeline.corpus.provenance.read_provenance]
+        provenance: The sidecar, as [`read_provenance`][pipeline.brat.provenance.read_provenance]
             returns it.
 
     Returns:

@@ -11,10 +11,10 @@ import pytest
 
 from pipeline import cli
 from pipeline.brat.agreement import format_table10, preannotation_scores
+from pipeline.brat.provenance import PROVENANCE_FILE, read_provenance
 from pipeline.brat.standoff import read_document, write_document
 from pipeline.brat.stats import brat_stats, format_markdown
 from pipeline.corpus.brat_export import export_collection
-from pipeline.corpus.provenance import PROVENANCE_FILE, read_provenance
 from pipeline.schema import load_schema
 from tests.corpus.test_brat_export import records
 

@@ -1,4 +1,4 @@
-"""The campaign's journal (pipeline.serve.journal): content-addressed objects and an append-only log that
+"""The campaign's journal (pipeline.campaign.journal): content-addressed objects and an append-only log that
 many threads and processes write without losing or tearing a line."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.serve.journal import Journal, JournalError, Version
+from pipeline.campaign.journal import Journal, JournalError, Version
 
 
 class Clock:
@@ -75,7 +75,7 @@ def test_an_object_is_never_overwritten_and_comes_before_its_line(tmp_path: Path
     journal.record("bob", "phase1/b/1", b"abc", "x")
     assert path.stat().st_ino == inode
     # the line is written after the object: when the object cannot be written, no line appears
-    import pipeline.serve.journal as journal_mod
+    import pipeline.campaign.journal as journal_mod
 
     def full_disk(*args: object, **kwargs: object) -> bool:
         raise OSError(28, "No space left on device")

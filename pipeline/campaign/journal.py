@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.serve.durable import ensure_private_dir, fsync_dir, write_new
+from pipeline.campaign.durable import ensure_private_dir, fsync_dir, write_new
 
 log = logging.getLogger(__name__)
 

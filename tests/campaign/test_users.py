@@ -1,4 +1,4 @@
-"""The campaign's users (pipeline.serve.users): scrypt hashes, one-time passwords, reset, revoke, reload."""
+"""The campaign's users (pipeline.campaign.users): scrypt hashes, one-time passwords, reset, revoke, reload."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.serve import users
-from pipeline.serve.users import Person, UsersError, UserStore, create_users, reset_password, revoke
+from pipeline.campaign import users
+from pipeline.campaign.users import Person, UsersError, UserStore, create_users, reset_password, revoke
 
 
 def all_bytes(root: Path) -> bytes:

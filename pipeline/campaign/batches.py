@@ -65,6 +65,7 @@ from pathlib import Path
 
 from pipeline import names
 from pipeline.brat.standoff import BratDocument, read_document
+from pipeline.campaign.phase1 import write_phase1
 from pipeline.documents import pmid_sort_key
 from pipeline.paths import list_files, resolve_collection
 from pipeline.store import write_atomic
@@ -113,7 +114,7 @@ def read_roster(path: Path) -> list[Person]:
         RosterError: Naming the file and line, for an unreadable or empty file, a bad header, an empty,
             unusable or duplicate id (case-insensitively too), an unknown role or ``phase1`` value, a manager
             in phase 1, or a roster that cannot staff every document
-            ([`check_roster`][pipeline.corpus.batches.check_roster]).
+            ([`check_roster`][pipeline.campaign.batches.check_roster]).
     """
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -212,7 +213,7 @@ def assign(
 
     Args:
         documents: The brat document names, in the order they are assigned ((PMID, index) order).
-        people: The roster, checked by [`check_roster`][pipeline.corpus.batches.check_roster].
+        people: The roster, checked by [`check_roster`][pipeline.campaign.batches.check_roster].
         seed: Seed of the tie-break between people of equal load.
         previous: Rows of an earlier manifest, kept unchanged; they count towards the loads, and only
             documents without previous rows are assigned.
@@ -223,7 +224,7 @@ def assign(
 
     Raises:
         RosterError: If no senior can revise a document (unreachable after
-            [`check_roster`][pipeline.corpus.batches.check_roster]).
+            [`check_roster`][pipeline.campaign.batches.check_roster]).
     """
     pool = sorted(p.id for p in people if p.phase1)
     seniors = sorted(p.id for p in people if p.role == "senior")
@@ -266,7 +267,7 @@ def _doc_key(name: str) -> tuple[tuple[int, int | str], int, str]:
 
 
 def read_manifest(path: Path) -> list[tuple[str, str, str]]:
-    """Read the rows of a manifest CSV written by [`prepare_batches`][pipeline.corpus.batches.prepare_batches].
+    """Read the rows of a manifest CSV written by [`prepare_batches`][pipeline.campaign.batches.prepare_batches].
 
     Args:
         path: The ``manifest.csv``.
@@ -409,7 +410,7 @@ def prepare_batches(
     Returns:
         Each person's access roles
         ([`access_roles`][pipeline.campaign.phase1.access_roles]), for the caller
-        to create their users ([`create_users`][pipeline.serve.users.create_users]).
+        to create their users ([`create_users`][pipeline.campaign.users.create_users]).
 
     Raises:
         RosterError: For an unusable roster (before anything is written).
@@ -453,8 +454,6 @@ def prepare_batches(
     counts["people"] += len(people)
     for _, phase, _ in rows:
         counts[f"assignments:phase{phase}"] += 1
-
-    from pipeline.campaign.phase1 import write_phase1  # the campaign package builds on this module
 
     pages: dict[str, list[BratDocument]] | None = None
     if page_size is not None:

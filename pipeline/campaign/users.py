@@ -1,7 +1,7 @@
 """The people of a campaign and their passwords: ``CAMPAIGN_DIR/access/users.json``.
 
 The file lives outside every served directory (``access/`` is mode 0700, the file 0600) and is
-replaced as a whole (written beside, flushed, renamed; see :mod:`pipeline.serve.durable`) under an
+replaced as a whole (written beside, flushed, renamed; see :mod:`pipeline.campaign.durable`) under an
 advisory lock (``access/users.lock``), so two commands never interleave their changes.  Format::
 
     {"format": "pgx-corpus users 1",
@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.campaign.deploy import ID_RE
-from pipeline.serve.durable import TMP_MARK, ensure_private_dir, write_replace
+from pipeline.campaign.durable import TMP_MARK, ensure_private_dir, write_replace
 
 log = logging.getLogger(__name__)
 
