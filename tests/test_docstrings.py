@@ -36,15 +36,8 @@ PENDING: tuple[str, ...] = (
     "pipeline/nlp/",
     "pipeline/serve/",
     "pipeline/sources/",
-    "pipeline/documents.py",
-    "pipeline/memo.py",
-    "pipeline/names.py",
-    "pipeline/paths.py",
-    "pipeline/process_cache.py",
-    "pipeline/schema.py",
     "pipeline/store.py",
     "pipeline/tasks.py",
-    "pipeline/yamlfile.py",
 )
 
 SPHINX_ROLE = re.compile(r":(?:py:)?(?:func|class|meth|mod|attr|data|exc|obj|const|term|ref):`")
