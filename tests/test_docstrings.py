@@ -36,7 +36,6 @@ PENDING: tuple[str, ...] = (
     "pipeline/nlp/",
     "pipeline/serve/",
     "pipeline/sources/",
-    "pipeline/store.py",
     "pipeline/tasks.py",
 )
 
