@@ -197,7 +197,7 @@ class Relation:
         arg1: Index of the first (source) argument in the holding record's ``annotations``.
         arg2: Index of the second (target) argument; different from ``arg1``.
         modality: A subset of [`MODALITIES`][pipeline.documents.MODALITIES] in canonical order
-            (empty: asserted).
+            (empty: neither hypothetical nor negated).
         source: Who proposed it: ``rules`` (``pipeline.nlp.relations``), ``pubtator`` (a PubTator3
             relation) or ``gold`` (read back from brat).
         rule: The name of the rule that proposed it, or None.
@@ -309,7 +309,7 @@ def reindex_relations(
 
     Returns:
         The relations kept (re-indexed, sorted, de-duplicated) and the number lost because an
-        argument is not in ``new`` (or both arguments became the same annotation).
+            argument is not in ``new`` (or both arguments became the same annotation).
     """
     position = {a: i for i, a in enumerate(new)}
     kept: dict[Relation, None] = {}
@@ -463,8 +463,8 @@ class Document:
 
         Returns:
             A copy with the annotations sorted by
-            [`Annotation.sort_key`][pipeline.documents.Annotation.sort_key] and the relations
-            re-indexed.
+                [`Annotation.sort_key`][pipeline.documents.Annotation.sort_key] and the relations
+                re-indexed.
         """
         unique = {a: None for a in annotations}
         new = tuple(sorted(unique, key=Annotation.sort_key))
@@ -500,8 +500,8 @@ class Document:
 
         Returns:
             One [`SentenceRecord`][pipeline.documents.SentenceRecord] per sentence, in document
-            order (annotation offsets half-open and sentence-relative), and the number of
-            annotations left out because they cross a sentence boundary.
+                order (annotation offsets half-open and sentence-relative), and the number of
+                annotations left out because they cross a sentence boundary.
         """
         records: list[SentenceRecord] = []
         placed = 0

@@ -223,8 +223,8 @@ def load_index(index_path: Path, stage_cache: Path) -> dict[str, Result]:
 
     Returns:
         The earlier [`Result`][pipeline.memo.Result] of each input record, by its digest; empty
-        when the index or its output is missing, unreadable, of another
-        [`MEMO_FORMAT`][pipeline.memo.MEMO_FORMAT], or does not match (logged as a warning).
+            when the index or its output is missing, unreadable, of another
+            [`MEMO_FORMAT`][pipeline.memo.MEMO_FORMAT], or does not match (logged as a warning).
     """
     try:
         index = json.loads(index_path.read_text(encoding="utf-8"))
@@ -292,7 +292,7 @@ def run_shard(
 
     Returns:
         The output bytes, counts, memo entries (None if not attributable) and how many documents
-        were reused and computed.
+            were reused and computed.
     """
     members = store.scan_members(input_raw)
     if members is None:  # a gzip file written otherwise

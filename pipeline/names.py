@@ -154,7 +154,7 @@ def is_document_name(value: object) -> bool:
 
     Returns:
         True when it matches [`DOCUMENT_NAME_RE`][pipeline.names.DOCUMENT_NAME_RE] and is not one
-        of [`DEVICE_NAMES`][pipeline.names.DEVICE_NAMES] (in any case).
+            of [`DEVICE_NAMES`][pipeline.names.DEVICE_NAMES] (in any case).
     """
     return (isinstance(value, str) and DOCUMENT_NAME_RE.match(value) is not None
             and value.lower() not in DEVICE_NAMES)

@@ -86,8 +86,8 @@ def dumps_records(records: Iterable[Document | SentenceRecord]) -> bytes:
 
     Returns:
         Uncompressed UTF-8 JSON Lines, records sorted by
-        [`record_sort_key`][pipeline.documents.record_sort_key], keys sorted, one newline after each
-        line (empty bytes for no record).
+            [`record_sort_key`][pipeline.documents.record_sort_key], keys sorted, one newline after each
+            line (empty bytes for no record).
     """
     ordered = sorted(records, key=record_sort_key)
     lines = [json.dumps(to_dict(r), ensure_ascii=False, sort_keys=True, separators=(",", ":")) for r in ordered]
@@ -174,8 +174,8 @@ def scan_members(raw: bytes) -> list[Member] | None:
 
     Returns:
         The members in file order; None if the file is not one member per line as
-        [`encode_member`][pipeline.store.encode_member] writes them (a gzip file written otherwise:
-        read it with ``gzip.decompress``).
+            [`encode_member`][pipeline.store.encode_member] writes them (a gzip file written otherwise:
+            read it with ``gzip.decompress``).
     """
     members: list[Member] = []
     at, total = 0, len(raw)
@@ -246,7 +246,7 @@ def iter_member_lines(path: str | os.PathLike[str]) -> Iterator[MemberLine | byt
 
     Yields:
         Each line as a [`MemberLine`][pipeline.store.MemberLine] when the file is one member per line,
-        else as decompressed bytes with its newline (blank lines skipped).
+            else as decompressed bytes with its newline (blank lines skipped).
     """
     raw = Path(path).read_bytes()
     members = scan_members(raw)

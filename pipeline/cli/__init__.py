@@ -214,9 +214,9 @@ def run_build(args: argparse.Namespace) -> int:
 
     Returns:
         [`ExitCode`][pipeline.cli.exitcodes.ExitCode]: ``OK`` built and published; ``WORK_LEFT``
-        published with efetch batches to retry (rerun the same command); ``REFUSED`` ``--out`` locked by
-        another build, a bad roster or relation rule file, before any output; ``ERROR`` a task failed,
-        or the central scheduler does not answer.
+            published with efetch batches to retry (rerun the same command); ``REFUSED`` ``--out`` locked by
+            another build, a bad roster or relation rule file, before any output; ``ERROR`` a task failed,
+            or the central scheduler does not answer.
     """
     from pipeline.corpus import outdir
 
@@ -501,7 +501,7 @@ def one_line_exceptions(record: logging.LogRecord) -> bool:
         record: The log record, changed in place.
 
     Returns:
-        True: the record is always kept.
+        Always True: the record is kept.
     """
     if record.exc_info and record.exc_info[1] is not None:
         exc = record.exc_info[1]
@@ -536,8 +536,8 @@ def report_failure(label: str, exc: BaseException) -> int:
 
     Returns:
         ``ExitCode.REFUSED`` for input refused (a hostile name, a symbolic link, a YAML file over its
-        limits or with wrong types, any error type of [`refusal_types`][pipeline.cli.refusal_types]);
-        ``ExitCode.ERROR`` for anything else (a full disk, an I/O error, a scheduler that died, a bug).
+            limits or with wrong types, any error type of [`refusal_types`][pipeline.cli.refusal_types]);
+            ``ExitCode.ERROR`` for anything else (a full disk, an I/O error, a scheduler that died, a bug).
     """
     log.debug("%s failed", label, exc_info=exc)
     if isinstance(exc, refusal_types()):
@@ -558,7 +558,7 @@ def refusal_types() -> tuple[type[BaseException], ...]:
 
     Returns:
         The exception classes that [`report_failure`][pipeline.cli.report_failure] reports as
-        ``REFUSED``.
+            ``REFUSED``.
     """
     import yaml
 

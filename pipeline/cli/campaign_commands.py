@@ -63,7 +63,7 @@ def run_status(args: argparse.Namespace) -> int:
 
     Returns:
         ``ExitCode.OK`` reported with no document held back; ``ExitCode.WORK_LEFT`` documents held back;
-        2 (``REFUSED``) not a campaign.
+            2 (``REFUSED``) not a campaign.
     """
     from pipeline.cli.team_commands import format_team_status, team_status  # the team over the history
 
@@ -102,8 +102,8 @@ def run_review(args: argparse.Namespace) -> int:
 
     Returns:
         ``ExitCode.OK`` every document reviewed, discarded or in phase 2; ``ExitCode.WORK_LEFT``
-        documents held back or still pending in phase 1; 2 (``REFUSED``) not a campaign, a bad schema,
-        or a campaign rule would break.
+            documents held back or still pending in phase 1; 2 (``REFUSED``) not a campaign, a bad schema,
+            or a campaign rule would break.
     """
     counts: Counter[str] = Counter()
     if args.remerge:

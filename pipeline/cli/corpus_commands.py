@@ -139,7 +139,7 @@ def run_stats(args: argparse.Namespace) -> int:
         args: The parsed arguments (``brat_dir``, ``pipeline``, ``json``, ``out``, ``schema``).
 
     Returns:
-        0 (``OK``): computed on the sound documents (the excluded ones are listed on stderr).
+        ``OK`` (0): computed on the sound documents (the excluded ones are listed on stderr).
 
     Raises:
         FileNotFoundError: For a missing input (the registered handler turns this and the errors below
@@ -178,7 +178,7 @@ def run_agreement(args: argparse.Namespace) -> int:
             ``source``, ``schema``).
 
     Returns:
-        0 (``OK``): computed on the sound documents (the excluded ones are listed on stderr).
+        ``OK`` (0): computed on the sound documents (the excluded ones are listed on stderr).
 
     Raises:
         FileNotFoundError: For a missing input (the registered handler turns this and the errors below
@@ -221,7 +221,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
             ``intersection``, ``concepts_tsv``).
 
     Returns:
-        0 (``OK``): computed on the sound documents; 2 (``REFUSED``): the system output cannot be read.
+        ``OK`` (0): computed on the sound documents; ``REFUSED`` (2): the system output cannot be read.
 
     Raises:
         FileNotFoundError: For a missing input (the registered handler turns this and the errors below
@@ -269,7 +269,7 @@ def run_harmonize(args: argparse.Namespace) -> int:
             ``decisions``, ``json``).
 
     Returns:
-        0 (``OK``): merged from the sound documents (the excluded ones are listed on stderr).
+        ``OK`` (0): merged from the sound documents (the excluded ones are listed on stderr).
 
     Raises:
         FileNotFoundError: For a missing input (the registered handler turns this and the error below
@@ -327,7 +327,7 @@ def run_export(args: argparse.Namespace) -> int:
             ``no_relation_map``, ``conll_scheme``, ``pubtator_level``, ``json``, ``schema``).
 
     Returns:
-        0 (``OK``): exported from the sound documents (the excluded ones are listed on stderr).
+        ``OK`` (0): exported from the sound documents (the excluded ones are listed on stderr).
 
     Raises:
         FileNotFoundError: For a missing input (the registered handler turns this and the errors below

@@ -38,7 +38,7 @@ def detect(path: Path) -> str:
 
     Returns:
         ``bioc`` (``.xml``/``.json``), ``pubtator`` (``.pubtator``/``.txt``), or for Parquet
-        ``bigbio_kb`` (a ``passages`` column) or ``source``.
+            ``bigbio_kb`` (a ``passages`` column) or ``source``.
 
     Raises:
         ValueError: If the name tells no format, or a directory holds no ``.parquet`` file.
@@ -170,8 +170,8 @@ def run_import(args: argparse.Namespace) -> int:
 
     Returns:
         ``ExitCode.OK`` the collection written; ``ExitCode.REFUSED`` an unreadable or unknown input, a
-        bad schema, or ``--out`` exists and is not an empty directory (nothing written);
-        ``ExitCode.ERROR`` an I/O error while writing (the temporary is removed).
+            bad schema, or ``--out`` exists and is not an empty directory (nothing written);
+            ``ExitCode.ERROR`` an I/O error while writing (the temporary is removed).
     """
     src, out = Path(args.input), Path(args.out)
     try:

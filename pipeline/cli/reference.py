@@ -92,7 +92,7 @@ def cli_reference(parser: argparse.ArgumentParser) -> str:
 
     Returns:
         The page: one section per command (nested for subcommand groups) with its usage and a table of
-        its arguments; the same bytes wherever the project is cloned and whatever the terminal.
+            its arguments; the same bytes wherever the project is cloned and whatever the terminal.
     """
     out = [
         "# Command-line reference",

@@ -74,7 +74,7 @@ def run_finalize(args: argparse.Namespace) -> int:
 
     Returns:
         ``ExitCode.OK`` every phase-2 document finished or discarded by its senior;
-        ``ExitCode.WORK_LEFT`` FINAL written, documents held back, pending a sign-off or not in phase 2 yet.
+            ``ExitCode.WORK_LEFT`` FINAL written, documents held back, pending a sign-off or not in phase 2 yet.
     """
     schema = load_schema(args.schema)
     config = export_mod.load_export_config(args.config)
@@ -122,8 +122,8 @@ def run_append(args: argparse.Namespace) -> int:
 
     Returns:
         ``ExitCode.OK`` appended; ``ExitCode.WORK_LEFT`` appended, documents blocked by existing files
-        (left unassigned); ``ExitCode.REFUSED`` the rebuild's pre-annotation settings differ from the
-        campaign's.
+            (left unassigned); ``ExitCode.REFUSED`` the rebuild's pre-annotation settings differ from the
+            campaign's.
     """
     counts: Counter[str] = Counter()
     try:
@@ -156,7 +156,7 @@ def run_find(args: argparse.Namespace) -> int:
             ``modality``, ``limit``, ``json``, ``schema``).
 
     Returns:
-        0 (``OK``): searched.
+        ``OK`` (0): searched.
     """
     schema = load_schema(args.schema)
     criteria = find_mod.Criteria(args.keyword, args.regex, args.entity_type, args.relation, args.modality)
@@ -189,7 +189,7 @@ def run_decisions_apply(args: argparse.Namespace) -> int:
 
     Returns:
         ``ExitCode.OK`` applied (or the diff printed); ``ExitCode.REFUSED`` a change would not validate
-        (problems on stderr, nothing written).
+            (problems on stderr, nothing written).
     """
     schema = load_schema(args.schema)
     decisions = decisions_mod.load_decisions(args.decisions, schema)
@@ -226,8 +226,8 @@ def run_release(args: argparse.Namespace) -> int:
 
     Returns:
         0 (``OK``) released; ``ExitCode.REFUSED`` something the release would state is not so (decisions
-        not applied to FINAL, documents the campaign does not assign, ``--out`` inside FINAL ...):
-        nothing written.
+            not applied to FINAL, documents the campaign does not assign, ``--out`` inside FINAL ...):
+            nothing written.
     """
     schema = load_schema(args.schema)
     inputs = release_mod.ReleaseInputs(

@@ -26,7 +26,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
     Returns:
         ``ExitCode.OK`` stopped cleanly; ``ExitCode.REFUSED`` a missing or half-written campaign, no users
-        file, a second serve on the campaign, or the port in use (nothing started).
+            file, a second serve on the campaign, or the port in use (nothing started).
     """
     from pipeline.serve.server import serve
 

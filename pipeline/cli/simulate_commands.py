@@ -51,8 +51,8 @@ def run_simulate(args: argparse.Namespace) -> int:
 
     Returns:
         ``ExitCode.OK`` documents annotated or signed off; ``ExitCode.REFUSED`` no campaign, a bad
-        reference, no senior collection for phase 2, or phase 1 without ``--reference`` (nothing
-        written); ``ExitCode.ERROR`` an I/O error.
+            reference, no senior collection for phase 2, or phase 1 without ``--reference`` (nothing
+            written); ``ExitCode.ERROR`` an I/O error.
     """
     try:
         if args.phase == 1:

@@ -89,8 +89,8 @@ def run_replace(args: argparse.Namespace) -> int:
 
     Returns:
         ``ExitCode.OK`` done (the moves, revocations and new passwords printed on stdout);
-        ``ExitCode.REFUSED`` a campaign rule would break (named, with the documents), or started documents need
-        ``--started``: nothing written; ``ExitCode.ERROR`` an I/O error.
+            ``ExitCode.REFUSED`` a campaign rule would break (named, with the documents), or started documents need
+            ``--started``: nothing written; ``ExitCode.ERROR`` an I/O error.
     """
     return _run("replace", args, lambda: team_mod.replace(args.campaign_dir, args.old, args.new,
                                                           started=args.started))
@@ -107,8 +107,8 @@ def run_add_person(args: argparse.Namespace) -> int:
 
     Returns:
         ``ExitCode.OK`` done (the moves, revocations and new passwords printed on stdout);
-        ``ExitCode.REFUSED`` a campaign rule would break or the person is invalid: nothing written;
-        ``ExitCode.ERROR`` an I/O error.
+            ``ExitCode.REFUSED`` a campaign rule would break or the person is invalid: nothing written;
+            ``ExitCode.ERROR`` an I/O error.
     """
     return _run("add-person", args, lambda: team_mod.add_person(args.campaign_dir, args.person, args.role))
 
@@ -123,8 +123,8 @@ def run_reassign(args: argparse.Namespace) -> int:
 
     Returns:
         ``ExitCode.OK`` done (the moves, revocations and new passwords printed on stdout);
-        ``ExitCode.REFUSED`` a campaign rule would break, or a document has started (without ``--started
-        move``): nothing written; ``ExitCode.ERROR`` an I/O error.
+            ``ExitCode.REFUSED`` a campaign rule would break, or a document has started (without ``--started
+            move``): nothing written; ``ExitCode.ERROR`` an I/O error.
     """
     return _run("reassign", args, lambda: team_mod.reassign(args.campaign_dir, args.documents, args.to,
                                                             giver=args.giver, started=args.started))
@@ -150,8 +150,8 @@ def run_import(args: argparse.Namespace) -> int:
 
     Returns:
         ``ExitCode.OK`` imported; ``ExitCode.WORK_LEFT`` imported, documents held back;
-        ``ExitCode.REFUSED`` bad directories, campaign, schema or users file; ``ExitCode.ERROR`` an I/O
-        error.
+            ``ExitCode.REFUSED`` bad directories, campaign, schema or users file; ``ExitCode.ERROR`` an I/O
+            error.
     """
     counts: Counter[str] = Counter()
     _clean(args.campaign_dir)
@@ -189,7 +189,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
 
     Returns:
         ``ExitCode.OK`` the round given; ``ExitCode.REFUSED`` bad documents or campaign (nothing
-        written); ``ExitCode.ERROR`` an I/O error.
+            written); ``ExitCode.ERROR`` an I/O error.
     """
     _clean(args.campaign_dir)
     try:
@@ -215,7 +215,7 @@ def run_calibration(args: argparse.Namespace) -> int:
 
     Returns:
         ``ExitCode.OK`` reported (or promoted); ``ExitCode.REFUSED`` a bad campaign, document or schema;
-        ``ExitCode.ERROR`` an I/O error.
+            ``ExitCode.ERROR`` an I/O error.
     """
     try:
         if args.promote:
@@ -244,7 +244,7 @@ def run_guideline(args: argparse.Namespace) -> int:
 
     Returns:
         ``ExitCode.OK`` recorded; ``ExitCode.REFUSED`` a bad campaign or guide; ``ExitCode.ERROR`` an I/O
-        error.
+            error.
     """
     _clean(args.campaign_dir)
     try:
@@ -265,8 +265,8 @@ def team_status(root: Path) -> dict[str, object]:
 
     Returns:
         ``people`` (per person and phase over the assignment history), ``calibration`` (calibration
-        documents per annotator, counted apart) and ``guidelines`` (who has worked since the current
-        guideline version).
+            documents per annotator, counted apart) and ``guidelines`` (who has worked since the current
+            guideline version).
 
     Raises:
         CampaignError: If ``campaign.json`` cannot be read.

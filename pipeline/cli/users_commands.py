@@ -45,7 +45,7 @@ def run_users(args: argparse.Namespace) -> int:
 
     Returns:
         ``ExitCode.OK`` done; ``ExitCode.REFUSED`` not a campaign, a broken users file, or an unknown
-        person (nothing written); ``ExitCode.ERROR`` an I/O error.
+            person (nothing written); ``ExitCode.ERROR`` an I/O error.
     """
     root: Path = args.campaign_dir
     try:
@@ -99,7 +99,7 @@ def run_history(args: argparse.Namespace) -> int:
 
     Returns:
         ``ExitCode.OK`` listed (or restored); ``ExitCode.REFUSED`` not a campaign, an unknown document or
-        version, an unreadable journal (nothing written); ``ExitCode.ERROR`` an I/O error.
+            version, an unreadable journal (nothing written); ``ExitCode.ERROR`` an I/O error.
     """
     root: Path = args.campaign_dir
     try:
@@ -138,7 +138,7 @@ def run_backup(args: argparse.Namespace) -> int:
 
     Returns:
         ``ExitCode.OK`` the archive written; ``ExitCode.REFUSED`` not a campaign, or ``OUT`` inside it
-        (nothing written); ``ExitCode.ERROR`` an I/O error.
+            (nothing written); ``ExitCode.ERROR`` an I/O error.
     """
     try:
         read_campaign(args.campaign_dir)
@@ -161,8 +161,8 @@ def journal_progress(campaign_dir: Path) -> dict[str, list[tuple[float, int]]] |
 
     Returns:
         ``{"<person> (phase N)": [(time, documents done), ...]}`` (time in seconds since the epoch, see
-        [`done_over_time`][pipeline.campaign.status.done_over_time]); None without a journal or with an
-        unreadable one.
+            [`done_over_time`][pipeline.campaign.status.done_over_time]); None without a journal or with an
+            unreadable one.
     """
     journal = Journal(campaign_dir)
     contents: dict[str, bytes] = {}

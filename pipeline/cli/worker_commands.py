@@ -143,7 +143,7 @@ def configuration_problems(infos: dict[str, dict[str, Any]]) -> tuple[Any, list[
 
     Returns:
         A task carrying a build record (the first that differs, else the first; None when none carries
-        one), and the differences file by file (empty when this process sees the same configuration).
+            one), and the differences file by file (empty when this process sees the same configuration).
     """
     from pipeline import tasks
 
@@ -354,8 +354,8 @@ def run_worker(args: argparse.Namespace) -> int:
 
     Returns:
         0 (``OK``) stopped with the build done, or before any build appeared; 1 (``ERROR``) a task failed
-        or the scheduler does not answer; 2 (``REFUSED``) bad arguments, the pipeline cannot be imported,
-        or this host's configuration differs from the build's (listed on stderr).
+            or the scheduler does not answer; 2 (``REFUSED``) bad arguments, the pipeline cannot be imported,
+            or this host's configuration differs from the build's (listed on stderr).
     """
     try:
         import luigi

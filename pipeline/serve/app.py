@@ -420,8 +420,8 @@ class ServeApp:
 
         Returns:
             ``to do``, ``done`` or ``discarded`` (from the campaign markers in its ``.ann``), followed by
-            `` (read-only)`` when the policy makes the document read-only in a writable collection;
-            ``unreadable`` when its files cannot be read as UTF-8.
+                `` (read-only)`` when the policy makes the document read-only in a writable collection;
+                ``unreadable`` when its files cannot be read as UTF-8.
         """
         txt = collection.path / f"{name}.txt"
         ann = collection.path / f"{name}.ann"

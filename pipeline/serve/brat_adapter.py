@@ -29,31 +29,25 @@ at DEBUG.  brat's undeclared dependency ``filelock`` is installed with the proje
 **Named patches** ([`ALL_PATCHES`][pipeline.serve.brat_adapter.ALL_PATCHES]; each has a test in
 ``tests/serve/test_brat_patches.py`` that fails on brat without it):
 
-``n_line_tab``
-    nlplab/brat#1375: ``NormalizationAnnotation`` keeps the tab before its text in ``tail`` and prints
-    another one, so every parse and write added a tab to each ``N`` line.  The tab is printed once.
-``atomic_save``
-    brat wrote a temporary file in the system temporary directory and ``copyfile``-d it over the ``.ann``
-    (a crash mid-copy leaves a truncated document).  The new content is written beside the ``.ann``,
-    fsynced and renamed over it.  Before that, the content is parsed by the project's parser
-    ([`parse_ann`][pipeline.brat.standoff.parse_ann]): a save it rejects is refused with a message naming the
-    line, and the previous version stays.
-``document_lock``
-    brat's lock was named with ``hash(path)`` (different in each process) and covered only the write,
-    not the read before it: two edits of one document could lose one.
-    [`Brat.dispatch`][pipeline.serve.brat_adapter.Brat.dispatch] holds
-    [`document_lock`][pipeline.campaign.locks.document_lock] around the whole action, and a save outside
-    that lock is refused.
-``request_session``
-    brat's session (``session.CURRENT_SESSION``) and pending messages (``Messager``'s class list) are
-    module globals: in a threaded server a request could run under another person's session or return
-    another person's messages.  Both are bound to the request (a ``contextvars`` variable).
-``no_empty_ann``
-    brat created an empty ``.ann`` when it opened a ``.txt`` without one, even to read it, and a read
-    action opened the document for writing.  Read actions open documents read-only and create nothing.
-``no_stats_cache``
-    brat wrote a ``.stats_cache`` pickle into each collection it listed.  The cache lives in the
-    process's private work directory instead.
+* ``n_line_tab``: nlplab/brat#1375: ``NormalizationAnnotation`` keeps the tab before its text in ``tail`` and prints
+  another one, so every parse and write added a tab to each ``N`` line.  The tab is printed once.
+* ``atomic_save``: brat wrote a temporary file in the system temporary directory and ``copyfile``-d it over the ``.ann``
+  (a crash mid-copy leaves a truncated document).  The new content is written beside the ``.ann``,
+  fsynced and renamed over it.  Before that, the content is parsed by the project's parser
+  ([`parse_ann`][pipeline.brat.standoff.parse_ann]): a save it rejects is refused with a message naming the
+  line, and the previous version stays.
+* ``document_lock``: brat's lock was named with ``hash(path)`` (different in each process) and covered only the write,
+  not the read before it: two edits of one document could lose one.
+  [`Brat.dispatch`][pipeline.serve.brat_adapter.Brat.dispatch] holds
+  [`document_lock`][pipeline.campaign.locks.document_lock] around the whole action, and a save outside
+  that lock is refused.
+* ``request_session``: brat's session (``session.CURRENT_SESSION``) and pending messages (``Messager``'s class list) are
+  module globals: in a threaded server a request could run under another person's session or return
+  another person's messages.  Both are bound to the request (a ``contextvars`` variable).
+* ``no_empty_ann``: brat created an empty ``.ann`` when it opened a ``.txt`` without one, even to read it, and a read
+  action opened the document for writing.  Read actions open documents read-only and create nothing.
+* ``no_stats_cache``: brat wrote a ``.stats_cache`` pickle into each collection it listed.  The cache lives in the
+  process's private work directory instead.
 """
 
 from __future__ import annotations
@@ -102,7 +96,7 @@ def brat_root() -> Path:
 
     Returns:
         The resolved tree, the first one with ``server/src/dispatch.py`` and ``index.xhtml`` in
-        site-packages or on ``sys.path``.
+            site-packages or on ``sys.path``.
 
     Raises:
         BratNotFound: If no such tree is installed.
@@ -249,7 +243,7 @@ def _n_line_str(self: Any) -> str:
 def write_beside(target: Path, data: bytes) -> None:
     """Replace a file atomically: a hidden file beside it, fsync, rename, fsync the directory.
 
-    The file's mode is kept (0644 for a new file); on failure the temporary is removed.
+    The file's mode is kept (0644 less the umask for a new file); on failure the temporary is removed.
 
     Args:
         target: The file replaced (a document's ``.ann``).

@@ -23,7 +23,7 @@ def is_temporary(name: str) -> bool:
 
     Returns:
         True for the temporaries of [`write_replace`][pipeline.serve.durable.write_replace] and
-        [`write_new`][pipeline.serve.durable.write_new].
+            [`write_new`][pipeline.serve.durable.write_new].
     """
     return name.startswith(".") and TMP_MARK in name
 

@@ -114,7 +114,7 @@ def history(campaign_dir: Path, document: str) -> list[VersionInfo]:
 
     Returns:
         One [`VersionInfo`][pipeline.serve.history.VersionInfo] per version (empty when the journal
-        has none).
+            has none).
 
     Raises:
         HistoryError: If the journal or one of its objects cannot be read.

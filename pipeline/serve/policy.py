@@ -135,7 +135,7 @@ def split_collection(value: str | None) -> tuple[str, ...] | None:
 
     Returns:
         The components (``("phase1", "alice")``; empty for ``/`` or no argument); None when it does not
-        start with ``/``, holds a NUL or a backslash, or has a ``.``/``..`` component.
+            start with ``/``, holds a NUL or a backslash, or has a ``.``/``..`` component.
     """
     if value is None:
         return ()
@@ -155,7 +155,7 @@ def valid_document_name(name: str | None) -> bool:
 
     Returns:
         True for one path component (no ``/``, backslash or NUL), not ``.``/``..``, not hidden
-        (``a..b_1`` is valid).
+            (``a..b_1`` is valid).
     """
     return (isinstance(name, str) and bool(_NAME_RE.match(name)) and name not in (".", "..")
             and not name.startswith("."))
@@ -239,7 +239,7 @@ class Policy:
 
         Returns:
             The reason (read-only collection, merged into phase 2, finalized), or None when it can be
-            edited.
+                edited.
         """
         if not collection.writable:
             return f"{collection.name} is read-only for you"
@@ -264,7 +264,7 @@ class Policy:
 
         Returns:
             The decision: allowed (with the collection and document resolved) or refused with the reason
-            shown to the person.
+                shown to the person.
         """
         if action is None or action in AUTH_ACTIONS:
             return refuse("no action" if action is None else f"{action} is not a brat action here")

@@ -244,7 +244,7 @@ def create_users(campaign_dir: Path, people: Mapping[str, Iterable[str]]) -> dic
 
     Returns:
         ``{person: password}`` for the people created by this call only; the passwords are for a
-        one-time display to the manager and are stored hashed only.
+            one-time display to the manager and are stored hashed only.
 
     Raises:
         UsersError: If an id or a role set is invalid, or the users file is unreadable or malformed.
