@@ -8,7 +8,7 @@ digest, how many output lines it gave and what it added to the stage counts.
 When the shard is computed again, a record whose digest is in the index reuses
 its earlier output lines and counts; only the other records are decoded and
 go through the stage function.  The output is the same bytes a fresh run
-writes, and so are the counts (see :func:`run_shard`).
+writes, and so are the counts (see [`run_shard`][pipeline.memo.run_shard]).
 
 Attribution contract of a streamed transform (``per_document=False``): it
 reads its input documents in order and yields, in order, the output records of
@@ -49,10 +49,17 @@ log = logging.getLogger(__name__)
 
 Transform = Callable[[Iterator[Document], Counter[str]], Iterable[Any]]
 MEMO_FORMAT = 3  # 2: outputs are kept as compressed gzip members (one per line); 3: records carry relations
+"""Version of the memo index; an index of another version is not used."""
 
 
 class TouchCounter(Counter[str]):
-    """A Counter that remembers which keys were set since the last :meth:`take` (zero increments too)."""
+    """A Counter that remembers which keys were set since the last snapshot, zero increments too.
+
+    [`take`][pipeline.memo.TouchCounter.take] returns the gains of those keys and starts afresh.
+
+    Attributes:
+        touched: The keys set or updated since the last ``take``.
+    """
 
     def __init__(self) -> None:
         self.touched: set[str] = set()
@@ -63,6 +70,12 @@ class TouchCounter(Counter[str]):
         super().__setitem__(key, value)
 
     def update(self, iterable: Any = None, /, **kwds: int) -> None:  # type: ignore[override]
+        """Add counts, as ``Counter.update`` does, and note the keys as touched.
+
+        Args:
+            iterable: A mapping of counts or an iterable of keys, or None.
+            **kwds: Counts by key.
+        """
         # Counter.update of an empty Counter bypasses __setitem__: note the keys here.
         super().update(iterable, **kwds)
         if iterable is not None:
@@ -70,7 +83,14 @@ class TouchCounter(Counter[str]):
         self.touched.update(kwds)
 
     def take(self, since: dict[str, int]) -> dict[str, int]:
-        """What the touched keys gained since the snapshot ``since`` (updated in place)."""
+        """Return what the touched keys gained since a snapshot, and clear the touched set.
+
+        Args:
+            since: The snapshot of earlier values by key; updated in place to the current values.
+
+        Returns:
+            The gain of each touched key (zero gains included).
+        """
         delta = {}
         for key in self.touched:
             value = self[key]
@@ -81,23 +101,49 @@ class TouchCounter(Counter[str]):
 
 
 def digest_line(line: bytes) -> str:
-    """A line's digest as text: the digest its gzip member's header carries (:func:`store.digest_line`)."""
+    """Return a line's digest as hex text: the digest its gzip member's header carries.
+
+    Args:
+        line: One JSON line, with its newline.
+
+    Returns:
+        The hex form of [`store.digest_line`][pipeline.store.digest_line].
+    """
     return store.digest_line(line).hex()
 
 
 def serialize(record: Any) -> bytes:
-    """One output line, exactly as :func:`pipeline.store.dumps_records` writes it."""
+    """Return one output line, exactly as [`pipeline.store.dumps_records`][pipeline.store.dumps_records] writes it.
+
+    Args:
+        record: A record of [`pipeline.documents`][pipeline.documents].
+
+    Returns:
+        Its compact, key-sorted JSON, UTF-8, ending in a newline.
+    """
     return json.dumps(to_dict(record), ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode() + b"\n"
 
 
 def split_lines(payload: bytes) -> list[bytes]:
-    """The non-empty lines of a JSONL payload, each with its newline."""
+    """Split a JSON Lines payload into its non-empty lines.
+
+    Args:
+        payload: Uncompressed JSON Lines.
+
+    Returns:
+        The non-blank lines, each with its newline.
+    """
     return [line + b"\n" for line in payload.split(b"\n") if line.strip()]
 
 
 @dataclass
 class Result:
-    """One document's share of a shard result: its output lines as gzip members, and its counts."""
+    """One document's share of a shard result: its output lines as gzip members, and its counts.
+
+    Attributes:
+        data: The document's output lines, one gzip member per line, in output order.
+        counts: What the document added to the stage counts.
+    """
 
     data: bytes = b""
     counts: dict[str, int] = field(default_factory=dict)
@@ -165,10 +211,20 @@ def _per_document(transform: Transform, docs: list[Document]) -> list[Result]:
 
 
 def load_index(index_path: Path, stage_cache: Path) -> dict[str, Result]:
-    """Earlier results by input digest (empty when there is no usable index).
+    """Load a shard's earlier results by input digest.
 
     The earlier output file is read, not decompressed: each document's share
     is a run of whole gzip members, located by the sizes the index keeps.
+
+    Args:
+        index_path: The shard's memo index (``OUT/cache/memo/<stage>/<key>/<shard name>.json``).
+        stage_cache: The stage's cache directory (``OUT/cache/stages/<stage>/``) holding the output
+            file the index names.
+
+    Returns:
+        The earlier [`Result`][pipeline.memo.Result] of each input record, by its digest; empty
+            when the index or its output is missing, unreadable, of another
+            [`MEMO_FORMAT`][pipeline.memo.MEMO_FORMAT], or does not match (logged as a warning).
     """
     try:
         index = json.loads(index_path.read_text(encoding="utf-8"))
@@ -191,11 +247,20 @@ def load_index(index_path: Path, stage_cache: Path) -> dict[str, Result]:
 
 @dataclass
 class ShardRun:
-    """What :func:`run_shard` computed: the output file's bytes, the counts, and the new memo entries."""
+    """What [`run_shard`][pipeline.memo.run_shard] computed: output bytes, counts and new memo entries.
 
-    payload: bytes  # gzip members, one per output line: the output file as it is written
+    Attributes:
+        payload: The output file as it is written: gzip members, one per output line.
+        counts: The stage counts of the whole shard.
+        docs: The new memo index entries, ``(digest, output bytes, counts)`` per input record in
+            input order; None when the outputs cannot be attributed (no index is written).
+        reused: How many input records reused an earlier result.
+        computed: How many input records went through the transform.
+    """
+
+    payload: bytes
     counts: Counter[str]
-    docs: list[tuple[str, int, dict[str, int]]] | None  # (digest, output bytes, counts); None: no index
+    docs: list[tuple[str, int, dict[str, int]]] | None
     reused: int
     computed: int
 
@@ -207,13 +272,27 @@ def run_shard(
     *,
     per_document: bool = False,
 ) -> ShardRun:
-    """The stage's result for one input store file (its gzip bytes), reusing ``earlier`` results by digest.
+    """Compute the stage's result for one input store file, reusing earlier results by digest.
 
     Byte-identical to running ``transform`` over the whole shard and writing it
-    with :func:`pipeline.store.write_records`, counts included, for transforms
-    that keep the attribution contract (module docstring).  Input written one
+    with [`pipeline.store.write_records`][pipeline.store.write_records], counts included, for
+    transforms that keep the attribution contract (module docstring).  Input written one
     member per line is not decompressed for its digests (they are in the member
-    headers), and only the documents to compute are decompressed.
+    headers), and only the documents to compute are decompressed.  When outputs or counts cannot
+    be attributed to single documents the shard is computed in full, without memo entries (logged
+    at INFO).
+
+    Args:
+        input_raw: The input store file's bytes (gzip, one member per line or not).
+        transform: The stage function: takes an iterator of documents and a counter, yields output
+            records carrying their document's PMID.
+        earlier: Earlier results by input digest, from [`load_index`][pipeline.memo.load_index].
+        per_document: Call ``transform`` once per document (for transforms that read all their
+            input before counting) instead of once over the documents to compute.
+
+    Returns:
+        The output bytes, counts, memo entries (None if not attributable) and how many documents
+            were reused and computed.
     """
     members = store.scan_members(input_raw)
     if members is None:  # a gzip file written otherwise
@@ -265,7 +344,14 @@ def _plain(lines: list[bytes], transform: Transform) -> ShardRun:
 
 
 def write_index(index_path: Path, output_name: str, entries: list[tuple[str, int, dict[str, int]]]) -> None:
-    """Write a shard's memo index atomically (after its output file is in the stage cache)."""
+    """Write a shard's memo index atomically (after its output file is in the stage cache).
+
+    Args:
+        index_path: Where the index goes; its parent directories are created.
+        output_name: The file name of the shard's output in the stage cache.
+        entries: ``(digest, output bytes, counts)`` per input record, in input order
+            ([`ShardRun.docs`][pipeline.memo.ShardRun]).
+    """
     index_path.parent.mkdir(parents=True, exist_ok=True)
     payload = {"format": MEMO_FORMAT, "output": output_name, "docs": [list(e) for e in entries]}
     store.write_atomic(index_path, json.dumps(payload, sort_keys=True, separators=(",", ":")).encode("utf-8"))

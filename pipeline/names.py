@@ -6,23 +6,27 @@ collection, ``phase1/<person>/`` in a campaign.  Each is checked where it enters
 strict patterns below, and refused with a message naming the file and line; nothing downstream has to
 wonder whether a name could climb out of its directory.
 
-* **PMID** (:data:`PMID_RE`): ASCII digits, as PubMed assigns them (PubMed XML, E-utilities and PubTator
-  API responses, BioC ``pmid`` fields).
-* **Document id** (:data:`DOCUMENT_ID_RE`): the id of a document in a PubTator or BioC *file*, which the
-  project's own brat -> PubTator export fills with brat names (``1559_1``): an ASCII letter or digit, then
-  letters, digits, ``_``, ``-`` or ``.``, at most 64 characters.
-* **Document name** (:data:`DOCUMENT_NAME_RE`): the stem of a brat document (``{PMID}_{k}``, or any name
-  a collection holds).  Same alphabet as document ids plus ``+``, at most 200 characters, so a name never
-  holds a separator, a NUL or a whitespace, never starts with a dot (no hidden file, no ``.``/``..``) and
-  is never absolute; nor is it one of :data:`DEVICE_NAMES`.  A name that merely contains ``..``
-  (``a..b_1``) is a valid name.
-* **Person id** (:data:`PERSON_ID_RE`): a roster id, which names ``phase1/<id>/`` beside brat's own
-  configuration files: the document-id alphabet, at most 64 characters, and none of
-  :data:`RESERVED_NAMES` (brat's configuration file names, the campaign's own directory names), nor any
-  name ending in ``.conf``.  Ids are compared case-insensitively (two people whose ids differ only in
-  case would share a directory on a case-insensitive file system).
+* **PMID** ([`PMID_RE`][pipeline.names.PMID_RE]): ASCII digits, as PubMed assigns them (PubMed XML,
+  E-utilities and PubTator API responses, BioC ``pmid`` fields).
+* **Document id** ([`DOCUMENT_ID_RE`][pipeline.names.DOCUMENT_ID_RE]): the id of a document in a
+  PubTator or BioC *file*, which the project's own brat -> PubTator export fills with brat names
+  (``1559_1``): an ASCII letter or digit, then letters, digits, ``_``, ``-`` or ``.``, at most 64
+  characters.
+* **Document name** ([`DOCUMENT_NAME_RE`][pipeline.names.DOCUMENT_NAME_RE]): the stem of a brat
+  document (``{PMID}_{k}``, or any name a collection holds).  Same alphabet as document ids plus ``+``,
+  at most 200 characters, so a name never holds a separator, a NUL or a whitespace, never starts with a
+  dot (no hidden file, no ``.``/``..``) and is never absolute; nor is it one of
+  [`DEVICE_NAMES`][pipeline.names.DEVICE_NAMES].  A name that merely contains ``..`` (``a..b_1``) is a
+  valid name.
+* **Person id** ([`PERSON_ID_RE`][pipeline.names.PERSON_ID_RE]): a roster id, which names
+  ``phase1/<id>/`` beside brat's own configuration files: the document-id alphabet, at most 64
+  characters, and none of [`RESERVED_NAMES`][pipeline.names.RESERVED_NAMES] (brat's configuration file
+  names, the campaign's own directory names), nor any name ending in ``.conf``.  Ids are compared
+  case-insensitively (two people whose ids differ only in case would share a directory on a
+  case-insensitive file system).
 
-Every check raises :class:`NameError_` (a ``ValueError``) whose message starts with ``where`` (``file:line``).
+Every check raises [`NameError_`][pipeline.names.NameError_] (a ``ValueError``) whose message starts with ``where``
+(``file:line``).
 """
 
 from __future__ import annotations
@@ -31,20 +35,27 @@ import re
 from collections.abc import Iterable
 
 PMID_RE = re.compile(r"[0-9]{1,12}\Z")
+"""A PMID: 1 to 12 ASCII digits (use with ``match``)."""
 DOCUMENT_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}\Z")
+"""A document id of a PubTator or BioC file: an ASCII letter or digit, then letters, digits, ``_-.``; 64 at most."""
 DOCUMENT_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+\-]{0,199}\Z")
+"""A brat document name (a file stem): the document-id alphabet plus ``+``, 200 characters at most."""
 PERSON_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}\Z")
+"""A roster person id: the document-id alphabet, 64 characters at most."""
 
-#: device names some file systems reserve (a document or person of that name cannot be copied there)
 DEVICE_NAMES = frozenset({"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)),
                           *(f"lpt{i}" for i in range(1, 10))})
-#: names brat gives its own files in a collection, and the campaign's fixed names: a person directory of
-#: that name would overwrite or shadow them (compared in lower case)
+"""Device names some file systems reserve (a document or person of that name cannot be copied there)."""
 RESERVED_NAMES = frozenset({
     "acl.conf", "annotation.conf", "visual.conf", "tools.conf", "kb_shortcuts.conf", "config.py",
     "campaign.json", "manifest.csv", "phase1", "phase2", "review", "final", "locks", "users.json",
     *DEVICE_NAMES,
 })
+"""Names a person id may not take (compared in lower case).
+
+The names brat gives its own files in a collection, and the campaign's fixed names: a person directory
+of that name would overwrite or shadow them.
+"""
 
 
 class NameError_(ValueError):  # noqa: N801 - NameError is a builtin
@@ -61,43 +72,107 @@ def _prefix(where: str) -> str:
 
 
 def is_pmid(value: object) -> bool:
-    """True for a PMID as PubMed assigns them (ASCII digits only; ``str.isdigit`` also takes ``'²'``)."""
+    """Tell whether a value is a PMID as PubMed assigns them.
+
+    ASCII digits only (``str.isdigit`` also takes ``'²'``), see [`PMID_RE`][pipeline.names.PMID_RE].
+
+    Args:
+        value: Anything read from an input.
+
+    Returns:
+        True for a string of 1 to 12 ASCII digits.
+    """
     return isinstance(value, str) and PMID_RE.match(value) is not None
 
 
 def check_pmid(value: object, where: str = "") -> str:
-    """``value`` when it is a PMID (see :data:`PMID_RE`); :class:`NameError_` naming ``where`` otherwise."""
+    """Check that a value is a PMID (see [`PMID_RE`][pipeline.names.PMID_RE]).
+
+    Args:
+        value: Anything read from an input.
+        where: The place it was read from (``file:line``), the start of the error message.
+
+    Returns:
+        ``value``, a string.
+
+    Raises:
+        NameError_: If ``value`` is not a PMID; the message names ``where``.
+    """
     if not is_pmid(value):
         raise NameError_(f"{_prefix(where)}PMID {_describe(value)} refused: a PMID is 1 to 12 ASCII digits")
     return str(value)
 
 
 def is_document_id(value: object) -> bool:
-    """True for a document id of a PubTator or BioC file (see :data:`DOCUMENT_ID_RE`)."""
+    """Tell whether a value is a document id of a PubTator or BioC file.
+
+    Args:
+        value: Anything read from an input.
+
+    Returns:
+        True when it matches [`DOCUMENT_ID_RE`][pipeline.names.DOCUMENT_ID_RE].
+    """
     return isinstance(value, str) and DOCUMENT_ID_RE.match(value) is not None
 
 
 def document_id_problem(value: object) -> str:
-    """Why ``value`` is refused as a document id (the message, without its place)."""
+    """Say why a value is refused as a document id.
+
+    Args:
+        value: The refused value.
+
+    Returns:
+        The error message, without its place.
+    """
     return (f"document id (PMID) {_describe(value)} refused: an id is an ASCII letter or digit, then letters, "
             "digits, '_', '-' or '.', at most 64 characters (no path separator, no '..' component)")
 
 
 def check_document_id(value: object, where: str = "") -> str:
-    """``value`` when it is a document id of a PubTator or BioC file (see :data:`DOCUMENT_ID_RE`)."""
+    """Check that a value is a document id of a PubTator or BioC file.
+
+    Args:
+        value: Anything read from an input.
+        where: The place it was read from (``file:line``), the start of the error message.
+
+    Returns:
+        ``value``, a string.
+
+    Raises:
+        NameError_: If ``value`` does not match [`DOCUMENT_ID_RE`][pipeline.names.DOCUMENT_ID_RE].
+    """
     if not is_document_id(value):
         raise NameError_(f"{_prefix(where)}{document_id_problem(value)}")
     return str(value)
 
 
 def is_document_name(value: object) -> bool:
-    """True for a valid brat document name (see :data:`DOCUMENT_NAME_RE`)."""
+    """Tell whether a value is a valid brat document name.
+
+    Args:
+        value: Anything read from an input.
+
+    Returns:
+        True when it matches [`DOCUMENT_NAME_RE`][pipeline.names.DOCUMENT_NAME_RE] and is not one
+            of [`DEVICE_NAMES`][pipeline.names.DEVICE_NAMES] (in any case).
+    """
     return (isinstance(value, str) and DOCUMENT_NAME_RE.match(value) is not None
             and value.lower() not in DEVICE_NAMES)
 
 
 def check_document_name(value: object, where: str = "") -> str:
-    """``value`` when it is a valid brat document name; :class:`NameError_` naming ``where`` otherwise."""
+    """Check that a value is a valid brat document name (see [`is_document_name`][pipeline.names.is_document_name]).
+
+    Args:
+        value: Anything read from an input.
+        where: The place it was read from (``file:line``), the start of the error message.
+
+    Returns:
+        ``value``, a string.
+
+    Raises:
+        NameError_: If ``value`` is not a valid document name; the message names ``where``.
+    """
     if not is_document_name(value):
         raise NameError_(
             f"{_prefix(where)}document name {_describe(value)} refused: a name is an ASCII letter or digit, "
@@ -107,7 +182,19 @@ def check_document_name(value: object, where: str = "") -> str:
 
 
 def check_person_id(value: object, where: str = "") -> str:
-    """``value`` when it can name a person's collection directory (see :data:`PERSON_ID_RE`)."""
+    """Check that a value can name a person's collection directory.
+
+    Args:
+        value: A roster id.
+        where: The place it was read from (``file:line``), the start of the error message.
+
+    Returns:
+        ``value``, unchanged (case kept).
+
+    Raises:
+        NameError_: If ``value`` does not match [`PERSON_ID_RE`][pipeline.names.PERSON_ID_RE], is one
+            of [`RESERVED_NAMES`][pipeline.names.RESERVED_NAMES] (in any case) or ends in ``.conf``.
+    """
     if not isinstance(value, str) or PERSON_ID_RE.match(value) is None:
         raise NameError_(
             f"{_prefix(where)}id {_describe(value)} refused as a directory name: an id is an ASCII letter or "
@@ -121,7 +208,15 @@ def check_person_id(value: object, where: str = "") -> str:
 
 
 def check_distinct_ids(ids: Iterable[tuple[str, str]]) -> None:
-    """:class:`NameError_` when two ids (given with their ``where``) differ only in case."""
+    """Check that no two ids differ only in case.
+
+    Args:
+        ids: ``(id, where)`` pairs, ``where`` being the place the id was read from.
+
+    Raises:
+        NameError_: If two ids differ only in case (they would share a directory on a
+            case-insensitive file system); the message names both places.
+    """
     seen: dict[str, tuple[str, str]] = {}
     for value, where in ids:
         key = value.casefold()
@@ -135,9 +230,23 @@ def check_distinct_ids(ids: Iterable[tuple[str, str]]) -> None:
 
 
 def check_collection_path(value: object, where: str = "") -> tuple[str, ...]:
-    """The components of a collection path inside brat's data directory (``/``, ``/a/b/``): each one a
-    document-name-like component (:data:`DOCUMENT_NAME_RE`), so no ``.``/``..``, no whitespace or line
-    break (the path is written into ``acl.conf``, one rule per line), no NUL."""
+    """Split a collection path inside brat's data directory into checked components.
+
+    Each component must match [`DOCUMENT_NAME_RE`][pipeline.names.DOCUMENT_NAME_RE], so no
+    ``.``/``..``, no whitespace or line break (the path is written into ``acl.conf``, one rule per
+    line), no NUL.
+
+    Args:
+        value: A collection path such as ``/`` or ``/a/b/`` (leading, trailing and repeated slashes
+            are ignored).
+        where: The place it was read from, the start of the error message.
+
+    Returns:
+        The components, in order; empty for the root ``/``.
+
+    Raises:
+        NameError_: If ``value`` is not a string or a component is not document-name-like.
+    """
     if not isinstance(value, str):
         raise NameError_(f"{_prefix(where)}collection path {_describe(value)} refused: not a string")
     parts = tuple(p for p in value.strip().split("/") if p)
@@ -149,7 +258,19 @@ def check_collection_path(value: object, where: str = "") -> tuple[str, ...]:
 
 
 def check_component(value: object, where: str = "", what: str = "path component") -> str:
-    """``value`` when it is one safe path component: not empty, no separator or NUL, not ``.`` or ``..``."""
+    """Check that a value is one safe path component: not empty, no separator or NUL, not ``.`` or ``..``.
+
+    Args:
+        value: The would-be component.
+        where: The place it was read from, the start of the error message.
+        what: What the value is, for the error message (e.g. ``"collection name"``).
+
+    Returns:
+        ``value``, a string.
+
+    Raises:
+        NameError_: If ``value`` is not a single safe path component.
+    """
     if (not isinstance(value, str) or not value or value in (".", "..") or "/" in value or "\\" in value
             or "\0" in value):
         raise NameError_(f"{_prefix(where)}{what} {_describe(value)} refused: not a single path component")

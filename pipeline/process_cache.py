@@ -1,6 +1,6 @@
 """Process-level cache of loaded configuration: each file is read once per process and content.
 
-A worker process runs many shard tasks; :func:`loaded` returns the object a
+A worker process runs many shard tasks; [`loaded`][pipeline.process_cache.loaded] returns the object a
 loader made from a file the last time, as long as the file's content (SHA-256)
 is the same, so an ontology, a schema or a parse gate is built once per
 process, not once per shard.  Loaders must return objects the callers do not
@@ -22,7 +22,17 @@ _DIGESTS: dict[tuple[str, int, int], str] = {}
 
 
 def file_digest(path: str | os.PathLike[str]) -> str:
-    """SHA-256 of a file's content, remembered per (path, mtime, size)."""
+    """Return the SHA-256 of a file's content, remembered per (resolved path, mtime, size).
+
+    Args:
+        path: The file.
+
+    Returns:
+        The hex digest.
+
+    Raises:
+        OSError: If the file cannot be read (e.g. ``FileNotFoundError``).
+    """
     p = Path(path).resolve()
     stat = p.stat()
     key = (str(p), stat.st_mtime_ns, stat.st_size)
@@ -32,7 +42,23 @@ def file_digest(path: str | os.PathLike[str]) -> str:
 
 
 def loaded(loader: Callable[..., T], *paths: str | os.PathLike[str], extra: tuple[Any, ...] = ()) -> T:
-    """``loader(*paths, *extra)`` from this process's cache, keyed by the loader, the paths' contents and ``extra``."""
+    """Return ``loader(*paths, *extra)`` from this process's cache.
+
+    The cache is keyed by the loader (module and qualified name), the paths' contents (SHA-256) and
+    ``extra``: a file edited since is loaded again, an unchanged one is not, whatever its path.
+
+    Args:
+        loader: The function that builds the object; called with the paths as ``Path`` objects, then
+            ``extra``. It must return an object callers do not modify.
+        *paths: The files the object is built from.
+        extra: Further hashable arguments passed to ``loader`` and part of the key.
+
+    Returns:
+        The object the loader made, possibly in an earlier call.
+
+    Raises:
+        OSError: If a file cannot be read; whatever ``loader`` raises.
+    """
     key = (loader.__module__, loader.__qualname__, *(file_digest(p) for p in paths), *extra)
     if key not in _CACHE:
         _CACHE[key] = loader(*(Path(p) for p in paths), *extra)

@@ -1,8 +1,9 @@
 """The corpus schema (``config/schema.yaml``): hierarchies, constraints, type mapping.
 
-:func:`load_schema` validates the file and raises :class:`SchemaError` naming
-the file (and, where YAML knows it, the line) for anything inconsistent: an
-unknown type in a constraint or a mapping, a type defined twice, a bad shape.
+[`load_schema`][pipeline.schema.load_schema] validates the file and raises
+[`SchemaError`][pipeline.schema.SchemaError] naming the file (and, where YAML knows it, the
+line) for anything inconsistent: an unknown type in a constraint or a mapping, a type defined
+twice, a bad shape.
 
 Relation argument constraints name entity types that stand for themselves and
 all their descendants; a name written ``=Type`` stands for that type alone
@@ -25,8 +26,11 @@ import yaml
 from pipeline import yamlfile
 
 ANY_ENTITY = "<ENTITY>"
-EXACT = "="  # prefix of an argument type that admits the type itself, not its descendants
+"""An argument constraint admitting every entity type (brat's ``<ENTITY>``)."""
+EXACT = "="
+"""Prefix of an argument type that admits the type itself, not its descendants."""
 DEFAULT_SCHEMA = Path(__file__).resolve().parent.parent / "config" / "schema.yaml"
+"""The project's schema file, ``config/schema.yaml``."""
 
 
 class SchemaError(ValueError):
@@ -35,7 +39,25 @@ class SchemaError(ValueError):
 
 @dataclass(frozen=True)
 class Schema:
-    """Entity and relation hierarchies (child -> parent, roots map to None) and the rest of the schema."""
+    """Entity and relation hierarchies and the rest of the schema, as loaded from a schema file.
+
+    Hierarchies map each type to its parent (roots map to None), in file (pre-)order.
+
+    Attributes:
+        entity_parent: Entity type -> parent entity type (None for a root).
+        relation_parent: Relation type -> parent relation type (None for a root).
+        relation_arguments: Relation -> role (``Arg1``, ``Arg2``) -> allowed entity types as written
+            (a type stands for itself and its descendants, ``=Type`` for itself alone,
+            [`ANY_ENTITY`][pipeline.schema.ANY_ENTITY] for any); a relation or role not listed
+            admits any entity. What annotators may write.
+        relation_attributes: Relation attribute name (``Negated``, ``Hypothetical``) -> its settings
+            (``note``, the notes token; ``glyph``, brat's mark).
+        mapping: Annotation source -> source type -> schema entity type (None: the source type is
+            dropped); ``ontology`` keys are ontology classes.
+        path: The file the schema was loaded from (for messages).
+        strict_relation_arguments: The paper's stricter argument constraints, same shape as
+            ``relation_arguments``; only for the relations it lists (``validate --strict`` warnings).
+    """
 
     entity_parent: dict[str, str | None]
     relation_parent: dict[str, str | None]
@@ -47,14 +69,31 @@ class Schema:
 
     # -- hierarchy helpers -------------------------------------------------
     def entity_types(self) -> list[str]:
-        """All entity types, in file (pre-)order."""
+        """Return all entity types, in file (pre-)order.
+
+        Returns:
+            The entity type names.
+        """
         return list(self.entity_parent)
 
     def relation_types(self) -> list[str]:
+        """Return all relation types, in file (pre-)order.
+
+        Returns:
+            The relation type names.
+        """
         return list(self.relation_parent)
 
     def ancestors(self, type_: str, include_self: bool = False) -> list[str]:
-        """Ancestors of an entity or relation type, nearest first."""
+        """Return the ancestors of an entity or relation type, nearest first.
+
+        Args:
+            type_: An entity or relation type (an unknown type has no ancestor).
+            include_self: Put ``type_`` itself first.
+
+        Returns:
+            The ancestors, from the parent to the root.
+        """
         parents = self.entity_parent if type_ in self.entity_parent else self.relation_parent
         out = [type_] if include_self else []
         current = parents.get(type_)
@@ -64,25 +103,71 @@ class Schema:
         return out
 
     def is_a(self, type_: str, ancestor: str) -> bool:
+        """Tell whether a type is another type or one of its descendants.
+
+        Args:
+            type_: An entity or relation type.
+            ancestor: The type it is compared with.
+
+        Returns:
+            True when ``type_`` is ``ancestor`` or below it in the hierarchy.
+        """
         return type_ == ancestor or ancestor in self.ancestors(type_)
 
     def children(self, type_: str | None) -> list[str]:
+        """Return the direct children of a type.
+
+        Args:
+            type_: A relation type, or an entity type; None gives the entity roots.
+
+        Returns:
+            The child types, in file order.
+        """
         parents = self.relation_parent if type_ in self.relation_parent else self.entity_parent
         return [t for t, p in parents.items() if p == type_]
 
     def relation_roots(self) -> list[str]:
+        """Return the relation types without a parent.
+
+        Returns:
+            The root relation types, in file order.
+        """
         return [t for t, p in self.relation_parent.items() if p is None]
 
     def entity_roots(self) -> list[str]:
+        """Return the entity types without a parent.
+
+        Returns:
+            The root entity types, in file order.
+        """
         return [t for t, p in self.entity_parent.items() if p is None]
 
     def is_leaf(self, type_: str) -> bool:
+        """Tell whether a type has no child.
+
+        Args:
+            type_: An entity or relation type.
+
+        Returns:
+            True when no type has ``type_`` as its parent.
+        """
         return not self.children(type_)
 
     def allowed_arguments(self, relation: str, role: str, strict: bool = False) -> tuple[str, ...]:
-        """Entity types allowed for ``role`` of ``relation`` (schema order; ``Type`` expanded to its
-        descendants, ``=Type`` the type alone).  ``strict``: the ``strict_relation_arguments``
-        constraint where the schema gives one for the relation, else the ordinary one."""
+        """Return the entity types allowed for one argument of a relation.
+
+        ``Type`` in the constraint is expanded to itself and its descendants, ``=Type`` to the type
+        alone; no constraint (or [`ANY_ENTITY`][pipeline.schema.ANY_ENTITY]) allows every entity type.
+
+        Args:
+            relation: The relation type.
+            role: The argument role (``Arg1`` or ``Arg2``).
+            strict: Use the ``strict_relation_arguments`` constraint where the schema gives one for
+                the relation, else the ordinary one.
+
+        Returns:
+            The allowed entity types, in schema order.
+        """
         table = self.relation_arguments
         if strict and relation in self.strict_relation_arguments:
             table = self.strict_relation_arguments
@@ -96,7 +181,18 @@ class Schema:
         )
 
     def map_type(self, source: str, type_: str) -> str | None:
-        """Schema type for a source type; a schema type maps to itself; unknown -> KeyError."""
+        """Return the schema entity type of a source's type.
+
+        Args:
+            source: The annotation source (``pubtator``, ``local``, ``ontology`` ...).
+            type_: The source's type (for ``ontology``, the ontology class).
+
+        Returns:
+            The mapped schema type; None when the mapping drops the type; a schema type maps to itself.
+
+        Raises:
+            KeyError: If the type is neither mapped for the source nor a schema type.
+        """
         table = self.mapping.get(source, {})
         if type_ in table:
             return table[type_]
@@ -121,7 +217,20 @@ def _flatten(tree: Any, parent: str | None, out: dict[str, str | None], what: st
 
 @yamlfile.checked_types(SchemaError)
 def load_schema(path: str | Path = DEFAULT_SCHEMA) -> Schema:
-    """Load and validate a schema file."""
+    """Load and validate a schema file.
+
+    Args:
+        path: The schema YAML file (default: [`DEFAULT_SCHEMA`][pipeline.schema.DEFAULT_SCHEMA]).
+
+    Returns:
+        The schema.
+
+    Raises:
+        SchemaError: If the file cannot be read, is not valid YAML (the line is named when known),
+            or is inconsistent: unknown section, bad type name, type defined twice, a name used for
+            both an entity and a relation, an unknown type in a constraint or a mapping, a value of
+            the wrong shape.
+    """
     p = Path(path)
     try:
         data = yamlfile.safe_load(p.read_text(encoding="utf-8"))

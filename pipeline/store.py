@@ -15,7 +15,7 @@ Files are written deterministically (records sorted by PMID then sentence
 index, ``sort_keys`` JSON, gzip headers without name or mtime), so rerunning a
 stage on the same input gives byte-identical files.  Each line is its own gzip
 member, with its digest and size in the member header (see
-:func:`encode_member`): any gzip reader reads the file, and a rebuild copies
+[`encode_member`][pipeline.store.encode_member]): any gzip reader reads the file, and a rebuild copies
 the compressed members of unchanged documents instead of recompressing the
 shard.  That costs about 30% more disk than one member per file.
 """
@@ -44,7 +44,9 @@ log = logging.getLogger(__name__)
 R = TypeVar("R", Document, SentenceRecord)
 
 DEFAULT_SHARD_SIZE = 1_000_000
+"""PMIDs per shard: shard ``k`` holds ``[k * size, (k + 1) * size)``."""
 SHARD_RE = re.compile(r"^shard-(-?\d+)\.jsonl\.gz$")
+"""A shard file name; group 1 is the shard number."""
 
 
 class StoreError(ValueError):
@@ -52,21 +54,47 @@ class StoreError(ValueError):
 
 
 def shard_of(pmid: str, shard_size: int = DEFAULT_SHARD_SIZE) -> int:
-    """The block a PMID belongs to (``-1`` for non-numeric ids)."""
+    """Return the block (shard number) a PMID belongs to.
+
+    Args:
+        pmid: The record's PMID (or other document id).
+        shard_size: PMIDs per shard.
+
+    Returns:
+        ``int(pmid) // shard_size``; ``-1`` for a non-numeric id.
+    """
     return int(pmid) // shard_size if pmid.isdigit() else -1
 
 
 def shard_name(shard: int) -> str:
+    """Return the file name of a shard.
+
+    Args:
+        shard: The shard number (``-1`` for non-numeric ids).
+
+    Returns:
+        ``shard-NNNNNN.jsonl.gz`` (six digits), ``shard--00001.jsonl.gz`` for ``-1``.
+    """
     return f"shard-{shard:06d}.jsonl.gz" if shard >= 0 else "shard--00001.jsonl.gz"
 
 
 def dumps_records(records: Iterable[Document | SentenceRecord]) -> bytes:
-    """Sorted, compact JSON Lines of ``records`` (uncompressed bytes)."""
+    """Serialize records as sorted, compact JSON Lines.
+
+    Args:
+        records: Documents or sentence records.
+
+    Returns:
+        Uncompressed UTF-8 JSON Lines, records sorted by
+            [`record_sort_key`][pipeline.documents.record_sort_key], keys sorted, one newline after each
+            line (empty bytes for no record).
+    """
     ordered = sorted(records, key=record_sort_key)
     lines = [json.dumps(to_dict(r), ensure_ascii=False, sort_keys=True, separators=(",", ":")) for r in ordered]
     return ("\n".join(lines) + ("\n" if lines else "")).encode("utf-8")
 
 GZIP_LEVEL = 1
+"""zlib compression level of every store file (see [`write_bytes_gz`][pipeline.store.write_bytes_gz])."""
 
 # One gzip member per line (RFC 1952 allows any number of members; every gzip
 # reader concatenates them).  Each member's header carries, in an extra field
@@ -75,6 +103,7 @@ GZIP_LEVEL = 1
 # compressed bytes by reading headers only: an unchanged document's output is
 # copied compressed, never decompressed nor compressed again (pipeline/memo.py).
 MEMBER_SUBFIELD = b"PG"
+"""The gzip extra-field subfield id that carries a member's size and line digest."""
 _DIGEST_SIZE = 16
 _EXTRA_LEN = 4 + 4 + _DIGEST_SIZE  # subfield id and length, member size, digest
 _HEADER_LEN = 10 + 2 + _EXTRA_LEN
@@ -82,12 +111,26 @@ _XFL_FASTEST = 4
 
 
 def digest_line(line: bytes) -> bytes:
-    """The digest of one line (with its newline) that its member's header carries."""
+    """Return the digest of one line that its member's header carries.
+
+    Args:
+        line: One JSON line, with its newline.
+
+    Returns:
+        Its 16-byte BLAKE2b digest.
+    """
     return hashlib.blake2b(line, digest_size=_DIGEST_SIZE).digest()
 
 
 def encode_member(line: bytes) -> bytes:
-    """One gzip member holding ``line``, its size and digest in the header's extra field."""
+    """Compress one line as a gzip member carrying its size and digest in the header's extra field.
+
+    Args:
+        line: One JSON line, with its newline.
+
+    Returns:
+        The gzip member (reproducible: no name, mtime 0).
+    """
     compressor = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, -zlib.MAX_WBITS)
     data = compressor.compress(line) + compressor.flush()
     size = _HEADER_LEN + len(data) + 8
@@ -97,13 +140,26 @@ def encode_member(line: bytes) -> bytes:
 
 
 def encode_lines(payload: bytes) -> bytes:
-    """``payload`` (JSON Lines) as one member per line (empty lines dropped)."""
+    """Compress JSON Lines as a store file's bytes, one gzip member per line.
+
+    Args:
+        payload: Uncompressed JSON Lines.
+
+    Returns:
+        The concatenated members; blank lines are dropped.
+    """
     return b"".join(encode_member(line + b"\n") for line in payload.split(b"\n") if line.strip())
 
 
 @dataclass(frozen=True)
 class Member:
-    """One member of a store file: its line's digest and where its bytes are in the file."""
+    """One member of a store file: its line's digest and where its bytes are in the file.
+
+    Attributes:
+        digest: The line's digest ([`digest_line`][pipeline.store.digest_line]), from the header.
+        start: Offset of the member's first byte in the file (half-open byte range).
+        end: Offset just past the member's last byte.
+    """
 
     digest: bytes
     start: int
@@ -111,8 +167,16 @@ class Member:
 
 
 def scan_members(raw: bytes) -> list[Member] | None:
-    """The members of a store file's bytes, from their headers only; None if it is not one member per line
-    (a gzip file written otherwise: read it with :func:`gzip.decompress`)."""
+    """Locate the members of a store file's bytes, from their headers only.
+
+    Args:
+        raw: The whole file's bytes.
+
+    Returns:
+        The members in file order; None if the file is not one member per line as
+            [`encode_member`][pipeline.store.encode_member] writes them (a gzip file written otherwise:
+            read it with ``gzip.decompress``).
+    """
     members: list[Member] = []
     at, total = 0, len(raw)
     while at < total:
@@ -127,7 +191,18 @@ def scan_members(raw: bytes) -> list[Member] | None:
 
 
 def member_line(raw: bytes, member: Member) -> bytes:
-    """The line a member holds (checked against the member's CRC)."""
+    """Decompress the line a member holds, checked against the member's CRC and size.
+
+    Args:
+        raw: The whole file's bytes.
+        member: The member, from [`scan_members`][pipeline.store.scan_members].
+
+    Returns:
+        The line, with its newline.
+
+    Raises:
+        OSError: If the member is corrupt (CRC or size mismatch); the message gives its byte offset.
+    """
     line = zlib.decompress(raw[member.start + _HEADER_LEN : member.end - 8], -zlib.MAX_WBITS)
     crc, size = struct.unpack_from("<II", raw, member.end - 8)
     if zlib.crc32(line) != crc or len(line) & 0xFFFFFFFF != size:
@@ -137,17 +212,24 @@ def member_line(raw: bytes, member: Member) -> bytes:
 
 @dataclass(frozen=True)
 class MemberLine:
-    """One line of a store file, decompressed only when :attr:`line` is read (its digest is in the header)."""
+    """One line of a store file, decompressed only when ``line`` is read (its digest is in the header).
+
+    Attributes:
+        raw: The whole file's bytes.
+        member: Where the line's member is in ``raw``.
+    """
 
     raw: bytes
     member: Member
 
     @property
     def digest(self) -> str:
+        """The line's digest as hex text, read from the header."""
         return self.member.digest.hex()
 
     @property
     def line(self) -> bytes:
+        """The line, with its newline (decompressed now; ``OSError`` if the member is corrupt)."""
         return member_line(self.raw, self.member)
 
     @property
@@ -157,7 +239,15 @@ class MemberLine:
 
 
 def iter_member_lines(path: str | os.PathLike[str]) -> Iterator[MemberLine | bytes]:
-    """The lines of a store file: as :class:`MemberLine` when it is one member per line, else as bytes."""
+    """Iterate over the lines of a store file without decompressing them when possible.
+
+    Args:
+        path: A gzip store file.
+
+    Yields:
+        Each line as a [`MemberLine`][pipeline.store.MemberLine] when the file is one member per line,
+            else as decompressed bytes with its newline (blank lines skipped).
+    """
     raw = Path(path).read_bytes()
     members = scan_members(raw)
     if members is None:
@@ -170,7 +260,17 @@ def iter_member_lines(path: str | os.PathLike[str]) -> Iterator[MemberLine | byt
 
 
 def decompress(raw: bytes) -> bytes:
-    """The uncompressed content of gzip bytes (one member per line, or any gzip file)."""
+    """Decompress gzip bytes (one member per line, or any gzip file).
+
+    Args:
+        raw: The gzip bytes.
+
+    Returns:
+        The uncompressed content.
+
+    Raises:
+        OSError: If a member is corrupt or the bytes are not gzip.
+    """
     members = scan_members(raw)
     if members is None:
         return gzip.decompress(raw)
@@ -182,7 +282,12 @@ def write_bytes_gz(path: str | os.PathLike[str], payload: bytes) -> None:
 
     Level 1: every stage writes its whole output, and level 9 cost several times
     more CPU for files about a third smaller; the bytes stay reproducible.  For
-    store shards use :func:`write_lines_gz`.
+    store shards use [`write_lines_gz`][pipeline.store.write_lines_gz].  Not atomic: write to a
+    temporary path and rename.
+
+    Args:
+        path: The file written (replaced if it exists).
+        payload: The uncompressed bytes.
     """
     with open(path, "wb") as raw, gzip.GzipFile(
         filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=GZIP_LEVEL
@@ -191,27 +296,60 @@ def write_bytes_gz(path: str | os.PathLike[str], payload: bytes) -> None:
 
 
 def write_lines_gz(path: str | os.PathLike[str], payload: bytes) -> None:
-    """Write JSON Lines as a store file: one gzip member per line (see :func:`encode_member`)."""
+    """Write JSON Lines as a store file: one gzip member per line (see [`encode_member`][pipeline.store.encode_member]).
+
+    Not atomic: write to a temporary path and rename.
+
+    Args:
+        path: The file written (replaced if it exists).
+        payload: Uncompressed JSON Lines; blank lines are dropped.
+    """
     Path(path).write_bytes(encode_lines(payload))
 
 
 def write_records(path: str | os.PathLike[str], records: Iterable[Document | SentenceRecord]) -> int:
-    """Write records to one store file (gzip JSONL, one member per line), sorted; returns how many were written."""
+    """Write records to one store file (gzip JSON Lines, one member per line), sorted.
+
+    Not atomic: write to a temporary path and rename.
+
+    Args:
+        path: The file written (replaced if it exists).
+        records: Documents or sentence records, in any order.
+
+    Returns:
+        How many records were written.
+    """
     payload = dumps_records(records)
     write_lines_gz(path, payload)
     return payload.count(b"\n")
 
 
 def read_bytes(path: str | os.PathLike[str]) -> bytes:
-    """The uncompressed content of a gzip (or plain) store file."""
+    """Read the uncompressed content of a gzip (or plain) store file.
+
+    Args:
+        path: The file; decompressed when its name ends in ``.gz``.
+
+    Returns:
+        The uncompressed bytes.
+    """
     data = Path(path).read_bytes()
     return decompress(data) if str(path).endswith(".gz") else data
 
 
 def read_records(path: str | os.PathLike[str], cls: type[R]) -> Iterator[R]:
-    """Stream the records of one gzip (or plain) JSONL file.
+    """Stream the records of one gzip (or plain) JSON Lines file.
 
-    Raises :class:`StoreError` naming the file and line for a malformed line.
+    Args:
+        path: The file; decompressed when its name ends in ``.gz``.
+        cls: The record class of its lines ([`Document`][pipeline.documents.Document] or
+            [`SentenceRecord`][pipeline.documents.SentenceRecord]).
+
+    Yields:
+        The records, in file order (blank lines skipped).
+
+    Raises:
+        StoreError: If a line is malformed; the message names the file and line.
     """
     for lineno, line in enumerate(read_bytes(path).decode("utf-8").split("\n"), 1):
         if not line.strip():
@@ -223,18 +361,49 @@ def read_records(path: str | os.PathLike[str], cls: type[R]) -> Iterator[R]:
 
 
 def read_documents(path: str | os.PathLike[str]) -> Iterator[Document]:
+    """Stream the documents of one store file ([`read_records`][pipeline.store.read_records]).
+
+    Args:
+        path: A gzip (or plain) JSON Lines file of documents.
+
+    Returns:
+        An iterator over its documents, in file order.
+
+    Raises:
+        StoreError: If a line is malformed (when iterated).
+    """
     return read_records(path, Document)
 
 
 def read_sentences(path: str | os.PathLike[str]) -> Iterator[SentenceRecord]:
+    """Stream the sentence records of one store file ([`read_records`][pipeline.store.read_records]).
+
+    Args:
+        path: A gzip (or plain) JSON Lines file of sentence records.
+
+    Returns:
+        An iterator over its sentence records, in file order.
+
+    Raises:
+        StoreError: If a line is malformed (when iterated).
+    """
     return read_records(path, SentenceRecord)
 
 
 def list_shards(directory: str | os.PathLike[str]) -> list[Path]:
-    """The shard files of a stage directory, in shard order.
+    """List the shard files of a stage directory, in shard order.
 
-    The directory itself may be a symbolic link; a shard that is one is never followed
-    (:class:`pipeline.paths.SymlinkError`): a stage directory holds only the files the build wrote.
+    The directory itself may be a symbolic link; a shard that is one is never followed: a stage
+    directory holds only the files the build wrote.
+
+    Args:
+        directory: The stage directory.
+
+    Returns:
+        The shard files, by shard number; empty when the directory does not exist.
+
+    Raises:
+        pipeline.paths.SymlinkError: If a shard is a symbolic link.
     """
     d = Path(directory)
     if not d.is_dir():
@@ -247,6 +416,14 @@ def list_shards(directory: str | os.PathLike[str]) -> list[Path]:
 
 
 def shard_ids(directory: str | os.PathLike[str]) -> list[int]:
+    """Return the shard numbers present in a stage directory.
+
+    Args:
+        directory: The stage directory.
+
+    Returns:
+        The shard numbers, sorted (see [`list_shards`][pipeline.store.list_shards]).
+    """
     return [int(SHARD_RE.match(p.name).group(1)) for p in list_shards(directory)]  # type: ignore[union-attr]
 
 
@@ -255,10 +432,18 @@ def write_shards(
     records: Iterable[Document | SentenceRecord],
     shard_size: int = DEFAULT_SHARD_SIZE,
 ) -> dict[int, int]:
-    """Split records into PMID-block shards under ``directory``; returns records per shard.
+    """Split records into PMID-block shards under a directory.
 
     The directory is created; callers make it appear atomically (write into a
     temporary directory, then rename).
+
+    Args:
+        directory: The stage directory written into.
+        records: Documents or sentence records, in any order.
+        shard_size: PMIDs per shard.
+
+    Returns:
+        Records written per shard number.
     """
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
@@ -272,9 +457,17 @@ def write_shards(
 
 
 def write_atomic(path: str | os.PathLike[str], data: bytes, *, fsync: bool = False) -> None:
-    """Write ``data`` to ``path`` through ``.NAME.tmpPID`` beside it and one rename: a reader sees the old
-    file or the new one, never a part (a killed writer's temporary is cleaned at the next start).
-    ``fsync``: flush it to disk first (what cannot be made again, e.g. downloaded records)."""
+    """Write bytes to a file atomically: through ``.NAME.tmpPID`` beside it and one rename.
+
+    A reader sees the old file or the new one, never a part (a killed writer's temporary is cleaned at
+    the next start by [`clean_temporaries`][pipeline.store.clean_temporaries]).
+
+    Args:
+        path: The file written (replaced if it exists); its directory must exist.
+        data: The file's new content.
+        fsync: Flush it to disk before the rename (for what cannot be made again, e.g. downloaded
+            records).
+    """
     target = Path(path)
     tmp = target.with_name(f".{target.name}.tmp{os.getpid()}")
     with open(tmp, "wb") as fh:
@@ -285,9 +478,13 @@ def write_atomic(path: str | os.PathLike[str], data: bytes, *, fsync: bool = Fal
     os.replace(tmp, target)
 
 
-#: Temporary names of our writers: ``.NAME.tmpPID`` (:func:`write_atomic`), ``.NAME.tmp-PID`` and
-#: ``.NAME.old-PID`` (staged and replaced directories, :func:`publish_directory`).  None ends in ``.txt``.
 TEMPORARY_RE = re.compile(r"^\..+\.(?:tmp-?|old-)(\d+)$")
+"""Temporary names of our writers; group 1 is the writer's process id.
+
+``.NAME.tmpPID`` ([`write_atomic`][pipeline.store.write_atomic]), ``.NAME.tmp-PID`` and
+``.NAME.old-PID`` (staged and replaced directories,
+[`publish_directory`][pipeline.store.publish_directory]).  None ends in ``.txt``.
+"""
 
 
 def _pid_alive(pid: int) -> bool:
@@ -304,8 +501,19 @@ def _pid_alive(pid: int) -> bool:
 
 
 def clean_temporaries(directory: str | os.PathLike[str], prefix: str = "") -> list[Path]:
-    """Remove what killed writers left in ``directory`` (not recursive): files and directories named as
-    :data:`TEMPORARY_RE` says (optionally starting with ``.PREFIX``) whose process is gone; returns them."""
+    """Remove what killed writers left in a directory (not recursive).
+
+    Files and directories named as [`TEMPORARY_RE`][pipeline.store.TEMPORARY_RE] says whose process is
+    gone are removed; a live writer's are kept.  What was removed is logged as a warning.
+
+    Args:
+        directory: The directory cleaned; a missing one is not an error.
+        prefix: Only remove ``.PREFIX.tmp-PID`` and ``.PREFIX.old-PID`` (a staged directory's
+            leftovers); empty for every temporary name.
+
+    Returns:
+        The paths removed, in name order.
+    """
     d = Path(directory)
     removed: list[Path] = []
     try:
@@ -333,8 +541,20 @@ def clean_temporaries(directory: str | os.PathLike[str], prefix: str = "") -> li
 
 
 def exchange(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
-    """Swap two paths atomically with ``renameat2(RENAME_EXCHANGE)``; False where the kernel or file
-    system cannot.  Raises the audit event ``pgx.exchange`` first (a kill point of the crash tests)."""
+    """Swap two paths atomically with ``renameat2(RENAME_EXCHANGE)``.
+
+    Raises the audit event ``pgx.exchange`` first (a kill point of the crash tests).
+
+    Args:
+        a: One path (it must exist).
+        b: The other path (it must exist).
+
+    Returns:
+        True when swapped; False where the C library, kernel or file system cannot exchange.
+
+    Raises:
+        OSError: If the exchange fails for another reason (e.g. a path does not exist).
+    """
     import ctypes
     import ctypes.util
     import errno
@@ -360,8 +580,19 @@ def exchange(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
 
 
 def staging_directory(target: str | os.PathLike[str]) -> Path:
-    """A fresh empty directory ``.NAME.tmp-PID`` beside ``target`` to build its next version in; the
-    staging and replaced copies of killed writers beside it are removed first."""
+    """Create a fresh empty directory beside ``target`` to build its next version in.
+
+    A previous version left as ``.NAME.old-PID`` by a killed publication is put back first
+    ([`restore_directory`][pipeline.store.restore_directory]), and the staging and replaced copies of
+    killed writers beside it are removed.
+
+    Args:
+        target: The directory to be published later with
+            [`publish_directory`][pipeline.store.publish_directory]; its parent is created.
+
+    Returns:
+        The staging directory, ``.NAME.tmp-PID`` beside ``target``.
+    """
     out = Path(target)
     out.parent.mkdir(parents=True, exist_ok=True)
     restore_directory(out)
@@ -372,13 +603,20 @@ def staging_directory(target: str | os.PathLike[str]) -> Path:
 
 
 def publish_directory(staging: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
-    """Make the complete directory ``staging`` (a sibling of ``target``) the directory ``target`` in one
-    step: a reader sees the previous directory or the new one, never none.  The previous one is removed.
+    """Make a complete staging directory the directory ``target`` in one step.
+
+    ``staging`` must be a sibling of ``target``.  A reader sees the previous directory or the new one,
+    never none.  The previous one is removed.
 
     ``renameat2(RENAME_EXCHANGE)`` swaps them; with no previous directory (or only an empty one) one rename
     does.  Where the file system cannot exchange, two renames (``target`` -> ``.NAME.old-PID``, staging ->
     ``target``): a kill between them leaves the previous version as ``.NAME.old-PID``, which
-    :func:`restore_directory` puts back.
+    [`restore_directory`][pipeline.store.restore_directory] puts back.
+
+    Args:
+        staging: The complete new directory (from [`staging_directory`][pipeline.store.staging_directory]),
+            consumed.
+        target: The directory replaced (or created); a symbolic link there is replaced too.
     """
     import shutil
 
@@ -399,8 +637,16 @@ def publish_directory(staging: str | os.PathLike[str], target: str | os.PathLike
 
 
 def restore_directory(target: str | os.PathLike[str]) -> bool:
-    """Put back ``target`` from its ``.NAME.old-PID`` when a two-rename publication was killed between its
-    renames (``target`` missing); True when restored."""
+    """Put back a directory from its ``.NAME.old-PID`` when a publication was killed between its renames.
+
+    Only acts when ``target`` is missing; logs a warning when it restores.
+
+    Args:
+        target: The published directory.
+
+    Returns:
+        True when restored, False when there was nothing to do.
+    """
     out = Path(target)
     if out.exists() or out.is_symlink() or not out.parent.is_dir():
         return False
@@ -413,7 +659,14 @@ def restore_directory(target: str | os.PathLike[str]) -> bool:
 
 
 def link_or_copy(source: Path, dest: Path) -> None:
-    """A hard link (files are never modified in place, only replaced), or a copy across filesystems."""
+    """Make ``dest`` a hard link to ``source``, or a copy across file systems.
+
+    A hard link is safe because store files are never modified in place, only replaced.
+
+    Args:
+        source: The existing file.
+        dest: The new path; an existing file there is removed first.
+    """
     import shutil
 
     if dest.exists():
@@ -425,17 +678,33 @@ def link_or_copy(source: Path, dest: Path) -> None:
 
 
 def iter_directory(directory: str | os.PathLike[str], cls: type[R]) -> Iterator[R]:
-    """All records of every shard in a stage directory, in shard (hence PMID) order."""
+    """Stream all records of every shard in a stage directory, in shard (hence PMID) order.
+
+    Args:
+        directory: The stage directory.
+        cls: The record class of its lines.
+
+    Yields:
+        The records.
+
+    Raises:
+        StoreError: If a line is malformed.
+        pipeline.paths.SymlinkError: If a shard is a symbolic link.
+    """
     for path in list_shards(directory):
         yield from read_records(path, cls)
 
 
 @dataclass(frozen=True)
 class StoredDocument:
-    """One document as the gzip member a store file holds for its line (:func:`encode_member`), and its PMID.
+    """One document as the gzip member a store file holds for its line, and its PMID.
 
     Never decoded: the documents stage reads members from the parse cache and writes them into the
     shards as they are, and holds a compressed member per document (about a quarter of the line).
+
+    Attributes:
+        pmid: The document's PMID.
+        member: Its JSON line as a gzip member ([`encode_member`][pipeline.store.encode_member]).
     """
 
     pmid: str
@@ -443,6 +712,14 @@ class StoredDocument:
 
     @classmethod
     def of(cls, doc: Document) -> StoredDocument:
+        """Encode a document as it would be stored.
+
+        Args:
+            doc: The document.
+
+        Returns:
+            Its PMID and its line as a gzip member.
+        """
         return cls(doc.pmid, encode_member(dumps_records([doc])))
 
     @property
@@ -452,8 +729,17 @@ class StoredDocument:
 
 
 def document_members(docs: Iterable[StoredDocument], shard_size: int) -> Iterator[tuple[int, list[bytes]]]:
-    """``(shard, members)`` of stored documents in shard order, each block's members sorted by PMID: the
-    shard files :func:`write_shards` would write.  A block's documents are let go once yielded."""
+    """Group stored documents into shards, as [`write_shards`][pipeline.store.write_shards] would.
+
+    A block's documents are let go once yielded.
+
+    Args:
+        docs: The stored documents, in any order.
+        shard_size: PMIDs per shard.
+
+    Yields:
+        ``(shard, members)`` in shard order, each block's members sorted by PMID.
+    """
     groups: dict[int, list[StoredDocument]] = {}
     for doc in docs:
         groups.setdefault(shard_of(doc.pmid, shard_size), []).append(doc)
@@ -464,23 +750,36 @@ def document_members(docs: Iterable[StoredDocument], shard_size: int) -> Iterato
 
 @dataclass(frozen=True)
 class StoredMember:
-    """One record of a store file as its compressed gzip member, with the fields that order and name it."""
+    """One record of a store file as its compressed gzip member, with the fields that order and name it.
+
+    Attributes:
+        pmid: The record's PMID.
+        index: The sentence index (0-based) of a sentence record.
+        digest: The line's digest as hex text.
+        data: The gzip member: written out as it is, never decompressed nor compressed again.
+    """
 
     pmid: str
     index: int
     digest: str
-    data: bytes  # the gzip member: written out as it is, never decompressed nor compressed again
+    data: bytes
 
     @property
     def name(self) -> str:
+        """The brat document name, ``{pmid}_{index + 1}``."""
         return f"{self.pmid}_{self.index + 1}"
 
 
 def iter_members(directory: str | os.PathLike[str], known: Mapping[str, Any]) -> Iterator[StoredMember]:
-    """The sentence records of a stage directory as :class:`StoredMember`.
+    """Stream the sentence records of a stage directory as compressed members.
 
-    ``known``: ``[pmid, index]`` by line digest (from an earlier call); a line
-    found there is not decompressed, the others are decoded as JSON.
+    Args:
+        directory: A stage directory of sentence records.
+        known: ``[pmid, index]`` by line digest (from an earlier call); a line found there is not
+            decompressed, the others are decoded as JSON.
+
+    Yields:
+        One [`StoredMember`][pipeline.store.StoredMember] per line, in shard and file order.
     """
     for path in list_shards(directory):
         for item in iter_member_lines(path):
@@ -499,11 +798,20 @@ def iter_members(directory: str | os.PathLike[str], known: Mapping[str, Any]) ->
 def write_members_cached(
     directory: str | os.PathLike[str], members: Iterable[tuple[int, list[bytes]]], cache: str | os.PathLike[str]
 ) -> dict[int, int]:
-    """Write shard files made of gzip members (one per line, as :func:`write_lines_gz` makes them) from
-    ``(shard, members)``, taken one at a time; returns lines per shard.
+    """Write shard files made of gzip members, reusing identical shards from a content-addressed cache.
 
-    Content-addressed in ``cache`` (files are never modified in place): a shard whose bytes were
-    written before is a hard link to the cached file.  Safe to delete at any time.
+    Members are one per line, as [`write_lines_gz`][pipeline.store.write_lines_gz] makes them.  Files
+    are content-addressed in ``cache`` (never modified in place): a shard whose bytes were written
+    before is a hard link to the cached file.  The cache is safe to delete at any time.  Shard files
+    are not written atomically: write into a staging directory.
+
+    Args:
+        directory: The stage directory written into (created).
+        members: ``(shard, members)`` pairs, taken one at a time.
+        cache: The cache directory (created).
+
+    Returns:
+        Lines written per shard number.
     """
     out, kept = Path(directory), Path(cache)
     out.mkdir(parents=True, exist_ok=True)
@@ -528,25 +836,62 @@ def write_members_cached(
 
 
 def dumps_json(data: Any) -> str:
-    """Deterministic, human-readable JSON (sorted keys, 2-space indent, trailing newline)."""
+    """Serialize to deterministic, human-readable JSON (sorted keys, 2-space indent, trailing newline).
+
+    Args:
+        data: A JSON-serializable value.
+
+    Returns:
+        The JSON text (non-ASCII kept as is).
+    """
     return json.dumps(data, ensure_ascii=False, sort_keys=True, indent=2) + "\n"
 
 
 def write_json(path: str | os.PathLike[str], data: Any) -> None:
-    """Write deterministic JSON through a temporary beside ``path`` and a rename (:func:`write_atomic`)."""
+    """Write deterministic JSON atomically ([`write_atomic`][pipeline.store.write_atomic]).
+
+    Args:
+        path: The file written (replaced if it exists).
+        data: A JSON-serializable value, written as [`dumps_json`][pipeline.store.dumps_json] makes it.
+    """
     write_atomic(path, dumps_json(data).encode("utf-8"))
 
 
 def read_json(path: str | os.PathLike[str]) -> Any:
+    """Read a JSON file.
+
+    Args:
+        path: The file (UTF-8).
+
+    Returns:
+        The decoded value.
+
+    Raises:
+        OSError: If the file cannot be read.
+        ValueError: If it is not valid JSON (``json.JSONDecodeError``).
+    """
     with open(path, encoding="utf-8") as fh:
         return json.load(fh)
 
 
 def write_counts(path: str | os.PathLike[str], counts: Mapping[str, Any]) -> None:
-    """Write a stage's counts file (kept, dropped by reason, misaligned...)."""
+    """Write a stage's counts file (kept, dropped by reason, misaligned...) atomically.
+
+    Args:
+        path: The counts file (``counts.json`` beside the stage's output).
+        counts: The counts by name.
+    """
     write_json(path, dict(counts))
 
 
 def gunzip_text(payload: bytes) -> str:
+    """Decompress gzip bytes into UTF-8 text.
+
+    Args:
+        payload: The gzip bytes.
+
+    Returns:
+        The text.
+    """
     with gzip.GzipFile(fileobj=io.BytesIO(payload)) as gz:
         return gz.read().decode("utf-8")

@@ -3,16 +3,18 @@
 Every document is checked before it is built into Python objects, so a hostile or broken file is refused
 quickly, with little memory, and with a message naming the file:
 
-* **size**: at most :data:`MAX_BYTES` characters (the largest config file is about 25 kB);
-* **depth**: collections nested at most :data:`MAX_DEPTH` levels;
-* **aliases**: at most :data:`MAX_ALIASES` aliases, and the document *as expanded* (each alias counted
-  with the size of what it stands for) at most :data:`MAX_NODES` nodes.  A "billion laughs" file (nine
-  anchors of nine aliases each) is a few hundred bytes that expands to 10^9 nodes: PyYAML builds it as
-  shared references, and the first ``str()`` or walk over it took 5.5 GB.
+* **size**: at most [`MAX_BYTES`][pipeline.yamlfile.MAX_BYTES] characters (the largest config file
+  is about 25 kB);
+* **depth**: collections nested at most [`MAX_DEPTH`][pipeline.yamlfile.MAX_DEPTH] levels;
+* **aliases**: at most [`MAX_ALIASES`][pipeline.yamlfile.MAX_ALIASES] aliases, and the document
+  *as expanded* (each alias counted with the size of what it stands for) at most
+  [`MAX_NODES`][pipeline.yamlfile.MAX_NODES] nodes.  A "billion laughs" file (nine anchors of nine
+  aliases each) is a few hundred bytes that expands to 10^9 nodes: PyYAML builds it as shared
+  references, and the first ``str()`` or walk over it took 5.5 GB.
 
 The limits are checked on the parser's event stream (libyaml's when PyYAML was built with it), before any
-object is constructed.  :class:`YamlLimitError` is a ``yaml.YAMLError``, so callers that already report a
-``YAMLError`` with their file name report these too.
+object is constructed.  [`YamlLimitError`][pipeline.yamlfile.YamlLimitError] is a ``yaml.YAMLError``,
+so callers that already report a ``YAMLError`` with their file name report these too.
 """
 
 from __future__ import annotations
@@ -25,14 +27,21 @@ from typing import Any, TypeVar
 
 import yaml
 
-#: libyaml's loader when PyYAML was built with it: the ontology, schema and filter files are read
-#: by every build, and the pure-Python loader took about 0.3 s of a one-second rebuild step
 SafeLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+"""libyaml's safe loader when PyYAML was built with it, else PyYAML's.
+
+The ontology, schema and filter files are read by every build, and the pure-Python loader took about
+0.3 s of a one-second rebuild step.
+"""
 
 MAX_BYTES = 5_000_000
+"""The most characters a YAML text may hold."""
 MAX_DEPTH = 64
+"""The deepest nesting of collections."""
 MAX_ALIASES = 1_000
+"""The most aliases a document may use."""
 MAX_NODES = 1_000_000
+"""The most nodes a document may hold once its aliases are expanded."""
 
 
 class YamlLimitError(yaml.YAMLError):
@@ -45,10 +54,17 @@ def _at(event: Any) -> str:
 
 
 def check_limits(text: str) -> None:
-    """:class:`YamlLimitError` when ``text`` is over the size, depth, alias or expanded-size limits.
+    """Refuse a YAML text over the size, depth, alias or expanded-size limits, before it is built.
 
     Walks the parser's events once: each collection's expanded size is the sum of its children's, an
     alias weighs what its anchor weighed, so a bomb is caught after a few hundred events.
+
+    Args:
+        text: The YAML text.
+
+    Raises:
+        YamlLimitError: If a limit is exceeded; the message says which and, when known, the line.
+        yaml.YAMLError: If the text cannot be parsed.
     """
     if len(text) > MAX_BYTES:
         raise YamlLimitError(f"{len(text)} characters, more than the {MAX_BYTES} a YAML file may hold here")
@@ -82,10 +98,19 @@ def check_limits(text: str) -> None:
 
 
 def safe_load(text: str, loader: Any = None) -> Any:
-    """``yaml.load`` with a safe loader (libyaml's when available) after :func:`check_limits`.
+    """Load a YAML text with a safe loader after [`check_limits`][pipeline.yamlfile.check_limits].
 
-    ``loader``: a subclass of :data:`SafeLoader` (e.g. one that records line numbers).  Raises
-    ``yaml.YAMLError`` (:class:`YamlLimitError` for the limits) like ``yaml.safe_load``.
+    Args:
+        text: The YAML text.
+        loader: A subclass of [`SafeLoader`][pipeline.yamlfile.SafeLoader] (e.g. one that records
+            line numbers); None for ``SafeLoader`` itself (libyaml's when available).
+
+    Returns:
+        The document as Python objects (None for an empty text), as ``yaml.safe_load`` gives it.
+
+    Raises:
+        yaml.YAMLError: If the text is not valid YAML, or over a limit
+            ([`YamlLimitError`][pipeline.yamlfile.YamlLimitError]).
     """
     check_limits(text)
     return yaml.load(text, Loader=loader or SafeLoader)  # noqa: S506 - a safe loader
@@ -95,10 +120,20 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def checked_types(error: type[Exception]) -> Callable[[F], F]:
-    """Decorate a loader ``fn(path, ...)`` of a YAML file so that a value of the wrong type or shape (a list
-    where a name is expected, a mapping where a number is) raises ``error`` naming the file instead of a
-    ``TypeError``/``AttributeError``/``ValueError``/``KeyError`` traceback from deep inside the loader.
-    ``error`` itself (the loader's own checks) passes through unchanged."""
+    """Make a YAML loader report values of the wrong type or shape as its own error, naming the file.
+
+    The decorated loader ``fn(path, ...)`` raises ``error`` naming the file (its first argument)
+    instead of a ``TypeError``/``AttributeError``/``ValueError``/``KeyError`` traceback from deep inside
+    the loader, for a value of the wrong type or shape (a list where a name is expected, a mapping where
+    a number is).  ``error`` itself (the loader's own checks) passes through unchanged.
+
+    Args:
+        error: The loader's error class (e.g. [`SchemaError`][pipeline.schema.SchemaError]); called
+            with one message.
+
+    Returns:
+        The decorator.
+    """
 
     def decorate(fn: F) -> F:
         signature = inspect.signature(fn)
@@ -121,11 +156,20 @@ def checked_types(error: type[Exception]) -> Callable[[F], F]:
 
 
 def read_mapping(path: Path, error: type[Exception], what: str, shape: str = "a mapping") -> dict[str, Any]:
-    """The top-level mapping of the YAML file ``path`` (an empty file gives ``{}``).
+    """Read the top-level mapping of a YAML file, so every caller reports bad files the same way.
 
-    Raises ``error`` naming the file when it cannot be read or parsed, or is over a limit of this module
-    ("cannot read {what}"), or when its top level is not a mapping ("top level must be {shape}"), so every
-    caller reports bad files the same way.
+    Args:
+        path: The YAML file (UTF-8).
+        error: The exception class raised for a bad file, called with one message naming ``path``.
+        what: What the file is, for the message (``"cannot read {what}"``).
+        shape: What the top level must be, for the message (``"top level must be {shape}"``).
+
+    Returns:
+        The top-level mapping; ``{}`` for an empty file.
+
+    Raises:
+        Exception: ``error``, if the file cannot be read, is not UTF-8, is not valid YAML, is over
+            a limit of this module, or its top level is not a mapping.
     """
     try:
         data = safe_load(path.read_text(encoding="utf-8")) or {}

@@ -29,18 +29,8 @@ API_PAGES = ROOT / "docs" / "reference" / "api"
 
 # Paths (relative to the project root) whose docstrings are still being converted: empty when done.
 PENDING: tuple[str, ...] = (
-    "pipeline/cli/",
     "pipeline/nlp/relations.py",
-    "pipeline/serve/",
-    "pipeline/documents.py",
-    "pipeline/memo.py",
-    "pipeline/names.py",
-    "pipeline/paths.py",
-    "pipeline/process_cache.py",
-    "pipeline/schema.py",
-    "pipeline/store.py",
     "pipeline/tasks.py",
-    "pipeline/yamlfile.py",
 )
 
 SPHINX_ROLE = re.compile(r":(?:py:)?(?:func|class|meth|mod|attr|data|exc|obj|const|term|ref):`")

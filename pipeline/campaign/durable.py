@@ -12,15 +12,31 @@ import secrets
 from pathlib import Path
 
 TMP_MARK = ".tmp-"
+"""What a temporary's name holds after the final name: ``.NAME.tmp-PID-RANDOM``."""
 
 
 def is_temporary(name: str) -> bool:
-    """A temporary of :func:`write_replace` or :func:`write_new` (left behind by a killed writer)."""
+    """Tell whether a file name is a temporary of this module (left behind by a killed writer).
+
+    Args:
+        name: A file name (not a path).
+
+    Returns:
+        True for the temporaries of [`write_replace`][pipeline.campaign.durable.write_replace] and
+            [`write_new`][pipeline.campaign.durable.write_new].
+    """
     return name.startswith(".") and TMP_MARK in name
 
 
 def fsync_dir(directory: Path) -> None:
-    """Flush a directory's entries (a rename is durable only once its directory is)."""
+    """Flush a directory's entries (a rename is durable only once its directory is).
+
+    Args:
+        directory: The directory.
+
+    Raises:
+        OSError: If it cannot be opened or flushed.
+    """
     fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
     try:
         os.fsync(fd)
@@ -29,8 +45,17 @@ def fsync_dir(directory: Path) -> None:
 
 
 def ensure_private_dir(directory: Path) -> Path:
-    """``directory`` made mode 0700, created with its missing parents (each created one 0700 too: ``mkdir
-    -p`` would give the parents the umask's mode)."""
+    """Create a directory and its missing parents with mode 0700, and make it 0700 if it exists.
+
+    Each parent created is 0700 too (``mkdir -p`` would give the parents the umask's mode); existing
+    parents are left as they are.
+
+    Args:
+        directory: The directory.
+
+    Returns:
+        ``directory``.
+    """
     missing = []
     current = directory
     while not current.exists():
@@ -65,7 +90,17 @@ def _write_temporary(target: Path, data: bytes, mode: int) -> Path:
 
 
 def write_replace(target: Path, data: bytes, mode: int = 0o600) -> None:
-    """Replace ``target`` by ``data`` atomically and durably (beside, fsync, rename, fsync directory)."""
+    """Replace a file by new content atomically and durably.
+
+    The data goes to a temporary beside ``target`` (created exclusively, never through a symbolic
+    link), is flushed, renamed over ``target``, and the directory is flushed.  On failure the
+    temporary is removed.
+
+    Args:
+        target: The file replaced (or created).
+        data: Its new content.
+        mode: Its permission bits (exactly these, whatever the umask).
+    """
     tmp = _write_temporary(target, data, mode)
     try:
         os.replace(tmp, target)
@@ -76,10 +111,18 @@ def write_replace(target: Path, data: bytes, mode: int = 0o600) -> None:
 
 
 def write_new(target: Path, data: bytes, mode: int = 0o600) -> bool:
-    """Create ``target`` with ``data`` unless it exists (then it is left as it is); True if created.
+    """Create a file with some content unless it exists (then it is left as it is), durably.
 
     The temporary is hard-linked to ``target``: the link fails when ``target`` exists, so an existing
     file is never overwritten, even by a concurrent writer of the same name.
+
+    Args:
+        target: The file created.
+        data: Its content.
+        mode: Its permission bits (exactly these, whatever the umask).
+
+    Returns:
+        True if this call created ``target``, False if it existed.
     """
     if target.exists():
         return False

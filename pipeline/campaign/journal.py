@@ -6,7 +6,7 @@ Layout (outside every served directory; directories 0700, files 0600)::
     CAMPAIGN_DIR/journal/log.jsonl                 one JSON object per write, in the order of the writes
 
 A log line is ``{"action", "document", "person", "sha256", "size", "time"}``: ``document`` is the
-campaign-relative name without extension (:func:`pipeline.campaign.locks.document_key`), ``time``
+campaign-relative name without extension ([`document_key`][pipeline.campaign.locks.document_key]), ``time``
 seconds since the epoch (UTC), ``action`` what wrote it (a brat action such as ``createSpan``,
 ``restore``, ...).  The object is written (beside, flushed, linked: never overwritten) *before* its log
 line, so every line names an object that exists.  Lines are appended with ``O_APPEND`` under an
@@ -35,9 +35,13 @@ from pipeline.campaign.durable import ensure_private_dir, fsync_dir, write_new
 log = logging.getLogger(__name__)
 
 JOURNAL_DIR = "journal"
+"""The journal's directory in the campaign directory."""
 OBJECTS_DIR = "objects"
+"""The objects' directory in the journal."""
 LOG_FILE = "log.jsonl"
+"""The log's file name in the journal."""
 SHA_RE = re.compile(r"^[0-9a-f]{64}$")
+"""A full sha256: 64 lowercase hex digits."""
 
 
 class JournalError(ValueError):
@@ -46,7 +50,17 @@ class JournalError(ValueError):
 
 @dataclass(frozen=True)
 class Version:
-    """One log line: ``document`` at ``time`` was ``sha256`` (``size`` bytes), written by ``person``."""
+    """One log line: ``document`` at ``time`` was ``sha256`` (``size`` bytes), written by ``person``.
+
+    Attributes:
+        time: When it was written, seconds since the epoch (UTC).
+        person: Who wrote it.
+        document: The document key (campaign-relative path without extension).
+        sha256: The sha256 of the ``.ann`` bytes, the name of its object.
+        action: What wrote it (a brat action such as ``createSpan``, ``restore``, ``snapshot`` ...).
+        size: The ``.ann``'s size in bytes.
+        line: Its 1-based line number in the log.
+    """
 
     time: float
     person: str
@@ -54,7 +68,7 @@ class Version:
     sha256: str
     action: str
     size: int
-    line: int  # 1-based line of the log
+    line: int
 
 
 _log_guard = threading.Lock()
@@ -63,8 +77,15 @@ _log_guard = threading.Lock()
 class Journal:
     """Append-only, content-addressed versions of a campaign's documents (see the module docstring).
 
-    ``clock`` gives the time of a record made without ``when`` (``time.time`` by default; tests inject
-    their own for reproducible logs).
+    Args:
+        campaign_dir: The campaign directory; the journal is its ``journal/`` directory (created, 0700,
+            at the first write).
+        clock: The time of a record made without ``when`` (``time.time`` by default; tests inject
+            their own for reproducible logs).
+
+    Attributes:
+        root: The journal directory.
+        log_path: The log file.
     """
 
     def __init__(self, campaign_dir: Path, *, clock: Callable[[], float] = time.time) -> None:
@@ -78,7 +99,25 @@ class Journal:
         return self.root / OBJECTS_DIR / sha[:2] / sha
 
     def record(self, person: str, document: str, content: bytes, action: str, when: float | None = None) -> str:
-        """Journal ``content`` (the new ``.ann`` bytes of ``document``) by ``person``; returns its sha256."""
+        """Journal a new version of a document.
+
+        The object is written first (durably, never overwritten), then the log line is appended under
+        an exclusive lock and flushed.
+
+        Args:
+            person: Who wrote it.
+            document: The document key.
+            content: The new ``.ann`` bytes.
+            action: What wrote it (a brat action, ``restore``, ``snapshot`` ...).
+            when: Its time, seconds since the epoch; None for the journal's clock.
+
+        Returns:
+            The content's sha256.
+
+        Raises:
+            JournalError: If ``person``, ``document`` or ``action`` is empty or holds a newline.
+            OSError: If the object or the line cannot be written (e.g. a full disk).
+        """
         for name, value in (("person", person), ("document", document), ("action", action)):
             if not value or "\n" in value:
                 raise JournalError(f"journal record: empty or multi-line {name} {value!r}")
@@ -110,8 +149,16 @@ class Journal:
                 os.close(fd)
 
     def entries(self) -> list[Version]:
-        """Every log line, in log order.  A last line without its newline (a writer killed in the middle)
-        is left out; any other unreadable line is a JournalError naming it."""
+        """Read every log line, in log order.
+
+        A last line without its newline (a writer killed in the middle) is left out, with a warning.
+
+        Returns:
+            One [`Version`][pipeline.campaign.journal.Version] per line.
+
+        Raises:
+            JournalError: If any other line is unreadable; the message names it.
+        """
         data = self.log_bytes()
         out = []
         lines = data.split(b"\n")
@@ -127,18 +174,43 @@ class Journal:
         return out
 
     def log_bytes(self) -> bytes:
-        """The log as it is between two writes (read under a shared lock), for a consistent copy."""
+        """Read the log as it is between two writes (under a shared lock), for a consistent copy.
+
+        Returns:
+            The log's bytes; empty when there is no log yet.
+        """
         if not self.log_path.is_file():
             return b""
         with self._log(os.O_RDONLY, fcntl.LOCK_SH) as fd, os.fdopen(os.dup(fd), "rb") as fh:
             return fh.read()
 
     def versions(self, document: str) -> list[Version]:
-        """The versions of ``document`` (campaign-relative name without extension), oldest first."""
+        """List the versions of one document, oldest first.
+
+        Args:
+            document: The document key (campaign-relative path without extension).
+
+        Returns:
+            Its log lines, in log order.
+
+        Raises:
+            JournalError: If a log line is unreadable.
+        """
         return [v for v in self.entries() if v.document == document]
 
     def content(self, sha: str) -> bytes:
-        """The bytes of the object ``sha``; JournalError if it is missing or does not match its name."""
+        """Read the bytes of a journal object, checked against its name.
+
+        Args:
+            sha: The object's sha256.
+
+        Returns:
+            The ``.ann`` bytes.
+
+        Raises:
+            JournalError: If ``sha`` is not a sha256, or the object is missing or does not hash to its
+                name.
+        """
         path = self._object_path(sha)
         try:
             data = path.read_bytes()

@@ -303,8 +303,19 @@ def _draw_over_time(ax: Any, progress: Mapping[str, list[tuple[float, int]]]) ->
 
 
 def team_status(root: Path) -> dict[str, object]:
-    """The team part of ``campaign status``: per person over the assignment history, calibration
-    documents counted apart, and who has worked since the current guideline version."""
+    """Compute the team part of ``campaign status``.
+
+    Args:
+        root: The campaign directory.
+
+    Returns:
+        ``people`` (per person and phase over the assignment history), ``calibration`` (calibration
+            documents per annotator, counted apart) and ``guidelines`` (who has worked since the current
+            guideline version).
+
+    Raises:
+        CampaignError: If ``campaign.json`` cannot be read.
+    """
     campaign = read_campaign(root)
     calibration: Counter[str] = Counter(p for e in campaign.get("calibration", []) for p in e["annotators"])
     return {"people": asg.person_history(root, campaign), "calibration": dict(sorted(calibration.items())),
@@ -312,6 +323,14 @@ def team_status(root: Path) -> dict[str, object]:
 
 
 def format_team_status(team: dict[str, object]) -> str:
+    """Format the team part of ``campaign status`` as Markdown.
+
+    Args:
+        team: What [`team_status`][pipeline.campaign.status.team_status] returned.
+
+    Returns:
+        The Markdown sections (starting with a blank line), ending with a newline.
+    """
     people = team["people"]
     assert isinstance(people, list)
     lines = ["", "## Team over the assignment history", "",

@@ -1,22 +1,24 @@
 """The people of a campaign and their passwords: ``CAMPAIGN_DIR/access/users.json``.
 
 The file lives outside every served directory (``access/`` is mode 0700, the file 0600) and is
-replaced as a whole (written beside, flushed, renamed; see :mod:`pipeline.campaign.durable`) under an
-advisory lock (``access/users.lock``), so two commands never interleave their changes.  Format::
+replaced as a whole (written beside, flushed, renamed; see
+[`pipeline.campaign.durable`][pipeline.campaign.durable]) under an advisory lock (``access/users.lock``), so
+two commands never interleave their changes.  Format::
 
     {"format": "pgx-corpus users 1",
      "people": {"alice": {"roles": ["annotator"], "revoked": false,
                           "password": "scrypt:32768:8:1$<salt hex>$<key hex>"}}}
 
-Roles are a subset of :data:`ROLES`: ``annotator`` (a phase-1 collection), ``senior`` (a phase-2
-collection once ``campaign review`` wrote it) and ``manager`` (read-only access).  Passwords come
-from :mod:`secrets`, are shown once to the manager by the command that creates or resets them, and
-are stored only as scrypt hashes (:func:`hashlib.scrypt`, a random salt per person, the parameters
-stored with the hash).  Nothing here logs a password or a hash.  A revoked person keeps their entry
+Roles are a subset of [`ROLES`][pipeline.campaign.users.ROLES]: ``annotator`` (a phase-1 collection),
+``senior`` (a phase-2 collection once ``campaign review`` wrote it) and ``manager`` (read-only access).
+Passwords come from ``secrets``, are shown once to the manager by the command that creates or resets
+them, and are stored only as scrypt hashes (``hashlib.scrypt``, a random salt per person, the
+parameters stored with the hash).  Nothing here logs a password or a hash.  A revoked person keeps their entry
 (their roles say what they had) but has no password until ``reset``.
 
-:class:`UserStore` is what ``campaign serve`` asks: it re-reads the file whenever it changes (inode,
-size or mtime), so people added, reset or revoked take effect without a restart.
+[`UserStore`][pipeline.campaign.users.UserStore] is what ``campaign serve`` asks: it re-reads the file
+whenever it changes (inode, size or mtime), so people added, reset or revoked take effect without a
+restart.
 """
 
 from __future__ import annotations
@@ -41,10 +43,15 @@ from pipeline.campaign.durable import TMP_MARK, ensure_private_dir, write_replac
 log = logging.getLogger(__name__)
 
 ACCESS_DIR = "access"
+"""The users' directory in the campaign directory (mode 0700, never served)."""
 USERS_FILE = "users.json"
+"""The users file's name in ``access/``."""
 LOCK_FILE = "users.lock"
+"""The users file's advisory lock in ``access/``."""
 FORMAT = "pgx-corpus users 1"
+"""The users file's ``format`` value."""
 ROLES = frozenset({"annotator", "senior", "manager"})
+"""The roles a person may hold."""
 
 # scrypt with werkzeug's parameters (N=2**15, r=8, p=1: 32 MiB and a few tens of ms per check)
 SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**15, 8, 1
@@ -58,7 +65,13 @@ class UsersError(ValueError):
 
 @dataclass(frozen=True)
 class Person:
-    """Someone who may log in to ``campaign serve``; ``roles`` is a subset of :data:`ROLES`."""
+    """Someone who may log in to ``campaign serve``.
+
+    Attributes:
+        id: The person's id (a roster id: letters, digits, ``.``, ``_``, ``-``).
+        roles: A non-empty subset of [`ROLES`][pipeline.campaign.users.ROLES].
+        revoked: Whether their access has ended (they have no password until reset).
+    """
 
     id: str
     roles: frozenset[str]
@@ -72,6 +85,14 @@ class _Entry:
 
 
 def users_path(campaign_dir: Path) -> Path:
+    """Return the users file of a campaign.
+
+    Args:
+        campaign_dir: The campaign directory.
+
+    Returns:
+        ``CAMPAIGN_DIR/access/users.json``.
+    """
     return Path(campaign_dir) / ACCESS_DIR / USERS_FILE
 
 
@@ -83,7 +104,14 @@ def _scrypt(password: str, salt: bytes, n: int, r: int, p: int) -> bytes:
 
 
 def hash_password(password: str) -> str:
-    """``scrypt:N:r:p$<salt hex>$<key hex>`` for ``password``, with a fresh random salt."""
+    """Hash a password with scrypt and a fresh random salt.
+
+    Args:
+        password: The clear password (never logged).
+
+    Returns:
+        ``scrypt:N:r:p$<salt hex>$<key hex>``.
+    """
     salt = secrets.token_bytes(SALT_BYTES)
     key = _scrypt(password, salt, SCRYPT_N, SCRYPT_R, SCRYPT_P)
     return f"scrypt:{SCRYPT_N}:{SCRYPT_R}:{SCRYPT_P}${salt.hex()}${key.hex()}"
@@ -98,14 +126,27 @@ def _parse_hash(stored: str) -> tuple[int, int, int, bytes, bytes]:
 
 
 def check_password(stored: str, password: str) -> bool:
-    """Whether ``password`` matches the hash ``stored`` (compared in constant time)."""
+    """Check a password against a stored hash (compared in constant time).
+
+    Args:
+        stored: The hash, as [`hash_password`][pipeline.campaign.users.hash_password] makes it.
+        password: The clear password typed.
+
+    Returns:
+        Whether it matches.
+
+    Raises:
+        ValueError: If ``stored`` is not a hash of this module (unknown method or malformed).
+    """
     n, r, p, salt, key = _parse_hash(stored)
     return hmac.compare_digest(_scrypt(password, salt, n, r, p), key)
 
 
 def _decoy_hash() -> str:
-    """A hash of the default parameters that no password matches: checked for unknown people, so that
-    an unknown name costs the same scrypt as a known one."""
+    """A hash of the default parameters that no password matches.
+
+    Checked for unknown people, so that an unknown name costs the same scrypt as a known one.
+    """
     return f"scrypt:{SCRYPT_N}:{SCRYPT_R}:{SCRYPT_P}${secrets.token_hex(SALT_BYTES)}${secrets.token_hex(KEY_BYTES)}"
 
 
@@ -191,11 +232,22 @@ def _check_person(person: str) -> None:
 
 
 def create_users(campaign_dir: Path, people: Mapping[str, Iterable[str]]) -> dict[str, str]:
-    """Create the missing people of ``people`` (person -> roles) and set the roles of existing ones.
+    """Create the missing people and set the roles of existing ones.
 
-    Returns ``{person: password}`` for the people created by this call only: existing people keep their
-    password (and a revoked person stays revoked).  The passwords are for a one-time display to the
-    manager; they are stored hashed only.  Everything is checked before anything is written.
+    Existing people keep their password (and a revoked person stays revoked).  Everything is checked
+    before anything is written; the file is replaced durably under its lock.  The number of people
+    created is logged, never a password.
+
+    Args:
+        campaign_dir: The campaign directory.
+        people: Person id -> roles (a non-empty subset of [`ROLES`][pipeline.campaign.users.ROLES]).
+
+    Returns:
+        ``{person: password}`` for the people created by this call only; the passwords are for a
+            one-time display to the manager and are stored hashed only.
+
+    Raises:
+        UsersError: If an id or a role set is invalid, or the users file is unreadable or malformed.
     """
     wanted: dict[str, frozenset[str]] = {}
     for person, roles in people.items():
@@ -224,7 +276,20 @@ def create_users(campaign_dir: Path, people: Mapping[str, Iterable[str]]) -> dic
 
 
 def reset_password(campaign_dir: Path, person: str) -> str:
-    """A new password for ``person`` (also lifting a revocation); UsersError for an unknown person."""
+    """Give a person a new password, also lifting a revocation.
+
+    The file is replaced durably under its lock; the reset is logged, never the password.
+
+    Args:
+        campaign_dir: The campaign directory.
+        person: The person's id.
+
+    Returns:
+        The new clear password, for a one-time display (stored hashed only).
+
+    Raises:
+        UsersError: If the person is unknown or the users file is unreadable or malformed.
+    """
     password, stored = _new_password()
 
     def change(current: dict[str, _Entry]) -> None:
@@ -239,7 +304,18 @@ def reset_password(campaign_dir: Path, person: str) -> str:
 
 
 def revoke(campaign_dir: Path, person: str) -> None:
-    """End ``person``'s access: their password hash is dropped; UsersError for an unknown person."""
+    """End a person's access: their password hash is dropped, their roles kept.
+
+    The file is replaced durably under its lock; the revocation is logged.  ``campaign serve`` ends
+    their sessions at their next request.
+
+    Args:
+        campaign_dir: The campaign directory.
+        person: The person's id.
+
+    Raises:
+        UsersError: If the person is unknown or the users file is unreadable or malformed.
+    """
 
     def change(current: dict[str, _Entry]) -> None:
         old = current.get(person)
@@ -252,7 +328,17 @@ def revoke(campaign_dir: Path, person: str) -> None:
 
 
 def list_people(campaign_dir: Path) -> list[Person]:
-    """Everyone in the users file, by id (empty when there is none); UsersError when it is unreadable."""
+    """List everyone in a campaign's users file.
+
+    Args:
+        campaign_dir: The campaign directory.
+
+    Returns:
+        The people, by id; empty when there is no users file.
+
+    Raises:
+        UsersError: If the file is unreadable or malformed.
+    """
     return [e.person for _, e in sorted(_read(users_path(campaign_dir)).items())]
 
 
@@ -260,6 +346,9 @@ class UserStore:
     """The users of one campaign for ``campaign serve``: thread-safe, re-read when the file changes.
 
     A users file that cannot be read or parsed denies everyone (logged once per change of the file).
+
+    Args:
+        campaign_dir: The campaign directory.
     """
 
     def __init__(self, campaign_dir: Path) -> None:
@@ -297,14 +386,28 @@ class UserStore:
             return self._people
 
     def get(self, person: str) -> Person | None:
-        """The person (revoked or not), or None when unknown."""
+        """Look a person up (the file is re-read if it changed).
+
+        Args:
+            person: The person's id.
+
+        Returns:
+            The person (revoked or not), or None when unknown.
+        """
         entry = self._current().get(person)
         return entry.person if entry else None
 
     def verify(self, person: str, password: str) -> Person | None:
-        """The person if ``password`` is theirs and they are not revoked, else None.
+        """Check a login.
 
         Unknown and revoked people cost one scrypt check too, so timing does not tell who exists.
+
+        Args:
+            person: The person id typed.
+            password: The clear password typed (never logged).
+
+        Returns:
+            The person if the password is theirs and they are not revoked, else None.
         """
         entry = self._current().get(person)
         stored = entry.password if entry is not None and entry.password is not None else self._decoy

@@ -1,7 +1,8 @@
 """``pgx-corpus``: the one command line of the project (``python -m pipeline`` is the same).
 
-``build`` schedules the Luigi DAG (``pipeline.tasks.BuildCorpus``); the other
-subcommands work on brat directories and come from the ``*_commands`` modules.
+``build`` schedules the Luigi DAG ([`BuildCorpus`][pipeline.tasks.BuildCorpus]); the other
+subcommands work on brat directories and come from the ``*_commands`` modules.  Exit codes follow
+[`pipeline.cli.exitcodes`][pipeline.cli.exitcodes].
 """
 
 from __future__ import annotations
@@ -22,18 +23,34 @@ from pipeline.cli.exitcodes import EPILOG, ExitCode
 log = logging.getLogger(__name__)
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
+"""The project's checkout (where ``config/`` and ``luigi.cfg`` are)."""
 DEFAULT_QUERY_FILE = PROJECT_ROOT / "config" / "query.txt"
+"""The PubMed query ``build`` runs when given no source."""
 COMMAND_MODULES = ("pipeline.cli.lexicon_commands", "pipeline.cli.brat_commands", "pipeline.cli.corpus_commands",
                    # campaign_commands creates the `campaign` group that release_commands adds to
                    "pipeline.cli.campaign_commands", "pipeline.cli.release_commands", "pipeline.cli.train_commands",
                    "pipeline.cli.users_commands", "pipeline.cli.team_commands", "pipeline.cli.import_commands",
                    "pipeline.cli.simulate_commands", "pipeline.cli.serve_commands", "pipeline.cli.relation_commands")
+"""The modules whose ``register(sub)`` adds their subcommands, in this order."""
 STAGES = ("documents", "sentences", "preannotated", "extended", "mapped", "related", "filtered", "sampled", "brat",
           "batches")
+"""The stages ``build --until`` may stop after, in build order."""
 
 
 def read_query_file(path: Path) -> str:
-    """A query file: lines joined by spaces; lines starting with '#' are comments."""
+    """Read a PubMed query file: lines joined by spaces; lines starting with ``#`` are comments.
+
+    Args:
+        path: The query file (UTF-8).
+
+    Returns:
+        The query.
+
+    Raises:
+        SystemExit: With [`ExitCode.REFUSED`][pipeline.cli.exitcodes.ExitCode] (a usage error, like
+            argparse's), after one ``pgx-corpus build: ...`` line on stderr, if the file cannot be read
+            or holds no query.
+    """
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
@@ -53,6 +70,11 @@ def _sample_value(value: str) -> str:
 
 
 def add_build_parser(sub: argparse._SubParsersAction) -> None:
+    """Add the ``build`` subcommand and its options (handled by [`run_build`][pipeline.cli.run_build]).
+
+    Args:
+        sub: The subparsers of ``pgx-corpus``.
+    """
     p = sub.add_parser(
         "build",
         help="build the corpus: retrieval, sentences, pre-annotation, extension, filtering, sampling, brat",
@@ -123,7 +145,22 @@ def add_build_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def build_params(args: argparse.Namespace) -> dict[str, Any]:
-    """BuildCorpus parameters from the command line; options left out are not set (luigi.cfg applies)."""
+    """Turn ``build``'s command line into [`BuildCorpus`][pipeline.tasks.BuildCorpus] parameters.
+
+    Options left out are not set, so ``luigi.cfg`` and the built-in defaults apply.  With no source at
+    all, the query of [`DEFAULT_QUERY_FILE`][pipeline.cli.DEFAULT_QUERY_FILE] is used; a query is dated
+    ``--date`` or today.  Paths are made absolute.
+
+    Args:
+        args: The parsed ``build`` arguments.
+
+    Returns:
+        The task's parameters by name.
+
+    Raises:
+        SystemExit: With [`ExitCode.REFUSED`][pipeline.cli.exitcodes.ExitCode] if a query file cannot be
+            read or is empty.
+    """
     params: dict[str, Any] = {"out": str(args.out.resolve())}
     query = args.query or (read_query_file(args.query_file) if args.query_file else None)
     if query is None and not args.pubmed_xml and not args.pubtator:
@@ -166,7 +203,21 @@ def build_params(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run_build(args: argparse.Namespace) -> int:
-    """The build under the lock of ``--out`` (one writer per output directory, see corpus/outdir.py)."""
+    """Run ``pgx-corpus build``: the Luigi DAG under the lock of ``--out``.
+
+    One writer per output directory ([`pipeline.corpus.outdir`][pipeline.corpus.outdir]); temporaries a
+    killed build left are cleaned first, and an output directory created by a refused build is removed.
+    Prints the manifest and brat collection paths on stdout; failures on stderr.
+
+    Args:
+        args: The parsed ``build`` arguments.
+
+    Returns:
+        [`ExitCode`][pipeline.cli.exitcodes.ExitCode]: ``OK`` built and published; ``WORK_LEFT``
+            published with efetch batches to retry (rerun the same command); ``REFUSED`` ``--out`` locked by
+            another build, a bad roster or relation rule file, before any output; ``ERROR`` a task failed,
+            or the central scheduler does not answer.
+    """
     from pipeline.corpus import outdir
 
     out = args.out.resolve()
@@ -334,9 +385,22 @@ def _run_build_locked(args: argparse.Namespace) -> int:
 
 
 def wait_for_other_workers(task: Any, args: argparse.Namespace, scheduler: dict[str, Any], result: Any) -> Any:
-    """With a central scheduler, the build's worker stops once none of its tasks is pending, even when
+    """Wait for the tasks other workers still run, then schedule again what is left.
+
+    With a central scheduler, the build's worker stops once none of its tasks is pending, even when
     another worker is still running the last ones (the final task included): wait for them, and
-    schedule again whatever is left, until the build is complete or nothing moves."""
+    schedule again whatever is left, until the build is complete or nothing moves.  A scheduler that
+    stops answering is logged as an error.
+
+    Args:
+        task: The Luigi task being built.
+        args: The parsed ``build`` arguments (scheduler host and port, workers).
+        scheduler: The keyword arguments of ``luigi.build`` for the scheduler.
+        result: The result of the last ``luigi.build`` run.
+
+    Returns:
+        The result of the last ``luigi.build`` run (the one given when nothing was run again).
+    """
     import time
 
     import luigi
@@ -361,6 +425,11 @@ def wait_for_other_workers(task: Any, args: argparse.Namespace, scheduler: dict[
 
 
 def make_parser() -> argparse.ArgumentParser:
+    """Build the ``pgx-corpus`` parser with every subcommand registered.
+
+    Returns:
+        The parser; [`pipeline.cli.reference`][pipeline.cli.reference] renders the CLI reference from it.
+    """
     parser = argparse.ArgumentParser(
         prog="pgx-corpus",
         description="Build PGxCorpus-style annotated corpora from PubMed, reproducibly.",
@@ -378,13 +447,25 @@ def make_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None, *, fast_exit: bool = False) -> int:
-    """Run one subcommand; returns its exit status.
+    """Run one subcommand and return its exit status.
 
-    ``fast_exit`` (the console script and ``python -m pipeline``): a ``build``
-    or ``worker`` ends the process as soon as it is done, with ``os._exit``
-    after flushing its output, instead of tearing the interpreter down: freeing
-    a loaded lexicon and spaCy model took 0.4 s, a twentieth of a small rebuild.
-    Every output was already written atomically and every child process joined.
+    Logging is configured from ``--log-level``; below DEBUG, logged tracebacks become one line
+    ([`one_line_exceptions`][pipeline.cli.one_line_exceptions]).  An exception a command does not handle
+    ends in one ``pgx-corpus COMMAND: ...`` line ([`report_failure`][pipeline.cli.report_failure]).
+
+    Args:
+        argv: The arguments after ``pgx-corpus``; None for ``sys.argv[1:]``.
+        fast_exit: For the console script and ``python -m pipeline``: a ``build`` or ``worker`` ends the
+            process as soon as it is done, with ``os._exit`` after flushing its output, instead of
+            tearing the interpreter down: freeing a loaded lexicon and spaCy model took 0.4 s, a
+            twentieth of a small rebuild.  Every output was already written atomically and every child
+            process joined.
+
+    Returns:
+        The exit status ([`ExitCode`][pipeline.cli.exitcodes.ExitCode]; 130 after Ctrl-C).
+
+    Raises:
+        SystemExit: On a usage error (argparse, status 2), for ``--help`` and ``--version`` (0).
     """
     parser = make_parser()
     args = parser.parse_args(argv)
@@ -411,8 +492,17 @@ def main(argv: list[str] | None = None, *, fast_exit: bool = False) -> int:
 
 
 def one_line_exceptions(record: logging.LogRecord) -> bool:
-    """A logging filter: an exception logged with its traceback (Luigi logs a failed task's so) becomes one
-    line, ``message: ExceptionType: text``; ``--log-level DEBUG`` keeps the tracebacks."""
+    """Turn an exception logged with its traceback into one line (a logging filter).
+
+    Luigi logs a failed task's exception with its traceback; the record becomes
+    ``message: ExceptionType: text``.  Installed unless ``--log-level DEBUG``, which keeps the tracebacks.
+
+    Args:
+        record: The log record, changed in place.
+
+    Returns:
+        Always True: the record is kept.
+    """
     if record.exc_info and record.exc_info[1] is not None:
         exc = record.exc_info[1]
         record.msg = f"{record.getMessage()}: {type(exc).__name__}: {exc} (--log-level DEBUG shows where)"
@@ -423,18 +513,31 @@ def one_line_exceptions(record: logging.LogRecord) -> bool:
 
 
 def command_label(args: argparse.Namespace) -> str:
-    """``build``, ``campaign review``, ``decisions apply``: the words that named the command."""
+    """Return the words that named the command, for its messages.
+
+    Args:
+        args: The parsed arguments.
+
+    Returns:
+        E.g. ``build``, ``campaign review``, ``decisions apply``.
+    """
     sub = [v for k, v in sorted(vars(args).items()) if k.endswith("_command") and isinstance(v, str)]
     return " ".join([str(args.command), *sub])
 
 
 def report_failure(label: str, exc: BaseException) -> int:
-    """Print one ``pgx-corpus COMMAND: ...`` line for an exception a command did not handle; its exit code.
+    """Print one ``pgx-corpus COMMAND: ...`` line on stderr for an exception a command did not handle.
 
-    Input refused (a hostile name, a symbolic link, a YAML file over its limits or with wrong types, any
-    error type of :func:`refusal_types`) is :attr:`ExitCode.REFUSED`; anything else (a full disk, an I/O
-    error, a scheduler that died, a bug) is :attr:`ExitCode.ERROR`.  The traceback goes to the log at
-    DEBUG (``--log-level DEBUG``), not to the person.
+    The traceback goes to the log at DEBUG (``--log-level DEBUG``), not to the person.
+
+    Args:
+        label: The command's words ([`command_label`][pipeline.cli.command_label]).
+        exc: The exception.
+
+    Returns:
+        ``ExitCode.REFUSED`` for input refused (a hostile name, a symbolic link, a YAML file over its
+            limits or with wrong types, any error type of [`refusal_types`][pipeline.cli.refusal_types]);
+            ``ExitCode.ERROR`` for anything else (a full disk, an I/O error, a scheduler that died, a bug).
     """
     log.debug("%s failed", label, exc_info=exc)
     if isinstance(exc, refusal_types()):
@@ -449,7 +552,14 @@ def report_failure(label: str, exc: BaseException) -> int:
 
 
 def refusal_types() -> tuple[type[BaseException], ...]:
-    """Error types that mean "bad input, refused" (imported here, when a command failed, not at start-up)."""
+    """Return the error types that mean "bad input, refused".
+
+    They are imported here, when a command failed, not at start-up.
+
+    Returns:
+        The exception classes that [`report_failure`][pipeline.cli.report_failure] reports as
+            ``REFUSED``.
+    """
     import yaml
 
     from pipeline.campaign.batches import ManifestError, RosterError
@@ -462,5 +572,9 @@ def refusal_types() -> tuple[type[BaseException], ...]:
 
 
 def console_main() -> int:
-    """The ``pgx-corpus`` console script."""
+    """Run the ``pgx-corpus`` console script ([`main`][pipeline.cli.main] with ``fast_exit``).
+
+    Returns:
+        The exit status.
+    """
     return main(fast_exit=True)

@@ -1,4 +1,8 @@
-"""``pgx-corpus validate`` and ``pgx-corpus batches``: thin wrappers over validate.py and batches.py."""
+"""``pgx-corpus validate`` and ``pgx-corpus batches``: thin wrappers over validate and batches.
+
+The work is done by [`pipeline.brat.validate`][pipeline.brat.validate] and
+[`pipeline.campaign.batches`][pipeline.campaign.batches].
+"""
 
 from __future__ import annotations
 
@@ -74,7 +78,14 @@ def _batches(args: argparse.Namespace) -> int:
 
 
 def print_passwords(passwords: Mapping[str, str], campaign_dir: Path) -> None:
-    """The one-time display of new passwords, on stdout, to the manager who ran the command."""
+    """Show new passwords once, on stdout, to the manager who ran the command.
+
+    Nothing is printed when there is none; the passwords are never logged.
+
+    Args:
+        passwords: Person id -> new clear password.
+        campaign_dir: The campaign directory (for the ``campaign users ... reset`` hint).
+    """
     if not passwords:
         return
     print(f"new passwords, shown this once (give each person theirs privately; `pgx-corpus campaign users "
@@ -84,7 +95,16 @@ def print_passwords(passwords: Mapping[str, str], campaign_dir: Path) -> None:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add the ``validate`` and ``batches`` subcommands to the ``pgx-corpus`` parser."""
+    """Add the ``validate`` and ``batches`` subcommands to the ``pgx-corpus`` parser.
+
+    ``validate`` exits 0 with no problem, 1 with problems (``file:line`` on stdout; ``--strict`` warnings
+    do not change it), 2 for a missing directory, ``annotation.conf`` or schema.  ``batches`` exits 0
+    with the campaign written (new passwords shown once), 2 for a bad roster, manifest, collection or
+    users file, or a started campaign, before anything is written.
+
+    Args:
+        sub: The subparsers of ``pgx-corpus``.
+    """
     p = sub.add_parser(
         "validate",
         help="check a brat collection as brat does when loading it",

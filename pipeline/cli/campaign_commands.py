@@ -1,9 +1,10 @@
 """``pgx-corpus campaign status | review``: the annotation campaign after ``pgx-corpus batches``.
 
-The ``campaign`` group is built from a module-level registry: :func:`add_campaign_command` returns the
-parser of a new ``campaign NAME`` subcommand; other modules (e.g. ``release_commands``) add theirs with
-it from their own ``register(sub)``, which must run after this module's (list them after
-``pipeline.cli.campaign_commands`` in :data:`pipeline.cli.COMMAND_MODULES`).
+The ``campaign`` group is built from a module-level registry:
+[`add_campaign_command`][pipeline.cli.campaign_commands.add_campaign_command] returns the parser of a new
+``campaign NAME`` subcommand; other modules (e.g. ``release_commands``) add theirs with it from their own
+``register(sub)``, which must run after this module's (list them after
+``pipeline.cli.campaign_commands`` in [`COMMAND_MODULES`][pipeline.cli.COMMAND_MODULES]).
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ from pipeline.cli.exitcodes import ExitCode
 from pipeline.schema import DEFAULT_SCHEMA, SchemaError, load_schema
 
 _GROUP: dict[str, argparse._SubParsersAction] = {}
-#: the ``campaign`` subcommands registered so far on the current parser, by name
 COMMANDS: dict[str, argparse.ArgumentParser] = {}
+"""The ``campaign`` subcommands registered so far on the current parser, by name."""
 
 
 def _campaign_group() -> argparse._SubParsersAction:
@@ -34,14 +35,37 @@ def _campaign_group() -> argparse._SubParsersAction:
 
 
 def add_campaign_command(name: str, help: str) -> argparse.ArgumentParser:  # noqa: A002 - argparse's name
-    """The parser of a new ``pgx-corpus campaign NAME`` subcommand (set its ``func`` default)."""
+    """Add a ``pgx-corpus campaign NAME`` subcommand.
+
+    Args:
+        name: The subcommand's name.
+        help: Its one-line help, also its description.
+
+    Returns:
+        Its parser: add its arguments and set its ``func`` default (the handler).
+
+    Raises:
+        RuntimeError: If the ``campaign`` group was not created yet
+            ([`register`][pipeline.cli.campaign_commands.register] runs first).
+    """
     parser = _campaign_group().add_parser(name, help=help, description=help)
     COMMANDS[name] = parser
     return parser
 
 
 def journal_progress(campaign_dir: Path) -> dict[str, list[tuple[float, int]]] | None:
-    """``campaign status --png``: documents done over time from the journal, None without one."""
+    """Compute the documents done over time from the journal, for ``campaign status --png``.
+
+    An unreadable journal is reported on stderr (one line) and gives None.
+
+    Args:
+        campaign_dir: The campaign directory.
+
+    Returns:
+        ``{"<person> (phase N)": [(time, documents done), ...]}`` (time in seconds since the epoch, see
+            [`done_over_time`][pipeline.campaign.status.done_over_time]); None without a journal or with an
+            unreadable one.
+    """
     journal = Journal(campaign_dir)
     contents: dict[str, bytes] = {}
     try:
@@ -58,6 +82,18 @@ def journal_progress(campaign_dir: Path) -> dict[str, list[tuple[float, int]]] |
 
 
 def run_status(args: argparse.Namespace) -> int:
+    """Run ``pgx-corpus campaign status``: progress per person and phase, and the team.
+
+    Prints Markdown (or one JSON object with ``--json``) on stdout and each held-back document's problem
+    on stderr; ``--png`` also writes a progress chart.  Reads the campaign only (and writes the chart).
+
+    Args:
+        args: The parsed arguments (``campaign_dir``, ``json``, ``png``).
+
+    Returns:
+        ``ExitCode.OK`` reported with no document held back; ``ExitCode.WORK_LEFT`` documents held back;
+            2 (``REFUSED``) not a campaign.
+    """
     try:
         status = status_mod.campaign_status(args.campaign_dir)
         team = status_mod.team_status(Path(args.campaign_dir))
@@ -78,6 +114,22 @@ def run_status(args: argparse.Namespace) -> int:
 
 
 def run_review(args: argparse.Namespace) -> int:
+    """Run ``pgx-corpus campaign review``: build phase 2 and report agreement.
+
+    ``--remerge`` first merges the given documents again.  Then every document both phase-1 annotators
+    marked Done (and neither discarded) is merged into its senior's collection (documents already there
+    are never touched), and the reports are written in ``review/``
+    ([`review`][pipeline.campaign.review.review]).  A summary (or ``--json``) goes to stdout, each
+    held-back document's problem to stderr.
+
+    Args:
+        args: The parsed arguments (``campaign_dir``, ``json``, ``schema``, ``remerge``).
+
+    Returns:
+        ``ExitCode.OK`` every document reviewed, discarded or in phase 2; ``ExitCode.WORK_LEFT``
+            documents held back or still pending in phase 1; 2 (``REFUSED``) not a campaign, a bad schema,
+            or a campaign rule would break.
+    """
     counts: Counter[str] = Counter()
     if args.remerge:
         from pipeline.campaign.remerge import remerge
@@ -109,7 +161,14 @@ def run_review(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add the ``campaign`` group with ``status`` and ``review`` to the ``pgx-corpus`` parser."""
+    """Add the ``campaign`` group with ``status`` and ``review`` to the ``pgx-corpus`` parser.
+
+    Handlers: [`run_status`][pipeline.cli.campaign_commands.run_status],
+    [`run_review`][pipeline.cli.campaign_commands.run_review].
+
+    Args:
+        sub: The subparsers of ``pgx-corpus``.
+    """
     group = sub.add_parser(
         "campaign",
         help="the annotation campaign after batches: status, review (phase 2), ...",

@@ -1,9 +1,11 @@
 """``pgx-corpus stats | agreement | evaluate | harmonize | export``: commands on brat directories.
 
-Thin handlers: parse arguments, call :mod:`pipeline.brat.stats`, :mod:`pipeline.brat.agreement`,
-:mod:`pipeline.brat.evaluate`, :mod:`pipeline.brat.harmonize`, :mod:`pipeline.brat.export`, print or write the
-results.  With ``--json`` exactly one JSON object goes to stdout; logs and warnings go to stderr.
-Every command checks its input first (:func:`pipeline.brat.checked.load_checked`): each problem
+Thin handlers: parse arguments, call [`pipeline.brat.stats`][pipeline.brat.stats],
+[`pipeline.brat.agreement`][pipeline.brat.agreement], [`pipeline.brat.evaluate`][pipeline.brat.evaluate],
+[`pipeline.brat.harmonize`][pipeline.brat.harmonize], [`pipeline.brat.export`][pipeline.brat.export], print
+or write the results.  With ``--json`` exactly one JSON object goes to stdout; logs and warnings go to
+stderr.  Every command checks its input first ([`load_checked`][pipeline.brat.checked.load_checked]): each
+problem
 (missing ``.txt``, orphan ``.ann``, out-of-range or mismatched span, non-UTF-8 bytes, unparsable
 line) is printed as ``file:line: message`` on stderr, the broken documents are left out of what
 the command computes or writes, and a line per directory says how many were excluded (also in
@@ -128,6 +130,22 @@ def _add_schema(p: argparse.ArgumentParser) -> None:
 # --- stats -------------------------------------------------------------------------
 
 def run_stats(args: argparse.Namespace) -> int:
+    """Run ``pgx-corpus stats``: corpus statistics of a brat collection (and of a pipeline run).
+
+    Markdown on stdout, or one JSON object with ``--json``; ``--out`` also writes CSV tables and PNG
+    charts (each path written is named on stderr).
+
+    Args:
+        args: The parsed arguments (``brat_dir``, ``pipeline``, ``json``, ``out``, ``schema``).
+
+    Returns:
+        ``OK`` (0): computed on the sound documents (the excluded ones are listed on stderr).
+
+    Raises:
+        FileNotFoundError: For a missing input (the registered handler turns this and the errors below
+            into one ``pgx-corpus COMMAND: ...`` line and exit 2).
+        pipeline.schema.SchemaError: For a bad schema file.
+    """
     schema = load_schema(args.schema)
     counts: Counter[str] = Counter()
     with _checked_input("stats", [args.brat_dir]) as ((brat_dir,), checks):
@@ -150,6 +168,23 @@ def run_stats(args: argparse.Namespace) -> int:
 # --- agreement ----------------------------------------------------------------------
 
 def run_agreement(args: argparse.Namespace) -> int:
+    """Run ``pgx-corpus agreement``: pairwise inter-annotator agreement, or pre-annotation scores.
+
+    With ``--preannotation`` the first directory is the pre-annotation, scored against each other one
+    (Table 10 settings).  Reads only; a table (or ``--json``) on stdout.
+
+    Args:
+        args: The parsed arguments (``directories``, at least two; ``json``, ``preannotation``,
+            ``source``, ``schema``).
+
+    Returns:
+        ``OK`` (0): computed on the sound documents (the excluded ones are listed on stderr).
+
+    Raises:
+        FileNotFoundError: For a missing input (the registered handler turns this and the errors below
+            into one ``pgx-corpus COMMAND: ...`` line and exit 2).
+        pipeline.schema.SchemaError: For a bad schema file.
+    """
     schema = load_schema(args.schema)
     counts: Counter[str] = Counter()
     with _checked_input("agreement", args.directories, share_texts=True, textless=True) as (directories, checks):
@@ -176,6 +211,23 @@ def run_agreement(args: argparse.Namespace) -> int:
 # --- evaluate -------------------------------------------------------------------------
 
 def run_evaluate(args: argparse.Namespace) -> int:
+    """Run ``pgx-corpus evaluate``: score a system's output against a gold brat directory.
+
+    A system output in BioC, PubTator or Parquet is read into a scratch brat directory first (removed
+    after).  Reads only; a report (or ``--json``) on stdout.
+
+    Args:
+        args: The parsed arguments (``gold``, ``system``, ``system_format``, ``schema``, ``json``,
+            ``intersection``, ``concepts_tsv``).
+
+    Returns:
+        ``OK`` (0): computed on the sound documents; ``REFUSED`` (2): the system output cannot be read.
+
+    Raises:
+        FileNotFoundError: For a missing input (the registered handler turns this and the errors below
+            into one ``pgx-corpus COMMAND: ...`` line and exit 2).
+        pipeline.schema.SchemaError: For a bad schema file.
+    """
     counts: Counter[str] = Counter()
     concepts = (args.concepts_tsv[0], args.concepts_tsv[1]) if args.concepts_tsv else None
     # predictions in BioC, PubTator or Hugging Face Parquet are read into a scratch brat directory first
@@ -207,6 +259,23 @@ def run_evaluate(args: argparse.Namespace) -> int:
 # --- harmonize -------------------------------------------------------------------------
 
 def run_harmonize(args: argparse.Namespace) -> int:
+    """Run ``pgx-corpus harmonize``: merge annotators' brat directories by centroid voting.
+
+    Writes the merged documents as a brat collection in ``--out`` (document by document, not as one
+    atomic directory), after applying ``--decisions``; a summary (or ``--json``) on stdout.
+
+    Args:
+        args: The parsed arguments (``directories``, ``threshold``, ``out``, ``ambiguity``,
+            ``decisions``, ``json``).
+
+    Returns:
+        ``OK`` (0): merged from the sound documents (the excluded ones are listed on stderr).
+
+    Raises:
+        FileNotFoundError: For a missing input (the registered handler turns this and the error below
+            into one ``pgx-corpus harmonize: ...`` line and exit 2).
+        pipeline.brat.harmonize.DecisionError: For a bad decisions file, before anything is written.
+    """
     counts: Counter[str] = Counter()
     decisions = harmonize_mod.read_decisions(args.decisions) if args.decisions else None
     with _checked_input("harmonize", args.directories, share_texts=True) as (directories, checks):
@@ -247,6 +316,25 @@ def run_harmonize(args: argparse.Namespace) -> int:
 # --- export ------------------------------------------------------------------------------
 
 def run_export(args: argparse.Namespace) -> int:
+    """Run ``pgx-corpus export``: write a brat collection as PubTator, BioC, CoNLL or PMID splits.
+
+    A training view: relation types are folded by the config's ``relation_map`` unless
+    ``--no-relation-map`` ([`export`][pipeline.brat.export.export] writes ``--out``).  A summary (or
+    ``--json``) on stdout.
+
+    Args:
+        args: The parsed arguments (``brat_dir``, ``format``, ``out``, ``seed``, ``ratios``, ``config``,
+            ``no_relation_map``, ``conll_scheme``, ``pubtator_level``, ``json``, ``schema``).
+
+    Returns:
+        ``OK`` (0): exported from the sound documents (the excluded ones are listed on stderr).
+
+    Raises:
+        FileNotFoundError: For a missing input (the registered handler turns this and the errors below
+            into one ``pgx-corpus export: ...`` line and exit 2).
+        pipeline.schema.SchemaError: For a bad schema file.
+        pipeline.brat.export.ExportConfigError: For a bad export configuration.
+    """
     schema = load_schema(args.schema)
     config = export_mod.load_export_config(args.config)
     if args.no_relation_map:
@@ -279,7 +367,13 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add ``stats``, ``agreement``, ``evaluate``, ``harmonize`` and ``export`` to the ``pgx-corpus`` parser."""
+    """Add ``stats``, ``agreement``, ``evaluate``, ``harmonize`` and ``export`` to the ``pgx-corpus`` parser.
+
+    Each handler is wrapped so that expected input errors end in one line and exit 2.
+
+    Args:
+        sub: The subparsers of ``pgx-corpus``.
+    """
     p = sub.add_parser("stats", help="corpus statistics of a brat collection (and of a pipeline run)",
                        description="Entities by type (simple/nested/discontiguous/both), relations by type and "
                        "modality, sentences with the three key groups, sentences without relation, abstracts. "

@@ -1,23 +1,19 @@
 """The exit-code table every ``pgx-corpus`` command follows.
 
-=====  ===========  ==========================================================================
-code   name         meaning
-=====  ===========  ==========================================================================
-0      OK           done; nothing is left to do for this command
-1      ERROR        the command failed (I/O error, full disk, unreadable input, a service that
-                    did not answer); what it had published before stays as it was
-2      REFUSED      usage error or refused before anything was written: bad arguments, invalid
-                    or hostile input, a campaign rule that would break, an output locked by
-                    another run, a port in use
-3      WORK_LEFT    the command did its work, and work is left for people or for a rerun:
-                    documents held back or still pending, efetch batches to retry
-=====  ===========  ==========================================================================
+* **0** ``OK``: done; nothing is left to do for this command.
+* **1** ``ERROR``: the command failed (I/O error, full disk, unreadable input, a service that did not
+  answer); what it had published before stays as it was.
+* **2** ``REFUSED``: usage error or refused before anything was written: bad arguments, invalid or hostile
+  input, a campaign rule that would break, an output locked by another run, a port in use.
+* **3** ``WORK_LEFT``: the command did its work, and work is left for people or for a rerun: documents
+  held back or still pending, efetch batches to retry.
 
 A discarded document is a finished decision, not work left.  Every failure ends with one line
 ``pgx-corpus COMMAND: …`` on stderr: an exception a command does not handle itself is reported in one
 line by ``pgx-corpus`` (``REFUSED`` for input it refuses, ``ERROR`` otherwise; the traceback only in the
-log at ``--log-level DEBUG``).  :data:`COMMAND_CODES` says what each code means for each command; the
-help epilog (:data:`EPILOG`) prints both tables.
+log at ``--log-level DEBUG``).  [`COMMAND_CODES`][pipeline.cli.exitcodes.COMMAND_CODES] says what each
+code means for each command; the help epilog ([`EPILOG`][pipeline.cli.exitcodes.EPILOG]) prints both
+tables.
 """
 
 from __future__ import annotations
@@ -27,7 +23,14 @@ from enum import IntEnum
 
 
 class ExitCode(IntEnum):
-    """Exit statuses of ``pgx-corpus`` (see the module docstring)."""
+    """Exit statuses of ``pgx-corpus`` (see the module docstring).
+
+    Attributes:
+        OK: 0, done; nothing is left to do.
+        ERROR: 1, the command failed.
+        REFUSED: 2, usage error or refused before anything was written.
+        WORK_LEFT: 3, done, and work is left for people or for a rerun.
+    """
 
     OK = 0
     ERROR = 1
@@ -35,7 +38,6 @@ class ExitCode(IntEnum):
     WORK_LEFT = 3
 
 
-#: per command: the codes it can end with, and what each means for it (beyond the table above)
 COMMAND_CODES: dict[str, dict[ExitCode, str]] = {
     "build": {ExitCode.OK: "built and published", ExitCode.ERROR: "a task failed (see the log), a full disk, "
               "a scheduler that does not answer", ExitCode.REFUSED: "bad arguments or roster, --out locked by "
@@ -96,10 +98,18 @@ COMMAND_CODES: dict[str, dict[ExitCode, str]] = {
                           "an I/O error", ExitCode.REFUSED: "bad campaign or reference: nothing written"},
     "campaign guideline": {ExitCode.OK: "guide version recorded", ExitCode.REFUSED: "bad campaign or guide"},
 }
+"""Per command: the codes it can end with, and what each means for it (beyond the table above)."""
 
 
 def epilog(width: int = 100) -> str:
-    """The exit-code table and the per-command meanings, for ``pgx-corpus --help`` (lines of ``width``)."""
+    """Format the exit-code table and the per-command meanings, for ``pgx-corpus --help``.
+
+    Args:
+        width: The longest line, in characters.
+
+    Returns:
+        The epilog text, wrapped.
+    """
     lines = ["exit codes:"]
     for c in ExitCode:
         lines += textwrap.wrap(f"{c.value}  {c.name:<9}  {_MEANING[c]}", width, initial_indent="  ",
@@ -121,3 +131,4 @@ _MEANING = {
 }
 
 EPILOG = epilog()
+"""The help epilog of ``pgx-corpus`` ([`epilog`][pipeline.cli.exitcodes.epilog] at 100 columns)."""

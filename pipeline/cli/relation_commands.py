@@ -2,7 +2,7 @@
 
 Reads finished brat collections (the gold dev subset, a campaign's final collection), parses every
 sentence once with the build's parser, and trains the relation scorer of
-:mod:`pipeline.nlp.relations` on the annotators' entities and relations.  The threshold is chosen
+[`pipeline.nlp.relations`][pipeline.nlp.relations] on the annotators' entities and relations.  The threshold is chosen
 on the training data only (inner cross-validation by PMID, ``--target-precision``).  The scorer
 file is what ``config/relations.yaml``'s ``scorer:`` entry names.
 """
@@ -54,7 +54,15 @@ def _train_relations(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add the ``train-relations`` subcommand to the ``pgx-corpus`` parser."""
+    """Add the ``train-relations`` subcommand to the ``pgx-corpus`` parser.
+
+    The command writes the scorer file ``--out`` atomically (a temporary beside it, renamed) and prints
+    a one-line JSON summary.  It exits 0 when written, 2 when a directory is missing, the schema or the
+    relation rules are bad, or no annotated sentence is found (nothing written).
+
+    Args:
+        sub: The subparsers of ``pgx-corpus``.
+    """
     p = sub.add_parser(
         "train-relations",
         help="learn the relation scorer from finished brat collections (named by config/relations.yaml)",

@@ -1,8 +1,10 @@
 """``pgx-corpus campaign finalize | campaign append``, ``find``, ``decisions apply``, ``release``.
 
-Thin handlers over :mod:`pipeline.campaign.finalize`, :mod:`pipeline.campaign.append`,
-:mod:`pipeline.campaign.find`, :mod:`pipeline.campaign.decisions` and :mod:`pipeline.campaign.release`.
-Exit codes (:mod:`pipeline.cli.exitcodes`): 0 done; 2 bad input (missing directory, bad roster, manifest,
+Thin handlers over [`pipeline.campaign.finalize`][pipeline.campaign.finalize],
+[`pipeline.campaign.append`][pipeline.campaign.append], [`pipeline.campaign.find`][pipeline.campaign.find],
+[`pipeline.campaign.decisions`][pipeline.campaign.decisions] and
+[`pipeline.campaign.release`][pipeline.campaign.release].  Exit codes
+([`pipeline.cli.exitcodes`][pipeline.cli.exitcodes]): 0 done; 2 bad input (missing directory, bad roster, manifest,
 criteria or decisions file) or problems that stopped the write (decisions, release); 3 done with documents
 held back (finalize: a senior's discard is a finished decision, not one) or blocked (append).
 """
@@ -59,6 +61,21 @@ def _add_export_config(p: argparse.ArgumentParser) -> None:
 # --- campaign finalize / append ----------------------------------------------------------------
 
 def run_finalize(args: argparse.Namespace) -> int:
+    """Run ``pgx-corpus campaign finalize``: collect the seniors' signed-off documents into FINAL.
+
+    [`finalize`][pipeline.campaign.finalize.finalize] writes ``--out`` as one brat collection, replaced in
+    one step.  Held-back documents (``file:line``) and pending ones go to stderr, a summary (or ``--json``)
+    to stdout; the registered handler turns the expected input errors (missing directory, bad schema, export
+    configuration, roster, manifest, criteria or decisions file) into one line and exit 2.
+
+    Args:
+        args: The parsed arguments (``campaign_dir``, ``out``, ``accept_agreed``, ``schema``, ``config``,
+            ``json``).
+
+    Returns:
+        ``ExitCode.OK`` every phase-2 document finished or discarded by its senior;
+            ``ExitCode.WORK_LEFT`` FINAL written, documents held back, pending a sign-off or not in phase 2 yet.
+    """
     schema = load_schema(args.schema)
     config = export_mod.load_export_config(args.config)
     result = finalize_mod.finalize(args.campaign_dir, args.out, schema, export_config=config,
@@ -93,6 +110,21 @@ def _work_left(result: finalize_mod.FinalizeResult) -> str:
 
 
 def run_append(args: argparse.Namespace) -> int:
+    """Run ``pgx-corpus campaign append``: assign a rebuild's new documents in a running campaign.
+
+    [`append_to_campaign`][pipeline.campaign.append.append_to_campaign] writes the new documents into
+    the phase-1 collections; existing assignments and files are never moved or rewritten.  A summary (or
+    ``--json``) on stdout; the registered handler turns the expected input errors (missing directory, bad schema, export
+    configuration, roster, manifest, criteria or decisions file) into one line and exit 2.
+
+    Args:
+        args: The parsed arguments (``campaign_dir``, ``collection``, ``roster``, ``seed``, ``json``).
+
+    Returns:
+        ``ExitCode.OK`` appended; ``ExitCode.WORK_LEFT`` appended, documents blocked by existing files
+            (left unassigned); ``ExitCode.REFUSED`` the rebuild's pre-annotation settings differ from the
+            campaign's.
+    """
     counts: Counter[str] = Counter()
     try:
         rows = append_mod.append_to_campaign(args.collection, args.campaign_dir, args.roster, seed=args.seed,
@@ -112,6 +144,20 @@ def run_append(args: argparse.Namespace) -> int:
 # --- find ------------------------------------------------------------------------------------------
 
 def run_find(args: argparse.Namespace) -> int:
+    """Run ``pgx-corpus find``: list the sentences of a brat collection matching every criterion.
+
+    Reads only.  Bad lines and bytes are reported on stderr, not fatal; the matches go to stdout as
+    Markdown (or ``--json``); the registered handler turns the expected input errors (missing
+    directory, bad schema, export configuration, roster, manifest, criteria or decisions file) into one
+    line and exit 2.
+
+    Args:
+        args: The parsed arguments (``brat_dir``, ``keyword``, ``regex``, ``entity_type``, ``relation``,
+            ``modality``, ``limit``, ``json``, ``schema``).
+
+    Returns:
+        ``OK`` (0): searched.
+    """
     schema = load_schema(args.schema)
     criteria = find_mod.Criteria(args.keyword, args.regex, args.entity_type, args.relation, args.modality)
     docs, issues = read_directory(args.brat_dir)  # lenient: bad lines and bytes are reported, not fatal
@@ -130,6 +176,21 @@ def run_find(args: argparse.Namespace) -> int:
 # --- decisions apply ---------------------------------------------------------------------------------
 
 def run_decisions_apply(args: argparse.Namespace) -> int:
+    """Run ``pgx-corpus decisions apply``: apply a homogenization decisions file to a brat collection.
+
+    With ``--dry-run`` the unified diff goes to stdout and nothing is written.  Otherwise the changed
+    ``.ann`` files are written ([`write_changes`][pipeline.campaign.decisions.write_changes]: a final
+    corpus in one step, another collection document by document, each atomically) unless a change would
+    not validate; the registered handler turns the expected input errors (missing directory, bad schema, export
+    configuration, roster, manifest, criteria or decisions file) into one line and exit 2.
+
+    Args:
+        args: The parsed arguments (``brat_dir``, ``decisions``, ``dry_run``, ``schema``).
+
+    Returns:
+        ``ExitCode.OK`` applied (or the diff printed); ``ExitCode.REFUSED`` a change would not validate
+            (problems on stderr, nothing written).
+    """
     schema = load_schema(args.schema)
     decisions = decisions_mod.load_decisions(args.decisions, schema)
     counts: Counter[str] = Counter()
@@ -151,6 +212,23 @@ def run_decisions_apply(args: argparse.Namespace) -> int:
 # --- release -------------------------------------------------------------------------------------------
 
 def run_release(args: argparse.Namespace) -> int:
+    """Run ``pgx-corpus release``: a citable, byte-reproducible release of a final corpus.
+
+    [`release`][pipeline.campaign.release.release] writes every format, table and the datasheet to
+    ``--out`` (replaced).  A summary (or ``--json``, release.json) on stdout; the registered handler turns
+    the expected input errors (missing directory, bad schema, export configuration, roster, manifest,
+    criteria or decisions file) into one line and exit 2.
+
+    Args:
+        args: The parsed arguments (``final``, ``out``, ``campaign``, ``preannotation``, ``manifest``,
+            ``name``, ``release_version``, ``date``, ``decisions``, ``previous``, ``license``, ``schema``,
+            ``config``, ``json``).
+
+    Returns:
+        0 (``OK``) released; ``ExitCode.REFUSED`` something the release would state is not so (decisions
+            not applied to FINAL, documents the campaign does not assign, ``--out`` inside FINAL ...):
+            nothing written.
+    """
     schema = load_schema(args.schema)
     inputs = release_mod.ReleaseInputs(
         final=Path(args.final), campaign=args.campaign, preannotation=args.preannotation, manifest=args.manifest,
@@ -173,7 +251,14 @@ def run_release(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add ``find``, ``decisions``, ``release`` and the ``campaign finalize``/``append`` subcommands."""
+    """Add ``find``, ``decisions``, ``release`` and the ``campaign finalize``/``append`` subcommands.
+
+    Every handler is wrapped so that expected input errors end in one ``pgx-corpus COMMAND: ...`` line and
+    exit 2.
+
+    Args:
+        sub: The subparsers of ``pgx-corpus``.
+    """
     p = add_campaign_command("finalize", "collect the seniors' phase-2 collections into the final corpus")
     p.description = (
         "Read CAMPAIGN_DIR/phase2/<senior>/ and write the finished documents to --out as one brat collection "

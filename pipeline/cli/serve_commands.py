@@ -1,5 +1,7 @@
-"""``pgx-corpus campaign serve CAMPAIGN_DIR``: the campaign's annotation server (brat's web client, the
-project's logins and authorization; see :mod:`pipeline.serve`)."""
+"""``pgx-corpus campaign serve CAMPAIGN_DIR``: the campaign's annotation server.
+
+brat's web client, the project's logins and authorization; see [`pipeline.serve`][pipeline.serve].
+"""
 
 from __future__ import annotations
 
@@ -13,6 +15,19 @@ from pipeline.serve.server import ServeError
 
 
 def run_serve(args: argparse.Namespace) -> int:
+    """Run ``pgx-corpus campaign serve``: serve the campaign until SIGTERM or Ctrl-C.
+
+    Prints the address on stderr once the port is bound
+    ([`serve`][pipeline.serve.server.serve]).
+
+    Args:
+        args: The parsed arguments (``campaign_dir``, ``host``, ``port``, ``threads``, ``secure_cookies``,
+            ``trusted_proxy``).
+
+    Returns:
+        ``ExitCode.OK`` stopped cleanly; ``ExitCode.REFUSED`` a missing or half-written campaign, no users
+            file, a second serve on the campaign, or the port in use (nothing started).
+    """
     from pipeline.serve.server import serve
 
     def ready(host: str, port: int) -> None:
@@ -28,7 +43,16 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add ``campaign serve`` (after pipeline.cli.campaign_commands created the group)."""
+    """Add ``campaign serve`` to the ``pgx-corpus`` parser.
+
+    [`pipeline.cli.campaign_commands`][pipeline.cli.campaign_commands] must have created the ``campaign``
+    group first.
+
+    Handler: [`run_serve`][pipeline.cli.serve_commands.run_serve].
+
+    Args:
+        sub: The subparsers of ``pgx-corpus``.
+    """
     p = add_campaign_command(
         "serve",
         "serve the campaign in brat's own web client: each person logs in and reaches only their own "

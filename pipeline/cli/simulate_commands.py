@@ -1,8 +1,9 @@
-"""``pgx-corpus campaign simulate``: the campaign simulator (:mod:`pipeline.campaign.simulate`).
+"""``pgx-corpus campaign simulate``: the campaign simulator.
 
-Exit codes (:mod:`pipeline.cli.exitcodes`): 0 done; 1 an I/O error; 2 refused before anything was written
-(no campaign, a reference document missing or with another text, no senior collection for phase 2, a
-phase 1 without ``--reference``).  The summary goes to stdout (``--json``: one JSON object).
+The work is done by [`pipeline.campaign.simulate`][pipeline.campaign.simulate].  Exit codes
+([`pipeline.cli.exitcodes`][pipeline.cli.exitcodes]): 0 done; 1 an I/O error; 2 refused before anything
+was written (no campaign, a reference document missing or with another text, no senior collection for
+phase 2, a phase 1 without ``--reference``).  The summary goes to stdout (``--json``: one JSON object).
 """
 
 from __future__ import annotations
@@ -24,13 +25,35 @@ def _fail(message: object, code: ExitCode = ExitCode.REFUSED) -> int:
 
 
 def format_summary(report: simulate_mod.SimulationReport) -> str:
-    """The Markdown summary of a simulation run (counts by kind)."""
+    """Format the Markdown summary of a simulation run.
+
+    Args:
+        report: The run's report.
+
+    Returns:
+        A heading naming the phase and a table of the counts by kind, sorted by name.
+    """
     lines = [f"# Simulated phase {report.phase}", "", "| what | count |", "|---|---|"]
     lines += [f"| {key} | {value} |" for key, value in sorted(report.counts.items())]
     return "\n".join(lines) + "\n"
 
 
 def run_simulate(args: argparse.Namespace) -> int:
+    """Run ``pgx-corpus campaign simulate``: annotate phase 1 or sign off phase 2 as people would.
+
+    Each document is written under its lock
+    ([`simulate_phase1`][pipeline.campaign.simulate.simulate_phase1],
+    [`simulate_phase2`][pipeline.campaign.simulate.simulate_phase2]); the summary (or ``--json``) goes
+    to stdout.
+
+    Args:
+        args: The parsed arguments (``campaign_dir``, ``phase``, ``reference``, ``seed``, ``json``).
+
+    Returns:
+        ``ExitCode.OK`` documents annotated or signed off; ``ExitCode.REFUSED`` no campaign, a bad
+            reference, no senior collection for phase 2, or phase 1 without ``--reference`` (nothing
+            written); ``ExitCode.ERROR`` an I/O error.
+    """
     try:
         if args.phase == 1:
             if args.reference is None:
@@ -50,7 +73,14 @@ def run_simulate(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add ``campaign simulate`` (after campaign_commands, which creates the ``campaign`` group)."""
+    """Add ``campaign simulate`` to the ``pgx-corpus`` parser.
+
+    [`pipeline.cli.campaign_commands`][pipeline.cli.campaign_commands] must have created the ``campaign``
+    group first.  Handler: [`run_simulate`][pipeline.cli.simulate_commands.run_simulate].
+
+    Args:
+        sub: The subparsers of ``pgx-corpus``.
+    """
     p = add_campaign_command(
         "simulate",
         "annotate a campaign as people would, for a demonstration or a test: --phase 1 gives every untouched "

@@ -1,9 +1,12 @@
-"""``pgx-corpus campaign replace | add-person | reassign | import | calibrate | calibration | guideline |
-team``: the team and the work of a running campaign.
+"""The team and the work of a running campaign: ``pgx-corpus campaign replace | add-person | ...``.
 
-Thin handlers over :mod:`pipeline.campaign.team`, :mod:`pipeline.campaign.importing`,
-:mod:`pipeline.campaign.calibration`, :mod:`pipeline.campaign.guidelines` and
-:mod:`pipeline.campaign.assignments`.  Exit codes (:mod:`pipeline.cli.exitcodes`): 0 done; 1 an I/O
+The commands are ``campaign replace | add-person | reassign | import | calibrate | calibration |
+guideline``, and the team part of ``campaign status``.  Thin handlers over
+[`pipeline.campaign.team`][pipeline.campaign.team], [`pipeline.campaign.importing`][pipeline.campaign.importing],
+[`pipeline.campaign.calibration`][pipeline.campaign.calibration],
+[`pipeline.campaign.guidelines`][pipeline.campaign.guidelines] and
+[`pipeline.campaign.assignments`][pipeline.campaign.assignments].  Exit codes
+([`pipeline.cli.exitcodes`][pipeline.cli.exitcodes]): 0 done; 1 an I/O
 error; 2 refused before anything was written (a campaign rule that would break, named with the
 documents; an unknown person or document); 3 done, with documents held back (``import``).  New
 passwords are printed once, on stdout.
@@ -51,9 +54,12 @@ def _report(command: str, root: Path, result: team_mod.Result) -> int:
 
 
 def _clean(campaign_dir: Path) -> None:
-    """Remove what a killed team command left in the campaign (``.NAME.tmpPID`` of its state files, staged
-    directories) before writing again; a live writer's temporaries are kept (:func:`clean_temporaries`); then
-    finish what a killed team change left undone (:func:`pipeline.campaign.team.finish_pending`)."""
+    """Remove what a killed team command left in the campaign, then finish a killed team change.
+
+    The ``.NAME.tmpPID`` of its state files and staged directories go before writing again; a live
+    writer's temporaries are kept (``clean_temporaries``); then what a killed team change left undone is
+    finished (``pipeline.campaign.team.finish_pending``).
+    """
     if Path(campaign_dir).is_dir():
         clean_tree(Path(campaign_dir))
         if (Path(campaign_dir) / "campaign.json").is_file():
@@ -72,15 +78,54 @@ def _run(command: str, args: argparse.Namespace, action: object) -> int:
 
 
 def run_replace(args: argparse.Namespace) -> int:
+    """Run ``pgx-corpus campaign replace``: OLD leaves and NEW joins in their role.
+
+    What a killed team command left is cleaned, and a killed team change finished, first.  OLD's unstarted
+    documents go to NEW (a new blind collection), OLD's access is revoked and
+    NEW gets a user (password shown once on stdout).
+
+    Args:
+        args: The parsed arguments (``campaign_dir``, ``old``, ``new``, ``started``).
+
+    Returns:
+        ``ExitCode.OK`` done (the moves, revocations and new passwords printed on stdout);
+            ``ExitCode.REFUSED`` a campaign rule would break (named, with the documents), or started documents need
+            ``--started``: nothing written; ``ExitCode.ERROR`` an I/O error.
+    """
     return _run("replace", args, lambda: team_mod.replace(args.campaign_dir, args.old, args.new,
                                                           started=args.started))
 
 
 def run_add_person(args: argparse.Namespace) -> int:
+    """Run ``pgx-corpus campaign add-person``: a person joins and takes a fair share of the unstarted documents.
+
+    What a killed team command left is cleaned, and a killed team change finished, first.  A user is created
+    (password shown once on stdout).
+
+    Args:
+        args: The parsed arguments (``campaign_dir``, ``person``, ``role``).
+
+    Returns:
+        ``ExitCode.OK`` done (the moves, revocations and new passwords printed on stdout);
+            ``ExitCode.REFUSED`` a campaign rule would break or the person is invalid: nothing written;
+            ``ExitCode.ERROR`` an I/O error.
+    """
     return _run("add-person", args, lambda: team_mod.add_person(args.campaign_dir, args.person, args.role))
 
 
 def run_reassign(args: argparse.Namespace) -> int:
+    """Run ``pgx-corpus campaign reassign``: give documents held by ``--from`` to ``--to``.
+
+    What a killed team command left is cleaned, and a killed team change finished, first.
+
+    Args:
+        args: The parsed arguments (``campaign_dir``, ``documents``, ``to``, ``giver``, ``started``).
+
+    Returns:
+        ``ExitCode.OK`` done (the moves, revocations and new passwords printed on stdout);
+            ``ExitCode.REFUSED`` a campaign rule would break, or a document has started (without ``--started
+            move``): nothing written; ``ExitCode.ERROR`` an I/O error.
+    """
     return _run("reassign", args, lambda: team_mod.reassign(args.campaign_dir, args.documents, args.to,
                                                             giver=args.giver, started=args.started))
 
@@ -93,6 +138,21 @@ def _pair(value: str) -> tuple[str, Path]:
 
 
 def run_import(args: argparse.Namespace) -> int:
+    """Run ``pgx-corpus campaign import``: bring finished brat directories in as phase-1 work.
+
+    What a killed team command left is cleaned, and a killed team change finished, first.  Each version is
+    checked and held back (``file:line`` on stderr) when it fails; a new
+    campaign's people get users (passwords shown once on stdout).
+
+    Args:
+        args: The parsed arguments (``campaign_dir``, ``work``, ``reference``, ``senior``, ``seed``,
+            ``schema``).
+
+    Returns:
+        ``ExitCode.OK`` imported; ``ExitCode.WORK_LEFT`` imported, documents held back;
+            ``ExitCode.REFUSED`` bad directories, campaign, schema or users file; ``ExitCode.ERROR`` an I/O
+            error.
+    """
     counts: Counter[str] = Counter()
     _clean(args.campaign_dir)
     try:
@@ -120,6 +180,17 @@ def run_import(args: argparse.Namespace) -> int:
 
 
 def run_calibrate(args: argparse.Namespace) -> int:
+    """Run ``pgx-corpus campaign calibrate``: give a calibration round to every active annotator.
+
+    What a killed team command left is cleaned, and a killed team change finished, first.
+
+    Args:
+        args: The parsed arguments (``campaign_dir``, ``collection``, ``documents``, ``reference``).
+
+    Returns:
+        ``ExitCode.OK`` the round given; ``ExitCode.REFUSED`` bad documents or campaign (nothing
+            written); ``ExitCode.ERROR`` an I/O error.
+    """
     _clean(args.campaign_dir)
     try:
         result = calibration_mod.add_round(args.campaign_dir, args.collection, args.documents,
@@ -134,6 +205,18 @@ def run_calibrate(args: argparse.Namespace) -> int:
 
 
 def run_calibration(args: argparse.Namespace) -> int:
+    """Run ``pgx-corpus campaign calibration``: report the calibration rounds, or promote a document.
+
+    The report (or ``--json``) goes to stdout; ``--promote`` adds a calibration document to the campaign
+    with two of its annotators and a senior.
+
+    Args:
+        args: The parsed arguments (``campaign_dir``, ``round``, ``json``, ``schema``, ``promote``).
+
+    Returns:
+        ``ExitCode.OK`` reported (or promoted); ``ExitCode.REFUSED`` a bad campaign, document or schema;
+            ``ExitCode.ERROR`` an I/O error.
+    """
     try:
         if args.promote:
             doc, a, b, senior = args.promote
@@ -151,6 +234,18 @@ def run_calibration(args: argparse.Namespace) -> int:
 
 
 def run_guideline(args: argparse.Namespace) -> int:
+    """Run ``pgx-corpus campaign guideline``: record a new guideline version (today) and what changed.
+
+    What a killed team command left is cleaned, and a killed team change finished, first.  Every ``guide.md``
+    shows the version.
+
+    Args:
+        args: The parsed arguments (``campaign_dir``, ``version``, ``changes``).
+
+    Returns:
+        ``ExitCode.OK`` recorded; ``ExitCode.REFUSED`` a bad campaign or guide; ``ExitCode.ERROR`` an I/O
+            error.
+    """
     _clean(args.campaign_dir)
     try:
         entry = guidelines_mod.record_version(args.campaign_dir, args.version, args.changes)
@@ -163,7 +258,13 @@ def run_guideline(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add the team commands to the ``campaign`` group (after ``pipeline.cli.campaign_commands``)."""
+    """Add the team commands to the ``campaign`` group.
+
+    [`pipeline.cli.campaign_commands`][pipeline.cli.campaign_commands] must have created the group first.
+
+    Args:
+        sub: The subparsers of ``pgx-corpus`` (not used: the commands go to the ``campaign`` group).
+    """
     del sub
     started_help = ("what to do with documents the person has started and not finished: keep (they stay with "
                     "them to finish or discard) or move (fresh from what was handed out, their version archived "

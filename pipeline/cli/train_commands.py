@@ -3,7 +3,7 @@
 Reads finished brat collections (the gold dev subset, a campaign's final
 collection), recomputes the rules' pre-annotation of every sentence (key
 entities, composite extension, type mapping, as ``build`` does) and trains
-the candidate classifier of :mod:`pipeline.nlp.learned`.  The model directory
+the candidate classifier of [`pipeline.nlp.learned`][pipeline.nlp.learned].  The model directory
 (``model.json``, ``meta.json``) is what ``build --learned MODEL_DIR`` reads.
 """
 
@@ -85,7 +85,16 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add the ``train`` subcommand to the ``pgx-corpus`` parser."""
+    """Add the ``train`` subcommand to the ``pgx-corpus`` parser.
+
+    The command writes ``MODEL_DIR/model.json`` and ``meta.json``
+    ([`save_model`][pipeline.nlp.learned.save_model]) and prints a one-line JSON summary.  It exits 0
+    when written, 2 when a directory is missing, the lexicon cannot be loaded, or no annotated sentence
+    is found (nothing written).
+
+    Args:
+        sub: The subparsers of ``pgx-corpus``.
+    """
     p = sub.add_parser(
         "train",
         help="learn pre-annotation from finished brat collections (for build --learned)",

@@ -1,7 +1,8 @@
 """``pgx-corpus campaign users | history | backup``: the state ``campaign serve`` keeps beside a campaign.
 
-Thin handlers over :mod:`pipeline.campaign.users`, :mod:`pipeline.serve.history` and
-:mod:`pipeline.serve.backup`.  Exit codes (:mod:`pipeline.cli.exitcodes`): 0 done; 1 an I/O error;
+Thin handlers over [`pipeline.campaign.users`][pipeline.campaign.users],
+[`pipeline.serve.history`][pipeline.serve.history] and [`pipeline.serve.backup`][pipeline.serve.backup].
+Exit codes ([`pipeline.cli.exitcodes`][pipeline.cli.exitcodes]): 0 done; 1 an I/O error;
 2 refused before anything was written (no campaign, unknown person, document or version, an archive
 inside the campaign).  A password is printed once, on stdout, by ``users reset``; nothing else prints
 or logs one.
@@ -31,6 +32,20 @@ def _fail(command: str, message: object, code: ExitCode = ExitCode.REFUSED) -> i
 
 
 def run_users(args: argparse.Namespace) -> int:
+    """Run ``pgx-corpus campaign users list | reset | revoke``.
+
+    ``list`` prints one line per person (id, roles, revoked or active); ``reset`` gives a person a new
+    password, printed once on stdout (it also lifts a revocation); ``revoke`` ends a person's access (a
+    running ``campaign serve`` refuses them from their next request).  The users file is replaced durably
+    under its lock.
+
+    Args:
+        args: The parsed arguments (``campaign_dir``, ``users_command``, ``person``).
+
+    Returns:
+        ``ExitCode.OK`` done; ``ExitCode.REFUSED`` not a campaign, a broken users file, or an unknown
+            person (nothing written); ``ExitCode.ERROR`` an I/O error.
+    """
     root: Path = args.campaign_dir
     try:
         read_campaign(root)
@@ -59,7 +74,11 @@ def _when(seconds: float) -> str:
 
 
 def operator() -> str:
-    """Who restores: the OS user running the command, else ``manager``."""
+    """Name who restores a version, for the journal.
+
+    Returns:
+        The OS user running the command, else ``manager`` (no user name, or an unprintable one).
+    """
     try:
         name = getpass.getuser()
     except (KeyError, OSError):
@@ -68,6 +87,19 @@ def operator() -> str:
 
 
 def run_history(args: argparse.Namespace) -> int:
+    """Run ``pgx-corpus campaign history``: list a document's journaled versions, or restore one.
+
+    The listing (oldest first: time in UTC, person, action, sha256 prefix, counts, Done) goes to stdout.
+    ``--restore`` makes a version the current ``.ann`` under the document's lock, journaled as
+    ``restore`` by the OS user ([`restore`][pipeline.serve.history.restore]).
+
+    Args:
+        args: The parsed arguments (``campaign_dir``, ``document``, ``restore``).
+
+    Returns:
+        ``ExitCode.OK`` listed (or restored); ``ExitCode.REFUSED`` not a campaign, an unknown document or
+            version, an unreadable journal (nothing written); ``ExitCode.ERROR`` an I/O error.
+    """
     root: Path = args.campaign_dir
     try:
         read_campaign(root)
@@ -95,6 +127,18 @@ def run_history(args: argparse.Namespace) -> int:
 
 
 def run_backup(args: argparse.Namespace) -> int:
+    """Run ``pgx-corpus campaign backup``: a consistent ``.tar.gz`` copy of a live campaign.
+
+    See [`backup`][pipeline.serve.backup.backup]: documents read under their locks, the archive (mode
+    0600) written beside ``OUT`` and renamed.  A one-line summary on stdout.
+
+    Args:
+        args: The parsed arguments (``campaign_dir``, ``out``).
+
+    Returns:
+        ``ExitCode.OK`` the archive written; ``ExitCode.REFUSED`` not a campaign, or ``OUT`` inside it
+            (nothing written); ``ExitCode.ERROR`` an I/O error.
+    """
     try:
         read_campaign(args.campaign_dir)
         summary = backup_mod.backup(args.campaign_dir, args.out)
@@ -111,10 +155,18 @@ restore a backup: mkdir NEW_DIR && tar -xzpf OUT.tar.gz -C NEW_DIR (-p keeps the
 and journal/ stay private), then check it with
 `pgx-corpus campaign status NEW_DIR` (and `campaign history NEW_DIR DOC` for a document), and serve
 NEW_DIR in place of the lost directory."""
+"""The epilog of ``campaign backup --help``: how to restore an archive."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add ``campaign users``, ``campaign history`` and ``campaign backup`` (after campaign_commands)."""
+    """Add ``campaign users``, ``campaign history`` and ``campaign backup`` to the ``pgx-corpus`` parser.
+
+    [`pipeline.cli.campaign_commands`][pipeline.cli.campaign_commands] must have created the ``campaign``
+    group first.
+
+    Args:
+        sub: The subparsers of ``pgx-corpus`` (the commands go to the ``campaign`` group).
+    """
     p = add_campaign_command(
         "users",
         "the people who may log in to campaign serve: list them (roles, revoked), reset a password (the new "

@@ -17,20 +17,20 @@ Checks before any work:
   ``OUT/cache/config/<digest>.json`` and passes the digest to every task;
   a difference is reported file by file and the worker exits (status 2)
   without running anything.  Every task repeats the check before it runs
-  (:func:`pipeline.tasks.verify_config`), so a build started later is
+  (``pipeline.tasks.verify_config``), so a build started later is
   covered too: the task fails with the same message, never writing where
   the build does not expect it, and the worker stops asking for work.
 
 A worker started before any build waits for one on the scheduler, then checks
 its configuration and loads the lexicon and the spaCy model its shards need
-(:func:`pipeline.tasks.warm_caches`) before asking for work: the loading
+(``pipeline.tasks.warm_caches``) before asking for work: the loading
 overlaps the build's own first, single-process steps (reading the sources).
 Idle Luigi workers ask again after ``[worker] wait_interval`` + up to
 ``wait_jitter`` seconds (``luigi.cfg``: 0.1 + 0.2, against Luigi's 1 + 5), so
 a worker takes a new shard within a fraction of a second.
 ``pgx-corpus build --wait-for-workers N`` makes the build, once its tasks are
 on the scheduler, wait for N registered workers before running any
-(:func:`waiting_worker_factory`).
+([`waiting_worker_factory`][pipeline.cli.worker_commands.waiting_worker_factory]).
 
 ``--exit-when-idle SECONDS`` stops the worker once the scheduler, after it
 has held pgx-corpus tasks, has had none pending or running for that long (0,
@@ -58,7 +58,9 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
+"""The project's checkout (where the fallback ``luigi.cfg`` is)."""
 TASK_MODULE = "pipeline.tasks"
+"""The module whose tasks a worker runs."""
 
 
 class SchedulerUnreachableError(RuntimeError):
@@ -66,11 +68,33 @@ class SchedulerUnreachableError(RuntimeError):
 
 
 def scheduler_url(host: str, port: int) -> str:
+    """Return the base URL of a central scheduler.
+
+    Args:
+        host: The ``luigid`` host.
+        port: Its port.
+
+    Returns:
+        ``http://HOST:PORT/``.
+    """
     return f"http://{host}:{port}/"
 
 
 def scheduler_call(url: str, method: str, data: dict[str, Any], timeout: float = 10.0) -> Any:
-    """One call of luigid's JSON API (``GET /api/<method>?data=<json>``); returns its ``response``."""
+    """Make one call of luigid's JSON API (``GET /api/<method>?data=<json>``).
+
+    Args:
+        url: The scheduler's base URL ([`scheduler_url`][pipeline.cli.worker_commands.scheduler_url]).
+        method: The API method (``task_list``, ``worker_list``, ``ping`` ...).
+        data: Its arguments, sent as JSON.
+        timeout: Seconds to wait for the answer.
+
+    Returns:
+        The ``response`` member of the answer.
+
+    Raises:
+        SchedulerUnreachableError: If the scheduler does not answer, or answers something unreadable.
+    """
     query = urllib.parse.urlencode({"data": json.dumps(data)})
     try:
         with urllib.request.urlopen(f"{url}api/{method}?{query}", timeout=timeout) as reply:
@@ -83,7 +107,21 @@ def scheduler_call(url: str, method: str, data: dict[str, Any], timeout: float =
 
 
 def pipeline_tasks(url: str, statuses: tuple[str, ...] = ("PENDING", "RUNNING")) -> dict[str, dict[str, Any]]:
-    """Tasks of this project the scheduler holds with one of ``statuses``, by task id."""
+    """List the tasks of this project the scheduler holds with one of some statuses.
+
+    A status for which luigid lists too many tasks to show is skipped (each task still checks the
+    configuration itself).
+
+    Args:
+        url: The scheduler's base URL.
+        statuses: Luigi task statuses (``PENDING``, ``RUNNING`` ...).
+
+    Returns:
+        luigid's task information (name, parameters ...) by task id.
+
+    Raises:
+        SchedulerUnreachableError: If the scheduler does not answer.
+    """
     from pipeline import tasks
 
     found: dict[str, dict[str, Any]] = {}
@@ -98,7 +136,15 @@ def pipeline_tasks(url: str, statuses: tuple[str, ...] = ("PENDING", "RUNNING"))
 
 
 def configuration_problems(infos: dict[str, dict[str, Any]]) -> tuple[Any, list[str]]:
-    """The first scheduled task carrying a build record, and how this process differs from it."""
+    """Compare this process's configuration with that of the builds on the scheduler.
+
+    Args:
+        infos: Scheduled tasks, from [`pipeline_tasks`][pipeline.cli.worker_commands.pipeline_tasks].
+
+    Returns:
+        A task carrying a build record (the first that differs, else the first; None when none carries
+            one), and the differences file by file (empty when this process sees the same configuration).
+    """
     from pipeline import tasks
 
     checked: set[tuple[str, str]] = set()
@@ -118,10 +164,16 @@ def configuration_problems(infos: dict[str, dict[str, Any]]) -> tuple[Any, list[
 
 
 def warm_sample(infos: dict[str, dict[str, Any]]) -> Any:
-    """A scheduled task whose parameters say what the build's shards load (lexicon, model), or None.
+    """Pick a scheduled task whose parameters say what the build's shards load (lexicon, model).
 
     The most derived one: the build's root task (``BuildCorpus``) carries every
     parameter; a ``Documents`` task alone says nothing about the model.
+
+    Args:
+        infos: Scheduled tasks, from [`pipeline_tasks`][pipeline.cli.worker_commands.pipeline_tasks].
+
+    Returns:
+        The task rebuilt from its parameters, or None when no task carries run parameters.
     """
     from pipeline import tasks
 
@@ -139,7 +191,19 @@ def warm_sample(infos: dict[str, dict[str, Any]]) -> Any:
 
 
 def wait_for_build(url: str, stop: threading.Event, interval: float = 0.25) -> dict[str, dict[str, Any]]:
-    """Poll the scheduler until it holds pgx-corpus tasks (empty when ``stop`` is set first)."""
+    """Poll the scheduler until it holds pgx-corpus tasks.
+
+    Args:
+        url: The scheduler's base URL.
+        stop: Set to stop waiting (e.g. by a signal handler).
+        interval: Seconds between polls.
+
+    Returns:
+        The pending and running tasks found; empty when ``stop`` was set first.
+
+    Raises:
+        SchedulerUnreachableError: If the scheduler stops answering.
+    """
     while not stop.wait(interval):
         scheduled = pipeline_tasks(url)
         if scheduled:
@@ -148,15 +212,40 @@ def wait_for_build(url: str, stop: threading.Event, interval: float = 0.25) -> d
 
 
 def registered_workers(url: str) -> list[dict[str, Any]]:
-    """Luigi workers registered with the scheduler (those that announced themselves: host, pid...)."""
+    """List the Luigi workers registered with the scheduler.
+
+    Args:
+        url: The scheduler's base URL.
+
+    Returns:
+        luigid's information on each worker that announced itself (``host``, ``pid`` ...).
+
+    Raises:
+        SchedulerUnreachableError: If the scheduler does not answer.
+    """
     listed = scheduler_call(url, "worker_list", {"include_running": False})
     return [w for w in listed or () if isinstance(w, dict) and "pid" in w]
 
 
 def wait_for_workers(url: str, own: str, count: int, timeout: float, interval: float = 0.25) -> int:
-    """Wait until ``count`` Luigi workers of other processes than ``own``'s are registered (at most
-    ``timeout`` s); how many.  The workers of this process's earlier ``luigi.build`` calls (the
-    build's documents step) stay registered for a while: they are not others."""
+    """Wait until enough Luigi workers of other processes are registered, or a timeout.
+
+    The workers of this process's earlier ``luigi.build`` calls (the build's documents step) stay
+    registered for a while: they are not others.
+
+    Args:
+        url: The scheduler's base URL.
+        own: The id of this process's worker.
+        count: How many other workers to wait for.
+        timeout: The longest wait, in seconds.
+        interval: Seconds between polls.
+
+    Returns:
+        How many other workers are registered when the wait ends.
+
+    Raises:
+        SchedulerUnreachableError: If the scheduler does not answer.
+    """
     deadline = time.monotonic() + timeout
     here = (socket.gethostname(), os.getpid())
     while True:
@@ -167,8 +256,21 @@ def wait_for_workers(url: str, own: str, count: int, timeout: float, interval: f
 
 
 def waiting_worker_factory(url: str, count: int, timeout: float, before: Any = None) -> Any:
-    """A Luigi worker factory whose worker, once the build's tasks are on the scheduler, first waits for
-    ``count`` other workers (``pgx-corpus build --wait-for-workers``), calling ``before()`` first."""
+    """Make a Luigi worker factory whose worker waits for other workers before running anything.
+
+    For ``pgx-corpus build --wait-for-workers``: once the build's tasks are on the scheduler, the worker
+    calls ``before()``, then waits for ``count`` other workers (at most ``timeout`` seconds; a shortfall
+    is logged as a warning and the build goes on).
+
+    Args:
+        url: The scheduler's base URL.
+        count: How many other workers to wait for.
+        timeout: The longest wait, in seconds.
+        before: Called once before the wait (e.g. loading the lexicon and model), or None.
+
+    Returns:
+        The factory, for ``luigi.build(worker_scheduler_factory=...)``.
+    """
     from luigi import interface, worker
 
     class WaitingWorker(worker.Worker):  # type: ignore[misc]
@@ -191,6 +293,13 @@ def waiting_worker_factory(url: str, count: int, timeout: float, before: Any = N
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``worker`` subcommand to the ``pgx-corpus`` parser.
+
+    Handler: [`run_worker`][pipeline.cli.worker_commands.run_worker].
+
+    Args:
+        sub: The subparsers of ``pgx-corpus``.
+    """
     p = sub.add_parser(
         "worker",
         help="join a running build through a central Luigi scheduler (luigid) and run its pending tasks",
@@ -233,6 +342,21 @@ def _idle_watch(url: str, seconds: float, stop: threading.Event, seen: bool = Fa
 
 
 def run_worker(args: argparse.Namespace) -> int:
+    """Run ``pgx-corpus worker``: an assistant Luigi worker for the builds on a central scheduler.
+
+    Waits for a build when there is none yet, checks that this host's configuration is the build's,
+    loads what the shards need, then runs pending pgx-corpus tasks until stopped (SIGUSR1, Ctrl-C, or
+    ``--exit-when-idle``).  A task refused for a configuration mismatch stops the worker.
+
+    Args:
+        args: The parsed arguments (``scheduler_host``, ``scheduler_port``, ``workers``,
+            ``exit_when_idle``).
+
+    Returns:
+        0 (``OK``) stopped with the build done, or before any build appeared; 1 (``ERROR``) a task failed
+            or the scheduler does not answer; 2 (``REFUSED``) bad arguments, the pipeline cannot be imported,
+            or this host's configuration differs from the build's (listed on stderr).
+    """
     try:
         import luigi
 

@@ -1,9 +1,14 @@
 """``campaign serve``: the campaign in brat's own web client, behind the project's authentication and policy.
 
-* :mod:`~pipeline.serve.brat_adapter`: brat's server code imported and patched (one module);
-* :mod:`~pipeline.serve.policy`: who may do which brat action on which collection and document;
-* :mod:`~pipeline.serve.sessions`: logins, cookies, expiry, throttling;
-* :mod:`~pipeline.serve.app`: the WSGI application; :mod:`~pipeline.serve.server`: waitress around it;
-* :mod:`~pipeline.campaign.users`: people, roles and hashed passwords; :mod:`~pipeline.campaign.journal`: every
-  write, append-only and content-addressed; :mod:`~pipeline.serve.history` and :mod:`~pipeline.serve.backup`.
+* [`brat_adapter`][pipeline.serve.brat_adapter]: brat's server code imported and patched (one module);
+* [`policy`][pipeline.serve.policy]: who may do which brat action on which collection and document;
+* [`sessions`][pipeline.serve.sessions]: logins, cookies, expiry, throttling;
+* [`app`][pipeline.serve.app]: the WSGI application; [`server`][pipeline.serve.server]: waitress around
+  it;
+* [`history`][pipeline.serve.history] and [`backup`][pipeline.serve.backup]: versions of a document from the
+  journal, and a consistent copy of the campaign.
+
+The campaign's people, roles and hashed passwords ([`pipeline.campaign.users`][pipeline.campaign.users]) and
+its journal of every write ([`pipeline.campaign.journal`][pipeline.campaign.journal]) belong to the campaign
+layer: the team commands write them too, and a lower layer cannot import this one.
 """

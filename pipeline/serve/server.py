@@ -1,6 +1,7 @@
-"""Run ``campaign serve``: the WSGI app of :mod:`pipeline.serve.app` in waitress (threaded).
+"""Run ``campaign serve``: the WSGI app of [`pipeline.serve.app`][pipeline.serve.app] in waitress (threaded).
 
-Before anything is served (each a :class:`ServeError`, exit status 2, nothing written but the lock file):
+Before anything is served (each a [`ServeError`][pipeline.serve.server.ServeError], exit status 2, nothing
+written but the lock file):
 
 * the campaign directory must exist and be complete: ``campaign.json`` readable, ``phase1/`` present,
   the users file ``access/users.json`` present;
@@ -36,8 +37,12 @@ from pipeline.serve.app import ServeApp
 log = logging.getLogger(__name__)
 
 SERVE_LOCK = "serve.lock"
-#: where the campaign's users are (pipeline/campaign/users.py, outside every served directory)
+"""The lock file's name in the campaign's ``locks/`` directory."""
 USERS_FILE = Path("access") / "users.json"
+"""Where the campaign's users are, relative to the campaign directory (outside every served directory).
+
+See [`pipeline.campaign.users`][pipeline.campaign.users].
+"""
 
 
 class ServeError(Exception):
@@ -45,7 +50,18 @@ class ServeError(Exception):
 
 
 def check_campaign(campaign_dir: Path) -> Path:
-    """The resolved campaign directory; ServeError when it is missing or half-written."""
+    """Check that a campaign directory is complete enough to serve.
+
+    Args:
+        campaign_dir: The campaign directory.
+
+    Returns:
+        The resolved campaign directory.
+
+    Raises:
+        ServeError: If it does not exist, its ``campaign.json`` cannot be read, it has no ``phase1/``,
+            or no users file ([`USERS_FILE`][pipeline.serve.server.USERS_FILE]).
+    """
     root = Path(campaign_dir)
     if not root.is_dir():
         raise ServeError(f"{root}: no such campaign directory")
@@ -62,13 +78,29 @@ def check_campaign(campaign_dir: Path) -> Path:
 
 
 class ServeLock:
-    """The one-serve-per-campaign lock (``locks/serve.lock``)."""
+    """The one-serve-per-campaign lock (``locks/serve.lock``).
+
+    An exclusive ``flock`` held while the process runs (the kernel releases it even after a crash);
+    the file holds the holder's pid, for the message of the next one.
+
+    Args:
+        campaign_dir: The campaign directory.
+
+    Attributes:
+        path: The lock file.
+        fd: The open lock file while held, else None.
+    """
 
     def __init__(self, campaign_dir: Path) -> None:
         self.path = campaign_dir / LOCKS_DIR / SERVE_LOCK
         self.fd: int | None = None
 
     def acquire(self) -> None:
+        """Take the lock without waiting, creating ``locks/`` (0700) and the file (0600) if needed.
+
+        Raises:
+            ServeError: If another ``campaign serve`` holds it; the message gives its pid.
+        """
         self.path.parent.mkdir(mode=0o700, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         try:
@@ -83,13 +115,30 @@ class ServeLock:
         self.fd = fd
 
     def release(self) -> None:
+        """Release the lock (closing the file); nothing happens if it is not held."""
         if self.fd is not None:
             os.close(self.fd)
             self.fd = None
 
 
 def make_server(app: ServeApp, host: str, port: int, threads: int = 8) -> Any:
-    """A waitress server bound to ``host:port``; ServeError when the port is taken."""
+    """Create a waitress server for the app, bound to ``host:port`` (not yet running).
+
+    Tracebacks are not exposed, untrusted proxy headers are cleared, and the request body is limited
+    to the app's ``max_body`` plus 64 KiB.
+
+    Args:
+        app: The WSGI application.
+        host: The address to bind.
+        port: The port to bind (0: any free port).
+        threads: Worker threads.
+
+    Returns:
+        The waitress server.
+
+    Raises:
+        ServeError: If the port is taken or the address cannot be bound.
+    """
     try:
         return create_server(app, host=host, port=port, threads=threads, ident="pgx-corpus",
                              expose_tracebacks=False, clear_untrusted_proxy_headers=True,
@@ -103,7 +152,28 @@ def make_server(app: ServeApp, host: str, port: int, threads: int = 8) -> Any:
 def serve(campaign_dir: Path, host: str = "127.0.0.1", port: int = 8001, *, secure_cookies: bool = False,
           trusted_proxy: bool = False, threads: int = 8,
           ready: Callable[[str, int], None] | None = None) -> int:
-    """Serve the campaign until SIGTERM or Ctrl-C; 0.  ServeError before anything starts."""
+    """Serve the campaign until SIGTERM or Ctrl-C.
+
+    Checks the campaign ([`check_campaign`][pipeline.serve.server.check_campaign]), takes the
+    one-serve lock ([`ServeLock`][pipeline.serve.server.ServeLock]), binds the port, then runs
+    waitress; the lock is released when it stops.  Start and stop are logged at INFO.
+
+    Args:
+        campaign_dir: The campaign directory.
+        host: The address to bind (loopback by default: remote annotators go through a TLS proxy).
+        port: The port to bind (0: any free port, given to ``ready``).
+        secure_cookies: Mark session cookies ``Secure`` (served behind TLS).
+        trusted_proxy: Trust ``X-Forwarded-Proto``/``X-Forwarded-For`` from the proxy in front.
+        threads: waitress worker threads.
+        ready: Called with the host and the bound port once the socket is bound, before serving.
+
+    Returns:
+        0 once stopped.
+
+    Raises:
+        ServeError: Before anything is served, if the campaign is incomplete, another serve holds its
+            lock, or the port cannot be bound.
+    """
     root = check_campaign(campaign_dir)
     lock = ServeLock(root)
     lock.acquire()

@@ -21,19 +21,39 @@ from dataclasses import dataclass, field
 from typing import Any
 
 COOKIE_NAME = "pgx_session"
+"""The name of the session cookie."""
 
 
 @dataclass
 class Session:
+    """One logged-in person's session.
+
+    Times are in seconds of the store's clock (``time.monotonic`` by default), not wall-clock time.
+
+    Attributes:
+        sid: The session id, the cookie's value (random, URL-safe).
+        person: The person's id.
+        created: When the person logged in.
+        last_seen: When the session was last used (its idle time restarts then).
+        data: brat's client options (``conf``) saved for this session.
+    """
+
     sid: str
     person: str
     created: float
     last_seen: float
-    data: dict[str, Any] = field(default_factory=dict)  # brat's client options ("conf")
+    data: dict[str, Any] = field(default_factory=dict)
 
 
 class LoginThrottled(Exception):
-    """Too many failed logins for this person or address; ``retry_after`` seconds to wait."""
+    """Too many failed logins for this person or address.
+
+    Args:
+        retry_after: Seconds to wait before the next attempt is considered.
+
+    Attributes:
+        retry_after: Seconds to wait before the next attempt is considered.
+    """
 
     def __init__(self, retry_after: float) -> None:
         super().__init__(f"too many failed logins; try again in {int(retry_after) + 1} s")
@@ -41,7 +61,16 @@ class LoginThrottled(Exception):
 
 
 class SessionStore:
-    """In-memory sessions and the failed-login counters (thread-safe)."""
+    """In-memory sessions and the failed-login counters (thread-safe).
+
+    Args:
+        idle: Seconds without a request after which a session ends.
+        lifetime: Seconds after login after which a session ends.
+        max_failures: Failed logins (per person, and per client address) within ``window`` after
+            which further attempts are refused.
+        window: The throttling window, in seconds.
+        clock: The clock, in seconds (injected by tests).
+    """
 
     def __init__(self, *, idle: float = 8 * 3600, lifetime: float = 24 * 3600, max_failures: int = 5,
                  window: float = 300.0, clock: Callable[[], float] = time.monotonic) -> None:
@@ -55,6 +84,14 @@ class SessionStore:
     # --- sessions --------------------------------------------------------------------------------
 
     def create(self, person: str) -> Session:
+        """Open a new session for a person who has just logged in.
+
+        Args:
+            person: The person's id (already authenticated).
+
+        Returns:
+            The new session, with a fresh random id.
+        """
         now = self._clock()
         session = Session(secrets.token_urlsafe(32), person, now, now)
         with self._lock:
@@ -62,7 +99,14 @@ class SessionStore:
         return session
 
     def get(self, sid: str | None) -> Session | None:
-        """The live session of ``sid`` (its idle time restarts), or None (an expired one is dropped)."""
+        """Return the live session of a session id, restarting its idle time.
+
+        Args:
+            sid: The id from the request's cookie, or None.
+
+        Returns:
+            The session; None when there is none or it expired (an expired one is dropped).
+        """
         if not sid:
             return None
         now = self._clock()
@@ -77,11 +121,23 @@ class SessionStore:
             return session
 
     def end(self, sid: str) -> None:
+        """End a session (logout); an unknown id is ignored.
+
+        Args:
+            sid: The session id.
+        """
         with self._lock:
             self._sessions.pop(sid, None)
 
     def end_person(self, person: str) -> int:
-        """End every session of ``person`` (revoked); how many."""
+        """End every session of a person (when they are revoked).
+
+        Args:
+            person: The person's id.
+
+        Returns:
+            How many sessions were ended.
+        """
         with self._lock:
             gone = [sid for sid, s in self._sessions.items() if s.person == person]
             for sid in gone:
@@ -97,7 +153,17 @@ class SessionStore:
         return times
 
     def check_throttle(self, person: str, address: str) -> None:
-        """LoginThrottled when either the person or the address failed too often recently."""
+        """Refuse a login attempt when the person or the address failed too often recently.
+
+        Called before the password is checked, so guessing gets no answer.
+
+        Args:
+            person: The person id typed.
+            address: The client address.
+
+        Raises:
+            LoginThrottled: If ``max_failures`` failures of either fall within the window.
+        """
         now = self._clock()
         with self._lock:
             for key in (f"person:{person}", f"address:{address}"):
@@ -106,18 +172,40 @@ class SessionStore:
                     raise LoginThrottled(self.window - (now - times[0]))
 
     def failed(self, person: str, address: str) -> None:
+        """Count a failed login against the person and the address.
+
+        Args:
+            person: The person id typed.
+            address: The client address.
+        """
         now = self._clock()
         with self._lock:
             for key in (f"person:{person}", f"address:{address}"):
                 self._recent(key, now).append(now)
 
     def succeeded(self, person: str) -> None:
+        """Forget a person's failed logins after a successful one (the address's are kept).
+
+        Args:
+            person: The person's id.
+        """
         with self._lock:
             self._failures.pop(f"person:{person}", None)
 
 
 def cookie_header(sid: str, *, secure: bool, max_age: int | None = None) -> tuple[str, str]:
-    """The ``Set-Cookie`` header of a session (``sid`` empty and ``max_age`` 0 clear it)."""
+    """Build the ``Set-Cookie`` header of a session.
+
+    The cookie is ``HttpOnly``, ``SameSite=Strict``, ``Path=/``.
+
+    Args:
+        sid: The session id; empty, with ``max_age`` 0, to clear the cookie.
+        secure: Add ``Secure`` (served behind TLS).
+        max_age: The cookie's ``Max-Age`` in seconds; None for a browser-session cookie.
+
+    Returns:
+        The header's name and value.
+    """
     parts = [f"{COOKIE_NAME}={sid}", "Path=/", "HttpOnly", "SameSite=Strict"]
     if max_age is not None:
         parts.append(f"Max-Age={max_age}")
@@ -127,7 +215,14 @@ def cookie_header(sid: str, *, secure: bool, max_age: int | None = None) -> tupl
 
 
 def read_cookie(header: str | None) -> str | None:
-    """The session id in a ``Cookie`` header, if any."""
+    """Find the session id in a ``Cookie`` header.
+
+    Args:
+        header: The request's ``Cookie`` header, or None.
+
+    Returns:
+        The value of the [`COOKIE_NAME`][pipeline.serve.sessions.COOKIE_NAME] cookie, or None.
+    """
     if not header:
         return None
     for part in header.split(";"):
