@@ -64,7 +64,7 @@ def _one_failure_line(err: str, command: str) -> None:
 def test_a_full_disk_is_one_line_and_exit_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     """ENOSPC injected where batches writes the campaign (a full tmpfs needs privileges CI lacks)."""
-    from pipeline.campaign import phase1
+    from pipeline.campaign import batches
     from tests.campaign.test_campaign import make_collection, write_roster
 
     coll = make_collection(tmp_path / "coll")
@@ -73,7 +73,7 @@ def test_a_full_disk_is_one_line_and_exit_1(tmp_path: Path, monkeypatch: pytest.
     def full(*_args: object, **_kwargs: object) -> None:
         raise OSError(errno.ENOSPC, "No space left on device", str(tmp_path / "campaign" / "phase1"))
 
-    monkeypatch.setattr(phase1, "write_phase1", full)
+    monkeypatch.setattr(batches, "write_phase1", full)
     code = cli.main(["batches", "--collection", str(coll), "--roster", str(roster), "--out", str(tmp_path / "c")])
     assert code == ExitCode.ERROR
     err = capsys.readouterr().err
