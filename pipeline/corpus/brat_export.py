@@ -655,7 +655,8 @@ def export_shards(shard_dir: Path, out_dir: Path, schema: Schema, counts: Counte
     from pipeline import store
 
     shards = store.list_shards(shard_dir)
-    if any(store.SHARD_RE.match(p.name).group(1) == "-1" for p in shards):  # type: ignore[union-attr]
+    # shard -1 is named shard--00001: compare numbers (comparing the text with "-1" never matched)
+    if -1 in store.shard_ids(shard_dir):
         records = list(store.iter_directory(shard_dir, SentenceRecord))
         export_collection(records, out_dir, schema, counts)
         write_settings(out_dir, relations=relations)
