@@ -62,13 +62,14 @@ STAGES = (
     "brat",
     "batches",
 )
+"""The stages of a build, in order (``--until`` names one)."""
 
 
 
 # --- directory targets -------------------------------------------------------------------------
 
-#: Written last into a directory target's staging copy: the directory is complete exactly when it holds it.
 COMPLETE_MARKER = ".complete"
+"""Written last into a directory target's staging copy: the directory is complete exactly when it holds it."""
 
 
 class DirectoryTarget(luigi.LocalTarget):
