@@ -91,7 +91,8 @@ def digests(out: Path) -> dict[str, object]:
     for stage_dir in sorted((out / "work").glob("*/*")):
         groups.setdefault(stage_dir.name, []).append(stage_dir.parent.name)
     return {
-        "files": {name: sorted(found) for name, found in sorted(files.items())},
+        # several digests of one name: space-separated, sorted
+        "files": {name: " ".join(sorted(found)) for name, found in sorted(files.items())},
         "shared_stage_hashes": sorted(stages for stages in groups.values() if len(stages) > 1),
     }
 
