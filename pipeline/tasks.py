@@ -1046,15 +1046,10 @@ class PreannotateShard(PreannotateParams, ShardTask):
         Returns:
             A transform taking documents and counts.
         """
-        from pipeline.nlp import preannotate
-        from pipeline.nlp.local_annotator import LocalAnnotator
+        from pipeline.nlp import local_annotator, preannotate
 
         config = preannotation_config(self, self.annotation_sources())
-        from pipeline.nlp.lexicon import DEFAULT_LEXICON
-
-        # once per process and lexicon content (LocalAnnotator.load hashes the lexicon at every call)
-        lexicon = Path(self.lexicon) if self.lexicon else DEFAULT_LEXICON
-        annotator = loaded(LocalAnnotator.load, lexicon) if lexicon.is_file() else LocalAnnotator.load(lexicon)
+        annotator = local_annotator.load_once(Path(self.lexicon) if self.lexicon else None)
 
         def transform(docs: Iterator[Document], counts: Counter[str]) -> Iterable[Document]:
             return preannotate.preannotate(docs, config, counts, local_annotator=annotator)
@@ -1132,21 +1127,13 @@ class ExtendShard(ExtendParams, ShardTask):
         Returns:
             The documents with their composite entities (and parses, with relations on).
         """
-        from pipeline.nlp import extend, ontology, spacy_models
+        from pipeline.corpus.select import DEFAULT_FILTER
+        from pipeline.nlp import extend
 
-        onto = loaded(ontology.load_ontology, self.ontology)
-        nlp = spacy_models.load_parser(self.model)
-        should_parse = None
-        if self.filter == "pgx":
-            from pipeline.corpus.select import DEFAULT_FILTER
-            from pipeline.nlp import parse_gate
-
-            gate = loaded(parse_gate.gate_for, self.ontology, self.schema, DEFAULT_FILTER, extra=(self.model,))
-            should_parse = gate.can_pass
-        return extend.extend_documents(
-            docs, onto, nlp, counts, batch_size=self.parse_batch_size, should_parse=should_parse,
-            keep_parses=self.relations,
-        )
+        # under --filter pgx, the sentences that cannot pass the filter are not parsed
+        gate = (Path(self.schema), DEFAULT_FILTER) if self.filter == "pgx" else None
+        return extend.extend_from_files(docs, counts, ontology_path=Path(self.ontology), model=self.model,
+                                        batch_size=self.parse_batch_size, gate=gate, keep_parses=self.relations)
 
 
 class Extended(ExtendParams, StageWrapper):
@@ -1213,14 +1200,10 @@ class RelateShard(MapParams, ShardTask):
         Returns:
             The documents with relations, their parses dropped.
         """
-        from pipeline import schema
         from pipeline.nlp import relations
 
-        loaded_schema = loaded(schema.load_schema, self.schema)
-        # the scorer's content is part of the cache key too (the rule file only names it)
-        scorer = tuple(store.content_digest(f) for f in relations.rule_files(self.relation_rules)[1:])
-        rules = loaded(relations.load_rules_file, self.relation_rules, self.schema, extra=scorer)
-        return relations.relate_documents(docs, rules, loaded_schema, counts)
+        return relations.relate_from_files(docs, counts, rules_path=Path(self.relation_rules),
+                                           schema_path=Path(self.schema))
 
 
 class Related(MapParams, StageWrapper):
@@ -1249,12 +1232,9 @@ class FilterShard(FilterParams, ShardTask):
         Returns:
             The kept sentences, as sentence records.
         """
-        from pipeline import schema
         from pipeline.corpus import select
 
-        settings = loaded(select.load_filter_settings, select.DEFAULT_FILTER)
-        return select.filter_sentences(docs, self.filter, loaded(schema.load_schema, self.schema), counts,
-                                       settings=settings if self.filter != "none" else None)
+        return select.filter_from_files(docs, self.filter, counts, schema_path=Path(self.schema))
 
 
 class Filtered(FilterParams, StageWrapper):
