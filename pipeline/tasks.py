@@ -1162,11 +1162,9 @@ class MapShard(MapParams, ShardTask):
         Returns:
             The documents with typed annotations.
         """
-        from pipeline import schema
-        from pipeline.nlp import ontology, typemap
+        from pipeline.nlp import typemap
 
-        onto = loaded(ontology.load_ontology, self.ontology)
-        mapped = typemap.map_documents(docs, loaded(schema.load_schema, self.schema), counts, ontology=onto)
+        mapped = typemap.map_from_files(docs, counts, schema_path=Path(self.schema), ontology_path=Path(self.ontology))
         if self.learned:
             from pipeline.nlp import learned
 
