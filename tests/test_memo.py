@@ -159,3 +159,67 @@ def test_index_round_trip_reads_members_without_decompressing(tmp_path: Path) ->
     assert (again.reused, again.computed, again.payload) == (3, 0, first.payload)
     (tmp_path / "cache" / "out.jsonl.gz").write_bytes(first.payload + b"x")  # not the indexed file
     assert memo.load_index(tmp_path / "index.json", tmp_path / "cache") == {}
+
+
+# --- the reuse cache ---------------------------------------------------------------------------
+
+
+def test_reuse_path_follows_input_content_and_stage_key(tmp_path: Path) -> None:
+    shard = tmp_path / "shard-000001.jsonl.gz"
+    shard.write_bytes(b"one")
+    first = memo.reuse_path(tmp_path / "out", "02_sentences", "k1", [shard])
+    assert first.parent == tmp_path / "out" / "cache" / "stages" / "02_sentences"
+    assert first.name.endswith(".jsonl.gz")
+    assert memo.reuse_path(tmp_path / "out", "02_sentences", "k1", [shard]) == first
+    assert memo.reuse_path(tmp_path / "out", "02_sentences", "k2", [shard]) != first
+    shard.write_bytes(b"two")
+    assert memo.reuse_path(tmp_path / "out", "02_sentences", "k1", [shard]) != first
+
+
+def test_index_path_names_the_shard_under_the_stage_digest(tmp_path: Path) -> None:
+    path = memo.index_path(tmp_path, "05_mapped", "k", 90)
+    assert path == tmp_path / "cache" / "memo" / "05_mapped" / memo.stage_digest("k") / "shard-000090.json"
+
+
+def test_remembered_result_fills_another_output_with_reused_shards_counted(tmp_path: Path) -> None:
+    output = tmp_path / "run1" / "shard-000001.jsonl.gz"
+    output.parent.mkdir()
+    store.write_records(output, [doc(1, "One.")])
+    reuse = tmp_path / "cache" / "entry.jsonl.gz"
+    assert not memo.fill_from_cache(tmp_path / "run2" / output.name, reuse)  # nothing cached yet
+    memo.remember(output, reuse, Counter({"documents": 1}))
+    assert store.read_json(store.shard_counts_path(reuse)) == {"documents": 1}
+    again = tmp_path / "run2" / output.name
+    assert memo.fill_from_cache(again, reuse)
+    assert again.read_bytes() == output.read_bytes()
+    assert store.read_json(store.shard_counts_path(again)) == {"documents": 1, "reused_shards": 1}
+    assert sorted(p.name for p in again.parent.iterdir()) == ["shard-000001.counts.json", output.name]
+
+
+def test_keep_in_cache_repairs_a_missing_entry_only_for_a_complete_output(tmp_path: Path) -> None:
+    output = tmp_path / "shard-000001.jsonl.gz"
+    store.write_records(output, [doc(1, "One.")])
+    reuse = tmp_path / "cache" / "entry.jsonl.gz"
+    memo.keep_in_cache(output, reuse)  # no counts beside the output: not known complete
+    assert not reuse.exists()
+    store.write_counts(store.shard_counts_path(output), {"documents": 1})
+    memo.keep_in_cache(output, reuse)
+    assert reuse.read_bytes() == output.read_bytes()
+    assert store.read_json(store.shard_counts_path(reuse)) == {"documents": 1}
+
+
+def test_computed_shard_written_then_reused_from_its_index(tmp_path: Path) -> None:
+    source = tmp_path / "in.jsonl.gz"
+    store.write_records(source, [doc(1, "One."), doc(2, "Two.")])
+    index = tmp_path / "memo" / "shard-000000.json"
+    reuse = tmp_path / "cache" / "entry.jsonl.gz"
+    first = memo.compute_shard(source, lazy, index, reuse)
+    assert (first.reused, first.computed) == (0, 2)
+    output = tmp_path / "out.jsonl.gz"
+    memo.write_shard(output, first, tmp_path / "out.counts.json", index, reuse)
+    memo.remember(output, reuse, first.counts)
+    assert store.read_json(tmp_path / "out.counts.json") == dict(first.counts)
+    store.write_records(source, [doc(1, "One."), doc(2, "Two."), doc(3, "Three.")])
+    second = memo.compute_shard(source, lazy, index, reuse)
+    assert (second.reused, second.computed) == (2, 1)
+    assert (second.payload, dict(second.counts)) == fresh(lazy, [doc(1, "One."), doc(2, "Two."), doc(3, "Three.")])

@@ -164,3 +164,54 @@ def test_clean_temporaries_removes_only_temporary_names_of_dead_writers(tmp_path
     removed = store.clean_temporaries(tmp_path)
     assert sorted(p.name for p in removed) == sorted([f".a.txt.tmp{proc.pid}", f".b.ann.tmp-{proc.pid}"])
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["c.txt", f".d.tmp{os.getppid()}"])
+
+
+@pytest.mark.parametrize(("files", "expected"), [
+    ([{"kept": 2, "dropped": 1}, {"kept": 3}], {"dropped": 1, "kept": 5}),
+    ([{"kept": 1.5, "ok": True, "name": "x"}, None], {"kept": 1.5}),  # booleans and text left out; absent file
+    ([], {}),
+])
+def test_sum_counts_adds_numeric_values_of_the_files_present(
+    tmp_path: Path, files: list[dict[str, object] | None], expected: dict[str, float]
+) -> None:
+    paths = []
+    for k, counts in enumerate(files):
+        path = tmp_path / f"shard-{k}.counts.json"
+        if counts is not None:
+            store.write_counts(path, counts)
+        paths.append(path)
+    total = store.sum_counts(paths)
+    assert total == expected and list(total) == sorted(total)
+
+
+def test_content_digest_follows_the_content_and_is_none_for_no_file(tmp_path: Path) -> None:
+    import hashlib
+
+    path = tmp_path / "config.yaml"
+    assert store.content_digest(path) is None
+    assert store.content_digest(tmp_path) is None  # a directory
+    path.write_bytes(b"a: 1\n")
+    assert store.content_digest(path) == hashlib.sha256(b"a: 1\n").hexdigest()
+    path.write_bytes(b"a: 22\n")  # another size: another cache key
+    assert store.content_digest(path) == hashlib.sha256(b"a: 22\n").hexdigest()
+
+
+def test_file_fingerprint_walks_directories_in_order_and_skips_absent_paths(tmp_path: Path) -> None:
+    (tmp_path / "d" / "sub").mkdir(parents=True)
+    for name, data in (("d/b.xml", b"bb"), ("d/a.xml", b"a"), ("d/sub/c.xml", b"ccc"), ("f.txt", b"ffff")):
+        (tmp_path / name).write_bytes(data)
+    found = store.file_fingerprint([str(tmp_path / "f.txt"), tmp_path / "d", tmp_path / "absent"])
+    assert [(Path(p).relative_to(tmp_path).as_posix(), size) for p, size, _ in found] == [
+        ("f.txt", 4), ("d/a.xml", 1), ("d/b.xml", 2), ("d/sub/c.xml", 3)]
+    assert all(mtime == (tmp_path / p).stat().st_mtime_ns for p, _, mtime in found)
+
+
+def test_write_json_once_keeps_the_first_content(tmp_path: Path) -> None:
+    path = tmp_path / "params.json"
+    store.write_json_once(path, {"a": 1})
+    store.write_json_once(path, {"a": 2})
+    assert store.read_json(path) == {"a": 1}
+
+
+def test_shard_counts_path_is_beside_the_shard() -> None:
+    assert store.shard_counts_path("/o/work/s/shard-000012.jsonl.gz") == Path("/o/work/s/shard-000012.counts.json")

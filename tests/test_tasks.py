@@ -407,7 +407,7 @@ def test_an_unreadable_brat_memo_is_a_missing_cache(tmp_path: Path, caplog: pyte
     assert len(memos) == 1
     memos[0].write_text("{broken", encoding="utf-8")
     grown = build_task(tmp_path / "inc", shard_size=10)
-    with caplog.at_level(logging.WARNING, logger="pipeline.tasks"):
+    with caplog.at_level(logging.WARNING, logger="pipeline.corpus.brat_export"):
         assert luigi.build([grown], local_scheduler=True, workers=1)
     assert any(str(memos[0]) in r.getMessage() and "not readable" in r.getMessage() for r in caplog.records)
     fresh = build_task(tmp_path / "fresh", shard_size=10)

@@ -671,3 +671,91 @@ def _recycle(out: Path, earlier: Mapping[str, Any] | None, within: Path | None,
                 (out / f"{stem}{suffix}").unlink(missing_ok=True)
     log.info("brat export: recycled %s (%d sentences already there)", source, len(present))
     return present
+
+
+@dataclass(frozen=True)
+class ExportMemo:
+    """Where a stage's brat export keeps its memo, and what it may recycle.
+
+    Attributes:
+        path: The memo file (``OUT/cache/memo/08_brat/<key>.json``, the key a hash of the stage's
+            parameters without the sources).
+        out: The build's output directory (``--out``): the memo names collections relative to it, so that
+            a copied output directory is self-contained.
+        collection: The final path of the collection being written (not the temporary it is written in).
+        recycle_within: The stage's directory of exports (``OUT/work/08_brat``): only an export in it is
+            recycled.
+        keep: Collections never recycled (the published ``OUT/brat``).
+    """
+
+    path: Path
+    out: Path
+    collection: Path
+    recycle_within: Path
+    keep: tuple[Path, ...] = ()
+
+
+def _read_export_memo(memo: ExportMemo) -> dict[str, Any] | None:
+    from pipeline import store
+
+    try:
+        earlier = store.read_json(memo.path) if memo.path.is_file() else None
+    except (OSError, ValueError) as exc:
+        # a cache, as the shard memos and the sample's keys are: unreadable means absent
+        log.warning("%s: brat export memo not readable (%s); exporting every sentence again", memo.path, exc)
+        return None
+    for part in (earlier, (earlier or {}).get("spare")):
+        if isinstance(part, dict) and "collection" in part:
+            part["collection"] = str(memo.out / part["collection"])
+    return earlier
+
+
+def export_shards(shard_dir: Path, out_dir: Path, schema: Schema, counts: Counter[str], *, relations: bool,
+                  memo: ExportMemo) -> None:
+    """Write the sentence records of a stage's shards as a brat collection, reusing the previous export's files.
+
+    Unchanged sentences are hard links to the previous export's files (see
+    [`export_collection_reusing`][pipeline.corpus.brat_export.export_collection_reusing]), whose memo is
+    read from and written back to ``memo.path`` before the collection appears.  With non-numeric PMIDs
+    (shard ``-1``, which sorts first although its records sort last) the records are decoded and
+    exported the plain way ([`export_collection`][pipeline.corpus.brat_export.export_collection]),
+    without a memo.  Either way the collection is the same bytes, its settings file included.
+
+    Args:
+        shard_dir: The stage's input: a directory of sentence record shards.
+        out_dir: The collection's directory, written (the temporary of ``memo.collection``).
+        schema: The annotation schema, written as the collection's configuration.
+        counts: Updated with the export's counts (``records``, ``documents``, ``entities``...).
+        relations: Whether relations were pre-annotated, recorded in the collection's settings file.
+        memo: Where the export's memo is, and what may be recycled.
+    """
+    import json
+    import os
+
+    from pipeline import store
+
+    shards = store.list_shards(shard_dir)
+    # shard -1 is named shard--00001: compare numbers (comparing the text with "-1" never matched)
+    if -1 in store.shard_ids(shard_dir):
+        records = list(store.iter_directory(shard_dir, SentenceRecord))
+        export_collection(records, out_dir, schema, counts)
+        write_settings(out_dir, relations=relations)
+        return
+    earlier = _read_export_memo(memo)
+    # lines with their digests from the member headers: unchanged ones are never decompressed
+    lines = (line for path in shards for line in store.iter_member_lines(path))
+    # the memo of this very export, written by a run killed before it published the collection
+    own = earlier is not None and os.path.abspath(str(earlier.get("collection"))) == os.path.abspath(memo.collection)
+    # unchanged sentences are hard links to the previous export's files, or already there in the export
+    # before it, which is recycled unless it is one to keep
+    found = export_collection_reusing(lines, out_dir, schema, counts, earlier,
+                                      recycle_within=memo.recycle_within, keep=list(memo.keep))
+    write_settings(out_dir, relations=relations)
+    if own and earlier is not None:
+        found["spare"] = earlier.get("spare")  # what the killed run had found, gone from its memo
+    found["collection"] = os.path.relpath(memo.collection, memo.out)
+    if found.get("spare"):
+        found["spare"]["collection"] = os.path.relpath(found["spare"]["collection"], memo.out)
+    # before the collection appears, so that the memo is never older than the output
+    memo.path.parent.mkdir(parents=True, exist_ok=True)
+    store.write_atomic(memo.path, json.dumps(found, sort_keys=True, separators=(",", ":")).encode("utf-8"))

@@ -21,7 +21,7 @@ import importlib.metadata
 import os
 import platform
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -99,6 +99,27 @@ def sha256_file(path: str | Path) -> str | None:
         for block in iter(lambda: fh.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def config_file_names(paths: Iterable[str], named: Mapping[str, str]) -> dict[str, str]:
+    """Name a build's versioned input files for its manifest.
+
+    Args:
+        paths: The files whose content decides the build's result.
+        named: Names of the files given by an option (path -> name, e.g. the ``--schema`` file ->
+            ``schema``); empty paths are ignored.
+
+    Returns:
+        Name -> path: a named file by its name, the lexicon as ``lexicon``, a file of ``config/brat/`` as
+        ``brat/<file name>``, any other by its file name without suffix.
+    """
+    files = {}
+    for path in paths:
+        p = Path(path)
+        name = named.get(path) or ("lexicon" if p.name.startswith("lexicon") else
+                                   f"brat/{p.name}" if p.parent.name == "brat" else p.stem)
+        files[name] = path
+    return files
 
 
 def build_manifest(

@@ -36,9 +36,11 @@ import os
 import re
 import shutil
 import socket
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from pipeline.store import exchange
 
@@ -56,10 +58,10 @@ RUN_MARKER = ".run"
 #: Names of temporary files and directories our writers use (see the module docstring).
 _TEMPORARY = re.compile(
     r"-luigi-tmp-\d+"  # luigi.LocalTarget.temporary_path
-    r"|^\..+\.tmp\d+$"  # store.write_atomic, tasks.remember: .NAME.tmpPID
+    r"|^\..+\.tmp\d+$"  # store.write_atomic, memo.remember: .NAME.tmpPID
     r"|^\..+\.counts\.tmp\d+$"
     r"|^\..+\.(tmp|old)-\d+$"  # store.publish_directory: a staged or replaced copy (collections excepted)
-    r"|^params\.json\.tmp\d+$"  # StageTask.write_params
+    r"|^params\.json\.tmp\d+$"  # StageTask.write_params of older versions
     r"|^\.tmp-"  # tempfile.mkstemp(prefix=".tmp-") in the PubTator cache
 )
 _STAGING = re.compile(rf"^\.{PUBLISHED}\.(tmp|old)-\d+$")
@@ -326,6 +328,48 @@ def publish_collection(source: Path, dest: Path, run_name: str) -> Path:
     return dest
 
 
+def finish_run(manifest: Mapping[str, Any], manifest_path: Path, out: Path, collection: Path | None,
+               run_name: str) -> None:
+    """Publish a build's collection unless the build had failures, then write its manifest.
+
+    The manifest is replaced, not only created: going back to an earlier build (its manifest written, a
+    later build's collection published since) publishes its collection again and rewrites the manifest.
+    An incomplete collection is never published (the build reports its failures).
+
+    Args:
+        manifest: The run's manifest (see [`build_manifest`][pipeline.corpus.manifest.build_manifest]);
+            its ``failures`` decide.
+        manifest_path: Where the manifest goes (``OUT/runs/<hash>/manifest.json``).
+        out: The build's output directory (``--out``): the collection is published as ``OUT/brat``.
+        collection: The brat stage's collection; None when the build stops before it.
+        run_name: The run's name, recorded in the published collection's marker.
+    """
+    from pipeline import store
+
+    if collection is not None and not manifest["failures"]:
+        publish_collection(collection, out / PUBLISHED, run_name)
+    elif collection is not None:
+        logger.error("not publishing %s: the build had failures; its partial collection is %s",
+                  out / PUBLISHED, collection)
+    manifest_path.parent.mkdir(parents=True, exist_ok=True)
+    store.write_atomic(manifest_path, store.dumps_json(manifest).encode("utf-8"))
+    if manifest["failures"]:
+        logger.error("build finished with failures: %s", json.dumps(manifest["failures"]))
+
+
+def remove_stage_outputs(directories: Iterable[Path]) -> None:
+    """Remove stage outputs so that a rerun computes them again (after a fetch with failed batches).
+
+    Args:
+        directories: Stage output directories: ``OUT/work/<stage>/<hash>`` is removed whole, and so is the
+            ``<hash>`` directory above an output nested in it (``OUT/work/08_brat/<hash>/collection``).
+    """
+    for directory in directories:
+        stage_root = directory if directory.parent.parent.name == "work" else directory.parent
+        if stage_root.exists():
+            shutil.rmtree(stage_root)
+
+
 def failure_note(out: Path, partial: Path | None) -> str:
     """Say what a failed build tells its operator about ``OUT/brat`` and where its partial output is.
 
@@ -355,6 +399,8 @@ __all__ = [
     "acquire_lock",
     "clean_stale_temporaries",
     "failure_note",
+    "finish_run",
     "pid_alive",
     "publish_collection",
+    "remove_stage_outputs",
 ]

@@ -42,6 +42,7 @@ in the pool; the first is kept).
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import re
 from collections import Counter
@@ -270,3 +271,60 @@ def load_trigger_phrases(path: str | Path) -> list[str]:
             raise ValueError(f"{p}: expected a 'trigger_phrases' list of strings")
         return [x.strip() for x in phrases if x.strip()]
     return [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+
+
+def write_sample(
+    pool_dir: Path,
+    out_dir: Path,
+    counts: Counter[str],
+    *,
+    n: int | None,
+    seed: int,
+    per_abstract: int | None = None,
+    triggered_pmids: Collection[str] | None = None,
+    trigger_fraction: float | None = None,
+    shard_size: int,
+    keys_path: Path,
+    members_cache: Path,
+) -> None:
+    """Sample a stage's sentence pool into shard files, copying the chosen lines' gzip members.
+
+    The pool's lines are not decoded into records: sampling needs PMID and index, which come from a memo
+    by line digest (``keys_path``, rewritten with the whole pool's keys) for the lines seen before.  The
+    sample is [`sample_sentences`][pipeline.corpus.sample.sample_sentences]'s, sharded like the pool.
+
+    Args:
+        pool_dir: The filtered stage's directory of sentence record shards.
+        out_dir: Where the sample's shards are written (created).
+        counts: Updated with the sampling counts.
+        n: The sample size; None keeps the whole pool.
+        seed: The sampling seed.
+        per_abstract: At most this many sentences per abstract; None: no cap.
+        triggered_pmids: For stratified sampling, the PMIDs of the abstracts with a trigger phrase.
+        trigger_fraction: The share of the sample drawn from triggered abstracts (stratified sampling).
+        shard_size: PMIDs per shard block.
+        keys_path: The memo of PMID and index by line digest (an unreadable one is ignored).
+        members_cache: Where the shard files are remembered by content, so that an unchanged block is a
+            hard link to an earlier run's (see [`write_members_cached`][pipeline.store.write_members_cached]).
+
+    Raises:
+        ValueError: If the sampling parameters are invalid (see
+            [`sample_sentences`][pipeline.corpus.sample.sample_sentences]).
+    """
+    from pipeline import store
+
+    try:
+        known = store.read_json(keys_path)
+    except (OSError, ValueError):
+        known = {}
+    pool = list(store.iter_members(pool_dir, known))
+    chosen = sample_sentences(pool, n=n, seed=seed, per_abstract=per_abstract, triggered_pmids=triggered_pmids,
+                              trigger_fraction=trigger_fraction, counts=counts)
+    members: dict[int, list[bytes]] = {}
+    for line in chosen:
+        members.setdefault(store.shard_of(line.pmid, shard_size), []).append(line.data)
+    store.write_members_cached(out_dir, sorted(members.items()), members_cache)
+    # the memo before the output, which appears last: a killed run's rerun finds it
+    keys_path.parent.mkdir(parents=True, exist_ok=True)
+    keys = {m.digest: [m.pmid, m.index] for m in pool}
+    store.write_atomic(keys_path, json.dumps(keys, sort_keys=True, separators=(",", ":")).encode("utf-8"))

@@ -481,3 +481,28 @@ def settings_as_dict(settings: FilterSettings) -> dict[str, Any]:
         "titles_need_verb": settings.titles_need_verb,
         "trigger_phrases": list(settings.trigger_phrases),
     }
+
+
+def filter_from_files(docs: Iterable[Document], rule: str, counts: Counter[str], *, schema_path: Path,
+                      settings_path: Path = DEFAULT_FILTER) -> Iterator[SentenceRecord]:
+    """Filter sentences with the schema and settings read from files, loaded once per process and content.
+
+    Args:
+        docs: Documents with sentences and typed annotations.
+        rule: The content rule, ``pgx`` or ``none`` (which keeps every well-formed sentence).
+        counts: Updated with the kept sentences and the dropped ones by reason.
+        schema_path: The schema file.
+        settings_path: The filter settings file.
+
+    Returns:
+        The kept sentences, as [`filter_sentences`][pipeline.corpus.select.filter_sentences] returns them.
+
+    Raises:
+        ValueError: If ``rule`` is unknown or a file is not valid.
+    """
+    from pipeline.process_cache import loaded
+    from pipeline.schema import load_schema
+
+    settings = loaded(load_filter_settings, settings_path)
+    return filter_sentences(docs, rule, loaded(load_schema, schema_path), counts,
+                            settings=settings if rule != "none" else None)

@@ -70,6 +70,7 @@ import logging
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from spacy.language import Language
 from spacy.tokens import Doc, Token
@@ -950,3 +951,45 @@ def _fragments(
 
 
 __all__ = ["KEY_SOURCES", "MAX_CHARS", "MAX_HOPS", "MAX_TOKENS", "extend_documents"]
+
+
+def extend_from_files(
+    docs: Iterable[Document],
+    counts: Counter[str],
+    *,
+    ontology_path: Path,
+    model: str,
+    batch_size: int = 256,
+    gate: tuple[Path, Path] | None = None,
+    keep_parses: bool = False,
+) -> Iterator[Document]:
+    """Extend documents with the configuration read from files, each loaded once per process and content.
+
+    Args:
+        docs: Documents with sentences and document-relative key annotations.
+        counts: Updated with the extension's counts.
+        ontology_path: The ontology file.
+        model: The spaCy pipeline that parses.
+        batch_size: Sentences per parsing batch.
+        gate: The schema and filter settings files of the parse gate
+            ([`pipeline.nlp.parse_gate`][pipeline.nlp.parse_gate]), which skips the sentences that cannot
+            pass the filter; None parses every sentence.
+        keep_parses: Keep the sentences' parses on the documents (for relation pre-annotation).
+
+    Returns:
+        The documents, as [`extend_documents`][pipeline.nlp.extend.extend_documents] returns them.
+    """
+    from pipeline.nlp import spacy_models
+    from pipeline.nlp.ontology import load_ontology
+    from pipeline.process_cache import loaded
+
+    onto = loaded(load_ontology, ontology_path)
+    nlp = spacy_models.load_parser(model)
+    should_parse = None
+    if gate is not None:
+        from pipeline.nlp import parse_gate
+
+        schema_path, filter_path = gate
+        should_parse = loaded(parse_gate.gate_for, ontology_path, schema_path, filter_path, extra=(model,)).can_pass
+    return extend_documents(docs, onto, nlp, counts, batch_size=batch_size, should_parse=should_parse,
+                            keep_parses=keep_parses)

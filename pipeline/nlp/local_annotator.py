@@ -598,3 +598,24 @@ def _resolve_overlaps(matches: list[_Match]) -> list[_Match]:
 
 
 __all__ = ["LexiconMissingError", "LocalAnnotator", "MUTATION_PATTERNS", "SOURCE"]
+
+
+def load_once(path: Path | None = None) -> LocalAnnotator:
+    """Load the local annotator's lexicon once per process and lexicon content.
+
+    [`LocalAnnotator.load`][pipeline.nlp.local_annotator.LocalAnnotator.load] hashes the lexicon at every
+    call: a worker running many shards loads it once.
+
+    Args:
+        path: The lexicon; None for the default one (``.cache/lexicon``).
+
+    Returns:
+        The annotator.
+
+    Raises:
+        LexiconMissingError: If the lexicon file is absent (from ``LocalAnnotator.load``).
+    """
+    from pipeline.process_cache import loaded
+
+    lexicon = Path(path) if path is not None else lx.DEFAULT_LEXICON
+    return loaded(LocalAnnotator.load, lexicon) if lexicon.is_file() else LocalAnnotator.load(lexicon)

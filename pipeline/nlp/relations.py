@@ -1146,3 +1146,27 @@ def brat_training(directories: Iterable[str | Path], nlp: Any, schema: Schema, c
         parsed = dataclasses.replace(doc, parses=(sentence_parse(sdoc, 0, len(doc.text)),))
         out.append(TrainingSentence(parsed, relations, doc.pmid.split("_", 1)[0]))
     return out
+
+
+def relate_from_files(docs: Iterable[Document], counts: Counter[str], *, rules_path: Path,
+                      schema_path: Path) -> Iterator[Document]:
+    """Pre-annotate relations with the rules and the schema read from files, loaded once per process and content.
+
+    Args:
+        docs: Documents with typed entities and their sentences' parses.
+        counts: Updated with the relation stage's counts.
+        rules_path: The relation rule file (it names its scorer file, whose content counts too).
+        schema_path: The schema file.
+
+    Returns:
+        The documents, as [`relate_documents`][pipeline.nlp.relations.relate_documents] returns them.
+    """
+    from pipeline.process_cache import loaded
+    from pipeline.schema import load_schema
+    from pipeline.store import content_digest
+
+    schema = loaded(load_schema, schema_path)
+    # the scorer's content is part of the cache key too (the rule file only names it)
+    scorer = tuple(content_digest(f) for f in rule_files(rules_path)[1:])
+    rules = loaded(load_rules_file, rules_path, schema_path, extra=scorer)
+    return relate_documents(docs, rules, schema, counts)

@@ -32,6 +32,7 @@ import dataclasses
 import logging
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 
 from pipeline.documents import Annotation, Document
 from pipeline.nlp.ontology import DEFAULT_ONTOLOGY, Ontology, load_ontology
@@ -196,3 +197,23 @@ class TypeMapper:
 
 
 __all__ = ["TypeMapper", "map_documents"]
+
+
+def map_from_files(docs: Iterable[Document], counts: Counter[str], *, schema_path: Path,
+                   ontology_path: Path = DEFAULT_ONTOLOGY) -> Iterator[Document]:
+    """Type documents' annotations with the schema and ontology read from files, loaded once per process and content.
+
+    Args:
+        docs: Documents with annotations typed by their source.
+        counts: Updated with the mapping's counts.
+        schema_path: The schema file.
+        ontology_path: The ontology file (class hierarchy and surface rules).
+
+    Returns:
+        The documents, as [`map_documents`][pipeline.nlp.typemap.map_documents] returns them.
+    """
+    from pipeline.process_cache import loaded
+    from pipeline.schema import load_schema
+
+    onto = loaded(load_ontology, ontology_path)
+    return map_documents(docs, loaded(load_schema, schema_path), counts, ontology=onto)

@@ -51,7 +51,7 @@ import io
 import json
 import logging
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -630,3 +630,105 @@ __all__ = [
     "revised_pmids",
     "search",
 ]
+
+
+# --- a build's documents ----------------------------------------------------
+
+
+def query_hash(query: str) -> str:
+    """Return the short hash naming a query's searches (whitespace differences do not count).
+
+    Args:
+        query: A PubMed query.
+
+    Returns:
+        12 hexadecimal digits of the SHA-256 of the query, its runs of white space made single spaces.
+    """
+    return hashlib.sha256(" ".join(query.split()).encode()).hexdigest()[:12]
+
+
+def check_search(record: SearchRecord, *, allow_empty: bool = False) -> SearchRecord:
+    """Return a search record, refusing one without a PubMed record unless that is allowed.
+
+    Args:
+        record: The search's record, from [`search`][pipeline.sources.retrieval.search].
+        allow_empty: Accept a search that found nothing (``--allow-empty``).
+
+    Returns:
+        ``record``.
+
+    Raises:
+        RuntimeError: If the search found no record and ``allow_empty`` is false.
+    """
+    if record.count == 0 and not allow_empty:
+        raise RuntimeError(f"the query returned no PubMed record (use --allow-empty to accept): {record.query}")
+    return record
+
+
+def previous_search_date(searches: Path, search_date: str) -> dt.date | None:
+    """Return the date of the latest earlier search of a query, from its search records.
+
+    Args:
+        searches: The query's directory of search records, ``<date>.json`` each (``OUT/searches/<hash>/``).
+        search_date: The current search's ISO date.
+
+    Returns:
+        The latest date before ``search_date`` with a record, None when there is none.
+    """
+    earlier = sorted(p.stem for p in searches.glob("*.json") if p.stem < search_date)
+    return dt.date.fromisoformat(earlier[-1]) if earlier else None
+
+
+def build_documents(
+    counts: Counter[str],
+    *,
+    efetch_cache: Path | None = None,
+    search: Mapping[str, Any] | None = None,
+    fetch: Mapping[str, Any] | None = None,
+    pubmed_xml: Sequence[Path] = (),
+    pubtator: Sequence[Path] = (),
+    skip_bad_lines: bool = False,
+    cache_dir: Path,
+) -> Iterator[StoredDocument]:
+    """Return a build's documents from every source, de-duplicated by PMID, as store lines.
+
+    Offline files win over the search: a PMID found in both is the file's, counted as
+    ``duplicate_pmid``.  Documents read back from the parse cache are not decoded: only their PMIDs are
+    read.
+
+    Args:
+        counts: Updated with what was read: ``searched``, ``fetch_failed_batches``, ``fetch_failed_pmids``,
+            the readers' counts, ``duplicate_pmid`` and ``documents``.
+        efetch_cache: The raw efetch batches of the search (``OUT/cache/efetch``); needed with ``search``.
+        search: The search record as JSON (its ``pmids``), None for an offline build.
+        fetch: The fetch report as JSON (its ``failed`` batches), None for an offline build.
+        pubmed_xml: PubMed XML files or directories.
+        pubtator: PubTator-format files.
+        skip_bad_lines: Count and skip malformed input lines instead of failing.
+        cache_dir: The parse cache of the offline files (``OUT/cache/sources``): unchanged files are not
+            parsed again.
+
+    Returns:
+        The documents, in the order their PMIDs were first seen.
+
+    Raises:
+        ValueError: If ``search`` is given without ``efetch_cache``.
+    """
+    seen: dict[str, StoredDocument] = {}
+    if search is not None:
+        if efetch_cache is None:
+            raise ValueError("the documents of a search need its efetch cache")
+        failed = (fetch or {}).get("failed", [])
+        counts["fetch_failed_batches"] = len(failed)
+        counts["fetch_failed_pmids"] = sum(len(f.get("pmids", [])) for f in failed)
+        pmids = search["pmids"]
+        counts["searched"] = len(pmids)
+        for doc in load_documents(efetch_cache, pmids, counts):
+            seen[doc.pmid] = StoredDocument.of(doc)
+    for line in document_lines_from_files(pubmed_xml, pubtator, counts, skip_bad_lines=skip_bad_lines,
+                                          cache_dir=cache_dir):
+        if line.pmid in seen:
+            counts["duplicate_pmid"] += 1
+        seen[line.pmid] = line
+    counts["documents"] = len(seen)
+    return iter(seen.values())

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import cli, tasks
+from pipeline import cli, store, tasks
 from tests.conftest import shared_path
 
 
@@ -66,7 +66,7 @@ def test_learned_model_is_part_of_the_output_path(tmp_path: Path) -> None:
     assert plain != with_model
     assert tasks.ExtendShard(**common).stage_dir() == tasks.ExtendShard(**common).stage_dir()
     (model / "model.json").write_text('{"format": "x", "v": 2}\n', encoding="utf-8")
-    tasks._DIGESTS.clear()
+    store._DIGESTS.clear()
     assert tasks.MapShard(**common, learned=str(model)).stage_dir() != with_model
     assert tasks.FilterShard(**common, learned=str(model)).stage_dir() != tasks.FilterShard(**common).stage_dir()
     args = cli.make_parser().parse_args(["build", "--out", str(tmp_path / "o"), "--pubmed-xml", str(tmp_path),

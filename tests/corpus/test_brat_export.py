@@ -436,3 +436,42 @@ def test_recycling_skips_a_kept_or_foreign_spare(tmp_path: Path) -> None:
     _export_chain(tmp_path / "foreign", within=tmp_path / "elsewhere")
     assert (tmp_path / "foreign" / "work" / "a").is_dir()
     assert _tree(tmp_path / "foreign" / "work" / "c") == _tree(tmp_path / "foreign" / "fresh")
+
+
+@pytest.mark.parametrize("pmids", [("200", "17"), ("200", "x17")])  # numeric; with shard -1 (no memo)
+def test_export_shards_equals_a_plain_export_and_links_unchanged_sentences(
+    tmp_path: Path, pmids: tuple[str, str]
+) -> None:
+    """A stage's export from its shards: the plain export's bytes plus settings, the memo written and used."""
+    import dataclasses
+    import os
+
+    from pipeline import store
+    from pipeline.corpus.brat_export import ExportMemo, export_shards, read_settings
+
+    recs = [dataclasses.replace(r, pmid=p) for r, p in zip(records(), pmids, strict=True)]
+    out = tmp_path / "out"
+    store.write_shards(tmp_path / "pool", recs, shard_size=1000)
+    memo_path = out / "cache" / "memo" / "08_brat" / "k.json"
+
+    def export(name: str) -> tuple[Path, Counter[str]]:
+        collection = out / "work" / "08_brat" / name / "collection"
+        memo = ExportMemo(path=memo_path, out=out, collection=collection, recycle_within=out / "work" / "08_brat",
+                          keep=(out / "brat",))
+        counts: Counter[str] = Counter()
+        export_shards(tmp_path / "pool", collection, SCHEMA, counts, relations=True, memo=memo)
+        return collection, counts
+
+    first, counts = export("h1")
+    fresh_counts: Counter[str] = Counter()
+    export_collection(recs, tmp_path / "fresh", SCHEMA, fresh_counts)
+    assert counts == fresh_counts and read_settings(first) == {"relations": True}
+    assert {p.name: p.read_bytes() for p in first.iterdir() if p.name != "preannotation.json"} == {
+        p.name: p.read_bytes() for p in (tmp_path / "fresh").iterdir()}
+    numeric = pmids[1].isdigit()
+    assert memo_path.exists() is numeric
+    if numeric:
+        assert store.read_json(memo_path)["collection"] == "work/08_brat/h1/collection"  # relative to --out
+        second, _ = export("h2")
+        name = f"{pmids[0]}_4.ann"  # sentence names count from 1
+        assert os.stat(second / name).st_ino == os.stat(first / name).st_ino

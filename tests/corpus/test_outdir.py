@@ -180,3 +180,29 @@ def test_publication_writes_no_temporary_inside_the_collection(tmp_path: Path) -
     (collection.parent / f".collection.run.tmp{os.getpid() + 100000}").write_text("run2\n")
     removed = outdir.clean_stale_temporaries(tmp_path)
     assert [p.name for p in removed] == [f".collection.run.tmp{os.getpid() + 100000}"]
+
+
+@pytest.mark.parametrize(("failures", "published"), [([], True), ([{"pmids": ["1"]}], False)])
+def test_finish_run_publishes_only_a_build_without_failures(
+    tmp_path: Path, failures: list[object], published: bool
+) -> None:
+    out = tmp_path / "out"
+    collection = _collection(out / "work" / "08_brat" / "h" / "collection", "text")
+    manifest = {"failures": failures, "outputs": {"brat": str(collection)}}
+    path = out / "runs" / "r1" / "manifest.json"
+    outdir.finish_run(manifest, path, out, collection, "r1")
+    assert json.loads(path.read_text(encoding="utf-8")) == manifest
+    assert (out / "brat").exists() is published
+    outdir.finish_run({"failures": []}, path, out, None, "r1")  # a build that stops before the brat stage
+    assert json.loads(path.read_text(encoding="utf-8")) == {"failures": []}
+
+
+def test_remove_stage_outputs_removes_the_whole_hash_directory(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    shards = work / "02_sentences" / "h1"
+    collection = work / "08_brat" / "h2" / "collection"
+    for directory in (shards, collection, work / "08_brat" / "h3"):
+        directory.mkdir(parents=True)
+        (directory / "f").write_text("x")
+    outdir.remove_stage_outputs([shards, collection, work / "05_mapped" / "absent"])
+    assert sorted(p.relative_to(work).as_posix() for p in work.glob("*/*")) == ["08_brat/h3"]

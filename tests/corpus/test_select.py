@@ -174,3 +174,20 @@ def test_real_pgxcorpus_sentences_are_well_formed() -> None:
     total = sum(reasons.values())
     assert total == 300
     assert reasons[None] >= 0.98 * total, reasons
+
+
+@pytest.mark.parametrize("rule", ["pgx", "none"])
+def test_filter_from_files_equals_filtering_with_the_loaded_files(rule: str) -> None:
+    from pipeline.corpus.select import filter_from_files, load_filter_settings
+    from pipeline.schema import DEFAULT_SCHEMA
+
+    doc = _doc(["Warfarin and CYP2C9.", "Carriers of CYP2C9*3 required lower warfarin doses than others.",
+                "The CYP2C9 gene was sequenced in all patients of the cohort."],
+               [("CYP2C9*3", "Limited_variation", 1, "pubtator"), ("warfarin", "Chemical", 1, "pubtator"),
+                ("CYP2C9", "Gene_or_protein", 2, "pubtator")])
+    expected_counts: Counter[str] = Counter()
+    settings = load_filter_settings() if rule != "none" else None
+    expected = list(filter_sentences([doc], rule, SCHEMA, expected_counts, settings=settings))
+    counts: Counter[str] = Counter()
+    assert list(filter_from_files([doc], rule, counts, schema_path=DEFAULT_SCHEMA)) == expected
+    assert counts == expected_counts and expected

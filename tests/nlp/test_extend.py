@@ -312,3 +312,15 @@ def test_composites_are_never_keys(onto: Ontology, nlp: Language) -> None:
     (once,), _ = _run([_doc(text, [("imatinib", "Chemical")])], onto, nlp)
     (twice,), _ = _run([once], onto, nlp)
     assert twice.annotations == once.annotations
+
+
+def test_extend_from_files_equals_extension_with_the_loaded_files(onto: Ontology, nlp: Language) -> None:
+    from pipeline.nlp.extend import extend_from_files
+    from pipeline.nlp.ontology import DEFAULT_ONTOLOGY
+    from pipeline.nlp.spacy_models import DEFAULT_MODEL
+
+    text, keys, _ = CASES[0]
+    expected, expected_counts = _run([_doc(text, keys)], onto, nlp)
+    counts: Counter[str] = Counter()
+    found = list(extend_from_files([_doc(text, keys)], counts, ontology_path=DEFAULT_ONTOLOGY, model=DEFAULT_MODEL))
+    assert found == expected and counts == expected_counts and _composites(found[0])

@@ -260,3 +260,16 @@ def real_annotator() -> LocalAnnotator:
 )
 def test_real_lexicon(real_annotator: LocalAnnotator, text: str, expected: set[tuple[str, str]]) -> None:
     assert expected <= set(found(real_annotator, text))
+
+
+def test_load_once_loads_a_lexicon_once_per_content(tmp_path: Path) -> None:
+    from pipeline.nlp.local_annotator import load_once
+
+    path = tmp_path / "lexicon.json.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as fh:
+        json.dump({"format": lx.LEXICON_FORMAT, "wheels": lx.WHEELS, "tables": TABLES}, fh)
+    first = load_once(path)
+    assert load_once(path) is first
+    assert found(first, "warfarin and CYP2D6") == [("warfarin", "Chemical"), ("CYP2D6", "Gene")]
+    with pytest.raises(LexiconMissingError):
+        load_once(tmp_path / "absent.json.gz")

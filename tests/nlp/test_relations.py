@@ -327,3 +327,16 @@ def test_real_pubtator3_biocjson_relations_are_read_as_concept_pairs() -> None:
     (record,) = list(read_pubtator(real / "netmedex_22429397_abstract_pubtator_20240916.txt"))
     assert {frozenset(r[1:]) | {r[0]} for r in bdoc.concept_relations} == {
         frozenset((r.arg1, r.arg2)) | {r.type} for r in record.relations}
+
+
+def test_relate_from_files_equals_relating_with_the_loaded_files() -> None:
+    from pipeline.schema import DEFAULT_SCHEMA
+
+    anns = [_ann(TEXT, "CYP2C9 variants", "Limited_variation"), _ann(TEXT, "warfarin clearance",
+                                                                        "Pharmacokinetic_phenotype")]
+    expected_counts: Counter[str] = Counter()
+    expected = list(rel.relate_documents([_doc(TEXT, anns, _parse(TEXT, ROWS))], RULES, SCHEMA, expected_counts))
+    counts: Counter[str] = Counter()
+    found = list(rel.relate_from_files([_doc(TEXT, anns, _parse(TEXT, ROWS))], counts, rules_path=rel.DEFAULT_RULES,
+                                       schema_path=DEFAULT_SCHEMA))
+    assert found == expected and counts == expected_counts

@@ -181,3 +181,18 @@ def test_pipeline_from_documents_to_mapped_annotations(schema: Schema, onto: Ont
         assert a.text == a.covered(text)  # document-relative offsets
         assert a.type in schema.entity_parent
     assert counts["mapped"] == len(out.annotations)
+
+
+def test_map_from_files_equals_mapping_with_the_loaded_files(schema: Schema, onto: Ontology) -> None:
+    from pipeline.nlp.typemap import map_from_files
+    from pipeline.schema import DEFAULT_SCHEMA
+
+    text = "CYP2C9*3 and warfarin."
+    doc = Document("1", text, text, sentences=(Sentence(0, len(text)),),
+                   annotations=(Annotation(((0, 8),), "Mutation", "pubtator", text="CYP2C9*3"),
+                                Annotation(((13, 21),), "Chemical", "pubtator", text="warfarin")))
+    expected_counts: Counter[str] = Counter()
+    expected = list(map_documents([doc], schema, expected_counts, ontology=onto))
+    counts: Counter[str] = Counter()
+    assert list(map_from_files([doc], counts, schema_path=DEFAULT_SCHEMA)) == expected
+    assert counts == expected_counts and {a.type for a in expected[0].annotations} != {"Mutation", "Chemical"}

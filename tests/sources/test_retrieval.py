@@ -18,11 +18,15 @@ from pipeline.sources.pubmed_xml import PubmedXmlError
 from pipeline.sources.pubtator_format import PubtatorFormatError
 from pipeline.sources.retrieval import (
     SearchRecord,
+    build_documents,
+    check_search,
     document_lines_from_files,
     documents_from_files,
     expand_pubmed_paths,
     fetch_to_cache,
     load_documents,
+    previous_search_date,
+    query_hash,
     revised_pmids,
     search,
 )
@@ -317,3 +321,53 @@ def test_document_lines_are_the_documents_as_the_store_writes_them(tmp_path) -> 
         lines = list(document_lines_from_files(sources, [path], counts, cache_dir=tmp_path / "cache"))
         assert lines == expected and counts == expected_counts
     assert len(expected) == 21 and expected_counts["duplicate_documents"] == 18
+
+
+# --- a build's documents -------------------------------------------------------------------------
+
+
+def test_build_documents_merges_the_search_and_the_files_which_win(server, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    pmids = pmids_of(server)[:10]
+    fetch_to_cache(make_client(server), pmids, tmp_path / "efetch", batch_size=25)
+    path = tmp_path / "a.pubtator"
+    path.write_text(f"{pmids[0]}|t|From the file.\n{pmids[0]}|a|Its abstract.\n\n", encoding="utf-8")
+    counts: Counter[str] = Counter()
+    failed = {"failed": [{"pmids": ["1", "2"]}]}
+    docs = list(build_documents(counts, efetch_cache=tmp_path / "efetch", search={"pmids": pmids}, fetch=failed,
+                                pubtator=[path], cache_dir=tmp_path / "sources"))
+    assert [d.pmid for d in docs] == [p for p in pmids if p != "20000007"]  # 20000007 has no abstract
+    assert docs[0].pmid == pmids[0]  # first seen in the search, replaced by the file's
+    assert b"From the file." in gzip.decompress(docs[0].member)
+    assert (counts["searched"], counts["duplicate_pmid"], counts["documents"]) == (10, 1, 9)
+    assert (counts["fetch_failed_batches"], counts["fetch_failed_pmids"]) == (1, 2)
+
+
+def test_build_documents_offline_only(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    counts: Counter[str] = Counter()
+    docs = list(build_documents(counts, pubmed_xml=[DEMO / "demo.xml"], cache_dir=tmp_path / "sources"))
+    assert len(docs) == counts["documents"] == 17 and "searched" not in counts
+    with pytest.raises(ValueError, match="efetch cache"):
+        build_documents(Counter(), search={"pmids": []}, cache_dir=tmp_path / "sources")
+
+
+@pytest.mark.parametrize(("dates", "today", "expected"), [
+    (["2026-01-01", "2026-02-01", "2026-03-01"], "2026-02-15", dt.date(2026, 2, 1)),
+    (["2026-02-15"], "2026-02-15", None),  # today's own record is not an earlier search
+    ([], "2026-02-15", None),
+])
+def test_previous_search_date(tmp_path, dates, today, expected) -> None:  # type: ignore[no-untyped-def]
+    for date in dates:
+        (tmp_path / f"{date}.json").write_text("{}", encoding="utf-8")
+    assert previous_search_date(tmp_path, today) == expected
+
+
+def test_query_hash_ignores_white_space_differences() -> None:
+    assert query_hash("warfarin  AND\nCYP2C9") == query_hash("warfarin AND CYP2C9") != query_hash("warfarin")
+    assert len(query_hash("q")) == 12
+
+
+def test_an_empty_search_is_refused_unless_allowed() -> None:
+    empty = SearchRecord(query="nothing", search_date=dt.date(2026, 1, 1), count=0, pmids=())
+    with pytest.raises(RuntimeError, match="--allow-empty"):
+        check_search(empty)
+    assert check_search(empty, allow_empty=True) is empty
