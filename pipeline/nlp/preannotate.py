@@ -185,14 +185,17 @@ def pubtator_record_source(record: PubtatorRecord, counts: Counter[str]) -> Sour
 
 
 def load_file_sources(
-    paths: Sequence[Path], pmids: Iterable[str], counts: Counter[str], *, skip_bad_lines: bool = False
+    paths: Sequence[Path], pmids: Iterable[str], counts: Counter[str], *, skip_bad_lines: bool = False,
+    relations: dict[str, list[ConceptRelation]] | None = None,
 ) -> dict[str, list[SourceGroup]]:
     """Annotations of ``pmids`` in PubTator-format or BioC files, one group per (file, PMID).
 
     Each file is read once, streaming; records of other PMIDs are skipped
     (bulk dumps are huge), a PMID repeated in one file keeps its first record.
     Malformed PubTator lines raise the reader's error naming file and line,
-    or with ``skip_bad_lines`` are counted and logged.
+    or with ``skip_bad_lines`` are counted and logged.  When ``relations`` is
+    given, the PubTator3 relations of the records read (relation lines,
+    BioC role1/role2 relations) are added to it by PMID.
     """
     wanted = set(pmids)
     found: dict[str, list[SourceGroup]] = defaultdict(list)
@@ -217,6 +220,9 @@ def load_file_sources(
                 seen.add(pmid)
                 counts["file_records"] += 1
                 found[pmid].append(pubtator_record_source(record, counts))
+                if relations is not None:
+                    relations.setdefault(pmid, []).extend(ConceptRelation(r.type, r.arg1, r.arg2)
+                                                          for r in record.relations)
             for key, value in sorted(reader_counts.items()):
                 counts[f"file_{key}"] += value
         else:
@@ -230,6 +236,8 @@ def load_file_sources(
                 seen.add(bdoc.pmid)
                 counts["file_records"] += 1
                 found[bdoc.pmid].append(bioc_source(bdoc, counts))
+                if relations is not None:
+                    relations.setdefault(bdoc.pmid, []).extend(ConceptRelation(*r) for r in bdoc.concept_relations)
     return dict(found)
 
 
@@ -445,10 +453,16 @@ def preannotate(
                     ConceptRelation(kind, id1, id2) for kind, id1, id2 in bdoc.concept_relations))
             yield project_to_sentences(doc, anns, counts)
     else:  # pubtator-file
-        from_files = load_file_sources(config.pubtator_files, pmids, counts, skip_bad_lines=config.skip_bad_lines)
+        file_relations: dict[str, list[ConceptRelation]] = {}
+        from_files = load_file_sources(config.pubtator_files, pmids, counts, skip_bad_lines=config.skip_bad_lines,
+                                       relations=file_relations)
         for doc in documents:
             counts["documents"] += 1
             groups = list(from_files.get(doc.pmid, []))
+            if file_relations.get(doc.pmid):
+                # the dumps' PubTator3 relations join the document's own (a pair given twice once)
+                doc = dataclasses.replace(doc, concept_relations=tuple(dict.fromkeys(
+                    (*doc.concept_relations, *file_relations[doc.pmid]))))
             if doc.origin == "pubtator":
                 own = [a for a in doc.annotations if a.source == "pubtator"]
                 counts["source_annotations"] += len(own)
