@@ -519,6 +519,7 @@ def relate_sentence(
     # An entity nested in another ("warfarin" in "warfarin sensitivity") is rarely an argument:
     # the outer one is (PGxCorpus dev: 154 of 828 nested entities are, 1,118 of 1,350 outer ones).
     outer = {e.index for e in ents if not any(o is not e and _inside(e.annotation, o.annotation) for o in ents)}
+    scored = _scored_sentence(text, tree, ents, outer, rules) if tree is not None and rules.scorer else {}
     proposals: list[_Proposal] = []
     for x, a in enumerate(ents):
         for b in ents[x + 1:]:
@@ -527,7 +528,7 @@ def relate_sentence(
             counts["pairs_considered"] += 1
             found = _abbreviation(text, a, b, rules)
             if found is None and tree is not None and rules.scorer is not None:
-                found = _scored(text, tree, a, b, ents, outer, rules)
+                found = scored.get((a.index, b.index))
             elif found is None and tree is not None and a.index in outer and b.index in outer:
                 found = _syntactic(a, b, tree, rules)
             if found is None:
@@ -777,26 +778,48 @@ def load_rules_file(path: str | Path, schema_path: str | Path, *scorer_digests: 
 #
 # The rules' trigger paths find many related pairs but cannot tell them from the unrelated ones
 # around them (a sentence of the dev set holds about eight entities, and 3% to 18% of its pairs
-# are related).  The scorer learns that from finished annotations: a logistic regression over
-# the ordered pair's features (entity types, the dependency path's labels and words, the trigger
-# types on it, the words between, coordination, nesting) gives the probability that an annotator
-# relates Arg1 to Arg2; one-vs-rest regressions give the type.  Trained by :func:`train_scorer`.
+# are related).  The scorer learns that from finished annotations, in two stages:
+#
+# 1. the pair model, a logistic regression over the ordered pair's features (entity types, the
+#    dependency path's labels and words, the trigger types on it, the words between and around,
+#    coordination, nesting, whether each argument is the other's nearest candidate of its kind),
+#    gives the probability that an annotator relates Arg1 to Arg2;
+# 2. the context model, a logistic regression over what the pair model says about the pair's
+#    neighbours in the sentence (the best other pair of each argument, how many other pairs of
+#    each argument are likely), rescores it: annotators relate a variant to each phenotype of a
+#    sentence, a drug to the one effect it causes, so one pair's score depends on the others'.
+#    It is trained on pair-model probabilities cross-fitted on the training data (inner folds).
+#
+# A softmax regression over the pair features gives the type.  Trained by :func:`train_scorer`
+# (scikit-learn's L-BFGS logistic regression); the file holds the weights only, evaluated here.
 
-SCORER_FORMAT = 1
+SCORER_FORMAT = 2
 #: a feature must occur in this many training pairs to get a weight
-MIN_FEATURE_COUNT = 5
-#: L2 penalty of the scorer's regressions (stronger than the entity model's: the pairs are few and noisy)
-L2 = 1e-2
+MIN_FEATURE_COUNT = 3
+#: inverse L2 strength (scikit-learn's ``C``) of the pair, context and type models, chosen by
+#: out-of-fold F1 on training folds of the PGxCorpus dev set (bench/relations.py)
+PAIR_C = 0.3
+CONTEXT_C = 1.0
+TYPE_C = 1.0
 
 
 @dataclass(frozen=True)
 class RelationScorer:
-    """Weights of the pair model and of each type's model, and the decision thresholds.
+    """Weights of the pair, context and type models, and the decision thresholds.
 
-    A pair is proposed in its more probable direction when that probability is at least
-    ``threshold``; its type is the most specific one whose probability (its own and its
-    descendants', the type models' scores normalised over the types) is at least
-    ``type_threshold`` (the root, ``isAssociatedWith``, always qualifies).
+    A pair is proposed in its more probable direction when the context model's probability is
+    at least ``threshold``; its type is the most specific one whose probability (its own and
+    its descendants', from the type model's softmax) is at least ``type_threshold`` (the root,
+    ``isAssociatedWith``, always qualifies).
+
+    Attributes:
+        pair: Feature -> weight of the pair model (binary features, ``bias`` included).
+        types: Relation type -> feature -> weight of the type model (softmax over the types).
+        threshold: Lowest context-model probability proposed.
+        type_threshold: Cumulative type probability a type needs to be chosen.
+        meta: Training provenance (data, seed, sizes), written to the file as is.
+        context: Context feature -> weight of the context model (values are probabilities or
+            0/1 indicators); empty: the pair model's probability is used as is.
     """
 
     pair: Mapping[str, float]
@@ -804,36 +827,65 @@ class RelationScorer:
     threshold: float
     type_threshold: float = 0.5
     meta: Mapping[str, Any] = field(default_factory=dict)
+    context: Mapping[str, float] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
+        """Return the scorer as a JSON-ready mapping (sorted keys: the same scorer, the same bytes).
+
+        Returns:
+            The format number, thresholds, meta and the three models' weights.
+        """
         return {"format": SCORER_FORMAT, "threshold": self.threshold, "type_threshold": self.type_threshold,
                 "meta": dict(self.meta), "pair": dict(sorted(self.pair.items())),
+                "context": dict(sorted(self.context.items())),
                 "types": {t: dict(sorted(w.items())) for t, w in sorted(self.types.items())}}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], where: str) -> RelationScorer:
+        """Read a scorer written by [`to_json`][pipeline.nlp.relations.RelationScorer.to_json].
+
+        Args:
+            data: The decoded JSON object.
+            where: The file it came from, named in errors.
+
+        Returns:
+            The scorer.
+
+        Raises:
+            RelationRulesError: If the object is not a scorer of the current format.
+        """
         if not isinstance(data, Mapping) or data.get("format") != SCORER_FORMAT:
-            raise RelationRulesError(f"{where}: not a relation scorer of format {SCORER_FORMAT}")
+            raise RelationRulesError(f"{where}: not a relation scorer of format {SCORER_FORMAT} "
+                                     "(retrain it with pgx-corpus train-relations)")
         try:
             return cls(pair={str(k): float(v) for k, v in data["pair"].items()},
                        types={str(t): {str(k): float(v) for k, v in w.items()} for t, w in data["types"].items()},
                        threshold=float(data["threshold"]), type_threshold=float(data.get("type_threshold", 0.5)),
-                       meta=dict(data.get("meta", {})))
+                       meta=dict(data.get("meta", {})),
+                       context={str(k): float(v) for k, v in data.get("context", {}).items()})
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise RelationRulesError(f"{where}: bad relation scorer: {exc}") from exc
 
 
-_ZEROS = (0.0,) * 256
+_ZEROS = (0.0,) * 512
 
 
-def _probability(weights: Mapping[str, float], feats: Sequence[str]) -> float:
-    """The logistic regression's probability (the model of :mod:`pipeline.nlp.learned`)."""
-    z = sum(map(weights.get, feats, _ZEROS[: len(feats)])) if len(feats) <= len(_ZEROS) else sum(
-        weights.get(f, 0.0) for f in feats)
+def _sigmoid(z: float) -> float:
     if z >= 0:
         return 1.0 / (1.0 + math.exp(-z))
     e = math.exp(z)
     return e / (1.0 + e)
+
+
+def _logit(weights: Mapping[str, float], feats: Sequence[str]) -> float:
+    if len(feats) <= len(_ZEROS):
+        return sum(map(weights.get, feats, _ZEROS[: len(feats)]))
+    return sum(weights.get(f, 0.0) for f in feats)
+
+
+def _probability(weights: Mapping[str, float], feats: Sequence[str]) -> float:
+    """The logistic regression's probability over binary features."""
+    return _sigmoid(_logit(weights, feats))
 
 
 def _bucket(n: int) -> str:
@@ -843,9 +895,26 @@ def _bucket(n: int) -> str:
     return ">20"
 
 
+def _gap(x: _Entity, y: _Entity) -> int:
+    return max(0, max(x.start, y.start) - min(x.end, y.end))
+
+
 def pair_features(text: str, tree: _Tree, a: _Entity, b: _Entity, ents: Sequence[_Entity], outer: set[int],
                   rules: RelationRules) -> tuple[str, ...]:
-    """Features of the ordered pair (``a`` as Arg1, ``b`` as Arg2) of one parsed sentence."""
+    """Return the features of the ordered pair (``a`` as Arg1, ``b`` as Arg2) of one parsed sentence.
+
+    Args:
+        text: The document text (entity and token offsets are half-open, document-relative).
+        tree: The sentence's parse.
+        a: The candidate Arg1.
+        b: The candidate Arg2.
+        ents: All entities of the sentence, sorted by position.
+        outer: Indices of the entities no other entity of the sentence contains.
+        rules: The rule resources (trigger lexicon, argument order).
+
+    Returns:
+        Binary feature names; the same pair gives the same tuple.
+    """
     p = tree.parse
     root = {t: _root_type(t, rules) for t in (a.type, b.type)}
     tp = f"{a.type}>{b.type}"
@@ -858,8 +927,8 @@ def pair_features(text: str, tree: _Tree, a: _Entity, b: _Entity, ents: Sequence
     between_tokens = [i for i in range(lo, bisect.bisect_right(tree.starts, right.start))
                       if tree.ends[i] <= right.start]
     feats.append(f"dist={_bucket(len(between_tokens))}")
-    others = sum(1 for e in ents if e is not a and e is not b and e.start >= left.end and e.end <= right.start)
-    feats.append(f"between_ents={min(others, 3)}")
+    between = [e for e in ents if e is not a and e is not b and e.start >= left.end and e.end <= right.start]
+    feats.append(f"between_ents={min(len(between), 3)}")
     # how many candidates of each side's kind the sentence offers (one variant and three phenotypes:
     # the variant is usually related to each)
     kinds = tree.kinds.get(id(ents))
@@ -868,11 +937,36 @@ def pair_features(text: str, tree: _Tree, a: _Entity, b: _Entity, ents: Sequence
     same_a, same_b = kinds[root[a.type]], kinds[root[b.type]]
     feats += [f"n_a={min(same_a, 4)}", f"n_b={min(same_b, 4)}", f"tp|n={tp}|{min(same_a, 3)}|{min(same_b, 3)}",
               f"tp|dist={tp}|{_bucket(len(between_tokens))}", f"n_ents={_bucket(len(ents))}"]
+    # is each argument the other's nearest candidate of its kind ("X increased Y and Z decreased W":
+    # X goes with Y, not W)?  And how many entities of the same kind stand between them?
+    rivals_b = [e for e in ents if e is not a and e is not b and e.index in outer
+                and _root_type(e.type, rules) == root[b.type] and not _overlap(e.annotation, a.annotation)]
+    rivals_a = [e for e in ents if e is not a and e is not b and e.index in outer
+                and _root_type(e.type, rules) == root[a.type] and not _overlap(e.annotation, b.annotation)]
+    gap = _gap(a, b)
+    nearest = f"{int(all(_gap(b, e) > gap for e in rivals_a))}{int(all(_gap(a, e) > gap for e in rivals_b))}"
+    between_kinds = Counter(_root_type(e.type, rules) for e in between if e.index in outer)
+    same_between = f"{min(2, between_kinds[root[a.type]])}{min(2, between_kinds[root[b.type]])}"
+    feats += [f"nearest={nearest}", f"tp|nearest={tp}|{nearest}", f"btw_same={same_between}"]
+    gap_text = text[left.end:right.start]
+    feats.extend(f"gap_{name}" for ch, name in ((";", "semi"), (":", "colon"), ("(", "lpar"), (")", "rpar"),
+                                                 (",", "comma")) if ch in gap_text)
+    # the words just outside the pair
+    before = bisect.bisect_right(tree.ends, left.start) - 1
+    if 0 <= before < tree.n and tree.ends[before] <= left.start:
+        feats.append(f"wl={p.lemmas[before]}")
+    after = bisect.bisect_left(tree.starts, right.end)
+    if after < tree.n:
+        feats.append(f"wr={p.lemmas[after]}")
+    # the arguments' own last words ("CYP2C9 *3 allele", "warfarin dose")
+    for ent, side in ((a, "a"), (b, "b")):
+        feats.extend(f"ew{side}={p.lemmas[i]}" for i in sorted(ent.tokens)[-2:])
     if len(between_tokens) <= 5:
         feats.extend(f"bw={p.lemmas[i]}" for i in between_tokens)
         feats.append("bw_seq=" + "_".join(p.lemmas[i] for i in between_tokens))
     if a.head is None or b.head is None:
         return tuple(feats + ["unaligned"])
+    feats += [f"ha={p.lemmas[a.head]}", f"hb={p.lemmas[b.head]}"]
     ha, hb = tree.collapsed(a.head), tree.collapsed(b.head)
     feats.append(f"head_deps={p.deps[a.head]}>{p.deps[b.head]}")
     if ha == hb:
@@ -888,10 +982,12 @@ def pair_features(text: str, tree: _Tree, a: _Entity, b: _Entity, ents: Sequence
     shape = f"{side_a},{side_b}"
     feats += [f"shape={shape}", f"tp|shape={tp}|{shape}", f"top={p.lemmas[top]}", f"top_pos={p.tags[top]}",
               f"top|shape={p.lemmas[top]}|{shape}", f"tp|top={tp}|{p.lemmas[top]}",
-              f"rtp|shape={root[a.type]}>{root[b.type]}|{shape}"]
+              f"rtp|shape={root[a.type]}>{root[b.type]}|{shape}", f"toptag|tp={p.tags[top]}|{tp}"]
     if len(path) <= 7:
         feats.append("deps=" + ">".join(p.deps[i] for i in path[:k]) + "^" + "<".join(p.deps[i] for i in path[k + 1:]))
     inner = [i for i in path[1:-1] if i not in a.tokens and i not in b.tokens]
+    if len(inner) <= 3:
+        feats.append("plem=" + "_".join(p.lemmas[i] for i in inner))
     trigger_types = []
     for i in inner:
         feats.append(f"pl={p.lemmas[i]}")
@@ -920,10 +1016,52 @@ def _root_type(type_: str, rules: RelationRules) -> str:
     return str(rules.rank.get(type_, 99))
 
 
+def _prob_bucket(x: float) -> str:
+    return str(min(9, int(x * 10)))
+
+
+def context_features(p_xy: float, p_yx: float, others_x: Sequence[float], others_y: Sequence[float]
+                     ) -> dict[str, float]:
+    """Return the context model's features of one ordered pair.
+
+    Args:
+        p_xy: The pair model's probability of the pair in this direction.
+        p_yx: The same in the other direction.
+        others_x: The pair model's probabilities (best direction) of Arg1's other pairs in the sentence.
+        others_y: The same for Arg2's other pairs.
+
+    Returns:
+        Feature name -> value (probabilities, log-odds, or 1.0 for indicators).
+    """
+    best = max(p_xy, p_yx)
+    feats = {"bias": 1.0, "p": p_xy, "prev": p_yx, "lp": math.log(p_xy + 1e-6) - math.log(1.0 - p_xy + 1e-6),
+             f"p={_prob_bucket(p_xy)}": 1.0, f"prev={_prob_bucket(p_yx)}": 1.0,
+             f"dirbest={int(p_xy >= p_yx)}": 1.0}
+    flags = []
+    for role, others in (("x", others_x), ("y", others_y)):
+        top = max(others, default=0.0)
+        feats[f"{role}_max_other"] = top
+        feats[f"{role}_max_other={_prob_bucket(top)}"] = 1.0
+        flags.append(str(int(best >= top)))
+        feats[f"{role}_isbest={flags[-1]}"] = 1.0
+        feats[f"{role}_n_over={min(3, sum(q >= 0.5 for q in others))}"] = 1.0
+    feats[f"p|best={_prob_bucket(p_xy)}|{''.join(flags)}"] = 1.0
+    return feats
+
+
+def _linear(weights: Mapping[str, float], values: Mapping[str, float]) -> float:
+    return _sigmoid(sum(weights.get(f, 0.0) * v for f, v in values.items()))
+
+
 def _type_probabilities(scorer: RelationScorer, feats: Sequence[str]) -> dict[str, float]:
-    raw = {t: _probability(w, feats) for t, w in scorer.types.items()}
-    total = sum(raw.values()) or 1.0
-    return {t: v / total for t, v in raw.items()}
+    """The type model's softmax over the relation types."""
+    if not scorer.types:
+        return {}
+    logits = {t: _logit(w, feats) for t, w in scorer.types.items()}
+    top = max(logits.values())
+    exp = {t: math.exp(z - top) for t, z in logits.items()}
+    total = sum(exp.values())
+    return {t: v / total for t, v in exp.items()}
 
 
 def _ancestors(type_: str, rules: RelationRules) -> list[str]:
@@ -958,140 +1096,309 @@ def _choose_type(probs: Mapping[str, float], rules: RelationRules, threshold: fl
     return max(passing, key=lambda t: (depth(t), cumulative[t], t))
 
 
-def _scored(text: str, tree: _Tree, a: _Entity, b: _Entity, ents: Sequence[_Entity], outer: set[int],
-            rules: RelationRules) -> _Proposal | None:
+# (Arg1 candidate, Arg2 candidate, features a->b, features b->a) of one sentence's scored pairs
+_PairRow = tuple[_Entity, _Entity, tuple[str, ...], tuple[str, ...]]
+
+
+def _candidate_pairs(text: str, tree: _Tree, ents: Sequence[_Entity], outer: set[int], rules: RelationRules
+                     ) -> list[_PairRow]:
+    """The unordered pairs the scorer decides on: neither overlapping nor an abbreviation."""
+    out = []
+    for x, a in enumerate(ents):
+        for b in ents[x + 1:]:
+            if _overlap(a.annotation, b.annotation) or _abbreviation(text, a, b, rules) is not None:
+                continue
+            out.append((a, b, pair_features(text, tree, a, b, ents, outer, rules),
+                        pair_features(text, tree, b, a, ents, outer, rules)))
+    return out
+
+
+def _pair_probabilities(pair: Mapping[str, float], context: Mapping[str, float], rows: Sequence[_PairRow],
+                        first: Sequence[tuple[float, float]] | None = None) -> list[tuple[float, float]]:
+    """Both directions' final probabilities of a sentence's pairs (the context model over the pair model's).
+
+    ``first``: the pair model's probabilities when already known (training: cross-fitted ones).
+    """
+    if first is None:
+        first = [(_probability(pair, f_ab), _probability(pair, f_ba)) for _a, _b, f_ab, f_ba in rows]
+    if not context:
+        return list(first)
+    best: dict[int, list[tuple[float, int]]] = {}
+    for k, ((a, b, _fab, _fba), (p_ab, p_ba)) in enumerate(zip(rows, first, strict=True)):
+        for e in (a, b):
+            best.setdefault(e.index, []).append((max(p_ab, p_ba), k))
+    out = []
+    for k, ((a, b, _fab, _fba), (p_ab, p_ba)) in enumerate(zip(rows, first, strict=True)):
+        others_a = [q for q, j in best[a.index] if j != k]
+        others_b = [q for q, j in best[b.index] if j != k]
+        out.append((_linear(context, context_features(p_ab, p_ba, others_a, others_b)),
+                    _linear(context, context_features(p_ba, p_ab, others_b, others_a))))
+    return out
+
+
+def _scored_sentence(text: str, tree: _Tree, ents: Sequence[_Entity], outer: set[int], rules: RelationRules
+                     ) -> dict[tuple[int, int], _Proposal | None]:
+    """The scorer's decision on each candidate pair of one sentence, keyed by (index, index) as ordered in ``ents``."""
     scorer = rules.scorer
     assert scorer is not None
-    f_ab = pair_features(text, tree, a, b, ents, outer, rules)
-    f_ba = pair_features(text, tree, b, a, ents, outer, rules)
-    p_ab, p_ba = _probability(scorer.pair, f_ab), _probability(scorer.pair, f_ba)
-    first, second, feats, prob = (a, b, f_ab, p_ab) if p_ab >= p_ba else (b, a, f_ba, p_ba)
-    if prob < scorer.threshold:
-        return None
-    type_ = _choose_type(_type_probabilities(scorer, feats), rules, scorer.type_threshold)
-    if type_ is None:
-        return None
-    words: list[int] = []
-    trigger = None
-    if a.head is not None and b.head is not None:
-        path = tree.path(tree.collapsed(first.head or 0), tree.collapsed(second.head or 0)) or []
-        inner = [i for i in path[1:-1] if i not in a.tokens and i not in b.tokens]
-        words = sorted(inner, key=lambda i: (tree.depth[i], i))
-        trigger = next((tree.parse.lemmas[i] for i in words if _trigger_type(tree, i, rules)), None)
-        if not words:
-            words = sorted({first.head or 0, second.head or 0}, key=lambda i: (tree.depth[i], i))
-    return _Proposal(type_, first, second, "scorer", trigger, _modality(tree, words, rules) if words else ())
+    rows = _candidate_pairs(text, tree, ents, outer, rules)
+    out: dict[tuple[int, int], _Proposal | None] = {}
+    for (a, b, f_ab, f_ba), (p_ab, p_ba) in zip(rows, _pair_probabilities(scorer.pair, scorer.context, rows),
+                                                strict=True):
+        first, second, feats, prob = (a, b, f_ab, p_ab) if p_ab >= p_ba else (b, a, f_ba, p_ba)
+        if prob < scorer.threshold:
+            out[(a.index, b.index)] = None
+            continue
+        type_ = _choose_type(_type_probabilities(scorer, feats), rules, scorer.type_threshold)
+        if type_ is None:
+            out[(a.index, b.index)] = None
+            continue
+        out[(a.index, b.index)] = _Proposal(type_, first, second, "scorer", *_evidence(tree, first, second, rules))
+    return out
+
+
+def _evidence(tree: _Tree, first: _Entity, second: _Entity, rules: RelationRules
+              ) -> tuple[str | None, tuple[str, ...]]:
+    """The trigger on the pair's path (provenance) and the modality stated around it."""
+    if first.head is None or second.head is None:
+        return None, ()
+    path = tree.path(tree.collapsed(first.head), tree.collapsed(second.head)) or []
+    inner = [i for i in path[1:-1] if i not in first.tokens and i not in second.tokens]
+    words = sorted(inner, key=lambda i: (tree.depth[i], i))
+    trigger = next((tree.parse.lemmas[i] for i in words if _trigger_type(tree, i, rules)), None)
+    if not words:
+        words = sorted({first.head, second.head}, key=lambda i: (tree.depth[i], i))
+    return trigger, _modality(tree, words, rules)
 
 
 @dataclass(frozen=True)
 class TrainingSentence:
-    """One training example: a document (one or more sentences, with parses) and its gold relations as
-    ``(arg1 index, arg2 index, type)`` into ``doc.annotations``; ``group`` is its PMID (inner folds)."""
+    """One training example: a document with parses and its gold relations.
+
+    Attributes:
+        doc: The document (one or more sentences, with ``parses``).
+        gold: Gold relations as ``(arg1 index, arg2 index, type)`` into ``doc.annotations``.
+        group: Its PMID (inner folds keep a PMID's sentences together).
+    """
 
     doc: Document
     gold: tuple[tuple[int, int, str], ...]
     group: str
 
 
-def _pairs(example: TrainingSentence, rules: RelationRules, schema: Schema) -> Iterator[
-        tuple[int, int, tuple[str, ...], tuple[str, ...]]]:
-    """(arg1, arg2, features a->b, features b->a) of every unordered pair of every parsed sentence."""
-    doc = example.doc
-    parses = {(p.start, p.end): p for p in doc.parses}
-    for sent in doc.sentences:
-        parse = parses.get((sent.start, sent.end))
-        if parse is None or not parse.tokens:
-            continue
-        tree = _Tree(parse)
-        ents = []
-        for index, ann, type_ in _sentence_entities(doc, sent, schema):
-            tokens, head = _align(ann, parse)
-            ents.append(_Entity(index, ann, type_, head, tokens, ann.start, ann.end))
-        ents.sort(key=lambda e: (e.annotation.sort_key(), e.index))
-        outer = {e.index for e in ents if not any(o is not e and _inside(e.annotation, o.annotation) for o in ents)}
-        for x, a in enumerate(ents):
-            for b in ents[x + 1:]:
-                if _overlap(a.annotation, b.annotation) or _abbreviation(doc.text, a, b, rules) is not None:
-                    continue
-                yield (a.index, b.index, pair_features(doc.text, tree, a, b, ents, outer, rules),
-                       pair_features(doc.text, tree, b, a, ents, outer, rules))
+@dataclass(frozen=True)
+class _Sentence:
+    """A training sentence's candidate pairs and their labels (computed once, used by every fit)."""
+
+    group: str
+    rows: list[_PairRow]
+    labels: list[tuple[str | None, str | None]]  # gold type a->b, b->a (None: not related that way)
+    reachable: int  # gold relations (not isEquivalentTo) of the sentence
 
 
-def _fit_scorer(examples: Sequence[TrainingSentence], rules: RelationRules, schema: Schema, *, seed: int,
-                epochs: int, l2: float = L2) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
-    from pipeline.nlp.learned import TrainConfig, _fit
-
-    config = TrainConfig(seed=seed, epochs=epochs, l2=l2)
-    pair_rows: list[tuple[tuple[str, ...], int]] = []
-    typed_rows: list[tuple[tuple[str, ...], str]] = []
+def _sentences(examples: Sequence[TrainingSentence], rules: RelationRules, schema: Schema) -> list[_Sentence]:
+    out = []
     for ex in examples:
+        doc = ex.doc
         gold = {(i, j): t for i, j, t in ex.gold if t != EQUIVALENT}
-        for i, j, f_ij, f_ji in _pairs(ex, rules, schema):
-            for (x, y), feats in (((i, j), f_ij), ((j, i), f_ji)):
-                label = gold.get((x, y))
-                pair_rows.append((feats, int(label is not None)))
-                if label is not None:
-                    typed_rows.append((feats, label))
+        parses = {(p.start, p.end): p for p in doc.parses}
+        for sent in doc.sentences:
+            parse = parses.get((sent.start, sent.end))
+            in_sentence = {e[0] for e in _sentence_entities(doc, sent, schema)}
+            reachable = sum(1 for i, j in gold if i in in_sentence and j in in_sentence)
+            if parse is None or not parse.tokens:
+                if reachable:
+                    out.append(_Sentence(ex.group, [], [], reachable))
+                continue
+            tree = _Tree(parse)
+            ents = []
+            for index, ann, type_ in _sentence_entities(doc, sent, schema):
+                tokens, head = _align(ann, parse)
+                ents.append(_Entity(index, ann, type_, head, tokens, ann.start, ann.end))
+            ents.sort(key=lambda e: (e.annotation.sort_key(), e.index))
+            outer = {e.index for e in ents
+                     if not any(o is not e and _inside(e.annotation, o.annotation) for o in ents)}
+            rows = _candidate_pairs(doc.text, tree, ents, outer, rules)
+            labels = [(gold.get((a.index, b.index)), gold.get((b.index, a.index))) for a, b, _x, _y in rows]
+            out.append(_Sentence(ex.group, rows, labels, reachable))
+    return out
+
+
+def _logistic(rows: Sequence[tuple[Mapping[str, float], int]], c: float) -> dict[str, float]:
+    """An L2 logistic regression (scikit-learn, L-BFGS; deterministic) as feature -> weight (``bias`` the intercept)."""
+    from scipy.sparse import csr_matrix
+    from sklearn.linear_model import LogisticRegression
+
+    labels = [y for _x, y in rows]
+    if len(set(labels)) < 2:
+        # nothing to separate: a constant model
+        rate = min(max(sum(labels) / max(1, len(labels)), 1e-3), 1 - 1e-3)
+        return {"bias": round(math.log(rate / (1 - rate)), 4)}
+    names = sorted({f for x, _y in rows for f in x})
+    column = {f: j for j, f in enumerate(names)}
+    data, indices, indptr = [], [], [0]
+    for x, _y in rows:
+        for f, v in sorted(x.items(), key=lambda kv: column[kv[0]]):
+            data.append(v)
+            indices.append(column[f])
+        indptr.append(len(indices))
+    matrix = csr_matrix((data, indices, indptr), shape=(len(rows), len(names)))
+    model = LogisticRegression(C=c, max_iter=5000, tol=1e-6).fit(matrix, labels)
+    weights = {f: float(w) for f, w in zip(names, model.coef_[0], strict=True)}
+    weights["bias"] = weights.get("bias", 0.0) + float(model.intercept_[0])
+    return _rounded(weights)
+
+
+def _softmax_regression(rows: Sequence[tuple[tuple[str, ...], str]], c: float) -> dict[str, dict[str, float]]:
+    """A multinomial L2 logistic regression over binary features: type -> feature -> weight."""
+    from scipy.sparse import csr_matrix
+    from sklearn.linear_model import LogisticRegression
+
+    classes = sorted({y for _x, y in rows})
+    if len(classes) < 2:
+        return {t: {} for t in classes}
+    names = sorted({f for x, _y in rows for f in x})
+    column = {f: j for j, f in enumerate(names)}
+    indices: list[int] = []
+    indptr = [0]
+    for x, _y in rows:
+        indices.extend(sorted({column[f] for f in x}))
+        indptr.append(len(indices))
+    matrix = csr_matrix(([1.0] * len(indices), indices, indptr), shape=(len(rows), len(names)))
+    model = LogisticRegression(C=c, max_iter=5000, tol=1e-6).fit(matrix, [y for _x, y in rows])
+    coef = model.coef_
+    intercept = model.intercept_
+    if len(classes) == 2:  # scikit-learn keeps one row: the second class against the first
+        coef = [-0.5 * coef[0], 0.5 * coef[0]]
+        intercept = [-0.5 * intercept[0], 0.5 * intercept[0]]
+    out = {}
+    for t, row, b in zip(model.classes_, coef, intercept, strict=True):
+        weights = {f: float(w) for f, w in zip(names, row, strict=True)}
+        weights["bias"] = weights.get("bias", 0.0) + float(b)
+        out[str(t)] = _rounded(weights)
+    return out
+
+
+def _kept_features(sentences: Sequence[_Sentence]) -> set[str]:
     # features seen fewer than MIN_FEATURE_COUNT times in the training pairs are left out: they
-    # memorise single sentences (and made the scorer file megabytes)
-    seen: Counter[str] = Counter(f for feats, _ in pair_rows for f in set(feats))
-    kept = {f for f, n in seen.items() if n >= MIN_FEATURE_COUNT}
-    pair_rows = [(tuple(f for f in feats if f in kept), label) for feats, label in pair_rows]
-    typed_rows = [(tuple(f for f in feats if f in kept), label) for feats, label in typed_rows]
-    pair = _rounded(_fit(pair_rows, config))
-    types = {t: _rounded(_fit([(f, int(label == t)) for f, label in typed_rows], config))
-             for t in sorted({label for _, label in typed_rows})}
-    return pair, types
+    # memorise single sentences (and make the scorer file large)
+    seen: Counter[str] = Counter(f for s in sentences for _a, _b, f_ab, f_ba in s.rows for f in {*f_ab, *f_ba})
+    return {f for f, n in seen.items() if n >= MIN_FEATURE_COUNT}
 
 
-def _rounded(weights: Mapping[str, float]) -> dict[str, float]:
-    return {f: round(w, 4) for f, w in weights.items() if round(w, 4)}
+def _fit_pair(sentences: Sequence[_Sentence]) -> dict[str, float]:
+    kept = _kept_features(sentences)
+    rows: list[tuple[Mapping[str, float], int]] = []
+    for s in sentences:
+        for (_a, _b, f_ab, f_ba), (l_ab, l_ba) in zip(s.rows, s.labels, strict=True):
+            rows.append(({f: 1.0 for f in f_ab if f in kept}, int(l_ab is not None)))
+            rows.append(({f: 1.0 for f in f_ba if f in kept}, int(l_ba is not None)))
+    return _logistic(rows, PAIR_C)
 
 
-def train_scorer(examples: Sequence[TrainingSentence], rules: RelationRules, schema: Schema, *,
-                 target_precision: float = 0.8, inner_folds: int = 3, seed: int = 13, epochs: int = 6,
-                 type_threshold: float | None = None) -> tuple[RelationScorer, list[tuple[float, float, float]]]:
-    """Train the scorer on ``examples`` and choose its threshold on them by inner cross-validation.
+def _fit_scorer(sentences: Sequence[_Sentence], *, inner_folds: int, seed: int
+                ) -> tuple[dict[str, float], dict[str, float], dict[str, dict[str, float]]]:
+    """The pair, context and type models trained on ``sentences``.
 
-    The threshold is the lowest probability at which the inner held-out proposals (best direction per
-    pair) are right (pair and direction) at least ``target_precision`` of the time; the type threshold
-    (unless given) the lowest at which the types cost at most 5% of those proposals' precision with
-    hierarchy credit (the same inner predictions).  Returns the scorer
-    and the inner threshold curve ``[(threshold, precision, recall)]`` (recall over the gold pairs the
-    candidates could reach).
+    The context model learns from pair-model probabilities cross-fitted over ``inner_folds`` folds
+    by PMID (a pair model never scores the sentences it was trained on), as it meets them when
+    applied to new sentences.
     """
     from pipeline.nlp.folds import kfold_groups
 
-    groups = sorted({ex.group for ex in examples})
+    pair = _fit_pair(sentences)
+    groups = sorted({s.group for s in sentences})
     k = min(inner_folds, len(groups))
-    # (probability, right pair and direction, gold type when right, the type models' probabilities)
+    context: dict[str, float] = {}
+    if k >= 2:
+        first: dict[int, list[tuple[float, float]]] = {}
+        for fold in kfold_groups(groups, k=k, seed=seed):
+            held = set(fold)
+            inner = _fit_pair([s for s in sentences if s.group not in held])
+            for n, s in enumerate(sentences):
+                if s.group in held:
+                    first[n] = [(_probability(inner, f_ab), _probability(inner, f_ba)) for _a, _b, f_ab, f_ba in s.rows]
+        rows: list[tuple[Mapping[str, float], int]] = []
+        for n, s in enumerate(sentences):
+            probs = first[n]
+            best: dict[int, list[tuple[float, int]]] = {}
+            for j, ((a, b, _x, _y), (p_ab, p_ba)) in enumerate(zip(s.rows, probs, strict=True)):
+                for e in (a, b):
+                    best.setdefault(e.index, []).append((max(p_ab, p_ba), j))
+            for j, ((a, b, _x, _y), (p_ab, p_ba), (l_ab, l_ba)) in enumerate(
+                    zip(s.rows, probs, s.labels, strict=True)):
+                others_a = [q for q, i in best[a.index] if i != j]
+                others_b = [q for q, i in best[b.index] if i != j]
+                rows.append((context_features(p_ab, p_ba, others_a, others_b), int(l_ab is not None)))
+                rows.append((context_features(p_ba, p_ab, others_b, others_a), int(l_ba is not None)))
+        context = _logistic(rows, CONTEXT_C)
+    kept = _kept_features(sentences)
+    typed: list[tuple[tuple[str, ...], str]] = []
+    for s in sentences:
+        for (_a, _b, f_ab, f_ba), (l_ab, l_ba) in zip(s.rows, s.labels, strict=True):
+            for feats, label in ((f_ab, l_ab), (f_ba, l_ba)):
+                if label is not None:
+                    typed.append((tuple(f for f in feats if f in kept), label))
+    return pair, context, _softmax_regression(typed, TYPE_C)
+
+
+def _rounded(weights: Mapping[str, float]) -> dict[str, float]:
+    return {f: round(w, 4) for f, w in sorted(weights.items()) if round(w, 4)}
+
+
+def train_scorer(examples: Sequence[TrainingSentence], rules: RelationRules, schema: Schema, *,
+                 target_precision: float = 0.8, inner_folds: int = 3, seed: int = 13,
+                 type_threshold: float | None = None) -> tuple[RelationScorer, list[tuple[float, float, float]]]:
+    """Train the scorer on ``examples`` and choose its thresholds on them by inner cross-validation.
+
+    The whole two-stage scorer is trained on the inner training folds and applied to the inner
+    held-out fold.  The threshold is the lowest probability at which those held-out proposals
+    (best direction per pair) are right (pair and direction) at least ``target_precision`` of the
+    time; the type threshold (unless given) the lowest at which the types cost at most 5% of those
+    proposals' precision with hierarchy credit (the same inner predictions).
+
+    Args:
+        examples: The training sentences (gold entities, parses, gold relations).
+        rules: The rule resources the features use (trigger lexicon, argument order).
+        schema: The schema (entity types, relation hierarchy).
+        target_precision: Inner cross-validated precision the threshold must reach.
+        inner_folds: Folds by PMID of the inner cross-validation (and of the context model's cross-fitting).
+        seed: Seed of the fold assignment.
+        type_threshold: A fixed type threshold instead of the chosen one.
+
+    Returns:
+        The scorer and the inner threshold curve ``[(threshold, precision, recall)]`` (recall
+        over the gold relations other than ``isEquivalentTo``).
+    """
+    from pipeline.nlp.folds import kfold_groups
+
+    sentences = _sentences(examples, rules, schema)
+    groups = sorted({s.group for s in sentences})
+    k = min(inner_folds, len(groups))
+    # (probability, right pair and direction, gold type when right, the type model's probabilities)
     scored: list[tuple[float, int, str | None, dict[str, float]]] = []
     reachable = 0
     if k >= 2:
-        by_group: dict[str, list[TrainingSentence]] = {}
-        for ex in examples:
-            by_group.setdefault(ex.group, []).append(ex)
         for fold in kfold_groups(groups, k=k, seed=seed):
             held = set(fold)
-            pair, types = _fit_scorer([ex for ex in examples if ex.group not in held], rules, schema, seed=seed,
-                                      epochs=epochs)
-            inner = RelationScorer(pair, types, 0.0)
-            for group in fold:
-                for ex in by_group[group]:
-                    gold = {(i, j): t for i, j, t in ex.gold if t != EQUIVALENT}
-                    reachable += len(gold)
-                    for i, j, f_ij, f_ji in _pairs(ex, rules, schema):
-                        p_ij, p_ji = _probability(pair, f_ij), _probability(pair, f_ji)
-                        best, prob, feats = ((i, j), p_ij, f_ij) if p_ij >= p_ji else ((j, i), p_ji, f_ji)
-                        scored.append((prob, int(best in gold), gold.get(best), _type_probabilities(inner, feats)))
+            pair, context, types = _fit_scorer([s for s in sentences if s.group not in held],
+                                               inner_folds=inner_folds, seed=seed)
+            inner = RelationScorer(pair, types, 0.0, context=context)
+            for s in sentences:
+                if s.group not in held:
+                    continue
+                reachable += s.reachable
+                for (_a, _b, f_ab, f_ba), (l_ab, l_ba), (p_ab, p_ba) in zip(
+                        s.rows, s.labels, _pair_probabilities(pair, context, s.rows), strict=True):
+                    label, prob, feats = (l_ab, p_ab, f_ab) if p_ab >= p_ba else (l_ba, p_ba, f_ba)
+                    scored.append((prob, int(label is not None), label, _type_probabilities(inner, feats)))
     scored.sort(key=lambda x: -x[0])
     curve: list[tuple[float, float, float]] = []
     right = 0
     threshold = 0.5
     for n, (prob, ok, _gold_type, _probs) in enumerate(scored, 1):
         right += ok
-        precision, recall = right / n, right / max(1, reachable)
-        curve.append((prob, precision, recall))
+        curve.append((prob, right / n, right / max(1, reachable)))
     qualifying = [t for t, prec, _ in curve if prec >= target_precision]
     if qualifying:
         threshold = min(qualifying)
@@ -1108,10 +1415,11 @@ def train_scorer(examples: Sequence[TrainingSentence], rules: RelationRules, sch
             if credited >= 0.95 * untyped:
                 type_threshold = candidate
                 break
-    pair, types = _fit_scorer(examples, rules, schema, seed=seed, epochs=epochs)
+    pair, context, types = _fit_scorer(sentences, inner_folds=inner_folds, seed=seed)
     meta = {"examples": len(examples), "groups": len(groups), "target_precision": target_precision,
-            "inner_folds": k, "seed": seed, "epochs": epochs, "l2": L2}
-    return RelationScorer(pair, types, threshold, type_threshold, meta), curve
+            "inner_folds": k, "seed": seed, "pair_c": PAIR_C, "context_c": CONTEXT_C, "type_c": TYPE_C,
+            "min_feature_count": MIN_FEATURE_COUNT}
+    return RelationScorer(pair, types, threshold, type_threshold, meta, context), curve
 
 
 def brat_training(directories: Iterable[str | Path], nlp: Any, schema: Schema, counts: Counter[str]
