@@ -2,13 +2,13 @@
 
 Input: documents whose annotations carry schema types (after type mapping), with
 sentences and, for the dependency rules, the sentence parses extension kept
-(``Document.parses``, :func:`pipeline.nlp.extend.sentence_parse`).  Output: the
+(``Document.parses``, [`sentence_parse`][pipeline.nlp.extend.sentence_parse]).  Output: the
 same documents with ``relations`` (indices into ``annotations``) and without
 ``parses`` (consumed here, never written further).  Offsets are
 document-relative and half-open throughout; nothing is parsed here.
 
 Proposals (``Relation.rule`` is ``<rule>:<type proposed before typing>``; the words come from
-``config/relations.yaml``, :func:`load_rules`):
+``config/relations.yaml``, [`load_rules`][pipeline.nlp.relations.load_rules]):
 
 ``abbreviation``
     two entities of the same type written "A ( B )": ``isEquivalentTo`` with the
@@ -22,14 +22,18 @@ Proposals (``Relation.rule`` is ``<rule>:<type proposed before typing>``; the wo
     Y") when the path between the two entities is within ``max_path`` and holds
     no trigger itself.
 ``scorer``
-    when the rule file names a learned scorer (:class:`RelationScorer`, trained by
-    :func:`train_scorer` / ``pgx-corpus train-relations``), it replaces ``path``
-    and ``modifier``: a logistic regression over the ordered pair's features
-    (:func:`pair_features`: entity types, the dependency path's labels, words
-    and triggers, the words between, coordination, nesting) gives the
-    probability that annotators relate the pair in that direction; the pair is
+    when the rule file names a learned scorer
+    ([`RelationScorer`][pipeline.nlp.relations.RelationScorer], trained by
+    [`train_scorer`][pipeline.nlp.relations.train_scorer] / ``pgx-corpus
+    train-relations``), it replaces ``path`` and ``modifier``: a logistic
+    regression over the ordered pair's features
+    ([`pair_features`][pipeline.nlp.relations.pair_features]: entity types, the
+    dependency path's labels, words and triggers, the words between and around,
+    coordination, nesting, nearest candidates) gives the probability that
+    annotators relate the pair in that direction, a context model rescores it
+    from the scores of both arguments' other pairs in the sentence; the pair is
     proposed in its more probable direction when that reaches the scorer's
-    threshold, with the most specific type the type models are sure enough of.
+    threshold, with the most specific type the type model is sure enough of.
 
 ``path`` and ``modifier`` keys propose only when listed in the rule file's
 ``selection`` (rule keys chosen on training data by ``bench/relations.py``).
@@ -95,18 +99,31 @@ _MODIFIER_DEPS = frozenset({"amod", "compound", "nmod", "npadvmod", "advmod", "a
 
 
 class RelationRulesError(ValueError):
-    """An invalid relation rule file; the message names the file and line."""
+    """An invalid relation rule file or scorer file.
+
+    The message starts with the file (and line, for the rule file).
+    """
 
 
 @dataclass(frozen=True)
 class RelationRules:
-    """The rules' resources (see ``config/relations.yaml``).
+    """The rules' resources (see ``config/relations.yaml``), checked against the schema.
 
-    ``triggers``: lemma -> relation type; ``allowed``: relation type -> (Arg1 types, Arg2 types),
-    expanded to every entity type they admit (schema constraints and ``argument_types`` both);
-    ``rank``: entity type -> argument order rank (lower: Arg1); ``disabled``: rule keys
-    (``<family>:<type>``) switched off (the benches switch off rules their training folds find
-    imprecise); ``source_types``: PubTator3 type -> schema type or None.
+    Attributes:
+        triggers: Lemma -> relation type.
+        allowed: Relation type -> (Arg1 types, Arg2 types), expanded to every entity type they
+            admit (the schema's constraints and ``argument_types`` both).
+        rank: Entity type -> argument order rank (lower: Arg1).
+        negation: Negation cue lemmas.
+        hedges: Hedge cue lemmas.
+        max_path: Longest dependency path (arcs) the trigger rules consider.
+        source_types: PubTator3 relation type -> schema relation type, or None (dropped).
+        disabled: Rule keys (``<family>:<type>``) switched off.
+        retype: Rule key -> the ancestor type it proposes instead of its trigger's.
+        enabled: The trigger-rule keys that propose (None: all).
+        scorer: The learned scorer, when the rule file names one.
+        relation_parent: Relation type -> parent type (the schema's hierarchy).
+        path: The rule file, named in messages.
     """
 
     triggers: Mapping[str, str]
@@ -124,11 +141,30 @@ class RelationRules:
     path: str = ""
 
     def admits(self, type_: str, arg1: str, arg2: str) -> bool:
+        """Tell whether a relation type's argument constraints admit the entity types.
+
+        Args:
+            type_: The relation type.
+            arg1: The Arg1 entity type.
+            arg2: The Arg2 entity type.
+
+        Returns:
+            True when ``type_`` may relate an ``arg1`` to an ``arg2``.
+        """
         allowed = self.allowed.get(type_)
         return allowed is not None and arg1 in allowed[0] and arg2 in allowed[1]
 
     def fitting_type(self, type_: str, arg1: str, arg2: str) -> str | None:
-        """``type_`` or its nearest ancestor whose constraints admit (arg1, arg2); None when none does."""
+        """Return ``type_`` or its nearest ancestor whose constraints admit the argument types.
+
+        Args:
+            type_: The relation type proposed.
+            arg1: The Arg1 entity type.
+            arg2: The Arg2 entity type.
+
+        Returns:
+            The fitting type, or None when no ancestor admits (arg1, arg2).
+        """
         current: str | None = type_
         while current is not None:
             if self.admits(current, arg1, arg2):
@@ -181,11 +217,21 @@ def _expand(schema: Schema, names: Iterable[str]) -> frozenset[str]:
 def load_rules(path: str | Path, schema: Schema, *, with_scorer: bool = True) -> RelationRules:
     """Read and check a relation rule file against ``schema``.
 
-    Raises :class:`RelationRulesError` naming the file and line for a bad shape, an unknown
-    relation or entity type, a word given to two relation types, or an argument type that the
-    schema's ``relation_arguments`` forbid for the relation.  A ``scorer:`` entry names the learned
-    scorer's file (relative to the rule file; :func:`train_scorer`), loaded unless ``with_scorer`` is
-    False; a missing or bad scorer file is an error naming it.
+    A ``scorer:`` entry names the learned scorer's file (relative to the rule file;
+    [`train_scorer`][pipeline.nlp.relations.train_scorer]).
+
+    Args:
+        path: The rule file (``config/relations.yaml``).
+        schema: The schema whose types and relation constraints the rules must respect.
+        with_scorer: Load the scorer the file names (False: leave it out).
+
+    Returns:
+        The rules.
+
+    Raises:
+        RelationRulesError: Naming the file and line, for a bad shape, an unknown relation or
+            entity type, a word given to two relation types, an argument type that the schema's
+            ``relation_arguments`` forbid for the relation, or a missing or bad scorer file.
     """
     p = Path(path)
     where = str(p)
@@ -502,11 +548,19 @@ def relate_sentence(
     text: str, entities: Sequence[tuple[int, Annotation, str]], parse: SentenceParse | None, rules: RelationRules,
     counts: Counter[str],
 ) -> list[Relation]:
-    """Relations proposed between ``entities`` (document index, annotation, schema type) of one sentence.
+    """Propose relations between the entities of one sentence.
 
-    ``text`` is the document text (annotation and parse offsets are document-relative, half-open).
-    Returns relations whose ``arg1``/``arg2`` are the entities' document indices, in a deterministic
-    order; every unordered pair gets at most one proposal.
+    Args:
+        text: The document text (annotation and parse offsets are half-open, document-relative).
+        entities: The sentence's entities as (index in the document's annotations, annotation,
+            schema type).
+        parse: The sentence's parse (None: only the abbreviation rule applies).
+        rules: The rule resources (and scorer).
+        counts: Counter the stage's count keys are added to.
+
+    Returns:
+        Relations whose ``arg1``/``arg2`` are the entities' document indices, in a deterministic
+        order; every unordered pair gets at most one proposal.
     """
     tree = _Tree(parse) if parse is not None and parse.tokens else None
     ents: list[_Entity] = []
@@ -634,11 +688,21 @@ def relate_documents(
     docs: Iterable[Document], rules: RelationRules, schema: Schema, counts: Counter[str], *,
     use_rules: bool = True,
 ) -> Iterator[Document]:
-    """Documents with relations proposed in each sentence and their parses dropped.
+    """Propose relations in each sentence of each document and drop the parses.
 
-    ``use_rules`` False: only the source's relations (PubTator3) are turned into proposals (the
-    ``--no-relations`` build does not call this at all).  Streams one document at a time (the
-    per-document memo's attribution contract holds).
+    Streams one document at a time (the per-document memo's attribution contract holds).
+
+    Args:
+        docs: Documents with schema-typed annotations, sentences and (for the rules and the
+            scorer) the parses extension kept.
+        rules: The rule resources (and scorer).
+        schema: The schema (entity types).
+        counts: Counter the stage's count keys (module docstring) are added to.
+        use_rules: False: only the source's relations (PubTator3) become proposals (the
+            ``--no-relations`` build does not call this at all).
+
+    Yields:
+        Each document with its relations and without parses.
     """
     for doc in docs:
         counts["documents"] += 1
@@ -669,11 +733,22 @@ def concept_relations(
     doc: Document, sentences: Sequence[Sentence], rules: RelationRules, schema: Schema, counts: Counter[str],
     taken: Sequence[Relation] = (),
 ) -> list[Relation]:
-    """Sentence-level proposals from the document's PubTator3 relations (see the module docstring).
+    """Turn the document's PubTator3 relations into sentence-level proposals.
 
     A pair already related by ``taken`` (the rules) keeps the rules' proposal.  Relations whose
     type maps to nothing, whose concepts have no mention among the document's entities, or whose
     concepts never share a sentence are counted and logged with the PMID, never written.
+
+    Args:
+        doc: The document (``concept_relations``, schema-typed annotations with identifiers).
+        sentences: Its sentences (half-open, document-relative).
+        rules: The rule resources (``source_types``, argument constraints and order).
+        schema: The schema (entity types).
+        counts: Counter the ``concept_relations*`` keys are added to.
+        taken: Relations already proposed in the document.
+
+    Returns:
+        The proposals (rule ``pubtator:<type>``), arguments as indices into ``doc.annotations``.
     """
     out: list[Relation] = []
     pairs = {frozenset((r.arg1, r.arg2)) for r in taken}
@@ -738,9 +813,11 @@ def _mentions(doc: Document, concept: str, schema: Schema) -> list[int]:
 
 
 def _concept_ids(identifier: str) -> set[str]:
-    """The comparable forms of an identifier: ``MESH:D014859`` -> {``mesh:d014859``, ``d014859``};
+    """The comparable forms of an identifier: ``MESH:D014859`` -> {``mesh:d014859``, ``d014859``}.
+
     PubTator3 relation ids name genes by number, chemicals and diseases by ``MESH:``, variants by
-    ``RS#:``/HGVS forms, mentions carry the same."""
+    ``RS#:``/HGVS forms, mentions carry the same.
+    """
     out: set[str] = set()
     for part in re.split(r"[;,|]", identifier):
         part = part.strip().lower()
@@ -753,7 +830,16 @@ def _concept_ids(identifier: str) -> set[str]:
 
 
 def rule_files(path: str | Path) -> list[str]:
-    """The rule file and the scorer file it names (what a build's relation stage depends on, by content)."""
+    """List the rule file and the scorer file it names.
+
+    What a build's relation stage depends on, by content.
+
+    Args:
+        path: The rule file.
+
+    Returns:
+        The rule file's path, then the scorer's when the file names one.
+    """
     p = Path(path)
     try:
         root = yaml.compose(p.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
@@ -767,8 +853,19 @@ def rule_files(path: str | Path) -> list[str]:
 
 
 def load_rules_file(path: str | Path, schema_path: str | Path, *scorer_digests: str | None) -> RelationRules:
-    """:func:`load_rules` with the schema read from ``schema_path`` (the form the process cache loads;
-    ``scorer_digests``, the content digests of the scorer file, only make the cache key)."""
+    """Load the rules with the schema read from a file (the form the process cache loads).
+
+    Args:
+        path: The rule file.
+        schema_path: The schema file.
+        *scorer_digests: Content digests of the scorer file; unused here, they only make the cache key.
+
+    Returns:
+        The rules, as [`load_rules`][pipeline.nlp.relations.load_rules] gives them.
+
+    Raises:
+        RelationRulesError: As [`load_rules`][pipeline.nlp.relations.load_rules].
+    """
     from pipeline.schema import load_schema
 
     return load_rules(path, load_schema(schema_path))
@@ -790,7 +887,7 @@ def load_rules_file(path: str | Path, schema_path: str | Path, *scorer_digests: 
 #    sentence, a drug to the one effect it causes, so one pair's score depends on the others'.
 #    It is trained on pair-model probabilities cross-fitted on the training data (inner folds).
 #
-# A softmax regression over the pair features gives the type.  Trained by :func:`train_scorer`
+# A softmax regression over the pair features gives the type.  Trained by train_scorer
 # (scikit-learn's L-BFGS logistic regression); the file holds the weights only, evaluated here.
 
 SCORER_FORMAT = 2
@@ -1424,8 +1521,21 @@ def train_scorer(examples: Sequence[TrainingSentence], rules: RelationRules, sch
 
 def brat_training(directories: Iterable[str | Path], nlp: Any, schema: Schema, counts: Counter[str]
                   ) -> list[TrainingSentence]:
-    """Training sentences from finished brat collections: the annotators' entities (schema types) and
-    relations, each sentence parsed once with ``nlp`` (a spaCy pipeline).  Names ``{PMID}_{k}`` group by PMID."""
+    """Read training sentences from finished brat collections.
+
+    The annotators' entities (schema types) and relations; each document is parsed once with
+    ``nlp``.  Names ``{PMID}_{k}`` group by PMID.
+
+    Args:
+        directories: Finished brat collections.
+        nlp: The spaCy pipeline that parses (the build's).
+        schema: The schema (relation types known).
+        counts: Counter of ``training_sentences``, ``training_relations`` and
+            ``training_relations_skipped``.
+
+    Returns:
+        The training sentences, with their parses.
+    """
     from pipeline.brat import standoff
     from pipeline.nlp.extend import sentence_parse
 
