@@ -433,18 +433,21 @@ class _Tree:
         return self.kids[i]
 
 
-def _align(ann: Annotation, parse: SentenceParse) -> tuple[frozenset[int], int | None]:
-    tokens = frozenset(
-        i for i, (s, e) in enumerate(parse.tokens) if any(s < fe and fs < e for fs, fe in ann.fragments)
-    )
+def _align(ann: Annotation, tree: _Tree) -> tuple[frozenset[int], int | None]:
+    """The tokens an annotation overlaps and its head token (the outermost one), or None."""
+    found: set[int] = set()
+    for fs, fe in ann.fragments:
+        # tokens are sorted and disjoint: those ending after fs and starting before fe
+        found.update(range(bisect.bisect_right(tree.ends, fs), bisect.bisect_left(tree.starts, fe)))
+    tokens = frozenset(found)
     if not tokens:
         return tokens, None
-    heads = [i for i in sorted(tokens) if parse.heads[i] not in tokens or parse.heads[i] == i]
+    heads_of = tree.parse.heads
+    heads = [i for i in sorted(tokens) if heads_of[i] not in tokens or heads_of[i] == i]
     if not heads:
         return tokens, min(tokens)
     # the outermost one: fewest arcs to the root
-    depth = {i: _depth(parse, i) for i in heads}
-    return tokens, min(heads, key=lambda i: (depth[i], i))
+    return tokens, min(heads, key=lambda i: (tree.depth[i], i))
 
 
 def _depth(parse: SentenceParse, i: int) -> int:
@@ -453,6 +456,12 @@ def _depth(parse: SentenceParse, i: int) -> int:
         i = parse.heads[i]
         d += 1
     return d
+
+
+def _outer(ents: Sequence[_Entity]) -> set[int]:
+    """Indices of the entities no other entity of the sentence contains."""
+    return {e.index for e in ents if not any(o is not e and o.start <= e.start and e.end <= o.end
+                                             and _inside(e.annotation, o.annotation) for o in ents)}
 
 
 def _inside(inner: Annotation, outer: Annotation) -> bool:
@@ -565,14 +574,14 @@ def relate_sentence(
     tree = _Tree(parse) if parse is not None and parse.tokens else None
     ents: list[_Entity] = []
     for index, ann, type_ in entities:
-        tokens, head = _align(ann, parse) if tree is not None and parse is not None else (frozenset(), None)
+        tokens, head = _align(ann, tree) if tree is not None else (frozenset(), None)
         if tree is not None and head is None:
             counts["entities_unaligned"] += 1
         ents.append(_Entity(index, ann, type_, head, tokens, ann.start, ann.end))
     ents.sort(key=lambda e: (e.annotation.sort_key(), e.index))
     # An entity nested in another ("warfarin" in "warfarin sensitivity") is rarely an argument:
     # the outer one is (PGxCorpus dev: 154 of 828 nested entities are, 1,118 of 1,350 outer ones).
-    outer = {e.index for e in ents if not any(o is not e and _inside(e.annotation, o.annotation) for o in ents)}
+    outer = _outer(ents)
     scored = _scored_sentence(text, tree, ents, outer, rules) if tree is not None and rules.scorer else {}
     proposals: list[_Proposal] = []
     for x, a in enumerate(ents):
@@ -707,12 +716,17 @@ def relate_documents(
     for doc in docs:
         counts["documents"] += 1
         parses = {(p.start, p.end): p for p in doc.parses}
+        # the schema-typed entities by start, to find each sentence's without scanning them all
+        typed = sorted((a.start, i, a.end) for i, a in enumerate(doc.annotations) if a.type in schema.entity_parent)
+        starts = [t[0] for t in typed]
         relations: list[Relation] = []
         sentences = doc.sentences or ((Sentence(0, len(doc.text)),) if doc.text else ())
         for sent in sentences:
             counts["sentences"] += 1
             parse = parses.get((sent.start, sent.end))
-            entities = _sentence_entities(doc, sent, schema)
+            entities = [(i, doc.annotations[i], doc.annotations[i].type) for i in sorted(
+                i for _s, i, end in typed[bisect.bisect_left(starts, sent.start):bisect.bisect_left(starts, sent.end)]
+                if end <= sent.end)]
             if len(entities) < 2:
                 continue
             if parse is None:
@@ -898,6 +912,11 @@ MIN_FEATURE_COUNT = 3
 PAIR_C = 0.3
 CONTEXT_C = 1.0
 TYPE_C = 1.0
+#: an entity type pair is scored when training annotators related at least this many of its pairs
+#: and at least this share of them (Gene_or_protein with Limited_variation, Chemical with Chemical:
+#: never related in PGxCorpus); the others are never proposed and cost nothing
+MIN_TYPE_PAIR_RELATED = 2
+MIN_TYPE_PAIR_RATE = 0.01
 
 
 @dataclass(frozen=True)
@@ -917,6 +936,7 @@ class RelationScorer:
         meta: Training provenance (data, seed, sizes), written to the file as is.
         context: Context feature -> weight of the context model (values are probabilities or
             0/1 indicators); empty: the pair model's probability is used as is.
+        pair_types: The entity type pairs (``A|B``, sorted) scored at all; empty: every pair.
     """
 
     pair: Mapping[str, float]
@@ -925,6 +945,7 @@ class RelationScorer:
     type_threshold: float = 0.5
     meta: Mapping[str, Any] = field(default_factory=dict)
     context: Mapping[str, float] = field(default_factory=dict)
+    pair_types: frozenset[str] = frozenset()
 
     def to_json(self) -> dict[str, Any]:
         """Return the scorer as a JSON-ready mapping (sorted keys: the same scorer, the same bytes).
@@ -934,7 +955,7 @@ class RelationScorer:
         """
         return {"format": SCORER_FORMAT, "threshold": self.threshold, "type_threshold": self.type_threshold,
                 "meta": dict(self.meta), "pair": dict(sorted(self.pair.items())),
-                "context": dict(sorted(self.context.items())),
+                "context": dict(sorted(self.context.items())), "pair_types": sorted(self.pair_types),
                 "types": {t: dict(sorted(w.items())) for t, w in sorted(self.types.items())}}
 
     @classmethod
@@ -959,7 +980,8 @@ class RelationScorer:
                        types={str(t): {str(k): float(v) for k, v in w.items()} for t, w in data["types"].items()},
                        threshold=float(data["threshold"]), type_threshold=float(data.get("type_threshold", 0.5)),
                        meta=dict(data.get("meta", {})),
-                       context={str(k): float(v) for k, v in data.get("context", {}).items()})
+                       context={str(k): float(v) for k, v in data.get("context", {}).items()},
+                       pair_types=frozenset(str(t) for t in data.get("pair_types", ())))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise RelationRulesError(f"{where}: bad relation scorer: {exc}") from exc
 
@@ -1108,6 +1130,142 @@ def pair_features(text: str, tree: _Tree, a: _Entity, b: _Entity, ents: Sequence
     return tuple(feats)
 
 
+class _SentenceInfo:
+    """What every pair of one sentence asks about its entities, computed once per sentence."""
+
+    def __init__(self, ents: Sequence[_Entity], outer: set[int], rules: RelationRules) -> None:
+        self.root = {e.index: _root_type(e.type, rules) for e in ents}
+        self.kinds: Counter[str] = Counter(self.root[e.index] for e in ents if e.index in outer)
+        self.by_kind: dict[str, list[_Entity]] = {}
+        for e in ents:
+            if e.index in outer:
+                self.by_kind.setdefault(self.root[e.index], []).append(e)
+        self.overlapping = {(x.index, y.index) for x in ents for y in ents
+                            if x is not y and _overlap(x.annotation, y.annotation)}
+
+
+def _pair_features_both(text: str, tree: _Tree, a: _Entity, b: _Entity, ents: Sequence[_Entity], outer: set[int],
+                        rules: RelationRules, info: _SentenceInfo) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """[`pair_features`][pipeline.nlp.relations.pair_features] of (a, b) and of (b, a), computed together.
+
+    The same features (as multisets) for a fraction of the work: what does not depend on the
+    direction (the words between and around, the path's words) is computed once.
+    """
+    p = tree.parse
+    ia, ib = a.index, b.index
+    root_a, root_b = info.root[ia], info.root[ib]
+    tp, pt = f"{a.type}>{b.type}", f"{b.type}>{a.type}"
+    rtp, prt = f"{root_a}>{root_b}", f"{root_b}>{root_a}"
+    ra, rb = rules.rank.get(a.type, 99), rules.rank.get(b.type, 99)
+    nested_a, nested_b = int(ia not in outer), int(ib not in outer)
+    ab = ["bias", f"tp={tp}", f"rtp={rtp}", f"rank={(ra > rb) - (ra < rb)}",
+          f"first={'a' if a.start < b.start else 'b'}", f"nested={nested_a}{nested_b}"]
+    ba = ["bias", f"tp={pt}", f"rtp={prt}", f"rank={(rb > ra) - (rb < ra)}",
+          f"first={'a' if b.start < a.start else 'b'}", f"nested={nested_b}{nested_a}"]
+    both: list[str] = []  # the same in both directions
+    left, right = (a, b) if a.start < b.start else (b, a)
+    lo = bisect.bisect_left(tree.starts, left.end)
+    between_tokens = [i for i in range(lo, bisect.bisect_right(tree.starts, right.start))
+                      if tree.ends[i] <= right.start]
+    dist = _bucket(len(between_tokens))
+    between = [e for e in ents if e is not a and e is not b and e.start >= left.end and e.end <= right.start]
+    both += [f"dist={dist}", f"between_ents={min(len(between), 3)}", f"n_ents={_bucket(len(ents))}"]
+    same_a, same_b = info.kinds[root_a], info.kinds[root_b]
+    ab += [f"n_a={min(same_a, 4)}", f"n_b={min(same_b, 4)}", f"tp|n={tp}|{min(same_a, 3)}|{min(same_b, 3)}",
+           f"tp|dist={tp}|{dist}"]
+    ba += [f"n_a={min(same_b, 4)}", f"n_b={min(same_a, 4)}", f"tp|n={pt}|{min(same_b, 3)}|{min(same_a, 3)}",
+           f"tp|dist={pt}|{dist}"]
+    gap = _gap(a, b)
+    overlapping = info.overlapping
+    # a's kind not overlapping b, b's kind not overlapping a
+    near_b = int(all(_gap(b, e) > gap for e in info.by_kind.get(root_a, ())
+                     if e is not a and e is not b and (e.index, ib) not in overlapping))
+    near_a = int(all(_gap(a, e) > gap for e in info.by_kind.get(root_b, ())
+                     if e is not a and e is not b and (e.index, ia) not in overlapping))
+    between_kinds = Counter(info.root[e.index] for e in between if e.index in outer)
+    btw_a, btw_b = min(2, between_kinds[root_a]), min(2, between_kinds[root_b])
+    ab += [f"nearest={near_b}{near_a}", f"tp|nearest={tp}|{near_b}{near_a}", f"btw_same={btw_a}{btw_b}"]
+    ba += [f"nearest={near_a}{near_b}", f"tp|nearest={pt}|{near_a}{near_b}", f"btw_same={btw_b}{btw_a}"]
+    gap_text = text[left.end:right.start]
+    both.extend(f"gap_{name}" for ch, name in ((";", "semi"), (":", "colon"), ("(", "lpar"), (")", "rpar"),
+                                                (",", "comma")) if ch in gap_text)
+    before = bisect.bisect_right(tree.ends, left.start) - 1
+    if 0 <= before < tree.n and tree.ends[before] <= left.start:
+        both.append(f"wl={p.lemmas[before]}")
+    after = bisect.bisect_left(tree.starts, right.end)
+    if after < tree.n:
+        both.append(f"wr={p.lemmas[after]}")
+    words_a = [p.lemmas[i] for i in sorted(a.tokens)[-2:]]
+    words_b = [p.lemmas[i] for i in sorted(b.tokens)[-2:]]
+    ab += [f"ewa={w}" for w in words_a] + [f"ewb={w}" for w in words_b]
+    ba += [f"ewa={w}" for w in words_b] + [f"ewb={w}" for w in words_a]
+    if len(between_tokens) <= 5:
+        both.extend(f"bw={p.lemmas[i]}" for i in between_tokens)
+        both.append("bw_seq=" + "_".join(p.lemmas[i] for i in between_tokens))
+    if a.head is None or b.head is None:
+        both.append("unaligned")
+        return tuple(ab + both), tuple(ba + both)
+    ab += [f"ha={p.lemmas[a.head]}", f"hb={p.lemmas[b.head]}", f"head_deps={p.deps[a.head]}>{p.deps[b.head]}"]
+    ba += [f"ha={p.lemmas[b.head]}", f"hb={p.lemmas[a.head]}", f"head_deps={p.deps[b.head]}>{p.deps[a.head]}"]
+    ha, hb = tree.collapsed(a.head), tree.collapsed(b.head)
+    if ha == hb:
+        both.append("coordinated")
+        return tuple(ab + both), tuple(ba + both)
+    path = tree.path(ha, hb)
+    if path is None:
+        both.append("nopath")
+        return tuple(ab + both), tuple(ba + both)
+    plen = _bucket(len(path) - 1)
+    both.append(f"plen={plen}")
+    ab.append(f"tp|plen={tp}|{plen}")
+    ba.append(f"tp|plen={pt}|{plen}")
+    top = min(path, key=lambda i: (tree.depth[i], i))
+    k = path.index(top)
+    side_a = p.deps[path[k - 1]] if k > 0 else "top"
+    side_b = p.deps[path[k + 1]] if k + 1 < len(path) else "top"
+    shape, epahs = f"{side_a},{side_b}", f"{side_b},{side_a}"
+    top_lemma, top_tag = p.lemmas[top], p.tags[top]
+    both += [f"top={top_lemma}", f"top_pos={top_tag}"]
+    ab += [f"shape={shape}", f"tp|shape={tp}|{shape}", f"top|shape={top_lemma}|{shape}", f"tp|top={tp}|{top_lemma}",
+           f"rtp|shape={rtp}|{shape}", f"toptag|tp={top_tag}|{tp}"]
+    ba += [f"shape={epahs}", f"tp|shape={pt}|{epahs}", f"top|shape={top_lemma}|{epahs}", f"tp|top={pt}|{top_lemma}",
+           f"rtp|shape={prt}|{epahs}", f"toptag|tp={top_tag}|{pt}"]
+    if len(path) <= 7:
+        up, down = [p.deps[i] for i in path[:k]], [p.deps[i] for i in path[k + 1:]]
+        ab.append("deps=" + ">".join(up) + "^" + "<".join(down))
+        ba.append("deps=" + ">".join(reversed(down)) + "^" + "<".join(reversed(up)))
+    inner = [i for i in path[1:-1] if i not in a.tokens and i not in b.tokens]
+    if len(inner) <= 3:
+        ab.append("plem=" + "_".join(p.lemmas[i] for i in inner))
+        ba.append("plem=" + "_".join(p.lemmas[i] for i in reversed(inner)))
+    any_trigger = False
+    for i in inner:
+        both.append(f"pl={p.lemmas[i]}")
+        t = _trigger_type(tree, i, rules)
+        if t is not None:
+            any_trigger = True
+            both.append(f"ptrig={t}")
+            ab.append(f"tp|ptrig={tp}|{t}")
+            ba.append(f"tp|ptrig={pt}|{t}")
+    top_trigger = _trigger_type(tree, top, rules) if top not in a.tokens and top not in b.tokens else None
+    if top_trigger is not None:
+        both.append(f"toptrig={top_trigger}")
+        ab.append(f"toptrig|shape={top_trigger}|{shape}")
+        ba.append(f"toptrig|shape={top_trigger}|{epahs}")
+    for ent, side, other in ((a, "a", "b"), (b, "b", "a")):
+        assert ent.head is not None
+        for c in tree.children(ent.head):
+            if c in ent.tokens or p.deps[c] not in _MODIFIER_DEPS:
+                continue
+            t = _trigger_type(tree, c, rules)
+            if t is not None:
+                ab.append(f"mod_{side}={t}")
+                ba.append(f"mod_{other}={t}")
+    if not any_trigger and top_trigger is None:
+        both.append("notrigger")
+    return tuple(ab + both), tuple(ba + both)
+
+
 def _root_type(type_: str, rules: RelationRules) -> str:
     # the entity hierarchy's roots by rank: the argument order lists them
     return str(rules.rank.get(type_, 99))
@@ -1117,15 +1275,16 @@ def _prob_bucket(x: float) -> str:
     return str(min(9, int(x * 10)))
 
 
-def context_features(p_xy: float, p_yx: float, others_x: Sequence[float], others_y: Sequence[float]
-                     ) -> dict[str, float]:
+def context_features(p_xy: float, p_yx: float, top_x: float, n_x: int, top_y: float, n_y: int) -> dict[str, float]:
     """Return the context model's features of one ordered pair.
 
     Args:
         p_xy: The pair model's probability of the pair in this direction.
         p_yx: The same in the other direction.
-        others_x: The pair model's probabilities (best direction) of Arg1's other pairs in the sentence.
-        others_y: The same for Arg2's other pairs.
+        top_x: The best pair-model probability (best direction) among Arg1's other pairs in the sentence (0: none).
+        n_x: How many of Arg1's other pairs reach 0.5.
+        top_y: The same as ``top_x`` for Arg2.
+        n_y: The same as ``n_x`` for Arg2.
 
     Returns:
         Feature name -> value (probabilities, log-odds, or 1.0 for indicators).
@@ -1135,19 +1294,14 @@ def context_features(p_xy: float, p_yx: float, others_x: Sequence[float], others
              f"p={_prob_bucket(p_xy)}": 1.0, f"prev={_prob_bucket(p_yx)}": 1.0,
              f"dirbest={int(p_xy >= p_yx)}": 1.0}
     flags = []
-    for role, others in (("x", others_x), ("y", others_y)):
-        top = max(others, default=0.0)
+    for role, top, n in (("x", top_x, n_x), ("y", top_y, n_y)):
         feats[f"{role}_max_other"] = top
         feats[f"{role}_max_other={_prob_bucket(top)}"] = 1.0
         flags.append(str(int(best >= top)))
         feats[f"{role}_isbest={flags[-1]}"] = 1.0
-        feats[f"{role}_n_over={min(3, sum(q >= 0.5 for q in others))}"] = 1.0
+        feats[f"{role}_n_over={min(3, n)}"] = 1.0
     feats[f"p|best={_prob_bucket(p_xy)}|{''.join(flags)}"] = 1.0
     return feats
-
-
-def _linear(weights: Mapping[str, float], values: Mapping[str, float]) -> float:
-    return _sigmoid(sum(weights.get(f, 0.0) * v for f, v in values.items()))
 
 
 def _type_probabilities(scorer: RelationScorer, feats: Sequence[str]) -> dict[str, float]:
@@ -1197,16 +1351,68 @@ def _choose_type(probs: Mapping[str, float], rules: RelationRules, threshold: fl
 _PairRow = tuple[_Entity, _Entity, tuple[str, ...], tuple[str, ...]]
 
 
-def _candidate_pairs(text: str, tree: _Tree, ents: Sequence[_Entity], outer: set[int], rules: RelationRules
-                     ) -> list[_PairRow]:
-    """The unordered pairs the scorer decides on: neither overlapping nor an abbreviation."""
+def _type_pair(a: str, b: str) -> str:
+    return f"{a}|{b}" if a <= b else f"{b}|{a}"
+
+
+def _candidate_pairs(text: str, tree: _Tree, ents: Sequence[_Entity], outer: set[int], rules: RelationRules,
+                     pair_types: frozenset[str] = frozenset()) -> list[_PairRow]:
+    """The unordered pairs the scorer decides on: neither overlapping nor an abbreviation, of a type
+    pair in ``pair_types`` (empty: any)."""
+    info = _SentenceInfo(ents, outer, rules)
     out = []
     for x, a in enumerate(ents):
         for b in ents[x + 1:]:
-            if _overlap(a.annotation, b.annotation) or _abbreviation(text, a, b, rules) is not None:
+            if (a.index, b.index) in info.overlapping or (pair_types and _type_pair(a.type, b.type) not in pair_types):
                 continue
-            out.append((a, b, pair_features(text, tree, a, b, ents, outer, rules),
-                        pair_features(text, tree, b, a, ents, outer, rules)))
+            if _abbreviation(text, a, b, rules) is not None:
+                continue
+            out.append((a, b, *_pair_features_both(text, tree, a, b, ents, outer, rules, info)))
+    return out
+
+
+def _context_logit(weights: Mapping[str, float], p_xy: float, p_yx: float, top_x: float, n_x: int, top_y: float,
+                   n_y: int) -> float:
+    """The context model's log-odds: the weighted sum of [`context_features`][pipeline.nlp.relations.context_features]
+    without building them (``top_*``: the best of the argument's other pairs, ``n_*``: how many of them reach 0.5)."""
+    g = weights.get
+    best = max(p_xy, p_yx)
+    flag_x, flag_y = int(best >= top_x), int(best >= top_y)
+    bucket = _prob_bucket(p_xy)
+    return (g("bias", 0.0) + g("p", 0.0) * p_xy + g("prev", 0.0) * p_yx
+            + g("lp", 0.0) * (math.log(p_xy + 1e-6) - math.log(1.0 - p_xy + 1e-6))
+            + g(f"p={bucket}", 0.0) + g(f"prev={_prob_bucket(p_yx)}", 0.0) + g(f"dirbest={int(p_xy >= p_yx)}", 0.0)
+            + g("x_max_other", 0.0) * top_x + g(f"x_max_other={_prob_bucket(top_x)}", 0.0)
+            + g(f"x_isbest={flag_x}", 0.0) + g(f"x_n_over={min(3, n_x)}", 0.0)
+            + g("y_max_other", 0.0) * top_y + g(f"y_max_other={_prob_bucket(top_y)}", 0.0)
+            + g(f"y_isbest={flag_y}", 0.0) + g(f"y_n_over={min(3, n_y)}", 0.0)
+            + g(f"p|best={bucket}|{flag_x}{flag_y}", 0.0))
+
+
+def _others(rows: Sequence[_PairRow], first: Sequence[tuple[float, float]]) -> list[tuple[float, int, float, int]]:
+    """Per pair: the best score among each argument's other pairs and how many of those reach 0.5.
+
+    Returns ``(top_a, n_a, top_b, n_b)`` per pair, ``a`` and ``b`` as in the row.
+    """
+    # per entity: its pairs' scores (best direction), the two best (pair excluded: the other one)
+    scores: dict[int, list[tuple[float, int]]] = {}
+    for k, ((a, b, _fab, _fba), (p_ab, p_ba)) in enumerate(zip(rows, first, strict=True)):
+        q = max(p_ab, p_ba)
+        scores.setdefault(a.index, []).append((q, k))
+        scores.setdefault(b.index, []).append((q, k))
+    summary: dict[int, tuple[list[tuple[float, int]], int]] = {}
+    for index, qs in scores.items():
+        qs.sort(key=lambda x: (-x[0], x[1]))
+        summary[index] = (qs[:2], sum(1 for q, _k in qs if q >= 0.5))
+    out = []
+    for k, ((a, b, _fab, _fba), (p_ab, p_ba)) in enumerate(zip(rows, first, strict=True)):
+        q = max(p_ab, p_ba)
+        row: list[float | int] = []
+        for e in (a, b):
+            top2, over = summary[e.index]
+            rest = [x for x, j in top2 if j != k]
+            row += [rest[0] if rest else 0.0, over - (q >= 0.5)]
+        out.append((float(row[0]), int(row[1]), float(row[2]), int(row[3])))
     return out
 
 
@@ -1220,16 +1426,10 @@ def _pair_probabilities(pair: Mapping[str, float], context: Mapping[str, float],
         first = [(_probability(pair, f_ab), _probability(pair, f_ba)) for _a, _b, f_ab, f_ba in rows]
     if not context:
         return list(first)
-    best: dict[int, list[tuple[float, int]]] = {}
-    for k, ((a, b, _fab, _fba), (p_ab, p_ba)) in enumerate(zip(rows, first, strict=True)):
-        for e in (a, b):
-            best.setdefault(e.index, []).append((max(p_ab, p_ba), k))
     out = []
-    for k, ((a, b, _fab, _fba), (p_ab, p_ba)) in enumerate(zip(rows, first, strict=True)):
-        others_a = [q for q, j in best[a.index] if j != k]
-        others_b = [q for q, j in best[b.index] if j != k]
-        out.append((_linear(context, context_features(p_ab, p_ba, others_a, others_b)),
-                    _linear(context, context_features(p_ba, p_ab, others_b, others_a))))
+    for (p_ab, p_ba), (top_a, n_a, top_b, n_b) in zip(first, _others(rows, first), strict=True):
+        out.append((_sigmoid(_context_logit(context, p_ab, p_ba, top_a, n_a, top_b, n_b)),
+                    _sigmoid(_context_logit(context, p_ba, p_ab, top_b, n_b, top_a, n_a))))
     return out
 
 
@@ -1238,7 +1438,7 @@ def _scored_sentence(text: str, tree: _Tree, ents: Sequence[_Entity], outer: set
     """The scorer's decision on each candidate pair of one sentence, keyed by (index, index) as ordered in ``ents``."""
     scorer = rules.scorer
     assert scorer is not None
-    rows = _candidate_pairs(text, tree, ents, outer, rules)
+    rows = _candidate_pairs(text, tree, ents, outer, rules, scorer.pair_types)
     out: dict[tuple[int, int], _Proposal | None] = {}
     for (a, b, f_ab, f_ba), (p_ab, p_ba) in zip(rows, _pair_probabilities(scorer.pair, scorer.context, rows),
                                                 strict=True):
@@ -1310,11 +1510,10 @@ def _sentences(examples: Sequence[TrainingSentence], rules: RelationRules, schem
             tree = _Tree(parse)
             ents = []
             for index, ann, type_ in _sentence_entities(doc, sent, schema):
-                tokens, head = _align(ann, parse)
+                tokens, head = _align(ann, tree)
                 ents.append(_Entity(index, ann, type_, head, tokens, ann.start, ann.end))
             ents.sort(key=lambda e: (e.annotation.sort_key(), e.index))
-            outer = {e.index for e in ents
-                     if not any(o is not e and _inside(e.annotation, o.annotation) for o in ents)}
+            outer = _outer(ents)
             rows = _candidate_pairs(doc.text, tree, ents, outer, rules)
             labels = [(gold.get((a.index, b.index)), gold.get((b.index, a.index))) for a, b, _x, _y in rows]
             out.append(_Sentence(ex.group, rows, labels, reachable))
@@ -1393,9 +1592,25 @@ def _fit_pair(sentences: Sequence[_Sentence]) -> dict[str, float]:
     return _logistic(rows, PAIR_C)
 
 
+def _learn_pair_types(sentences: Sequence[_Sentence]) -> frozenset[str]:
+    total: Counter[str] = Counter()
+    related: Counter[str] = Counter()
+    for s in sentences:
+        for (a, b, _x, _y), (l_ab, l_ba) in zip(s.rows, s.labels, strict=True):
+            key = _type_pair(a.type, b.type)
+            total[key] += 1
+            related[key] += l_ab is not None or l_ba is not None
+    return frozenset(t for t, n in related.items() if n >= MIN_TYPE_PAIR_RELATED and n / total[t] >= MIN_TYPE_PAIR_RATE)
+
+
+def _restricted(s: _Sentence, pair_types: frozenset[str]) -> _Sentence:
+    keep = [k for k, (a, b, _x, _y) in enumerate(s.rows) if _type_pair(a.type, b.type) in pair_types]
+    return dataclasses.replace(s, rows=[s.rows[k] for k in keep], labels=[s.labels[k] for k in keep])
+
+
 def _fit_scorer(sentences: Sequence[_Sentence], *, inner_folds: int, seed: int
-                ) -> tuple[dict[str, float], dict[str, float], dict[str, dict[str, float]]]:
-    """The pair, context and type models trained on ``sentences``.
+                ) -> tuple[dict[str, float], dict[str, float], dict[str, dict[str, float]], frozenset[str]]:
+    """The pair, context and type models trained on ``sentences``, and the type pairs they score.
 
     The context model learns from pair-model probabilities cross-fitted over ``inner_folds`` folds
     by PMID (a pair model never scores the sentences it was trained on), as it meets them when
@@ -1403,6 +1618,8 @@ def _fit_scorer(sentences: Sequence[_Sentence], *, inner_folds: int, seed: int
     """
     from pipeline.nlp.folds import kfold_groups
 
+    pair_types = _learn_pair_types(sentences)
+    sentences = [_restricted(s, pair_types) for s in sentences]
     pair = _fit_pair(sentences)
     groups = sorted({s.group for s in sentences})
     k = min(inner_folds, len(groups))
@@ -1417,17 +1634,10 @@ def _fit_scorer(sentences: Sequence[_Sentence], *, inner_folds: int, seed: int
                     first[n] = [(_probability(inner, f_ab), _probability(inner, f_ba)) for _a, _b, f_ab, f_ba in s.rows]
         rows: list[tuple[Mapping[str, float], int]] = []
         for n, s in enumerate(sentences):
-            probs = first[n]
-            best: dict[int, list[tuple[float, int]]] = {}
-            for j, ((a, b, _x, _y), (p_ab, p_ba)) in enumerate(zip(s.rows, probs, strict=True)):
-                for e in (a, b):
-                    best.setdefault(e.index, []).append((max(p_ab, p_ba), j))
-            for j, ((a, b, _x, _y), (p_ab, p_ba), (l_ab, l_ba)) in enumerate(
-                    zip(s.rows, probs, s.labels, strict=True)):
-                others_a = [q for q, i in best[a.index] if i != j]
-                others_b = [q for q, i in best[b.index] if i != j]
-                rows.append((context_features(p_ab, p_ba, others_a, others_b), int(l_ab is not None)))
-                rows.append((context_features(p_ba, p_ab, others_b, others_a), int(l_ba is not None)))
+            for (p_ab, p_ba), (top_a, n_a, top_b, n_b), (l_ab, l_ba) in zip(
+                    first[n], _others(s.rows, first[n]), s.labels, strict=True):
+                rows.append((context_features(p_ab, p_ba, top_a, n_a, top_b, n_b), int(l_ab is not None)))
+                rows.append((context_features(p_ba, p_ab, top_b, n_b, top_a, n_a), int(l_ba is not None)))
         context = _logistic(rows, CONTEXT_C)
     kept = _kept_features(sentences)
     typed: list[tuple[tuple[str, ...], str]] = []
@@ -1436,7 +1646,7 @@ def _fit_scorer(sentences: Sequence[_Sentence], *, inner_folds: int, seed: int
             for feats, label in ((f_ab, l_ab), (f_ba, l_ba)):
                 if label is not None:
                     typed.append((tuple(f for f in feats if f in kept), label))
-    return pair, context, _softmax_regression(typed, TYPE_C)
+    return pair, context, _softmax_regression(typed, TYPE_C), pair_types
 
 
 def _rounded(weights: Mapping[str, float]) -> dict[str, float]:
@@ -1478,12 +1688,13 @@ def train_scorer(examples: Sequence[TrainingSentence], rules: RelationRules, sch
     if k >= 2:
         for fold in kfold_groups(groups, k=k, seed=seed):
             held = set(fold)
-            pair, context, types = _fit_scorer([s for s in sentences if s.group not in held],
-                                               inner_folds=inner_folds, seed=seed)
+            pair, context, types, pair_types = _fit_scorer([s for s in sentences if s.group not in held],
+                                                           inner_folds=inner_folds, seed=seed)
             inner = RelationScorer(pair, types, 0.0, context=context)
             for s in sentences:
                 if s.group not in held:
                     continue
+                s = _restricted(s, pair_types)
                 reachable += s.reachable
                 for (_a, _b, f_ab, f_ba), (l_ab, l_ba), (p_ab, p_ba) in zip(
                         s.rows, s.labels, _pair_probabilities(pair, context, s.rows), strict=True):
@@ -1512,11 +1723,12 @@ def train_scorer(examples: Sequence[TrainingSentence], rules: RelationRules, sch
             if credited >= 0.95 * untyped:
                 type_threshold = candidate
                 break
-    pair, context, types = _fit_scorer(sentences, inner_folds=inner_folds, seed=seed)
+    pair, context, types, pair_types = _fit_scorer(sentences, inner_folds=inner_folds, seed=seed)
     meta = {"examples": len(examples), "groups": len(groups), "target_precision": target_precision,
             "inner_folds": k, "seed": seed, "pair_c": PAIR_C, "context_c": CONTEXT_C, "type_c": TYPE_C,
-            "min_feature_count": MIN_FEATURE_COUNT}
-    return RelationScorer(pair, types, threshold, type_threshold, meta, context), curve
+            "min_feature_count": MIN_FEATURE_COUNT, "min_type_pair_related": MIN_TYPE_PAIR_RELATED,
+            "min_type_pair_rate": MIN_TYPE_PAIR_RATE}
+    return RelationScorer(pair, types, threshold, type_threshold, meta, context, pair_types), curve
 
 
 def brat_training(directories: Iterable[str | Path], nlp: Any, schema: Schema, counts: Counter[str]

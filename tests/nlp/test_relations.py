@@ -327,3 +327,52 @@ def test_real_pubtator3_biocjson_relations_are_read_as_concept_pairs() -> None:
     (record,) = list(read_pubtator(real / "netmedex_22429397_abstract_pubtator_20240916.txt"))
     assert {frozenset(r[1:]) | {r[0]} for r in bdoc.concept_relations} == {
         frozenset((r.arg1, r.arg2)) | {r.type} for r in record.relations}
+
+
+def _sentence_entities_of(doc: Document) -> tuple[rel._Tree, list[rel._Entity], set[int]]:
+    tree = rel._Tree(doc.parses[0])
+    ents = []
+    for i, ann in enumerate(doc.annotations):
+        tokens, head = rel._align(ann, tree)
+        ents.append(rel._Entity(i, ann, ann.type, head, tokens, ann.start, ann.end))
+    ents.sort(key=lambda e: (e.annotation.sort_key(), e.index))
+    return tree, ents, rel._outer(ents)
+
+
+def test_both_directions_at_once_are_pair_features_each_way() -> None:
+    """The scorer computes both directions' features together; they are pair_features's, as multisets."""
+    text = "CYP2C9 *3 carriers on warfarin had higher warfarin sensitivity and bleeding ; VKORC1 did not ."
+    rows = [("CYP2C9", 1, "compound", "PROPN", "cyp2c9"), ("*3", 2, "compound", "NOUN", "*3"),
+            ("carriers", 6, "nsubj", "NOUN", "carrier"), ("on", 2, "prep", "ADP", "on"),
+            ("warfarin", 3, "pobj", "NOUN", "warfarin"), ("had", 6, "aux", "VERB", "have"),
+            ("higher", 6, "ROOT", "ADJ", "high"), ("warfarin", 8, "compound", "NOUN", "warfarin"),
+            ("sensitivity", 6, "dobj", "NOUN", "sensitivity"), ("and", 8, "cc", "CCONJ", "and"),
+            ("bleeding", 8, "conj", "NOUN", "bleeding"), (";", 6, "punct", "PUNCT", ";"),
+            ("VKORC1", 14, "nsubj", "PROPN", "vkorc1"), ("did", 14, "aux", "VERB", "do"),
+            ("not", 14, "neg", "PART", "not"), (".", 6, "punct", "PUNCT", ".")]
+    anns = [_ann(text, "CYP2C9 *3", "Limited_variation"), _ann(text, "warfarin", "Chemical"),
+            _ann(text, "warfarin sensitivity", "Pharmacodynamic_phenotype"),
+            _ann(text, "warfarin", "Chemical", nth=1), _ann(text, "bleeding", "Phenotype"),
+            _ann(text, "VKORC1", "Gene_or_protein")]
+    doc = _doc(text, anns, _parse(text, rows))
+    tree, ents, outer = _sentence_entities_of(doc)
+    assert outer == {i for i, a in enumerate(doc.annotations) if a.text != "warfarin" or a.start < 30}
+    pairs = rel._candidate_pairs(text, tree, ents, outer, ALL_RULES)
+    assert len(pairs) == 14  # 15 pairs, "warfarin" inside "warfarin sensitivity" overlaps it
+    for a, b, f_ab, f_ba in pairs:
+        assert Counter(f_ab) == Counter(rel.pair_features(text, tree, a, b, ents, outer, ALL_RULES))
+        assert Counter(f_ba) == Counter(rel.pair_features(text, tree, b, a, ents, outer, ALL_RULES))
+    # a scorer's type pairs leave the others unscored
+    only = rel._candidate_pairs(text, tree, ents, outer, ALL_RULES, frozenset({"Limited_variation|Phenotype"}))
+    assert [(doc.annotations[a.index].text, doc.annotations[b.index].text) for a, b, _x, _y in only] == [
+        ("CYP2C9 *3", "bleeding")]
+
+
+@pytest.mark.parametrize(("p_xy", "p_yx", "top_x", "n_x", "top_y", "n_y"),
+                         [(0.9, 0.1, 0.0, 0, 0.95, 2), (0.3, 0.6, 0.7, 1, 0.2, 0), (0.5, 0.5, 0.5, 5, 0.5, 3)])
+def test_context_model_fast_path_is_its_features_weighted(p_xy: float, p_yx: float, top_x: float, n_x: int,
+                                                          top_y: float, n_y: int) -> None:
+    feats = rel.context_features(p_xy, p_yx, top_x, n_x, top_y, n_y)
+    weights = {f: (k % 7 - 3) / 5 for k, f in enumerate(sorted(feats))}
+    assert rel._context_logit(weights, p_xy, p_yx, top_x, n_x, top_y, n_y) == pytest.approx(
+        sum(weights[f] * v for f, v in feats.items()))
