@@ -2,9 +2,11 @@
 
 Reads finished brat collections (the gold dev subset, a campaign's final collection), parses every
 sentence once with the build's parser, and trains the relation scorer of
-:mod:`pipeline.nlp.relations` on the annotators' entities and relations.  The threshold is chosen
-on the training data only (inner cross-validation by PMID, ``--target-precision``).  The scorer
-file is what ``config/relations.yaml``'s ``scorer:`` entry names.
+[`pipeline.nlp.relations`][pipeline.nlp.relations] on the annotators' entities and relations
+(scikit-learn's L-BFGS logistic regressions; the file written holds JSON weights only).  The
+thresholds are chosen on the training data only (inner cross-validation by PMID,
+``--target-precision``).  The scorer file is what ``config/relations.yaml``'s ``scorer:`` entry
+names; the same data and seed give the same bytes.
 """
 
 from __future__ import annotations
