@@ -843,10 +843,17 @@ def _concept_ids(identifier: str) -> set[str]:
     return out
 
 
+#: rule_files's answers by (path, modification time, size): every shard task of the build asks for
+#: its output path thousands of times, and each ask named the files its parameters depend on
+#: (composing this YAML file each time was most of those tasks' own time)
+_RULE_FILES: dict[tuple[str, int, int], list[str]] = {}
+
+
 def rule_files(path: str | Path) -> list[str]:
     """List the rule file and the scorer file it names.
 
-    What a build's relation stage depends on, by content.
+    What a build's relation stage depends on, by content.  Answers are remembered while the
+    file's modification time and size stay the same.
 
     Args:
         path: The rule file.
@@ -855,6 +862,18 @@ def rule_files(path: str | Path) -> list[str]:
         The rule file's path, then the scorer's when the file names one.
     """
     p = Path(path)
+    try:
+        stat = p.stat()
+    except OSError:
+        return [str(p)]  # load_rules reports the problem, naming the file
+    key = (str(p), stat.st_mtime_ns, stat.st_size)
+    found = _RULE_FILES.get(key)
+    if found is None:
+        found = _RULE_FILES[key] = _rule_files(p)
+    return list(found)
+
+
+def _rule_files(p: Path) -> list[str]:
     try:
         root = yaml.compose(p.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
     except (OSError, yaml.YAMLError):

@@ -376,3 +376,16 @@ def test_context_model_fast_path_is_its_features_weighted(p_xy: float, p_yx: flo
     weights = {f: (k % 7 - 3) / 5 for k, f in enumerate(sorted(feats))}
     assert rel._context_logit(weights, p_xy, p_yx, top_x, n_x, top_y, n_y) == pytest.approx(
         sum(weights[f] * v for f, v in feats.items()))
+
+
+def test_rule_files_follow_an_edited_rule_file(tmp_path: Path) -> None:
+    """rule_files is remembered per file state (the build asks for it thousands of times), never stale."""
+    path = tmp_path / "relations.yaml"
+    path.write_text("version: 1\nscorer: a.json\n", encoding="utf-8")
+    assert rel.rule_files(path) == [str(path), str(tmp_path / "a.json")]
+    assert rel.rule_files(path) == [str(path), str(tmp_path / "a.json")]
+    path.write_text("version: 1\nscorer: other.json\n", encoding="utf-8")
+    assert rel.rule_files(path) == [str(path), str(tmp_path / "other.json")]
+    path.write_text("version: 1\n", encoding="utf-8")
+    assert rel.rule_files(path) == [str(path)]
+    assert rel.rule_files(tmp_path / "missing.yaml") == [str(tmp_path / "missing.yaml")]
