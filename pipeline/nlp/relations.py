@@ -586,7 +586,7 @@ def relate_sentence(
     proposals: list[_Proposal] = []
     for x, a in enumerate(ents):
         for b in ents[x + 1:]:
-            if _overlap(a.annotation, b.annotation):
+            if a.start < b.end and b.start < a.end and _overlap(a.annotation, b.annotation):
                 continue
             counts["pairs_considered"] += 1
             found = _abbreviation(text, a, b, rules)
@@ -612,14 +612,15 @@ def relate_sentence(
 
 
 def _abbreviation(text: str, a: _Entity, b: _Entity, rules: RelationRules) -> _Proposal | None:
-    first, second = (a, b) if a.annotation.end <= b.annotation.start else (b, a)
-    if first.type != second.type or f"abbreviation:{EQUIVALENT}" in rules.disabled:
+    # asked of every pair of a sentence: the entities' own bounds, not the annotations' properties
+    if a.type != b.type or f"abbreviation:{EQUIVALENT}" in rules.disabled:
         return None
-    if first.annotation.end > second.annotation.start:
+    first, second = (a, b) if a.end <= b.start else (b, a)
+    if first.end > second.start:
         return None
-    if not _ABBREVIATION_GAP.match(text[first.annotation.end : second.annotation.start]):
+    if not _ABBREVIATION_GAP.match(text[first.end : second.start]):
         return None
-    if not _ABBREVIATION_END.match(text[second.annotation.end : second.annotation.end + 3] or ")"):
+    if not _ABBREVIATION_END.match(text[second.end : second.end + 3] or ")"):
         return None
     # the short form (in parentheses) is Arg1, the long form Arg2
     return _Proposal(EQUIVALENT, second, first, "abbreviation", "(")
@@ -1160,7 +1161,8 @@ class _SentenceInfo:
             if e.index in outer:
                 self.by_kind.setdefault(self.root[e.index], []).append(e)
         self.overlapping = {(x.index, y.index) for x in ents for y in ents
-                            if x is not y and _overlap(x.annotation, y.annotation)}
+                            if x is not y and x.start < y.end and y.start < x.end
+                            and _overlap(x.annotation, y.annotation)}
 
 
 def _pair_features_both(text: str, tree: _Tree, a: _Entity, b: _Entity, ents: Sequence[_Entity], outer: set[int],
