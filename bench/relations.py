@@ -460,7 +460,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{DATA} not found", file=sys.stderr)
         return 2
     schema = load_schema()
-    base = rel.load_rules(args.rules, schema)
+    base = rel.load_rules(args.rules, schema, with_scorer=False)  # each setting trains its own
     gold = load_gold()
     n_gold = sum(len(v) for v in gold.relations.values())
     print(f"{len(gold.docs)} sentences, {n_gold} gold relations; rules {args.rules}; "

@@ -27,11 +27,6 @@ ROOT = Path(__file__).resolve().parents[1]
 PIPELINE = ROOT / "pipeline"
 API_PAGES = ROOT / "docs" / "reference" / "api"
 
-# Paths (relative to the project root) whose docstrings are still being converted: empty when done.
-PENDING: tuple[str, ...] = (
-    "pipeline/nlp/relations.py",
-)
-
 SPHINX_ROLE = re.compile(r":(?:py:)?(?:func|class|meth|mod|attr|data|exc|obj|const|term|ref):`")
 SECTION = re.compile(r"^(\s*)(Args|Arguments|Returns|Yields|Raises|Attributes|Note|Notes|Example|Examples):\s*$")
 
@@ -43,11 +38,6 @@ RECORD_BASES = frozenset({"NamedTuple", "TypedDict"})
 
 def _modules() -> list[Path]:
     return sorted(PIPELINE.rglob("*.py"))
-
-
-def _pending(path: Path) -> bool:
-    rel = path.relative_to(ROOT).as_posix()
-    return any(rel == p or (p.endswith("/") and rel.startswith(p)) for p in PENDING)
 
 
 def _sections(doc: str) -> dict[str, list[str]]:
@@ -183,15 +173,13 @@ def _module_problems(path: Path, root: Path = ROOT) -> Iterator[str]:
 
 
 def test_public_functions_document_inputs_and_outputs() -> None:
-    problems = [p for path in _modules() if not _pending(path) for p in _module_problems(path)]
+    problems = [p for path in _modules() for p in _module_problems(path)]
     assert not problems, f"{len(problems)} docstring problems:\n" + "\n".join(problems)
 
 
 def test_no_sphinx_roles_left() -> None:
     found = []
     for path in _modules():
-        if _pending(path):
-            continue
         for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if SPHINX_ROLE.search(line):
                 found.append(f"{path.relative_to(ROOT)}:{lineno}: {line.strip()}")

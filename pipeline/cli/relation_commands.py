@@ -2,14 +2,17 @@
 
 Reads finished brat collections (the gold dev subset, a campaign's final collection), parses every
 sentence once with the build's parser, and trains the relation scorer of
-[`pipeline.nlp.relations`][pipeline.nlp.relations] on the annotators' entities and relations.  The threshold is chosen
-on the training data only (inner cross-validation by PMID, ``--target-precision``).  The scorer
-file is what ``config/relations.yaml``'s ``scorer:`` entry names.
+[`pipeline.nlp.relations`][pipeline.nlp.relations] on the annotators' entities and relations
+(scikit-learn's L-BFGS logistic regressions; the file written holds JSON weights only).  The
+thresholds are chosen on the training data only (inner cross-validation by PMID,
+``--target-precision``).  The scorer file is what ``config/relations.yaml``'s ``scorer:`` entry
+names; the same data and seed give the same bytes.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -39,10 +42,9 @@ def _train_relations(args: argparse.Namespace) -> int:
         print("pgx-corpus train-relations: no annotated sentence found", file=sys.stderr)
         return 2
     scorer, _curve = relations.train_scorer(examples, rules, schema, target_precision=args.target_precision,
-                                            seed=args.seed, epochs=args.epochs)
-    scorer = relations.RelationScorer(scorer.pair, scorer.types, scorer.threshold, scorer.type_threshold,
-                                      {**scorer.meta, "parser_model": args.model or DEFAULT_MODEL,
-                                       "training_dirs": [Path(d).name for d in args.brat_dirs]})
+                                            seed=args.seed)
+    scorer = dataclasses.replace(scorer, meta={**scorer.meta, "parser_model": args.model or DEFAULT_MODEL,
+                                               "training_dirs": [Path(d).name for d in args.brat_dirs]})
     args.out.parent.mkdir(parents=True, exist_ok=True)
     tmp = args.out.with_name(f".{args.out.name}.tmp")
     tmp.write_text(json.dumps(scorer.to_json(), sort_keys=True, separators=(",", ":")) + "\n", encoding="utf-8")
@@ -81,5 +83,4 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="threshold: the lowest at which inner cross-validated proposals are right this often "
                    "(default 0.7)")
     p.add_argument("--seed", type=int, default=13, help="training seed (default 13)")
-    p.add_argument("--epochs", type=int, default=6, help="training epochs (default 6)")
     p.set_defaults(func=_train_relations)

@@ -246,7 +246,8 @@ def pubtator_record_source(record: PubtatorRecord, counts: Counter[str]) -> Sour
 
 
 def load_file_sources(
-    paths: Sequence[Path], pmids: Iterable[str], counts: Counter[str], *, skip_bad_lines: bool = False
+    paths: Sequence[Path], pmids: Iterable[str], counts: Counter[str], *, skip_bad_lines: bool = False,
+    relations: dict[str, list[ConceptRelation]] | None = None,
 ) -> dict[str, list[SourceGroup]]:
     """Read the annotations of some PMIDs from PubTator-format or BioC files.
 
@@ -263,6 +264,8 @@ def load_file_sources(
             [`bioc_source`][pipeline.nlp.preannotate.bioc_source] /
             [`pubtator_record_source`][pipeline.nlp.preannotate.pubtator_record_source].
         skip_bad_lines: Count and log malformed lines or records instead of raising.
+        relations: When given, the PubTator3 relations of the records read (relation lines, BioC
+            role1/role2 relations) are added to it by PMID.
 
     Returns:
         PMID -> its [`SourceGroup`][pipeline.nlp.preannotate.SourceGroup]s, one
@@ -298,6 +301,9 @@ def load_file_sources(
                 seen.add(pmid)
                 counts["file_records"] += 1
                 found[pmid].append(pubtator_record_source(record, counts))
+                if relations is not None:
+                    relations.setdefault(pmid, []).extend(ConceptRelation(r.type, r.arg1, r.arg2)
+                                                          for r in record.relations)
             for key, value in sorted(reader_counts.items()):
                 counts[f"file_{key}"] += value
         else:
@@ -311,6 +317,8 @@ def load_file_sources(
                 seen.add(bdoc.pmid)
                 counts["file_records"] += 1
                 found[bdoc.pmid].append(bioc_source(bdoc, counts))
+                if relations is not None:
+                    relations.setdefault(bdoc.pmid, []).extend(ConceptRelation(*r) for r in bdoc.concept_relations)
     return dict(found)
 
 
@@ -589,10 +597,16 @@ def preannotate(
                     ConceptRelation(kind, id1, id2) for kind, id1, id2 in bdoc.concept_relations))
             yield project_to_sentences(doc, anns, counts)
     else:  # pubtator-file
-        from_files = load_file_sources(config.pubtator_files, pmids, counts, skip_bad_lines=config.skip_bad_lines)
+        file_relations: dict[str, list[ConceptRelation]] = {}
+        from_files = load_file_sources(config.pubtator_files, pmids, counts, skip_bad_lines=config.skip_bad_lines,
+                                       relations=file_relations)
         for doc in documents:
             counts["documents"] += 1
             groups = list(from_files.get(doc.pmid, []))
+            if file_relations.get(doc.pmid):
+                # the dumps' PubTator3 relations join the document's own (a pair given twice once)
+                doc = dataclasses.replace(doc, concept_relations=tuple(dict.fromkeys(
+                    (*doc.concept_relations, *file_relations[doc.pmid]))))
             if doc.origin == "pubtator":
                 own = [a for a in doc.annotations if a.source == "pubtator"]
                 counts["source_annotations"] += len(own)

@@ -2,13 +2,13 @@
 
 Input: documents whose annotations carry schema types (after type mapping), with
 sentences and, for the dependency rules, the sentence parses extension kept
-(``Document.parses``, :func:`pipeline.nlp.extend.sentence_parse`).  Output: the
+(``Document.parses``, [`sentence_parse`][pipeline.nlp.extend.sentence_parse]).  Output: the
 same documents with ``relations`` (indices into ``annotations``) and without
 ``parses`` (consumed here, never written further).  Offsets are
 document-relative and half-open throughout; nothing is parsed here.
 
 Proposals (``Relation.rule`` is ``<rule>:<type proposed before typing>``; the words come from
-``config/relations.yaml``, :func:`load_rules`):
+``config/relations.yaml``, [`load_rules`][pipeline.nlp.relations.load_rules]):
 
 ``abbreviation``
     two entities of the same type written "A ( B )": ``isEquivalentTo`` with the
@@ -22,14 +22,18 @@ Proposals (``Relation.rule`` is ``<rule>:<type proposed before typing>``; the wo
     Y") when the path between the two entities is within ``max_path`` and holds
     no trigger itself.
 ``scorer``
-    when the rule file names a learned scorer (:class:`RelationScorer`, trained by
-    :func:`train_scorer` / ``pgx-corpus train-relations``), it replaces ``path``
-    and ``modifier``: a logistic regression over the ordered pair's features
-    (:func:`pair_features`: entity types, the dependency path's labels, words
-    and triggers, the words between, coordination, nesting) gives the
-    probability that annotators relate the pair in that direction; the pair is
+    when the rule file names a learned scorer
+    ([`RelationScorer`][pipeline.nlp.relations.RelationScorer], trained by
+    [`train_scorer`][pipeline.nlp.relations.train_scorer] / ``pgx-corpus
+    train-relations``), it replaces ``path`` and ``modifier``: a logistic
+    regression over the ordered pair's features
+    ([`pair_features`][pipeline.nlp.relations.pair_features]: entity types, the
+    dependency path's labels, words and triggers, the words between and around,
+    coordination, nesting, nearest candidates) gives the probability that
+    annotators relate the pair in that direction, a context model rescores it
+    from the scores of both arguments' other pairs in the sentence; the pair is
     proposed in its more probable direction when that reaches the scorer's
-    threshold, with the most specific type the type models are sure enough of.
+    threshold, with the most specific type the type model is sure enough of.
 
 ``path`` and ``modifier`` keys propose only when listed in the rule file's
 ``selection`` (rule keys chosen on training data by ``bench/relations.py``).
@@ -95,18 +99,31 @@ _MODIFIER_DEPS = frozenset({"amod", "compound", "nmod", "npadvmod", "advmod", "a
 
 
 class RelationRulesError(ValueError):
-    """An invalid relation rule file; the message names the file and line."""
+    """An invalid relation rule file or scorer file.
+
+    The message starts with the file (and line, for the rule file).
+    """
 
 
 @dataclass(frozen=True)
 class RelationRules:
-    """The rules' resources (see ``config/relations.yaml``).
+    """The rules' resources (see ``config/relations.yaml``), checked against the schema.
 
-    ``triggers``: lemma -> relation type; ``allowed``: relation type -> (Arg1 types, Arg2 types),
-    expanded to every entity type they admit (schema constraints and ``argument_types`` both);
-    ``rank``: entity type -> argument order rank (lower: Arg1); ``disabled``: rule keys
-    (``<family>:<type>``) switched off (the benches switch off rules their training folds find
-    imprecise); ``source_types``: PubTator3 type -> schema type or None.
+    Attributes:
+        triggers: Lemma -> relation type.
+        allowed: Relation type -> (Arg1 types, Arg2 types), expanded to every entity type they
+            admit (the schema's constraints and ``argument_types`` both).
+        rank: Entity type -> argument order rank (lower: Arg1).
+        negation: Negation cue lemmas.
+        hedges: Hedge cue lemmas.
+        max_path: Longest dependency path (arcs) the trigger rules consider.
+        source_types: PubTator3 relation type -> schema relation type, or None (dropped).
+        disabled: Rule keys (``<family>:<type>``) switched off.
+        retype: Rule key -> the ancestor type it proposes instead of its trigger's.
+        enabled: The trigger-rule keys that propose (None: all).
+        scorer: The learned scorer, when the rule file names one.
+        relation_parent: Relation type -> parent type (the schema's hierarchy).
+        path: The rule file, named in messages.
     """
 
     triggers: Mapping[str, str]
@@ -124,11 +141,30 @@ class RelationRules:
     path: str = ""
 
     def admits(self, type_: str, arg1: str, arg2: str) -> bool:
+        """Tell whether a relation type's argument constraints admit the entity types.
+
+        Args:
+            type_: The relation type.
+            arg1: The Arg1 entity type.
+            arg2: The Arg2 entity type.
+
+        Returns:
+            True when ``type_`` may relate an ``arg1`` to an ``arg2``.
+        """
         allowed = self.allowed.get(type_)
         return allowed is not None and arg1 in allowed[0] and arg2 in allowed[1]
 
     def fitting_type(self, type_: str, arg1: str, arg2: str) -> str | None:
-        """``type_`` or its nearest ancestor whose constraints admit (arg1, arg2); None when none does."""
+        """Return ``type_`` or its nearest ancestor whose constraints admit the argument types.
+
+        Args:
+            type_: The relation type proposed.
+            arg1: The Arg1 entity type.
+            arg2: The Arg2 entity type.
+
+        Returns:
+            The fitting type, or None when no ancestor admits (arg1, arg2).
+        """
         current: str | None = type_
         while current is not None:
             if self.admits(current, arg1, arg2):
@@ -181,11 +217,21 @@ def _expand(schema: Schema, names: Iterable[str]) -> frozenset[str]:
 def load_rules(path: str | Path, schema: Schema, *, with_scorer: bool = True) -> RelationRules:
     """Read and check a relation rule file against ``schema``.
 
-    Raises :class:`RelationRulesError` naming the file and line for a bad shape, an unknown
-    relation or entity type, a word given to two relation types, or an argument type that the
-    schema's ``relation_arguments`` forbid for the relation.  A ``scorer:`` entry names the learned
-    scorer's file (relative to the rule file; :func:`train_scorer`), loaded unless ``with_scorer`` is
-    False; a missing or bad scorer file is an error naming it.
+    A ``scorer:`` entry names the learned scorer's file (relative to the rule file;
+    [`train_scorer`][pipeline.nlp.relations.train_scorer]).
+
+    Args:
+        path: The rule file (``config/relations.yaml``).
+        schema: The schema whose types and relation constraints the rules must respect.
+        with_scorer: Load the scorer the file names (False: leave it out).
+
+    Returns:
+        The rules.
+
+    Raises:
+        RelationRulesError: Naming the file and line, for a bad shape, an unknown relation or
+            entity type, a word given to two relation types, an argument type that the schema's
+            ``relation_arguments`` forbid for the relation, or a missing or bad scorer file.
     """
     p = Path(path)
     where = str(p)
@@ -387,18 +433,21 @@ class _Tree:
         return self.kids[i]
 
 
-def _align(ann: Annotation, parse: SentenceParse) -> tuple[frozenset[int], int | None]:
-    tokens = frozenset(
-        i for i, (s, e) in enumerate(parse.tokens) if any(s < fe and fs < e for fs, fe in ann.fragments)
-    )
+def _align(ann: Annotation, tree: _Tree) -> tuple[frozenset[int], int | None]:
+    """The tokens an annotation overlaps and its head token (the outermost one), or None."""
+    found: set[int] = set()
+    for fs, fe in ann.fragments:
+        # tokens are sorted and disjoint: those ending after fs and starting before fe
+        found.update(range(bisect.bisect_right(tree.ends, fs), bisect.bisect_left(tree.starts, fe)))
+    tokens = frozenset(found)
     if not tokens:
         return tokens, None
-    heads = [i for i in sorted(tokens) if parse.heads[i] not in tokens or parse.heads[i] == i]
+    heads_of = tree.parse.heads
+    heads = [i for i in sorted(tokens) if heads_of[i] not in tokens or heads_of[i] == i]
     if not heads:
         return tokens, min(tokens)
     # the outermost one: fewest arcs to the root
-    depth = {i: _depth(parse, i) for i in heads}
-    return tokens, min(heads, key=lambda i: (depth[i], i))
+    return tokens, min(heads, key=lambda i: (tree.depth[i], i))
 
 
 def _depth(parse: SentenceParse, i: int) -> int:
@@ -407,6 +456,12 @@ def _depth(parse: SentenceParse, i: int) -> int:
         i = parse.heads[i]
         d += 1
     return d
+
+
+def _outer(ents: Sequence[_Entity]) -> set[int]:
+    """Indices of the entities no other entity of the sentence contains."""
+    return {e.index for e in ents if not any(o is not e and o.start <= e.start and e.end <= o.end
+                                             and _inside(e.annotation, o.annotation) for o in ents)}
 
 
 def _inside(inner: Annotation, outer: Annotation) -> bool:
@@ -502,32 +557,41 @@ def relate_sentence(
     text: str, entities: Sequence[tuple[int, Annotation, str]], parse: SentenceParse | None, rules: RelationRules,
     counts: Counter[str],
 ) -> list[Relation]:
-    """Relations proposed between ``entities`` (document index, annotation, schema type) of one sentence.
+    """Propose relations between the entities of one sentence.
 
-    ``text`` is the document text (annotation and parse offsets are document-relative, half-open).
-    Returns relations whose ``arg1``/``arg2`` are the entities' document indices, in a deterministic
-    order; every unordered pair gets at most one proposal.
+    Args:
+        text: The document text (annotation and parse offsets are half-open, document-relative).
+        entities: The sentence's entities as (index in the document's annotations, annotation,
+            schema type).
+        parse: The sentence's parse (None: only the abbreviation rule applies).
+        rules: The rule resources (and scorer).
+        counts: Counter the stage's count keys are added to.
+
+    Returns:
+        Relations whose ``arg1``/``arg2`` are the entities' document indices, in a deterministic
+        order; every unordered pair gets at most one proposal.
     """
     tree = _Tree(parse) if parse is not None and parse.tokens else None
     ents: list[_Entity] = []
     for index, ann, type_ in entities:
-        tokens, head = _align(ann, parse) if tree is not None and parse is not None else (frozenset(), None)
+        tokens, head = _align(ann, tree) if tree is not None else (frozenset(), None)
         if tree is not None and head is None:
             counts["entities_unaligned"] += 1
         ents.append(_Entity(index, ann, type_, head, tokens, ann.start, ann.end))
     ents.sort(key=lambda e: (e.annotation.sort_key(), e.index))
     # An entity nested in another ("warfarin" in "warfarin sensitivity") is rarely an argument:
     # the outer one is (PGxCorpus dev: 154 of 828 nested entities are, 1,118 of 1,350 outer ones).
-    outer = {e.index for e in ents if not any(o is not e and _inside(e.annotation, o.annotation) for o in ents)}
+    outer = _outer(ents)
+    scored = _scored_sentence(text, tree, ents, outer, rules) if tree is not None and rules.scorer else {}
     proposals: list[_Proposal] = []
     for x, a in enumerate(ents):
         for b in ents[x + 1:]:
-            if _overlap(a.annotation, b.annotation):
+            if a.start < b.end and b.start < a.end and _overlap(a.annotation, b.annotation):
                 continue
             counts["pairs_considered"] += 1
             found = _abbreviation(text, a, b, rules)
             if found is None and tree is not None and rules.scorer is not None:
-                found = _scored(text, tree, a, b, ents, outer, rules)
+                found = scored.get((a.index, b.index))
             elif found is None and tree is not None and a.index in outer and b.index in outer:
                 found = _syntactic(a, b, tree, rules)
             if found is None:
@@ -548,14 +612,15 @@ def relate_sentence(
 
 
 def _abbreviation(text: str, a: _Entity, b: _Entity, rules: RelationRules) -> _Proposal | None:
-    first, second = (a, b) if a.annotation.end <= b.annotation.start else (b, a)
-    if first.type != second.type or f"abbreviation:{EQUIVALENT}" in rules.disabled:
+    # asked of every pair of a sentence: the entities' own bounds, not the annotations' properties
+    if a.type != b.type or f"abbreviation:{EQUIVALENT}" in rules.disabled:
         return None
-    if first.annotation.end > second.annotation.start:
+    first, second = (a, b) if a.end <= b.start else (b, a)
+    if first.end > second.start:
         return None
-    if not _ABBREVIATION_GAP.match(text[first.annotation.end : second.annotation.start]):
+    if not _ABBREVIATION_GAP.match(text[first.end : second.start]):
         return None
-    if not _ABBREVIATION_END.match(text[second.annotation.end : second.annotation.end + 3] or ")"):
+    if not _ABBREVIATION_END.match(text[second.end : second.end + 3] or ")"):
         return None
     # the short form (in parentheses) is Arg1, the long form Arg2
     return _Proposal(EQUIVALENT, second, first, "abbreviation", "(")
@@ -633,21 +698,36 @@ def relate_documents(
     docs: Iterable[Document], rules: RelationRules, schema: Schema, counts: Counter[str], *,
     use_rules: bool = True,
 ) -> Iterator[Document]:
-    """Documents with relations proposed in each sentence and their parses dropped.
+    """Propose relations in each sentence of each document and drop the parses.
 
-    ``use_rules`` False: only the source's relations (PubTator3) are turned into proposals (the
-    ``--no-relations`` build does not call this at all).  Streams one document at a time (the
-    per-document memo's attribution contract holds).
+    Streams one document at a time (the per-document memo's attribution contract holds).
+
+    Args:
+        docs: Documents with schema-typed annotations, sentences and (for the rules and the
+            scorer) the parses extension kept.
+        rules: The rule resources (and scorer).
+        schema: The schema (entity types).
+        counts: Counter the stage's count keys (module docstring) are added to.
+        use_rules: False: only the source's relations (PubTator3) become proposals (the
+            ``--no-relations`` build does not call this at all).
+
+    Yields:
+        Each document with its relations and without parses.
     """
     for doc in docs:
         counts["documents"] += 1
         parses = {(p.start, p.end): p for p in doc.parses}
+        # the schema-typed entities by start, to find each sentence's without scanning them all
+        typed = sorted((a.start, i, a.end) for i, a in enumerate(doc.annotations) if a.type in schema.entity_parent)
+        starts = [t[0] for t in typed]
         relations: list[Relation] = []
         sentences = doc.sentences or ((Sentence(0, len(doc.text)),) if doc.text else ())
         for sent in sentences:
             counts["sentences"] += 1
             parse = parses.get((sent.start, sent.end))
-            entities = _sentence_entities(doc, sent, schema)
+            entities = [(i, doc.annotations[i], doc.annotations[i].type) for i in sorted(
+                i for _s, i, end in typed[bisect.bisect_left(starts, sent.start):bisect.bisect_left(starts, sent.end)]
+                if end <= sent.end)]
             if len(entities) < 2:
                 continue
             if parse is None:
@@ -668,11 +748,22 @@ def concept_relations(
     doc: Document, sentences: Sequence[Sentence], rules: RelationRules, schema: Schema, counts: Counter[str],
     taken: Sequence[Relation] = (),
 ) -> list[Relation]:
-    """Sentence-level proposals from the document's PubTator3 relations (see the module docstring).
+    """Turn the document's PubTator3 relations into sentence-level proposals.
 
     A pair already related by ``taken`` (the rules) keeps the rules' proposal.  Relations whose
     type maps to nothing, whose concepts have no mention among the document's entities, or whose
     concepts never share a sentence are counted and logged with the PMID, never written.
+
+    Args:
+        doc: The document (``concept_relations``, schema-typed annotations with identifiers).
+        sentences: Its sentences (half-open, document-relative).
+        rules: The rule resources (``source_types``, argument constraints and order).
+        schema: The schema (entity types).
+        counts: Counter the ``concept_relations*`` keys are added to.
+        taken: Relations already proposed in the document.
+
+    Returns:
+        The proposals (rule ``pubtator:<type>``), arguments as indices into ``doc.annotations``.
     """
     out: list[Relation] = []
     pairs = {frozenset((r.arg1, r.arg2)) for r in taken}
@@ -737,9 +828,11 @@ def _mentions(doc: Document, concept: str, schema: Schema) -> list[int]:
 
 
 def _concept_ids(identifier: str) -> set[str]:
-    """The comparable forms of an identifier: ``MESH:D014859`` -> {``mesh:d014859``, ``d014859``};
+    """The comparable forms of an identifier: ``MESH:D014859`` -> {``mesh:d014859``, ``d014859``}.
+
     PubTator3 relation ids name genes by number, chemicals and diseases by ``MESH:``, variants by
-    ``RS#:``/HGVS forms, mentions carry the same."""
+    ``RS#:``/HGVS forms, mentions carry the same.
+    """
     out: set[str] = set()
     for part in re.split(r"[;,|]", identifier):
         part = part.strip().lower()
@@ -751,9 +844,37 @@ def _concept_ids(identifier: str) -> set[str]:
     return out
 
 
+#: rule_files's answers by (path, modification time, size): every shard task of the build asks for
+#: its output path thousands of times, and each ask named the files its parameters depend on
+#: (composing this YAML file each time was most of those tasks' own time)
+_RULE_FILES: dict[tuple[str, int, int], list[str]] = {}
+
+
 def rule_files(path: str | Path) -> list[str]:
-    """The rule file and the scorer file it names (what a build's relation stage depends on, by content)."""
+    """List the rule file and the scorer file it names.
+
+    What a build's relation stage depends on, by content.  Answers are remembered while the
+    file's modification time and size stay the same.
+
+    Args:
+        path: The rule file.
+
+    Returns:
+        The rule file's path, then the scorer's when the file names one.
+    """
     p = Path(path)
+    try:
+        stat = p.stat()
+    except OSError:
+        return [str(p)]  # load_rules reports the problem, naming the file
+    key = (str(p), stat.st_mtime_ns, stat.st_size)
+    found = _RULE_FILES.get(key)
+    if found is None:
+        found = _RULE_FILES[key] = _rule_files(p)
+    return list(found)
+
+
+def _rule_files(p: Path) -> list[str]:
     try:
         root = yaml.compose(p.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
     except (OSError, yaml.YAMLError):
@@ -766,8 +887,19 @@ def rule_files(path: str | Path) -> list[str]:
 
 
 def load_rules_file(path: str | Path, schema_path: str | Path, *scorer_digests: str | None) -> RelationRules:
-    """:func:`load_rules` with the schema read from ``schema_path`` (the form the process cache loads;
-    ``scorer_digests``, the content digests of the scorer file, only make the cache key)."""
+    """Load the rules with the schema read from a file (the form the process cache loads).
+
+    Args:
+        path: The rule file.
+        schema_path: The schema file.
+        *scorer_digests: Content digests of the scorer file; unused here, they only make the cache key.
+
+    Returns:
+        The rules, as [`load_rules`][pipeline.nlp.relations.load_rules] gives them.
+
+    Raises:
+        RelationRulesError: As [`load_rules`][pipeline.nlp.relations.load_rules].
+    """
     from pipeline.schema import load_schema
 
     return load_rules(path, load_schema(schema_path))
@@ -777,26 +909,54 @@ def load_rules_file(path: str | Path, schema_path: str | Path, *scorer_digests: 
 #
 # The rules' trigger paths find many related pairs but cannot tell them from the unrelated ones
 # around them (a sentence of the dev set holds about eight entities, and 3% to 18% of its pairs
-# are related).  The scorer learns that from finished annotations: a logistic regression over
-# the ordered pair's features (entity types, the dependency path's labels and words, the trigger
-# types on it, the words between, coordination, nesting) gives the probability that an annotator
-# relates Arg1 to Arg2; one-vs-rest regressions give the type.  Trained by :func:`train_scorer`.
+# are related).  The scorer learns that from finished annotations, in two stages:
+#
+# 1. the pair model, a logistic regression over the ordered pair's features (entity types, the
+#    dependency path's labels and words, the trigger types on it, the words between and around,
+#    coordination, nesting, whether each argument is the other's nearest candidate of its kind),
+#    gives the probability that an annotator relates Arg1 to Arg2;
+# 2. the context model, a logistic regression over what the pair model says about the pair's
+#    neighbours in the sentence (the best other pair of each argument, how many other pairs of
+#    each argument are likely), rescores it: annotators relate a variant to each phenotype of a
+#    sentence, a drug to the one effect it causes, so one pair's score depends on the others'.
+#    It is trained on pair-model probabilities cross-fitted on the training data (inner folds).
+#
+# A softmax regression over the pair features gives the type.  Trained by train_scorer
+# (scikit-learn's L-BFGS logistic regression); the file holds the weights only, evaluated here.
 
-SCORER_FORMAT = 1
+SCORER_FORMAT = 2
 #: a feature must occur in this many training pairs to get a weight
-MIN_FEATURE_COUNT = 5
-#: L2 penalty of the scorer's regressions (stronger than the entity model's: the pairs are few and noisy)
-L2 = 1e-2
+MIN_FEATURE_COUNT = 3
+#: inverse L2 strength (scikit-learn's ``C``) of the pair, context and type models, chosen by
+#: out-of-fold F1 on training folds of the PGxCorpus dev set (bench/relations.py)
+PAIR_C = 0.3
+CONTEXT_C = 1.0
+TYPE_C = 1.0
+#: an entity type pair is scored when training annotators related at least this many of its pairs
+#: and at least this share of them (Gene_or_protein with Limited_variation, Chemical with Chemical:
+#: never related in PGxCorpus); the others are never proposed and cost nothing
+MIN_TYPE_PAIR_RELATED = 2
+MIN_TYPE_PAIR_RATE = 0.01
 
 
 @dataclass(frozen=True)
 class RelationScorer:
-    """Weights of the pair model and of each type's model, and the decision thresholds.
+    """Weights of the pair, context and type models, and the decision thresholds.
 
-    A pair is proposed in its more probable direction when that probability is at least
-    ``threshold``; its type is the most specific one whose probability (its own and its
-    descendants', the type models' scores normalised over the types) is at least
-    ``type_threshold`` (the root, ``isAssociatedWith``, always qualifies).
+    A pair is proposed in its more probable direction when the context model's probability is
+    at least ``threshold``; its type is the most specific one whose probability (its own and
+    its descendants', from the type model's softmax) is at least ``type_threshold`` (the root,
+    ``isAssociatedWith``, always qualifies).
+
+    Attributes:
+        pair: Feature -> weight of the pair model (binary features, ``bias`` included).
+        types: Relation type -> feature -> weight of the type model (softmax over the types).
+        threshold: Lowest context-model probability proposed.
+        type_threshold: Cumulative type probability a type needs to be chosen.
+        meta: Training provenance (data, seed, sizes), written to the file as is.
+        context: Context feature -> weight of the context model (values are probabilities or
+            0/1 indicators); empty: the pair model's probability is used as is.
+        pair_types: The entity type pairs (``A|B``, sorted) scored at all; empty: every pair.
     """
 
     pair: Mapping[str, float]
@@ -804,36 +964,67 @@ class RelationScorer:
     threshold: float
     type_threshold: float = 0.5
     meta: Mapping[str, Any] = field(default_factory=dict)
+    context: Mapping[str, float] = field(default_factory=dict)
+    pair_types: frozenset[str] = frozenset()
 
     def to_json(self) -> dict[str, Any]:
+        """Return the scorer as a JSON-ready mapping (sorted keys: the same scorer, the same bytes).
+
+        Returns:
+            The format number, thresholds, meta and the three models' weights.
+        """
         return {"format": SCORER_FORMAT, "threshold": self.threshold, "type_threshold": self.type_threshold,
                 "meta": dict(self.meta), "pair": dict(sorted(self.pair.items())),
+                "context": dict(sorted(self.context.items())), "pair_types": sorted(self.pair_types),
                 "types": {t: dict(sorted(w.items())) for t, w in sorted(self.types.items())}}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], where: str) -> RelationScorer:
+        """Read a scorer written by [`to_json`][pipeline.nlp.relations.RelationScorer.to_json].
+
+        Args:
+            data: The decoded JSON object.
+            where: The file it came from, named in errors.
+
+        Returns:
+            The scorer.
+
+        Raises:
+            RelationRulesError: If the object is not a scorer of the current format.
+        """
         if not isinstance(data, Mapping) or data.get("format") != SCORER_FORMAT:
-            raise RelationRulesError(f"{where}: not a relation scorer of format {SCORER_FORMAT}")
+            raise RelationRulesError(f"{where}: not a relation scorer of format {SCORER_FORMAT} "
+                                     "(retrain it with pgx-corpus train-relations)")
         try:
             return cls(pair={str(k): float(v) for k, v in data["pair"].items()},
                        types={str(t): {str(k): float(v) for k, v in w.items()} for t, w in data["types"].items()},
                        threshold=float(data["threshold"]), type_threshold=float(data.get("type_threshold", 0.5)),
-                       meta=dict(data.get("meta", {})))
+                       meta=dict(data.get("meta", {})),
+                       context={str(k): float(v) for k, v in data.get("context", {}).items()},
+                       pair_types=frozenset(str(t) for t in data.get("pair_types", ())))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise RelationRulesError(f"{where}: bad relation scorer: {exc}") from exc
 
 
-_ZEROS = (0.0,) * 256
+_ZEROS = (0.0,) * 512
 
 
-def _probability(weights: Mapping[str, float], feats: Sequence[str]) -> float:
-    """The logistic regression's probability (the model of :mod:`pipeline.nlp.learned`)."""
-    z = sum(map(weights.get, feats, _ZEROS[: len(feats)])) if len(feats) <= len(_ZEROS) else sum(
-        weights.get(f, 0.0) for f in feats)
+def _sigmoid(z: float) -> float:
     if z >= 0:
         return 1.0 / (1.0 + math.exp(-z))
     e = math.exp(z)
     return e / (1.0 + e)
+
+
+def _logit(weights: Mapping[str, float], feats: Sequence[str]) -> float:
+    if len(feats) <= len(_ZEROS):
+        return sum(map(weights.get, feats, _ZEROS[: len(feats)]))
+    return sum(weights.get(f, 0.0) for f in feats)
+
+
+def _probability(weights: Mapping[str, float], feats: Sequence[str]) -> float:
+    """The logistic regression's probability over binary features."""
+    return _sigmoid(_logit(weights, feats))
 
 
 def _bucket(n: int) -> str:
@@ -843,9 +1034,26 @@ def _bucket(n: int) -> str:
     return ">20"
 
 
+def _gap(x: _Entity, y: _Entity) -> int:
+    return max(0, max(x.start, y.start) - min(x.end, y.end))
+
+
 def pair_features(text: str, tree: _Tree, a: _Entity, b: _Entity, ents: Sequence[_Entity], outer: set[int],
                   rules: RelationRules) -> tuple[str, ...]:
-    """Features of the ordered pair (``a`` as Arg1, ``b`` as Arg2) of one parsed sentence."""
+    """Return the features of the ordered pair (``a`` as Arg1, ``b`` as Arg2) of one parsed sentence.
+
+    Args:
+        text: The document text (entity and token offsets are half-open, document-relative).
+        tree: The sentence's parse.
+        a: The candidate Arg1.
+        b: The candidate Arg2.
+        ents: All entities of the sentence, sorted by position.
+        outer: Indices of the entities no other entity of the sentence contains.
+        rules: The rule resources (trigger lexicon, argument order).
+
+    Returns:
+        Binary feature names; the same pair gives the same tuple.
+    """
     p = tree.parse
     root = {t: _root_type(t, rules) for t in (a.type, b.type)}
     tp = f"{a.type}>{b.type}"
@@ -858,8 +1066,8 @@ def pair_features(text: str, tree: _Tree, a: _Entity, b: _Entity, ents: Sequence
     between_tokens = [i for i in range(lo, bisect.bisect_right(tree.starts, right.start))
                       if tree.ends[i] <= right.start]
     feats.append(f"dist={_bucket(len(between_tokens))}")
-    others = sum(1 for e in ents if e is not a and e is not b and e.start >= left.end and e.end <= right.start)
-    feats.append(f"between_ents={min(others, 3)}")
+    between = [e for e in ents if e is not a and e is not b and e.start >= left.end and e.end <= right.start]
+    feats.append(f"between_ents={min(len(between), 3)}")
     # how many candidates of each side's kind the sentence offers (one variant and three phenotypes:
     # the variant is usually related to each)
     kinds = tree.kinds.get(id(ents))
@@ -868,11 +1076,36 @@ def pair_features(text: str, tree: _Tree, a: _Entity, b: _Entity, ents: Sequence
     same_a, same_b = kinds[root[a.type]], kinds[root[b.type]]
     feats += [f"n_a={min(same_a, 4)}", f"n_b={min(same_b, 4)}", f"tp|n={tp}|{min(same_a, 3)}|{min(same_b, 3)}",
               f"tp|dist={tp}|{_bucket(len(between_tokens))}", f"n_ents={_bucket(len(ents))}"]
+    # is each argument the other's nearest candidate of its kind ("X increased Y and Z decreased W":
+    # X goes with Y, not W)?  And how many entities of the same kind stand between them?
+    rivals_b = [e for e in ents if e is not a and e is not b and e.index in outer
+                and _root_type(e.type, rules) == root[b.type] and not _overlap(e.annotation, a.annotation)]
+    rivals_a = [e for e in ents if e is not a and e is not b and e.index in outer
+                and _root_type(e.type, rules) == root[a.type] and not _overlap(e.annotation, b.annotation)]
+    gap = _gap(a, b)
+    nearest = f"{int(all(_gap(b, e) > gap for e in rivals_a))}{int(all(_gap(a, e) > gap for e in rivals_b))}"
+    between_kinds = Counter(_root_type(e.type, rules) for e in between if e.index in outer)
+    same_between = f"{min(2, between_kinds[root[a.type]])}{min(2, between_kinds[root[b.type]])}"
+    feats += [f"nearest={nearest}", f"tp|nearest={tp}|{nearest}", f"btw_same={same_between}"]
+    gap_text = text[left.end:right.start]
+    feats.extend(f"gap_{name}" for ch, name in ((";", "semi"), (":", "colon"), ("(", "lpar"), (")", "rpar"),
+                                                 (",", "comma")) if ch in gap_text)
+    # the words just outside the pair
+    before = bisect.bisect_right(tree.ends, left.start) - 1
+    if 0 <= before < tree.n and tree.ends[before] <= left.start:
+        feats.append(f"wl={p.lemmas[before]}")
+    after = bisect.bisect_left(tree.starts, right.end)
+    if after < tree.n:
+        feats.append(f"wr={p.lemmas[after]}")
+    # the arguments' own last words ("CYP2C9 *3 allele", "warfarin dose")
+    for ent, side in ((a, "a"), (b, "b")):
+        feats.extend(f"ew{side}={p.lemmas[i]}" for i in sorted(ent.tokens)[-2:])
     if len(between_tokens) <= 5:
         feats.extend(f"bw={p.lemmas[i]}" for i in between_tokens)
         feats.append("bw_seq=" + "_".join(p.lemmas[i] for i in between_tokens))
     if a.head is None or b.head is None:
         return tuple(feats + ["unaligned"])
+    feats += [f"ha={p.lemmas[a.head]}", f"hb={p.lemmas[b.head]}"]
     ha, hb = tree.collapsed(a.head), tree.collapsed(b.head)
     feats.append(f"head_deps={p.deps[a.head]}>{p.deps[b.head]}")
     if ha == hb:
@@ -888,10 +1121,12 @@ def pair_features(text: str, tree: _Tree, a: _Entity, b: _Entity, ents: Sequence
     shape = f"{side_a},{side_b}"
     feats += [f"shape={shape}", f"tp|shape={tp}|{shape}", f"top={p.lemmas[top]}", f"top_pos={p.tags[top]}",
               f"top|shape={p.lemmas[top]}|{shape}", f"tp|top={tp}|{p.lemmas[top]}",
-              f"rtp|shape={root[a.type]}>{root[b.type]}|{shape}"]
+              f"rtp|shape={root[a.type]}>{root[b.type]}|{shape}", f"toptag|tp={p.tags[top]}|{tp}"]
     if len(path) <= 7:
         feats.append("deps=" + ">".join(p.deps[i] for i in path[:k]) + "^" + "<".join(p.deps[i] for i in path[k + 1:]))
     inner = [i for i in path[1:-1] if i not in a.tokens and i not in b.tokens]
+    if len(inner) <= 3:
+        feats.append("plem=" + "_".join(p.lemmas[i] for i in inner))
     trigger_types = []
     for i in inner:
         feats.append(f"pl={p.lemmas[i]}")
@@ -915,15 +1150,190 @@ def pair_features(text: str, tree: _Tree, a: _Entity, b: _Entity, ents: Sequence
     return tuple(feats)
 
 
+class _SentenceInfo:
+    """What every pair of one sentence asks about its entities, computed once per sentence."""
+
+    def __init__(self, ents: Sequence[_Entity], outer: set[int], rules: RelationRules) -> None:
+        self.root = {e.index: _root_type(e.type, rules) for e in ents}
+        self.kinds: Counter[str] = Counter(self.root[e.index] for e in ents if e.index in outer)
+        self.by_kind: dict[str, list[_Entity]] = {}
+        for e in ents:
+            if e.index in outer:
+                self.by_kind.setdefault(self.root[e.index], []).append(e)
+        self.overlapping = {(x.index, y.index) for x in ents for y in ents
+                            if x is not y and x.start < y.end and y.start < x.end
+                            and _overlap(x.annotation, y.annotation)}
+
+
+def _pair_features_both(text: str, tree: _Tree, a: _Entity, b: _Entity, ents: Sequence[_Entity], outer: set[int],
+                        rules: RelationRules, info: _SentenceInfo) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """[`pair_features`][pipeline.nlp.relations.pair_features] of (a, b) and of (b, a), computed together.
+
+    The same features (as multisets) for a fraction of the work: what does not depend on the
+    direction (the words between and around, the path's words) is computed once.
+    """
+    p = tree.parse
+    ia, ib = a.index, b.index
+    root_a, root_b = info.root[ia], info.root[ib]
+    tp, pt = f"{a.type}>{b.type}", f"{b.type}>{a.type}"
+    rtp, prt = f"{root_a}>{root_b}", f"{root_b}>{root_a}"
+    ra, rb = rules.rank.get(a.type, 99), rules.rank.get(b.type, 99)
+    nested_a, nested_b = int(ia not in outer), int(ib not in outer)
+    ab = ["bias", f"tp={tp}", f"rtp={rtp}", f"rank={(ra > rb) - (ra < rb)}",
+          f"first={'a' if a.start < b.start else 'b'}", f"nested={nested_a}{nested_b}"]
+    ba = ["bias", f"tp={pt}", f"rtp={prt}", f"rank={(rb > ra) - (rb < ra)}",
+          f"first={'a' if b.start < a.start else 'b'}", f"nested={nested_b}{nested_a}"]
+    both: list[str] = []  # the same in both directions
+    left, right = (a, b) if a.start < b.start else (b, a)
+    lo = bisect.bisect_left(tree.starts, left.end)
+    between_tokens = [i for i in range(lo, bisect.bisect_right(tree.starts, right.start))
+                      if tree.ends[i] <= right.start]
+    dist = _bucket(len(between_tokens))
+    between = [e for e in ents if e is not a and e is not b and e.start >= left.end and e.end <= right.start]
+    both += [f"dist={dist}", f"between_ents={min(len(between), 3)}", f"n_ents={_bucket(len(ents))}"]
+    same_a, same_b = info.kinds[root_a], info.kinds[root_b]
+    ab += [f"n_a={min(same_a, 4)}", f"n_b={min(same_b, 4)}", f"tp|n={tp}|{min(same_a, 3)}|{min(same_b, 3)}",
+           f"tp|dist={tp}|{dist}"]
+    ba += [f"n_a={min(same_b, 4)}", f"n_b={min(same_a, 4)}", f"tp|n={pt}|{min(same_b, 3)}|{min(same_a, 3)}",
+           f"tp|dist={pt}|{dist}"]
+    gap = _gap(a, b)
+    overlapping = info.overlapping
+    # a's kind not overlapping b, b's kind not overlapping a
+    near_b = int(all(_gap(b, e) > gap for e in info.by_kind.get(root_a, ())
+                     if e is not a and e is not b and (e.index, ib) not in overlapping))
+    near_a = int(all(_gap(a, e) > gap for e in info.by_kind.get(root_b, ())
+                     if e is not a and e is not b and (e.index, ia) not in overlapping))
+    between_kinds = Counter(info.root[e.index] for e in between if e.index in outer)
+    btw_a, btw_b = min(2, between_kinds[root_a]), min(2, between_kinds[root_b])
+    ab += [f"nearest={near_b}{near_a}", f"tp|nearest={tp}|{near_b}{near_a}", f"btw_same={btw_a}{btw_b}"]
+    ba += [f"nearest={near_a}{near_b}", f"tp|nearest={pt}|{near_a}{near_b}", f"btw_same={btw_b}{btw_a}"]
+    gap_text = text[left.end:right.start]
+    both.extend(f"gap_{name}" for ch, name in ((";", "semi"), (":", "colon"), ("(", "lpar"), (")", "rpar"),
+                                                (",", "comma")) if ch in gap_text)
+    before = bisect.bisect_right(tree.ends, left.start) - 1
+    if 0 <= before < tree.n and tree.ends[before] <= left.start:
+        both.append(f"wl={p.lemmas[before]}")
+    after = bisect.bisect_left(tree.starts, right.end)
+    if after < tree.n:
+        both.append(f"wr={p.lemmas[after]}")
+    words_a = [p.lemmas[i] for i in sorted(a.tokens)[-2:]]
+    words_b = [p.lemmas[i] for i in sorted(b.tokens)[-2:]]
+    ab += [f"ewa={w}" for w in words_a] + [f"ewb={w}" for w in words_b]
+    ba += [f"ewa={w}" for w in words_b] + [f"ewb={w}" for w in words_a]
+    if len(between_tokens) <= 5:
+        both.extend(f"bw={p.lemmas[i]}" for i in between_tokens)
+        both.append("bw_seq=" + "_".join(p.lemmas[i] for i in between_tokens))
+    if a.head is None or b.head is None:
+        both.append("unaligned")
+        return tuple(ab + both), tuple(ba + both)
+    ab += [f"ha={p.lemmas[a.head]}", f"hb={p.lemmas[b.head]}", f"head_deps={p.deps[a.head]}>{p.deps[b.head]}"]
+    ba += [f"ha={p.lemmas[b.head]}", f"hb={p.lemmas[a.head]}", f"head_deps={p.deps[b.head]}>{p.deps[a.head]}"]
+    ha, hb = tree.collapsed(a.head), tree.collapsed(b.head)
+    if ha == hb:
+        both.append("coordinated")
+        return tuple(ab + both), tuple(ba + both)
+    path = tree.path(ha, hb)
+    if path is None:
+        both.append("nopath")
+        return tuple(ab + both), tuple(ba + both)
+    plen = _bucket(len(path) - 1)
+    both.append(f"plen={plen}")
+    ab.append(f"tp|plen={tp}|{plen}")
+    ba.append(f"tp|plen={pt}|{plen}")
+    top = min(path, key=lambda i: (tree.depth[i], i))
+    k = path.index(top)
+    side_a = p.deps[path[k - 1]] if k > 0 else "top"
+    side_b = p.deps[path[k + 1]] if k + 1 < len(path) else "top"
+    shape, epahs = f"{side_a},{side_b}", f"{side_b},{side_a}"
+    top_lemma, top_tag = p.lemmas[top], p.tags[top]
+    both += [f"top={top_lemma}", f"top_pos={top_tag}"]
+    ab += [f"shape={shape}", f"tp|shape={tp}|{shape}", f"top|shape={top_lemma}|{shape}", f"tp|top={tp}|{top_lemma}",
+           f"rtp|shape={rtp}|{shape}", f"toptag|tp={top_tag}|{tp}"]
+    ba += [f"shape={epahs}", f"tp|shape={pt}|{epahs}", f"top|shape={top_lemma}|{epahs}", f"tp|top={pt}|{top_lemma}",
+           f"rtp|shape={prt}|{epahs}", f"toptag|tp={top_tag}|{pt}"]
+    if len(path) <= 7:
+        up, down = [p.deps[i] for i in path[:k]], [p.deps[i] for i in path[k + 1:]]
+        ab.append("deps=" + ">".join(up) + "^" + "<".join(down))
+        ba.append("deps=" + ">".join(reversed(down)) + "^" + "<".join(reversed(up)))
+    inner = [i for i in path[1:-1] if i not in a.tokens and i not in b.tokens]
+    if len(inner) <= 3:
+        ab.append("plem=" + "_".join(p.lemmas[i] for i in inner))
+        ba.append("plem=" + "_".join(p.lemmas[i] for i in reversed(inner)))
+    any_trigger = False
+    for i in inner:
+        both.append(f"pl={p.lemmas[i]}")
+        t = _trigger_type(tree, i, rules)
+        if t is not None:
+            any_trigger = True
+            both.append(f"ptrig={t}")
+            ab.append(f"tp|ptrig={tp}|{t}")
+            ba.append(f"tp|ptrig={pt}|{t}")
+    top_trigger = _trigger_type(tree, top, rules) if top not in a.tokens and top not in b.tokens else None
+    if top_trigger is not None:
+        both.append(f"toptrig={top_trigger}")
+        ab.append(f"toptrig|shape={top_trigger}|{shape}")
+        ba.append(f"toptrig|shape={top_trigger}|{epahs}")
+    for ent, side, other in ((a, "a", "b"), (b, "b", "a")):
+        assert ent.head is not None
+        for c in tree.children(ent.head):
+            if c in ent.tokens or p.deps[c] not in _MODIFIER_DEPS:
+                continue
+            t = _trigger_type(tree, c, rules)
+            if t is not None:
+                ab.append(f"mod_{side}={t}")
+                ba.append(f"mod_{other}={t}")
+    if not any_trigger and top_trigger is None:
+        both.append("notrigger")
+    return tuple(ab + both), tuple(ba + both)
+
+
 def _root_type(type_: str, rules: RelationRules) -> str:
     # the entity hierarchy's roots by rank: the argument order lists them
     return str(rules.rank.get(type_, 99))
 
 
+def _prob_bucket(x: float) -> str:
+    return str(min(9, int(x * 10)))
+
+
+def context_features(p_xy: float, p_yx: float, top_x: float, n_x: int, top_y: float, n_y: int) -> dict[str, float]:
+    """Return the context model's features of one ordered pair.
+
+    Args:
+        p_xy: The pair model's probability of the pair in this direction.
+        p_yx: The same in the other direction.
+        top_x: The best pair-model probability (best direction) among Arg1's other pairs in the sentence (0: none).
+        n_x: How many of Arg1's other pairs reach 0.5.
+        top_y: The same as ``top_x`` for Arg2.
+        n_y: The same as ``n_x`` for Arg2.
+
+    Returns:
+        Feature name -> value (probabilities, log-odds, or 1.0 for indicators).
+    """
+    best = max(p_xy, p_yx)
+    feats = {"bias": 1.0, "p": p_xy, "prev": p_yx, "lp": math.log(p_xy + 1e-6) - math.log(1.0 - p_xy + 1e-6),
+             f"p={_prob_bucket(p_xy)}": 1.0, f"prev={_prob_bucket(p_yx)}": 1.0,
+             f"dirbest={int(p_xy >= p_yx)}": 1.0}
+    flags = []
+    for role, top, n in (("x", top_x, n_x), ("y", top_y, n_y)):
+        feats[f"{role}_max_other"] = top
+        feats[f"{role}_max_other={_prob_bucket(top)}"] = 1.0
+        flags.append(str(int(best >= top)))
+        feats[f"{role}_isbest={flags[-1]}"] = 1.0
+        feats[f"{role}_n_over={min(3, n)}"] = 1.0
+    feats[f"p|best={_prob_bucket(p_xy)}|{''.join(flags)}"] = 1.0
+    return feats
+
+
 def _type_probabilities(scorer: RelationScorer, feats: Sequence[str]) -> dict[str, float]:
-    raw = {t: _probability(w, feats) for t, w in scorer.types.items()}
-    total = sum(raw.values()) or 1.0
-    return {t: v / total for t, v in raw.items()}
+    """The type model's softmax over the relation types."""
+    if not scorer.types:
+        return {}
+    logits = {t: _logit(w, feats) for t, w in scorer.types.items()}
+    top = max(logits.values())
+    exp = {t: math.exp(z - top) for t, z in logits.items()}
+    total = sum(exp.values())
+    return {t: v / total for t, v in exp.items()}
 
 
 def _ancestors(type_: str, rules: RelationRules) -> list[str]:
@@ -958,140 +1368,371 @@ def _choose_type(probs: Mapping[str, float], rules: RelationRules, threshold: fl
     return max(passing, key=lambda t: (depth(t), cumulative[t], t))
 
 
-def _scored(text: str, tree: _Tree, a: _Entity, b: _Entity, ents: Sequence[_Entity], outer: set[int],
-            rules: RelationRules) -> _Proposal | None:
+# (Arg1 candidate, Arg2 candidate, features a->b, features b->a) of one sentence's scored pairs
+_PairRow = tuple[_Entity, _Entity, tuple[str, ...], tuple[str, ...]]
+
+
+def _type_pair(a: str, b: str) -> str:
+    return f"{a}|{b}" if a <= b else f"{b}|{a}"
+
+
+def _candidate_pairs(text: str, tree: _Tree, ents: Sequence[_Entity], outer: set[int], rules: RelationRules,
+                     pair_types: frozenset[str] = frozenset()) -> list[_PairRow]:
+    """The unordered pairs the scorer decides on.
+
+    Neither overlapping nor an abbreviation, of a type pair in ``pair_types`` (empty: any).
+    """
+    info = _SentenceInfo(ents, outer, rules)
+    out = []
+    for x, a in enumerate(ents):
+        for b in ents[x + 1:]:
+            if (a.index, b.index) in info.overlapping or (pair_types and _type_pair(a.type, b.type) not in pair_types):
+                continue
+            if _abbreviation(text, a, b, rules) is not None:
+                continue
+            out.append((a, b, *_pair_features_both(text, tree, a, b, ents, outer, rules, info)))
+    return out
+
+
+def _context_logit(weights: Mapping[str, float], p_xy: float, p_yx: float, top_x: float, n_x: int, top_y: float,
+                   n_y: int) -> float:
+    """The context model's log-odds, without building its features.
+
+    The weighted sum of [`context_features`][pipeline.nlp.relations.context_features] (``top_*``: the best of
+    the argument's other pairs, ``n_*``: how many of them reach 0.5).
+    """
+    g = weights.get
+    best = max(p_xy, p_yx)
+    flag_x, flag_y = int(best >= top_x), int(best >= top_y)
+    bucket = _prob_bucket(p_xy)
+    return (g("bias", 0.0) + g("p", 0.0) * p_xy + g("prev", 0.0) * p_yx
+            + g("lp", 0.0) * (math.log(p_xy + 1e-6) - math.log(1.0 - p_xy + 1e-6))
+            + g(f"p={bucket}", 0.0) + g(f"prev={_prob_bucket(p_yx)}", 0.0) + g(f"dirbest={int(p_xy >= p_yx)}", 0.0)
+            + g("x_max_other", 0.0) * top_x + g(f"x_max_other={_prob_bucket(top_x)}", 0.0)
+            + g(f"x_isbest={flag_x}", 0.0) + g(f"x_n_over={min(3, n_x)}", 0.0)
+            + g("y_max_other", 0.0) * top_y + g(f"y_max_other={_prob_bucket(top_y)}", 0.0)
+            + g(f"y_isbest={flag_y}", 0.0) + g(f"y_n_over={min(3, n_y)}", 0.0)
+            + g(f"p|best={bucket}|{flag_x}{flag_y}", 0.0))
+
+
+def _others(rows: Sequence[_PairRow], first: Sequence[tuple[float, float]]) -> list[tuple[float, int, float, int]]:
+    """Per pair: the best score among each argument's other pairs and how many of those reach 0.5.
+
+    Returns ``(top_a, n_a, top_b, n_b)`` per pair, ``a`` and ``b`` as in the row.
+    """
+    # per entity: its pairs' scores (best direction), the two best (pair excluded: the other one)
+    scores: dict[int, list[tuple[float, int]]] = {}
+    for k, ((a, b, _fab, _fba), (p_ab, p_ba)) in enumerate(zip(rows, first, strict=True)):
+        q = max(p_ab, p_ba)
+        scores.setdefault(a.index, []).append((q, k))
+        scores.setdefault(b.index, []).append((q, k))
+    summary: dict[int, tuple[list[tuple[float, int]], int]] = {}
+    for index, qs in scores.items():
+        qs.sort(key=lambda x: (-x[0], x[1]))
+        summary[index] = (qs[:2], sum(1 for q, _k in qs if q >= 0.5))
+    out = []
+    for k, ((a, b, _fab, _fba), (p_ab, p_ba)) in enumerate(zip(rows, first, strict=True)):
+        q = max(p_ab, p_ba)
+        row: list[float | int] = []
+        for e in (a, b):
+            top2, over = summary[e.index]
+            rest = [x for x, j in top2 if j != k]
+            row += [rest[0] if rest else 0.0, over - (q >= 0.5)]
+        out.append((float(row[0]), int(row[1]), float(row[2]), int(row[3])))
+    return out
+
+
+def _pair_probabilities(pair: Mapping[str, float], context: Mapping[str, float], rows: Sequence[_PairRow],
+                        first: Sequence[tuple[float, float]] | None = None) -> list[tuple[float, float]]:
+    """Both directions' final probabilities of a sentence's pairs (the context model over the pair model's).
+
+    ``first``: the pair model's probabilities when already known (training: cross-fitted ones).
+    """
+    if first is None:
+        first = [(_probability(pair, f_ab), _probability(pair, f_ba)) for _a, _b, f_ab, f_ba in rows]
+    if not context:
+        return list(first)
+    out = []
+    for (p_ab, p_ba), (top_a, n_a, top_b, n_b) in zip(first, _others(rows, first), strict=True):
+        out.append((_sigmoid(_context_logit(context, p_ab, p_ba, top_a, n_a, top_b, n_b)),
+                    _sigmoid(_context_logit(context, p_ba, p_ab, top_b, n_b, top_a, n_a))))
+    return out
+
+
+def _scored_sentence(text: str, tree: _Tree, ents: Sequence[_Entity], outer: set[int], rules: RelationRules
+                     ) -> dict[tuple[int, int], _Proposal | None]:
+    """The scorer's decision on each candidate pair of one sentence, keyed by (index, index) as ordered in ``ents``."""
     scorer = rules.scorer
     assert scorer is not None
-    f_ab = pair_features(text, tree, a, b, ents, outer, rules)
-    f_ba = pair_features(text, tree, b, a, ents, outer, rules)
-    p_ab, p_ba = _probability(scorer.pair, f_ab), _probability(scorer.pair, f_ba)
-    first, second, feats, prob = (a, b, f_ab, p_ab) if p_ab >= p_ba else (b, a, f_ba, p_ba)
-    if prob < scorer.threshold:
-        return None
-    type_ = _choose_type(_type_probabilities(scorer, feats), rules, scorer.type_threshold)
-    if type_ is None:
-        return None
-    words: list[int] = []
-    trigger = None
-    if a.head is not None and b.head is not None:
-        path = tree.path(tree.collapsed(first.head or 0), tree.collapsed(second.head or 0)) or []
-        inner = [i for i in path[1:-1] if i not in a.tokens and i not in b.tokens]
-        words = sorted(inner, key=lambda i: (tree.depth[i], i))
-        trigger = next((tree.parse.lemmas[i] for i in words if _trigger_type(tree, i, rules)), None)
-        if not words:
-            words = sorted({first.head or 0, second.head or 0}, key=lambda i: (tree.depth[i], i))
-    return _Proposal(type_, first, second, "scorer", trigger, _modality(tree, words, rules) if words else ())
+    rows = _candidate_pairs(text, tree, ents, outer, rules, scorer.pair_types)
+    out: dict[tuple[int, int], _Proposal | None] = {}
+    for (a, b, f_ab, f_ba), (p_ab, p_ba) in zip(rows, _pair_probabilities(scorer.pair, scorer.context, rows),
+                                                strict=True):
+        first, second, feats, prob = (a, b, f_ab, p_ab) if p_ab >= p_ba else (b, a, f_ba, p_ba)
+        if prob < scorer.threshold:
+            out[(a.index, b.index)] = None
+            continue
+        type_ = _choose_type(_type_probabilities(scorer, feats), rules, scorer.type_threshold)
+        if type_ is None:
+            out[(a.index, b.index)] = None
+            continue
+        out[(a.index, b.index)] = _Proposal(type_, first, second, "scorer", *_evidence(tree, first, second, rules))
+    return out
+
+
+def _evidence(tree: _Tree, first: _Entity, second: _Entity, rules: RelationRules
+              ) -> tuple[str | None, tuple[str, ...]]:
+    """The trigger on the pair's path (provenance) and the modality stated around it."""
+    if first.head is None or second.head is None:
+        return None, ()
+    path = tree.path(tree.collapsed(first.head), tree.collapsed(second.head)) or []
+    inner = [i for i in path[1:-1] if i not in first.tokens and i not in second.tokens]
+    words = sorted(inner, key=lambda i: (tree.depth[i], i))
+    trigger = next((tree.parse.lemmas[i] for i in words if _trigger_type(tree, i, rules)), None)
+    if not words:
+        words = sorted({first.head, second.head}, key=lambda i: (tree.depth[i], i))
+    return trigger, _modality(tree, words, rules)
 
 
 @dataclass(frozen=True)
 class TrainingSentence:
-    """One training example: a document (one or more sentences, with parses) and its gold relations as
-    ``(arg1 index, arg2 index, type)`` into ``doc.annotations``; ``group`` is its PMID (inner folds)."""
+    """One training example: a document with parses and its gold relations.
+
+    Attributes:
+        doc: The document (one or more sentences, with ``parses``).
+        gold: Gold relations as ``(arg1 index, arg2 index, type)`` into ``doc.annotations``.
+        group: Its PMID (inner folds keep a PMID's sentences together).
+    """
 
     doc: Document
     gold: tuple[tuple[int, int, str], ...]
     group: str
 
 
-def _pairs(example: TrainingSentence, rules: RelationRules, schema: Schema) -> Iterator[
-        tuple[int, int, tuple[str, ...], tuple[str, ...]]]:
-    """(arg1, arg2, features a->b, features b->a) of every unordered pair of every parsed sentence."""
-    doc = example.doc
-    parses = {(p.start, p.end): p for p in doc.parses}
-    for sent in doc.sentences:
-        parse = parses.get((sent.start, sent.end))
-        if parse is None or not parse.tokens:
-            continue
-        tree = _Tree(parse)
-        ents = []
-        for index, ann, type_ in _sentence_entities(doc, sent, schema):
-            tokens, head = _align(ann, parse)
-            ents.append(_Entity(index, ann, type_, head, tokens, ann.start, ann.end))
-        ents.sort(key=lambda e: (e.annotation.sort_key(), e.index))
-        outer = {e.index for e in ents if not any(o is not e and _inside(e.annotation, o.annotation) for o in ents)}
-        for x, a in enumerate(ents):
-            for b in ents[x + 1:]:
-                if _overlap(a.annotation, b.annotation) or _abbreviation(doc.text, a, b, rules) is not None:
-                    continue
-                yield (a.index, b.index, pair_features(doc.text, tree, a, b, ents, outer, rules),
-                       pair_features(doc.text, tree, b, a, ents, outer, rules))
+@dataclass(frozen=True)
+class _Sentence:
+    """A training sentence's candidate pairs and their labels (computed once, used by every fit)."""
+
+    group: str
+    rows: list[_PairRow]
+    labels: list[tuple[str | None, str | None]]  # gold type a->b, b->a (None: not related that way)
+    reachable: int  # gold relations (not isEquivalentTo) of the sentence
 
 
-def _fit_scorer(examples: Sequence[TrainingSentence], rules: RelationRules, schema: Schema, *, seed: int,
-                epochs: int, l2: float = L2) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
-    from pipeline.nlp.learned import TrainConfig, _fit
-
-    config = TrainConfig(seed=seed, epochs=epochs, l2=l2)
-    pair_rows: list[tuple[tuple[str, ...], int]] = []
-    typed_rows: list[tuple[tuple[str, ...], str]] = []
+def _sentences(examples: Sequence[TrainingSentence], rules: RelationRules, schema: Schema) -> list[_Sentence]:
+    out = []
     for ex in examples:
+        doc = ex.doc
         gold = {(i, j): t for i, j, t in ex.gold if t != EQUIVALENT}
-        for i, j, f_ij, f_ji in _pairs(ex, rules, schema):
-            for (x, y), feats in (((i, j), f_ij), ((j, i), f_ji)):
-                label = gold.get((x, y))
-                pair_rows.append((feats, int(label is not None)))
-                if label is not None:
-                    typed_rows.append((feats, label))
+        parses = {(p.start, p.end): p for p in doc.parses}
+        for sent in doc.sentences:
+            parse = parses.get((sent.start, sent.end))
+            in_sentence = {e[0] for e in _sentence_entities(doc, sent, schema)}
+            reachable = sum(1 for i, j in gold if i in in_sentence and j in in_sentence)
+            if parse is None or not parse.tokens:
+                if reachable:
+                    out.append(_Sentence(ex.group, [], [], reachable))
+                continue
+            tree = _Tree(parse)
+            ents = []
+            for index, ann, type_ in _sentence_entities(doc, sent, schema):
+                tokens, head = _align(ann, tree)
+                ents.append(_Entity(index, ann, type_, head, tokens, ann.start, ann.end))
+            ents.sort(key=lambda e: (e.annotation.sort_key(), e.index))
+            outer = _outer(ents)
+            rows = _candidate_pairs(doc.text, tree, ents, outer, rules)
+            labels = [(gold.get((a.index, b.index)), gold.get((b.index, a.index))) for a, b, _x, _y in rows]
+            out.append(_Sentence(ex.group, rows, labels, reachable))
+    return out
+
+
+def _logistic(rows: Sequence[tuple[Mapping[str, float], int]], c: float) -> dict[str, float]:
+    """An L2 logistic regression (scikit-learn, L-BFGS; deterministic) as feature -> weight (``bias`` the intercept)."""
+    from scipy.sparse import csr_matrix
+    from sklearn.linear_model import LogisticRegression
+
+    labels = [y for _x, y in rows]
+    if len(set(labels)) < 2:
+        # nothing to separate: a constant model
+        rate = min(max(sum(labels) / max(1, len(labels)), 1e-3), 1 - 1e-3)
+        return {"bias": round(math.log(rate / (1 - rate)), 4)}
+    names = sorted({f for x, _y in rows for f in x})
+    column = {f: j for j, f in enumerate(names)}
+    data, indices, indptr = [], [], [0]
+    for x, _y in rows:
+        for f, v in sorted(x.items(), key=lambda kv: column[kv[0]]):
+            data.append(v)
+            indices.append(column[f])
+        indptr.append(len(indices))
+    matrix = csr_matrix((data, indices, indptr), shape=(len(rows), len(names)))
+    model = LogisticRegression(C=c, max_iter=5000, tol=1e-6).fit(matrix, labels)
+    weights = {f: float(w) for f, w in zip(names, model.coef_[0], strict=True)}
+    weights["bias"] = weights.get("bias", 0.0) + float(model.intercept_[0])
+    return _rounded(weights)
+
+
+def _softmax_regression(rows: Sequence[tuple[tuple[str, ...], str]], c: float) -> dict[str, dict[str, float]]:
+    """A multinomial L2 logistic regression over binary features: type -> feature -> weight."""
+    from scipy.sparse import csr_matrix
+    from sklearn.linear_model import LogisticRegression
+
+    classes = sorted({y for _x, y in rows})
+    if len(classes) < 2:
+        return {t: {} for t in classes}
+    names = sorted({f for x, _y in rows for f in x})
+    column = {f: j for j, f in enumerate(names)}
+    indices: list[int] = []
+    indptr = [0]
+    for x, _y in rows:
+        indices.extend(sorted({column[f] for f in x}))
+        indptr.append(len(indices))
+    matrix = csr_matrix(([1.0] * len(indices), indices, indptr), shape=(len(rows), len(names)))
+    model = LogisticRegression(C=c, max_iter=5000, tol=1e-6).fit(matrix, [y for _x, y in rows])
+    coef = model.coef_
+    intercept = model.intercept_
+    if len(classes) == 2:  # scikit-learn keeps one row: the second class against the first
+        coef = [-0.5 * coef[0], 0.5 * coef[0]]
+        intercept = [-0.5 * intercept[0], 0.5 * intercept[0]]
+    out = {}
+    for t, row, b in zip(model.classes_, coef, intercept, strict=True):
+        weights = {f: float(w) for f, w in zip(names, row, strict=True)}
+        weights["bias"] = weights.get("bias", 0.0) + float(b)
+        out[str(t)] = _rounded(weights)
+    return out
+
+
+def _kept_features(sentences: Sequence[_Sentence]) -> set[str]:
     # features seen fewer than MIN_FEATURE_COUNT times in the training pairs are left out: they
-    # memorise single sentences (and made the scorer file megabytes)
-    seen: Counter[str] = Counter(f for feats, _ in pair_rows for f in set(feats))
-    kept = {f for f, n in seen.items() if n >= MIN_FEATURE_COUNT}
-    pair_rows = [(tuple(f for f in feats if f in kept), label) for feats, label in pair_rows]
-    typed_rows = [(tuple(f for f in feats if f in kept), label) for feats, label in typed_rows]
-    pair = _rounded(_fit(pair_rows, config))
-    types = {t: _rounded(_fit([(f, int(label == t)) for f, label in typed_rows], config))
-             for t in sorted({label for _, label in typed_rows})}
-    return pair, types
+    # memorise single sentences (and make the scorer file large)
+    seen: Counter[str] = Counter(f for s in sentences for _a, _b, f_ab, f_ba in s.rows for f in {*f_ab, *f_ba})
+    return {f for f, n in seen.items() if n >= MIN_FEATURE_COUNT}
 
 
-def _rounded(weights: Mapping[str, float]) -> dict[str, float]:
-    return {f: round(w, 4) for f, w in weights.items() if round(w, 4)}
+def _fit_pair(sentences: Sequence[_Sentence]) -> dict[str, float]:
+    kept = _kept_features(sentences)
+    rows: list[tuple[Mapping[str, float], int]] = []
+    for s in sentences:
+        for (_a, _b, f_ab, f_ba), (l_ab, l_ba) in zip(s.rows, s.labels, strict=True):
+            rows.append(({f: 1.0 for f in f_ab if f in kept}, int(l_ab is not None)))
+            rows.append(({f: 1.0 for f in f_ba if f in kept}, int(l_ba is not None)))
+    return _logistic(rows, PAIR_C)
 
 
-def train_scorer(examples: Sequence[TrainingSentence], rules: RelationRules, schema: Schema, *,
-                 target_precision: float = 0.8, inner_folds: int = 3, seed: int = 13, epochs: int = 6,
-                 type_threshold: float | None = None) -> tuple[RelationScorer, list[tuple[float, float, float]]]:
-    """Train the scorer on ``examples`` and choose its threshold on them by inner cross-validation.
+def _learn_pair_types(sentences: Sequence[_Sentence]) -> frozenset[str]:
+    total: Counter[str] = Counter()
+    related: Counter[str] = Counter()
+    for s in sentences:
+        for (a, b, _x, _y), (l_ab, l_ba) in zip(s.rows, s.labels, strict=True):
+            key = _type_pair(a.type, b.type)
+            total[key] += 1
+            related[key] += l_ab is not None or l_ba is not None
+    return frozenset(t for t, n in related.items() if n >= MIN_TYPE_PAIR_RELATED and n / total[t] >= MIN_TYPE_PAIR_RATE)
 
-    The threshold is the lowest probability at which the inner held-out proposals (best direction per
-    pair) are right (pair and direction) at least ``target_precision`` of the time; the type threshold
-    (unless given) the lowest at which the types cost at most 5% of those proposals' precision with
-    hierarchy credit (the same inner predictions).  Returns the scorer
-    and the inner threshold curve ``[(threshold, precision, recall)]`` (recall over the gold pairs the
-    candidates could reach).
+
+def _restricted(s: _Sentence, pair_types: frozenset[str]) -> _Sentence:
+    keep = [k for k, (a, b, _x, _y) in enumerate(s.rows) if _type_pair(a.type, b.type) in pair_types]
+    return dataclasses.replace(s, rows=[s.rows[k] for k in keep], labels=[s.labels[k] for k in keep])
+
+
+def _fit_scorer(sentences: Sequence[_Sentence], *, inner_folds: int, seed: int
+                ) -> tuple[dict[str, float], dict[str, float], dict[str, dict[str, float]], frozenset[str]]:
+    """The pair, context and type models trained on ``sentences``, and the type pairs they score.
+
+    The context model learns from pair-model probabilities cross-fitted over ``inner_folds`` folds
+    by PMID (a pair model never scores the sentences it was trained on), as it meets them when
+    applied to new sentences.
     """
     from pipeline.nlp.folds import kfold_groups
 
-    groups = sorted({ex.group for ex in examples})
+    pair_types = _learn_pair_types(sentences)
+    sentences = [_restricted(s, pair_types) for s in sentences]
+    pair = _fit_pair(sentences)
+    groups = sorted({s.group for s in sentences})
     k = min(inner_folds, len(groups))
-    # (probability, right pair and direction, gold type when right, the type models' probabilities)
+    context: dict[str, float] = {}
+    if k >= 2:
+        first: dict[int, list[tuple[float, float]]] = {}
+        for fold in kfold_groups(groups, k=k, seed=seed):
+            held = set(fold)
+            inner = _fit_pair([s for s in sentences if s.group not in held])
+            for n, s in enumerate(sentences):
+                if s.group in held:
+                    first[n] = [(_probability(inner, f_ab), _probability(inner, f_ba)) for _a, _b, f_ab, f_ba in s.rows]
+        rows: list[tuple[Mapping[str, float], int]] = []
+        for n, s in enumerate(sentences):
+            for (p_ab, p_ba), (top_a, n_a, top_b, n_b), (l_ab, l_ba) in zip(
+                    first[n], _others(s.rows, first[n]), s.labels, strict=True):
+                rows.append((context_features(p_ab, p_ba, top_a, n_a, top_b, n_b), int(l_ab is not None)))
+                rows.append((context_features(p_ba, p_ab, top_b, n_b, top_a, n_a), int(l_ba is not None)))
+        context = _logistic(rows, CONTEXT_C)
+    kept = _kept_features(sentences)
+    typed: list[tuple[tuple[str, ...], str]] = []
+    for s in sentences:
+        for (_a, _b, f_ab, f_ba), (l_ab, l_ba) in zip(s.rows, s.labels, strict=True):
+            for feats, label in ((f_ab, l_ab), (f_ba, l_ba)):
+                if label is not None:
+                    typed.append((tuple(f for f in feats if f in kept), label))
+    return pair, context, _softmax_regression(typed, TYPE_C), pair_types
+
+
+def _rounded(weights: Mapping[str, float]) -> dict[str, float]:
+    return {f: round(w, 4) for f, w in sorted(weights.items()) if round(w, 4)}
+
+
+def train_scorer(examples: Sequence[TrainingSentence], rules: RelationRules, schema: Schema, *,
+                 target_precision: float = 0.8, inner_folds: int = 3, seed: int = 13,
+                 type_threshold: float | None = None) -> tuple[RelationScorer, list[tuple[float, float, float]]]:
+    """Train the scorer on ``examples`` and choose its thresholds on them by inner cross-validation.
+
+    The whole two-stage scorer is trained on the inner training folds and applied to the inner
+    held-out fold.  The threshold is the lowest probability at which those held-out proposals
+    (best direction per pair) are right (pair and direction) at least ``target_precision`` of the
+    time; the type threshold (unless given) the lowest at which the types cost at most 5% of those
+    proposals' precision with hierarchy credit (the same inner predictions).
+
+    Args:
+        examples: The training sentences (gold entities, parses, gold relations).
+        rules: The rule resources the features use (trigger lexicon, argument order).
+        schema: The schema (entity types, relation hierarchy).
+        target_precision: Inner cross-validated precision the threshold must reach.
+        inner_folds: Folds by PMID of the inner cross-validation (and of the context model's cross-fitting).
+        seed: Seed of the fold assignment.
+        type_threshold: A fixed type threshold instead of the chosen one.
+
+    Returns:
+        The scorer and the inner threshold curve ``[(threshold, precision, recall)]`` (recall
+        over the gold relations other than ``isEquivalentTo``).
+    """
+    from pipeline.nlp.folds import kfold_groups
+
+    sentences = _sentences(examples, rules, schema)
+    groups = sorted({s.group for s in sentences})
+    k = min(inner_folds, len(groups))
+    # (probability, right pair and direction, gold type when right, the type model's probabilities)
     scored: list[tuple[float, int, str | None, dict[str, float]]] = []
     reachable = 0
     if k >= 2:
-        by_group: dict[str, list[TrainingSentence]] = {}
-        for ex in examples:
-            by_group.setdefault(ex.group, []).append(ex)
         for fold in kfold_groups(groups, k=k, seed=seed):
             held = set(fold)
-            pair, types = _fit_scorer([ex for ex in examples if ex.group not in held], rules, schema, seed=seed,
-                                      epochs=epochs)
-            inner = RelationScorer(pair, types, 0.0)
-            for group in fold:
-                for ex in by_group[group]:
-                    gold = {(i, j): t for i, j, t in ex.gold if t != EQUIVALENT}
-                    reachable += len(gold)
-                    for i, j, f_ij, f_ji in _pairs(ex, rules, schema):
-                        p_ij, p_ji = _probability(pair, f_ij), _probability(pair, f_ji)
-                        best, prob, feats = ((i, j), p_ij, f_ij) if p_ij >= p_ji else ((j, i), p_ji, f_ji)
-                        scored.append((prob, int(best in gold), gold.get(best), _type_probabilities(inner, feats)))
+            pair, context, types, pair_types = _fit_scorer([s for s in sentences if s.group not in held],
+                                                           inner_folds=inner_folds, seed=seed)
+            inner = RelationScorer(pair, types, 0.0, context=context)
+            for s in sentences:
+                if s.group not in held:
+                    continue
+                s = _restricted(s, pair_types)
+                reachable += s.reachable
+                for (_a, _b, f_ab, f_ba), (l_ab, l_ba), (p_ab, p_ba) in zip(
+                        s.rows, s.labels, _pair_probabilities(pair, context, s.rows), strict=True):
+                    label, prob, feats = (l_ab, p_ab, f_ab) if p_ab >= p_ba else (l_ba, p_ba, f_ba)
+                    scored.append((prob, int(label is not None), label, _type_probabilities(inner, feats)))
     scored.sort(key=lambda x: -x[0])
     curve: list[tuple[float, float, float]] = []
     right = 0
     threshold = 0.5
     for n, (prob, ok, _gold_type, _probs) in enumerate(scored, 1):
         right += ok
-        precision, recall = right / n, right / max(1, reachable)
-        curve.append((prob, precision, recall))
+        curve.append((prob, right / n, right / max(1, reachable)))
     qualifying = [t for t, prec, _ in curve if prec >= target_precision]
     if qualifying:
         threshold = min(qualifying)
@@ -1108,16 +1749,31 @@ def train_scorer(examples: Sequence[TrainingSentence], rules: RelationRules, sch
             if credited >= 0.95 * untyped:
                 type_threshold = candidate
                 break
-    pair, types = _fit_scorer(examples, rules, schema, seed=seed, epochs=epochs)
+    pair, context, types, pair_types = _fit_scorer(sentences, inner_folds=inner_folds, seed=seed)
     meta = {"examples": len(examples), "groups": len(groups), "target_precision": target_precision,
-            "inner_folds": k, "seed": seed, "epochs": epochs, "l2": L2}
-    return RelationScorer(pair, types, threshold, type_threshold, meta), curve
+            "inner_folds": k, "seed": seed, "pair_c": PAIR_C, "context_c": CONTEXT_C, "type_c": TYPE_C,
+            "min_feature_count": MIN_FEATURE_COUNT, "min_type_pair_related": MIN_TYPE_PAIR_RELATED,
+            "min_type_pair_rate": MIN_TYPE_PAIR_RATE}
+    return RelationScorer(pair, types, threshold, type_threshold, meta, context, pair_types), curve
 
 
 def brat_training(directories: Iterable[str | Path], nlp: Any, schema: Schema, counts: Counter[str]
                   ) -> list[TrainingSentence]:
-    """Training sentences from finished brat collections: the annotators' entities (schema types) and
-    relations, each sentence parsed once with ``nlp`` (a spaCy pipeline).  Names ``{PMID}_{k}`` group by PMID."""
+    """Read training sentences from finished brat collections.
+
+    The annotators' entities (schema types) and relations; each document is parsed once with
+    ``nlp``.  Names ``{PMID}_{k}`` group by PMID.
+
+    Args:
+        directories: Finished brat collections.
+        nlp: The spaCy pipeline that parses (the build's).
+        schema: The schema (relation types known).
+        counts: Counter of ``training_sentences``, ``training_relations`` and
+            ``training_relations_skipped``.
+
+    Returns:
+        The training sentences, with their parses.
+    """
     from pipeline.brat import standoff
     from pipeline.nlp.extend import sentence_parse
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 import gzip
 import json
 import logging
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -437,23 +438,41 @@ def document_from_json(
     )
 
 
+#: ``Chemical|MESH:D000001``: a PubTator3 role written as concept type, bar, identifier (BioC XML
+#: infons are strings); a variant identifier has bars too (``tmVar:p|SUB|L|858|R``), never after a
+#: capitalised word alone
+_TYPED_ROLE = re.compile(r"^[A-Z][A-Za-z_]*\|(?P<identifier>.+)$")
+
+
+def _role_identifier(role: Any) -> str | None:
+    """The concept identifier of a PubTator3 relation role.
+
+    An object's ``identifier`` (BioC JSON), or a string ``Type|identifier`` or ``identifier`` (BioC XML infons).
+    """
+    if isinstance(role, Mapping):
+        return infon_value(role.get("identifier"))
+    value = infon_value(role)
+    if not value:
+        return None
+    typed = _TYPED_ROLE.match(value)
+    return typed.group("identifier").strip() if typed else value.strip()
+
+
 def _concept_relations(value: Any, where: str, counts: Counter[str]) -> tuple[tuple[str, str, str], ...]:
     """PubTator3's document-level relations.
 
-    Infons ``type`` and ``role1``/``role2`` objects with an
-    ``identifier``.  Other BioC relations (nodes referring to annotations) are not concept relations
-    and are left to the BioC readers; a PubTator3 relation without a type or both identifiers is
-    counted (``bioc_concept_relations_incomplete``) and logged.
+    Infons ``type`` and ``role1``/``role2``: objects with an ``identifier`` in BioC JSON,
+    ``Type|identifier`` strings in BioC XML.  Other BioC relations (nodes referring to annotations) are not
+    concept relations and are left to the BioC readers; a PubTator3 relation without a type or both
+    identifiers is counted (``bioc_concept_relations_incomplete``) and logged.
     """
     out: list[tuple[str, str, str]] = []
     for rel in value or ():
         infons = rel.get("infons") if isinstance(rel, Mapping) else None
         if not isinstance(infons, Mapping) or "role1" not in infons:
             continue
-        role1, role2 = infons.get("role1"), infons.get("role2")
         kind = infon_value(infons.get("type"))
-        id1 = infon_value(role1.get("identifier")) if isinstance(role1, Mapping) else None
-        id2 = infon_value(role2.get("identifier")) if isinstance(role2, Mapping) else None
+        id1, id2 = _role_identifier(infons.get("role1")), _role_identifier(infons.get("role2"))
         if not kind or not id1 or not id2:
             counts["bioc_concept_relations_incomplete"] += 1
             logger.warning("%s: relation %s without a type or both concept identifiers: not used", where,
@@ -650,12 +669,15 @@ def document_from_xml(
     counts["bioc_documents"] += 1
     counts["bioc_annotations"] += len(annotations)
     infons = _xml_infons(elem)
+    # PubTator3's relations are document-level ``<relation>`` elements with role1/role2 infons
+    relations = [{"id": r.get("id"), "infons": _xml_infons(r)} for r in elem.findall("relation")]
     return BiocDocument(
         id=doc_id,
         pmid=document_pmid(doc_id, {}, passages),
         passages=tuple(passages),
         annotations=tuple(annotations),
         infons=infons,
+        concept_relations=_concept_relations(relations, f"{where}: document {doc_id}", counts),
     )
 
 

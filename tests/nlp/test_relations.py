@@ -340,3 +340,65 @@ def test_relate_from_files_equals_relating_with_the_loaded_files() -> None:
     found = list(rel.relate_from_files([_doc(TEXT, anns, _parse(TEXT, ROWS))], counts, rules_path=rel.DEFAULT_RULES,
                                        schema_path=DEFAULT_SCHEMA))
     assert found == expected and counts == expected_counts
+
+
+def _sentence_entities_of(doc: Document) -> tuple[rel._Tree, list[rel._Entity], set[int]]:
+    tree = rel._Tree(doc.parses[0])
+    ents = []
+    for i, ann in enumerate(doc.annotations):
+        tokens, head = rel._align(ann, tree)
+        ents.append(rel._Entity(i, ann, ann.type, head, tokens, ann.start, ann.end))
+    ents.sort(key=lambda e: (e.annotation.sort_key(), e.index))
+    return tree, ents, rel._outer(ents)
+
+
+def test_both_directions_at_once_are_pair_features_each_way() -> None:
+    """The scorer computes both directions' features together; they are pair_features's, as multisets."""
+    text = "CYP2C9 *3 carriers on warfarin had higher warfarin sensitivity and bleeding ; VKORC1 did not ."
+    rows = [("CYP2C9", 1, "compound", "PROPN", "cyp2c9"), ("*3", 2, "compound", "NOUN", "*3"),
+            ("carriers", 6, "nsubj", "NOUN", "carrier"), ("on", 2, "prep", "ADP", "on"),
+            ("warfarin", 3, "pobj", "NOUN", "warfarin"), ("had", 6, "aux", "VERB", "have"),
+            ("higher", 6, "ROOT", "ADJ", "high"), ("warfarin", 8, "compound", "NOUN", "warfarin"),
+            ("sensitivity", 6, "dobj", "NOUN", "sensitivity"), ("and", 8, "cc", "CCONJ", "and"),
+            ("bleeding", 8, "conj", "NOUN", "bleeding"), (";", 6, "punct", "PUNCT", ";"),
+            ("VKORC1", 14, "nsubj", "PROPN", "vkorc1"), ("did", 14, "aux", "VERB", "do"),
+            ("not", 14, "neg", "PART", "not"), (".", 6, "punct", "PUNCT", ".")]
+    anns = [_ann(text, "CYP2C9 *3", "Limited_variation"), _ann(text, "warfarin", "Chemical"),
+            _ann(text, "warfarin sensitivity", "Pharmacodynamic_phenotype"),
+            _ann(text, "warfarin", "Chemical", nth=1), _ann(text, "bleeding", "Phenotype"),
+            _ann(text, "VKORC1", "Gene_or_protein")]
+    doc = _doc(text, anns, _parse(text, rows))
+    tree, ents, outer = _sentence_entities_of(doc)
+    assert outer == {i for i, a in enumerate(doc.annotations) if a.text != "warfarin" or a.start < 30}
+    pairs = rel._candidate_pairs(text, tree, ents, outer, ALL_RULES)
+    assert len(pairs) == 14  # 15 pairs, "warfarin" inside "warfarin sensitivity" overlaps it
+    for a, b, f_ab, f_ba in pairs:
+        assert Counter(f_ab) == Counter(rel.pair_features(text, tree, a, b, ents, outer, ALL_RULES))
+        assert Counter(f_ba) == Counter(rel.pair_features(text, tree, b, a, ents, outer, ALL_RULES))
+    # a scorer's type pairs leave the others unscored
+    only = rel._candidate_pairs(text, tree, ents, outer, ALL_RULES, frozenset({"Limited_variation|Phenotype"}))
+    assert [(doc.annotations[a.index].text, doc.annotations[b.index].text) for a, b, _x, _y in only] == [
+        ("CYP2C9 *3", "bleeding")]
+
+
+@pytest.mark.parametrize(("p_xy", "p_yx", "top_x", "n_x", "top_y", "n_y"),
+                         [(0.9, 0.1, 0.0, 0, 0.95, 2), (0.3, 0.6, 0.7, 1, 0.2, 0), (0.5, 0.5, 0.5, 5, 0.5, 3)])
+def test_context_model_fast_path_is_its_features_weighted(p_xy: float, p_yx: float, top_x: float, n_x: int,
+                                                          top_y: float, n_y: int) -> None:
+    feats = rel.context_features(p_xy, p_yx, top_x, n_x, top_y, n_y)
+    weights = {f: (k % 7 - 3) / 5 for k, f in enumerate(sorted(feats))}
+    assert rel._context_logit(weights, p_xy, p_yx, top_x, n_x, top_y, n_y) == pytest.approx(
+        sum(weights[f] * v for f, v in feats.items()))
+
+
+def test_rule_files_follow_an_edited_rule_file(tmp_path: Path) -> None:
+    """rule_files is remembered per file state (the build asks for it thousands of times), never stale."""
+    path = tmp_path / "relations.yaml"
+    path.write_text("version: 1\nscorer: a.json\n", encoding="utf-8")
+    assert rel.rule_files(path) == [str(path), str(tmp_path / "a.json")]
+    assert rel.rule_files(path) == [str(path), str(tmp_path / "a.json")]
+    path.write_text("version: 1\nscorer: other.json\n", encoding="utf-8")
+    assert rel.rule_files(path) == [str(path), str(tmp_path / "other.json")]
+    path.write_text("version: 1\n", encoding="utf-8")
+    assert rel.rule_files(path) == [str(path)]
+    assert rel.rule_files(tmp_path / "missing.yaml") == [str(tmp_path / "missing.yaml")]
