@@ -134,7 +134,9 @@ class Annotation:
     @property
     def end(self) -> int:
         """End of the mention (exclusive): the largest fragment end, in the record's offsets."""
-        return max(end for _, end in self.fragments)
+        fragments = self.fragments
+        # most mentions have one fragment; every stage asks for the end of every annotation
+        return fragments[0][1] if len(fragments) == 1 else max(end for _, end in fragments)
 
     @property
     def discontiguous(self) -> bool:

@@ -1190,6 +1190,7 @@ class _SentenceInfo:
                             if x is not y and x.start < y.end and y.start < x.end
                             and _overlap(x.annotation, y.annotation)}
         self._words: dict[int, list[str]] = {}
+        self.n_ents = f"n_ents={_bucket(len(ents))}"
 
     def last_words(self, parse: SentenceParse, e: _Entity) -> list[str]:
         """The lemmas of an entity's last two tokens (asked by each of its pairs)."""
@@ -1224,7 +1225,7 @@ def _pair_features_both(text: str, tree: _Tree, a: _Entity, b: _Entity, ents: Se
                       if tree.ends[i] <= right.start]
     dist = _bucket(len(between_tokens))
     between = [e for e in ents if e is not a and e is not b and e.start >= left.end and e.end <= right.start]
-    both += [f"dist={dist}", f"between_ents={min(len(between), 3)}", f"n_ents={_bucket(len(ents))}"]
+    both += [f"dist={dist}", f"between_ents={min(len(between), 3)}", info.n_ents]
     same_a, same_b = info.kinds[root_a], info.kinds[root_b]
     ab += [f"n_a={min(same_a, 4)}", f"n_b={min(same_b, 4)}", f"tp|n={tp}|{min(same_a, 3)}|{min(same_b, 3)}",
            f"tp|dist={tp}|{dist}"]
@@ -1232,10 +1233,14 @@ def _pair_features_both(text: str, tree: _Tree, a: _Entity, b: _Entity, ents: Se
            f"tp|dist={pt}|{dist}"]
     gap = _gap(a, b)
     overlapping = info.overlapping
-    # a's kind not overlapping b, b's kind not overlapping a
-    near_b = int(all(_gap(b, e) > gap for e in info.by_kind.get(root_a, ())
+    # a's kind not overlapping b, b's kind not overlapping a; _gap(x, e) > gap written out (gap >= 0,
+    # so _gap's max(0, ...) changes nothing): it is asked of every such entity of every pair
+    bs, be, as_, ae = b.start, b.end, a.start, a.end
+    near_b = int(all((bs if bs > e.start else e.start) - (be if be < e.end else e.end) > gap
+                     for e in info.by_kind.get(root_a, ())
                      if e is not a and e is not b and (e.index, ib) not in overlapping))
-    near_a = int(all(_gap(a, e) > gap for e in info.by_kind.get(root_b, ())
+    near_a = int(all((as_ if as_ > e.start else e.start) - (ae if ae < e.end else e.end) > gap
+                     for e in info.by_kind.get(root_b, ())
                      if e is not a and e is not b and (e.index, ia) not in overlapping))
     btw_a = btw_b = 0  # outer entities between of a's kind and of b's (usually none are)
     for e in between:
