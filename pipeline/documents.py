@@ -134,7 +134,9 @@ class Annotation:
     @property
     def end(self) -> int:
         """End of the mention (exclusive): the largest fragment end, in the record's offsets."""
-        return max(end for _, end in self.fragments)
+        fragments = self.fragments
+        # most mentions have one fragment; every stage asks for the end of every annotation
+        return fragments[0][1] if len(fragments) == 1 else max(end for _, end in fragments)
 
     @property
     def discontiguous(self) -> bool:
@@ -292,7 +294,8 @@ class SentenceParse:
         n = len(self.tokens)
         if not (len(self.heads) == len(self.deps) == len(self.tags) == len(self.lemmas) == n):
             raise ValueError(f"parse of sentence {self.start}-{self.end}: token fields of unequal length")
-        if any(not 0 <= h < n for h in self.heads):
+        # min/max rather than a test per head: every parse of a shard is checked when it is read
+        if self.heads and (min(self.heads) < 0 or max(self.heads) >= n):
             raise ValueError(f"parse of sentence {self.start}-{self.end}: head index out of range")
 
 
@@ -805,7 +808,18 @@ def _in_converter(tp: Any) -> _Converter | None:
                         raise ValueError(f"expected {n} values, got {len(out)}")
                     return out
 
-                return lambda v: tuple(map(pair, v))
+                def pairs(v: Any) -> Any:
+                    # the common case (lists of n values) at C speed; anything else (None items,
+                    # other lengths) through pair, which keeps its result or its error
+                    try:
+                        out = tuple(map(tuple, v))
+                    except TypeError:
+                        return tuple(map(pair, v))
+                    if out and (len(out[0]) != n or len(set(map(len, out))) != 1):
+                        return tuple(map(pair, v))
+                    return out
+
+                return pairs
             inner = _in_converter(item)
             if inner is None:
                 return tuple

@@ -125,14 +125,36 @@ def test_compiled_json_form_matches_the_generic_walk(record: object) -> None:
     assert from_dict(type(record), data) == _generic_from_dict(type(record), data) == record
 
 
+def _parse_data(tokens: list[list[int]], heads: list[int]) -> dict[str, object]:
+    n = len(heads)
+    return {"start": 0, "end": 2, "tokens": tokens, "heads": heads, "deps": ["dep"] * n, "tags": ["X"] * n,
+            "lemmas": ["x"] * n}
+
+
+def test_parse_json_form_round_trips() -> None:
+    """A parse's token spans are read back as tuples (the fast path of the compiled reader)."""
+    from pipeline.documents import SentenceParse, _generic_from_dict
+
+    data = {"pmid": "1", "title": "", "text": "ab", "parses": [_parse_data([[0, 1], [1, 2]], [1, 1])]}
+    doc = from_dict(Document, data)
+    assert doc == _generic_from_dict(Document, data)
+    assert doc.parses == (SentenceParse(0, 2, ((0, 1), (1, 2)), (1, 1), ("dep",) * 2, ("X",) * 2, ("x",) * 2),)
+    assert to_dict(doc) == data
+
+
 @pytest.mark.parametrize(
     "data",
     [
         {"pmid": "1", "title": "", "text": "", "bogus": 1},
         {"pmid": "1", "title": "", "text": "", "annotations": [{"fragments": [[0, 1, 2]], "type": "a", "source": "b"}]},
         {"pmid": "1", "title": "", "text": "", "annotations": [{"fragments": [], "type": "a", "source": "b"}]},
+        {"pmid": "1", "title": "", "text": "ab", "parses": [_parse_data([[0, 1], [1]], [0, 0])]},
+        {"pmid": "1", "title": "", "text": "ab", "parses": [_parse_data([[0, 1], [1, 2, 2]], [0, 0])]},
+        {"pmid": "1", "title": "", "text": "ab", "parses": [_parse_data([[0, 1], [1, 2]], [0, 2])]},
+        {"pmid": "1", "title": "", "text": "ab", "parses": [_parse_data([[0, 1], [1, 2]], [-1, 0])]},
     ],
-    ids=["unknown-field", "three-value-span", "no-fragment"],
+    ids=["unknown-field", "three-value-span", "no-fragment", "short-token", "long-token", "head-after",
+         "head-before"],
 )
 def test_compiled_json_form_refuses_what_the_generic_walk_refuses(data: dict[str, object]) -> None:
     from pipeline.documents import _generic_from_dict

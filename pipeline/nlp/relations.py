@@ -396,7 +396,7 @@ class _Tree:
         for j, h in enumerate(parse.heads):
             if h != j:
                 self.kids[h].append(j)
-        self.depth = [_depth(parse, i) for i in range(self.n)]
+        self.depth = _depths(parse)
         self.starts = [s for s, _ in parse.tokens]
         self.ends = [e for _, e in parse.tokens]
         self._chains: dict[int, list[int]] = {}
@@ -448,6 +448,28 @@ def _align(ann: Annotation, tree: _Tree) -> tuple[frozenset[int], int | None]:
         return tokens, min(tokens)
     # the outermost one: fewest arcs to the root
     return tokens, min(heads, key=lambda i: (tree.depth[i], i))
+
+
+def _depths(parse: SentenceParse) -> list[int]:
+    """[`_depth`][pipeline.nlp.relations._depth] of every token, each arc walked once (known depths are reused)."""
+    heads = parse.heads
+    n = len(heads)
+    depth: list[int | None] = [None] * n
+    for i in range(n):
+        walk: list[int] = []
+        j = i
+        while depth[j] is None and heads[j] != j:
+            walk.append(j)
+            j = heads[j]
+            if len(walk) > n:  # a cycle: _depth's capped walk decides, token by token
+                return [_depth(parse, k) for k in range(n)]
+        d = depth[j]
+        if d is None:  # a root
+            d = depth[j] = 0
+        for k in reversed(walk):
+            d += 1
+            depth[k] = d
+    return [d for d in depth if d is not None]
 
 
 def _depth(parse: SentenceParse, i: int) -> int:
@@ -584,11 +606,12 @@ def relate_sentence(
     outer = _outer(ents)
     scored = _scored_sentence(text, tree, ents, outer, rules) if tree is not None and rules.scorer else {}
     proposals: list[_Proposal] = []
+    considered = 0  # counted here, added once: the stage's counter notes every key it is given
     for x, a in enumerate(ents):
         for b in ents[x + 1:]:
             if a.start < b.end and b.start < a.end and _overlap(a.annotation, b.annotation):
                 continue
-            counts["pairs_considered"] += 1
+            considered += 1
             found = _abbreviation(text, a, b, rules)
             if found is None and tree is not None and rules.scorer is not None:
                 found = scored.get((a.index, b.index))
@@ -604,6 +627,8 @@ def relate_sentence(
             typed = _typed(found, rules, counts) if not key.startswith("abbreviation") else found
             if typed is not None:
                 proposals.append(typed)
+    if considered:
+        counts["pairs_considered"] += considered
     out = []
     for prop in proposals:
         out.append(Relation(prop.type, prop.arg1.index, prop.arg2.index, prop.modality, "rules", prop.rule,
@@ -722,8 +747,9 @@ def relate_documents(
         starts = [t[0] for t in typed]
         relations: list[Relation] = []
         sentences = doc.sentences or ((Sentence(0, len(doc.text)),) if doc.text else ())
+        if sentences:
+            counts["sentences"] += len(sentences)
         for sent in sentences:
-            counts["sentences"] += 1
             parse = parses.get((sent.start, sent.end))
             entities = [(i, doc.annotations[i], doc.annotations[i].type) for i in sorted(
                 i for _s, i, end in typed[bisect.bisect_left(starts, sent.start):bisect.bisect_left(starts, sent.end)]
@@ -1163,6 +1189,15 @@ class _SentenceInfo:
         self.overlapping = {(x.index, y.index) for x in ents for y in ents
                             if x is not y and x.start < y.end and y.start < x.end
                             and _overlap(x.annotation, y.annotation)}
+        self._words: dict[int, list[str]] = {}
+        self.n_ents = f"n_ents={_bucket(len(ents))}"
+
+    def last_words(self, parse: SentenceParse, e: _Entity) -> list[str]:
+        """The lemmas of an entity's last two tokens (asked by each of its pairs)."""
+        found = self._words.get(e.index)
+        if found is None:
+            found = self._words[e.index] = [parse.lemmas[i] for i in sorted(e.tokens)[-2:]]
+        return found
 
 
 def _pair_features_both(text: str, tree: _Tree, a: _Entity, b: _Entity, ents: Sequence[_Entity], outer: set[int],
@@ -1190,7 +1225,7 @@ def _pair_features_both(text: str, tree: _Tree, a: _Entity, b: _Entity, ents: Se
                       if tree.ends[i] <= right.start]
     dist = _bucket(len(between_tokens))
     between = [e for e in ents if e is not a and e is not b and e.start >= left.end and e.end <= right.start]
-    both += [f"dist={dist}", f"between_ents={min(len(between), 3)}", f"n_ents={_bucket(len(ents))}"]
+    both += [f"dist={dist}", f"between_ents={min(len(between), 3)}", info.n_ents]
     same_a, same_b = info.kinds[root_a], info.kinds[root_b]
     ab += [f"n_a={min(same_a, 4)}", f"n_b={min(same_b, 4)}", f"tp|n={tp}|{min(same_a, 3)}|{min(same_b, 3)}",
            f"tp|dist={tp}|{dist}"]
@@ -1198,13 +1233,22 @@ def _pair_features_both(text: str, tree: _Tree, a: _Entity, b: _Entity, ents: Se
            f"tp|dist={pt}|{dist}"]
     gap = _gap(a, b)
     overlapping = info.overlapping
-    # a's kind not overlapping b, b's kind not overlapping a
-    near_b = int(all(_gap(b, e) > gap for e in info.by_kind.get(root_a, ())
+    # a's kind not overlapping b, b's kind not overlapping a; _gap(x, e) > gap written out (gap >= 0,
+    # so _gap's max(0, ...) changes nothing): it is asked of every such entity of every pair
+    bs, be, as_, ae = b.start, b.end, a.start, a.end
+    near_b = int(all((bs if bs > e.start else e.start) - (be if be < e.end else e.end) > gap
+                     for e in info.by_kind.get(root_a, ())
                      if e is not a and e is not b and (e.index, ib) not in overlapping))
-    near_a = int(all(_gap(a, e) > gap for e in info.by_kind.get(root_b, ())
+    near_a = int(all((as_ if as_ > e.start else e.start) - (ae if ae < e.end else e.end) > gap
+                     for e in info.by_kind.get(root_b, ())
                      if e is not a and e is not b and (e.index, ia) not in overlapping))
-    between_kinds = Counter(info.root[e.index] for e in between if e.index in outer)
-    btw_a, btw_b = min(2, between_kinds[root_a]), min(2, between_kinds[root_b])
+    btw_a = btw_b = 0  # outer entities between of a's kind and of b's (usually none are)
+    for e in between:
+        if e.index in outer:
+            kind = info.root[e.index]
+            btw_a += kind == root_a
+            btw_b += kind == root_b
+    btw_a, btw_b = min(2, btw_a), min(2, btw_b)
     ab += [f"nearest={near_b}{near_a}", f"tp|nearest={tp}|{near_b}{near_a}", f"btw_same={btw_a}{btw_b}"]
     ba += [f"nearest={near_a}{near_b}", f"tp|nearest={pt}|{near_a}{near_b}", f"btw_same={btw_b}{btw_a}"]
     gap_text = text[left.end:right.start]
@@ -1216,8 +1260,7 @@ def _pair_features_both(text: str, tree: _Tree, a: _Entity, b: _Entity, ents: Se
     after = bisect.bisect_left(tree.starts, right.end)
     if after < tree.n:
         both.append(f"wr={p.lemmas[after]}")
-    words_a = [p.lemmas[i] for i in sorted(a.tokens)[-2:]]
-    words_b = [p.lemmas[i] for i in sorted(b.tokens)[-2:]]
+    words_a, words_b = info.last_words(p, a), info.last_words(p, b)
     ab += [f"ewa={w}" for w in words_a] + [f"ewb={w}" for w in words_b]
     ba += [f"ewa={w}" for w in words_b] + [f"ewb={w}" for w in words_a]
     if len(between_tokens) <= 5:
@@ -1415,6 +1458,69 @@ def _context_logit(weights: Mapping[str, float], p_xy: float, p_yx: float, top_x
             + g(f"p|best={bucket}|{flag_x}{flag_y}", 0.0))
 
 
+class _ContextTable:
+    """A context model's weights by feature value: what [`_context_logit`][pipeline.nlp.relations._context_logit] sums.
+
+    The same weights added in the same order as ``_context_logit``'s general form (so the same
+    float), looked up by bucket (0-9) and flag instead of by feature name: about 100,000 pairs of a
+    3,000-record build ask for sixteen weights each.
+    """
+
+    def __init__(self, weights: Mapping[str, float]) -> None:
+        g = weights.get
+        self.weights = dict(weights)  # a copy: the table serves a mapping equal to it, never a changed one
+        self.bias, self.p, self.prev, self.lp = g("bias", 0.0), g("p", 0.0), g("prev", 0.0), g("lp", 0.0)
+        self.x_max, self.y_max = g("x_max_other", 0.0), g("y_max_other", 0.0)
+        self.p_bucket = [g(f"p={b}", 0.0) for b in range(10)]
+        self.prev_bucket = [g(f"prev={b}", 0.0) for b in range(10)]
+        self.dirbest = [g(f"dirbest={f}", 0.0) for f in range(2)]
+        self.x_bucket = [g(f"x_max_other={b}", 0.0) for b in range(10)]
+        self.y_bucket = [g(f"y_max_other={b}", 0.0) for b in range(10)]
+        self.x_best = [g(f"x_isbest={f}", 0.0) for f in range(2)]
+        self.y_best = [g(f"y_isbest={f}", 0.0) for f in range(2)]
+        self.x_over = [g(f"x_n_over={n}", 0.0) for n in range(4)]
+        self.y_over = [g(f"y_n_over={n}", 0.0) for n in range(4)]
+        self.p_best = [[[g(f"p|best={b}|{fx}{fy}", 0.0) for fy in range(2)] for fx in range(2)] for b in range(10)]
+
+    def logit(self, p_xy: float, p_yx: float, top_x: float, n_x: int, top_y: float, n_y: int) -> float:
+        """Return the context model's log-odds (probabilities in [0, 1], counts >= 0).
+
+        Args:
+            p_xy: The pair model's probability of the pair in this direction.
+            p_yx: The same in the other direction.
+            top_x: The best pair-model probability among Arg1's other pairs (0: none).
+            n_x: How many of Arg1's other pairs reach 0.5.
+            top_y: The same as ``top_x`` for Arg2.
+            n_y: The same as ``n_x`` for Arg2.
+
+        Returns:
+            The same float as the general form of ``_context_logit``.
+        """
+        best = max(p_xy, p_yx)
+        flag_x, flag_y = int(best >= top_x), int(best >= top_y)
+        bucket = min(9, int(p_xy * 10))  # _prob_bucket's value, as an index
+        return (self.bias + self.p * p_xy + self.prev * p_yx
+                + self.lp * (math.log(p_xy + 1e-6) - math.log(1.0 - p_xy + 1e-6))
+                + self.p_bucket[bucket] + self.prev_bucket[min(9, int(p_yx * 10))]
+                + self.dirbest[int(p_xy >= p_yx)]
+                + self.x_max * top_x + self.x_bucket[min(9, int(top_x * 10))]
+                + self.x_best[flag_x] + self.x_over[min(3, n_x)]
+                + self.y_max * top_y + self.y_bucket[min(9, int(top_y * 10))]
+                + self.y_best[flag_y] + self.y_over[min(3, n_y)]
+                + self.p_best[bucket][flag_x][flag_y])
+
+
+# the table of the context model last used (a build uses one scorer; a check of the weights' equality
+# costs far less than the lookups the table saves in a sentence)
+_CONTEXT_TABLE: list[_ContextTable] = []
+
+
+def _context_table(weights: Mapping[str, float]) -> _ContextTable:
+    if not _CONTEXT_TABLE or _CONTEXT_TABLE[0].weights != weights:
+        _CONTEXT_TABLE[:] = [_ContextTable(weights)]
+    return _CONTEXT_TABLE[0]
+
+
 def _others(rows: Sequence[_PairRow], first: Sequence[tuple[float, float]]) -> list[tuple[float, int, float, int]]:
     """Per pair: the best score among each argument's other pairs and how many of those reach 0.5.
 
@@ -1452,10 +1558,15 @@ def _pair_probabilities(pair: Mapping[str, float], context: Mapping[str, float],
         first = [(_probability(pair, f_ab), _probability(pair, f_ba)) for _a, _b, f_ab, f_ba in rows]
     if not context:
         return list(first)
+    table = _context_table(context)
     out = []
     for (p_ab, p_ba), (top_a, n_a, top_b, n_b) in zip(first, _others(rows, first), strict=True):
-        out.append((_sigmoid(_context_logit(context, p_ab, p_ba, top_a, n_a, top_b, n_b)),
-                    _sigmoid(_context_logit(context, p_ba, p_ab, top_b, n_b, top_a, n_a))))
+        if 0.0 <= min(p_ab, p_ba, top_a, top_b) and max(p_ab, p_ba, top_a, top_b) <= 1.0 and min(n_a, n_b) >= 0:
+            out.append((_sigmoid(table.logit(p_ab, p_ba, top_a, n_a, top_b, n_b)),
+                        _sigmoid(table.logit(p_ba, p_ab, top_b, n_b, top_a, n_a))))
+        else:  # outside what the table covers (not a probability): the general form
+            out.append((_sigmoid(_context_logit(context, p_ab, p_ba, top_a, n_a, top_b, n_b)),
+                        _sigmoid(_context_logit(context, p_ba, p_ab, top_b, n_b, top_a, n_a))))
     return out
 
 

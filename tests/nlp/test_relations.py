@@ -391,6 +391,33 @@ def test_context_model_fast_path_is_its_features_weighted(p_xy: float, p_yx: flo
         sum(weights[f] * v for f, v in feats.items()))
 
 
+@pytest.mark.parametrize(("p_xy", "p_yx", "top_x", "n_x", "top_y", "n_y"),
+                         [(0.9, 0.1, 0.0, 0, 0.95, 2), (0.3, 0.6, 0.7, 1, 0.2, 0), (0.5, 0.5, 0.5, 5, 0.5, 3),
+                          (1.0, 0.0, 1.0, 4, 0.0, 0), (0.123, 0.987, 0.45, 2, 0.99, 7)])
+def test_context_table_gives_the_same_float(p_xy: float, p_yx: float, top_x: float, n_x: int, top_y: float,
+                                            n_y: int) -> None:
+    """The table the scorer uses adds the same weights in the same order: the same float, not an approximation."""
+    keys = sorted({k for args in [(0.05 * i, 0.1 * (i % 10), 0.1 * (9 - i % 10), i % 5, 0.1 * (i % 7), i % 4)
+                                  for i in range(20)] for k in rel.context_features(*args)})
+    weights = {f: (k % 11 - 5) / 7 for k, f in enumerate(keys)}
+    assert rel._ContextTable(weights).logit(p_xy, p_yx, top_x, n_x, top_y, n_y) == rel._context_logit(
+        weights, p_xy, p_yx, top_x, n_x, top_y, n_y)
+
+
+def test_context_table_follows_changed_weights() -> None:
+    weights = {"bias": 1.0}
+    assert rel._context_table(weights).logit(0.5, 0.5, 0.0, 0, 0.0, 0) == 1.0
+    weights["bias"] = 2.0
+    assert rel._context_table(weights).logit(0.5, 0.5, 0.0, 0, 0.0, 0) == 2.0
+
+
+@pytest.mark.parametrize("heads", [(0,), (1, 1, 1), (1, 2, 2, 2), (2, 2, 2, 0), (3, 0, 1, 3, 3), (1, 0, 2), (2, 0, 1)])
+def test_depths_are_the_walked_depths(heads: tuple[int, ...]) -> None:
+    n = len(heads)
+    parse = SentenceParse(0, n, tuple((i, i + 1) for i in range(n)), heads, ("dep",) * n, ("X",) * n, ("x",) * n)
+    assert rel._depths(parse) == [rel._depth(parse, i) for i in range(n)]
+
+
 def test_rule_files_follow_an_edited_rule_file(tmp_path: Path) -> None:
     """rule_files is remembered per file state (the build asks for it thousands of times), never stale."""
     path = tmp_path / "relations.yaml"
