@@ -1554,11 +1554,11 @@ def _logistic(rows: Sequence[tuple[Mapping[str, float], int]], c: float) -> dict
     from sklearn.linear_model import LogisticRegression
 
     labels = [y for _x, y in rows]
-    if len(set(labels)) < 2:
-        # nothing to separate: a constant model
+    names = sorted({f for x, _y in rows for f in x})
+    if len(set(labels)) < 2 or not names:
+        # nothing to separate, or nothing to separate it by (a small inner fold): a constant model
         rate = min(max(sum(labels) / max(1, len(labels)), 1e-3), 1 - 1e-3)
         return {"bias": round(math.log(rate / (1 - rate)), 4)}
-    names = sorted({f for x, _y in rows for f in x})
     column = {f: j for j, f in enumerate(names)}
     data, indices, indptr = [], [], [0]
     for x, _y in rows:
@@ -1582,6 +1582,9 @@ def _softmax_regression(rows: Sequence[tuple[tuple[str, ...], str]], c: float) -
     if len(classes) < 2:
         return {t: {} for t in classes}
     names = sorted({f for x, _y in rows for f in x})
+    if not names:  # no feature kept (a small inner fold): the types' log-frequencies
+        seen = Counter(y for _x, y in rows)
+        return {t: {"bias": round(math.log(seen[t] / len(rows)), 4)} for t in classes}
     column = {f: j for j, f in enumerate(names)}
     indices: list[int] = []
     indptr = [0]
