@@ -64,6 +64,8 @@ Item = tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...], str, froz
 ARGS = ("exact", "partial")
 DIRS = ("dir", "undir")
 TYPINGS = ("strict", "hier", "untyped")
+# the in-sample scorer's rules, and each fold's scorer's rules with its held-out names
+Trained = tuple[rel.RelationRules, list[tuple[rel.RelationRules, list[str]]]]
 
 
 @dataclasses.dataclass
@@ -348,12 +350,14 @@ def report(title: str, sides: dict[str, dict[str, list[Item]]], gold: dict[str, 
 
 def run_scorer_setting(title: str, docs: list[Document], train_docs: list[Document], gold: Gold,
                        base: rel.RelationRules, schema: Schema, target: float, k: int, seed: int,
-                       fold_args: str = "exact", projected: bool = False
-                       ) -> list[tuple[rel.RelationRules, list[str]]]:
+                       fold_args: str = "exact", projected: bool = False, trained: Trained | None = None
+                       ) -> Trained:
     """The learned scorer: trained on the gold-entity training sentences, applied to ``docs``.
 
     Each fold's scorer is trained (its L2 strengths and thresholds chosen by inner cross-validation)
-    on the training folds' sentences only.  Returns each fold's rules and held-out names.
+    on the training folds' sentences only.  ``trained``: scorers already trained on the same training
+    sentences and folds (the end-to-end setting applies the gold-entity setting's ones).  Returns the
+    in-sample rules and each fold's rules and held-out names.
     """
     names = [d.pmid for d in docs]
     by_name = {d.pmid: d for d in docs}
@@ -361,7 +365,10 @@ def run_scorer_setting(title: str, docs: list[Document], train_docs: list[Docume
     folds = kfold_groups(names, k, seed)
     base = dataclasses.replace(base, enabled=None, retype={}, scorer=None)
     t0 = time.perf_counter()
-    insample_rules, _ = scorer_rules(base, train_docs, gold.relations, schema, target, projected)
+    if trained is None:
+        insample_rules, _ = scorer_rules(base, train_docs, gold.relations, schema, target, projected)
+    else:
+        insample_rules = trained[0]
     insample = predict(insample_rules, docs, schema)
     oof: dict[str, Document] = {}
     models: list[tuple[rel.RelationRules, list[str]]] = []
@@ -369,8 +376,12 @@ def run_scorer_setting(title: str, docs: list[Document], train_docs: list[Docume
         train, test = train_test(folds, f)
         # the training function sees the training folds' sentences only
         assert not {n.split("_", 1)[0] for n in train} & {n.split("_", 1)[0] for n in test}
-        rules, curve = scorer_rules(base, [train_by_name[n] for n in train], gold.relations, schema, target,
-                                    projected)
+        if trained is None:
+            rules, _curve = scorer_rules(base, [train_by_name[n] for n in train], gold.relations, schema, target,
+                                         projected)
+        else:
+            rules, held = trained[1][f]
+            assert held == test
         models.append((rules, test))
         oof.update(predict(rules, [by_name[n] for n in test], schema))
     sides = {
@@ -387,7 +398,7 @@ def run_scorer_setting(title: str, docs: list[Document], train_docs: list[Docume
         print(f"    {label:9} ({sc.threshold:.3f}, {sc.type_threshold:.2f}; C {sc.meta['pair_c']:g}, "
               f"{sc.meta['context_c']:g}, {sc.meta['type_c']:g})")
     print(f"  ({time.perf_counter() - t0:.0f} s)")
-    return models
+    return insample_rules, models
 
 
 def threshold_curve(docs: list[Document], gold: Gold, models: Sequence[tuple[rel.RelationRules, list[str]]],
@@ -485,11 +496,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.method in ("rules", "both") and not args.only_end_to_end:
         run_setting("rules, given gold entities (exact arguments)", parsed, gold, base, schema, args.min_precision,
                     "exact", args.k, args.seed, args.rules_detail)
+    trained: Trained | None = None
     if (args.method in ("scorer", "both") and not args.only_end_to_end) or args.curve:
-        models = run_scorer_setting("scorer, given gold entities", parsed, parsed, gold, base, schema,
-                                    args.target_precision, args.k, args.seed)
+        trained = run_scorer_setting("scorer, given gold entities", parsed, parsed, gold, base, schema,
+                                     args.target_precision, args.k, args.seed)
         if args.curve:
-            threshold_curve(parsed, gold, models, schema)
+            threshold_curve(parsed, gold, trained[1], schema)
     if args.skip_end_to_end:
         return 0
     counts: Counter[str] = Counter()
@@ -503,7 +515,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.method in ("scorer", "both"):
         run_scorer_setting("scorer, end to end: PubTator keys, extension, mapping, relations (trained on the "
                            "gold-entity training sentences)", e2e, parsed, gold, base, schema,
-                           args.target_precision, args.k, args.seed, fold_args="partial")
+                           args.target_precision, args.k, args.seed, fold_args="partial", trained=trained)
         run_scorer_setting("scorer, end to end, trained on the pipeline's entities (gold relations projected "
                            "onto the entities overlapping their arguments)", e2e, e2e, gold, base, schema,
                            args.target_precision, args.k, args.seed, fold_args="partial", projected=True)

@@ -376,7 +376,7 @@ def test_the_benchmark_trains_each_fold_without_its_held_out_pmids(monkeypatch: 
         return train_scorer(examples, *args, **kwargs, strengths=(0.3, 1.0, 1.0))  # type: ignore[arg-type]
 
     monkeypatch.setattr(rel, "train_scorer", spy)
-    models = bench.run_scorer_setting("synthetic", docs, docs, gold, ALL_RULES, SCHEMA, 0.8, 2, 13)
+    _insample, models = bench.run_scorer_setting("synthetic", docs, docs, gold, ALL_RULES, SCHEMA, 0.8, 2, 13)
     assert len(calls) == 1 + 2 and calls[0] == {ex.group for ex in examples}  # in sample, then each fold
     for groups, (_rules, test) in zip(calls[1:], models, strict=True):
         assert groups and not groups & {name.split("_", 1)[0] for name in test}
