@@ -21,12 +21,15 @@ Out of fold: 5 folds by PMID (pipeline.nlp.folds).  On the training folds only, 
 (``<rule>:<trigger type>``) gets the type it is most often right with (itself or an ancestor) and
 only keys with at least 5 training proposals and a training precision (exact arguments,
 direction, hierarchy credit) of at least ``--min-precision`` stay on; the held-out fold is scored with those rules.
-In-sample: the same tuning on all 300 sentences, scored on them.
+In-sample: the same tuning on all 300 sentences, scored on them.  The learned scorer likewise: each
+fold's scorer is trained by ``pipeline.nlp.relations.train_scorer`` on the training folds' sentences
+only, which chooses its models' L2 strengths and its thresholds there by inner cross-validation by
+PMID (the chosen values are printed per fold).
 
 Also the baseline: every ordered pair of the pipeline's entities as ``isAssociatedWith``, end to
 end, partial arguments, hierarchy credit.
 
-    python bench/relations.py [--model NAME] [--min-precision 0.6] [--errors]
+    python bench/relations.py [--model NAME] [--min-precision 0.6] [--target-precision 0.75] [--rules-detail] [--curve]
 """
 
 from __future__ import annotations
@@ -61,6 +64,8 @@ Item = tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...], str, froz
 ARGS = ("exact", "partial")
 DIRS = ("dir", "undir")
 TYPINGS = ("strict", "hier", "untyped")
+# the in-sample scorer's rules, and each fold's scorer's rules with its held-out names
+Trained = tuple[rel.RelationRules, list[tuple[rel.RelationRules, list[str]]]]
 
 
 @dataclasses.dataclass
@@ -345,23 +350,39 @@ def report(title: str, sides: dict[str, dict[str, list[Item]]], gold: dict[str, 
 
 def run_scorer_setting(title: str, docs: list[Document], train_docs: list[Document], gold: Gold,
                        base: rel.RelationRules, schema: Schema, target: float, k: int, seed: int,
-                       fold_args: str = "exact", projected: bool = False) -> None:
-    """The learned scorer: trained on the gold-entity training sentences, applied to ``docs``."""
+                       fold_args: str = "exact", projected: bool = False, trained: Trained | None = None
+                       ) -> Trained:
+    """The learned scorer: trained on the gold-entity training sentences, applied to ``docs``.
+
+    Each fold's scorer is trained (its L2 strengths and thresholds chosen by inner cross-validation)
+    on the training folds' sentences only.  ``trained``: scorers already trained on the same training
+    sentences and folds (the end-to-end setting applies the gold-entity setting's ones).  Returns the
+    in-sample rules and each fold's rules and held-out names.
+    """
     names = [d.pmid for d in docs]
     by_name = {d.pmid: d for d in docs}
     train_by_name = {d.pmid: d for d in train_docs}
     folds = kfold_groups(names, k, seed)
     base = dataclasses.replace(base, enabled=None, retype={}, scorer=None)
     t0 = time.perf_counter()
-    insample_rules, _ = scorer_rules(base, train_docs, gold.relations, schema, target, projected)
+    if trained is None:
+        insample_rules, _ = scorer_rules(base, train_docs, gold.relations, schema, target, projected)
+    else:
+        insample_rules = trained[0]
     insample = predict(insample_rules, docs, schema)
     oof: dict[str, Document] = {}
-    thresholds = []
+    models: list[tuple[rel.RelationRules, list[str]]] = []
     for f in range(k):
         train, test = train_test(folds, f)
-        rules, curve = scorer_rules(base, [train_by_name[n] for n in train], gold.relations, schema, target,
-                                    projected)
-        thresholds.append((rules.scorer.threshold, rules.scorer.type_threshold) if rules.scorer else (0.0, 0.0))
+        # the training function sees the training folds' sentences only
+        assert not {n.split("_", 1)[0] for n in train} & {n.split("_", 1)[0] for n in test}
+        if trained is None:
+            rules, _curve = scorer_rules(base, [train_by_name[n] for n in train], gold.relations, schema, target,
+                                         projected)
+        else:
+            rules, held = trained[1][f]
+            assert held == test
+        models.append((rules, test))
         oof.update(predict(rules, [by_name[n] for n in test], schema))
     sides = {
         "in-sample": {n: items_of(d) for n, d in insample.items()},
@@ -369,24 +390,26 @@ def run_scorer_setting(title: str, docs: list[Document], train_docs: list[Docume
     }
     report(title, sides, gold.relations, names, schema, folds, fold_args)
     assert insample_rules.scorer is not None
-    print(f"  (pair, type) thresholds chosen on the training folds (inner CV, target precision {target}): "
-          + ", ".join(f"({t:.3f}, {tt:.2f})" for t, tt in thresholds)
-          + f"; in sample ({insample_rules.scorer.threshold:.3f}, {insample_rules.scorer.type_threshold:.2f})")
+    chosen = [r.scorer for r, _test in models if r.scorer is not None] + [insample_rules.scorer]
+    labels = [f"fold {f + 1}" for f in range(k)] + ["in sample"]
+    print(f"  chosen on the training folds (inner CV, target precision {target}): "
+          "(pair threshold, type threshold; L2 C of the pair, context, type models)")
+    for label, sc in zip(labels, chosen, strict=True):
+        print(f"    {label:9} ({sc.threshold:.3f}, {sc.type_threshold:.2f}; C {sc.meta['pair_c']:g}, "
+              f"{sc.meta['context_c']:g}, {sc.meta['type_c']:g})")
     print(f"  ({time.perf_counter() - t0:.0f} s)")
+    return insample_rules, models
 
 
-def threshold_curve(docs: list[Document], gold: Gold, base: rel.RelationRules, schema: Schema, k: int,
-                    seed: int) -> None:
-    """Out-of-fold precision and recall (exact, directed, hierarchy credit) at several fixed thresholds."""
+def threshold_curve(docs: list[Document], gold: Gold, models: Sequence[tuple[rel.RelationRules, list[str]]],
+                    schema: Schema) -> None:
+    """Out-of-fold precision and recall (exact, directed, hierarchy credit) at several fixed thresholds.
+
+    ``models``: each fold's scorer (trained on its training folds) and held-out names; the pair
+    threshold is replaced, the rest (type threshold, strengths) stays as chosen per fold.
+    """
     names = [d.pmid for d in docs]
     by_name = {d.pmid: d for d in docs}
-    folds = kfold_groups(names, k, seed)
-    base = dataclasses.replace(base, enabled=None, retype={}, scorer=None)
-    models = []
-    for f in range(k):
-        train, test = train_test(folds, f)
-        rules, _ = scorer_rules(base, [by_name[n] for n in train], gold.relations, schema, 0.8)
-        models.append((rules, test))
     print("\nthreshold curve, given gold entities, out of fold (exact, dir): threshold  hier P/R  strict P/R")
     for threshold in (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8):
         oof: dict[str, Document] = {}
@@ -473,11 +496,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.method in ("rules", "both") and not args.only_end_to_end:
         run_setting("rules, given gold entities (exact arguments)", parsed, gold, base, schema, args.min_precision,
                     "exact", args.k, args.seed, args.rules_detail)
-    if args.method in ("scorer", "both") and not args.only_end_to_end:
-        run_scorer_setting("scorer, given gold entities", parsed, parsed, gold, base, schema,
-                           args.target_precision, args.k, args.seed)
-    if args.curve:
-        threshold_curve(parsed, gold, base, schema, args.k, args.seed)
+    trained: Trained | None = None
+    if (args.method in ("scorer", "both") and not args.only_end_to_end) or args.curve:
+        trained = run_scorer_setting("scorer, given gold entities", parsed, parsed, gold, base, schema,
+                                     args.target_precision, args.k, args.seed)
+        if args.curve:
+            threshold_curve(parsed, gold, trained[1], schema)
     if args.skip_end_to_end:
         return 0
     counts: Counter[str] = Counter()
@@ -491,7 +515,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.method in ("scorer", "both"):
         run_scorer_setting("scorer, end to end: PubTator keys, extension, mapping, relations (trained on the "
                            "gold-entity training sentences)", e2e, parsed, gold, base, schema,
-                           args.target_precision, args.k, args.seed, fold_args="partial")
+                           args.target_precision, args.k, args.seed, fold_args="partial", trained=trained)
         run_scorer_setting("scorer, end to end, trained on the pipeline's entities (gold relations projected "
                            "onto the entities overlapping their arguments)", e2e, e2e, gold, base, schema,
                            args.target_precision, args.k, args.seed, fold_args="partial", projected=True)

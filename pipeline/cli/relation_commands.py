@@ -4,8 +4,9 @@ Reads finished brat collections (the gold dev subset, a campaign's final collect
 sentence once with the build's parser, and trains the relation scorer of
 [`pipeline.nlp.relations`][pipeline.nlp.relations] on the annotators' entities and relations
 (scikit-learn's L-BFGS logistic regressions; the file written holds JSON weights only).  The
-thresholds are chosen on the training data only (inner cross-validation by PMID,
-``--target-precision``).  The scorer file is what ``config/relations.yaml``'s ``scorer:`` entry
+models' L2 strengths (a small grid each) and the thresholds are chosen on the training data only,
+by inner cross-validation by PMID (``--target-precision``); the chosen values are in the file's
+``meta``.  The scorer file is what ``config/relations.yaml``'s ``scorer:`` entry
 names; the same data and seed give the same bytes.
 """
 
@@ -50,6 +51,8 @@ def _train_relations(args: argparse.Namespace) -> int:
     tmp.write_text(json.dumps(scorer.to_json(), sort_keys=True, separators=(",", ":")) + "\n", encoding="utf-8")
     tmp.replace(args.out)
     summary = {"scorer": str(args.out), "sentences": len(examples), "threshold": round(scorer.threshold, 4),
+               "type_threshold": scorer.type_threshold,
+               "l2_c": [scorer.meta["pair_c"], scorer.meta["context_c"], scorer.meta["type_c"]],
                "seconds": round(time.perf_counter() - started, 1), **dict(sorted(counts.items()))}
     print(json.dumps(summary, sort_keys=True))
     return 0
@@ -69,8 +72,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "train-relations",
         help="learn the relation scorer from finished brat collections (named by config/relations.yaml)",
         description="Train the relation pre-annotation scorer (which entity pairs annotators relate, in which "
-        "direction and with which type) on finished brat collections; the threshold is chosen on the training "
-        "data by inner cross-validation. Same data and seed give the same bytes.",
+        "direction and with which type) on finished brat collections; the models' L2 strengths and the thresholds "
+        "are chosen on the training data by inner cross-validation by PMID. Same data and seed give the same bytes.",
     )
     p.add_argument("brat_dirs", nargs="+", type=Path, metavar="BRAT_DIR", help="finished brat collections")
     p.add_argument("--out", required=True, type=Path, metavar="FILE", help="scorer file to write (JSON)")

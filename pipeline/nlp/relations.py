@@ -953,14 +953,16 @@ def load_rules_file(path: str | Path, schema_path: str | Path, *scorer_digests: 
 SCORER_FORMAT = 2
 #: a feature must occur in this many training pairs to get a weight
 MIN_FEATURE_COUNT = 3
-#: inverse L2 strength (scikit-learn's ``C``) of the pair, context and type models, chosen by
-#: out-of-fold F1 on training folds of the PGxCorpus dev set (bench/relations.py)
-PAIR_C = 0.3
-CONTEXT_C = 1.0
-TYPE_C = 1.0
+#: candidate inverse L2 strengths (scikit-learn's ``C``) of the pair, context and type models; each
+#: training run chooses among them by inner cross-validation by PMID on its own training data
+#: (``train_scorer``), never on the sentences it is evaluated on
+PAIR_C_GRID = (0.1, 0.3, 1.0)
+CONTEXT_C_GRID = (0.3, 1.0, 3.0)
+TYPE_C_GRID = (0.3, 1.0, 3.0)
 #: an entity type pair is scored when training annotators related at least this many of its pairs
 #: and at least this share of them (Gene_or_protein with Limited_variation, Chemical with Chemical:
-#: never related in PGxCorpus); the others are never proposed and cost nothing
+#: never related in PGxCorpus); the others are never proposed and cost nothing.  A fixed rule, not
+#: selected per training run (each candidate would refit every pair model)
 MIN_TYPE_PAIR_RELATED = 2
 MIN_TYPE_PAIR_RATE = 0.01
 
@@ -1723,14 +1725,14 @@ def _kept_features(sentences: Sequence[_Sentence]) -> set[str]:
     return {f for f, n in seen.items() if n >= MIN_FEATURE_COUNT}
 
 
-def _fit_pair(sentences: Sequence[_Sentence]) -> dict[str, float]:
+def _fit_pair(sentences: Sequence[_Sentence], c: float) -> dict[str, float]:
     kept = _kept_features(sentences)
     rows: list[tuple[Mapping[str, float], int]] = []
     for s in sentences:
         for (_a, _b, f_ab, f_ba), (l_ab, l_ba) in zip(s.rows, s.labels, strict=True):
             rows.append(({f: 1.0 for f in f_ab if f in kept}, int(l_ab is not None)))
             rows.append(({f: 1.0 for f in f_ba if f in kept}, int(l_ba is not None)))
-    return _logistic(rows, PAIR_C)
+    return _logistic(rows, c)
 
 
 def _learn_pair_types(sentences: Sequence[_Sentence]) -> frozenset[str]:
@@ -1749,45 +1751,144 @@ def _restricted(s: _Sentence, pair_types: frozenset[str]) -> _Sentence:
     return dataclasses.replace(s, rows=[s.rows[k] for k in keep], labels=[s.labels[k] for k in keep])
 
 
-def _fit_scorer(sentences: Sequence[_Sentence], *, inner_folds: int, seed: int
-                ) -> tuple[dict[str, float], dict[str, float], dict[str, dict[str, float]], frozenset[str]]:
-    """The pair, context and type models trained on ``sentences``, and the type pairs they score.
+@dataclass(frozen=True)
+class _Strengths:
+    """The inverse L2 strengths (scikit-learn's ``C``) of the pair, context and type models."""
 
-    The context model learns from pair-model probabilities cross-fitted over ``inner_folds`` folds
-    by PMID (a pair model never scores the sentences it was trained on), as it meets them when
-    applied to new sentences.
+    pair: float
+    context: float
+    type: float
+
+
+def _cross_fitted(sentences: Sequence[_Sentence], folds: Sequence[set[str]], c: float
+                  ) -> dict[int, list[tuple[float, float]]]:
+    """Pair-model probabilities (both directions) of each sentence, from a pair model fitted without its fold.
+
+    ``folds``: sets of PMIDs; keys of the result are indices into ``sentences``.
     """
-    from pipeline.nlp.folds import kfold_groups
-
-    pair_types = _learn_pair_types(sentences)
-    sentences = [_restricted(s, pair_types) for s in sentences]
-    pair = _fit_pair(sentences)
-    groups = sorted({s.group for s in sentences})
-    k = min(inner_folds, len(groups))
-    context: dict[str, float] = {}
-    if k >= 2:
-        first: dict[int, list[tuple[float, float]]] = {}
-        for fold in kfold_groups(groups, k=k, seed=seed):
-            held = set(fold)
-            inner = _fit_pair([s for s in sentences if s.group not in held])
-            for n, s in enumerate(sentences):
-                if s.group in held:
-                    first[n] = [(_probability(inner, f_ab), _probability(inner, f_ba)) for _a, _b, f_ab, f_ba in s.rows]
-        rows: list[tuple[Mapping[str, float], int]] = []
+    first: dict[int, list[tuple[float, float]]] = {}
+    for held in folds:
+        inner = _fit_pair([s for s in sentences if s.group not in held], c)
         for n, s in enumerate(sentences):
-            for (p_ab, p_ba), (top_a, n_a, top_b, n_b), (l_ab, l_ba) in zip(
-                    first[n], _others(s.rows, first[n]), s.labels, strict=True):
-                rows.append((context_features(p_ab, p_ba, top_a, n_a, top_b, n_b), int(l_ab is not None)))
-                rows.append((context_features(p_ba, p_ab, top_b, n_b, top_a, n_a), int(l_ba is not None)))
-        context = _logistic(rows, CONTEXT_C)
-    kept = _kept_features(sentences)
+            if s.group in held:
+                first[n] = [(_probability(inner, f_ab), _probability(inner, f_ba)) for _a, _b, f_ab, f_ba in s.rows]
+    return first
+
+
+def _context_rows(s: _Sentence, first: Sequence[tuple[float, float]]) -> list[tuple[Mapping[str, float], int]]:
+    """The context model's training rows of one sentence (both directions of each pair)."""
+    rows: list[tuple[Mapping[str, float], int]] = []
+    for (p_ab, p_ba), (top_a, n_a, top_b, n_b), (l_ab, l_ba) in zip(
+            first, _others(s.rows, first), s.labels, strict=True):
+        rows.append((context_features(p_ab, p_ba, top_a, n_a, top_b, n_b), int(l_ab is not None)))
+        rows.append((context_features(p_ba, p_ab, top_b, n_b, top_a, n_a), int(l_ba is not None)))
+    return rows
+
+
+def _typed_rows(sentences: Sequence[_Sentence], kept: set[str]) -> list[tuple[tuple[str, ...], str]]:
+    """The type model's training rows: the related ordered pairs' kept features and gold type."""
     typed: list[tuple[tuple[str, ...], str]] = []
     for s in sentences:
         for (_a, _b, f_ab, f_ba), (l_ab, l_ba) in zip(s.rows, s.labels, strict=True):
             for feats, label in ((f_ab, l_ab), (f_ba, l_ba)):
                 if label is not None:
                     typed.append((tuple(f for f in feats if f in kept), label))
-    return pair, context, _softmax_regression(typed, TYPE_C), pair_types
+    return typed
+
+
+def _recall_at_precision(scored: Sequence[tuple[float, int]], target: float, reachable: int) -> float:
+    """The highest recall of a threshold on ``(probability, right)`` proposals whose precision reaches ``target``."""
+    best = right = 0
+    for n, (_p, ok) in enumerate(sorted(scored, key=lambda x: -x[0]), 1):
+        right += ok
+        if right / n >= target:
+            best = right
+    return best / max(1, reachable)
+
+
+def _select_strengths(sentences: Sequence[_Sentence], folds: Sequence[set[str]], target_precision: float
+                      ) -> tuple[_Strengths, dict[str, Any], dict[int, list[tuple[float, float]]]]:
+    """Choose the three models' L2 strengths by cross-validation over ``folds`` (sets of PMIDs) of ``sentences``.
+
+    The pair and context strengths together: the highest recall (pair and direction right) at which the
+    held-out two-stage probabilities reach ``target_precision`` (the operating point's own measure: the
+    threshold is chosen on it); the pair model's probabilities the context model reads are cross-fitted
+    over the same folds.  The type strength: the lowest log-loss of the type model on the held-out
+    related pairs (the type threshold is chosen afterwards, so the whole probability counts).  Ties go
+    to the stronger regularisation.  Only ``sentences`` are read.
+
+    Returns the strengths, a report (grids, criterion per candidate) and the cross-fitted pair-model
+    probabilities of the chosen pair strength (sentences restricted to the type pairs they relate),
+    which the final fit reuses.
+    """
+    pair_types = _learn_pair_types(sentences)
+    restricted = [_restricted(s, pair_types) for s in sentences]
+    reachable = sum(s.reachable for s in restricted)
+    recall: dict[tuple[float, float], float] = {}
+    first_by_c: dict[float, dict[int, list[tuple[float, float]]]] = {}
+    for pc in PAIR_C_GRID:
+        first = first_by_c[pc] = _cross_fitted(restricted, folds, pc)
+        rows = {n: _context_rows(s, first[n]) for n, s in enumerate(restricted)}
+        for cc in CONTEXT_C_GRID:
+            scored: list[tuple[float, int]] = []
+            for held in folds:
+                context = _logistic([r for n, s in enumerate(restricted) if s.group not in held for r in rows[n]], cc)
+                for n, s in enumerate(restricted):
+                    if s.group in held:
+                        for (p_ab, p_ba), (l_ab, l_ba) in zip(_pair_probabilities({}, context, s.rows, first[n]),
+                                                              s.labels, strict=True):
+                            scored.append((p_ab, int(l_ab is not None)) if p_ab >= p_ba
+                                          else (p_ba, int(l_ba is not None)))
+            recall[(pc, cc)] = _recall_at_precision(scored, target_precision, reachable)
+    pair_c, context_c = max(recall, key=lambda k: (recall[k], -k[0], -k[1]))
+    log_loss: dict[float, float] = {}
+    for tc in TYPE_C_GRID:
+        total, count = 0.0, 0
+        for held in folds:
+            train = [s for s in restricted if s.group not in held]
+            model = RelationScorer({}, _softmax_regression(_typed_rows(train, _kept_features(train)), tc), 0.0)
+            for s in restricted:
+                if s.group not in held:
+                    continue
+                for (_a, _b, f_ab, f_ba), (l_ab, l_ba) in zip(s.rows, s.labels, strict=True):
+                    for f, label in ((f_ab, l_ab), (f_ba, l_ba)):
+                        if label is not None:
+                            total -= math.log(max(_type_probabilities(model, f).get(label, 0.0), 1e-6))
+                            count += 1
+        log_loss[tc] = total / max(1, count)
+    type_c = min(TYPE_C_GRID, key=lambda c: (round(log_loss[c], 6), c))
+    report = {"criterion_pair_context": f"inner-CV recall (pair and direction) at precision {target_precision}",
+              "criterion_type": "inner-CV log-loss of the type model on related pairs",
+              "recall": {f"{pc}/{cc}": round(r, 4) for (pc, cc), r in sorted(recall.items())},
+              "type_log_loss": {str(c): round(v, 4) for c, v in sorted(log_loss.items())}}
+    return _Strengths(pair_c, context_c, type_c), report, first_by_c[pair_c]
+
+
+def _fit_scorer(sentences: Sequence[_Sentence], *, inner_folds: int, seed: int, strengths: _Strengths,
+                first: Mapping[int, list[tuple[float, float]]] | None = None
+                ) -> tuple[dict[str, float], dict[str, float], dict[str, dict[str, float]], frozenset[str]]:
+    """The pair, context and type models trained on ``sentences``, and the type pairs they score.
+
+    The context model learns from pair-model probabilities cross-fitted over ``inner_folds`` folds
+    by PMID (a pair model never scores the sentences it was trained on), as it meets them when
+    applied to new sentences.  ``first``: those probabilities when already computed (by
+    [`_select_strengths`][pipeline.nlp.relations._select_strengths], with the same folds and strength).
+    """
+    from pipeline.nlp.folds import kfold_groups
+
+    pair_types = _learn_pair_types(sentences)
+    sentences = [_restricted(s, pair_types) for s in sentences]
+    pair = _fit_pair(sentences, strengths.pair)
+    groups = sorted({s.group for s in sentences})
+    k = min(inner_folds, len(groups))
+    context: dict[str, float] = {}
+    if k >= 2:
+        if first is None:
+            first = _cross_fitted(sentences, [set(f) for f in kfold_groups(groups, k=k, seed=seed)], strengths.pair)
+        rows = [r for n, s in enumerate(sentences) for r in _context_rows(s, first[n])]
+        context = _logistic(rows, strengths.context)
+    typed = _typed_rows(sentences, _kept_features(sentences))
+    return pair, context, _softmax_regression(typed, strengths.type), pair_types
 
 
 def _rounded(weights: Mapping[str, float]) -> dict[str, float]:
@@ -1796,14 +1897,22 @@ def _rounded(weights: Mapping[str, float]) -> dict[str, float]:
 
 def train_scorer(examples: Sequence[TrainingSentence], rules: RelationRules, schema: Schema, *,
                  target_precision: float = 0.8, inner_folds: int = 3, seed: int = 13,
-                 type_threshold: float | None = None) -> tuple[RelationScorer, list[tuple[float, float, float]]]:
-    """Train the scorer on ``examples`` and choose its thresholds on them by inner cross-validation.
+                 type_threshold: float | None = None, strengths: tuple[float, float, float] | None = None
+                 ) -> tuple[RelationScorer, list[tuple[float, float, float]]]:
+    """Train the scorer on ``examples`` and choose its settings on them by inner cross-validation.
 
-    The whole two-stage scorer is trained on the inner training folds and applied to the inner
-    held-out fold.  The threshold is the lowest probability at which those held-out proposals
-    (best direction per pair) are right (pair and direction) at least ``target_precision`` of the
-    time; the type threshold (unless given) the lowest at which the types cost at most 5% of those
-    proposals' precision with hierarchy credit (the same inner predictions).
+    Everything is chosen on ``examples`` alone, over ``inner_folds`` folds by PMID.  First the L2
+    strengths of the three models (unless given), among ``PAIR_C_GRID``, ``CONTEXT_C_GRID`` and
+    ``TYPE_C_GRID``: the pair and context strengths with the highest inner cross-validated recall
+    (pair and direction right) at ``target_precision``, the type strength with the lowest inner
+    cross-validated log-loss of the type model on the related pairs (ties: the stronger
+    regularisation).  Then, with those strengths, the whole two-stage scorer is trained on the
+    inner training folds and applied to the inner held-out fold.  The threshold is the lowest
+    probability at which those held-out proposals (best direction per pair) are right (pair and
+    direction) at least ``target_precision`` of the time; the type threshold (unless given) the
+    lowest at which the types cost at most 5% of those proposals' precision with hierarchy credit
+    (the same inner predictions).  The chosen values and the criterion per candidate are in the
+    scorer's ``meta``.
 
     Args:
         examples: The training sentences (gold entities, parses, gold relations).
@@ -1813,6 +1922,8 @@ def train_scorer(examples: Sequence[TrainingSentence], rules: RelationRules, sch
         inner_folds: Folds by PMID of the inner cross-validation (and of the context model's cross-fitting).
         seed: Seed of the fold assignment.
         type_threshold: A fixed type threshold instead of the chosen one.
+        strengths: Fixed ``(pair, context, type)`` L2 strengths (scikit-learn's ``C``) instead of
+            the chosen ones.
 
     Returns:
         The scorer and the inner threshold curve ``[(threshold, precision, recall)]`` (recall
@@ -1823,14 +1934,24 @@ def train_scorer(examples: Sequence[TrainingSentence], rules: RelationRules, sch
     sentences = _sentences(examples, rules, schema)
     groups = sorted({s.group for s in sentences})
     k = min(inner_folds, len(groups))
+    folds = [set(f) for f in kfold_groups(groups, k=k, seed=seed)] if k >= 2 else []
+    first: dict[int, list[tuple[float, float]]] | None = None
+    selection: dict[str, Any] = {}
+    if strengths is not None:
+        chosen = _Strengths(*strengths)
+        selection = {"strengths": "given"}
+    elif folds:
+        chosen, selection, first = _select_strengths(sentences, folds, target_precision)
+    else:  # too few PMIDs to cross-validate: the middle of each grid
+        chosen = _Strengths(PAIR_C_GRID[1], CONTEXT_C_GRID[1], TYPE_C_GRID[1])
+        selection = {"strengths": "grid middle (fewer than 2 PMIDs)"}
     # (probability, right pair and direction, gold type when right, the type model's probabilities)
     scored: list[tuple[float, int, str | None, dict[str, float]]] = []
     reachable = 0
-    if k >= 2:
-        for fold in kfold_groups(groups, k=k, seed=seed):
-            held = set(fold)
+    if folds:
+        for held in folds:
             pair, context, types, pair_types = _fit_scorer([s for s in sentences if s.group not in held],
-                                                           inner_folds=inner_folds, seed=seed)
+                                                           inner_folds=inner_folds, seed=seed, strengths=chosen)
             inner = RelationScorer(pair, types, 0.0, context=context)
             for s in sentences:
                 if s.group not in held:
@@ -1864,9 +1985,12 @@ def train_scorer(examples: Sequence[TrainingSentence], rules: RelationRules, sch
             if credited >= 0.95 * untyped:
                 type_threshold = candidate
                 break
-    pair, context, types, pair_types = _fit_scorer(sentences, inner_folds=inner_folds, seed=seed)
+    pair, context, types, pair_types = _fit_scorer(sentences, inner_folds=inner_folds, seed=seed, strengths=chosen,
+                                                   first=first)
     meta = {"examples": len(examples), "groups": len(groups), "target_precision": target_precision,
-            "inner_folds": k, "seed": seed, "pair_c": PAIR_C, "context_c": CONTEXT_C, "type_c": TYPE_C,
+            "inner_folds": k, "seed": seed, "pair_c": chosen.pair, "context_c": chosen.context,
+            "type_c": chosen.type, "pair_c_grid": list(PAIR_C_GRID), "context_c_grid": list(CONTEXT_C_GRID),
+            "type_c_grid": list(TYPE_C_GRID), "selection": selection,
             "min_feature_count": MIN_FEATURE_COUNT, "min_type_pair_related": MIN_TYPE_PAIR_RELATED,
             "min_type_pair_rate": MIN_TYPE_PAIR_RATE}
     return RelationScorer(pair, types, threshold, type_threshold, meta, context, pair_types), curve

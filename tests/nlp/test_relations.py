@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -28,6 +29,7 @@ from pipeline.nlp import relations as rel
 from pipeline.schema import load_schema
 
 SCHEMA = load_schema()
+PROJECT = Path(__file__).resolve().parents[2]
 
 
 def test_modality_names_agree_with_the_brat_grammar() -> None:
@@ -268,13 +270,16 @@ def test_real_pubtator3_relations_become_sentence_proposals() -> None:
 # --- the learned scorer -----------------------------------------------------------------------------
 
 
-def _example(k: int, related: bool) -> rel.TrainingSentence:
-    """'GENEk variants decrease drugk clearance .' (related) or 'GENEk variants and drugk clearance .'."""
+def _example(k: int, related: bool, verb: str = "decrease") -> rel.TrainingSentence:
+    """'GENEk variants decrease drugk clearance .' (related) or 'GENEk variants and drugk clearance .'.
+
+    ``verb``: ``decrease`` or ``increase``, the gold type its third person.
+    """
     gene, drug = f"G{k}X", f"d{k}x"
     if related:
-        text = f"{gene} variants decrease {drug} clearance ."
+        text = f"{gene} variants {verb} {drug} clearance ."
         rows = [(gene, 1, "compound", "PROPN", gene.lower()), ("variants", 2, "nsubj", "NOUN", "variant"),
-                ("decrease", 2, "ROOT", "VERB", "decrease"), (drug, 4, "compound", "NOUN", drug),
+                (verb, 2, "ROOT", "VERB", verb), (drug, 4, "compound", "NOUN", drug),
                 ("clearance", 2, "dobj", "NOUN", "clearance"), (".", 2, "punct", "PUNCT", ".")]
     else:
         text = f"{gene} variants and {drug} clearance ."
@@ -285,7 +290,7 @@ def _example(k: int, related: bool) -> rel.TrainingSentence:
             _ann(text, f"{drug} clearance", "Pharmacokinetic_phenotype")]
     doc = Document(f"{k}_1", text, text, sentences=(Sentence(0, len(text)),), annotations=tuple(anns),
                    parses=(_parse(text, rows),))
-    return rel.TrainingSentence(doc, ((0, 1, "decreases"),) if related else (), str(k))
+    return rel.TrainingSentence(doc, ((0, 1, f"{verb}s"),) if related else (), str(k))
 
 
 def test_scorer_learns_trains_saves_and_proposes(tmp_path: Path) -> None:
@@ -304,6 +309,78 @@ def test_scorer_learns_trains_saves_and_proposes(tmp_path: Path) -> None:
     out = list(rel.relate_documents([positive.doc, negative.doc], loaded, SCHEMA, counts))
     assert [(r.type, r.arg1, r.arg2, r.rule) for r in out[0].relations] == [("decreases", 0, 1, "scorer:decreases")]
     assert out[1].relations == ()
+
+
+def test_the_l2_strengths_are_the_ones_inner_cross_validation_favours(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Types told apart by their trigger word without noise: the weakest type regularisation has the
+    lowest inner-CV log-loss and is chosen; pairs separable at every strength: a tie, the strongest wins."""
+    monkeypatch.setattr(rel, "TYPE_C_GRID", (0.001, 10.0))
+    examples = [_example(k, related=k % 3 != 0, verb=("decrease", "increase")[k % 2]) for k in range(30)]
+    scorer, _curve = rel.train_scorer(examples, ALL_RULES, SCHEMA, target_precision=0.8)
+    selection = scorer.meta["selection"]
+    loss = selection["type_log_loss"]
+    assert loss["10.0"] < 0.5 * loss["0.001"]  # almost no regularisation: confident and right
+    assert scorer.meta["type_c"] == 10.0
+    recall = selection["recall"]
+    assert set(recall.values()) == {1.0}  # every candidate finds every relation at precision 0.8
+    assert (scorer.meta["pair_c"], scorer.meta["context_c"]) == (min(rel.PAIR_C_GRID), min(rel.CONTEXT_C_GRID))
+    # given strengths are used as they are, and say so
+    given, _ = rel.train_scorer(examples, ALL_RULES, SCHEMA, target_precision=0.8, strengths=(1.0, 1.0, 1.0))
+    assert (given.meta["pair_c"], given.meta["type_c"], given.meta["selection"]) == (1.0, 1.0, {"strengths": "given"})
+
+
+def test_the_strength_selection_reads_only_its_training_sentences(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every model fitted while choosing the strengths and thresholds sees only the sentences given to
+    train_scorer, and every inner cross-validation fit leaves its inner held-out fold out."""
+    examples = [_example(k, related=k % 3 != 0, verb=("decrease", "increase")[k % 2]) for k in range(30)]
+    training = [ex for ex in examples if int(ex.group) % 5 != 0]  # the outer held-out fold: PMIDs 0, 5, 10, ...
+    held_out = {ex.group for ex in examples} - {ex.group for ex in training}
+    seen: list[set[str]] = []
+    fit_pair = rel._fit_pair
+
+    def spy(sentences: list[rel._Sentence], c: float) -> dict[str, float]:
+        seen.append({s.group for s in sentences})
+        return fit_pair(sentences, c)
+
+    monkeypatch.setattr(rel, "_fit_pair", spy)
+    rel.train_scorer(training, ALL_RULES, SCHEMA, target_precision=0.8)
+    assert seen and not any(groups & held_out for groups in seen)
+    everything = {ex.group for ex in training}
+    # the final pair model alone sees all the training sentences; 3 strengths x 3 inner folds in the selection,
+    # 3 inner folds x (1 + 3 cross-fitting) for the thresholds
+    assert sum(groups == everything for groups in seen) == 1
+    assert len(seen) == 3 * 3 + 3 * 4 + 1
+
+
+def test_the_benchmark_trains_each_fold_without_its_held_out_pmids(monkeypatch: pytest.MonkeyPatch,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """bench/relations.py's out-of-fold scorer: the training function never receives a held-out PMID."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_relations", PROJECT / "bench" / "relations.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "bench_relations", bench)  # its dataclasses look their module up
+    spec.loader.exec_module(bench)
+    examples = [_example(k, related=k % 3 != 0, verb=("decrease", "increase")[k % 2]) for k in range(30)]
+    docs = [ex.doc for ex in examples]
+    gold = bench.Gold(docs, {ex.doc.pmid: [(ex.doc.annotations[i].fragments, ex.doc.annotations[j].fragments, t,
+                                            frozenset()) for i, j, t in ex.gold] for ex in examples})
+    calls: list[set[str]] = []
+    train_scorer = rel.train_scorer
+
+    def spy(examples: list[rel.TrainingSentence], *args: object, **kwargs: object
+            ) -> tuple[rel.RelationScorer, list[tuple[float, float, float]]]:
+        calls.append({ex.group for ex in examples})
+        # fixed strengths: this test is about what the benchmark gives the training function (quicker)
+        return train_scorer(examples, *args, **kwargs, strengths=(0.3, 1.0, 1.0))  # type: ignore[arg-type]
+
+    monkeypatch.setattr(rel, "train_scorer", spy)
+    _insample, models = bench.run_scorer_setting("synthetic", docs, docs, gold, ALL_RULES, SCHEMA, 0.8, 2, 13)
+    assert len(calls) == 1 + 2 and calls[0] == {ex.group for ex in examples}  # in sample, then each fold
+    for groups, (_rules, test) in zip(calls[1:], models, strict=True):
+        assert groups and not groups & {name.split("_", 1)[0] for name in test}
+    assert "fold 2" in capsys.readouterr().out
 
 
 def test_a_missing_scorer_file_names_the_rule_file_and_line(tmp_path: Path) -> None:
