@@ -1066,6 +1066,25 @@ def _gap(x: _Entity, y: _Entity) -> int:
     return max(0, max(x.start, y.start) - min(x.end, y.end))
 
 
+def _gap_and_outside(text: str, tree: _Tree, left: _Entity, right: _Entity) -> list[str]:
+    """The direction-free features of a pair's surroundings.
+
+    The punctuation between the two entities (``left`` ends before ``right`` starts, half-open
+    sentence-relative offsets), then the lemmas of the words just outside the pair.
+    """
+    p = tree.parse
+    gap_text = text[left.end:right.start]
+    out = [f"gap_{name}" for ch, name in ((";", "semi"), (":", "colon"), ("(", "lpar"), (")", "rpar"), (",", "comma"))
+           if ch in gap_text]
+    before = bisect.bisect_right(tree.ends, left.start) - 1
+    if 0 <= before < tree.n and tree.ends[before] <= left.start:
+        out.append(f"wl={p.lemmas[before]}")
+    after = bisect.bisect_left(tree.starts, right.end)
+    if after < tree.n:
+        out.append(f"wr={p.lemmas[after]}")
+    return out
+
+
 def pair_features(text: str, tree: _Tree, a: _Entity, b: _Entity, ents: Sequence[_Entity], outer: set[int],
                   rules: RelationRules) -> tuple[str, ...]:
     """Return the features of the ordered pair (``a`` as Arg1, ``b`` as Arg2) of one parsed sentence.
@@ -1115,16 +1134,7 @@ def pair_features(text: str, tree: _Tree, a: _Entity, b: _Entity, ents: Sequence
     between_kinds = Counter(_root_type(e.type, rules) for e in between if e.index in outer)
     same_between = f"{min(2, between_kinds[root[a.type]])}{min(2, between_kinds[root[b.type]])}"
     feats += [f"nearest={nearest}", f"tp|nearest={tp}|{nearest}", f"btw_same={same_between}"]
-    gap_text = text[left.end:right.start]
-    feats.extend(f"gap_{name}" for ch, name in ((";", "semi"), (":", "colon"), ("(", "lpar"), (")", "rpar"),
-                                                 (",", "comma")) if ch in gap_text)
-    # the words just outside the pair
-    before = bisect.bisect_right(tree.ends, left.start) - 1
-    if 0 <= before < tree.n and tree.ends[before] <= left.start:
-        feats.append(f"wl={p.lemmas[before]}")
-    after = bisect.bisect_left(tree.starts, right.end)
-    if after < tree.n:
-        feats.append(f"wr={p.lemmas[after]}")
+    feats += _gap_and_outside(text, tree, left, right)
     # the arguments' own last words ("CYP2C9 *3 allele", "warfarin dose")
     for ent, side in ((a, "a"), (b, "b")):
         feats.extend(f"ew{side}={p.lemmas[i]}" for i in sorted(ent.tokens)[-2:])
@@ -1253,15 +1263,7 @@ def _pair_features_both(text: str, tree: _Tree, a: _Entity, b: _Entity, ents: Se
     btw_a, btw_b = min(2, btw_a), min(2, btw_b)
     ab += [f"nearest={near_b}{near_a}", f"tp|nearest={tp}|{near_b}{near_a}", f"btw_same={btw_a}{btw_b}"]
     ba += [f"nearest={near_a}{near_b}", f"tp|nearest={pt}|{near_a}{near_b}", f"btw_same={btw_b}{btw_a}"]
-    gap_text = text[left.end:right.start]
-    both.extend(f"gap_{name}" for ch, name in ((";", "semi"), (":", "colon"), ("(", "lpar"), (")", "rpar"),
-                                                (",", "comma")) if ch in gap_text)
-    before = bisect.bisect_right(tree.ends, left.start) - 1
-    if 0 <= before < tree.n and tree.ends[before] <= left.start:
-        both.append(f"wl={p.lemmas[before]}")
-    after = bisect.bisect_left(tree.starts, right.end)
-    if after < tree.n:
-        both.append(f"wr={p.lemmas[after]}")
+    both += _gap_and_outside(text, tree, left, right)
     words_a, words_b = info.last_words(p, a), info.last_words(p, b)
     ab += [f"ewa={w}" for w in words_a] + [f"ewb={w}" for w in words_b]
     ba += [f"ewa={w}" for w in words_b] + [f"ewb={w}" for w in words_a]
