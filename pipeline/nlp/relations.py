@@ -1520,7 +1520,9 @@ _CONTEXT_TABLE: list[_ContextTable] = []
 
 
 def _context_table(weights: Mapping[str, float]) -> _ContextTable:
-    if not _CONTEXT_TABLE or _CONTEXT_TABLE[0].weights != weights:
+    # called once per sentence with the loaded scorer's own dict: identity settles it without comparing
+    # every weight; another dict with the same weights still reuses the table
+    if not _CONTEXT_TABLE or (_CONTEXT_TABLE[0].weights is not weights and _CONTEXT_TABLE[0].weights != weights):
         _CONTEXT_TABLE[:] = [_ContextTable(weights)]
     return _CONTEXT_TABLE[0]
 
