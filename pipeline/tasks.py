@@ -30,6 +30,7 @@ import json
 import logging
 import os
 import random
+import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -56,7 +57,6 @@ STAGES = (
     "preannotated",
     "extended",
     "mapped",
-    "related",
     "filtered",
     "sampled",
     "brat",
@@ -348,42 +348,44 @@ class ExtendParams(PreannotateParams):
     # sentences that cannot pass (pipeline.nlp.parse_gate), which needs the schema and the filter.
     schema: str = luigi.Parameter(default=str(CONFIG_DIR / "schema.yaml"))
     filter: str = luigi.ChoiceParameter(default="pgx", choices=["pgx", "none"], var_type=str)
-    # Declared here: with relations on, extension keeps the parses the relation stage reads.
+    # Declared here: with relations on, extension keeps the parses the relation step reads (whether
+    # it does is significant here; the rules' content only from mapping on, see MapParams).
     relations: bool = luigi.BoolParameter(default=True, parsing=luigi.BoolParameter.EXPLICIT_PARSING)
-    relation_rules: str = luigi.Parameter(default=str(CONFIG_DIR / "relations.yaml"))
 
     def config_inputs(self) -> list[str]:
-        """Return the versioned files this stage's result depends on: ontology, gate and relation rules.
+        """Return the versioned files this stage's result depends on: the ontology and the parse gate's files.
 
         Returns:
             File paths.
         """
         # Type mapping reads the ontology's surface rules even with --no-extend.
         gate = [self.schema, str(CONFIG_DIR / "filter.yaml")] if self.filter == "pgx" else []
-        if self.relations:
-            from pipeline.nlp.relations import rule_files
-
-            rules = rule_files(self.relation_rules)  # the rules and the scorer they name, by content
-        else:
-            rules = []
-        return super().config_inputs() + [self.ontology, *gate, *rules]
+        return super().config_inputs() + [self.ontology, *gate]
 
 
 class MapParams(ExtendParams):
-    """Parameters of type mapping: the learned pre-annotation model."""
+    """Parameters of type mapping and of the relation step that follows it: the learned model, the relation rules."""
 
     learned: str = luigi.Parameter(default="", description="learned pre-annotation model directory (train)")
+    relation_rules: str = luigi.Parameter(default=str(CONFIG_DIR / "relations.yaml"))
 
     def config_inputs(self) -> list[str]:
-        """Return the versioned files this stage's result depends on: the schema and the learned model's files.
+        """Return the versioned files this stage's result depends on: the schema, learned model and relation rules.
 
         Returns:
             File paths.
         """
-        # A learned model's files are significant by content: retraining reruns the mapped stage onwards.
+        # A learned model's files, and the relation rules and the scorer they name, are significant by
+        # content: retraining either reruns the mapped stage onwards (never extension's parse).
         from pipeline.nlp.learned import model_files
 
-        return super().config_inputs() + [self.schema] + (model_files(self.learned) if self.learned else [])
+        rules: list[str] = []
+        if self.relations:
+            from pipeline.nlp.relations import rule_files
+
+            rules = rule_files(self.relation_rules)
+        return (super().config_inputs() + [self.schema] + (model_files(self.learned) if self.learned else [])
+                + rules)
 
 
 class FilterParams(MapParams):
@@ -1144,7 +1146,13 @@ class Extended(ExtendParams, StageWrapper):
 
 
 class MapShard(MapParams, ShardTask):
-    """Extended (or, with --no-extend, pre-annotated) shard -> annotations typed with the schema."""
+    """Extended (or, with --no-extend, pre-annotated) shard -> typed annotations, and relation proposals.
+
+    With relations on, the relation step runs here, on the mapped documents while extension's parses
+    are in memory (they are consumed and never written further): the documents are read and
+    written once for both.  Its own time (the time spent in the relation step, not in mapping) is
+    logged per shard, ``relation step: <seconds> s``, which ``bench/scale.py`` reads.
+    """
 
     stage = "05_mapped"
 
@@ -1153,14 +1161,16 @@ class MapShard(MapParams, ShardTask):
         return self.clone(ExtendShard) if self.extend else self.clone(PreannotateShard)
 
     def transform(self, docs: Iterator[Document], counts: Counter[str]) -> Iterable[Document]:
-        """Type the annotations with the schema (and the learned model, with ``--learned``).
+        """Type the annotations with the schema (and the learned model), then propose relations.
 
         Args:
             docs: The input documents, in shard order.
-            counts: Updated with the stage's counts.
+            counts: Updated with the stage's counts (mapping's, and the relation step's: their keys
+                differ, see [`pipeline.nlp.relations`][pipeline.nlp.relations]).
 
         Returns:
-            The documents with typed annotations.
+            The documents with typed annotations and, with relations on, their relations and no
+            parses.
         """
         from pipeline.nlp import typemap
 
@@ -1168,57 +1178,88 @@ class MapShard(MapParams, ShardTask):
         if self.learned:
             from pipeline.nlp import learned
 
-            return learned.apply_documents(mapped, learned.load_model(self.learned), counts)
-        return mapped
+            mapped = learned.apply_documents(mapped, learned.load_model(self.learned), counts)
+        if not self.relations:
+            return mapped
+        from pipeline.nlp import relations
+
+        clock = StepClock()
+        related = relations.relate_from_files(clock.source(mapped), counts,
+                                              rules_path=Path(self.relation_rules), schema_path=Path(self.schema))
+        return clock.step(related, lambda seconds: log.info("%s shard %d: relation step: %.3f s",
+                                                             self.get_task_family(), self.shard, seconds))
 
 
 class Mapped(MapParams, StageWrapper):
-    """All shards -> mapped shards."""
+    """All shards -> mapped shards (with relation proposals when relations are on)."""
 
     stage = "05_mapped"
     shard_task = MapShard
 
 
-class RelateShard(MapParams, ShardTask):
-    """Mapped shard (with extension's parses) -> documents with pre-annotated relations, parses dropped."""
+class StepClock:
+    """The time a streaming step spends itself, without the time it waits for its source.
 
-    stage = "05_related"
+    Wrap the step's input with [`source`][pipeline.tasks.StepClock.source] and its output with
+    [`step`][pipeline.tasks.StepClock.step]: the step's own time is the time spent producing its
+    outputs minus the time spent producing its inputs, which are pulled from inside it.
+    """
 
-    def requires(self) -> MapShard:
-        """The mapped shard."""
-        return self.clone(MapShard)
+    def __init__(self) -> None:
+        self.upstream = 0.0
+        self.total = 0.0
 
-    def transform(self, docs: Iterator[Document], counts: Counter[str]) -> Iterable[Document]:
-        """Pre-annotate relations from the parses with the relation rules.
+    def source(self, items: Iterable[Any]) -> Iterator[Any]:
+        """Pass the step's input through, timing each item's production.
 
         Args:
-            docs: The input documents, in shard order.
-            counts: Updated with the stage's counts.
+            items: The step's input.
 
-        Returns:
-            The documents with relations, their parses dropped.
+        Yields:
+            The items, unchanged.
         """
-        from pipeline.nlp import relations
+        iterator = iter(items)
+        while True:
+            started = time.perf_counter()
+            try:
+                item = next(iterator)
+            except StopIteration:
+                self.upstream += time.perf_counter() - started
+                return
+            self.upstream += time.perf_counter() - started
+            yield item
 
-        return relations.relate_from_files(docs, counts, rules_path=Path(self.relation_rules),
-                                           schema_path=Path(self.schema))
+    def step(self, items: Iterable[Any], report: Any) -> Iterator[Any]:
+        """Pass the step's output through, timing it, and report the step's own seconds at its end.
 
+        Args:
+            items: The step's output (an iterator pulling from [`source`][pipeline.tasks.StepClock.source]).
+            report: Called once with the step's own seconds when the output is exhausted.
 
-class Related(MapParams, StageWrapper):
-    """All mapped shards -> shards with relations."""
-
-    stage = "05_related"
-    shard_task = RelateShard
+        Yields:
+            The items, unchanged.
+        """
+        iterator = iter(items)
+        while True:
+            started = time.perf_counter()
+            try:
+                item = next(iterator)
+            except StopIteration:
+                self.total += time.perf_counter() - started
+                report(self.total - self.upstream)
+                return
+            self.total += time.perf_counter() - started
+            yield item
 
 
 class FilterShard(FilterParams, ShardTask):
-    """Mapped (or related) shard -> well-formed sentences that pass the content rule (sentence records)."""
+    """Mapped shard -> well-formed sentences that pass the content rule (sentence records)."""
 
     stage = "06_filtered"
 
     def requires(self) -> ShardTask:
-        """The related shard, or with ``--no-relations`` the mapped one."""
-        return self.clone(RelateShard) if self.relations else self.clone(MapShard)
+        """The mapped shard."""
+        return self.clone(MapShard)
 
     def transform(self, docs: Iterator[Document], counts: Counter[str]) -> Iterable[SentenceRecord]:
         """Keep the well-formed sentences that pass the content rule.
@@ -1421,7 +1462,6 @@ STAGE_TASKS: dict[str, type[luigi.Task]] = {
     "preannotated": Preannotated,
     "extended": Extended,
     "mapped": Mapped,
-    "related": Related,
     "filtered": Filtered,
     "sampled": Sample,
     "brat": ExportBrat,
@@ -1445,13 +1485,13 @@ class BuildCorpus(BatchParams, luigi.Task):
         return "batches" if self.roster else "brat"
 
     def stages(self) -> list[str]:
-        """Return the stages this build runs, in order (extension and relations only when on).
+        """Return the stages this build runs, in order (extension only when on).
 
         Returns:
             Names of [`STAGES`][pipeline.tasks.STAGES].
         """
         wanted = STAGES[: STAGES.index(self.last_stage()) + 1]
-        return [s for s in wanted if (s != "extended" or self.extend) and (s != "related" or self.relations)]
+        return [s for s in wanted if s != "extended" or self.extend]
 
     def requires(self) -> dict[str, luigi.Task]:
         """Every stage's task (and, under plain ``luigi --module``, the ``--out`` lock)."""

@@ -116,17 +116,20 @@ def test_relations_on_by_default_and_off_with_no_relations(demo_build: Path, tmp
     from pipeline.corpus.brat_export import read_settings
 
     manifest = store.read_json(build_task(demo_build).output().path)
-    assert "related" in manifest["outputs"]
-    related = list(store.iter_directory(manifest["outputs"]["related"], Document))
-    assert all(not d.parses for d in related)  # consumed by the relation stage, never written further
+    assert "related" not in manifest["outputs"]  # the relation step runs in the mapped stage's tasks
+    mapped = list(store.iter_directory(manifest["outputs"]["mapped"], Document))
+    assert all(not d.parses for d in mapped)  # consumed by the relation step, never written further
+    assert sum(len(d.relations) for d in mapped) > 0
+    counts = store.read_json(Path(manifest["outputs"]["mapped"]) / "counts.json")
+    assert counts["relations"] == sum(len(d.relations) for d in mapped) and counts["mapped"] > 0
     assert read_settings(demo_build / "brat") == {"relations": True}
     extended = list(store.iter_directory(manifest["outputs"]["extended"], Document))
     assert any(d.parses for d in extended)
     off = build_task(tmp_path, relations=False, until="brat", roster="")
     assert luigi.build([off], local_scheduler=True, workers=1)
-    assert not any(t.startswith("RelateShard") for t in started)
     off_manifest = store.read_json(off.output().path)
-    assert "related" not in off_manifest["outputs"]
+    off_mapped = list(store.iter_directory(off_manifest["outputs"]["mapped"], Document))
+    assert off_mapped and not any(d.relations or d.parses for d in off_mapped)
     assert all(not d.parses for d in store.iter_directory(off_manifest["outputs"]["extended"], Document))
     assert read_settings(tmp_path / "brat") == {"relations": False}
     assert not any(line.startswith("R") for ann in (tmp_path / "brat").glob("*.ann")
@@ -137,6 +140,42 @@ def test_relations_on_by_default_and_off_with_no_relations(demo_build: Path, tmp
                        workers=1)
     for ann in sorted((tmp_path / "brat").glob("*.ann")):
         assert ann.read_bytes() == (again / "brat" / ann.name).read_bytes()
+
+
+def test_new_relation_rules_rerun_mapping_not_extension(demo_build: Path, tmp_path: Path,
+                                                        started: list[str]) -> None:
+    # the rules' content is significant from the mapped stage on: retraining the scorer never reparses
+    rules = tmp_path / "relations.yaml"
+    text = (PROJECT / "config" / "relations.yaml").read_text(encoding="utf-8")
+    rules.write_text(text.replace("scorer: relation_scorer.json", "scorer: " + str(PROJECT / "config" /
+                                                                                  "relation_scorer.json"))
+                     .replace("max_path: 6", "max_path: 5"), encoding="utf-8")
+    task = build_task(demo_build, relation_rules=str(rules), until="filtered", roster="")
+    assert luigi.build([task], local_scheduler=True, workers=1)
+    assert any(t.startswith("MapShard") for t in started)
+    assert not any(t.startswith(("ExtendShard", "PreannotateShard")) for t in started)
+
+
+def test_step_clock_counts_the_step_not_its_source() -> None:
+    import time
+
+    from pipeline.tasks import StepClock
+
+    def slow_source() -> Iterator[int]:
+        for i in range(3):
+            time.sleep(0.05)
+            yield i
+
+    def step(items: Iterator[int]) -> Iterator[int]:
+        for i in items:
+            time.sleep(0.01)
+            yield i * 2
+
+    reported: list[float] = []
+    clock = StepClock()
+    assert list(clock.step(step(clock.source(slow_source())), reported.append)) == [0, 2, 4]
+    (own,) = reported
+    assert 0.025 <= own < 0.1 and clock.upstream >= 0.15
 
 
 def test_luigi_module_entry_point(tmp_path: Path) -> None:
