@@ -1203,6 +1203,10 @@ class StepClock:
     Wrap the step's input with [`source`][pipeline.tasks.StepClock.source] and its output with
     [`step`][pipeline.tasks.StepClock.step]: the step's own time is the time spent producing its
     outputs minus the time spent producing its inputs, which are pulled from inside it.
+
+    Attributes:
+        upstream: Seconds spent producing the step's input so far.
+        total: Seconds spent producing the step's output so far (the input's production included).
     """
 
     def __init__(self) -> None:
@@ -1215,19 +1219,10 @@ class StepClock:
         Args:
             items: The step's input.
 
-        Yields:
+        Returns:
             The items, unchanged.
         """
-        iterator = iter(items)
-        while True:
-            started = time.perf_counter()
-            try:
-                item = next(iterator)
-            except StopIteration:
-                self.upstream += time.perf_counter() - started
-                return
-            self.upstream += time.perf_counter() - started
-            yield item
+        return _timed(items, self._add_upstream)
 
     def step(self, items: Iterable[Any], report: Any) -> Iterator[Any]:
         """Pass the step's output through, timing it, and report the step's own seconds at its end.
@@ -1239,17 +1234,29 @@ class StepClock:
         Yields:
             The items, unchanged.
         """
-        iterator = iter(items)
-        while True:
-            started = time.perf_counter()
-            try:
-                item = next(iterator)
-            except StopIteration:
-                self.total += time.perf_counter() - started
-                report(self.total - self.upstream)
-                return
-            self.total += time.perf_counter() - started
-            yield item
+        yield from _timed(items, self._add_total)
+        report(self.total - self.upstream)
+
+    def _add_upstream(self, seconds: float) -> None:
+        self.upstream += seconds
+
+    def _add_total(self, seconds: float) -> None:
+        self.total += seconds
+
+
+_END = object()
+
+
+def _timed(items: Iterable[Any], add: Any) -> Iterator[Any]:
+    """Pass ``items`` through, giving ``add`` the seconds each one (and the end) took to produce."""
+    iterator = iter(items)
+    while True:
+        started = time.perf_counter()
+        item = next(iterator, _END)
+        add(time.perf_counter() - started)
+        if item is _END:
+            return
+        yield item
 
 
 class FilterShard(FilterParams, ShardTask):
