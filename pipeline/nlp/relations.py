@@ -996,7 +996,7 @@ class RelationScorer:
             0/1 indicators); empty: the pair model's probability is used as is.
         pair_types: The entity type pairs (``A|B``, sorted) scored at all; empty: every pair.
         type_features: Version of the type-only features the type model reads besides the pair's
-            ([`_type_features`][pipeline.nlp.relations._type_features]); 0: none (older files).
+            (computed for the proposed pairs only); 0: none (older files).
         specific_type_threshold: Cumulative type probability a type below the root's children
             (``increases``, ``causes``, ...) needs; None: ``type_threshold`` (older files).
     """
@@ -2080,9 +2080,8 @@ def train_scorer(examples: Sequence[TrainingSentence], rules: RelationRules, sch
     ``type_threshold`` is given: then it applies to every level) the pair of
     ``TYPE_THRESHOLD_GRID`` giving the most strictly right types among those proposals while
     keeping hierarchy credit on all but ``TYPE_HIERARCHY_COST`` of the right ones
-    ([`_select_type_threshold`][pipeline.nlp.relations._select_type_threshold], the same inner
-    predictions).  The type model reads the pair's features and the type-only ones
-    ([`_type_features`][pipeline.nlp.relations._type_features]).  The chosen values and the
+    (the same inner predictions).  The type model reads the pair's features and type-only ones
+    (words and trigger types around and between the arguments, the words governing them).  The chosen values and the
     criterion per candidate are in the scorer's ``meta``.
 
     Args:
