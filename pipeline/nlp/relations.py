@@ -2079,9 +2079,9 @@ def train_scorer(examples: Sequence[TrainingSentence], rules: RelationRules, sch
     direction) at least ``target_precision`` of the time; the two type thresholds (unless
     ``type_threshold`` is given: then it applies to every level) the pair of
     ``TYPE_THRESHOLD_GRID`` giving the most strictly right types among those proposals while
-    keeping hierarchy credit on all but ``TYPE_HIERARCHY_COST`` of the right ones
-    (the same inner predictions).  The type model reads the pair's features and type-only ones
-    (words and trigger types around and between the arguments, the words governing them).  The chosen values and the
+    keeping hierarchy credit on all but ``TYPE_HIERARCHY_COST`` of the right ones (the same inner
+    predictions).  The type model reads the pair's features and type-only ones (words and trigger
+    types around and between the arguments, the words governing them).  The chosen values and the
     criterion per candidate are in the scorer's ``meta``.
 
     Args:
