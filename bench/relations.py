@@ -393,9 +393,10 @@ def run_scorer_setting(title: str, docs: list[Document], train_docs: list[Docume
     chosen = [r.scorer for r, _test in models if r.scorer is not None] + [insample_rules.scorer]
     labels = [f"fold {f + 1}" for f in range(k)] + ["in sample"]
     print(f"  chosen on the training folds (inner CV, target precision {target}): "
-          "(pair threshold, type threshold; L2 C of the pair, context, type models)")
+          "(pair threshold, type thresholds (root's children/below them); L2 C of the pair, context, type models)")
     for label, sc in zip(labels, chosen, strict=True):
-        print(f"    {label:9} ({sc.threshold:.3f}, {sc.type_threshold:.2f}; C {sc.meta['pair_c']:g}, "
+        specific = sc.type_threshold if sc.specific_type_threshold is None else sc.specific_type_threshold
+        print(f"    {label:9} ({sc.threshold:.3f}, {sc.type_threshold:.2f}/{specific:.2f}; C {sc.meta['pair_c']:g}, "
               f"{sc.meta['context_c']:g}, {sc.meta['type_c']:g})")
     print(f"  ({time.perf_counter() - t0:.0f} s)")
     return insample_rules, models

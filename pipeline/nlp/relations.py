@@ -66,6 +66,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import itertools
 import json
 import logging
 import math
@@ -959,6 +960,12 @@ MIN_FEATURE_COUNT = 3
 PAIR_C_GRID = (0.1, 0.3, 1.0)
 CONTEXT_C_GRID = (0.3, 1.0, 3.0)
 TYPE_C_GRID = (0.3, 1.0, 3.0)
+#: candidate type thresholds; the one chosen gives the most strictly right types among the inner-CV
+#: proposals that are right (pair and direction) while losing at most TYPE_HIERARCHY_COST of them
+#: under hierarchy credit (a lower threshold names a specific type more often: more strictly right
+#: types, but more specific types that hierarchy credit does not accept either)
+TYPE_THRESHOLD_GRID = (0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
+TYPE_HIERARCHY_COST = 0.05
 #: an entity type pair is scored when training annotators related at least this many of its pairs
 #: and at least this share of them (Gene_or_protein with Limited_variation, Chemical with Chemical:
 #: never related in PGxCorpus); the others are never proposed and cost nothing.  A fixed rule, not
@@ -973,18 +980,25 @@ class RelationScorer:
 
     A pair is proposed in its more probable direction when the context model's probability is
     at least ``threshold``; its type is the most specific one whose probability (its own and
-    its descendants', from the type model's softmax) is at least ``type_threshold`` (the root,
-    ``isAssociatedWith``, always qualifies).
+    its descendants', from the type model's softmax) is at least its threshold:
+    ``type_threshold`` for the root's children, ``specific_type_threshold`` for the types below
+    them (the root, ``isAssociatedWith``, always qualifies).
 
     Attributes:
         pair: Feature -> weight of the pair model (binary features, ``bias`` included).
         types: Relation type -> feature -> weight of the type model (softmax over the types).
         threshold: Lowest context-model probability proposed.
-        type_threshold: Cumulative type probability a type needs to be chosen.
+        type_threshold: Cumulative type probability a child of the root (``influences``,
+            ``treats``) needs to be chosen, and the types below them too when
+            ``specific_type_threshold`` is None.
         meta: Training provenance (data, seed, sizes), written to the file as is.
         context: Context feature -> weight of the context model (values are probabilities or
             0/1 indicators); empty: the pair model's probability is used as is.
         pair_types: The entity type pairs (``A|B``, sorted) scored at all; empty: every pair.
+        type_features: Version of the type-only features the type model reads besides the pair's
+            (computed for the proposed pairs only); 0: none (older files).
+        specific_type_threshold: Cumulative type probability a type below the root's children
+            (``increases``, ``causes``, ...) needs; None: ``type_threshold`` (older files).
     """
 
     pair: Mapping[str, float]
@@ -994,6 +1008,8 @@ class RelationScorer:
     meta: Mapping[str, Any] = field(default_factory=dict)
     context: Mapping[str, float] = field(default_factory=dict)
     pair_types: frozenset[str] = frozenset()
+    type_features: int = 0
+    specific_type_threshold: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Return the scorer as a JSON-ready mapping (sorted keys: the same scorer, the same bytes).
@@ -1004,6 +1020,7 @@ class RelationScorer:
         return {"format": SCORER_FORMAT, "threshold": self.threshold, "type_threshold": self.type_threshold,
                 "meta": dict(self.meta), "pair": dict(sorted(self.pair.items())),
                 "context": dict(sorted(self.context.items())), "pair_types": sorted(self.pair_types),
+                "type_features": self.type_features, "specific_type_threshold": self.specific_type_threshold,
                 "types": {t: dict(sorted(w.items())) for t, w in sorted(self.types.items())}}
 
     @classmethod
@@ -1018,18 +1035,26 @@ class RelationScorer:
             The scorer.
 
         Raises:
-            RelationRulesError: If the object is not a scorer of the current format.
+            RelationRulesError: If the object is not a scorer of the current format, or its type
+                model reads type-only features this version does not compute.
         """
         if not isinstance(data, Mapping) or data.get("format") != SCORER_FORMAT:
             raise RelationRulesError(f"{where}: not a relation scorer of format {SCORER_FORMAT} "
                                      "(retrain it with pgx-corpus train-relations)")
+        version = data.get("type_features", 0)
+        if not isinstance(version, int) or not 0 <= version <= TYPE_FEATURES:
+            raise RelationRulesError(f"{where}: type features of version {version!r}, this version computes "
+                                     f"0 to {TYPE_FEATURES} (retrain it with pgx-corpus train-relations)")
         try:
             return cls(pair={str(k): float(v) for k, v in data["pair"].items()},
                        types={str(t): {str(k): float(v) for k, v in w.items()} for t, w in data["types"].items()},
                        threshold=float(data["threshold"]), type_threshold=float(data.get("type_threshold", 0.5)),
                        meta=dict(data.get("meta", {})),
                        context={str(k): float(v) for k, v in data.get("context", {}).items()},
-                       pair_types=frozenset(str(t) for t in data.get("pair_types", ())))
+                       pair_types=frozenset(str(t) for t in data.get("pair_types", ())),
+                       type_features=int(data.get("type_features", 0)),
+                       specific_type_threshold=(None if data.get("specific_type_threshold") is None
+                                                else float(data["specific_type_threshold"])))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise RelationRulesError(f"{where}: bad relation scorer: {exc}") from exc
 
@@ -1334,6 +1359,61 @@ def _pair_features_both(text: str, tree: _Tree, a: _Entity, b: _Entity, ents: Se
     return tuple(ab + both), tuple(ba + both)
 
 
+#: parts of speech whose lemmas are type features (function words and punctuation say nothing of the type)
+_CONTENT_TAGS = frozenset({"NOUN", "VERB", "ADJ", "ADV", "PROPN"})
+#: version of the type-only features (``RelationScorer.type_features``); 0: the type model reads the pair's
+#: features only
+TYPE_FEATURES = 1
+
+
+def _type_features(tree: _Tree, first: _Entity, second: _Entity, rules: RelationRules) -> tuple[str, ...]:
+    """Features that only the type model reads, of the ordered pair (``first`` as Arg1).
+
+    Computed for the pairs the scorer proposes only (after the pair threshold), so they cost
+    nothing on the others.  What says which way an effect goes ("increased risk of X", "lower
+    plasma levels of Y in carriers of Z") is often off the dependency path between the two
+    arguments, or more than five words away: the content words between the arguments and just
+    around them, the trigger types among them and the one nearest to the arguments, and the words
+    governing each argument (up to three steps up) with the trigger types of their modifiers.
+    """
+    p = tree.parse
+    left, right = (first, second) if first.start < second.start else (second, first)
+    lo = bisect.bisect_left(tree.starts, left.start)
+    hi = bisect.bisect_right(tree.ends, right.end)
+    inside = first.tokens | second.tokens
+    feats: list[str] = []
+    near: tuple[int, str] | None = None
+    for i in range(max(0, lo - 3), min(tree.n, hi + 3)):
+        if i in inside or p.tags[i] not in _CONTENT_TAGS:
+            continue
+        where = "in" if tree.starts[i] >= left.end and tree.ends[i] <= right.start else "out"
+        feats.append(f"t_w={p.lemmas[i]}")
+        t = _trigger_type(tree, i, rules)
+        if t is not None:
+            feats.append(f"t_trig_{where}={t}")
+            d = min(abs(i - j) for j in inside) if inside else 0
+            if near is None or d < near[0]:
+                near = (d, t)
+    if near is not None:
+        feats += [f"t_near={near[1]}", f"t_near|tp={near[1]}|{first.type}>{second.type}"]
+    for ent, side in ((first, "a"), (second, "b")):
+        if ent.head is None:
+            continue
+        for i in tree.chain(ent.head)[1:4]:
+            if i in inside:
+                break
+            feats.append(f"t_anc_{side}={p.lemmas[i]}")
+            t = _trigger_type(tree, i, rules)
+            if t is not None:
+                feats.append(f"t_anctrig_{side}={t}")
+            for c in tree.children(i):
+                if c not in inside and p.deps[c] in _MODIFIER_DEPS:
+                    t = _trigger_type(tree, c, rules)
+                    if t is not None:
+                        feats.append(f"t_ancmod_{side}={t}")
+    return tuple(dict.fromkeys(feats))
+
+
 def _root_type(type_: str, rules: RelationRules) -> str:
     # the entity hierarchy's roots by rank: the argument order lists them
     return str(rules.rank.get(type_, 99))
@@ -1392,8 +1472,13 @@ def _ancestors(type_: str, rules: RelationRules) -> list[str]:
     return out
 
 
-def _choose_type(probs: Mapping[str, float], rules: RelationRules, threshold: float) -> str | None:
-    """The most specific type whose own and descendants' probability reaches ``threshold``."""
+def _choose_type(probs: Mapping[str, float], rules: RelationRules, threshold: float,
+                 specific: float | None = None) -> str | None:
+    """The most specific type whose own and descendants' probability reaches its threshold.
+
+    ``threshold`` for the root's children (``influences``, ``treats``), ``specific`` (None: the
+    same) for the types below them (``increases``, ``causes``, ...); the root always qualifies.
+    """
     if not probs:
         return None
     cumulative: dict[str, float] = {}
@@ -1409,7 +1494,8 @@ def _choose_type(probs: Mapping[str, float], rules: RelationRules, threshold: fl
             d, current = d + 1, rules.relation_parent.get(current)
         return d
 
-    passing = [t for t, v in cumulative.items() if v >= threshold]
+    deep = threshold if specific is None else specific
+    passing = [t for t, v in cumulative.items() if v >= (deep if depth(t) >= 2 else threshold)]
     if not passing:
         return max(cumulative, key=lambda t: (cumulative[t], t))
     return max(passing, key=lambda t: (depth(t), cumulative[t], t))
@@ -1589,7 +1675,10 @@ def _scored_sentence(text: str, tree: _Tree, ents: Sequence[_Entity], outer: set
         if prob < scorer.threshold:
             out[(a.index, b.index)] = None
             continue
-        type_ = _choose_type(_type_probabilities(scorer, feats), rules, scorer.type_threshold)
+        if scorer.type_features:
+            feats = feats + _type_features(tree, first, second, rules)
+        type_ = _choose_type(_type_probabilities(scorer, feats), rules, scorer.type_threshold,
+                             scorer.specific_type_threshold)
         if type_ is None:
             out[(a.index, b.index)] = None
             continue
@@ -1634,6 +1723,16 @@ class _Sentence:
     rows: list[_PairRow]
     labels: list[tuple[str | None, str | None]]  # gold type a->b, b->a (None: not related that way)
     reachable: int  # gold relations (not isEquivalentTo) of the sentence
+    # the type-only features of each row a->b, b->a (empty: TYPE_FEATURES is 0)
+    type_rows: list[tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=list)
+
+    def type_feats(self, k: int, forward: bool) -> tuple[str, ...]:
+        """The type model's features of row ``k`` in one direction: the pair's and the type-only ones."""
+        row = self.rows[k]
+        feats = row[2] if forward else row[3]
+        if not self.type_rows:
+            return feats
+        return feats + self.type_rows[k][0 if forward else 1]
 
 
 def _sentences(examples: Sequence[TrainingSentence], rules: RelationRules, schema: Schema) -> list[_Sentence]:
@@ -1659,7 +1758,9 @@ def _sentences(examples: Sequence[TrainingSentence], rules: RelationRules, schem
             outer = _outer(ents)
             rows = _candidate_pairs(doc.text, tree, ents, outer, rules)
             labels = [(gold.get((a.index, b.index)), gold.get((b.index, a.index))) for a, b, _x, _y in rows]
-            out.append(_Sentence(ex.group, rows, labels, reachable))
+            type_rows = [(_type_features(tree, a, b, rules), _type_features(tree, b, a, rules))
+                         for a, b, _x, _y in rows] if TYPE_FEATURES else []
+            out.append(_Sentence(ex.group, rows, labels, reachable, type_rows))
     return out
 
 
@@ -1752,7 +1853,8 @@ def _learn_pair_types(sentences: Sequence[_Sentence]) -> frozenset[str]:
 
 def _restricted(s: _Sentence, pair_types: frozenset[str]) -> _Sentence:
     keep = [k for k, (a, b, _x, _y) in enumerate(s.rows) if _type_pair(a.type, b.type) in pair_types]
-    return dataclasses.replace(s, rows=[s.rows[k] for k in keep], labels=[s.labels[k] for k in keep])
+    return dataclasses.replace(s, rows=[s.rows[k] for k in keep], labels=[s.labels[k] for k in keep],
+                               type_rows=[s.type_rows[k] for k in keep] if s.type_rows else [])
 
 
 @dataclass(frozen=True)
@@ -1790,14 +1892,20 @@ def _context_rows(s: _Sentence, first: Sequence[tuple[float, float]]) -> list[tu
 
 
 def _typed_rows(sentences: Sequence[_Sentence], kept: set[str]) -> list[tuple[tuple[str, ...], str]]:
-    """The type model's training rows: the related ordered pairs' kept features and gold type."""
+    """The type model's training rows: the related ordered pairs' kept features and gold type.
+
+    ``kept``: the pair features kept; type-only features are kept when seen in at least
+    ``MIN_FEATURE_COUNT`` of these rows.
+    """
     typed: list[tuple[tuple[str, ...], str]] = []
     for s in sentences:
-        for (_a, _b, f_ab, f_ba), (l_ab, l_ba) in zip(s.rows, s.labels, strict=True):
-            for feats, label in ((f_ab, l_ab), (f_ba, l_ba)):
+        for k, (l_ab, l_ba) in enumerate(s.labels):
+            for forward, label in ((True, l_ab), (False, l_ba)):
                 if label is not None:
-                    typed.append((tuple(f for f in feats if f in kept), label))
-    return typed
+                    typed.append((s.type_feats(k, forward), label))
+    seen: Counter[str] = Counter(f for feats, _label in typed for f in set(feats) if f.startswith("t_"))
+    keep = kept | {f for f, n in seen.items() if n >= MIN_FEATURE_COUNT}
+    return [(tuple(f for f in feats if f in keep), label) for feats, label in typed]
 
 
 def _recall_at_precision(scored: Sequence[tuple[float, int]], target: float, reachable: int) -> float:
@@ -1854,10 +1962,11 @@ def _select_strengths(sentences: Sequence[_Sentence], folds: Sequence[set[str]],
             for s in restricted:
                 if s.group not in held:
                     continue
-                for (_a, _b, f_ab, f_ba), (l_ab, l_ba) in zip(s.rows, s.labels, strict=True):
-                    for f, label in ((f_ab, l_ab), (f_ba, l_ba)):
+                for k, (l_ab, l_ba) in enumerate(s.labels):
+                    for forward, label in ((True, l_ab), (False, l_ba)):
                         if label is not None:
-                            total -= math.log(max(_type_probabilities(model, f).get(label, 0.0), 1e-6))
+                            probs = _type_probabilities(model, s.type_feats(k, forward))
+                            total -= math.log(max(probs.get(label, 0.0), 1e-6))
                             count += 1
         log_loss[tc] = total / max(1, count)
     type_c = min(TYPE_C_GRID, key=lambda c: (round(log_loss[c], 6), c))
@@ -1899,6 +2008,60 @@ def _rounded(weights: Mapping[str, float]) -> dict[str, float]:
     return {f: round(w, 4) for f, w in sorted(weights.items()) if round(w, 4)}
 
 
+def _inner_scored(sentences: Sequence[_Sentence], folds: Sequence[set[str]], *, inner_folds: int, seed: int,
+                  strengths: _Strengths) -> tuple[list[tuple[float, int, str | None, dict[str, float]]], int]:
+    """The held-out proposals of the whole scorer trained on the other folds, most probable first.
+
+    Each item: (probability of the pair's more probable direction, right pair and direction, gold
+    type when right, the type model's probabilities); and the reachable gold relations of the folds.
+    """
+    scored: list[tuple[float, int, str | None, dict[str, float]]] = []
+    reachable = 0
+    for held in folds:
+        pair, context, types, pair_types = _fit_scorer([s for s in sentences if s.group not in held],
+                                                       inner_folds=inner_folds, seed=seed, strengths=strengths)
+        inner = RelationScorer(pair, types, 0.0, context=context)
+        for s in sentences:
+            if s.group not in held:
+                continue
+            s = _restricted(s, pair_types)
+            reachable += s.reachable
+            for k, ((l_ab, l_ba), (p_ab, p_ba)) in enumerate(zip(
+                    s.labels, _pair_probabilities(pair, context, s.rows), strict=True)):
+                label, prob, forward = (l_ab, p_ab, True) if p_ab >= p_ba else (l_ba, p_ba, False)
+                scored.append((prob, int(label is not None), label,
+                               _type_probabilities(inner, s.type_feats(k, forward))))
+    scored.sort(key=lambda x: -x[0])
+    return scored, reachable
+
+
+def _select_type_threshold(accepted: Sequence[tuple[float, int, str | None, dict[str, float]]],
+                           rules: RelationRules) -> tuple[float, float, dict[str, list[int]]]:
+    """The two type thresholds serving strict typing within a bounded cost under hierarchy credit.
+
+    ``accepted``: the inner held-out proposals at or above the pair threshold (as
+    [`_inner_scored`][pipeline.nlp.relations._inner_scored] gives them).  Among the pairs of
+    ``TYPE_THRESHOLD_GRID`` (for the root's children, for the types below them), those whose types
+    keep hierarchy credit on at least ``1 - TYPE_HIERARCHY_COST`` of the proposals right (pair and
+    direction) qualify; the pair with the most strictly right types is chosen (ties: the higher
+    thresholds).  None qualifying: the highest.  Two thresholds, since the two levels cost
+    differently under hierarchy credit: ``influences`` is credited for any of its five children,
+    ``increases`` only for itself.  Returns them and, per candidate ``"a/b"``, [strictly right,
+    hierarchy-credited, right].
+    """
+    right = [(g, probs) for _p, ok, g, probs in accepted if ok and g is not None]
+    credited = [frozenset(_ancestors(g, rules)) for g, _probs in right]
+    counts: dict[tuple[float, float], tuple[int, int]] = {}
+    for candidate in itertools.product(TYPE_THRESHOLD_GRID, TYPE_THRESHOLD_GRID):
+        chosen = [_choose_type(probs, rules, *candidate) for _g, probs in right]
+        counts[candidate] = (sum(1 for (g, _p), t in zip(right, chosen, strict=True) if t == g),
+                             sum(1 for ok, t in zip(credited, chosen, strict=True) if t in ok))
+    qualifying = [c for c in counts if counts[c][1] >= (1 - TYPE_HIERARCHY_COST) * len(right)]
+    top = TYPE_THRESHOLD_GRID[-1]
+    best = max(qualifying, key=lambda c: (counts[c][0], c)) if qualifying else (top, top)
+    return best[0], best[1], {f"{a}/{b}": [*counts[(a, b)], len(right)] for a, b in counts}
+
+
 def train_scorer(examples: Sequence[TrainingSentence], rules: RelationRules, schema: Schema, *,
                  target_precision: float = 0.8, inner_folds: int = 3, seed: int = 13,
                  type_threshold: float | None = None, strengths: tuple[float, float, float] | None = None
@@ -1913,10 +2076,13 @@ def train_scorer(examples: Sequence[TrainingSentence], rules: RelationRules, sch
     regularisation).  Then, with those strengths, the whole two-stage scorer is trained on the
     inner training folds and applied to the inner held-out fold.  The threshold is the lowest
     probability at which those held-out proposals (best direction per pair) are right (pair and
-    direction) at least ``target_precision`` of the time; the type threshold (unless given) the
-    lowest at which the types cost at most 5% of those proposals' precision with hierarchy credit
-    (the same inner predictions).  The chosen values and the criterion per candidate are in the
-    scorer's ``meta``.
+    direction) at least ``target_precision`` of the time; the two type thresholds (unless
+    ``type_threshold`` is given: then it applies to every level) the pair of
+    ``TYPE_THRESHOLD_GRID`` giving the most strictly right types among those proposals while
+    keeping hierarchy credit on all but ``TYPE_HIERARCHY_COST`` of the right ones (the same inner
+    predictions).  The type model reads the pair's features and type-only ones (words and trigger
+    types around and between the arguments, the words governing them).  The chosen values and the
+    criterion per candidate are in the scorer's ``meta``.
 
     Args:
         examples: The training sentences (gold entities, parses, gold relations).
@@ -1925,7 +2091,7 @@ def train_scorer(examples: Sequence[TrainingSentence], rules: RelationRules, sch
         target_precision: Inner cross-validated precision the threshold must reach.
         inner_folds: Folds by PMID of the inner cross-validation (and of the context model's cross-fitting).
         seed: Seed of the fold assignment.
-        type_threshold: A fixed type threshold instead of the chosen one.
+        type_threshold: A fixed type threshold (every level) instead of the chosen ones.
         strengths: Fixed ``(pair, context, type)`` L2 strengths (scikit-learn's ``C``) instead of
             the chosen ones.
 
@@ -1949,24 +2115,7 @@ def train_scorer(examples: Sequence[TrainingSentence], rules: RelationRules, sch
     else:  # too few PMIDs to cross-validate: the middle of each grid
         chosen = _Strengths(PAIR_C_GRID[1], CONTEXT_C_GRID[1], TYPE_C_GRID[1])
         selection = {"strengths": "grid middle (fewer than 2 PMIDs)"}
-    # (probability, right pair and direction, gold type when right, the type model's probabilities)
-    scored: list[tuple[float, int, str | None, dict[str, float]]] = []
-    reachable = 0
-    if folds:
-        for held in folds:
-            pair, context, types, pair_types = _fit_scorer([s for s in sentences if s.group not in held],
-                                                           inner_folds=inner_folds, seed=seed, strengths=chosen)
-            inner = RelationScorer(pair, types, 0.0, context=context)
-            for s in sentences:
-                if s.group not in held:
-                    continue
-                s = _restricted(s, pair_types)
-                reachable += s.reachable
-                for (_a, _b, f_ab, f_ba), (l_ab, l_ba), (p_ab, p_ba) in zip(
-                        s.rows, s.labels, _pair_probabilities(pair, context, s.rows), strict=True):
-                    label, prob, feats = (l_ab, p_ab, f_ab) if p_ab >= p_ba else (l_ba, p_ba, f_ba)
-                    scored.append((prob, int(label is not None), label, _type_probabilities(inner, feats)))
-    scored.sort(key=lambda x: -x[0])
+    scored, reachable = _inner_scored(sentences, folds, inner_folds=inner_folds, seed=seed, strengths=chosen)
     curve: list[tuple[float, float, float]] = []
     right = 0
     threshold = 0.5
@@ -1976,19 +2125,11 @@ def train_scorer(examples: Sequence[TrainingSentence], rules: RelationRules, sch
     qualifying = [t for t, prec, _ in curve if prec >= target_precision]
     if qualifying:
         threshold = min(qualifying)
+    type_report: dict[str, list[int]] = {}
+    specific: float | None = None
     if type_threshold is None:
-        # the lowest type threshold at which the types cost at most 5% of the proposals' precision
-        # (hierarchy credit: the type proposed is the gold type or an ancestor; a higher threshold
-        # backs off to ancestors more often)
-        accepted = [x for x in scored if x[0] >= threshold]
-        untyped = sum(x[1] for x in accepted)
-        type_threshold = 0.95
-        for candidate in (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95):
-            credited = sum(1 for _, ok, g, probs in accepted if ok and g is not None
-                           and _choose_type(probs, rules, candidate) in _ancestors(g, rules))
-            if credited >= 0.95 * untyped:
-                type_threshold = candidate
-                break
+        type_threshold, specific, type_report = _select_type_threshold([x for x in scored if x[0] >= threshold],
+                                                                       rules)
     pair, context, types, pair_types = _fit_scorer(sentences, inner_folds=inner_folds, seed=seed, strengths=chosen,
                                                    first=first)
     meta = {"examples": len(examples), "groups": len(groups), "target_precision": target_precision,
@@ -1996,8 +2137,14 @@ def train_scorer(examples: Sequence[TrainingSentence], rules: RelationRules, sch
             "type_c": chosen.type, "pair_c_grid": list(PAIR_C_GRID), "context_c_grid": list(CONTEXT_C_GRID),
             "type_c_grid": list(TYPE_C_GRID), "selection": selection,
             "min_feature_count": MIN_FEATURE_COUNT, "min_type_pair_related": MIN_TYPE_PAIR_RELATED,
-            "min_type_pair_rate": MIN_TYPE_PAIR_RATE}
-    return RelationScorer(pair, types, threshold, type_threshold, meta, context, pair_types), curve
+            "min_type_pair_rate": MIN_TYPE_PAIR_RATE,
+            "type_threshold_criterion": "inner-CV strictly right types among the proposals right (pair and "
+                                        f"direction), losing at most {TYPE_HIERARCHY_COST} of them under "
+                                        "hierarchy credit; counts per (type_threshold/specific_type_threshold): "
+                                        "strictly right, hierarchy-credited, right",
+            "type_threshold_counts": type_report}
+    return RelationScorer(pair, types, threshold, type_threshold, meta, context, pair_types, TYPE_FEATURES,
+                          specific), curve
 
 
 def brat_training(directories: Iterable[str | Path], nlp: Any, schema: Schema, counts: Counter[str]
