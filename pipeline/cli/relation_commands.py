@@ -51,7 +51,7 @@ def _train_relations(args: argparse.Namespace) -> int:
     tmp.write_text(json.dumps(scorer.to_json(), sort_keys=True, separators=(",", ":")) + "\n", encoding="utf-8")
     tmp.replace(args.out)
     summary = {"scorer": str(args.out), "sentences": len(examples), "threshold": round(scorer.threshold, 4),
-               "type_threshold": scorer.type_threshold,
+               "type_threshold": scorer.type_threshold, "specific_type_threshold": scorer.specific_type_threshold,
                "l2_c": [scorer.meta["pair_c"], scorer.meta["context_c"], scorer.meta["type_c"]],
                "seconds": round(time.perf_counter() - started, 1), **dict(sorted(counts.items()))}
     print(json.dumps(summary, sort_keys=True))
