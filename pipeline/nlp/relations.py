@@ -1190,6 +1190,12 @@ def pair_features(text: str, tree: _Tree, a: _Entity, b: _Entity, ents: Sequence
     inner = [i for i in path[1:-1] if i not in a.tokens and i not in b.tokens]
     if len(inner) <= 3:
         feats.append("plem=" + "_".join(p.lemmas[i] for i in inner))
+    # other entities the path goes through ("X raised A-induced B": A stands between X and B); of a's
+    # kind or b's, they may be the real partner
+    on_path = [e for e in ents if e is not a and e is not b and e.index in outer and e.head in inner]
+    same = (f"{min(2, sum(1 for e in on_path if _root_type(e.type, rules) == root[a.type]))}"
+            f"{min(2, sum(1 for e in on_path if _root_type(e.type, rules) == root[b.type]))}")
+    feats += [f"onpath={min(2, len(on_path))}", f"onpath_same={same}", f"tp|onpath_same={tp}|{same}"]
     trigger_types = []
     for i in inner:
         feats.append(f"pl={p.lemmas[i]}")
@@ -1228,6 +1234,10 @@ class _SentenceInfo:
                             and _overlap(x.annotation, y.annotation)}
         self._words: dict[int, list[str]] = {}
         self.n_ents = f"n_ents={_bucket(len(ents))}"
+        self.by_head: dict[int, list[_Entity]] = {}  # outer entities by head token
+        for e in ents:
+            if e.index in outer and e.head is not None:
+                self.by_head.setdefault(e.head, []).append(e)
 
     def last_words(self, parse: SentenceParse, e: _Entity) -> list[str]:
         """The lemmas of an entity's last two tokens (asked by each of its pairs)."""
@@ -1331,6 +1341,18 @@ def _pair_features_both(text: str, tree: _Tree, a: _Entity, b: _Entity, ents: Se
     if len(inner) <= 3:
         ab.append("plem=" + "_".join(p.lemmas[i] for i in inner))
         ba.append("plem=" + "_".join(p.lemmas[i] for i in reversed(inner)))
+    on_a = on_b = on_all = 0  # outer entities whose head is on the path (few sentences have any)
+    for i in inner:
+        for e in info.by_head.get(i, ()):
+            if e is not a and e is not b:
+                on_all += 1
+                kind = info.root[e.index]
+                on_a += kind == root_a
+                on_b += kind == root_b
+    on_a, on_b = min(2, on_a), min(2, on_b)
+    both.append(f"onpath={min(2, on_all)}")
+    ab += [f"onpath_same={on_a}{on_b}", f"tp|onpath_same={tp}|{on_a}{on_b}"]
+    ba += [f"onpath_same={on_b}{on_a}", f"tp|onpath_same={pt}|{on_b}{on_a}"]
     any_trigger = False
     for i in inner:
         both.append(f"pl={p.lemmas[i]}")

@@ -533,6 +533,29 @@ def test_both_directions_at_once_are_pair_features_each_way() -> None:
         ("CYP2C9 *3", "bleeding")]
 
 
+def test_entities_on_the_path_between_the_arguments() -> None:
+    """"rs1 predisposes to Y in B": the path from rs1 to B goes through Y's head, a candidate of B's kind."""
+    text = "rs1 predisposes to Y in B ."
+    rows = [("rs1", 1, "nsubj", "NOUN", "rs1"), ("predisposes", 1, "ROOT", "VERB", "predispose"),
+            ("to", 1, "prep", "ADP", "to"), ("Y", 2, "pobj", "NOUN", "y"), ("in", 3, "prep", "ADP", "in"),
+            ("B", 4, "pobj", "NOUN", "b"), (".", 1, "punct", "PUNCT", ".")]
+    anns = [_ann(text, "rs1", "Limited_variation"), _ann(text, "Y", "Disease"), _ann(text, "B", "Disease")]
+    doc = _doc(text, anns, _parse(text, rows))
+    tree, ents, outer = _sentence_entities_of(doc)
+    by_text = {doc.annotations[e.index].text: e for e in ents}
+
+    def feats(x: str, y: str) -> dict[str, str]:
+        found = rel.pair_features(text, tree, by_text[x], by_text[y], ents, outer, ALL_RULES)
+        return dict(f.split("=", 1) for f in found if f.split("=", 1)[0] in ("onpath", "onpath_same"))
+
+    assert feats("rs1", "B") == {"onpath": "1", "onpath_same": "01"}
+    assert feats("B", "rs1") == {"onpath": "1", "onpath_same": "10"}
+    assert feats("rs1", "Y") == {"onpath": "0", "onpath_same": "00"}  # B is below Y, not between
+    for a, b, f_ab, f_ba in rel._candidate_pairs(text, tree, ents, outer, ALL_RULES):
+        assert Counter(f_ab) == Counter(rel.pair_features(text, tree, a, b, ents, outer, ALL_RULES))
+        assert Counter(f_ba) == Counter(rel.pair_features(text, tree, b, a, ents, outer, ALL_RULES))
+
+
 @pytest.mark.parametrize(("p_xy", "p_yx", "top_x", "n_x", "top_y", "n_y"),
                          [(0.9, 0.1, 0.0, 0, 0.95, 2), (0.3, 0.6, 0.7, 1, 0.2, 0), (0.5, 0.5, 0.5, 5, 0.5, 3)])
 def test_context_model_fast_path_is_its_features_weighted(p_xy: float, p_yx: float, top_x: float, n_x: int,
