@@ -32,7 +32,7 @@ import os
 import random
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -1224,7 +1224,7 @@ class StepClock:
         """
         return _timed(items, self._add_upstream)
 
-    def step(self, items: Iterable[Any], report: Any) -> Iterator[Any]:
+    def step(self, items: Iterable[Any], report: Callable[[float], None]) -> Iterator[Any]:
         """Pass the step's output through, timing it, and report the step's own seconds at its end.
 
         Args:
@@ -1247,7 +1247,7 @@ class StepClock:
 _END = object()
 
 
-def _timed(items: Iterable[Any], add: Any) -> Iterator[Any]:
+def _timed(items: Iterable[Any], add: Callable[[float], None]) -> Iterator[Any]:
     """Pass ``items`` through, giving ``add`` the seconds each one (and the end) took to produce."""
     iterator = iter(items)
     while True:

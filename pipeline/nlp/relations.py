@@ -1052,7 +1052,7 @@ class RelationScorer:
                        meta=dict(data.get("meta", {})),
                        context={str(k): float(v) for k, v in data.get("context", {}).items()},
                        pair_types=frozenset(str(t) for t in data.get("pair_types", ())),
-                       type_features=int(data.get("type_features", 0)),
+                       type_features=version,
                        specific_type_threshold=(None if data.get("specific_type_threshold") is None
                                                 else float(data["specific_type_threshold"])))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
