@@ -389,17 +389,70 @@ def run_scorer_setting(title: str, docs: list[Document], train_docs: list[Docume
         "out of fold": {n: items_of(d) for n, d in oof.items()},
     }
     report(title, sides, gold.relations, names, schema, folds, fold_args)
+    if fold_args == "exact":
+        type_confusion(sides["out of fold"], gold.relations, names, schema)
     assert insample_rules.scorer is not None
     chosen = [r.scorer for r, _test in models if r.scorer is not None] + [insample_rules.scorer]
     labels = [f"fold {f + 1}" for f in range(k)] + ["in sample"]
     print(f"  chosen on the training folds (inner CV, target precision {target}): "
-          "(pair threshold, type thresholds (root's children/below them); L2 C of the pair, context, type models)")
+          "(pair threshold, type thresholds (root's children/below them); L2 C of the pair, context, type models; "
+          "threshold per type)")
     for label, sc in zip(labels, chosen, strict=True):
         specific = sc.type_threshold if sc.specific_type_threshold is None else sc.specific_type_threshold
+        per_type = " ".join(f"{t} {v:.2f}" for t, v in sorted(sc.type_thresholds.items()))
         print(f"    {label:9} ({sc.threshold:.3f}, {sc.type_threshold:.2f}/{specific:.2f}; C {sc.meta['pair_c']:g}, "
-              f"{sc.meta['context_c']:g}, {sc.meta['type_c']:g})")
+              f"{sc.meta['context_c']:g}, {sc.meta['type_c']:g}; {per_type})")
     print(f"  ({time.perf_counter() - t0:.0f} s)")
     return insample_rules, models
+
+
+def type_confusion(pred: dict[str, list[Item]], gold: dict[str, list[Item]], names: Sequence[str],
+                   schema: Schema) -> None:
+    """Gold type against proposed type, pairs matched with exact arguments and direction (untyped).
+
+    Separates the two ways strict typing loses a gold relation: its pair is not proposed (column
+    ``-``), or it is proposed with another type (off the diagonal).
+    """
+    conf: Counter[tuple[str, str]] = Counter()
+    for name in names:
+        ps, gs = pred.get(name, []), gold.get(name, [])
+        m = match(ps, gs, lambda p, g: compatible(p, g, "exact", "dir", "untyped", schema))
+        for i, j in m.items():
+            conf[(gs[j][2], ps[i][2])] += 1
+        for j in set(range(len(gs))) - set(m.values()):
+            conf[(gs[j][2], "-")] += 1
+    types = [t for t in schema.relation_types() if any(conf[(t, c)] for c in [*schema.relation_types(), "-"])]
+    cols = [*types, "-"]
+    print("  gold type (rows) by proposed type (columns), exact arguments, direction; '-': pair not proposed:")
+    print(f"    {'':17}" + "".join(f"{c[:8]:>9}" for c in cols))
+    for g in types:
+        print(f"    {g:17}" + "".join(f"{conf[(g, c)]:9d}" for c in cols))
+
+
+def type_model_report(docs: list[Document], gold: Gold, models: Sequence[tuple[rel.RelationRules, list[str]]],
+                      schema: Schema) -> None:
+    """The type model alone, out of fold: each held-out gold pair typed as if proposed in its gold direction.
+
+    ``models``: each fold's scorer (trained on its training folds) and held-out names.  Prints
+    the type model's most probable type's accuracy, the proposed type's (with the type
+    thresholds: strictly right and hierarchy-credited), and the proposed types per gold type.
+    """
+    by_name = {d.pmid: d for d in docs}
+    decisions: list[tuple[str, str | None, str | None]] = []
+    for rules, test in models:
+        decisions += rel.type_decisions(training_examples([by_name[n] for n in test], gold.relations), rules, schema)
+    n = max(1, len(decisions))
+    top = sum(g == t for g, _c, t in decisions)
+    strict = sum(g == c for g, c, _t in decisions)
+    credited = sum(c is not None and schema.is_a(g, c) for g, c, _t in decisions)
+    print(f"\ntype model alone, out of fold (each held-out gold pair typed as if proposed in its gold direction, "
+          f"{len(decisions)} pairs): most probable type right {100 * top / n:.1f}%; proposed type (type "
+          f"thresholds) strictly right {100 * strict / n:.1f}%, hierarchy-credited {100 * credited / n:.1f}%")
+    conf = Counter((g, c or "-") for g, c, _t in decisions)
+    types = [t for t in schema.relation_types() if any(g == t for g, _c, _t in decisions)]
+    print(f"    {'gold / proposed':17}" + "".join(f"{c[:8]:>9}" for c in types))
+    for g in types:
+        print(f"    {g:17}" + "".join(f"{conf[(g, c)]:9d}" for c in types))
 
 
 def threshold_curve(docs: list[Document], gold: Gold, models: Sequence[tuple[rel.RelationRules, list[str]]],
@@ -501,6 +554,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if (args.method in ("scorer", "both") and not args.only_end_to_end) or args.curve:
         trained = run_scorer_setting("scorer, given gold entities", parsed, parsed, gold, base, schema,
                                      args.target_precision, args.k, args.seed)
+        type_model_report(parsed, gold, trained[1], schema)
         if args.curve:
             threshold_curve(parsed, gold, trained[1], schema)
     if args.skip_end_to_end:

@@ -52,6 +52,7 @@ def _train_relations(args: argparse.Namespace) -> int:
     tmp.replace(args.out)
     summary = {"scorer": str(args.out), "sentences": len(examples), "threshold": round(scorer.threshold, 4),
                "type_threshold": scorer.type_threshold, "specific_type_threshold": scorer.specific_type_threshold,
+               "type_thresholds": dict(sorted(scorer.type_thresholds.items())),
                "l2_c": [scorer.meta["pair_c"], scorer.meta["context_c"], scorer.meta["type_c"]],
                "seconds": round(time.perf_counter() - started, 1), **dict(sorted(counts.items()))}
     print(json.dumps(summary, sort_keys=True))

@@ -980,9 +980,10 @@ class RelationScorer:
 
     A pair is proposed in its more probable direction when the context model's probability is
     at least ``threshold``; its type is the most specific one whose probability (its own and
-    its descendants', from the type model's softmax) is at least its threshold:
-    ``type_threshold`` for the root's children, ``specific_type_threshold`` for the types below
-    them (the root, ``isAssociatedWith``, always qualifies).
+    its descendants', from the type model's softmax) is at least its threshold: its own in
+    ``type_thresholds`` when it has one, else ``type_threshold`` for the root's children and
+    ``specific_type_threshold`` for the types below them (the root, ``isAssociatedWith``, always
+    qualifies).
 
     Attributes:
         pair: Feature -> weight of the pair model (binary features, ``bias`` included).
@@ -999,6 +1000,8 @@ class RelationScorer:
             (computed for the proposed pairs only); 0: none (older files).
         specific_type_threshold: Cumulative type probability a type below the root's children
             (``increases``, ``causes``, ...) needs; None: ``type_threshold`` (older files).
+        type_thresholds: Relation type -> the cumulative type probability that type needs, in
+            place of its level's threshold; empty: the level thresholds only (older files).
     """
 
     pair: Mapping[str, float]
@@ -1010,6 +1013,7 @@ class RelationScorer:
     pair_types: frozenset[str] = frozenset()
     type_features: int = 0
     specific_type_threshold: float | None = None
+    type_thresholds: Mapping[str, float] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """Return the scorer as a JSON-ready mapping (sorted keys: the same scorer, the same bytes).
@@ -1021,6 +1025,7 @@ class RelationScorer:
                 "meta": dict(self.meta), "pair": dict(sorted(self.pair.items())),
                 "context": dict(sorted(self.context.items())), "pair_types": sorted(self.pair_types),
                 "type_features": self.type_features, "specific_type_threshold": self.specific_type_threshold,
+                "type_thresholds": dict(sorted(self.type_thresholds.items())),
                 "types": {t: dict(sorted(w.items())) for t, w in sorted(self.types.items())}}
 
     @classmethod
@@ -1046,6 +1051,11 @@ class RelationScorer:
             raise RelationRulesError(f"{where}: type features of version {version!r}, this version computes "
                                      f"0 to {TYPE_FEATURES} (retrain it with pgx-corpus train-relations)")
         try:
+            per_type = {str(t): float(v) for t, v in data.get("type_thresholds", {}).items()}
+            unknown = sorted(t for t in per_type if t not in data["types"])
+            if unknown or not all(0.0 <= v <= 1.0 for v in per_type.values()):
+                raise ValueError(f"type_thresholds must be probabilities of the type model's types, "
+                                 f"not {per_type} (unknown: {unknown})")
             return cls(pair={str(k): float(v) for k, v in data["pair"].items()},
                        types={str(t): {str(k): float(v) for k, v in w.items()} for t, w in data["types"].items()},
                        threshold=float(data["threshold"]), type_threshold=float(data.get("type_threshold", 0.5)),
@@ -1054,7 +1064,8 @@ class RelationScorer:
                        pair_types=frozenset(str(t) for t in data.get("pair_types", ())),
                        type_features=version,
                        specific_type_threshold=(None if data.get("specific_type_threshold") is None
-                                                else float(data["specific_type_threshold"])))
+                                                else float(data["specific_type_threshold"])),
+                       type_thresholds=per_type)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise RelationRulesError(f"{where}: bad relation scorer: {exc}") from exc
 
@@ -1495,11 +1506,12 @@ def _ancestors(type_: str, rules: RelationRules) -> list[str]:
 
 
 def _choose_type(probs: Mapping[str, float], rules: RelationRules, threshold: float,
-                 specific: float | None = None) -> str | None:
+                 specific: float | None = None, per_type: Mapping[str, float] | None = None) -> str | None:
     """The most specific type whose own and descendants' probability reaches its threshold.
 
-    ``threshold`` for the root's children (``influences``, ``treats``), ``specific`` (None: the
-    same) for the types below them (``increases``, ``causes``, ...); the root always qualifies.
+    A type's threshold is its own in ``per_type`` when it has one; else ``threshold`` for the
+    root's children (``influences``, ``treats``) and ``specific`` (None: the same) for the types
+    below them (``increases``, ``causes``, ...).  The root always qualifies.
     """
     if not probs:
         return None
@@ -1517,7 +1529,8 @@ def _choose_type(probs: Mapping[str, float], rules: RelationRules, threshold: fl
         return d
 
     deep = threshold if specific is None else specific
-    passing = [t for t, v in cumulative.items() if v >= (deep if depth(t) >= 2 else threshold)]
+    own = per_type or {}
+    passing = [t for t, v in cumulative.items() if v >= own.get(t, deep if depth(t) >= 2 else threshold)]
     if not passing:
         return max(cumulative, key=lambda t: (cumulative[t], t))
     return max(passing, key=lambda t: (depth(t), cumulative[t], t))
@@ -1700,7 +1713,7 @@ def _scored_sentence(text: str, tree: _Tree, ents: Sequence[_Entity], outer: set
         if scorer.type_features:
             feats = feats + _type_features(tree, first, second, rules)
         type_ = _choose_type(_type_probabilities(scorer, feats), rules, scorer.type_threshold,
-                             scorer.specific_type_threshold)
+                             scorer.specific_type_threshold, scorer.type_thresholds)
         if type_ is None:
             out[(a.index, b.index)] = None
             continue
@@ -2084,6 +2097,49 @@ def _select_type_threshold(accepted: Sequence[tuple[float, int, str | None, dict
     return best[0], best[1], {f"{a}/{b}": [*counts[(a, b)], len(right)] for a, b in counts}
 
 
+def _select_per_type_thresholds(accepted: Sequence[tuple[float, int, str | None, dict[str, float]]],
+                                rules: RelationRules, general: float, specific: float
+                                ) -> tuple[dict[str, float], list[list[Any]]]:
+    """A threshold per type, under the same criterion and budget as the two level thresholds.
+
+    The types' probabilities are not calibrated alike: ``treats`` is rarely confused with
+    another type, yet at the level threshold it falls back to the root as often as
+    ``influences``, which annotators confuse with ``isAssociatedWith`` all the time.  Starting
+    from the level thresholds (``general``, ``specific``, as
+    [`_select_type_threshold`][pipeline.nlp.relations._select_type_threshold] chose them), each
+    type below the root in turn (name order, two rounds) takes the value of
+    ``TYPE_THRESHOLD_GRID`` giving the most strictly right types among ``accepted``'s right
+    proposals while hierarchy credit still covers at least ``1 - TYPE_HIERARCHY_COST`` of them
+    (ties: the higher threshold); a type keeps its value when no candidate stays within that
+    budget.  Returns the thresholds and the steps taken, ``[type, threshold, strictly right,
+    hierarchy-credited]`` each.
+    """
+    right = [(g, probs) for _p, ok, g, probs in accepted if ok and g is not None]
+    credited = [frozenset(_ancestors(g, rules)) for g, _probs in right]
+    budget = (1 - TYPE_HIERARCHY_COST) * len(right)
+    below_root = sorted({t for _g, probs in right for t in probs if rules.relation_parent.get(t) is not None})
+    thresholds = {t: specific if rules.relation_parent.get(rules.relation_parent[t] or "") is not None else general
+                  for t in below_root}
+
+    def counts(candidate: Mapping[str, float]) -> tuple[int, int]:
+        chosen = [_choose_type(probs, rules, general, specific, candidate) for _g, probs in right]
+        return (sum(1 for (g, _p), t in zip(right, chosen, strict=True) if t == g),
+                sum(1 for ok, t in zip(credited, chosen, strict=True) if t in ok))
+
+    steps: list[list[Any]] = []
+    for _round in range(2):
+        for t in below_root:
+            best: tuple[tuple[int, float], tuple[int, int]] | None = None
+            for value in TYPE_THRESHOLD_GRID:
+                strict, hier = counts({**thresholds, t: value})
+                if hier >= budget and (best is None or (strict, value) > best[0]):
+                    best = ((strict, value), (strict, hier))
+            if best is not None:
+                thresholds[t] = best[0][1]
+                steps.append([t, best[0][1], *best[1]])
+    return thresholds, steps
+
+
 def train_scorer(examples: Sequence[TrainingSentence], rules: RelationRules, schema: Schema, *,
                  target_precision: float = 0.8, inner_folds: int = 3, seed: int = 13,
                  type_threshold: float | None = None, strengths: tuple[float, float, float] | None = None
@@ -2102,9 +2158,11 @@ def train_scorer(examples: Sequence[TrainingSentence], rules: RelationRules, sch
     ``type_threshold`` is given: then it applies to every level) the pair of
     ``TYPE_THRESHOLD_GRID`` giving the most strictly right types among those proposals while
     keeping hierarchy credit on all but ``TYPE_HIERARCHY_COST`` of the right ones (the same inner
-    predictions).  The type model reads the pair's features and type-only ones (words and trigger
-    types around and between the arguments, the words governing them).  The chosen values and the
-    criterion per candidate are in the scorer's ``meta``.
+    predictions), and from there a threshold per type under the same criterion and budget (each
+    type in turn, two rounds; ``type_thresholds``).  The
+    type model reads the pair's features and type-only ones (words and trigger types around and
+    between the arguments, the words governing them).  The chosen values and the criterion per
+    candidate are in the scorer's ``meta``.
 
     Args:
         examples: The training sentences (gold entities, parses, gold relations).
@@ -2113,7 +2171,7 @@ def train_scorer(examples: Sequence[TrainingSentence], rules: RelationRules, sch
         target_precision: Inner cross-validated precision the threshold must reach.
         inner_folds: Folds by PMID of the inner cross-validation (and of the context model's cross-fitting).
         seed: Seed of the fold assignment.
-        type_threshold: A fixed type threshold (every level) instead of the chosen ones.
+        type_threshold: A fixed type threshold (every level and type) instead of the chosen ones.
         strengths: Fixed ``(pair, context, type)`` L2 strengths (scikit-learn's ``C``) instead of
             the chosen ones.
 
@@ -2149,9 +2207,12 @@ def train_scorer(examples: Sequence[TrainingSentence], rules: RelationRules, sch
         threshold = min(qualifying)
     type_report: dict[str, list[int]] = {}
     specific: float | None = None
+    per_type: dict[str, float] = {}
+    per_type_steps: list[list[Any]] = []
     if type_threshold is None:
-        type_threshold, specific, type_report = _select_type_threshold([x for x in scored if x[0] >= threshold],
-                                                                       rules)
+        accepted = [x for x in scored if x[0] >= threshold]
+        type_threshold, specific, type_report = _select_type_threshold(accepted, rules)
+        per_type, per_type_steps = _select_per_type_thresholds(accepted, rules, type_threshold, specific)
     pair, context, types, pair_types = _fit_scorer(sentences, inner_folds=inner_folds, seed=seed, strengths=chosen,
                                                    first=first)
     meta = {"examples": len(examples), "groups": len(groups), "target_precision": target_precision,
@@ -2164,9 +2225,52 @@ def train_scorer(examples: Sequence[TrainingSentence], rules: RelationRules, sch
                                         f"direction), losing at most {TYPE_HIERARCHY_COST} of them under "
                                         "hierarchy credit; counts per (type_threshold/specific_type_threshold): "
                                         "strictly right, hierarchy-credited, right",
-            "type_threshold_counts": type_report}
+            "type_threshold_counts": type_report,
+            "per_type_threshold_steps": per_type_steps}
     return RelationScorer(pair, types, threshold, type_threshold, meta, context, pair_types, TYPE_FEATURES,
-                          specific), curve
+                          specific, per_type), curve
+
+
+def type_decisions(examples: Sequence[TrainingSentence], rules: RelationRules, schema: Schema
+                   ) -> list[tuple[str, str | None, str | None]]:
+    """The scorer's type model on gold pairs: what it names when the pair and its direction are right.
+
+    Separates the type model from the pair model: every gold relation of ``examples`` (not
+    ``isEquivalentTo``, which the abbreviation rule proposes) between entities the scorer decides on
+    is typed as if the pair model had proposed it in its gold direction, whatever the pair
+    model's probability.  Gold relations of a type pair the scorer does not score are left out.
+
+    Args:
+        examples: Sentences with gold entities, parses and gold relations.
+        rules: Rules carrying the scorer (``rules.scorer``).
+        schema: The schema (entity types).
+
+    Returns:
+        Per gold relation scored: (gold type, the type the scorer proposes with its type
+        thresholds, the type model's most probable type); the last two are None when the scorer
+        has no type model.
+
+    Raises:
+        ValueError: When ``rules`` has no scorer.
+    """
+    scorer = rules.scorer
+    if scorer is None:
+        raise ValueError(f"{rules.path or 'the relation rules'}: no scorer to type the gold pairs with")
+    out: list[tuple[str, str | None, str | None]] = []
+    for s in _sentences(examples, rules, schema):
+        s = _restricted(s, scorer.pair_types) if scorer.pair_types else s
+        for k, labels in enumerate(s.labels):
+            for forward, gold_type in zip((True, False), labels, strict=True):
+                if gold_type is None:
+                    continue
+                row = s.rows[k]
+                feats = s.type_feats(k, forward) if scorer.type_features else (row[2] if forward else row[3])
+                probs = _type_probabilities(scorer, feats)
+                chosen = _choose_type(probs, rules, scorer.type_threshold, scorer.specific_type_threshold,
+                                      scorer.type_thresholds)
+                top = max(sorted(probs), key=lambda t: probs[t]) if probs else None
+                out.append((gold_type, chosen, top))
+    return out
 
 
 def brat_training(directories: Iterable[str | Path], nlp: Any, schema: Schema, counts: Counter[str]

@@ -124,6 +124,7 @@ def test_train_relations_writes_a_scorer_the_rules_can_name(tmp_path: Path, caps
     assert cli.main(["train-relations", str(collection), "--out", str(out)]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["sentences"] == 7 and summary["training_relations"] > 0
+    assert summary["type_thresholds"] == json.loads(out.read_text(encoding="utf-8"))["type_thresholds"]
     first = out.read_bytes()
     assert cli.main(["train-relations", str(collection), "--out", str(out)]) == 0
     assert out.read_bytes() == first  # same data and seed, same bytes

@@ -345,6 +345,37 @@ def test_the_type_thresholds_give_most_strict_types_within_the_hierarchy_budget(
     assert report["0.6/0.55"] == [18, 20, 22]
 
 
+def test_a_type_s_own_threshold_replaces_its_level_s() -> None:
+    probs = {"treats": 0.6, "influences": 0.1, "isAssociatedWith": 0.3}
+    assert rel._choose_type(probs, ALL_RULES, 0.8, 0.5) == "isAssociatedWith"
+    assert rel._choose_type(probs, ALL_RULES, 0.8, 0.5, {"treats": 0.6}) == "treats"
+    assert rel._choose_type(probs, ALL_RULES, 0.5, 0.5, {"treats": 0.65}) == "isAssociatedWith"
+    # a type below the root's children: its own threshold, and its parent's still counts its probability
+    deep = {"increases": 0.55, "influences": 0.2, "isAssociatedWith": 0.25}
+    assert rel._choose_type(deep, ALL_RULES, 0.8, 0.6, {"increases": 0.55}) == "increases"
+    assert rel._choose_type(deep, ALL_RULES, 0.8, 0.5, {"increases": 0.6, "influences": 0.7}) == "influences"
+
+
+def test_per_type_thresholds_name_the_well_told_type_within_the_hierarchy_budget() -> None:
+    """Gold treats the type model gives 0.6 (treats) and 0.35 (isAssociatedWith): at the level
+    threshold 0.8 all fall back to the root; gold influences at 0.6 share that level with a gold
+    isAssociatedWith that the model also gives 0.6 influences.  Lowering treats' own threshold
+    to 0.6 gains every treats and loses no hierarchy credit; lowering influences' too would name
+    the isAssociatedWith influences (one credit in 21 lost, within the 5% budget, and one more
+    influences right than wrong: taken); with two such isAssociatedWith it is not."""
+    treats = (0.9, 1, "treats", {"treats": 0.6, "influences": 0.05, "isAssociatedWith": 0.35})
+    unsure = {"treats": 0.0, "influences": 0.6, "isAssociatedWith": 0.4}
+    influences, assoc = (0.9, 1, "influences", unsure), (0.9, 1, "isAssociatedWith", unsure)
+    wrong = (0.9, 0, None, {"treats": 0.9, "influences": 0.05, "isAssociatedWith": 0.05})
+    thresholds, steps = rel._select_per_type_thresholds([treats] * 18 + [influences] * 2 + [assoc, wrong],
+                                                        ALL_RULES, 0.8, 0.8)
+    assert thresholds["treats"] == 0.6 and thresholds["influences"] == 0.6
+    assert steps[-1][2:] == [20, 20]  # 18 treats + 2 influences strictly right, 20 of 21 credited
+    thresholds, _ = rel._select_per_type_thresholds([treats] * 18 + [influences] * 2 + [assoc] * 2, ALL_RULES,
+                                                    0.8, 0.8)
+    assert thresholds["treats"] == 0.6 and thresholds["influences"] > 0.6
+
+
 def test_type_features_say_which_way_and_are_computed_for_proposals_only(monkeypatch: pytest.MonkeyPatch) -> None:
     sentence = rel._sentences([_example(3, True)], ALL_RULES, SCHEMA)[0]
     forward, backward = sentence.type_rows[0]
@@ -384,6 +415,13 @@ def test_older_scorer_files_read_as_before_and_unknown_type_features_are_refused
     assert (newer.type_features, newer.specific_type_threshold) == (1, 0.45)
     with pytest.raises(rel.RelationRulesError, match="type features of version 99"):
         rel.RelationScorer.from_json({**data, "type_features": rel.TYPE_FEATURES + 98}, "future.json")
+    # per-type thresholds: absent in older files (level thresholds only), round-tripped, checked
+    assert data["type_thresholds"] == {} and rel.RelationScorer.from_json(old, "old.json").type_thresholds == {}
+    per_type = dataclasses.replace(scorer, type_thresholds={"increases": 0.45})
+    assert rel.RelationScorer.from_json(per_type.to_json(), "x.json") == per_type
+    for bad in ({"treats": 0.5}, {"increases": 1.5}, {"increases": "high"}):
+        with pytest.raises(rel.RelationRulesError, match="x.json: bad relation scorer"):
+            rel.RelationScorer.from_json({**data, "type_thresholds": bad}, "x.json")
 
 
 def test_the_l2_strengths_are_the_ones_inner_cross_validation_favours(monkeypatch: pytest.MonkeyPatch) -> None:
