@@ -1699,11 +1699,16 @@ def _pair_probabilities(pair: Mapping[str, float], context: Mapping[str, float],
 
 def _scored_sentence(text: str, tree: _Tree, ents: Sequence[_Entity], outer: set[int], rules: RelationRules
                      ) -> dict[tuple[int, int], _Proposal | None]:
-    """The scorer's decision on each candidate pair of one sentence, keyed by (index, index) as ordered in ``ents``."""
+    """The scorer's decision on each candidate pair of one sentence, keyed by (index, index) as ordered in ``ents``.
+
+    Proposals are typed together with their coordinated ones
+    ([`_coordinated_probabilities`][pipeline.nlp.relations._coordinated_probabilities]).
+    """
     scorer = rules.scorer
     assert scorer is not None
     rows = _candidate_pairs(text, tree, ents, outer, rules, scorer.pair_types)
     out: dict[tuple[int, int], _Proposal | None] = {}
+    proposed: list[tuple[tuple[int, int], _Entity, _Entity, dict[str, float]]] = []
     for (a, b, f_ab, f_ba), (p_ab, p_ba) in zip(rows, _pair_probabilities(scorer.pair, scorer.context, rows),
                                                 strict=True):
         first, second, feats, prob = (a, b, f_ab, p_ab) if p_ab >= p_ba else (b, a, f_ba, p_ba)
@@ -1712,12 +1717,45 @@ def _scored_sentence(text: str, tree: _Tree, ents: Sequence[_Entity], outer: set
             continue
         if scorer.type_features:
             feats = feats + _type_features(tree, first, second, rules)
-        type_ = _choose_type(_type_probabilities(scorer, feats), rules, scorer.type_threshold,
-                             scorer.specific_type_threshold, scorer.type_thresholds)
-        if type_ is None:
-            out[(a.index, b.index)] = None
+        proposed.append(((a.index, b.index), first, second, _type_probabilities(scorer, feats)))
+    for (key, first, second, _own), probs in zip(proposed, _coordinated_probabilities(tree, proposed), strict=True):
+        type_ = _choose_type(probs, rules, scorer.type_threshold, scorer.specific_type_threshold,
+                             scorer.type_thresholds)
+        out[key] = (None if type_ is None
+                    else _Proposal(type_, first, second, "scorer", *_evidence(tree, first, second, rules)))
+    return out
+
+
+def _coordinated_probabilities(tree: _Tree, proposed: Sequence[tuple[tuple[int, int], _Entity, _Entity,
+                                                                    dict[str, float]]]) -> list[dict[str, float]]:
+    """Each proposal's type probabilities, averaged over the proposals coordinated with it.
+
+    Two proposals are coordinated when they share one argument, in the same role, and their other
+    arguments are of one entity type and stand in one coordination ("levels of estrone ,
+    estradiol and testosterone": their heads collapse to one, see ``_Tree.collapsed``).
+    Annotators type such relations alike: in the 300 PGxCorpus dev sentences, every one of the 147
+    groups of two or more gold relations so coordinated has a single type.  Averaging over the
+    group makes the decisions agree and pools the evidence of its members; a proposal without
+    coordinated ones keeps its own probabilities.  ``proposed``: (key, Arg1, Arg2, type
+    probabilities) per proposal.
+    """
+    groups: dict[tuple[str, int, int, str], list[int]] = {}
+    for n, (_key, first, second, _probs) in enumerate(proposed):
+        for role, shared, member in (("arg2", first, second), ("arg1", second, first)):
+            if member.head is not None:
+                groups.setdefault((role, shared.index, tree.collapsed(member.head), member.type), []).append(n)
+    with_group: dict[int, set[int]] = {}
+    for group in groups.values():
+        if len(group) > 1:
+            for n in group:
+                with_group.setdefault(n, set()).update(group)
+    out = []
+    for n, (_key, _first, _second, probs) in enumerate(proposed):
+        members = sorted(with_group.get(n, ()))
+        if not members:
+            out.append(probs)
             continue
-        out[(a.index, b.index)] = _Proposal(type_, first, second, "scorer", *_evidence(tree, first, second, rules))
+        out.append({t: sum(proposed[m][3].get(t, 0.0) for m in members) / len(members) for t in probs})
     return out
 
 

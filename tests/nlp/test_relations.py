@@ -376,6 +376,32 @@ def test_per_type_thresholds_name_the_well_told_type_within_the_hierarchy_budget
     assert thresholds["treats"] == 0.6 and thresholds["influences"] > 0.6
 
 
+def test_coordinated_proposals_are_typed_together() -> None:
+    """"D raises A , B and C in G": A and B (one type) share D and one coordination: their type
+    probabilities are averaged; C (another type) and G (not coordinated) keep their own."""
+    text = "D raises A , B and C in G ."
+    rows = [("D", 1, "nsubj", "NOUN", "d"), ("raises", 1, "ROOT", "VERB", "raise"), ("A", 1, "dobj", "NOUN", "a"),
+            (",", 2, "punct", "PUNCT", ","), ("B", 2, "conj", "NOUN", "b"), ("and", 2, "cc", "CCONJ", "and"),
+            ("C", 2, "conj", "NOUN", "c"), ("in", 1, "prep", "ADP", "in"), ("G", 7, "pobj", "NOUN", "g"),
+            (".", 1, "punct", "PUNCT", ".")]
+    tree = rel._Tree(_parse(text, rows))
+    types = {"D": "Chemical", "A": "Phenotype", "B": "Phenotype", "C": "Pharmacodynamic_phenotype", "G": "Disease"}
+    ents = {}
+    for index, (word, type_) in enumerate(types.items()):
+        ann = _ann(text, word, type_)  # each capital letter occurs once
+        tokens, head = rel._align(ann, tree)
+        ents[word] = rel._Entity(index, ann, type_, head, tokens, ann.start, ann.end)
+    own = {"A": {"increases": 0.9, "isAssociatedWith": 0.1}, "B": {"increases": 0.5, "isAssociatedWith": 0.5},
+           "C": {"increases": 0.2, "isAssociatedWith": 0.8}, "G": {"treats": 0.7, "isAssociatedWith": 0.3}}
+    proposed = [((0, ents[w].index), ents["D"], ents[w], probs) for w, probs in own.items()]
+    averaged = rel._coordinated_probabilities(tree, proposed)
+    assert averaged[0] == averaged[1] == pytest.approx({"increases": 0.7, "isAssociatedWith": 0.3})
+    assert averaged[2] == own["C"] and averaged[3] == own["G"]
+    # the shared argument must play the same role: D as Arg2 of B is not coordinated with D as Arg1 of A
+    flipped = [proposed[0], ((0, ents["B"].index), ents["B"], ents["D"], own["B"])]
+    assert rel._coordinated_probabilities(tree, flipped) == [own["A"], own["B"]]
+
+
 def test_type_features_say_which_way_and_are_computed_for_proposals_only(monkeypatch: pytest.MonkeyPatch) -> None:
     sentence = rel._sentences([_example(3, True)], ALL_RULES, SCHEMA)[0]
     forward, backward = sentence.type_rows[0]
