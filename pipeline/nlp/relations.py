@@ -2156,6 +2156,7 @@ def _select_per_type_thresholds(accepted: Sequence[tuple[float, int, str | None,
     credited = [frozenset(_ancestors(g, rules)) for g, _probs in right]
     budget = (1 - TYPE_HIERARCHY_COST) * len(right)
     below_root = sorted({t for _g, probs in right for t in probs if rules.relation_parent.get(t) is not None})
+    # the start: each type at its level's threshold (a grandparent: below the root's children)
     thresholds = {t: specific if rules.relation_parent.get(rules.relation_parent[t] or "") is not None else general
                   for t in below_root}
 
@@ -2197,10 +2198,9 @@ def train_scorer(examples: Sequence[TrainingSentence], rules: RelationRules, sch
     ``TYPE_THRESHOLD_GRID`` giving the most strictly right types among those proposals while
     keeping hierarchy credit on all but ``TYPE_HIERARCHY_COST`` of the right ones (the same inner
     predictions), and from there a threshold per type under the same criterion and budget (each
-    type in turn, two rounds; ``type_thresholds``).  The
-    type model reads the pair's features and type-only ones (words and trigger types around and
-    between the arguments, the words governing them).  The chosen values and the criterion per
-    candidate are in the scorer's ``meta``.
+    type in turn, two rounds; ``type_thresholds``).  The type model reads the pair's features and
+    type-only ones (words and trigger types around and between the arguments, the words governing
+    them).  The chosen values and the criterion per candidate are in the scorer's ``meta``.
 
     Args:
         examples: The training sentences (gold entities, parses, gold relations).
@@ -2275,8 +2275,9 @@ def type_decisions(examples: Sequence[TrainingSentence], rules: RelationRules, s
 
     Separates the type model from the pair model: every gold relation of ``examples`` (not
     ``isEquivalentTo``, which the abbreviation rule proposes) between entities the scorer decides on
-    is typed as if the pair model had proposed it in its gold direction, whatever the pair
-    model's probability.  Gold relations of a type pair the scorer does not score are left out.
+    is typed as if the pair model had proposed it alone in its gold direction, whatever the pair
+    model's probability (no averaging with coordinated proposals).  Gold relations of a type pair
+    the scorer does not score are left out.
 
     Args:
         examples: Sentences with gold entities, parses and gold relations.

@@ -345,6 +345,19 @@ def test_the_type_thresholds_give_most_strict_types_within_the_hierarchy_budget(
     assert report["0.6/0.55"] == [18, 20, 22]
 
 
+def test_type_decisions_type_each_gold_pair_in_its_gold_direction() -> None:
+    examples = [_example(k, related=k % 2 == 0, verb=("decrease", "increase")[k % 4 // 2]) for k in range(24)]
+    scorer, _ = rel.train_scorer(examples, ALL_RULES, SCHEMA, target_precision=0.8)
+    rules = dataclasses.replace(ALL_RULES, scorer=scorer)
+    held_out = [_example(100, True, "increase"), _example(101, True, "decrease"), _example(102, False)]
+    decisions = rel.type_decisions(held_out, rules, SCHEMA)
+    # one per gold relation, the unrelated sentence none; the trigger word tells the two types apart
+    assert [(gold, top) for gold, _chosen, top in decisions] == [("increases", "increases"), ("decreases", "decreases")]
+    assert all(chosen in (gold, "influences", "isAssociatedWith") for gold, chosen, _top in decisions)
+    with pytest.raises(ValueError, match="no scorer"):
+        rel.type_decisions(held_out, ALL_RULES, SCHEMA)
+
+
 def test_a_type_s_own_threshold_replaces_its_level_s() -> None:
     probs = {"treats": 0.6, "influences": 0.1, "isAssociatedWith": 0.3}
     assert rel._choose_type(probs, ALL_RULES, 0.8, 0.5) == "isAssociatedWith"
