@@ -288,10 +288,10 @@ def projected_examples(docs: Sequence[Document], gold: dict[str, list[Item]]) ->
 
 
 def scorer_rules(base: rel.RelationRules, train_docs: Sequence[Document], gold: dict[str, list[Item]],
-                 schema: Schema, target: float, projected: bool = False
+                 schema: Schema, target: float, projected: bool = False, budget: float = rel.TYPE_HIERARCHY_COST
                  ) -> tuple[rel.RelationRules, list[tuple[float, float, float]]]:
     examples = projected_examples(train_docs, gold) if projected else training_examples(train_docs, gold)
-    scorer, curve = rel.train_scorer(examples, base, schema, target_precision=target)
+    scorer, curve = rel.train_scorer(examples, base, schema, target_precision=target, hierarchy_budget=budget)
     return dataclasses.replace(base, scorer=scorer), curve
 
 
@@ -350,8 +350,8 @@ def report(title: str, sides: dict[str, dict[str, list[Item]]], gold: dict[str, 
 
 def run_scorer_setting(title: str, docs: list[Document], train_docs: list[Document], gold: Gold,
                        base: rel.RelationRules, schema: Schema, target: float, k: int, seed: int,
-                       fold_args: str = "exact", projected: bool = False, trained: Trained | None = None
-                       ) -> Trained:
+                       fold_args: str = "exact", projected: bool = False, trained: Trained | None = None,
+                       budget: float = rel.TYPE_HIERARCHY_COST) -> Trained:
     """The learned scorer: trained on the gold-entity training sentences, applied to ``docs``.
 
     Each fold's scorer is trained (its L2 strengths and thresholds chosen by inner cross-validation)
@@ -366,7 +366,7 @@ def run_scorer_setting(title: str, docs: list[Document], train_docs: list[Docume
     base = dataclasses.replace(base, enabled=None, retype={}, scorer=None)
     t0 = time.perf_counter()
     if trained is None:
-        insample_rules, _ = scorer_rules(base, train_docs, gold.relations, schema, target, projected)
+        insample_rules, _ = scorer_rules(base, train_docs, gold.relations, schema, target, projected, budget)
     else:
         insample_rules = trained[0]
     insample = predict(insample_rules, docs, schema)
@@ -378,7 +378,7 @@ def run_scorer_setting(title: str, docs: list[Document], train_docs: list[Docume
         assert not {n.split("_", 1)[0] for n in train} & {n.split("_", 1)[0] for n in test}
         if trained is None:
             rules, _curve = scorer_rules(base, [train_by_name[n] for n in train], gold.relations, schema, target,
-                                         projected)
+                                         projected, budget)
         else:
             rules, held = trained[1][f]
             assert held == test
@@ -532,6 +532,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--target-precision", type=float, default=0.8,
                     help="the scorer's threshold: the lowest with this inner-CV precision on the training folds")
     ap.add_argument("--curve", action="store_true", help="the scorer's out-of-fold threshold curve")
+    ap.add_argument("--type-hierarchy-budget", type=float, default=rel.TYPE_HIERARCHY_COST,
+                    help="share of the right inner-CV proposals whose hierarchy credit the type thresholds may lose "
+                    f"(train-relations' option; default {rel.TYPE_HIERARCHY_COST})")
     args = ap.parse_args(argv)
     if not (DATA / "gold").is_dir():
         print(f"{DATA} not found", file=sys.stderr)
@@ -553,7 +556,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     trained: Trained | None = None
     if (args.method in ("scorer", "both") and not args.only_end_to_end) or args.curve:
         trained = run_scorer_setting("scorer, given gold entities", parsed, parsed, gold, base, schema,
-                                     args.target_precision, args.k, args.seed)
+                                     args.target_precision, args.k, args.seed, budget=args.type_hierarchy_budget)
         type_model_report(parsed, gold, trained[1], schema)
         if args.curve:
             threshold_curve(parsed, gold, trained[1], schema)
@@ -570,10 +573,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.method in ("scorer", "both"):
         run_scorer_setting("scorer, end to end: PubTator keys, extension, mapping, relations (trained on the "
                            "gold-entity training sentences)", e2e, parsed, gold, base, schema,
-                           args.target_precision, args.k, args.seed, fold_args="partial", trained=trained)
+                           args.target_precision, args.k, args.seed, fold_args="partial", trained=trained,
+                           budget=args.type_hierarchy_budget)
         run_scorer_setting("scorer, end to end, trained on the pipeline's entities (gold relations projected "
                            "onto the entities overlapping their arguments)", e2e, e2e, gold, base, schema,
-                           args.target_precision, args.k, args.seed, fold_args="partial", projected=True)
+                           args.target_precision, args.k, args.seed, fold_args="partial", projected=True,
+                           budget=args.type_hierarchy_budget)
     # the baseline: every ordered pair of the pipeline's entities as isAssociatedWith
     baseline: dict[str, list[Item]] = {}
     for d in e2e:

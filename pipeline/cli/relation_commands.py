@@ -43,7 +43,7 @@ def _train_relations(args: argparse.Namespace) -> int:
         print("pgx-corpus train-relations: no annotated sentence found", file=sys.stderr)
         return 2
     scorer, _curve = relations.train_scorer(examples, rules, schema, target_precision=args.target_precision,
-                                            seed=args.seed)
+                                            seed=args.seed, hierarchy_budget=args.type_hierarchy_budget)
     scorer = dataclasses.replace(scorer, meta={**scorer.meta, "parser_model": args.model or DEFAULT_MODEL,
                                                "training_dirs": [Path(d).name for d in args.brat_dirs]})
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -57,6 +57,17 @@ def _train_relations(args: argparse.Namespace) -> int:
                "seconds": round(time.perf_counter() - started, 1), **dict(sorted(counts.items()))}
     print(json.dumps(summary, sort_keys=True))
     return 0
+
+
+def _budget(text: str) -> float:
+    """Parse ``--type-hierarchy-budget``: a share in [0, 1)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0.0 <= value < 1.0:
+        raise argparse.ArgumentTypeError(f"{text} is not in [0, 1)")
+    return value
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -86,5 +97,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--target-precision", type=float, default=0.7,
                    help="threshold: the lowest at which inner cross-validated proposals are right this often "
                    "(default 0.7)")
+    p.add_argument("--type-hierarchy-budget", type=_budget, default=0.05, metavar="SHARE",
+                   help="share of the right inner-CV proposals whose hierarchy credit the type thresholds may lose "
+                   "for more strictly right types (default 0.05; lower: the root type more often)")
     p.add_argument("--seed", type=int, default=13, help="training seed (default 13)")
     p.set_defaults(func=_train_relations)

@@ -963,7 +963,8 @@ TYPE_C_GRID = (0.3, 1.0, 3.0)
 #: candidate type thresholds; the one chosen gives the most strictly right types among the inner-CV
 #: proposals that are right (pair and direction) while losing at most TYPE_HIERARCHY_COST of them
 #: under hierarchy credit (a lower threshold names a specific type more often: more strictly right
-#: types, but more specific types that hierarchy credit does not accept either)
+#: types, but more specific types that hierarchy credit does not accept either); TYPE_HIERARCHY_COST
+#: is the default of ``train-relations --type-hierarchy-budget``
 TYPE_THRESHOLD_GRID = (0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
 TYPE_HIERARCHY_COST = 0.05
 #: an entity type pair is scored when training annotators related at least this many of its pairs
@@ -2109,14 +2110,15 @@ def _inner_scored(sentences: Sequence[_Sentence], folds: Sequence[set[str]], *, 
 
 
 def _select_type_threshold(accepted: Sequence[tuple[float, int, str | None, dict[str, float]]],
-                           rules: RelationRules) -> tuple[float, float, dict[str, list[int]]]:
+                           rules: RelationRules, budget: float = TYPE_HIERARCHY_COST
+                           ) -> tuple[float, float, dict[str, list[int]]]:
     """The two type thresholds serving strict typing within a bounded cost under hierarchy credit.
 
     ``accepted``: the inner held-out proposals at or above the pair threshold (as
     [`_inner_scored`][pipeline.nlp.relations._inner_scored] gives them).  Among the pairs of
     ``TYPE_THRESHOLD_GRID`` (for the root's children, for the types below them), those whose types
-    keep hierarchy credit on at least ``1 - TYPE_HIERARCHY_COST`` of the proposals right (pair and
-    direction) qualify; the pair with the most strictly right types is chosen (ties: the higher
+    keep hierarchy credit on at least ``1 - budget`` of the proposals right (pair and direction)
+    qualify; the pair with the most strictly right types is chosen (ties: the higher
     thresholds).  None qualifying: the highest.  Two thresholds, since the two levels cost
     differently under hierarchy credit: ``influences`` is credited for any of its five children,
     ``increases`` only for itself.  Returns them and, per candidate ``"a/b"``, [strictly right,
@@ -2129,15 +2131,15 @@ def _select_type_threshold(accepted: Sequence[tuple[float, int, str | None, dict
         chosen = [_choose_type(probs, rules, *candidate) for _g, probs in right]
         counts[candidate] = (sum(1 for (g, _p), t in zip(right, chosen, strict=True) if t == g),
                              sum(1 for ok, t in zip(credited, chosen, strict=True) if t in ok))
-    qualifying = [c for c in counts if counts[c][1] >= (1 - TYPE_HIERARCHY_COST) * len(right)]
+    qualifying = [c for c in counts if counts[c][1] >= (1 - budget) * len(right)]
     top = TYPE_THRESHOLD_GRID[-1]
     best = max(qualifying, key=lambda c: (counts[c][0], c)) if qualifying else (top, top)
     return best[0], best[1], {f"{a}/{b}": [*counts[(a, b)], len(right)] for a, b in counts}
 
 
 def _select_per_type_thresholds(accepted: Sequence[tuple[float, int, str | None, dict[str, float]]],
-                                rules: RelationRules, general: float, specific: float
-                                ) -> tuple[dict[str, float], list[list[Any]]]:
+                                rules: RelationRules, general: float, specific: float,
+                                budget: float = TYPE_HIERARCHY_COST) -> tuple[dict[str, float], list[list[Any]]]:
     """A threshold per type, under the same criterion and budget as the two level thresholds.
 
     The types' probabilities are not calibrated alike: ``treats`` is rarely confused with
@@ -2147,14 +2149,14 @@ def _select_per_type_thresholds(accepted: Sequence[tuple[float, int, str | None,
     [`_select_type_threshold`][pipeline.nlp.relations._select_type_threshold] chose them), each
     type below the root in turn (name order, two rounds) takes the value of
     ``TYPE_THRESHOLD_GRID`` giving the most strictly right types among ``accepted``'s right
-    proposals while hierarchy credit still covers at least ``1 - TYPE_HIERARCHY_COST`` of them
+    proposals while hierarchy credit still covers at least ``1 - budget`` of them
     (ties: the higher threshold); a type keeps its value when no candidate stays within that
     budget.  Returns the thresholds and the steps taken, ``[type, threshold, strictly right,
     hierarchy-credited]`` each.
     """
     right = [(g, probs) for _p, ok, g, probs in accepted if ok and g is not None]
     credited = [frozenset(_ancestors(g, rules)) for g, _probs in right]
-    budget = (1 - TYPE_HIERARCHY_COST) * len(right)
+    floor = (1 - budget) * len(right)
     below_root = sorted({t for _g, probs in right for t in probs if rules.relation_parent.get(t) is not None})
     # the start: each type at its level's threshold (a grandparent: below the root's children)
     thresholds = {t: specific if rules.relation_parent.get(rules.relation_parent[t] or "") is not None else general
@@ -2171,7 +2173,7 @@ def _select_per_type_thresholds(accepted: Sequence[tuple[float, int, str | None,
             best: tuple[tuple[int, float], tuple[int, int]] | None = None
             for value in TYPE_THRESHOLD_GRID:
                 strict, hier = counts({**thresholds, t: value})
-                if hier >= budget and (best is None or (strict, value) > best[0]):
+                if hier >= floor and (best is None or (strict, value) > best[0]):
                     best = ((strict, value), (strict, hier))
             if best is not None:
                 thresholds[t] = best[0][1]
@@ -2181,7 +2183,8 @@ def _select_per_type_thresholds(accepted: Sequence[tuple[float, int, str | None,
 
 def train_scorer(examples: Sequence[TrainingSentence], rules: RelationRules, schema: Schema, *,
                  target_precision: float = 0.8, inner_folds: int = 3, seed: int = 13,
-                 type_threshold: float | None = None, strengths: tuple[float, float, float] | None = None
+                 type_threshold: float | None = None, strengths: tuple[float, float, float] | None = None,
+                 hierarchy_budget: float = TYPE_HIERARCHY_COST
                  ) -> tuple[RelationScorer, list[tuple[float, float, float]]]:
     """Train the scorer on ``examples`` and choose its settings on them by inner cross-validation.
 
@@ -2196,7 +2199,7 @@ def train_scorer(examples: Sequence[TrainingSentence], rules: RelationRules, sch
     direction) at least ``target_precision`` of the time; the two type thresholds (unless
     ``type_threshold`` is given: then it applies to every level) the pair of
     ``TYPE_THRESHOLD_GRID`` giving the most strictly right types among those proposals while
-    keeping hierarchy credit on all but ``TYPE_HIERARCHY_COST`` of the right ones (the same inner
+    keeping hierarchy credit on all but ``hierarchy_budget`` of the right ones (the same inner
     predictions), and from there a threshold per type under the same criterion and budget (each
     type in turn, two rounds; ``type_thresholds``).  The type model reads the pair's features and
     type-only ones (words and trigger types around and between the arguments, the words governing
@@ -2212,12 +2215,21 @@ def train_scorer(examples: Sequence[TrainingSentence], rules: RelationRules, sch
         type_threshold: A fixed type threshold (every level and type) instead of the chosen ones.
         strengths: Fixed ``(pair, context, type)`` L2 strengths (scikit-learn's ``C``) instead of
             the chosen ones.
+        hierarchy_budget: The share of the right inner proposals whose hierarchy credit the type
+            thresholds may lose (0: a specific type only where hierarchy credit never suffers;
+            higher: more strictly right types, more specific types that are wrong).
 
     Returns:
         The scorer and the inner threshold curve ``[(threshold, precision, recall)]`` (recall
         over the gold relations other than ``isEquivalentTo``).
+
+    Raises:
+        ValueError: If ``hierarchy_budget`` is not in [0, 1).
     """
     from pipeline.nlp.folds import kfold_groups
+
+    if not 0.0 <= hierarchy_budget < 1.0:
+        raise ValueError(f"the type thresholds' hierarchy budget must be in [0, 1), not {hierarchy_budget}")
 
     sentences = _sentences(examples, rules, schema)
     groups = sorted({s.group for s in sentences})
@@ -2249,8 +2261,9 @@ def train_scorer(examples: Sequence[TrainingSentence], rules: RelationRules, sch
     per_type_steps: list[list[Any]] = []
     if type_threshold is None:
         accepted = [x for x in scored if x[0] >= threshold]
-        type_threshold, specific, type_report = _select_type_threshold(accepted, rules)
-        per_type, per_type_steps = _select_per_type_thresholds(accepted, rules, type_threshold, specific)
+        type_threshold, specific, type_report = _select_type_threshold(accepted, rules, hierarchy_budget)
+        per_type, per_type_steps = _select_per_type_thresholds(accepted, rules, type_threshold, specific,
+                                                               hierarchy_budget)
     pair, context, types, pair_types = _fit_scorer(sentences, inner_folds=inner_folds, seed=seed, strengths=chosen,
                                                    first=first)
     meta = {"examples": len(examples), "groups": len(groups), "target_precision": target_precision,
@@ -2260,10 +2273,10 @@ def train_scorer(examples: Sequence[TrainingSentence], rules: RelationRules, sch
             "min_feature_count": MIN_FEATURE_COUNT, "min_type_pair_related": MIN_TYPE_PAIR_RELATED,
             "min_type_pair_rate": MIN_TYPE_PAIR_RATE,
             "type_threshold_criterion": "inner-CV strictly right types among the proposals right (pair and "
-                                        f"direction), losing at most {TYPE_HIERARCHY_COST} of them under "
+                                        f"direction), losing at most {hierarchy_budget} of them under "
                                         "hierarchy credit; counts per (type_threshold/specific_type_threshold): "
                                         "strictly right, hierarchy-credited, right",
-            "type_threshold_counts": type_report,
+            "type_hierarchy_budget": hierarchy_budget, "type_threshold_counts": type_report,
             "per_type_threshold_steps": per_type_steps}
     return RelationScorer(pair, types, threshold, type_threshold, meta, context, pair_types, TYPE_FEATURES,
                           specific, per_type), curve

@@ -132,3 +132,15 @@ def test_train_relations_writes_a_scorer_the_rules_can_name(tmp_path: Path, caps
     rules.write_text("version: 1\nscorer: scorer.json\n", encoding="utf-8")
     assert relations.load_rules(rules, load_schema()).scorer is not None
     assert cli.main(["train-relations", str(tmp_path / "missing"), "--out", str(out)]) == 2
+    # the type thresholds' hierarchy budget: recorded in the file; its default is the library's; a share or refused
+    assert json.loads(first)["meta"]["type_hierarchy_budget"] == relations.TYPE_HIERARCHY_COST
+    strict = tmp_path / "strict.json"
+    assert cli.main(["train-relations", str(collection), "--out", str(strict), "--type-hierarchy-budget", "0"]) == 0
+    assert json.loads(strict.read_text(encoding="utf-8"))["meta"]["type_hierarchy_budget"] == 0.0
+    capsys.readouterr()
+    for bad in ("1", "-0.1", "many"):
+        refused = tmp_path / f"refused-{bad}.json"
+        with pytest.raises(SystemExit) as exit_info:
+            cli.main(["train-relations", str(collection), "--out", str(refused), "--type-hierarchy-budget", bad])
+        assert exit_info.value.code == 2 and not refused.exists()
+        assert "--type-hierarchy-budget" in capsys.readouterr().err

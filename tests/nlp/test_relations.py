@@ -415,6 +415,21 @@ def test_coordinated_proposals_are_typed_together() -> None:
     assert rel._coordinated_probabilities(tree, flipped) == [own["A"], own["B"]]
 
 
+def test_the_hierarchy_budget_bounds_what_the_type_thresholds_may_lose() -> None:
+    """The per-type example above: with no budget, naming the isAssociatedWith influences is not
+    allowed (and the level thresholds keep every hierarchy credit); a bad budget is refused."""
+    treats = (0.9, 1, "treats", {"treats": 0.6, "influences": 0.05, "isAssociatedWith": 0.35})
+    unsure = {"treats": 0.0, "influences": 0.6, "isAssociatedWith": 0.4}
+    accepted = [treats] * 18 + [(0.9, 1, "influences", unsure)] * 2 + [(0.9, 1, "isAssociatedWith", unsure)]
+    general, specific, report = rel._select_type_threshold(accepted, ALL_RULES, 0.0)
+    assert report[f"{general}/{specific}"][1] == 21  # every right proposal keeps its hierarchy credit
+    thresholds, _ = rel._select_per_type_thresholds(accepted, ALL_RULES, 0.8, 0.8, 0.0)
+    assert thresholds["treats"] == 0.6 and thresholds["influences"] > 0.6
+    examples = [_example(k, related=k % 2 == 0) for k in range(24)]
+    with pytest.raises(ValueError, match="hierarchy budget"):
+        rel.train_scorer(examples, ALL_RULES, SCHEMA, hierarchy_budget=1.0)
+
+
 def test_type_features_say_which_way_and_are_computed_for_proposals_only(monkeypatch: pytest.MonkeyPatch) -> None:
     sentence = rel._sentences([_example(3, True)], ALL_RULES, SCHEMA)[0]
     forward, backward = sentence.type_rows[0]
