@@ -29,7 +29,14 @@ PMID (the chosen values are printed per fold).
 Also the baseline: every ordered pair of the pipeline's entities as ``isAssociatedWith``, end to
 end, partial arguments, hierarchy credit.
 
+``--shipped`` trains nothing: the rule file's own scorer (``config/relations.yaml``'s, trained on
+the 300 dev sentences) is applied to every sentence of the data, in both settings; with
+``PGX_SHARED`` pointing at another set laid out as ``data/pgxcorpus-dev/`` (``gold/``,
+``pubtator/``), it scores the shipped system on sentences it never saw.  Actions saved are also
+given per fold of the same 5-fold split.
+
     python bench/relations.py [--model NAME] [--min-precision 0.6] [--target-precision 0.75] [--rules-detail] [--curve]
+    PGX_SHARED=/path/to/heldout python bench/relations.py --shipped
 """
 
 from __future__ import annotations
@@ -455,6 +462,25 @@ def type_model_report(docs: list[Document], gold: Gold, models: Sequence[tuple[r
         print(f"    {g:17}" + "".join(f"{conf[(g, c)]:9d}" for c in types))
 
 
+def run_shipped(docs: list[Document], e2e: list[Document], gold: Gold, rules_path: str, schema: Schema, k: int,
+                seed: int) -> None:
+    """The rule file's own scorer and rules (nothing trained) on every sentence, in both settings."""
+    rules = rel.load_rules(rules_path, schema)
+    names = [d.pmid for d in docs]
+    folds = kfold_groups(names, k, seed)
+    scorer = rules.scorer
+    trained_on = (f"with its scorer, trained on {scorer.meta.get('examples', '?')} sentences of "
+                  f"{', '.join(scorer.meta.get('training_dirs', ['?']))}" if scorer is not None
+                  else "(rules only, no scorer)")
+    print(f"\nshipped: {rules_path} {trained_on}; on the sentences it was trained on, these are in-sample figures")
+    for title, setting, args in (("shipped, given gold entities", docs, "exact"),
+                                 ("shipped, end to end: PubTator keys, extension, mapping, relations", e2e, "partial")):
+        pred = {n: items_of(d) for n, d in predict(rules, setting, schema).items()}
+        report(title, {"shipped": pred}, gold.relations, names, schema, folds, args)
+        if args == "exact":
+            type_confusion(pred, gold.relations, names, schema)
+
+
 def threshold_curve(docs: list[Document], gold: Gold, models: Sequence[tuple[rel.RelationRules, list[str]]],
                     schema: Schema) -> None:
     """Out-of-fold precision and recall (exact, directed, hierarchy credit) at several fixed thresholds.
@@ -532,6 +558,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--target-precision", type=float, default=0.8,
                     help="the scorer's threshold: the lowest with this inner-CV precision on the training folds")
     ap.add_argument("--curve", action="store_true", help="the scorer's out-of-fold threshold curve")
+    ap.add_argument("--shipped", action="store_true",
+                    help="train nothing: score the rule file's own scorer on every sentence (held-out data)")
     ap.add_argument("--type-hierarchy-budget", type=float, default=rel.TYPE_HIERARCHY_COST,
                     help="share of the right inner-CV proposals whose hierarchy credit the type thresholds may lose "
                     f"(train-relations' option; default {rel.TYPE_HIERARCHY_COST})")
@@ -550,6 +578,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parsed = [dataclasses.replace(d, parses=(sentence_parse(s, 0, len(d.text)),))
               for d, s in zip(gold.docs, nlp.pipe(d.text for d in gold.docs), strict=True)]
     print(f"parsed in {time.perf_counter() - t0:.1f} s")
+    if args.shipped:
+        counts: Counter[str] = Counter()
+        ontology = load_ontology(DEFAULT_ONTOLOGY)
+        e2e = list(map_documents(extend_documents(pubtator_docs(gold), ontology, nlp, counts, keep_parses=True),
+                                 schema, counts, ontology=ontology))
+        run_shipped(parsed, e2e, gold, args.rules, schema, args.k, args.seed)
+        return 0
     if args.method in ("rules", "both") and not args.only_end_to_end:
         run_setting("rules, given gold entities (exact arguments)", parsed, gold, base, schema, args.min_precision,
                     "exact", args.k, args.seed, args.rules_detail)
