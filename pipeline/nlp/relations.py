@@ -2109,6 +2109,27 @@ def _inner_scored(sentences: Sequence[_Sentence], folds: Sequence[set[str]], *, 
     return scored, reachable
 
 
+class _TypeCounts:
+    """The right inner proposals' type probabilities, to count what a choice of type thresholds gives.
+
+    ``accepted``: inner held-out proposals (as [`_inner_scored`][pipeline.nlp.relations._inner_scored]
+    gives them); only the right ones (pair and direction) count.
+    """
+
+    def __init__(self, accepted: Sequence[tuple[float, int, str | None, dict[str, float]]],
+                 rules: RelationRules) -> None:
+        self.rules = rules
+        self.right = [(g, probs) for _p, ok, g, probs in accepted if ok and g is not None]
+        self.credited = [frozenset(_ancestors(g, rules)) for g, _probs in self.right]
+
+    def __call__(self, threshold: float, specific: float | None = None,
+                 per_type: Mapping[str, float] | None = None) -> tuple[int, int]:
+        """Return how many right proposals get the gold type, and how many get hierarchy credit."""
+        chosen = [_choose_type(probs, self.rules, threshold, specific, per_type) for _g, probs in self.right]
+        return (sum(1 for (g, _p), t in zip(self.right, chosen, strict=True) if t == g),
+                sum(1 for ok, t in zip(self.credited, chosen, strict=True) if t in ok))
+
+
 def _select_type_threshold(accepted: Sequence[tuple[float, int, str | None, dict[str, float]]],
                            rules: RelationRules, budget: float = TYPE_HIERARCHY_COST
                            ) -> tuple[float, float, dict[str, list[int]]]:
@@ -2124,17 +2145,14 @@ def _select_type_threshold(accepted: Sequence[tuple[float, int, str | None, dict
     ``increases`` only for itself.  Returns them and, per candidate ``"a/b"``, [strictly right,
     hierarchy-credited, right].
     """
-    right = [(g, probs) for _p, ok, g, probs in accepted if ok and g is not None]
-    credited = [frozenset(_ancestors(g, rules)) for g, _probs in right]
-    counts: dict[tuple[float, float], tuple[int, int]] = {}
-    for candidate in itertools.product(TYPE_THRESHOLD_GRID, TYPE_THRESHOLD_GRID):
-        chosen = [_choose_type(probs, rules, *candidate) for _g, probs in right]
-        counts[candidate] = (sum(1 for (g, _p), t in zip(right, chosen, strict=True) if t == g),
-                             sum(1 for ok, t in zip(credited, chosen, strict=True) if t in ok))
-    qualifying = [c for c in counts if counts[c][1] >= (1 - budget) * len(right)]
+    type_counts = _TypeCounts(accepted, rules)
+    right = len(type_counts.right)
+    counts = {candidate: type_counts(*candidate)
+              for candidate in itertools.product(TYPE_THRESHOLD_GRID, TYPE_THRESHOLD_GRID)}
+    qualifying = [c for c in counts if counts[c][1] >= (1 - budget) * right]
     top = TYPE_THRESHOLD_GRID[-1]
     best = max(qualifying, key=lambda c: (counts[c][0], c)) if qualifying else (top, top)
-    return best[0], best[1], {f"{a}/{b}": [*counts[(a, b)], len(right)] for a, b in counts}
+    return best[0], best[1], {f"{a}/{b}": [*counts[(a, b)], right] for a, b in counts}
 
 
 def _select_per_type_thresholds(accepted: Sequence[tuple[float, int, str | None, dict[str, float]]],
@@ -2150,29 +2168,22 @@ def _select_per_type_thresholds(accepted: Sequence[tuple[float, int, str | None,
     type below the root in turn (name order, two rounds) takes the value of
     ``TYPE_THRESHOLD_GRID`` giving the most strictly right types among ``accepted``'s right
     proposals while hierarchy credit still covers at least ``1 - budget`` of them
-    (ties: the higher threshold); a type keeps its value when no candidate stays within that
-    budget.  Returns the thresholds and the steps taken, ``[type, threshold, strictly right,
+    (ties: the higher threshold); a type keeps its level's threshold (and no entry) when no
+    candidate stays within that budget.  Returns the thresholds and the steps taken, ``[type, threshold, strictly right,
     hierarchy-credited]`` each.
     """
-    right = [(g, probs) for _p, ok, g, probs in accepted if ok and g is not None]
-    credited = [frozenset(_ancestors(g, rules)) for g, _probs in right]
-    floor = (1 - budget) * len(right)
-    below_root = sorted({t for _g, probs in right for t in probs if rules.relation_parent.get(t) is not None})
-    # the start: each type at its level's threshold (a grandparent: below the root's children)
-    thresholds = {t: specific if rules.relation_parent.get(rules.relation_parent[t] or "") is not None else general
-                  for t in below_root}
-
-    def counts(candidate: Mapping[str, float]) -> tuple[int, int]:
-        chosen = [_choose_type(probs, rules, general, specific, candidate) for _g, probs in right]
-        return (sum(1 for (g, _p), t in zip(right, chosen, strict=True) if t == g),
-                sum(1 for ok, t in zip(credited, chosen, strict=True) if t in ok))
-
+    type_counts = _TypeCounts(accepted, rules)
+    floor = (1 - budget) * len(type_counts.right)
+    below_root = sorted({t for _g, probs in type_counts.right for t in probs
+                         if rules.relation_parent.get(t) is not None})
+    # the start: no type of its own, each at its level's threshold (_choose_type falls back to it)
+    thresholds: dict[str, float] = {}
     steps: list[list[Any]] = []
     for _round in range(2):
         for t in below_root:
             best: tuple[tuple[int, float], tuple[int, int]] | None = None
             for value in TYPE_THRESHOLD_GRID:
-                strict, hier = counts({**thresholds, t: value})
+                strict, hier = type_counts(general, specific, {**thresholds, t: value})
                 if hier >= floor and (best is None or (strict, value) > best[0]):
                     best = ((strict, value), (strict, hier))
             if best is not None:
