@@ -49,6 +49,7 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 PROJECT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT))
@@ -109,6 +110,14 @@ def pubtator_docs(gold: Gold) -> list[Document]:
         pdoc, _ = brat.parse_ann(doc.pmid, doc.text, pt.read_text(encoding="utf-8") if pt.exists() else "", str(pt))
         out.append(dataclasses.replace(doc, annotations=tuple(brat.to_annotations(pdoc, source="pubtator"))))
     return out
+
+
+def end_to_end_docs(gold: Gold, nlp: Any, schema: Schema) -> list[Document]:
+    """The PubTator files' key entities, extended (parses kept) and mapped: the relation step's end-to-end input."""
+    counts: Counter[str] = Counter()
+    ontology = load_ontology(DEFAULT_ONTOLOGY)
+    return list(map_documents(extend_documents(pubtator_docs(gold), ontology, nlp, counts, keep_parses=True),
+                              schema, counts, ontology=ontology))
 
 
 def items_of(doc: Document) -> list[Item]:
@@ -413,6 +422,13 @@ def run_scorer_setting(title: str, docs: list[Document], train_docs: list[Docume
     return insample_rules, models
 
 
+def print_table(counts: Counter[tuple[str, str]], rows: Sequence[str], cols: Sequence[str], corner: str) -> None:
+    """Print ``counts[(row, col)]`` as an aligned table (column names cut to 8 characters)."""
+    print(f"    {corner:17}" + "".join(f"{c[:8]:>9}" for c in cols))
+    for r in rows:
+        print(f"    {r:17}" + "".join(f"{counts[(r, c)]:9d}" for c in cols))
+
+
 def type_confusion(pred: dict[str, list[Item]], gold: dict[str, list[Item]], names: Sequence[str],
                    schema: Schema) -> None:
     """Gold type against proposed type, pairs matched with exact arguments and direction (untyped).
@@ -429,11 +445,8 @@ def type_confusion(pred: dict[str, list[Item]], gold: dict[str, list[Item]], nam
         for j in set(range(len(gs))) - set(m.values()):
             conf[(gs[j][2], "-")] += 1
     types = [t for t in schema.relation_types() if any(conf[(t, c)] for c in [*schema.relation_types(), "-"])]
-    cols = [*types, "-"]
     print("  gold type (rows) by proposed type (columns), exact arguments, direction; '-': pair not proposed:")
-    print(f"    {'':17}" + "".join(f"{c[:8]:>9}" for c in cols))
-    for g in types:
-        print(f"    {g:17}" + "".join(f"{conf[(g, c)]:9d}" for c in cols))
+    print_table(conf, types, [*types, "-"], "")
 
 
 def type_model_report(docs: list[Document], gold: Gold, models: Sequence[tuple[rel.RelationRules, list[str]]],
@@ -457,9 +470,7 @@ def type_model_report(docs: list[Document], gold: Gold, models: Sequence[tuple[r
           f"thresholds) strictly right {100 * strict / n:.1f}%, hierarchy-credited {100 * credited / n:.1f}%")
     conf = Counter((g, c or "-") for g, c, _t in decisions)
     types = [t for t in schema.relation_types() if any(g == t for g, _c, _t in decisions)]
-    print(f"    {'gold / proposed':17}" + "".join(f"{c[:8]:>9}" for c in types))
-    for g in types:
-        print(f"    {g:17}" + "".join(f"{conf[(g, c)]:9d}" for c in types))
+    print_table(conf, types, types, "gold / proposed")
 
 
 def run_shipped(docs: list[Document], e2e: list[Document], gold: Gold, rules_path: str, schema: Schema, k: int,
@@ -579,11 +590,7 @@ def main(argv: Sequence[str] | None = None) -> int:
               for d, s in zip(gold.docs, nlp.pipe(d.text for d in gold.docs), strict=True)]
     print(f"parsed in {time.perf_counter() - t0:.1f} s")
     if args.shipped:
-        counts: Counter[str] = Counter()
-        ontology = load_ontology(DEFAULT_ONTOLOGY)
-        e2e = list(map_documents(extend_documents(pubtator_docs(gold), ontology, nlp, counts, keep_parses=True),
-                                 schema, counts, ontology=ontology))
-        run_shipped(parsed, e2e, gold, args.rules, schema, args.k, args.seed)
+        run_shipped(parsed, end_to_end_docs(gold, nlp, schema), gold, args.rules, schema, args.k, args.seed)
         return 0
     if args.method in ("rules", "both") and not args.only_end_to_end:
         run_setting("rules, given gold entities (exact arguments)", parsed, gold, base, schema, args.min_precision,
@@ -597,10 +604,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             threshold_curve(parsed, gold, trained[1], schema)
     if args.skip_end_to_end:
         return 0
-    counts: Counter[str] = Counter()
-    ontology = load_ontology(DEFAULT_ONTOLOGY)
-    e2e = list(map_documents(extend_documents(pubtator_docs(gold), ontology, nlp, counts, keep_parses=True),
-                             schema, counts, ontology=ontology))
+    e2e = end_to_end_docs(gold, nlp, schema)
     if args.method in ("rules", "both"):
         run_setting("rules, end to end: PubTator keys, extension, mapping, relations (selected on partial "
                     "arguments)", e2e, gold, base, schema, args.min_precision, "partial", args.k, args.seed,
