@@ -51,6 +51,8 @@ DEFAULT_METHOD = "builtin"
 
 Span = tuple[int, int]
 
+#: A word, for word initials: a run of ASCII letters and digits.
+_WORD = re.compile(r"[A-Za-z0-9]+")
 #: Built-in rule: ``(SF)`` right after the entity.
 _PARENTHESISED = re.compile(r"\s*\(\s*([^()\s]{2,10})\s*\)")
 #: Short forms accepted by the built-in rule: 2-10 characters, at least one letter, upper case first or inside,
@@ -157,6 +159,15 @@ def find_abbreviations(text: str) -> list[Abbreviation]:
     return sorted(found)
 
 
+def word_initials(text: str) -> set[str]:
+    """The case-folded first characters of the words of ``text`` (runs of ASCII letters and digits).
+
+    A short form's first letter is one of its long form's word initials: ``(-)-epigallocatechin``
+    has the initial ``e`` (``EGC``), ``3,5-dihydroxyphenylglycine`` the initial ``d`` (``DHPG``).
+    """
+    return {w[0].casefold() for w in _WORD.findall(text)}
+
+
 def builtin_definitions(text: str, entities: Sequence[Span]) -> list[Abbreviation]:
     """Find definitions by the built-in rule: an entity immediately followed by ``(SF)``.
 
@@ -182,7 +193,7 @@ def builtin_definitions(text: str, entities: Sequence[Span]) -> list[Abbreviatio
         long_form = text[start:end]
         if not SHORT_FORM.match(sf) or sf.casefold() == long_form.casefold():
             continue
-        if sf[0].casefold() not in {w[0].casefold() for w in re.findall(r"[A-Za-z0-9]+", long_form)}:
+        if sf[0].casefold() not in word_initials(long_form):
             continue
         out.append(Abbreviation(after.span(1), (start, end)))
     return out
@@ -262,6 +273,7 @@ __all__ = [
     "builtin_definitions",
     "detector_pipeline",
     "entity_definitions",
+    "word_initials",
     "find_abbreviations",
     "scispacy_definitions",
 ]

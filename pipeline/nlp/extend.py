@@ -27,7 +27,16 @@ looks around each key entity's syntactic head for ontology terms.  Rules
 * ``suffix:<rule>``: text right after a key (``suffix_rules``: "CYP2D6*4",
   "CYP2C9*1, *2 and *3", "HLA-DR 7");
 * ``standalone``: terms of ``standalone`` classes outside any composite and
-  any key entity ("poor metabolizers", "adverse drug reactions").
+  any key entity ("poor metabolizers", "adverse drug reactions");
+* short forms: an entity, key or composite, written right before a
+  parenthesised short form that its source left untagged ("superoxide
+  dismutase ( SOD )", "Norepinephrine ( NE )") gives the short form the same
+  annotation (source, type, identifier, class) by the built-in rule of
+  [`builtin_definitions`][pipeline.nlp.abbreviations.builtin_definitions].  PubTator
+  often leaves such short forms out, and the local annotator only defines those
+  of its own matches.  A composite's short form has ``rule`` ``abbreviation``
+  and no ``key``; a short form is never added where an annotation already
+  covers it exactly, lies inside it or crosses it.
 
 Suffixes ``+conj`` (the key is a later conjunct and takes the first
 conjunct's attachment) and ``+merged`` (gene and variant on the same
@@ -60,7 +69,8 @@ entity's own boundary), ``misaligned`` (no safe token
 alignment; the key is kept but not extended), ``composites``,
 ``composites_<Class>``, ``composites_discontiguous``, ``composites_merged``,
 ``composites_subsumed``, ``composites_too_long``, ``absorbed_<type>``,
-``standalone_<Class>``.
+``standalone_<Class>``, ``short_forms`` (of which ``short_forms_composite``: of
+a composite's long form).
 """
 
 from __future__ import annotations
@@ -76,6 +86,7 @@ from spacy.language import Language
 from spacy.tokens import Doc, Token
 
 from pipeline.documents import Annotation, Document, Sentence, SentenceParse, Span
+from pipeline.nlp.abbreviations import builtin_definitions
 from pipeline.nlp.ontology import Ontology, OntologyClass, normalise
 
 logger = logging.getLogger(__name__)
@@ -270,7 +281,44 @@ def _extend_document(
         else:
             counts["key_entities_in_skipped_sentence"] += 1
     kept = [a for a in doc.annotations if a not in absorbed]
-    return doc.with_annotations([*kept, *new])
+    annotations = [*kept, *new]
+    return doc.with_annotations([*annotations, *_short_forms(doc, [s for s, _ in parsed], annotations, counts)])
+
+
+def _short_forms(doc: Document, sentences: Sequence[Sentence], annotations: Sequence[Annotation],
+                 counts: Counter[str]) -> list[Annotation]:
+    """Short forms defined right after an entity of a parsed sentence and not annotated yet.
+
+    Offsets are document-relative and half-open, like ``annotations``.  The long form is a
+    one-fragment annotation; where a key entity and a composite share its span, the key entity
+    gives the short form its annotation (its identifier is the more specific).
+    """
+    text = doc.text
+    by_span: dict[Span, Annotation] = {}
+    for a in sorted(annotations, key=lambda a: (a.source == "ontology", a.sort_key())):
+        if len(a.fragments) == 1 and any(s.start <= a.start and a.end <= s.end for s in sentences):
+            by_span.setdefault(a.fragments[0], a)
+    out: list[Annotation] = []
+    taken = [(a.start, a.end) for a in annotations]
+    for pair in builtin_definitions(text, sorted(by_span)):
+        start, end = pair.short
+        # an annotation equal to, inside or crossing the short form already says what it is;
+        # one around it (the composite "NE levels") does not
+        if any(s < end and start < e and not (s <= start and end <= e and (s, e) != (start, end))
+               for s, e in taken):
+            continue
+        if not any(s.start <= start and end <= s.end for s in sentences):
+            continue
+        long_form = by_span[pair.long]
+        composite = long_form.source == "ontology"
+        out.append(dataclasses.replace(long_form, fragments=((start, end),), text=text[start:end],
+                                       rule="abbreviation" if composite else long_form.rule,
+                                       key=None if composite else long_form.key))
+        taken.append((start, end))
+        counts["short_forms"] += 1
+        if composite:
+            counts["short_forms_composite"] += 1
+    return out
 
 
 def sentence_parse(sdoc: Doc, offset: int, end: int) -> SentenceParse:

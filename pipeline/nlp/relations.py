@@ -13,6 +13,8 @@ Proposals (``Relation.rule`` is ``<rule>:<type proposed before typing>``; the wo
 ``abbreviation``
     two entities of the same type written "A ( B )": ``isEquivalentTo`` with the
     short form B as Arg1 and the long form A as Arg2 (the PGxCorpus convention).
+    Also "A ( or B )", "A gene ( B )", and each later member of a list of
+    synonyms in the parentheses, "A ( B ; C )", "A ( B / C )".
 ``path``
     a trigger word on the dependency path between the two entities' head
     tokens (conjuncts collapsed onto the first conjunct, so "levels of X, Y and
@@ -89,8 +91,11 @@ HYPOTHETICAL, NEGATED = MODALITIES
 EQUIVALENT = "isEquivalentTo"
 RULE_FAMILIES = ("abbreviation", "path", "modifier", "pubtator")
 
-_ABBREVIATION_GAP = re.compile(r"^\s*\(\s*$")
-_ABBREVIATION_END = re.compile(r"^\s*[);,]")
+#: between the long form and the short form: the opening parenthesis, after "gene" ("DPYD") and before "or"
+#: ("ABCB1 ( or MDR1 )"), or before earlier synonyms separated by ";" or "/" ("selumetinib ( AZD6244 /
+#: ARRY-142866 )"); a comma is left out, for it lists examples as often as synonyms
+_ABBREVIATION_GAP = re.compile(r"^\s*(?:gene\s*)?\(\s*(?:or\s+|(?:[^()\s;/][^();/]{0,40}[;/]\s*){1,3})?$")
+_ABBREVIATION_END = re.compile(r"^\s*[);,/]")
 #: dependencies of a verb's subject; the subject side of a trigger verb is the acting side
 _SUBJECT_DEPS = frozenset({"nsubj", "csubj", "agent"})
 _PASSIVE_SUBJECT_DEPS = frozenset({"nsubjpass", "csubjpass"})
@@ -613,7 +618,7 @@ def relate_sentence(
             if a.start < b.end and b.start < a.end and _overlap(a.annotation, b.annotation):
                 continue
             considered += 1
-            found = _abbreviation(text, a, b, rules)
+            found = _abbreviation(text, a, b, rules, ents)
             if found is None and tree is not None and rules.scorer is not None:
                 found = scored.get((a.index, b.index))
             elif found is None and tree is not None and a.index in outer and b.index in outer:
@@ -637,7 +642,32 @@ def relate_sentence(
     return out
 
 
-def _abbreviation(text: str, a: _Entity, b: _Entity, rules: RelationRules) -> _Proposal | None:
+def _long_form(text: str, first: _Entity, short: _Entity, ents: Sequence[_Entity]) -> _Entity:
+    """The long form a short form defines, of the entities of ``first``'s type ending where it ends.
+
+    Of "CBZ-induced hypersensitivity syndrome" and "hypersensitivity syndrome" before "( HSS )": the
+    shortest with a word starting with the short form's first letter, else the longest.
+    """
+    nested = [e for e in ents if e.type == first.type and e.end == first.end and e.start < short.start]
+    if len(nested) == 1:
+        return first
+    # imported here: the abbreviations module brings spaCy, which reading rule files does not need
+    from pipeline.nlp.abbreviations import word_initials
+
+    letter = text[short.start].casefold()
+    initialled = [e for e in nested if letter in word_initials(text[e.start:e.end])]
+    if initialled:
+        return min(initialled, key=lambda e: (e.end - e.start, e.index))
+    return max(nested, key=lambda e: (e.end - e.start, -e.index))
+
+
+def _abbreviation(text: str, a: _Entity, b: _Entity, rules: RelationRules,
+                  ents: Sequence[_Entity] | None = None) -> _Proposal | None:
+    """The abbreviation rule's proposal for a pair written "A ( B )".
+
+    Given the sentence's ``ents``, only for the long form ``_long_form`` chooses among nested ones;
+    without them (the scorer's candidates leave out every such pair), for any.
+    """
     # asked of every pair of a sentence: the entities' own bounds, not the annotations' properties
     if a.type != b.type or f"abbreviation:{EQUIVALENT}" in rules.disabled:
         return None
@@ -647,6 +677,8 @@ def _abbreviation(text: str, a: _Entity, b: _Entity, rules: RelationRules) -> _P
     if not _ABBREVIATION_GAP.match(text[first.end : second.start]):
         return None
     if not _ABBREVIATION_END.match(text[second.end : second.end + 3] or ")"):
+        return None
+    if ents is not None and first is not _long_form(text, first, second, ents):
         return None
     # the short form (in parentheses) is Arg1, the long form Arg2
     return _Proposal(EQUIVALENT, second, first, "abbreviation", "(")
@@ -1557,7 +1589,7 @@ def _candidate_pairs(text: str, tree: _Tree, ents: Sequence[_Entity], outer: set
         for b in ents[x + 1:]:
             if (a.index, b.index) in info.overlapping or (pair_types and _type_pair(a.type, b.type) not in pair_types):
                 continue
-            if _abbreviation(text, a, b, rules) is not None:
+            if _abbreviation(text, a, b, rules) is not None:  # a long form or a nested one: never scored
                 continue
             out.append((a, b, *_pair_features_both(text, tree, a, b, ents, outer, rules, info)))
     return out

@@ -5,6 +5,7 @@ Sentences are written for the tests; the spaCy model and the ontology are loaded
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections import Counter
 
@@ -324,3 +325,39 @@ def test_extend_from_files_equals_extension_with_the_loaded_files(onto: Ontology
     counts: Counter[str] = Counter()
     found = list(extend_from_files([_doc(text, keys)], counts, ontology_path=DEFAULT_ONTOLOGY, model=DEFAULT_MODEL))
     assert found == expected and counts == expected_counts and _composites(found[0])
+
+
+def test_short_form_of_a_key_entity_gets_its_annotation(onto: Ontology, nlp: Language) -> None:
+    text = "Norepinephrine ( NE ) regulates the release of CRH ."
+    key = dataclasses.replace(_key(text, "Norepinephrine", "Chemical"), identifier="MESH:D009638")
+    (out,), counts = _run([Document("1", text, text, sentences=(Sentence(0, len(text)),), annotations=(key,))],
+                          onto, nlp)
+    short = [a for a in out.annotations if a.covered(text) == "NE"]
+    assert [(a.type, a.source, a.identifier, a.fragments) for a in short] == [
+        ("Chemical", "pubtator", "MESH:D009638", ((17, 19),))]
+    assert counts["short_forms"] == 1 and counts["short_forms_composite"] == 0
+
+
+def test_short_form_of_a_composite_is_a_composite_without_key(onto: Ontology, nlp: Language) -> None:
+    text = "Patients with high warfarin sensitivity ( WS ) needed lower doses."
+    (out,), counts = _run([_doc(text, [("warfarin", "Chemical")])], onto, nlp)
+    assert ("DrugSensitivity", "WS", 1, "abbreviation") in _composites(out)
+    short = next(a for a in out.annotations if a.covered(text) == "WS")
+    assert short.key is None and short.ontology_class == "DrugSensitivity"
+    assert counts["short_forms"] == counts["short_forms_composite"] == 1
+
+
+@pytest.mark.parametrize(("text", "keys"), [
+    # already annotated: the source's own annotation stays the only one
+    ("Norepinephrine ( NE ) regulates the release of CRH .", [("Norepinephrine", "Chemical"), ("NE", "Gene")]),
+    # an annotation inside the short form says what part of it is
+    ("Serotonin ( SER-T ) was measured .", [("Serotonin", "Chemical"), ("SER", "Chemical")]),
+    # no word of the long form starts with the short form's first letter: a brand name, not a short form
+    ("Patients took sorafenib ( Nexavar ) daily .", [("sorafenib", "Chemical")]),
+])
+def test_no_short_form_where_the_text_or_an_annotation_says_otherwise(
+        text: str, keys: list[tuple[str, str]], onto: Ontology, nlp: Language) -> None:
+    doc = _doc(text, keys)
+    (out,), counts = _run([doc], onto, nlp)
+    assert counts["short_forms"] == 0
+    assert {a for a in out.annotations if a.source == "pubtator"} == set(doc.annotations)

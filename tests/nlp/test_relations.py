@@ -81,6 +81,15 @@ def _doc(text: str, anns: list[Annotation], parse: SentenceParse | None = None) 
         ("tumor necrosis factor (TNF) levels", "tumor necrosis factor", "TNF", "Gene_or_protein", True),
         ("warfarin ( CYP2C9 ) levels", "warfarin", "CYP2C9", None, False),  # types differ
         ("warfarin and ( NE ) levels", "warfarin", "NE", "Chemical", False),  # not adjacent
+        ("polymorphisms of ABCB1 ( or MDR1 ) and", "ABCB1", "MDR1", "Gene_or_protein", True),
+        ("the dihydropyrimidine dehydrogenase gene ( DPYD ) .", "dihydropyrimidine dehydrogenase", "DPYD",
+         "Gene_or_protein", True),
+        ("selumetinib ( AZD6244 / ARRY-142866 ) , a MEK inhibitor", "selumetinib", "AZD6244", "Chemical", True),
+        ("selumetinib ( AZD6244 / ARRY-142866 ) , a MEK inhibitor", "selumetinib", "ARRY-142866", "Chemical", True),
+        ("the adenine ( SM360320 ; 1V136 ) was", "adenine", "1V136", "Chemical", True),
+        # a comma lists examples as often as synonyms
+        ("antidepressants ( paroxetine , fluoxetine ) were", "antidepressants", "fluoxetine", "Chemical", False),
+        ("warfarin ( INR ) and ( NE ) levels", "warfarin", "NE", "Chemical", False),  # another parenthesis
     ],
 )
 def test_abbreviation(text: str, long: str, short: str, type_: str | None, expected: bool) -> None:
@@ -89,6 +98,27 @@ def test_abbreviation(text: str, long: str, short: str, type_: str | None, expec
     doc = next(rel.relate_documents([_doc(text, [a, b])], RULES, SCHEMA, Counter()))
     found = [(r.type, doc.annotations[r.arg1].text, doc.annotations[r.arg2].text) for r in doc.relations]
     assert found == ([("isEquivalentTo", short, long)] if expected else [])
+
+
+@pytest.mark.parametrize(
+    ("text", "longs", "short", "expected"),
+    [
+        # the shortest long form with a word starting with the short form's first letter
+        ("but not CBZ -induced hypersensitivity syndrome ( HSS ) or", ["CBZ -induced hypersensitivity syndrome",
+                                                                        "hypersensitivity syndrome"],
+         "HSS", "hypersensitivity syndrome"),
+        # none has one: the longest
+        ("the group I agonist dihydroxyphenylglycine ( QX-5 ) was", ["agonist dihydroxyphenylglycine",
+                                                                     "dihydroxyphenylglycine"],
+         "QX-5", "agonist dihydroxyphenylglycine"),
+    ],
+)
+def test_abbreviation_of_nested_long_forms_defines_one(text: str, longs: list[str], short: str,
+                                                        expected: str) -> None:
+    anns = [_ann(text, w, "Disease") for w in [*longs, short]]
+    doc = next(rel.relate_documents([_doc(text, anns)], RULES, SCHEMA, Counter()))
+    found = [(r.type, doc.annotations[r.arg1].text, doc.annotations[r.arg2].text) for r in doc.relations]
+    assert found == [("isEquivalentTo", short, expected)]
 
 
 def test_trigger_on_the_path_types_directs_and_hedges() -> None:
