@@ -160,10 +160,16 @@ def find_abbreviations(text: str) -> list[Abbreviation]:
 
 
 def word_initials(text: str) -> set[str]:
-    """The case-folded first characters of the words of ``text`` (runs of ASCII letters and digits).
+    """Return the case-folded first characters of the words of ``text``.
 
     A short form's first letter is one of its long form's word initials: ``(-)-epigallocatechin``
     has the initial ``e`` (``EGC``), ``3,5-dihydroxyphenylglycine`` the initial ``d`` (``DHPG``).
+
+    Args:
+        text: A long form; its words are the runs of ASCII letters and digits.
+
+    Returns:
+        The words' first characters, case-folded.
     """
     return {w[0].casefold() for w in _WORD.findall(text)}
 
