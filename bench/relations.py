@@ -27,7 +27,12 @@ only, which chooses its models' L2 strengths and its thresholds there by inner c
 PMID (the chosen values are printed per fold).
 
 Also the baseline: every ordered pair of the pipeline's entities as ``isAssociatedWith``, end to
-end, partial arguments, hierarchy credit.
+end, partial arguments, hierarchy credit.  And the scorer's proposals in the settings of Table 9 of
+the PGxCorpus paper (relation agreement between annotators): written as the build's brat documents
+and compared with the gold ``.ann`` files by the scoring of ``pgx-corpus agreement``
+(``pipeline.brat.agreement.compare_collections``: exact/partial x strict/hierarchy/any x
+directed/undirected, micro and macro F1; there hierarchy credit counts each relation once per level
+of its type, and the arguments' entity types are compared too).
 
 ``--shipped`` trains nothing: the rule file's own scorer (``config/relations.yaml``'s, trained on
 the 300 dev sentences) is applied to every sentence of the data, in both settings; with
@@ -55,7 +60,9 @@ PROJECT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT))
 
 from pipeline.brat import standoff as brat  # noqa: E402
+from pipeline.brat.agreement import DIRECTION_SETTINGS, SPAN_SETTINGS, TYPE_SETTINGS, compare_collections  # noqa: E402,E501
 from pipeline.brat.modality import parse_note  # noqa: E402
+from pipeline.corpus.brat_export import sentence_document  # noqa: E402
 from pipeline.documents import Document, Sentence  # noqa: E402
 from pipeline.nlp import relations as rel  # noqa: E402
 from pipeline.nlp.extend import extend_documents, sentence_parse  # noqa: E402
@@ -80,13 +87,16 @@ Trained = tuple[rel.RelationRules, list[tuple[rel.RelationRules, list[str]]]]
 class Gold:
     docs: list[Document]  # gold entities, no relations
     relations: dict[str, list[Item]]
+    brat: dict[str, brat.BratDocument] = dataclasses.field(default_factory=dict)  # the .ann files as read
 
 
 def load_gold() -> Gold:
     docs: list[Document] = []
     relations: dict[str, list[Item]] = {}
+    read: dict[str, brat.BratDocument] = {}
     for txt in sorted((DATA / "gold").glob("*.txt")):
         gdoc, issues = brat.read_document(txt)
+        read[txt.stem] = gdoc
         for issue in issues:
             print(f"warning: {issue}", file=sys.stderr)
         text = gdoc.text
@@ -100,7 +110,7 @@ def load_gold() -> Gold:
         docs.append(Document(pmid=txt.stem, title=text, text=text, origin="brat",
                              sentences=(Sentence(0, len(text)),),
                              annotations=tuple(brat.to_annotations(gdoc, source="gold"))))
-    return Gold(docs, relations)
+    return Gold(docs, relations, read)
 
 
 def pubtator_docs(gold: Gold) -> list[Document]:
@@ -364,6 +374,52 @@ def report(title: str, sides: dict[str, dict[str, list[Item]]], gold: dict[str, 
             print(f"  actions saved per fold ({label}, {fold_args} arguments): " + ", ".join(f"{x:+.1f}" for x in per))
 
 
+#: The PGxCorpus paper's Table 9: relation agreement between annotators, macro F1 in its strictest setting
+#: (exact arguments, same type, direction considered).
+HUMAN_TABLE9_STRICTEST_MACRO = 47.3
+
+
+def table9(title: str, sides: dict[str, dict[str, Document]], gold: Gold, names: Sequence[str],
+           schema: Schema) -> None:
+    """Score proposals against the gold as ``pgx-corpus agreement GOLD PROPOSALS`` does (Table 9 settings).
+
+    Each side's documents are written as the brat documents the build exports
+    (``sentence_document``) and compared with the gold ``.ann`` files by
+    ``compare_collections``, the agreement command's own function: relations matched one to
+    one, their arguments' entities matched under the span and type settings too, modality
+    ignored; micro and macro F1 (the macro over the relation types present on either side).
+    """
+    if not all(name in gold.brat for name in names):
+        print(f"  {title}: not scored (the gold .ann files were not read)")
+        return
+    gold_docs = {name: gold.brat[name] for name in names}
+    results = {}
+    for label, docs in sides.items():
+        counts: Counter[str] = Counter()
+        predicted = {}
+        for name in names:
+            (record,), _crossing = docs[name].sentence_records()
+            predicted[name] = dataclasses.replace(sentence_document(record, schema, counts), name=name)
+        results[label] = compare_collections(gold_docs, predicted, schema, ref_label="gold", pred_label=label)
+    print(f"  {title}: relation F1 through pgx-corpus agreement's scoring (micro / macro; the paper's Table 9, "
+          f"human agreement, strictest setting: macro {HUMAN_TABLE9_STRICTEST_MACRO})")
+    print("    " + f"{'setting':28}" + "".join(f"{label:^22}" for label in sides))
+    for span in SPAN_SETTINGS:
+        for typing in TYPE_SETTINGS:
+            for direction in DIRECTION_SETTINGS:
+                key = f"{span}_{typing}_{direction}"
+                cells = []
+                for label in sides:
+                    rep = results[label]["relations"][key]
+                    micro, macro = rep["micro"]["f1"], rep["macro"]["f1"]
+                    cells.append(f"{_pct(micro)} / {_pct(macro)}".center(22))
+                print(f"    {key:28}" + "".join(cells))
+
+
+def _pct(x: float | None) -> str:
+    return "  n/a" if x is None else f"{100 * x:5.1f}"
+
+
 def run_scorer_setting(title: str, docs: list[Document], train_docs: list[Document], gold: Gold,
                        base: rel.RelationRules, schema: Schema, target: float, k: int, seed: int,
                        fold_args: str = "exact", projected: bool = False, trained: Trained | None = None,
@@ -407,6 +463,7 @@ def run_scorer_setting(title: str, docs: list[Document], train_docs: list[Docume
     report(title, sides, gold.relations, names, schema, folds, fold_args)
     if fold_args == "exact":
         type_confusion(sides["out of fold"], gold.relations, names, schema)
+    table9("Table 9 settings", {"in-sample": insample, "out of fold": oof}, gold, names, schema)
     assert insample_rules.scorer is not None
     chosen = [r.scorer for r, _test in models if r.scorer is not None] + [insample_rules.scorer]
     labels = [f"fold {f + 1}" for f in range(k)] + ["in sample"]

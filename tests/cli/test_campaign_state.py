@@ -230,6 +230,7 @@ def test_backup_of_a_live_campaign_never_holds_half_an_edit(live: tuple[Path, di
     campaign, _ = live
     base = campaign / "phase1" / "alice" / "100_3"
     stop = threading.Event()
+    written = threading.Event()
 
     def writer() -> None:
         n = 0
@@ -239,10 +240,14 @@ def test_backup_of_a_live_campaign_never_holds_half_an_edit(live: tuple[Path, di
                 base.with_suffix(".txt").write_text(f"state {n}\n")
                 stop.wait(0.001)
                 base.with_suffix(".ann").write_text(f"#1\tAnnotatorNotes T1\tstate {n}\n")
+            written.set()
 
     thread = threading.Thread(target=writer)
     thread.start()
     try:
+        # on a loaded machine the writer may not have run yet: the first backup would hold the document
+        # as it was before, which says nothing of the two files' consistency
+        assert written.wait(30)
         for i in range(8):
             out = tmp_path / f"b{i}.tar.gz"
             assert cli.main(["campaign", "backup", str(campaign), str(out)]) == 0
