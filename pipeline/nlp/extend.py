@@ -28,8 +28,8 @@ looks around each key entity's syntactic head for ontology terms.  Rules
   "CYP2C9*1, *2 and *3", "HLA-DR 7");
 * ``standalone``: terms of ``standalone`` classes outside any composite and
   any key entity ("poor metabolizers", "adverse drug reactions");
-* short forms: an entity, key or composite, written right before a
-  parenthesised short form that its source left untagged ("superoxide
+* short forms: an entity, key or composite, of a parsed sentence written right
+  before a parenthesised short form that its source left untagged ("superoxide
   dismutase ( SOD )", "Norepinephrine ( NE )") gives the short form the same
   annotation (source, type, identifier, class) by the built-in rule of
   [`builtin_definitions`][pipeline.nlp.abbreviations.builtin_definitions].  PubTator
