@@ -13,8 +13,8 @@ Proposals (``Relation.rule`` is ``<rule>:<type proposed before typing>``; the wo
 ``abbreviation``
     two entities of the same type written "A ( B )": ``isEquivalentTo`` with the
     short form B as Arg1 and the long form A as Arg2 (the PGxCorpus convention).
-    Also "A ( or B )", "A gene ( B )", and each later member of a list of
-    synonyms in the parentheses, "A ( B ; C )", "A ( B / C )".
+    Also "A gene ( B )", and each later member of a list of synonyms in the
+    parentheses, "A ( B ; C )".
 ``path``
     a trigger word on the dependency path between the two entities' head
     tokens (conjuncts collapsed onto the first conjunct, so "levels of X, Y and
@@ -91,11 +91,12 @@ HYPOTHETICAL, NEGATED = MODALITIES
 EQUIVALENT = "isEquivalentTo"
 RULE_FAMILIES = ("abbreviation", "path", "modifier", "pubtator")
 
-#: between the long form and the short form: the opening parenthesis, after "gene" ("DPYD") and before "or"
-#: ("ABCB1 ( or MDR1 )"), or before earlier synonyms separated by ";" or "/" ("selumetinib ( AZD6244 /
-#: ARRY-142866 )"); a comma is left out, for it lists examples as often as synonyms
-_ABBREVIATION_GAP = re.compile(r"^\s*(?:gene\s*)?\(\s*(?:or\s+|(?:[^()\s;/][^();/]{0,40}[;/]\s*){1,3})?$")
-_ABBREVIATION_END = re.compile(r"^\s*[);,/]")
+#: between the long form and the short form: the opening parenthesis, after "gene" ("dihydropyrimidine
+#: dehydrogenase gene ( DPYD )"), or before earlier synonyms separated by ";" ("( SM360320 ; 1V136 )").  Not
+#: after a comma, which lists examples as often as synonyms, nor a slash or "or", which join as often the
+#: parts of a complex or alternatives: "AP-1 (c-Jun/c-Fos)", "NF-E2 (or AP-1)" (GENIA abstracts)
+_ABBREVIATION_GAP = re.compile(r"^\s*(?:gene\s*)?\(\s*(?:[^()\s;][^();]{0,40};\s*){0,3}$")
+_ABBREVIATION_END = re.compile(r"^\s*[);,]")
 #: dependencies of a verb's subject; the subject side of a trigger verb is the acting side
 _SUBJECT_DEPS = frozenset({"nsubj", "csubj", "agent"})
 _PASSIVE_SUBJECT_DEPS = frozenset({"nsubjpass", "csubjpass"})

