@@ -649,7 +649,7 @@ def _long_form(text: str, first: _Entity, short: _Entity, ents: Sequence[_Entity
     Of "CBZ-induced hypersensitivity syndrome" and "hypersensitivity syndrome" before "( HSS )": the
     shortest with a word starting with the short form's first letter, else the longest.
     """
-    nested = [e for e in ents if e.type == first.type and e.end == first.end and e.start < short.start]
+    nested = [e for e in ents if e.type == first.type and e.end == first.end]
     if len(nested) == 1:
         return first
     # imported here: the abbreviations module brings spaCy, which reading rule files does not need
