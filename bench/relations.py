@@ -40,7 +40,11 @@ the 300 dev sentences) is applied to every sentence of the data, in both setting
 ``pubtator/``), it scores the shipped system on sentences it never saw.  Actions saved are also
 given per fold of the same 5-fold split.
 
+``--learning-curve`` trains each fold's scorer on a half, three quarters and all of its
+training PMIDs (given gold entities), to show how the figures grow with annotated data.
+
     python bench/relations.py [--model NAME] [--min-precision 0.6] [--target-precision 0.75] [--rules-detail] [--curve]
+    python bench/relations.py --method scorer --skip-end-to-end --target-precision 0.75 --learning-curve
     PGX_SHARED=/path/to/heldout python bench/relations.py --shipped
 """
 
@@ -314,10 +318,11 @@ def projected_examples(docs: Sequence[Document], gold: dict[str, list[Item]]) ->
 
 
 def scorer_rules(base: rel.RelationRules, train_docs: Sequence[Document], gold: dict[str, list[Item]],
-                 schema: Schema, target: float, projected: bool = False, budget: float = rel.TYPE_HIERARCHY_COST
-                 ) -> tuple[rel.RelationRules, list[tuple[float, float, float]]]:
+                 schema: Schema, target: float, projected: bool = False, budget: float = rel.TYPE_HIERARCHY_COST,
+                 decision: str = "thresholds") -> tuple[rel.RelationRules, list[tuple[float, float, float]]]:
     examples = projected_examples(train_docs, gold) if projected else training_examples(train_docs, gold)
-    scorer, curve = rel.train_scorer(examples, base, schema, target_precision=target, hierarchy_budget=budget)
+    scorer, curve = rel.train_scorer(examples, base, schema, target_precision=target, hierarchy_budget=budget,
+                                     decision=decision)
     return dataclasses.replace(base, scorer=scorer), curve
 
 
@@ -423,7 +428,7 @@ def _pct(x: float | None) -> str:
 def run_scorer_setting(title: str, docs: list[Document], train_docs: list[Document], gold: Gold,
                        base: rel.RelationRules, schema: Schema, target: float, k: int, seed: int,
                        fold_args: str = "exact", projected: bool = False, trained: Trained | None = None,
-                       budget: float = rel.TYPE_HIERARCHY_COST) -> Trained:
+                       budget: float = rel.TYPE_HIERARCHY_COST, decision: str = "thresholds") -> Trained:
     """The learned scorer: trained on the gold-entity training sentences, applied to ``docs``.
 
     Each fold's scorer is trained (its L2 strengths and thresholds chosen by inner cross-validation)
@@ -438,7 +443,8 @@ def run_scorer_setting(title: str, docs: list[Document], train_docs: list[Docume
     base = dataclasses.replace(base, enabled=None, retype={}, scorer=None)
     t0 = time.perf_counter()
     if trained is None:
-        insample_rules, _ = scorer_rules(base, train_docs, gold.relations, schema, target, projected, budget)
+        insample_rules, _ = scorer_rules(base, train_docs, gold.relations, schema, target, projected, budget,
+                                         decision)
     else:
         insample_rules = trained[0]
     insample = predict(insample_rules, docs, schema)
@@ -450,7 +456,7 @@ def run_scorer_setting(title: str, docs: list[Document], train_docs: list[Docume
         assert not {n.split("_", 1)[0] for n in train} & {n.split("_", 1)[0] for n in test}
         if trained is None:
             rules, _curve = scorer_rules(base, [train_by_name[n] for n in train], gold.relations, schema, target,
-                                         projected, budget)
+                                         projected, budget, decision)
         else:
             rules, held = trained[1][f]
             assert held == test
@@ -471,6 +477,10 @@ def run_scorer_setting(title: str, docs: list[Document], train_docs: list[Docume
           "(pair threshold, type thresholds (root's children/below them); L2 C of the pair, context, type models; "
           "threshold per type)")
     for label, sc in zip(labels, chosen, strict=True):
+        if sc.decision == "actions":
+            print(f"    {label:9} (decision actions: no threshold; C {sc.meta['pair_c']:g}, {sc.meta['context_c']:g}, "
+                  f"{sc.meta['type_c']:g})")
+            continue
         specific = sc.type_threshold if sc.specific_type_threshold is None else sc.specific_type_threshold
         per_type = " ".join(f"{t} {v:.2f}" for t, v in sorted(sc.type_thresholds.items()))
         print(f"    {label:9} ({sc.threshold:.3f}, {sc.type_threshold:.2f}/{specific:.2f}; C {sc.meta['pair_c']:g}, "
@@ -523,8 +533,8 @@ def type_model_report(docs: list[Document], gold: Gold, models: Sequence[tuple[r
     strict = sum(g == c for g, c, _t in decisions)
     credited = sum(c is not None and schema.is_a(g, c) for g, c, _t in decisions)
     print(f"\ntype model alone, out of fold (each held-out gold pair typed as if proposed in its gold direction, "
-          f"{len(decisions)} pairs): most probable type right {100 * top / n:.1f}%; proposed type (type "
-          f"thresholds) strictly right {100 * strict / n:.1f}%, hierarchy-credited {100 * credited / n:.1f}%")
+          f"{len(decisions)} pairs): most probable type right {100 * top / n:.1f}%; proposed type (the "
+          f"scorer's decision) strictly right {100 * strict / n:.1f}%, hierarchy-credited {100 * credited / n:.1f}%")
     conf = Counter((g, c or "-") for g, c, _t in decisions)
     types = [t for t in schema.relation_types() if any(g == t for g, _c, _t in decisions)]
     print_table(conf, types, types, "gold / proposed")
@@ -551,15 +561,21 @@ def run_shipped(docs: list[Document], e2e: list[Document], gold: Gold, rules_pat
 
 def threshold_curve(docs: list[Document], gold: Gold, models: Sequence[tuple[rel.RelationRules, list[str]]],
                     schema: Schema) -> None:
-    """Out-of-fold precision and recall (exact, directed, hierarchy credit) at several fixed thresholds.
+    """Out-of-fold precision and recall (exact, directed; hierarchy credit and strict) at several fixed thresholds.
 
-    ``models``: each fold's scorer (trained on its training folds) and held-out names; the pair
-    threshold is replaced, the rest (type threshold, strengths) stays as chosen per fold.
+    ``models``: each fold's scorer (trained on its training folds) and held-out names; the
+    threshold is replaced, the rest (type thresholds, strengths) stays as chosen per fold.  The
+    threshold is the pair probability (decision ``thresholds``) or the least expected net actions
+    saved per proposal (decision ``actions``).  Also actions saved per 100 sentences.
     """
     names = [d.pmid for d in docs]
     by_name = {d.pmid: d for d in docs}
-    print("\nthreshold curve, given gold entities, out of fold (exact, dir): threshold  hier P/R  strict P/R")
-    for threshold in (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8):
+    actions = any(r.scorer is not None and r.scorer.decision == "actions" for r, _test in models)
+    what, values = (("least expected net actions saved", (-0.2, -0.1, 0.0, 0.1, 0.2, 0.3, 0.4)) if actions
+                    else ("pair threshold", (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)))
+    print(f"\nthreshold curve, given gold entities, out of fold (exact, dir): {what}  hier P/R  strict P/R  "
+          "actions saved per 100")
+    for threshold in values:
         oof: dict[str, Document] = {}
         for rules, test in models:
             assert rules.scorer is not None
@@ -568,7 +584,48 @@ def threshold_curve(docs: list[Document], gold: Gold, models: Sequence[tuple[rel
         pred = {n: items_of(d) for n, d in oof.items()}
         h = score(pred, gold.relations, names, schema, "exact", "dir", "hier").prf()
         st = score(pred, gold.relations, names, schema, "exact", "dir", "strict").prf()
-        print(f"  {threshold:.1f}  P {h[0]:5.1f} R {h[1]:5.1f}   P {st[0]:5.1f} R {st[1]:5.1f}")
+        saved = actions_saved(pred, gold.relations, names, schema)[0]
+        print(f"  {threshold:4.1f}  P {h[0]:5.1f} R {h[1]:5.1f}   P {st[0]:5.1f} R {st[1]:5.1f}   {saved:+.1f}")
+
+
+def learning_curve(docs: list[Document], gold: Gold, base: rel.RelationRules, schema: Schema, target: float,
+                   k: int, seed: int, budget: float, fractions: Sequence[float] = (0.5, 0.75, 1.0),
+                   decision: str = rel.DEFAULT_DECISION) -> None:
+    """The scorer out of fold, given gold entities, trained on a share of each fold's training PMIDs.
+
+    Each fold's training PMIDs are shuffled (seeded by the fold number) and the first ``fraction``
+    of them kept; the held-out fold is the whole one, as in the other figures.  Prints, per
+    fraction, the mean training sentences per fold, precision and recall (exact, directed; strict,
+    hierarchy credit, untyped) and actions saved per 100 sentences.
+    """
+    import random
+
+    names = [d.pmid for d in docs]
+    by_name = {d.pmid: d for d in docs}
+    folds = kfold_groups(names, k, seed)
+    base = dataclasses.replace(base, enabled=None, retype={}, scorer=None)
+    print("\nlearning curve, given gold entities, out of fold (exact, dir): share of each fold's training "
+          "PMIDs, training sentences per fold, strict P/R, hier P/R, untyped P/R, actions saved per 100")
+    for fraction in fractions:
+        oof: dict[str, Document] = {}
+        sizes = []
+        for f in range(k):
+            train, test = train_test(folds, f)
+            pmids = sorted({n.split("_", 1)[0] for n in train})
+            random.Random(f).shuffle(pmids)
+            kept = set(pmids[:max(1, round(fraction * len(pmids)))])
+            train = [n for n in train if n.split("_", 1)[0] in kept]
+            sizes.append(len(train))
+            rules, _curve = scorer_rules(base, [by_name[n] for n in train], gold.relations, schema, target,
+                                         budget=budget, decision=decision)
+            oof.update(predict(rules, [by_name[n] for n in test], schema))
+        pred = {n: items_of(d) for n, d in oof.items()}
+        cells = []
+        for typing in TYPINGS:
+            p, r, _f = score(pred, gold.relations, names, schema, "exact", "dir", typing).prf()
+            cells.append(f"P {p:5.1f} R {r:5.1f}")
+        saved = actions_saved(pred, gold.relations, names, schema)[0]
+        print(f"  {fraction:4.2f}  {sum(sizes) / len(sizes):5.0f}   " + "   ".join(cells) + f"   {saved:+.1f}")
 
 
 def run_setting(title: str, docs: list[Document], gold: Gold, base: rel.RelationRules, schema: Schema,
@@ -626,6 +683,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--target-precision", type=float, default=0.8,
                     help="the scorer's threshold: the lowest with this inner-CV precision on the training folds")
     ap.add_argument("--curve", action="store_true", help="the scorer's out-of-fold threshold curve")
+    ap.add_argument("--decision", choices=rel.DECISIONS, default=rel.DEFAULT_DECISION,
+                    help=f"the scorers' decision (train-relations' option; default {rel.DEFAULT_DECISION})")
+    ap.add_argument("--learning-curve", action="store_true",
+                    help="the scorer out of fold trained on half, three quarters and all of each fold's training PMIDs")
     ap.add_argument("--shipped", action="store_true",
                     help="train nothing: score the rule file's own scorer on every sentence (held-out data)")
     ap.add_argument("--type-hierarchy-budget", type=float, default=rel.TYPE_HIERARCHY_COST,
@@ -655,10 +716,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     trained: Trained | None = None
     if (args.method in ("scorer", "both") and not args.only_end_to_end) or args.curve:
         trained = run_scorer_setting("scorer, given gold entities", parsed, parsed, gold, base, schema,
-                                     args.target_precision, args.k, args.seed, budget=args.type_hierarchy_budget)
+                                     args.target_precision, args.k, args.seed, budget=args.type_hierarchy_budget,
+                                     decision=args.decision)
         type_model_report(parsed, gold, trained[1], schema)
         if args.curve:
             threshold_curve(parsed, gold, trained[1], schema)
+    if args.learning_curve:
+        learning_curve(parsed, gold, base, schema, args.target_precision, args.k, args.seed,
+                       args.type_hierarchy_budget, decision=args.decision)
     if args.skip_end_to_end:
         return 0
     e2e = end_to_end_docs(gold, nlp, schema)
@@ -670,11 +735,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         run_scorer_setting("scorer, end to end: PubTator keys, extension, mapping, relations (trained on the "
                            "gold-entity training sentences)", e2e, parsed, gold, base, schema,
                            args.target_precision, args.k, args.seed, fold_args="partial", trained=trained,
-                           budget=args.type_hierarchy_budget)
+                           budget=args.type_hierarchy_budget, decision=args.decision)
         run_scorer_setting("scorer, end to end, trained on the pipeline's entities (gold relations projected "
                            "onto the entities overlapping their arguments)", e2e, e2e, gold, base, schema,
                            args.target_precision, args.k, args.seed, fold_args="partial", projected=True,
-                           budget=args.type_hierarchy_budget)
+                           budget=args.type_hierarchy_budget, decision=args.decision)
     # the baseline: every ordered pair of the pipeline's entities as isAssociatedWith
     baseline: dict[str, list[Item]] = {}
     for d in e2e:

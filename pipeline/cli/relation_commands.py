@@ -4,10 +4,12 @@ Reads finished brat collections (the gold dev subset, a campaign's final collect
 sentence once with the build's parser, and trains the relation scorer of
 [`pipeline.nlp.relations`][pipeline.nlp.relations] on the annotators' entities and relations
 (scikit-learn's L-BFGS logistic regressions; the file written holds JSON weights only).  The
-models' L2 strengths (a small grid each) and the thresholds are chosen on the training data only,
-by inner cross-validation by PMID (``--target-precision``); the chosen values are in the file's
-``meta``.  The scorer file is what ``config/relations.yaml``'s ``scorer:`` entry
-names; the same data and seed give the same bytes.
+models' L2 strengths (a small grid each) and, with ``--decision thresholds``, the thresholds are
+chosen on the training data only, by inner cross-validation by PMID (``--target-precision``); the
+chosen values are in the file's ``meta``.  The default decision, ``actions``, proposes each pair
+whose proposal is expected to save the annotator an action and needs no threshold.  The scorer
+file is what ``config/relations.yaml``'s ``scorer:`` entry names; the same data and seed give the
+same bytes.
 """
 
 from __future__ import annotations
@@ -43,14 +45,16 @@ def _train_relations(args: argparse.Namespace) -> int:
         print("pgx-corpus train-relations: no annotated sentence found", file=sys.stderr)
         return 2
     scorer, _curve = relations.train_scorer(examples, rules, schema, target_precision=args.target_precision,
-                                            seed=args.seed, hierarchy_budget=args.type_hierarchy_budget)
+                                            seed=args.seed, hierarchy_budget=args.type_hierarchy_budget,
+                                            decision=args.decision)
     scorer = dataclasses.replace(scorer, meta={**scorer.meta, "parser_model": args.model or DEFAULT_MODEL,
                                                "training_dirs": [Path(d).name for d in args.brat_dirs]})
     args.out.parent.mkdir(parents=True, exist_ok=True)
     tmp = args.out.with_name(f".{args.out.name}.tmp")
     tmp.write_text(json.dumps(scorer.to_json(), sort_keys=True, separators=(",", ":")) + "\n", encoding="utf-8")
     tmp.replace(args.out)
-    summary = {"scorer": str(args.out), "sentences": len(examples), "threshold": round(scorer.threshold, 4),
+    summary = {"scorer": str(args.out), "sentences": len(examples), "decision": scorer.decision,
+               "threshold": round(scorer.threshold, 4),
                "type_threshold": scorer.type_threshold, "specific_type_threshold": scorer.specific_type_threshold,
                "type_thresholds": dict(sorted(scorer.type_thresholds.items())),
                "l2_c": [scorer.meta["pair_c"], scorer.meta["context_c"], scorer.meta["type_c"]],
@@ -98,7 +102,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="threshold: the lowest at which inner cross-validated proposals are right this often "
                    "(default 0.7)")
     p.add_argument("--type-hierarchy-budget", type=_budget, default=0.05, metavar="SHARE",
-                   help="share of the right inner-CV proposals whose hierarchy credit the type thresholds may lose "
-                   "for more strictly right types (default 0.05; lower: the root type more often)")
+                   help="with --decision thresholds: share of the right inner-CV proposals whose hierarchy credit the "
+                   "type thresholds may lose for more strictly right types (default 0.05; lower: the root type more "
+                   "often)")
+    from pipeline.nlp.relations import DECISIONS, DEFAULT_DECISION
+
+    p.add_argument("--decision", choices=DECISIONS, default=DEFAULT_DECISION,
+                   help="actions: propose each pair, with its most probable type, when the proposal is expected to "
+                   "save the annotator an action (p * (1 + q) >= 1; --type-hierarchy-budget is not read); "
+                   "thresholds: propose the pairs above the pair threshold (chosen at --target-precision), typed by "
+                   f"the type thresholds (chosen within --type-hierarchy-budget) (default {DEFAULT_DECISION})")
     p.add_argument("--seed", type=int, default=13, help="training seed (default 13)")
     p.set_defaults(func=_train_relations)

@@ -33,9 +33,12 @@ Proposals (``Relation.rule`` is ``<rule>:<type proposed before typing>``; the wo
     dependency path's labels, words and triggers, the words between and around,
     coordination, nesting, nearest candidates) gives the probability that
     annotators relate the pair in that direction, a context model rescores it
-    from the scores of both arguments' other pairs in the sentence; the pair is
-    proposed in its more probable direction when that reaches the scorer's
-    threshold, with the most specific type the type model is sure enough of.
+    from the scores of both arguments' other pairs in the sentence.  The pair is
+    proposed in its more probable direction by the scorer's decision: with its
+    most probable type when the proposal is expected to save the annotator an
+    action (``actions``, the default of ``train-relations``), or when its
+    probability reaches the scorer's threshold, with the most specific type the
+    type model is sure enough of (``thresholds``).
 
 ``path`` and ``modifier`` keys propose only when listed in the rule file's
 ``selection`` (rule keys chosen on training data by ``bench/relations.py``).
@@ -983,6 +986,8 @@ def load_rules_file(path: str | Path, schema_path: str | Path, *scorer_digests: 
 #
 # A softmax regression over the pair features gives the type.  Trained by train_scorer
 # (scikit-learn's L-BFGS logistic regression); the file holds the weights only, evaluated here.
+# What is proposed is the scorer's decision (DECISIONS): annotators review every proposal, so the
+# default proposes what is expected to save them an action rather than what clears thresholds.
 
 SCORER_FORMAT = 2
 #: a feature must occur in this many training pairs to get a weight
@@ -1000,6 +1005,14 @@ TYPE_C_GRID = (0.3, 1.0, 3.0)
 #: is the default of ``train-relations --type-hierarchy-budget``
 TYPE_THRESHOLD_GRID = (0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
 TYPE_HIERARCHY_COST = 0.05
+#: how a scorer decides which pairs to propose, with which type (``train-relations --decision``):
+#: ``thresholds``, the pair threshold and the type thresholds chosen by inner cross-validation;
+#: ``actions``, every pair whose proposal is expected to save the annotator an action, typed with
+#: its most probable type (see [`RelationScorer`][pipeline.nlp.relations.RelationScorer])
+DECISIONS = ("thresholds", "actions")
+#: ``train-relations``' decision (the library's ``train_scorer`` keeps ``thresholds`` unless told):
+#: annotators review every proposal, so what a proposal saves them is what counts
+DEFAULT_DECISION = "actions"
 #: an entity type pair is scored when training annotators related at least this many of its pairs
 #: and at least this share of them (Gene_or_protein with Limited_variation, Chemical with Chemical:
 #: never related in PGxCorpus); the others are never proposed and cost nothing.  A fixed rule, not
@@ -1022,7 +1035,8 @@ class RelationScorer:
     Attributes:
         pair: Feature -> weight of the pair model (binary features, ``bias`` included).
         types: Relation type -> feature -> weight of the type model (softmax over the types).
-        threshold: Lowest context-model probability proposed.
+        threshold: Lowest context-model probability proposed (decision ``thresholds``), or the
+            least expected net actions saved a proposal needs (decision ``actions``; 0 as trained).
         type_threshold: Cumulative type probability a child of the root (``influences``,
             ``treats``) needs to be chosen, and the types below them too when
             ``specific_type_threshold`` is None.
@@ -1036,6 +1050,14 @@ class RelationScorer:
             (``increases``, ``causes``, ...) needs; None: ``type_threshold`` (older files).
         type_thresholds: Relation type -> the cumulative type probability that type needs, in
             place of its level's threshold; empty: the level thresholds only (older files).
+        decision: ``thresholds`` (the above; older files) or ``actions``: a pair is proposed, with
+            its most probable type, when the proposal's expected net actions saved are not
+            negative.  With ``p`` the context model's probability of the pair in its more probable
+            direction and ``q`` the type's probability (averaged over coordinated proposals, as
+            the thresholds read it), an annotator keeps the proposal as it is with probability
+            ``p * q`` (+1), retypes it with probability ``p * (1 - q)`` (0) and deletes it with
+            probability at most ``1 - p`` (-1): proposed when ``p * (1 + q) - 1 >= threshold``
+            (0: not negative).  The type thresholds are not read.
     """
 
     pair: Mapping[str, float]
@@ -1048,6 +1070,7 @@ class RelationScorer:
     type_features: int = 0
     specific_type_threshold: float | None = None
     type_thresholds: Mapping[str, float] = field(default_factory=dict)
+    decision: str = "thresholds"
 
     def to_json(self) -> dict[str, Any]:
         """Return the scorer as a JSON-ready mapping (sorted keys: the same scorer, the same bytes).
@@ -1059,7 +1082,7 @@ class RelationScorer:
                 "meta": dict(self.meta), "pair": dict(sorted(self.pair.items())),
                 "context": dict(sorted(self.context.items())), "pair_types": sorted(self.pair_types),
                 "type_features": self.type_features, "specific_type_threshold": self.specific_type_threshold,
-                "type_thresholds": dict(sorted(self.type_thresholds.items())),
+                "type_thresholds": dict(sorted(self.type_thresholds.items())), "decision": self.decision,
                 "types": {t: dict(sorted(w.items())) for t, w in sorted(self.types.items())}}
 
     @classmethod
@@ -1084,6 +1107,10 @@ class RelationScorer:
         if not isinstance(version, int) or not 0 <= version <= TYPE_FEATURES:
             raise RelationRulesError(f"{where}: type features of version {version!r}, this version computes "
                                      f"0 to {TYPE_FEATURES} (retrain it with pgx-corpus train-relations)")
+        decision = data.get("decision", "thresholds")
+        if decision not in DECISIONS:
+            raise RelationRulesError(f"{where}: decision {decision!r} is not one of {', '.join(DECISIONS)} "
+                                     "(retrain it with pgx-corpus train-relations)")
         try:
             per_type = {str(t): float(v) for t, v in data.get("type_thresholds", {}).items()}
             unknown = sorted(t for t in per_type if t not in data["types"])
@@ -1099,7 +1126,7 @@ class RelationScorer:
                        type_features=version,
                        specific_type_threshold=(None if data.get("specific_type_threshold") is None
                                                 else float(data["specific_type_threshold"])),
-                       type_thresholds=per_type)
+                       type_thresholds=per_type, decision=str(decision))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise RelationRulesError(f"{where}: bad relation scorer: {exc}") from exc
 
@@ -1743,21 +1770,37 @@ def _scored_sentence(text: str, tree: _Tree, ents: Sequence[_Entity], outer: set
     rows = _candidate_pairs(text, tree, ents, outer, rules, scorer.pair_types)
     out: dict[tuple[int, int], _Proposal | None] = {}
     proposed: list[tuple[tuple[int, int], _Entity, _Entity, dict[str, float]]] = []
+    pair_probs: list[float] = []
+    actions = scorer.decision == "actions"
+    # p * (1 + q) - 1 >= threshold needs p >= (1 + threshold) / 2: no pair below it is ever proposed, nor typed
+    floor = (1.0 + scorer.threshold) / 2 if actions else scorer.threshold
     for (a, b, f_ab, f_ba), (p_ab, p_ba) in zip(rows, _pair_probabilities(scorer.pair, scorer.context, rows),
                                                 strict=True):
         first, second, feats, prob = (a, b, f_ab, p_ab) if p_ab >= p_ba else (b, a, f_ba, p_ba)
-        if prob < scorer.threshold:
+        if prob < floor:
             out[(a.index, b.index)] = None
             continue
         if scorer.type_features:
             feats = feats + _type_features(tree, first, second, rules)
         proposed.append(((a.index, b.index), first, second, _type_probabilities(scorer, feats)))
-    for (key, first, second, _own), probs in zip(proposed, _coordinated_probabilities(tree, proposed), strict=True):
-        type_ = _choose_type(probs, rules, scorer.type_threshold, scorer.specific_type_threshold,
-                             scorer.type_thresholds)
+        pair_probs.append(prob)
+    for (key, first, second, _own), probs, prob in zip(proposed, _coordinated_probabilities(tree, proposed),
+                                                       pair_probs, strict=True):
+        if actions:
+            type_: str | None = _most_probable(probs)
+            if type_ is not None and prob * (1.0 + probs[type_]) - 1.0 < scorer.threshold:
+                type_ = None
+        else:
+            type_ = _choose_type(probs, rules, scorer.type_threshold, scorer.specific_type_threshold,
+                                 scorer.type_thresholds)
         out[key] = (None if type_ is None
                     else _Proposal(type_, first, second, "scorer", *_evidence(tree, first, second, rules)))
     return out
+
+
+def _most_probable(probs: Mapping[str, float]) -> str | None:
+    # ties (never seen with real weights) go to the first name, so that the choice is reproducible
+    return max(sorted(probs), key=lambda t: probs[t]) if probs else None
 
 
 def _coordinated_probabilities(tree: _Tree, proposed: Sequence[tuple[tuple[int, int], _Entity, _Entity,
@@ -2228,7 +2271,7 @@ def _select_per_type_thresholds(accepted: Sequence[tuple[float, int, str | None,
 def train_scorer(examples: Sequence[TrainingSentence], rules: RelationRules, schema: Schema, *,
                  target_precision: float = 0.8, inner_folds: int = 3, seed: int = 13,
                  type_threshold: float | None = None, strengths: tuple[float, float, float] | None = None,
-                 hierarchy_budget: float = TYPE_HIERARCHY_COST
+                 hierarchy_budget: float = TYPE_HIERARCHY_COST, decision: str = "thresholds"
                  ) -> tuple[RelationScorer, list[tuple[float, float, float]]]:
     """Train the scorer on ``examples`` and choose its settings on them by inner cross-validation.
 
@@ -2248,6 +2291,9 @@ def train_scorer(examples: Sequence[TrainingSentence], rules: RelationRules, sch
     type in turn, two rounds; ``type_thresholds``).  The type model reads the pair's features and
     type-only ones (words and trigger types around and between the arguments, the words governing
     them).  The chosen values and the criterion per candidate are in the scorer's ``meta``.
+    With ``decision="actions"`` no threshold is chosen: the scorer proposes each pair whose
+    proposal is expected to save an action (``RelationScorer.decision``); its ``threshold``, the
+    least expected net actions saved, is 0.
 
     Args:
         examples: The training sentences (gold entities, parses, gold relations).
@@ -2262,18 +2308,21 @@ def train_scorer(examples: Sequence[TrainingSentence], rules: RelationRules, sch
         hierarchy_budget: The share of the right inner proposals whose hierarchy credit the type
             thresholds may lose (0: a specific type only where hierarchy credit never suffers;
             higher: more strictly right types, more specific types that are wrong).
+        decision: One of ``DECISIONS``: ``thresholds`` (the thresholds above) or ``actions``.
 
     Returns:
         The scorer and the inner threshold curve ``[(threshold, precision, recall)]`` (recall
         over the gold relations other than ``isEquivalentTo``).
 
     Raises:
-        ValueError: If ``hierarchy_budget`` is not in [0, 1).
+        ValueError: If ``hierarchy_budget`` is not in [0, 1), or ``decision`` not one of ``DECISIONS``.
     """
     from pipeline.nlp.folds import kfold_groups
 
     if not 0.0 <= hierarchy_budget < 1.0:
         raise ValueError(f"the type thresholds' hierarchy budget must be in [0, 1), not {hierarchy_budget}")
+    if decision not in DECISIONS:
+        raise ValueError(f"the scorer's decision must be one of {', '.join(DECISIONS)}, not {decision!r}")
 
     sentences = _sentences(examples, rules, schema)
     groups = sorted({s.group for s in sentences})
@@ -2303,7 +2352,9 @@ def train_scorer(examples: Sequence[TrainingSentence], rules: RelationRules, sch
     specific: float | None = None
     per_type: dict[str, float] = {}
     per_type_steps: list[list[Any]] = []
-    if type_threshold is None:
+    if decision == "actions":
+        threshold, type_threshold = 0.0, type_threshold or 0.5
+    elif type_threshold is None:
         accepted = [x for x in scored if x[0] >= threshold]
         type_threshold, specific, type_report = _select_type_threshold(accepted, rules, hierarchy_budget)
         per_type, per_type_steps = _select_per_type_thresholds(accepted, rules, type_threshold, specific,
@@ -2321,9 +2372,16 @@ def train_scorer(examples: Sequence[TrainingSentence], rules: RelationRules, sch
                                         "hierarchy credit; counts per (type_threshold/specific_type_threshold): "
                                         "strictly right, hierarchy-credited, right",
             "type_hierarchy_budget": hierarchy_budget, "type_threshold_counts": type_report,
-            "per_type_threshold_steps": per_type_steps}
+            "per_type_threshold_steps": per_type_steps, "decision": decision}
+    if decision == "actions":
+        meta["decision_criterion"] = ("each pair in its more probable direction, with its most probable type, "
+                                      "when p * (1 + q) - 1 >= 0 (expected net actions saved not negative); "
+                                      "no threshold chosen")
+        for key in ("type_threshold_criterion", "type_hierarchy_budget", "type_threshold_counts",
+                    "per_type_threshold_steps"):
+            del meta[key]
     return RelationScorer(pair, types, threshold, type_threshold, meta, context, pair_types, TYPE_FEATURES,
-                          specific, per_type), curve
+                          specific, per_type, decision), curve
 
 
 def type_decisions(examples: Sequence[TrainingSentence], rules: RelationRules, schema: Schema
@@ -2342,9 +2400,9 @@ def type_decisions(examples: Sequence[TrainingSentence], rules: RelationRules, s
         schema: The schema (entity types).
 
     Returns:
-        Per gold relation scored: (gold type, the type the scorer proposes with its type
-        thresholds, the type model's most probable type); the last two are None when the scorer
-        has no type model.
+        Per gold relation scored: (gold type, the type the scorer proposes (with its type
+        thresholds; decision ``actions``: the most probable one), the type model's most probable
+        type); the last two are None when the scorer has no type model.
 
     Raises:
         ValueError: When ``rules`` has no scorer.
@@ -2362,9 +2420,10 @@ def type_decisions(examples: Sequence[TrainingSentence], rules: RelationRules, s
                 row = s.rows[k]
                 feats = s.type_feats(k, forward) if scorer.type_features else (row[2] if forward else row[3])
                 probs = _type_probabilities(scorer, feats)
-                chosen = _choose_type(probs, rules, scorer.type_threshold, scorer.specific_type_threshold,
-                                      scorer.type_thresholds)
-                top = max(sorted(probs), key=lambda t: probs[t]) if probs else None
+                top = _most_probable(probs)
+                chosen = (top if scorer.decision == "actions"
+                          else _choose_type(probs, rules, scorer.type_threshold, scorer.specific_type_threshold,
+                                            scorer.type_thresholds))
                 out.append((gold_type, chosen, top))
     return out
 

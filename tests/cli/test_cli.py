@@ -125,6 +125,7 @@ def test_train_relations_writes_a_scorer_the_rules_can_name(tmp_path: Path, caps
     summary = json.loads(capsys.readouterr().out)
     assert summary["sentences"] == 7 and summary["training_relations"] > 0
     assert summary["type_thresholds"] == json.loads(out.read_text(encoding="utf-8"))["type_thresholds"]
+    assert summary["threshold"] == 0.0  # the actions decision: the least expected net actions saved
     first = out.read_bytes()
     assert cli.main(["train-relations", str(collection), "--out", str(out)]) == 0
     assert out.read_bytes() == first  # same data and seed, same bytes
@@ -132,10 +133,17 @@ def test_train_relations_writes_a_scorer_the_rules_can_name(tmp_path: Path, caps
     rules.write_text("version: 1\nscorer: scorer.json\n", encoding="utf-8")
     assert relations.load_rules(rules, load_schema()).scorer is not None
     assert cli.main(["train-relations", str(tmp_path / "missing"), "--out", str(out)]) == 2
-    # the type thresholds' hierarchy budget: recorded in the file; its default is the library's; a share or refused
-    assert json.loads(first)["meta"]["type_hierarchy_budget"] == relations.TYPE_HIERARCHY_COST
+    # the decision: expected actions saved unless told; the thresholds decision records its hierarchy budget
+    # (the library's default unless given: a share, or refused)
+    assert summary["decision"] == json.loads(first)["decision"] == relations.DEFAULT_DECISION == "actions"
+    assert "type_hierarchy_budget" not in json.loads(first)["meta"]
+    thresholds = tmp_path / "thresholds.json"
+    assert cli.main(["train-relations", str(collection), "--out", str(thresholds), "--decision", "thresholds"]) == 0
+    data = json.loads(thresholds.read_text(encoding="utf-8"))
+    assert data["decision"] == "thresholds" and data["meta"]["type_hierarchy_budget"] == relations.TYPE_HIERARCHY_COST
     strict = tmp_path / "strict.json"
-    assert cli.main(["train-relations", str(collection), "--out", str(strict), "--type-hierarchy-budget", "0"]) == 0
+    assert cli.main(["train-relations", str(collection), "--out", str(strict), "--decision", "thresholds",
+                     "--type-hierarchy-budget", "0"]) == 0
     assert json.loads(strict.read_text(encoding="utf-8"))["meta"]["type_hierarchy_budget"] == 0.0
     capsys.readouterr()
     for bad in ("1", "-0.1", "many"):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import sys
 from collections import Counter
 from pathlib import Path
@@ -187,7 +188,8 @@ def test_shipped_rules_load() -> None:
     assert RULES.triggers["increase"] == "increases"
     assert RULES.rank["Limited_variation"] < RULES.rank["Chemical"] < RULES.rank["Pharmacodynamic_phenotype"]
     assert RULES.enabled is not None and "abbreviation:isEquivalentTo" in RULES.enabled
-    assert RULES.scorer is not None and 0.5 <= RULES.scorer.threshold < 1  # config/relation_scorer.json
+    # config/relation_scorer.json: proposals expected to save an action (no expected loss tolerated)
+    assert RULES.scorer is not None and (RULES.scorer.decision, RULES.scorer.threshold) == ("actions", 0.0)
     assert rel.rule_files(rel.DEFAULT_RULES) == [str(rel.DEFAULT_RULES), str(rel.DEFAULT_RULES.parent /
                                                                               "relation_scorer.json")]
 
@@ -490,16 +492,64 @@ def test_type_features_say_which_way_and_are_computed_for_proposals_only(monkeyp
         assert len(calls) == expected
 
 
+@pytest.mark.parametrize(("p", "q", "proposed"), [(0.6, 0.75, True), (0.55, 0.75, False), (0.8, 0.3, True),
+                                                 (0.75, 0.3, False), (0.45, 1.0, False)])
+def test_the_actions_decision_proposes_what_is_expected_to_save_an_action(p: float, q: float, proposed: bool) -> None:
+    """decision "actions": proposed, with the most probable type, exactly when p * (1 + q) >= 1, whatever the
+    thresholds; the thresholds decision proposes every pair above its threshold."""
+    others = 4  # the other types share 1 - q
+    weights = {"influences": {"bias": math.log(q * others / (1 - q)) if q < 1 else 50.0},
+               **{t: {} for t in ("increases", "decreases", "causes", "treats")}}
+    scorer = rel.RelationScorer({"bias": math.log(p / (1 - p))}, weights, threshold=0.0, type_threshold=0.99,
+                                decision="actions")
+    doc = _example(7, related=False).doc  # the features do not matter: the pair model is its bias alone
+    counts: Counter[str] = Counter()
+    (out,) = rel.relate_documents([doc], dataclasses.replace(ALL_RULES, scorer=scorer), SCHEMA, counts)
+    assert [(r.type, r.rule) for r in out.relations] == ([("influences", "scorer:influences")] if proposed else [])
+    (thresholds,) = rel.relate_documents([doc], dataclasses.replace(ALL_RULES, scorer=dataclasses.replace(
+        scorer, decision="thresholds", threshold=0.4)), SCHEMA, counts)
+    # above the pair threshold (0.4), typed by the type threshold: the root unless q reaches 0.99
+    assert [r.type for r in thresholds.relations] == (["influences"] if q >= 0.99 else ["isAssociatedWith"])
+    # the threshold of the actions decision: the least expected net actions saved
+    gain = p * (1 + q) - 1
+    for margin in (gain - 0.01, gain + 0.01):
+        (out,) = rel.relate_documents([doc], dataclasses.replace(ALL_RULES, scorer=dataclasses.replace(
+            scorer, threshold=margin)), SCHEMA, counts)
+        assert len(out.relations) == (margin <= gain)
+
+
+def test_the_actions_decision_is_trained_written_and_read() -> None:
+    examples = [_example(k, related=k % 2 == 0) for k in range(24)]
+    scorer, _curve = rel.train_scorer(examples, ALL_RULES, SCHEMA, target_precision=0.8, decision="actions",
+                                      strengths=(0.3, 1.0, 1.0))
+    assert (scorer.decision, scorer.threshold, scorer.meta["decision"]) == ("actions", 0.0, "actions")
+    assert "p * (1 + q) - 1 >= 0" in scorer.meta["decision_criterion"] and "type_hierarchy_budget" not in scorer.meta
+    assert rel.RelationScorer.from_json(json.loads(json.dumps(scorer.to_json())), "x.json") == scorer
+    out = list(rel.relate_documents([_example(100, True).doc, _example(101, False).doc],
+                                    dataclasses.replace(ALL_RULES, scorer=scorer), SCHEMA, Counter()))
+    assert [r.type for r in out[0].relations] == ["decreases"] and out[1].relations == ()
+    # the type it proposes for a gold pair is the type model's most probable one
+    decisions = rel.type_decisions(examples, dataclasses.replace(ALL_RULES, scorer=scorer), SCHEMA)
+    assert decisions and all(chosen == top == "decreases" for _gold, chosen, top in decisions)
+    with pytest.raises(ValueError, match="decision must be one of thresholds, actions, not 'votes'"):
+        rel.train_scorer(examples, ALL_RULES, SCHEMA, decision="votes")
+
+
 def test_older_scorer_files_read_as_before_and_unknown_type_features_are_refused() -> None:
     scorer = rel.RelationScorer({"bias": 0.0}, {"influences": {"bias": 1.0}, "increases": {}}, 0.5, 0.7)
     data = scorer.to_json()
     assert data["type_features"] == 0 and data["specific_type_threshold"] is None
-    old = {k: v for k, v in data.items() if k not in ("type_features", "specific_type_threshold")}
+    old = {k: v for k, v in data.items() if k not in ("type_features", "specific_type_threshold", "decision")}
     assert rel.RelationScorer.from_json(old, "old.json") == scorer
     newer = rel.RelationScorer.from_json({**data, "type_features": 1, "specific_type_threshold": 0.45}, "x.json")
     assert (newer.type_features, newer.specific_type_threshold) == (1, 0.45)
     with pytest.raises(rel.RelationRulesError, match="type features of version 99"):
         rel.RelationScorer.from_json({**data, "type_features": rel.TYPE_FEATURES + 98}, "future.json")
+    # the decision: absent in older files (thresholds), round-tripped, checked
+    assert data["decision"] == "thresholds" and rel.RelationScorer.from_json(old, "old.json").decision == "thresholds"
+    assert rel.RelationScorer.from_json({**data, "decision": "actions"}, "x.json").decision == "actions"
+    with pytest.raises(rel.RelationRulesError, match="x.json: decision 'votes' is not one of thresholds, actions"):
+        rel.RelationScorer.from_json({**data, "decision": "votes"}, "x.json")
     # per-type thresholds: absent in older files (level thresholds only), round-tripped, checked
     assert data["type_thresholds"] == {} and rel.RelationScorer.from_json(old, "old.json").type_thresholds == {}
     per_type = dataclasses.replace(scorer, type_thresholds={"increases": 0.45})
@@ -579,6 +629,43 @@ def test_the_benchmark_trains_each_fold_without_its_held_out_pmids(monkeypatch: 
     for groups, (_rules, test) in zip(calls[1:], models, strict=True):
         assert groups and not groups & {name.split("_", 1)[0] for name in test}
     assert "fold 2" in capsys.readouterr().out
+
+
+def test_the_benchmark_learning_curve_trains_on_shares_of_the_training_pmids(
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """bench/relations.py --learning-curve: each fold's scorer sees only its training PMIDs, a growing share of them."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_relations", PROJECT / "bench" / "relations.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "bench_relations", bench)
+    spec.loader.exec_module(bench)
+    examples = [_example(k, related=k % 3 != 0, verb=("decrease", "increase")[k % 2]) for k in range(30)]
+    docs = [ex.doc for ex in examples]
+    gold = bench.Gold(docs, {ex.doc.pmid: [(ex.doc.annotations[i].fragments, ex.doc.annotations[j].fragments, t,
+                                            frozenset()) for i, j, t in ex.gold] for ex in examples})
+    calls: list[set[str]] = []
+    train_scorer = rel.train_scorer
+
+    def spy(examples: list[rel.TrainingSentence], *args: object, **kwargs: object
+            ) -> tuple[rel.RelationScorer, list[tuple[float, float, float]]]:
+        calls.append({ex.group for ex in examples})
+        return train_scorer(examples, *args, **kwargs, strengths=(0.3, 1.0, 1.0))  # type: ignore[arg-type]
+
+    monkeypatch.setattr(rel, "train_scorer", spy)
+    folds = bench.kfold_groups([d.pmid for d in docs], 2, 13)
+    bench.learning_curve(docs, gold, ALL_RULES, SCHEMA, 0.8, 2, 13, 0.05, fractions=(0.5, 1.0))
+    assert len(calls) == 2 * 2
+    for n, groups in enumerate(calls):
+        fraction, fold = (0.5, 1.0)[n // 2], n % 2
+        train, test = bench.train_test(folds, fold)
+        training = {name.split("_", 1)[0] for name in train}
+        assert groups <= training and not groups & {name.split("_", 1)[0] for name in test}
+        assert len(groups) == round(fraction * len(training))
+    out = capsys.readouterr().out
+    assert "learning curve" in out and "0.50" in out and "1.00" in out
 
 
 def test_a_missing_scorer_file_names_the_rule_file_and_line(tmp_path: Path) -> None:
