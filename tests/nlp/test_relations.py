@@ -8,6 +8,7 @@ import math
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -600,9 +601,9 @@ def test_the_strength_selection_reads_only_its_training_sentences(monkeypatch: p
     assert len(seen) == 3 * 3 + 3 * 4 + 1
 
 
-def test_the_benchmark_trains_each_fold_without_its_held_out_pmids(monkeypatch: pytest.MonkeyPatch,
-                                                                    capsys: pytest.CaptureFixture[str]) -> None:
-    """bench/relations.py's out-of-fold scorer: the training function never receives a held-out PMID."""
+def _spied_bench(monkeypatch: pytest.MonkeyPatch) -> tuple[Any, list[Document], Any, list[set[str]]]:
+    """bench/relations.py loaded as a module, 30 synthetic sentences and their gold, and the PMIDs each
+    call of the (spied) training function receives."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("bench_relations", PROJECT / "bench" / "relations.py")
@@ -620,41 +621,28 @@ def test_the_benchmark_trains_each_fold_without_its_held_out_pmids(monkeypatch: 
     def spy(examples: list[rel.TrainingSentence], *args: object, **kwargs: object
             ) -> tuple[rel.RelationScorer, list[tuple[float, float, float]]]:
         calls.append({ex.group for ex in examples})
-        # fixed strengths: this test is about what the benchmark gives the training function (quicker)
+        # fixed strengths: these tests are about what the benchmark gives the training function (quicker)
         return train_scorer(examples, *args, **kwargs, strengths=(0.3, 1.0, 1.0))  # type: ignore[arg-type]
 
     monkeypatch.setattr(rel, "train_scorer", spy)
+    return bench, docs, gold, calls
+
+
+def test_the_benchmark_trains_each_fold_without_its_held_out_pmids(monkeypatch: pytest.MonkeyPatch,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """bench/relations.py's out-of-fold scorer: the training function never receives a held-out PMID."""
+    bench, docs, gold, calls = _spied_bench(monkeypatch)
     _insample, models = bench.run_scorer_setting("synthetic", docs, docs, gold, ALL_RULES, SCHEMA, 0.8, 2, 13)
-    assert len(calls) == 1 + 2 and calls[0] == {ex.group for ex in examples}  # in sample, then each fold
+    assert len(calls) == 1 + 2 and calls[0] == {d.pmid.split("_", 1)[0] for d in docs}  # in sample, then each fold
     for groups, (_rules, test) in zip(calls[1:], models, strict=True):
         assert groups and not groups & {name.split("_", 1)[0] for name in test}
     assert "fold 2" in capsys.readouterr().out
 
 
 def test_the_benchmark_learning_curve_trains_on_shares_of_the_training_pmids(
-        monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """bench/relations.py --learning-curve: each fold's scorer sees only its training PMIDs, a growing share of them."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("bench_relations", PROJECT / "bench" / "relations.py")
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "bench_relations", bench)
-    spec.loader.exec_module(bench)
-    examples = [_example(k, related=k % 3 != 0, verb=("decrease", "increase")[k % 2]) for k in range(30)]
-    docs = [ex.doc for ex in examples]
-    gold = bench.Gold(docs, {ex.doc.pmid: [(ex.doc.annotations[i].fragments, ex.doc.annotations[j].fragments, t,
-                                            frozenset()) for i, j, t in ex.gold] for ex in examples})
-    calls: list[set[str]] = []
-    train_scorer = rel.train_scorer
-
-    def spy(examples: list[rel.TrainingSentence], *args: object, **kwargs: object
-            ) -> tuple[rel.RelationScorer, list[tuple[float, float, float]]]:
-        calls.append({ex.group for ex in examples})
-        return train_scorer(examples, *args, **kwargs, strengths=(0.3, 1.0, 1.0))  # type: ignore[arg-type]
-
-    monkeypatch.setattr(rel, "train_scorer", spy)
+    bench, docs, gold, calls = _spied_bench(monkeypatch)
     folds = bench.kfold_groups([d.pmid for d in docs], 2, 13)
     bench.learning_curve(docs, gold, ALL_RULES, SCHEMA, 0.8, 2, 13, 0.05, fractions=(0.5, 1.0))
     assert len(calls) == 2 * 2
