@@ -319,7 +319,7 @@ def projected_examples(docs: Sequence[Document], gold: dict[str, list[Item]]) ->
 
 def scorer_rules(base: rel.RelationRules, train_docs: Sequence[Document], gold: dict[str, list[Item]],
                  schema: Schema, target: float, projected: bool = False, budget: float = rel.TYPE_HIERARCHY_COST,
-                 decision: str = "thresholds") -> tuple[rel.RelationRules, list[tuple[float, float, float]]]:
+                 decision: str = rel.DEFAULT_DECISION) -> tuple[rel.RelationRules, list[tuple[float, float, float]]]:
     examples = projected_examples(train_docs, gold) if projected else training_examples(train_docs, gold)
     scorer, curve = rel.train_scorer(examples, base, schema, target_precision=target, hierarchy_budget=budget,
                                      decision=decision)
@@ -428,7 +428,7 @@ def _pct(x: float | None) -> str:
 def run_scorer_setting(title: str, docs: list[Document], train_docs: list[Document], gold: Gold,
                        base: rel.RelationRules, schema: Schema, target: float, k: int, seed: int,
                        fold_args: str = "exact", projected: bool = False, trained: Trained | None = None,
-                       budget: float = rel.TYPE_HIERARCHY_COST, decision: str = "thresholds") -> Trained:
+                       budget: float = rel.TYPE_HIERARCHY_COST, decision: str = rel.DEFAULT_DECISION) -> Trained:
     """The learned scorer: trained on the gold-entity training sentences, applied to ``docs``.
 
     Each fold's scorer is trained (its L2 strengths and thresholds chosen by inner cross-validation)

@@ -2352,8 +2352,8 @@ def train_scorer(examples: Sequence[TrainingSentence], rules: RelationRules, sch
     specific: float | None = None
     per_type: dict[str, float] = {}
     per_type_steps: list[list[Any]] = []
-    if decision == "actions":
-        threshold, type_threshold = 0.0, type_threshold or 0.5
+    if decision == "actions":  # no threshold to choose; the type thresholds are not read
+        threshold, type_threshold = 0.0, 0.5 if type_threshold is None else type_threshold
     elif type_threshold is None:
         accepted = [x for x in scored if x[0] >= threshold]
         type_threshold, specific, type_report = _select_type_threshold(accepted, rules, hierarchy_budget)
@@ -2366,20 +2366,18 @@ def train_scorer(examples: Sequence[TrainingSentence], rules: RelationRules, sch
             "type_c": chosen.type, "pair_c_grid": list(PAIR_C_GRID), "context_c_grid": list(CONTEXT_C_GRID),
             "type_c_grid": list(TYPE_C_GRID), "selection": selection,
             "min_feature_count": MIN_FEATURE_COUNT, "min_type_pair_related": MIN_TYPE_PAIR_RELATED,
-            "min_type_pair_rate": MIN_TYPE_PAIR_RATE,
-            "type_threshold_criterion": "inner-CV strictly right types among the proposals right (pair and "
-                                        f"direction), losing at most {hierarchy_budget} of them under "
-                                        "hierarchy credit; counts per (type_threshold/specific_type_threshold): "
-                                        "strictly right, hierarchy-credited, right",
-            "type_hierarchy_budget": hierarchy_budget, "type_threshold_counts": type_report,
-            "per_type_threshold_steps": per_type_steps, "decision": decision}
+            "min_type_pair_rate": MIN_TYPE_PAIR_RATE, "decision": decision}
     if decision == "actions":
         meta["decision_criterion"] = ("each pair in its more probable direction, with its most probable type, "
                                       "when p * (1 + q) - 1 >= 0 (expected net actions saved not negative); "
                                       "no threshold chosen")
-        for key in ("type_threshold_criterion", "type_hierarchy_budget", "type_threshold_counts",
-                    "per_type_threshold_steps"):
-            del meta[key]
+    else:
+        meta.update({"type_threshold_criterion": "inner-CV strictly right types among the proposals right (pair "
+                                                 f"and direction), losing at most {hierarchy_budget} of them under "
+                                                 "hierarchy credit; counts per (type_threshold/"
+                                                 "specific_type_threshold): strictly right, hierarchy-credited, right",
+                     "type_hierarchy_budget": hierarchy_budget, "type_threshold_counts": type_report,
+                     "per_type_threshold_steps": per_type_steps})
     return RelationScorer(pair, types, threshold, type_threshold, meta, context, pair_types, TYPE_FEATURES,
                           specific, per_type, decision), curve
 
