@@ -22,6 +22,10 @@ import time
 from collections import Counter
 from pathlib import Path
 
+#: ``pipeline.nlp.relations.DECISIONS``, its default first: written here so that building the
+#: parser (every command does) does not import the scorer's module (tests/cli keeps them equal)
+DECISION_CHOICES = ("actions", "thresholds")
+
 
 def _train_relations(args: argparse.Namespace) -> int:
     from pipeline.nlp import relations
@@ -105,12 +109,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="with --decision thresholds: share of the right inner-CV proposals whose hierarchy credit the "
                    "type thresholds may lose for more strictly right types (default 0.05; lower: the root type more "
                    "often)")
-    from pipeline.nlp.relations import DECISIONS, DEFAULT_DECISION
-
-    p.add_argument("--decision", choices=DECISIONS, default=DEFAULT_DECISION,
+    p.add_argument("--decision", choices=DECISION_CHOICES, default=DECISION_CHOICES[0],
                    help="actions: propose each pair, with its most probable type, when the proposal is expected to "
                    "save the annotator an action (p * (1 + q) >= 1; --type-hierarchy-budget is not read); "
                    "thresholds: propose the pairs above the pair threshold (chosen at --target-precision), typed by "
-                   f"the type thresholds (chosen within --type-hierarchy-budget) (default {DEFAULT_DECISION})")
+                   f"the type thresholds (chosen within --type-hierarchy-budget) (default {DECISION_CHOICES[0]})")
     p.add_argument("--seed", type=int, default=13, help="training seed (default 13)")
     p.set_defaults(func=_train_relations)

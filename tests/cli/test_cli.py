@@ -136,6 +136,10 @@ def test_train_relations_writes_a_scorer_the_rules_can_name(tmp_path: Path, caps
     # the decision: expected actions saved unless told; the thresholds decision records its hierarchy budget
     # (the library's default unless given: a share, or refused)
     assert summary["decision"] == json.loads(first)["decision"] == relations.DEFAULT_DECISION == "actions"
+    # the parser's choices mirror the library's, without importing it
+    from pipeline.cli.relation_commands import DECISION_CHOICES
+
+    assert set(DECISION_CHOICES) == set(relations.DECISIONS) and DECISION_CHOICES[0] == relations.DEFAULT_DECISION
     assert "type_hierarchy_budget" not in json.loads(first)["meta"]
     thresholds = tmp_path / "thresholds.json"
     assert cli.main(["train-relations", str(collection), "--out", str(thresholds), "--decision", "thresholds"]) == 0
