@@ -51,7 +51,7 @@ from pipeline.campaign.journal import Journal
 from pipeline.campaign.users import Person, UserStore
 from pipeline.serve import policy as policy_mod
 from pipeline.serve.brat_adapter import Brat, RequestSession, load_brat
-from pipeline.serve.pages import render_guide, rewrite_index
+from pipeline.serve.pages import SCRIPT_DIR, render_guide, rewrite_index
 from pipeline.serve.sessions import LoginThrottled, Session, SessionStore, cookie_header, read_cookie
 
 log = logging.getLogger(__name__)
@@ -158,8 +158,11 @@ class ServeApp:
                 return self._plain(start_response, "405 Method Not Allowed", "method not allowed")
             if path in ("/", "/index.xhtml"):
                 return self._send(start_response, "200 OK", "application/xhtml+xml; charset=utf-8", self.index())
-            if path[1:] in self.scripts():
-                return self._send(start_response, "200 OK", "text/javascript; charset=utf-8", self.scripts()[path[1:]])
+            if path.startswith(f"/{SCRIPT_DIR}/"):
+                script = self.scripts().get(path[1:])
+                if script is None:
+                    return self._plain(start_response, "404 Not Found", "not found")
+                return self._send(start_response, "200 OK", "text/javascript; charset=utf-8", script)
             if path == "/guide" or path.startswith("/guide/"):
                 return self._guide(environ, start_response, path[len("/guide"):])
             return self._static(start_response, path)

@@ -90,6 +90,8 @@ def test_brat_s_page_holds_no_inline_code(demo: Demo) -> None:
     # the project's script after brat's boot script (its head.ready callback runs after brat's)
     assert page.index('src="pgx/brat-1.js"') < page.index('src="pgx/campaign.js"') < page.index("</head>")
     assert 'id="pgx_guide_link"' in page and "onclick" not in page
+    for path in ("/pgx/brat-9.js", "/pgx/brat-1.js/", "/pgx/", "/pgx/../client/src/util.js"):
+        assert client.request("GET", path).status == "404 Not Found", path
     assert hashlib.sha256(source.read_bytes()).hexdigest() == before
 
 
