@@ -32,6 +32,7 @@ record by record.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections import Counter
@@ -130,6 +131,15 @@ def _check_size(path: Path, limits: Limits, used: int = 0) -> int:
     if size > limits.max_input:
         raise _limit(str(path), "input size (bytes)", size, limits.max_input, "--max-input-mb")
     return size
+
+
+@contextlib.contextmanager
+def _malformed(where: str) -> Iterator[None]:
+    """What a reader raises on a record the checks let through is still a refusal naming the record."""
+    try:
+        yield
+    except (TypeError, AttributeError, IndexError, KeyError, ValueError) as exc:
+        raise _refuse(where, f"malformed record ({type(exc).__name__}: {exc})") from None
 
 
 # --- checked structure --------------------------------------------------------------------------------
@@ -318,7 +328,9 @@ def _bioc(path: Path, schema: Schema, limits: Limits) -> Iterator[Item]:
             where = f"{path}:{element.sourceline}: document {i} (id {element.findtext('id')!r})"
             docs.append((_xml_document(element, where), where))
     for obj, where in docs:
-        (doc,) = from_bioc(_bioc_document(obj, where, limits), schema)
+        collection = _bioc_document(obj, where, limits)
+        with _malformed(where):
+            (doc,) = from_bioc(collection, schema)
         yield Item(doc, where)
 
 
@@ -459,10 +471,12 @@ def _parquet(paths: list[Path], config: str, limits: Limits, counts: Counter[str
                 where = f"{path}: row {index} (id {name!r})"
                 if config == "source":
                     _check_source_row(row, where, limits)
-                    (doc,) = bigbio.from_source_rows([row])
+                    with _malformed(where):
+                        (doc,) = bigbio.from_source_rows([row])
                 else:
                     _check_kb_row(row, where, limits)
-                    (doc,) = bigbio.from_kb_rows([row])
+                    with _malformed(where):
+                        (doc,) = bigbio.from_kb_rows([row])
                     lost = bigbio.kb_losses([row])
                     counts["events_not_imported"] += lost["events"]
                     counts["coreferences_not_imported"] += lost["coreferences"]
@@ -506,7 +520,9 @@ def _pubtator_records(path: Path, records: Iterator[PubtatorRecord], sentences: 
             if span.end > len(text):
                 raise _refuse(f"{side}:{span.line}", f"sentence {span.sentence!r} ends at {span.end}, beyond the "
                               f"text of document {rec.pmid!r} ({len(text)} characters)")
-        for doc in from_pubtator([rec], sentences, counts):
+        with _malformed(where):
+            docs = from_pubtator([rec], sentences, counts)
+        for doc in docs:
             yield Item(doc, f"{where}, sentence {doc.name!r}" if sentences and rec.pmid in sentences else where)
 
 

@@ -340,7 +340,8 @@ def read_sidecar(path: str | Path) -> dict[str, list[SentenceSpan]]:
                 if tuple(row) != SIDECAR_HEADER:
                     raise ValueError(f"{p}:1: expected the header {' '.join(SIDECAR_HEADER)}")
                 continue
-            if len(row) != 4 or not row[2].isdigit() or not row[3].isdigit() or int(row[3]) < int(row[2]):
+            if (len(row) != 4 or not row[2].isdigit() or not row[3].isdigit() or len(row[2]) > 15 or len(row[3]) > 15
+                    or int(row[3]) < int(row[2])):
                 raise ValueError(f"{p}:{lineno}: expected document, sentence, start, end")
             key = row[1].casefold()
             if key in first:

@@ -1,10 +1,12 @@
 """``pgx-corpus import``: BioC, PubTator (with the key column) and Hugging Face Parquet back into brat.
 
-Thin handler over [`read_back`][pipeline.brat.formats.read_back] (the readers of
-[`pipeline.brat.export`][pipeline.brat.export], [`pipeline.brat.pubtator`][pipeline.brat.pubtator] and
-[`pipeline.brat.bigbio`][pipeline.brat.bigbio]).  The output directory must not exist or be empty (a
-refused command writes nothing); it gets the documents and the configuration files of the schema.
-What a format cannot hold comes back absent, as the release's format table declares.
+Thin handler over [`pipeline.brat.intake`][pipeline.brat.intake], which reads the input one document at a
+time with the readers of [`pipeline.brat.export`][pipeline.brat.export],
+[`pipeline.brat.pubtator`][pipeline.brat.pubtator] and [`pipeline.brat.bigbio`][pipeline.brat.bigbio], and
+checks each record and document before it is written (structure, limits, names, every brat field, validity
+against the schema's ``annotation.conf``).  The output directory must not exist or be empty; it gets the
+documents and the configuration files of the schema, or, on a refusal, nothing.  What a format cannot hold
+comes back absent, as the release's format table declares.
 """
 
 from __future__ import annotations
@@ -234,6 +236,7 @@ def run_import(args: argparse.Namespace) -> int:
     counts: Counter[str] = Counter()
     names = Names()
     documents = entities = relations = 0
+    made = [p for p in reversed(tmp.parents) if not p.exists()]  # the parents this command creates
     try:
         if tmp.exists() or tmp.is_symlink():
             print(f"pgx-corpus import: removing {tmp}, left by an interrupted import", file=sys.stderr)
@@ -242,6 +245,13 @@ def run_import(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"pgx-corpus import: {exc}", file=sys.stderr)
         return int(ExitCode.ERROR)
+
+    def clean() -> None:
+        shutil.rmtree(tmp, ignore_errors=True)
+        for parent in reversed(made):  # deepest first; only the ones this command made, if still empty
+            with contextlib.suppress(OSError):
+                parent.rmdir()
+
     items = iter_documents(src, fmt, schema, limits, counts)
     while True:
         try:
@@ -251,14 +261,14 @@ def run_import(args: argparse.Namespace) -> int:
             names.add(item)
             ann = check_document(item, conf, limits)
         except REFUSALS as exc:
-            shutil.rmtree(tmp, ignore_errors=True)
+            clean()
             message = _resource_message(exc) if isinstance(exc, RecursionError | MemoryError) else str(exc)
             return _refused(src, message)
         try:
             (tmp / f"{item.doc.name}.txt").write_text(item.doc.text, encoding="utf-8", newline="\n")
             (tmp / f"{item.doc.name}.ann").write_text(ann, encoding="utf-8", newline="\n")
         except OSError as exc:
-            shutil.rmtree(tmp, ignore_errors=True)
+            clean()
             print(f"pgx-corpus import: {exc}", file=sys.stderr)
             return int(ExitCode.ERROR)
         documents += 1
@@ -270,7 +280,7 @@ def run_import(args: argparse.Namespace) -> int:
             out.rmdir()
         tmp.rename(out)
     except OSError as exc:
-        shutil.rmtree(tmp, ignore_errors=True)
+        clean()
         print(f"pgx-corpus import: {exc}", file=sys.stderr)
         return int(ExitCode.ERROR)
     dropped = ", ".join(f"{counts[k]} {k.replace('_', ' ')}" for k in SKIPPED if counts[k])

@@ -415,3 +415,11 @@ def test_bioc_content_import_does_not_read_is_refused_not_lost(tmp_path: Path, c
     src = tmp_path / "in.xml"
     src.write_text(bioc_xml(doc))
     refused(tmp_path, capsys, src, "document 1 (id '1_1')", "refused rather than lost")
+
+
+def test_parents_made_for_a_refused_output_are_removed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "in.xml"
+    src.write_text(bioc_xml(bioc_doc("1_1", rel_arg2="T9")))
+    assert main(["import", str(src), "--out", str(tmp_path / "a" / "b" / "out")]) == 2
+    assert f"pgx-corpus import: {src}:3: document 1" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.xml"]
