@@ -318,7 +318,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "it, its .sentences.tsv, or a Parquet file or directory of the release's hf/ configs) and write the "
         "brat documents and configuration files to --out (which must not exist or be empty). What the format "
         "cannot hold (see the release's format table) is not there: notes in PubTator; modality, notes, "
-        "attributes, events and coreferences in bigbio_kb.")
+        "attributes, events and coreferences in bigbio_kb. Every record is checked before anything is written "
+        "(structure, limits, names, brat fields, validation against the schema): a refusal names the file and "
+        "record, and leaves nothing.")
     p.add_argument("input", metavar="INPUT", help="file or directory to import")
     p.add_argument("--out", type=Path, required=True, metavar="BRAT_DIR", help="brat directory to create")
     p.add_argument("--format", choices=FORMATS, default="auto", help="input format (default: from the name)")
