@@ -41,7 +41,7 @@ def detect(path: Path) -> str:
         path: A file, or a directory of ``.parquet`` files.
 
     Returns:
-        ``bioc`` (``.xml``/``.json``), ``pubtator`` (``.pubtator``/``.txt``), or for Parquet
+        ``bioc`` (``.xml``/``.json``), ``pubtator`` (``.pubtator``/``.txt``/``.pubtator.gz``), or for Parquet
             ``bigbio_kb`` (a ``passages`` column) or ``source``.
 
     Raises:
@@ -54,13 +54,13 @@ def detect(path: Path) -> str:
         probe = files[0]
     elif path.suffix in (".xml", ".json"):
         return "bioc"
-    elif path.suffix in (".pubtator", ".txt"):
+    elif path.suffix in (".pubtator", ".txt") or path.name.endswith(".pubtator.gz"):
         return "pubtator"
     elif path.suffix == ".parquet":
         probe = path
     else:
         raise ValueError(f"{path}: cannot tell the format from the name (BioC .xml/.json, PubTator "
-                         ".pubtator/.txt, Parquet); give the format")
+                         ".pubtator/.txt/.pubtator.gz, Parquet); give the format")
     names = set(pq.read_schema(probe).names)
     return "bigbio_kb" if "passages" in names else "source"
 

@@ -421,3 +421,17 @@ def test_parents_made_for_a_refused_output_are_removed(tmp_path: Path, capsys: p
     assert main(["import", str(src), "--out", str(tmp_path / "a" / "b" / "out")]) == 2
     assert f"pgx-corpus import: {src}:3: document 1" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.xml"]
+
+
+def test_what_pubtator_cannot_place_is_counted_in_the_summary(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "corpus.pubtator.gz"
+    with gzip.open(src, "wt", encoding="utf-8") as fh:
+        fh.write(f"1|t|{TEXT} Again.\n1|a|\n1\t0\t8\tWarfarin\tChemical\t-\t1_1:T1\n"
+                 "1\t46\t51\tAgain\tChemical\t-\t1_9:T1\n\n")
+    (tmp_path / "corpus.pubtator.gz.sentences.tsv").write_text("document\tsentence\tstart\tend\n1\t1_1\t0\t45\n")
+    out = tmp_path / "work" / "out"
+    out.parent.mkdir()
+    assert main(["import", str(src), "--out", str(out)]) == 0
+    summary = capsys.readouterr().out
+    assert "1 documents, 1 entities, 0 relations; not imported: 1 entities unplaced" in summary, summary
