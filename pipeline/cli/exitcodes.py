@@ -90,7 +90,8 @@ COMMAND_CODES: dict[str, dict[ExitCode, str]] = {
     "campaign calibration": {ExitCode.OK: "reported (or promoted)", ExitCode.REFUSED: "bad campaign or "
                              "document"},
     "import": {ExitCode.OK: "brat collection written", ExitCode.ERROR: "an I/O error",
-               ExitCode.REFUSED: "unreadable or unknown input format: nothing written"},
+               ExitCode.REFUSED: "unreadable, malformed or unknown input, a record that would not validate, or a "
+               "limit passed (file and record on stderr): nothing written"},
     "campaign serve": {ExitCode.OK: "stopped cleanly (SIGTERM or Ctrl-C)", ExitCode.REFUSED: "missing or "
                        "half-written campaign, no users, a second serve on the campaign, or the port in use: "
                        "nothing started"},
