@@ -213,7 +213,8 @@ def run_build(args: argparse.Namespace) -> int:
 
     Returns:
         [`ExitCode`][pipeline.cli.exitcodes.ExitCode]: ``OK`` built and published; ``WORK_LEFT``
-            published with efetch batches to retry (rerun the same command); ``REFUSED`` ``--out`` locked by
+            efetch batches to retry (rerun the same command): built up to ``--until`` without them, and
+            ``OUT/brat`` not published (an incomplete collection never is); ``REFUSED`` ``--out`` locked by
             another build, a bad roster or relation rule file, before any output; ``ERROR`` a task failed,
             or the central scheduler does not answer.
     """
@@ -357,6 +358,19 @@ def _run_build_locked(args: argparse.Namespace) -> int:
     finally:
         luigi.Task._event_callbacks[luigi.Task][luigi.Event.FAILURE].discard(on_failure)
     log.info("%s", result.summary_text)
+    manifest_path = Path(task.output().path)
+    fetch_failed = manifest_path.exists() and json.loads(manifest_path.read_text(encoding="utf-8"))["failures"]
+    if result.scheduling_succeeded and not failures and fetch_failed and not task.complete():
+        # Every task ran, but efetch batches failed: the manifest is written and the incomplete
+        # collection is not published (finish_run).  Work left for a rerun, not a failed build.
+        from pipeline.corpus.outdir import failure_note
+
+        print(f"manifest: {manifest_path}")
+        _print_fetch_failures(task)
+        print(f"  {failure_note(Path(task.out), _partial_output(task))}", file=sys.stderr)
+        print(f"pgx-corpus build: {Path(task.out) / 'brat'} not published: efetch batches failed; run the same "
+              "command again to retry them", file=sys.stderr)
+        return ExitCode.WORK_LEFT
     if not result.scheduling_succeeded or not task.complete():
         for line in failures:
             print(f"  {line}", file=sys.stderr)
@@ -379,7 +393,7 @@ def _run_build_locked(args: argparse.Namespace) -> int:
         )
         for failure in manifest["failures"]:
             print(f"  batch {failure.get('batch')}: {failure.get('error')}", file=sys.stderr)
-        return ExitCode.WORK_LEFT  # published; the batches are retried by the same command
+        return ExitCode.WORK_LEFT  # the batches are retried by the same command
     return ExitCode.OK
 
 

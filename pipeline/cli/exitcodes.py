@@ -41,7 +41,8 @@ class ExitCode(IntEnum):
 COMMAND_CODES: dict[str, dict[ExitCode, str]] = {
     "build": {ExitCode.OK: "built and published", ExitCode.ERROR: "a task failed (see the log), a full disk, "
               "a scheduler that does not answer", ExitCode.REFUSED: "bad arguments or roster, --out locked by "
-              "another build", ExitCode.WORK_LEFT: "published, with efetch batches left to retry (rerun)"},
+              "another build", ExitCode.WORK_LEFT: "efetch batches left to retry (rerun): built without "
+              "them, OUT/brat not published"},
     "worker": {ExitCode.OK: "the build is done", ExitCode.ERROR: "a task failed, or the scheduler does not "
                "answer", ExitCode.REFUSED: "bad arguments, or this host's configuration differs from the build's"},
     "validate": {ExitCode.OK: "no problem", ExitCode.ERROR: "problems found (file:line on stdout)",
