@@ -222,7 +222,8 @@ def test_documented_commands_parse(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         argv = [f"root{word}" if word.startswith("/") else word for word in argv]
         message = parse_error(argv)
         for _ in range(10):
-            missing = re.search(r"error: argument [^:]+: (.*): not a directory$", message or "")
+            missing = re.search(r"error: argument [^:]+: (.*): (?:not a directory|no such file or directory)$",
+                                message or "")
             if missing is None:
                 break
             Path(missing.group(1)).mkdir(parents=True)
@@ -276,3 +277,24 @@ def test_no_page_runs_a_one_process_build_with_several_workers() -> None:
                     and "--scheduler-host" not in line:
                 offending.append(f"{path.relative_to(PROJECT)}: {line.strip()}")
     assert offending == []
+
+
+def _leaf_commands(parser: argparse.ArgumentParser, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    subs = _subparsers(parser)
+    if not subs:
+        return [prefix]
+    return [leaf for name, sub in sorted(subs.items()) for leaf in _leaf_commands(sub, (*prefix, name))]
+
+
+def test_every_command_is_shown_in_a_guide() -> None:
+    """Each command has a how-to (or tutorial, or README) example, not only its reference entry."""
+    guided = [argv for page, argv in documented_invocations()
+              if page.startswith(("docs/how-to/", "docs/tutorial.md", "README.md"))]
+
+    def shows(argv: list[str], leaf: tuple[str, ...]) -> bool:  # `campaign users DIR list`: words in order
+        words = iter(argv)
+        return argv[:1] == list(leaf[:1]) and all(word in words for word in leaf)
+
+    missing = [" ".join(leaf) for leaf in _leaf_commands(cli.make_parser())
+               if not any(shows(argv, leaf) for argv in guided)]
+    assert missing == []
