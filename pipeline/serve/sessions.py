@@ -7,9 +7,10 @@
   seconds without a request, ``lifetime`` seconds after login, at logout, or at the person's next request
   once their access state changed (revoked, password reset, ``campaign users logout``).  A person has at
   most ``max_sessions`` sessions: a login beyond that ends their least recently used one.
-* Failed logins are throttled with exponential backoff, per client address and per (address, name)
-  pair: after ``max_failures`` failures, each further failure doubles the wait before the next attempt
-  is considered (``base_delay``, then twice that, ... up to ``max_delay``); an attempt made during the
+* Failed logins are throttled with exponential backoff, per (client address, name) pair and per client
+  address: from the ``max_failures``-th failure of a pair (the ``address_failures``-th of an address,
+  more, as people behind one NAT share it), each failure makes the next attempt wait, ``base_delay``
+  first, then twice as long after each further failure, up to ``max_delay``; an attempt made during the
   wait is refused without its password being checked.  A name alone is never locked: failures for one
   name from any address only slow its attempts down, by ``name_delay`` at most (the attempt waits, then
   is checked), so the person can still log in from their own address.  Counters are forgotten
@@ -96,7 +97,8 @@ class SessionStore:
         idle: Seconds without a request after which a session ends.
         lifetime: Seconds after login after which a session ends.
         max_sessions: Sessions per person; a login beyond ends their least recently used one.
-        max_failures: Failures (per address, and per address and name) before the backoff starts.
+        max_failures: The failure of an (address, name) pair that starts its backoff.
+        address_failures: The failure of an address (any names) that starts its backoff.
         base_delay: The first wait of the backoff, in seconds; each further failure doubles it.
         max_delay: The longest wait of the backoff, in seconds.
         name_delay: The longest time an attempt for one name waits because of failures for that name
@@ -108,11 +110,12 @@ class SessionStore:
     """
 
     def __init__(self, *, idle: float = 8 * 3600, lifetime: float = 24 * 3600, max_sessions: int = 10,
-                 max_failures: int = 5, base_delay: float = 1.0, max_delay: float = 300.0,
-                 name_delay: float = 2.0, forget: float = 3600.0, max_entries: int = 10_000,
+                 max_failures: int = 5, address_failures: int = 20, base_delay: float = 1.0,
+                 max_delay: float = 300.0, name_delay: float = 2.0, forget: float = 3600.0, max_entries: int = 10_000,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.idle, self.lifetime, self.max_sessions = idle, lifetime, max_sessions
-        self.max_failures, self.base_delay, self.max_delay = max_failures, base_delay, max_delay
+        self.max_failures, self.address_failures = max_failures, address_failures
+        self.base_delay, self.max_delay = base_delay, max_delay
         self.name_delay, self.forget, self.max_entries = name_delay, forget, max_entries
         self._clock = clock
         self._lock = threading.Lock()
@@ -220,8 +223,8 @@ class SessionStore:
             return None
         return entry
 
-    def _backoff(self, count: int) -> float:
-        over = count - self.max_failures
+    def _backoff(self, count: int, free: int) -> float:
+        over = count - free
         if over < 0:
             return 0.0
         return float(min(self.base_delay * 2.0 ** min(over, 64), self.max_delay))
@@ -280,8 +283,8 @@ class SessionStore:
         """
         now = self._clock()
         with self._lock:
-            self._record(self._addresses, _key(address), now, self._backoff)
-            self._record(self._pairs, _key(address, person), now, self._backoff)
+            self._record(self._addresses, _key(address), now, lambda n: self._backoff(n, self.address_failures))
+            self._record(self._pairs, _key(address, person), now, lambda n: self._backoff(n, self.max_failures))
             self._record(self._names, _key(person), now, self._name_wait)
 
     def succeeded(self, person: str, address: str = "") -> None:

@@ -65,8 +65,8 @@ def test_wrong_password_then_throttled(demo: Demo, caplog: pytest.LogCaptureFixt
 
 def test_throttle_backoff_doubles_per_address_and_expiry(demo: Demo) -> None:
     clock = Clock()
-    store = SessionStore(max_failures=2, base_delay=10, max_delay=35, forget=600, idle=100, lifetime=1000,
-                         clock=clock)
+    store = SessionStore(max_failures=2, address_failures=2, base_delay=10, max_delay=35, forget=600, idle=100,
+                         lifetime=1000, clock=clock)
     app = ServeApp(demo.root, sessions=store)
     client = Client(app)
     client.login("nobody1", "x")
