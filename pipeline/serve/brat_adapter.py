@@ -80,6 +80,7 @@ from typing import Any
 from pipeline.brat.standoff import parse_ann
 from pipeline.brat.validate import reference_problems
 from pipeline.campaign.locks import document_lock
+from pipeline.serve.logtext import log_value
 
 log = logging.getLogger(__name__)
 brat_log = logging.getLogger("brat")
@@ -390,11 +391,13 @@ class Brat:
             messager.error(str(exc), duration=-1)
         except m["annotation"].AnnotationNotFoundError as exc:
             json_dic = {"exception": "annotationNotFound"}
-            messager.error(f"No annotation {exc.id} in this document (was it deleted in another window?): nothing "
-                           "was changed; reload the document.", duration=-1)
-        except Exception:  # brat's server.py turns any crash into a message too
+            messager.error(f"No annotation {log_value(exc.id, 40)} in this document (was it deleted in another "
+                           "window?): nothing was changed; reload the document.", duration=-1)
+        except Exception as exc:  # brat's server.py turns any crash into a message too
             ident = hashlib.sha256(traceback.format_exc().encode()).hexdigest()[:12]
-            log.error("brat action %s crashed (id %s):\n%s", action, ident, traceback.format_exc())
+            # the stack is brat's source; the exception's text may carry request values: one escaped line
+            log.error("brat action %s crashed (id %s): %s: %s\n%s", action, ident, type(exc).__name__,
+                      log_value(exc, 1000), "".join(traceback.format_tb(exc.__traceback__)).rstrip())
             json_dic = {"exception": "serverCrash"}
             messager.error(f"The server met an error (id {ident}); tell the campaign manager.", duration=-1)
         if "request_session" not in self.patches:
