@@ -82,9 +82,9 @@ RELOAD_ON_LOGIN = """<script type="text/javascript">
 SECURITY_HEADERS = [("X-Content-Type-Options", "nosniff"), ("X-Frame-Options", "DENY"),
                     ("Referrer-Policy", "same-origin")]
 ORIGIN_CHECKED = policy_mod.WRITE_ACTIONS | {"login", "logout", "saveConf"}
+"""Actions that change something (a document, or who is logged in): POST with a matching Origin only."""
 MAX_STATIC_PATH = 1024
 """The longest path of brat's client files looked up (a longer one is 404 without touching the disk)."""
-"""Actions that change something (a document, or who is logged in): POST with a matching Origin only."""
 
 
 class ServeApp:
