@@ -85,6 +85,8 @@ ORIGIN_CHECKED = policy_mod.WRITE_ACTIONS | {"login", "logout", "saveConf"}
 """Actions that change something (a document, or who is logged in): POST with a matching Origin only."""
 MAX_STATIC_PATH = 1024
 """The longest path of brat's client files looked up (a longer one is 404 without touching the disk)."""
+MAX_CONF = 16 * 1024
+"""The largest brat client options (``saveConf``'s ``config``) a session keeps, in characters."""
 
 
 class ServeApp:
@@ -320,6 +322,9 @@ class ServeApp:
         if action == "whoami":
             return self._json(start_response, {"action": "whoami", "user": person.id if person else None})
         decision = self.policy.authorize(person, action, params)
+        if decision.allowed and action == "saveConf" and len(params.get("config") or "") > MAX_CONF:
+            decision = policy_mod.Decision(False, f"Refused: the brat options sent are larger than {MAX_CONF} "
+                                                  "characters.")
         collection_arg = params.get("collection")
         where = f"{log_value(collection_arg or '-')} {log_value(params.get('document') or '-')}"
         shown_action = log_value(action)

@@ -122,3 +122,11 @@ def test_requests_brat_would_crash_on_are_refused(alice: HttpClient, demo: Demo,
     assert said in answer["messages"][0][0] and "nothing" in answer["messages"][0][0]
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert digest(demo) == before
+
+
+def test_a_session_keeps_no_oversized_options(alice: HttpClient, demo: Demo) -> None:
+    small = json.dumps({"abbrevsOn": True, "textBackgrounds": "striped"})
+    assert not alice.ajax("saveConf", config=small).get("exception")
+    answer = alice.ajax("saveConf", config="x" * 200_000)
+    assert answer["exception"] is True and "larger than" in answer["messages"][0][0]
+    assert alice.ajax("loadConf")["config"] == small
