@@ -472,6 +472,38 @@ def _contains(outer: TextBound, inner: TextBound) -> bool:
     return all(any(s >= os and e <= oe for os, oe in outer.fragments) for s, e in inner.fragments)
 
 
+def reference_problems(doc: BratDocument, where: str) -> list[Problem]:
+    """The reference checks of [`validate_document`][pipeline.brat.validate.validate_document], alone.
+
+    A relation or event argument, an event trigger, or the target of an attribute, note or
+    normalization that names an id the document does not define (same messages as the full check).
+    ``campaign serve`` runs them on every save; they need no configuration.
+
+    Args:
+        doc: The parsed document.
+        where: The ``.ann`` path named by the problems.
+
+    Returns:
+        The problems, in line order.
+    """
+    ids = {a.id for group in (doc.textbounds, doc.relations, doc.events, doc.attributes, doc.normalizations,
+                              doc.notes) for a in group}
+    problems: list[Problem] = []
+    for r in doc.relations:
+        problems += [Problem(where, r.line, f"{r.id}: {role} refers to undefined id {ref}")
+                     for role, ref in r.args if ref not in ids]
+    for e in doc.events:
+        if e.trigger not in ids:
+            problems.append(Problem(where, e.line, f"{e.id}: trigger {e.trigger} is not a text-bound annotation"))
+        problems += [Problem(where, e.line, f"{e.id}: {role} refers to undefined id {ref}")
+                     for role, ref in e.args if ref not in ids]
+    targets = [(a.id, a.line, a.target) for a in doc.attributes] + [(q.id, q.line, q.target) for q in doc.notes]
+    targets += [(n.id, n.line, n.target) for n in doc.normalizations]
+    problems += [Problem(where, line, f"{ident}: target {target} is not defined")
+                 for ident, line, target in targets if target not in ids]
+    return sorted(problems, key=lambda p: p.line)
+
+
 def validate_document(doc: BratDocument, ann_text: str, conf: AnnotationConf, where: str) -> list[Problem]:
     """Check one parsed document against a configuration (the checks of the module docstring).
 

@@ -9,6 +9,9 @@ two commands never interleave their changes.  Format::
      "people": {"alice": {"roles": ["annotator"], "revoked": false,
                           "password": "scrypt:32768:8:1$<salt hex>$<key hex>"}}}
 
+An entry may also hold ``"logouts": N`` (absent means 0): how many times ``campaign users logout``
+ended the person's sessions.
+
 Roles are a subset of [`ROLES`][pipeline.campaign.users.ROLES]: ``annotator`` (a phase-1 collection),
 ``senior`` (a phase-2 collection once ``campaign review`` wrote it) and ``manager`` (read-only access).
 Passwords come from ``secrets``, are shown once to the manager by the command that creates or resets
@@ -18,7 +21,10 @@ parameters stored with the hash).  Nothing here logs a password or a hash.  A re
 
 [`UserStore`][pipeline.campaign.users.UserStore] is what ``campaign serve`` asks: it re-reads the file
 whenever it changes (inode, size or mtime), so people added, reset or revoked take effect without a
-restart.
+restart.  A session records the person's *access state* at login
+([`UserStore.access_state`][pipeline.campaign.users.UserStore.access_state], a digest of their password
+hash and logout count): a reset, a revocation (with or without a reset after it) or a ``logout`` changes
+it, so the session is refused at its next request, whatever serve saw in between.
 """
 
 from __future__ import annotations
@@ -82,6 +88,13 @@ class Person:
 class _Entry:
     person: Person
     password: str | None  # the stored hash, None once revoked
+    logouts: int = 0  # how many times `campaign users logout` ended the person's sessions
+
+    def state(self) -> str | None:
+        """The access state a session records: None when nobody may log in as this person."""
+        if self.person.revoked or self.password is None:
+            return None
+        return hashlib.sha256(f"{self.password}\0{self.logouts}".encode()).hexdigest()[:32]
 
 
 def users_path(campaign_dir: Path) -> Path:
@@ -172,13 +185,17 @@ def _decode(data: bytes, where: Path) -> dict[str, _Entry]:
             except (AttributeError, ValueError) as exc:
                 raise UsersError(f"{where}: bad password hash for person {pid!r}") from exc
         revoked = bool(entry.get("revoked", False))
-        out[pid] = _Entry(Person(pid, frozenset(roles), revoked), None if revoked else password)
+        logouts = entry.get("logouts", 0)
+        if not isinstance(logouts, int) or isinstance(logouts, bool) or logouts < 0:
+            raise UsersError(f"{where}: bad logout count for person {pid!r}")
+        out[pid] = _Entry(Person(pid, frozenset(roles), revoked), None if revoked else password, logouts)
     return out
 
 
 def _encode(people: Mapping[str, _Entry]) -> bytes:
     record: dict[str, Any] = {"format": FORMAT, "people": {
-        pid: {"roles": sorted(e.person.roles), "revoked": e.person.revoked, "password": e.password}
+        pid: {"roles": sorted(e.person.roles), "revoked": e.person.revoked, "password": e.password,
+              **({"logouts": e.logouts} if e.logouts else {})}
         for pid, e in sorted(people.items())
     }}
     return (json.dumps(record, indent=1, sort_keys=True) + "\n").encode("utf-8")
@@ -269,7 +286,7 @@ def create_users(campaign_dir: Path, people: Mapping[str, Iterable[str]], *, sho
                 created[person] = password
                 current[person] = _Entry(Person(person, roles), stored)
             elif old.person.roles != roles:
-                current[person] = _Entry(Person(person, roles, old.person.revoked), old.password)
+                current[person] = _Entry(Person(person, roles, old.person.revoked), old.password, old.logouts)
 
     _update(campaign_dir, change)
     if created:
@@ -303,7 +320,7 @@ def reset_password(campaign_dir: Path, person: str) -> str:
         old = current.get(person)
         if old is None:
             raise UsersError(f"{users_path(campaign_dir)}: no person {person!r}")
-        current[person] = _Entry(Person(person, old.person.roles), stored)
+        current[person] = _Entry(Person(person, old.person.roles), stored, old.logouts)
 
     _update(campaign_dir, change)
     log.info("%s: password of %s reset", users_path(campaign_dir), person)
@@ -328,10 +345,35 @@ def revoke(campaign_dir: Path, person: str) -> None:
         old = current.get(person)
         if old is None:
             raise UsersError(f"{users_path(campaign_dir)}: no person {person!r}")
-        current[person] = _Entry(Person(person, old.person.roles, revoked=True), None)
+        current[person] = _Entry(Person(person, old.person.roles, revoked=True), None, old.logouts)
 
     _update(campaign_dir, change)
     log.info("%s: %s revoked", users_path(campaign_dir), person)
+
+
+def logout_everywhere(campaign_dir: Path, person: str) -> None:
+    """End every session of a person ("log out everywhere"); their password stays.
+
+    The person's logout count goes up by one, which changes their access state: ``campaign serve``
+    refuses each of their sessions at its next request (running or restarted; sessions do not outlive a
+    restart anyway).  The file is replaced durably under its lock; the logout is logged.
+
+    Args:
+        campaign_dir: The campaign directory.
+        person: The person's id.
+
+    Raises:
+        UsersError: If the person is unknown or the users file is unreadable or malformed.
+    """
+
+    def change(current: dict[str, _Entry]) -> None:
+        old = current.get(person)
+        if old is None:
+            raise UsersError(f"{users_path(campaign_dir)}: no person {person!r}")
+        current[person] = _Entry(old.person, old.password, old.logouts + 1)
+
+    _update(campaign_dir, change)
+    log.info("%s: every session of %s ended", users_path(campaign_dir), person)
 
 
 def list_people(campaign_dir: Path) -> list[Person]:
@@ -404,6 +446,21 @@ class UserStore:
         entry = self._current().get(person)
         return entry.person if entry else None
 
+    def access_state(self, person: str) -> str | None:
+        """Return the person's access state, which a session records at login.
+
+        It changes with every password reset, revocation and ``campaign users logout``; a session whose
+        recorded state differs from the current one has ended.
+
+        Args:
+            person: The person's id.
+
+        Returns:
+            An opaque digest (not the password hash); None when the person is unknown or revoked.
+        """
+        entry = self._current().get(person)
+        return entry.state() if entry is not None else None
+
     def verify(self, person: str, password: str) -> Person | None:
         """Check a login.
 
@@ -416,12 +473,29 @@ class UserStore:
         Returns:
             The person if the password is theirs and they are not revoked, else None.
         """
+        checked = self.login(person, password)
+        return checked[0] if checked is not None else None
+
+    def login(self, person: str, password: str) -> tuple[Person, str] | None:
+        """Check a login and return the access state the new session records (one reading of the file).
+
+        Unknown and revoked people cost one scrypt check too, so timing does not tell who exists.
+
+        Args:
+            person: The person id typed.
+            password: The clear password typed (never logged).
+
+        Returns:
+            The person and their [access state][pipeline.campaign.users.UserStore.access_state] if the
+                password is theirs and they are not revoked, else None.
+        """
         entry = self._current().get(person)
         stored = entry.password if entry is not None and entry.password is not None else self._decoy
         try:
             ok = check_password(stored, password)
         except ValueError:  # unreadable parameters in the file: nobody gets in with it
             ok = False
-        if entry is None or entry.person.revoked or entry.password is None or not ok:
+        state = entry.state() if entry is not None else None
+        if entry is None or state is None or not ok:
             return None
-        return entry.person
+        return entry.person, state

@@ -78,6 +78,7 @@ COMMAND_CODES: dict[str, dict[ExitCode, str]] = {
     "campaign users list": {ExitCode.OK: "listed", ExitCode.REFUSED: "not a campaign, or a broken users file"},
     "campaign users reset": {ExitCode.OK: "new password shown once", ExitCode.REFUSED: "unknown person"},
     "campaign users revoke": {ExitCode.OK: "access ended", ExitCode.REFUSED: "unknown person"},
+    "campaign users logout": {ExitCode.OK: "every session ended", ExitCode.REFUSED: "unknown person"},
     "campaign history": {ExitCode.OK: "listed (or restored)", ExitCode.REFUSED: "unknown document or version"},
     "campaign backup": {ExitCode.OK: "archive written", ExitCode.REFUSED: "not a campaign, or OUT inside it"},
     "campaign replace": {ExitCode.OK: "replaced", ExitCode.REFUSED: "a campaign rule would break (named, with "

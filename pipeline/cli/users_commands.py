@@ -32,12 +32,13 @@ def _fail(command: str, message: object, code: ExitCode = ExitCode.REFUSED) -> i
 
 
 def run_users(args: argparse.Namespace) -> int:
-    """Run ``pgx-corpus campaign users list | reset | revoke``.
+    """Run ``pgx-corpus campaign users list | reset | revoke | logout``.
 
     ``list`` prints one line per person (id, roles, revoked or active); ``reset`` gives a person a new
-    password, printed once on stdout (it also lifts a revocation); ``revoke`` ends a person's access (a
-    running ``campaign serve`` refuses them from their next request).  The users file is replaced durably
-    under its lock.
+    password, printed once on stdout (it also lifts a revocation, and ends the person's sessions);
+    ``revoke`` ends a person's access; ``logout`` ends every session of a person, who keeps their
+    password.  A running ``campaign serve`` refuses an ended session at its next request.  The users file
+    is replaced durably under its lock.
 
     Args:
         args: The parsed arguments (``campaign_dir``, ``users_command``, ``person``).
@@ -58,6 +59,10 @@ def run_users(args: argparse.Namespace) -> int:
                 print(f"{person.id}\t{','.join(sorted(person.roles))}\t{state}")
         elif args.users_command == "reset":
             print_passwords({args.person: users_mod.reset_password(root, args.person)}, root)
+        elif args.users_command == "logout":
+            users_mod.logout_everywhere(root, args.person)
+            print(f"{args.person}: every session ended (a running serve refuses each at its next request; "
+                  "the password stays)")
         else:
             users_mod.revoke(root, args.person)
             print(f"{args.person}: access revoked (a running serve refuses them from now on; "
@@ -170,13 +175,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = add_campaign_command(
         "users",
         "the people who may log in to campaign serve: list them (roles, revoked), reset a password (the new "
-        "one is shown once, here) or revoke an access. People are created by batches from the roster.",
+        "one is shown once, here), revoke an access, or log a person out everywhere. People are created by "
+        "batches from the roster.",
     )
     p.add_argument("campaign_dir", type=Path, metavar="CAMPAIGN_DIR")
     actions = p.add_subparsers(dest="users_command", metavar="ACTION", required=True)
     actions.add_parser("list", help="people, roles, revoked or active", description="people, roles, state")
     for name, what in (("reset", "a new password for PERSON, shown once (also lifts a revocation)"),
-                       ("revoke", "end PERSON's access (their password is dropped)")):
+                       ("revoke", "end PERSON's access (their password is dropped)"),
+                       ("logout", "end every session of PERSON (log out everywhere; the password stays)")):
         a = actions.add_parser(name, help=what, description=what)
         a.add_argument("person", metavar="PERSON")
     p.set_defaults(func=run_users)

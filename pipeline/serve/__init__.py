@@ -3,6 +3,7 @@
 * [`brat_adapter`][pipeline.serve.brat_adapter]: brat's server code imported and patched (one module);
 * [`policy`][pipeline.serve.policy]: who may do which brat action on which collection and document;
 * [`sessions`][pipeline.serve.sessions]: logins, cookies, expiry, throttling;
+* [`logtext`][pipeline.serve.logtext]: request values escaped and capped for log lines;
 * [`app`][pipeline.serve.app]: the WSGI application; [`server`][pipeline.serve.server]: waitress around
   it;
 * [`pages`][pipeline.serve.pages]: brat's page without inline code, the project's script for it

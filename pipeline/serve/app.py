@@ -29,7 +29,12 @@ Content-Security-Policy among them; every message the project writes itself is e
 [`escape_message`][pipeline.serve.app.escape_message] (brat's client shows messages as HTML).
 
 Log lines name the person, the action, the collection and document, and the outcome; never a password,
-a cookie or a request body.
+a cookie or a request body.  Every value a request carries is escaped and capped in them
+([`log_value`][pipeline.serve.logtext.log_value]).
+
+A session ends at its next request once the person's access state in the users file differs from the
+one it recorded at login ([`UserStore.access_state`][pipeline.campaign.users.UserStore.access_state]:
+a password reset, a revocation, ``campaign users logout``).
 """
 
 from __future__ import annotations
@@ -51,6 +56,7 @@ from pipeline.campaign.journal import Journal
 from pipeline.campaign.users import Person, UserStore
 from pipeline.serve import policy as policy_mod
 from pipeline.serve.brat_adapter import Brat, RequestSession, load_brat
+from pipeline.serve.logtext import log_value
 from pipeline.serve.pages import SCRIPT_DIR, render_guide, rewrite_index
 from pipeline.serve.sessions import LoginThrottled, Session, SessionStore, cookie_header, read_cookie
 
@@ -72,6 +78,10 @@ SECURITY_HEADERS = [("X-Content-Type-Options", "nosniff"), ("X-Frame-Options", "
 GUIDE_STYLE = "table { border-collapse: collapse } th, td { border: 1px solid #999; padding: 2px 6px }"
 ORIGIN_CHECKED = policy_mod.WRITE_ACTIONS | {"login", "logout", "saveConf"}
 """Actions that change something (a document, or who is logged in): POST with a matching Origin only."""
+MAX_STATIC_PATH = 1024
+"""The longest path of brat's client files looked up (a longer one is 404 without touching the disk)."""
+MAX_CONF = 16 * 1024
+"""The largest brat client options (``saveConf``'s ``config``) a session keeps, in characters."""
 
 
 def escape_message(text: str) -> str:
@@ -167,7 +177,7 @@ class ServeApp:
                 return self._guide(environ, start_response, path[len("/guide"):])
             return self._static(start_response, path)
         except Exception:
-            log.exception("request %s %s failed", method, path)
+            log.exception("request %s %s failed", log_value(method), log_value(path))
             return self._plain(start_response, "500 Internal Server Error", "internal error")
 
     # --- pages -----------------------------------------------------------------------------------
@@ -202,12 +212,18 @@ class ServeApp:
 
     def _static(self, start_response: StartResponse, path: str) -> Iterable[bytes]:
         parts = [p for p in path.split("/") if p]
-        ok = bool(parts) and all(policy_mod.valid_document_name(p) for p in parts) and (
+        # one URL per file: no empty segment, no trailing slash, a leading one
+        ok = len(path) <= MAX_STATIC_PATH and path == "/" + "/".join(parts) and bool(parts) and all(
+            policy_mod.valid_document_name(p) for p in parts) and (
             (parts[0] in STATIC_DIRS and len(parts) > 1) or (len(parts) == 1 and parts[0] in STATIC_FILES))
         if ok:
             file = self.brat.root.joinpath(*parts)
-            real = file.resolve()
-            if real.is_file() and real.is_relative_to(self.brat.root / parts[0]):
+            try:
+                real = file.resolve()
+                found = real.is_file() and real.is_relative_to(self.brat.root / parts[0])
+            except OSError:  # a name too long for the file system, say: there is no such file
+                found = False
+            if found:
                 ctype = mimetypes.guess_type(real.name)[0] or "application/octet-stream"
                 if ctype.startswith("text/") or ctype in ("application/javascript", "text/javascript"):
                     ctype += "; charset=utf-8"
@@ -228,7 +244,7 @@ class ServeApp:
         collection = owned.get(name)
         guide = collection.path / GUIDE_FILE if collection is not None else None
         if guide is None or not guide.is_file():
-            log.info("guide refused: %s asked for /%s/", person.id, name)
+            log.info("guide refused: %s asked for /%s/", person.id, log_value(name))
             return self._plain(start_response, "404 Not Found", "no guide here for you")
         text = guide.read_text(encoding="utf-8")
         body = (f"<!DOCTYPE html><html><head><meta charset='utf-8'/><title>Guide: {html.escape(name)}</title>"
@@ -248,6 +264,11 @@ class ServeApp:
         if person is None or person.revoked:
             self.sessions.end_person(session.person)
             log.info("session of %s ended: access revoked", session.person)
+            return None, None
+        state = self.users.access_state(person.id)
+        if state != session.state:  # reset (maybe after a revocation serve never saw), or logged out everywhere
+            ended = self.sessions.end_person(person.id, keep_state=state)
+            log.info("%d session(s) of %s ended: password reset or logged out everywhere", ended, person.id)
             return None, None
         return person, session
 
@@ -303,15 +324,16 @@ class ServeApp:
             return self._plain(start_response, "405 Method Not Allowed", "method not allowed")
         params = self._read_params(environ)
         if params is None:
-            log.warning("ajax refused from %s: body of %s bytes over the limit of %d", address,
-                        environ.get("CONTENT_LENGTH"), self.max_body)
+            log.warning("ajax refused from %s: body of %s bytes over the limit of %d", log_value(address),
+                        log_value(environ.get("CONTENT_LENGTH")), self.max_body)
             return self._say(start_response, None, f"Refused: the request is larger than {self.max_body} bytes.",
                              status="413 Payload Too Large")
         action = params.get("action")
         person, session = self._person(environ)
         who = person.id if person else "-"
         if action in ORIGIN_CHECKED and (method != "POST" or not self._origin_ok(environ)):
-            log.warning("ajax %s refused for %s from %s: not a same-origin POST", action, who, address)
+            log.warning("ajax %s refused for %s from %s: not a same-origin POST", log_value(action), who,
+                        log_value(address))
             return self._say(start_response, action, "Refused: this change must come from the brat page of "
                              "this server (the request's Origin does not match).")
         if action == "login":
@@ -326,10 +348,14 @@ class ServeApp:
         if action == "whoami":
             return self._json(start_response, {"action": "whoami", "user": person.id if person else None})
         decision = self.policy.authorize(person, action, params)
+        if decision.allowed and action == "saveConf" and len(params.get("config") or "") > MAX_CONF:
+            decision = policy_mod.Decision(False, f"Refused: the brat options sent are larger than {MAX_CONF} "
+                                                  "characters.")
         collection_arg = params.get("collection")
-        where = f"{collection_arg or '-'} {params.get('document') or '-'}"
+        where = f"{log_value(collection_arg or '-')} {log_value(params.get('document') or '-')}"
+        shown_action = log_value(action)
         if not decision.allowed:
-            log.warning("ajax %s refused for %s on %s: %s", action, who, where, decision.reason)
+            log.warning("ajax %s refused for %s on %s: %s", shown_action, who, where, log_value(decision.reason, 400))
             return self._say(start_response, action, decision.reason)
         assert action is not None
         brat_session = RequestSession(session.sid if session else "anonymous",
@@ -355,18 +381,21 @@ class ServeApp:
             if session is not None and "conf" in brat_session:
                 session.data["conf"] = brat_session["conf"]
             if response.json is None:
-                log.info("ajax %s by %s on %s: sent %d bytes", action, who, where, len(response.body))
+                log.info("ajax %s by %s on %s: sent %d bytes", shown_action, who, where, len(response.body))
                 start_response("200 OK", [*response.headers, *SECURITY_HEADERS, ("Cache-Control", "no-store")])
                 return [response.body]
             response_json = response.json
             if action == "getCollectionInformation" and decision.collection is not None and person is not None:
                 self._enrich_listing(response_json, person, decision.collection)
+            if decision.collection is not None and isinstance(response_json.get("collection"), str):
+                response_json["collection"] = f"/{decision.collection.name}/"  # brat's answer: the server's path
             if response.changed and decision.kind != "write":
-                log.error("ajax %s by %s on %s changed the document although it only reads it", action, who, where)
+                log.error("ajax %s by %s on %s changed the document although it only reads it", shown_action, who,
+                          where)
             outcome = "changed" if response.changed else "ok"
             if response_json.get("exception"):
-                outcome = f"brat exception {response_json['exception']}"
-            log.info("ajax %s by %s on %s: %s (%.0f ms)", action, who, where, outcome,
+                outcome = f"brat exception {log_value(response_json['exception'])}"
+            log.info("ajax %s by %s on %s: %s (%.0f ms)", shown_action, who, where, outcome,
                      (time.monotonic() - started) * 1000)
         return self._json(start_response, self._scrub(response_json))
 
@@ -376,21 +405,27 @@ class ServeApp:
         password = params.get("password") or ""
         # a name nobody has may be a password typed in the wrong field: it is not logged
         shown = repr(user) if self.users.get(user) is not None else f"an unknown name ({len(user)} characters)"
+        shown_address = log_value(address)
         try:
-            self.sessions.check_throttle(user, address)
+            wait = self.sessions.check_throttle(user, address)
         except LoginThrottled as exc:
-            log.warning("login of %s from %s refused: %s", shown, address, exc)
-            return self._say(start_response, "login", f"Too many failed logins: {exc}.", exception="invalidAuth")
-        person = self.users.verify(user, password) if user and password else None
-        if person is None:
+            log.warning("login of %s from %s refused: %s", shown, shown_address, exc)
+            return self._say(start_response, "login", f"Too many failed logins: try again in "
+                             f"{int(exc.retry_after) + 1} s.", exception="invalidAuth")
+        if wait > 0:  # failures for this name from elsewhere slow it down (never more than 2 s), never lock it
+            time.sleep(wait)
+        checked = self.users.login(user, password) if user and password else None
+        if checked is None:
             self.sessions.failed(user, address)
-            log.warning("login of %s from %s failed (wrong password, unknown or revoked person)", shown, address)
+            log.warning("login of %s from %s failed (wrong password, unknown or revoked person)", shown,
+                        shown_address)
             return self._say(start_response, "login", "Incorrect login and/or password", exception="invalidAuth")
-        self.sessions.succeeded(user)
+        person, state = checked
+        self.sessions.succeeded(user, address)
         if previous_sid:
             self.sessions.end(previous_sid)  # a login starts a new session (the old id is never reused)
-        session = self.sessions.create(person.id)
-        log.info("login %s from %s", person.id, address)
+        session = self.sessions.create(person.id, state)
+        log.info("login %s from %s", person.id, shown_address)
         headers = [cookie_header(session.sid, secure=secure)]
         return self._say(start_response, "login", f"Hello, {person.id}!", "comment", exception=None, headers=headers)
 

@@ -34,8 +34,10 @@ at DEBUG.  brat's undeclared dependency ``filelock`` is installed with the proje
 * ``atomic_save``: brat wrote a temporary file in the system temporary directory and ``copyfile``-d it over the ``.ann``
   (a crash mid-copy leaves a truncated document).  The new content is written beside the ``.ann``,
   fsynced and renamed over it.  Before that, the content is parsed by the project's parser
-  ([`parse_ann`][pipeline.brat.standoff.parse_ann]): a save it rejects is refused with a message naming the
-  line, and the previous version stays.
+  ([`parse_ann`][pipeline.brat.standoff.parse_ann]) and checked by ``validate``'s reference checks
+  ([`reference_problems`][pipeline.brat.validate.reference_problems]: a note, attribute, normalization or
+  relation argument naming an id the document does not have): a save either rejects is refused with a
+  message naming the line, and the previous version stays.
 * ``document_lock``: brat's lock was named with ``hash(path)`` (different in each process) and covered only the write,
   not the read before it: two edits of one document could lose one.
   [`Brat.dispatch`][pipeline.serve.brat_adapter.Brat.dispatch] holds
@@ -60,6 +62,7 @@ import hashlib
 import html
 import importlib
 import inspect
+import json
 import logging
 import os
 import shutil
@@ -75,7 +78,9 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.brat.standoff import parse_ann
+from pipeline.brat.validate import reference_problems
 from pipeline.campaign.locks import document_lock
+from pipeline.serve.logtext import log_value
 
 log = logging.getLogger(__name__)
 brat_log = logging.getLogger("brat")
@@ -280,9 +285,10 @@ def _check_content(target: Path, content: str) -> None:
         text = txt.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         text = ""
-    _, issues = parse_ann(target.stem, text, content, target.name)
-    if issues:
-        raise SaveRefused(f"{issues[0]}; the change was not saved and the previous version stays")
+    doc, issues = parse_ann(target.stem, text, content, target.name)
+    problems = [str(p) for p in reference_problems(doc, target.name)] if not issues else issues
+    if problems:
+        raise SaveRefused(f"{problems[0]}; the change was not saved and the previous version stays")
 
 
 def _require_lock(target: Path) -> None:
@@ -364,6 +370,10 @@ class Brat:
             m["session"].init_session("127.0.0.1")
             m["session"].get_session().update(session)
         messager = m["message"].Messager
+        malformed = malformed_request(action, args)
+        if malformed is not None:
+            messager.error(malformed, duration=-1)
+            return BratResponse(json=messager.output_json({"exception": "invalidRequest"}))
         http_args: dict[str, Any] = _NoneDict(args)
         http_args["action"] = action
         try:
@@ -379,14 +389,51 @@ class Brat:
         except SaveRefused as exc:
             json_dic = {"exception": "annotationSaveRefused"}
             messager.error(str(exc), duration=-1)
-        except Exception:  # brat's server.py turns any crash into a message too
+        except m["annotation"].AnnotationNotFoundError as exc:
+            json_dic = {"exception": "annotationNotFound"}
+            messager.error(f"No annotation {log_value(exc.id, 40)} in this document (was it deleted in another "
+                           "window?): nothing was changed; reload the document.", duration=-1)
+        except Exception as exc:  # brat's server.py turns any crash into a message too
             ident = hashlib.sha256(traceback.format_exc().encode()).hexdigest()[:12]
-            log.error("brat action %s crashed (id %s):\n%s", action, ident, traceback.format_exc())
+            # the stack is brat's source; the exception's text may carry request values: one escaped line
+            log.error("brat action %s crashed (id %s): %s: %s\n%s", action, ident, type(exc).__name__,
+                      log_value(exc, 1000), "".join(traceback.format_tb(exc.__traceback__)).rstrip())
             json_dic = {"exception": "serverCrash"}
             messager.error(f"The server met an error (id {ident}); tell the campaign manager.", duration=-1)
         if "request_session" not in self.patches:
             session.update({k: v for k, v in m["session"].get_session().items() if k == "conf"})
         return BratResponse(json=messager.output_json(json_dic))
+
+
+UNDO_KEYS = {"add_tb": ("id",), "mod_tb": ("id", "start", "end", "type", "attributes")}
+"""The undo tokens brat's client sends (its ``action``) and the keys brat's ``undo`` reads from each."""
+
+
+def malformed_request(action: str, args: Mapping[str, str]) -> str | None:
+    """Say why a request is one brat's code would crash on (instead of refusing it), or None.
+
+    ``searchEvent*`` without ``args`` (brat parses a default ``{}`` as JSON) and an ``undo`` whose token is
+    not one of brat's client (see [`UNDO_KEYS`][pipeline.serve.brat_adapter.UNDO_KEYS]).
+
+    Args:
+        action: brat's action name.
+        args: The request's arguments.
+
+    Returns:
+        The message the person is shown, or None when brat can run the request.
+    """
+    if action.startswith("searchEvent") and args.get("args") is None:
+        return f"{action} needs its args (a JSON list of event arguments); nothing was searched."
+    if action == "undo":
+        try:
+            token = json.loads(args.get("token") or "")
+        except ValueError:
+            token = None
+        kind = token.get("action") if isinstance(token, dict) else None
+        keys = UNDO_KEYS.get(kind) if isinstance(kind, str) else None
+        if keys is None or not isinstance(token, dict) or not all(k in token for k in keys):
+            return "This undo token is not one the brat page makes: nothing was undone."
+    return None
 
 
 class _NoneDict(dict):  # type: ignore[type-arg]

@@ -155,10 +155,10 @@ def valid_document_name(name: str | None) -> bool:
 
     Returns:
         True for one path component (no ``/``, backslash or NUL), not ``.``/``..``, not hidden
-            (``a..b_1`` is valid).
+            (``a..b_1`` is valid), short enough to be a file name with its extension (251 bytes at most).
     """
     return (isinstance(name, str) and bool(_NAME_RE.match(name)) and name not in (".", "..")
-            and not name.startswith("."))
+            and not name.startswith(".") and len(name.encode("utf-8", "surrogatepass")) <= 251)
 
 
 class Policy:

@@ -267,3 +267,22 @@ def test_validate_strict_command(tmp_path: Path, capsys: pytest.CaptureFixture[s
     out = capsys.readouterr().out
     assert "Drug is not a known entity type" in out and out.count("warning:") == 6
     assert _cli(["validate", str(coll), "--strict", "--schema", str(tmp_path / "missing.yaml")]) == 2
+
+
+def test_reference_problems_are_validates_own(tmp_path: Path) -> None:
+    """The save check of campaign serve runs these alone: each is also a problem of the full check."""
+    from pipeline.brat.standoff import parse_ann
+    from pipeline.brat.validate import reference_problems
+
+    ann = ("T1\tChemical 0 8\tImatinib\n#1\tAnnotatorNotes T9\tx\nA1\tNegated T8\nN1\tReference T7 CHEBI:1\tw\n"
+           "R1\tisAssociatedWith Arg1:T1 Arg2:T6\n")
+    doc, issues = parse_ann("d", TEXT, ann, "d.ann")
+    assert issues == []
+    found = reference_problems(doc, "d.ann")
+    assert [(p.line, p.message) for p in found] == [
+        (2, "#1: target T9 is not defined"), (3, "A1: target T8 is not defined"),
+        (4, "N1: target T7 is not defined"), (5, "R1: Arg2 refers to undefined id T6")]
+    full = {(p.line, p.message) for p in check(tmp_path, ann)}
+    assert {(p.line, p.message) for p in found} <= full
+    assert reference_problems(parse_ann("d", TEXT, "T1\tChemical 0 8\tImatinib\n#1\tAnnotatorNotes T1\tx\n",
+                                        "d.ann")[0], "d.ann") == []

@@ -41,10 +41,14 @@ class LiveServer:
 class HttpClient:
     """One browser tab (or several sharing ``cookie``)."""
 
-    def __init__(self, port: int, cookie: str | None = None) -> None:
+    def __init__(self, port: int, cookie: str | None = None, source: str | None = None) -> None:
         self.port = port
         self.cookie = cookie
-        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        self.source = (source, 0) if source else None  # another loopback address (127.0.0.N): another client
+        self.conn = self._connect()
+
+    def _connect(self) -> http.client.HTTPConnection:
+        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=60, source_address=self.source)
 
     def ajax(self, action: str, **params: str) -> dict[str, Any]:
         body = urllib.parse.urlencode({"action": action, "protocol": "1", **params})
@@ -56,7 +60,7 @@ class HttpClient:
             resp = self.conn.getresponse()
         except (OSError, http.client.HTTPException):
             self.conn.close()  # a keep-alive connection the server dropped: once more on a new one
-            self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+            self.conn = self._connect()
             self.conn.request("POST", "/ajax.cgi", body=body, headers=headers)
             resp = self.conn.getresponse()
         data = resp.read()

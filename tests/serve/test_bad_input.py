@@ -44,40 +44,52 @@ def assert_no_secret(demo: Demo, text: str) -> None:
 
 def test_wrong_password_then_throttled(demo: Demo, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO)
-    app = ServeApp(demo.root, sessions=SessionStore(max_failures=3, window=60))
+    clock = Clock()
+    app = ServeApp(demo.root, sessions=SessionStore(max_failures=3, base_delay=10, clock=clock))
     client = Client(app)
     before = tree_digest(demo.root)
-    for _ in range(3):
+    for _ in range(3):  # the third failure starts the backoff
         reply = client.login("alice", "not-her-password")
         assert reply.json["exception"] == "invalidAuth" and reply.messages == ["Incorrect login and/or password"]
         assert client.cookie is None
-    reply = client.login("alice", demo.passwords["alice"])  # the right password, but too late
+    reply = client.login("alice", demo.passwords["alice"])  # the right password, but during the wait
     assert reply.json["exception"] == "invalidAuth" and "Too many failed logins" in reply.messages[0]
     assert client.cookie is None
     assert tree_digest(demo.root) == before
     assert "login of 'alice' from 127.0.0.1 failed" in caplog.text
     assert "not-her-password" not in caplog.text
     assert_no_secret(demo, caplog.text)
-    # another address is throttled too: the person is
-    other = Client(app)
-    assert other.request("POST", "/ajax.cgi", {"action": "login", "user": "alice", "password": "x"},
-                         headers={"X-Forwarded-For": "10.0.0.9"}).json["exception"] == "invalidAuth"
+    clock.now += 10.5  # the wait is over: the right password is checked again
+    assert not client.login("alice", demo.passwords["alice"]).json.get("exception")
 
 
-def test_throttle_per_address_and_expiry(demo: Demo) -> None:
+def test_throttle_backoff_doubles_per_address_and_expiry(demo: Demo) -> None:
     clock = Clock()
-    app = ServeApp(demo.root, sessions=SessionStore(max_failures=2, window=60, idle=100, lifetime=1000, clock=clock))
+    store = SessionStore(max_failures=2, address_failures=2, base_delay=10, max_delay=35, forget=600, idle=100,
+                         lifetime=1000, clock=clock)
+    app = ServeApp(demo.root, sessions=store)
     client = Client(app)
     client.login("nobody1", "x")
-    client.login("nobody2", "x")
+    client.login("nobody2", "x")  # the second failure of the address: 10 s to wait
     assert "Too many failed logins" in client.login("bob", demo.passwords["bob"]).messages[0]
-    clock.now += 61
+    clock.now += 10.5
+    assert client.login("nobody3", "x").messages == ["Incorrect login and/or password"]  # the third: 20 s
+    clock.now += 10.5
+    assert "Too many failed logins" in client.login("bob", demo.passwords["bob"]).messages[0]
+    clock.now += 10
+    assert client.login("nobody4", "x").messages == ["Incorrect login and/or password"]  # 40 s, capped at 35
+    clock.now += 34
+    assert "Too many failed logins" in client.login("bob", demo.passwords["bob"]).messages[0]
+    clock.now += 1.5
     assert not client.login("bob", demo.passwords["bob"]).json.get("exception")
     assert client.ajax("whoami").json["user"] == "bob"
     clock.now += 101  # idle too long: the session has expired
     assert client.ajax("whoami").json["user"] is None
     reply = client.ajax("getDocument", collection="/phase1/bob/", document=demo.editable["bob"])
     assert reply.refused and reply.messages == ["Log in first (Login button, top right)."]
+    clock.now += 600  # forgotten: the address has its free failures again
+    client.login("nobody6", "x")
+    assert not client.login("bob", demo.passwords["bob"]).json.get("exception")
 
 
 def test_a_password_typed_as_the_user_name_is_not_logged(demo: Demo, caplog: pytest.LogCaptureFixture) -> None:

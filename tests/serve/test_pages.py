@@ -34,7 +34,7 @@ def test_the_policy_is_the_issue_s_and_in_the_security_headers() -> None:
 
 
 def test_every_answer_carries_the_policy(demo: Demo) -> None:
-    app = ServeApp(demo.root, sessions=SessionStore(max_failures=2, window=60), max_body=4096)
+    app = ServeApp(demo.root, sessions=SessionStore(max_failures=2, base_delay=60), max_body=4096)
     client = Client(app)
     replies: dict[str, Reply] = {
         "page": client.request("GET", "/"),
@@ -110,7 +110,7 @@ def test_a_page_whose_inline_code_cannot_be_moved_is_refused() -> None:
 def test_every_message_serve_writes_is_escaped(demo: Demo) -> None:
     """Markup in each request value a message of the project repeats (action, collection, document), as
     a logged-in annotator and as the manager; and the answers of login, logout, Origin and size refusals."""
-    app = ServeApp(demo.root, sessions=SessionStore(max_failures=1, window=60), max_body=4096)
+    app = ServeApp(demo.root, sessions=SessionStore(max_failures=1, base_delay=60), max_body=4096)
     before = tree_digest(demo.root)
     doc = MARKUP.replace("/", "")
     shown: list[str] = []
