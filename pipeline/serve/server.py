@@ -25,7 +25,7 @@ What waitress itself does for the campaign (its own features, configured here):
   ([`default_server_names`][pipeline.serve.server.default_server_names] unless given) is answered 400
   before the app runs; the app's Origin check compares against the same names.
 * **Its own answers.** The 400, 413, 431 and 500 answers waitress writes itself carry the app's security
-  headers ([`SECURITY_HEADERS`][pipeline.serve.app.SECURITY_HEADERS]); a body over the limit is read to
+  headers (``SECURITY_HEADERS`` of [`pipeline.serve.app`][pipeline.serve.app]); a body over the limit is read to
   its end and dropped before the 413 is sent, so the client receives the answer instead of a reset
   connection.
 """
