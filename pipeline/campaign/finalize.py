@@ -620,7 +620,7 @@ def collect(
                 continue
             try:
                 # under the document's lock: serve or a team command may be writing it right now
-                with document_lock(campaign, senior_dir / name):
+                with document_lock(campaign, Path(PHASE2_DIR) / senior_dir.name / name):
                     text = read_text(txt)
                     ann_text = read_text(ann) if ann.exists() else ""
             except (OSError, BratTextError) as exc:

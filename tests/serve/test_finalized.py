@@ -56,12 +56,16 @@ def test_finalize_writes_the_record(demo: Demo, tmp_path: Path) -> None:
     assert set(record.documents) == {demo.finalized}
 
 
-def test_finalize_reads_each_document_under_its_lock(demo: Demo, tmp_path: Path) -> None:
+def test_finalize_reads_each_document_under_its_lock(demo: Demo, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lock serve takes (absolute path) is the one finalize takes, given the campaign's relative path as
+    the tutorial does (`campaign finalize out/campaign --out out/final`)."""
     ann = demo.root / "phase2" / "dave" / f"{demo.finalized}.ann"
     done = threading.Event()
+    monkeypatch.chdir(demo.root.parent)
 
     def run() -> None:
-        finalize(demo.root, tmp_path / "out", SCHEMA)
+        finalize(Path(demo.root.name), Path("out"), SCHEMA)
         done.set()
 
     with document_lock(demo.root, ann):
@@ -75,6 +79,7 @@ def test_finalize_reads_each_document_under_its_lock(demo: Demo, tmp_path: Path)
     assert done.is_set()
     record = read_record(demo.root)
     assert record is not None and record.documents[demo.finalized].ann_sha256 == sha(ann)
+    assert record.final == (demo.root.parent / "out").resolve()
 
 
 def test_serve_keeps_finalized_documents_read_only_wherever_final_is(demo: Demo, tmp_path: Path) -> None:
