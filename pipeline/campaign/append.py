@@ -24,6 +24,11 @@ What [`append_to_campaign`][pipeline.campaign.append.append_to_campaign] does:
   a guide and a user, so a new document may only go to people who already have a phase-1 collection
   (RosterError otherwise, before anything is written).
 
+Each roster row it does not act on is reported ``(person, what was done with it)``: a manager (takes no
+documents; one who is not a person of the campaign yet gets no user: ``campaign add-person ID --role
+manager`` adds them), a person who left the campaign (no new documents), a person who is not a person
+of the campaign and took no document (ignored: ``campaign add-person`` adds them).
+
 A file that already exists where a new document would go is never overwritten: the document is left out
 of this append (reported, counted) and stays unassigned, so the next append retries it.
 
@@ -100,7 +105,7 @@ def _row_key(row: tuple[str, str, str]) -> tuple[Any, ...]:
 
 def append_to_campaign(
     collection: str | Path, campaign_dir: str | Path, roster: str | Path, *, seed: int = 13,
-    counts: Counter[str] | None = None,
+    counts: Counter[str] | None = None, skipped: list[tuple[str, str]] | None = None,
 ) -> list[tuple[str, str, str]]:
     """Assign and write the new documents of a rebuild's collection into a running campaign.
 
@@ -116,6 +121,8 @@ def append_to_campaign(
             otherwise).
         seed: The batch seed of the assignment.
         counts: Counters updated in place (see the module docstring for the keys); a new one when ``None``.
+        skipped: Filled in place with ``(person, what was done with the row)`` for each roster row this
+            append does not act on (see the module docstring), in roster order; not filled when refused.
 
     Returns:
         The new assignment rows ``(document, phase, person)``.
@@ -134,6 +141,7 @@ def append_to_campaign(
     counts = counts if counts is not None else Counter()
     campaign, src = Path(campaign_dir), Path(collection)
     people = read_roster(Path(roster))
+    roster_people = list(people)
     manifest = campaign / ASSIGNMENTS_CSV
     if not manifest.is_file():
         raise ManifestError(f"{manifest}: no campaign manifest (start the campaign with `pgx-corpus batches`)")
@@ -194,6 +202,8 @@ def append_to_campaign(
             raise RosterError(f"{roster}: {', '.join(newcomers)} would get documents but have no collection in "
                               f"{phase1} (append cannot add people to a campaign; rerun batches for that)")
 
+    if skipped is not None:
+        skipped.extend(_not_acted_on(roster_people, record, new_rows))
     # checks done: the temporaries of a killed append go
     store.clean_temporaries(campaign)
     publish.clean_tree(phase1)
@@ -244,6 +254,29 @@ def append_to_campaign(
     _write_atomically(manifest, buf.getvalue())
     journal.unlink(missing_ok=True)
     return new_rows
+
+
+def _not_acted_on(roster: list[Person], record: dict[str, Any] | None,
+                  new_rows: list[tuple[str, str, str]]) -> list[tuple[str, str]]:
+    """The roster rows an append does not act on, each with what it did with it (roster order)."""
+    known = {str(p["id"]): p for p in record.get("people", [])} if record is not None else None
+    takers = {p for _, _, p in new_rows}
+    out = []
+    for r in roster:
+        entry = known.get(r.id) if known is not None else None
+        if r.role == "manager":
+            if known is not None and entry is None:
+                out.append((r.id, "manager in the roster, not a person of the campaign: ignored, no user created "
+                                  f"(`pgx-corpus campaign add-person CAMPAIGN_DIR {r.id} --role manager` adds them)"))
+            else:
+                out.append((r.id, "manager: takes no documents (campaign serve shows them every collection "
+                                  "read-only)"))
+        elif entry is not None and entry.get("left"):
+            out.append((r.id, "left the campaign: ignored, no new documents"))
+        elif known is not None and entry is None and r.id not in takers:
+            out.append((r.id, f"not a person of the campaign: ignored, no documents and no user "
+                              f"(`pgx-corpus campaign add-person CAMPAIGN_DIR {r.id} --role {r.role}` adds them)"))
+    return out
 
 
 def _campaign_team(record: dict[str, Any], roster: list[Person], path: Path) -> list[Person]:

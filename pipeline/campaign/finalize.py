@@ -50,6 +50,12 @@ Output ``FINAL``: the finished documents (``.ann`` in the canonical order of
 swapped in whole, so a failed run leaves the previous result; the same campaign gives byte-identical
 output (report paths are relative to ``CAMPAIGN_DIR``; nothing records a time).
 
+Each phase-2 document is read under its lock ([`document_lock`][pipeline.campaign.locks.document_lock]).
+Once ``FINAL`` is in place, the campaign's finalize record ``CAMPAIGN_DIR/finalized.json`` is replaced
+atomically: ``FINAL``'s path and, for each document in it, the sha256 of the phase-2 ``.ann`` it was made
+from ([`pipeline.campaign.finalized`][pipeline.campaign.finalized]); ``campaign serve`` makes those
+documents read-only, ``campaign status`` lists those changed since.
+
 Count keys: ``documents_phase2``, ``documents_final``, ``signed_off``, ``accepted_agreed``, ``pending``,
 ``discarded``, ``held_back``, ``held_back:<reason kind>``, ``not_in_phase2``, ``discarded_in_phase1``,
 ``relations_mapped``, ``relations_dropped``, ``relations_merged``, ``attributes_removed:<type>``,
@@ -77,6 +83,7 @@ from pipeline.brat.modality import MODALITIES, format_note
 from pipeline.brat.standoff import BratDocument, BratTextError, Note, dumps, parse_ann, read_document, read_text
 from pipeline.campaign.conf import CAMPAIGN_DONE_TYPE
 from pipeline.campaign.documents import discard_reasons, is_done, relation_note
+from pipeline.campaign.finalized import Finalized, Record, sha256_text, write_record
 from pipeline.campaign.layout import (
     ASSIGNMENTS_CSV,
     CAMPAIGN_MANIFEST,
@@ -86,6 +93,7 @@ from pipeline.campaign.layout import (
     PHASE2_DIR,
     REVIEW_DIR,
 )
+from pipeline.campaign.locks import document_lock
 from pipeline.campaign.merge import NOTE_TYPE, count_marks, marks_left, strip_dispute
 from pipeline.campaign.review import MERGED_DIR
 from pipeline.documents import pmid_sort_key
@@ -147,6 +155,8 @@ class FinalizeResult:
         discarded_in_phase1: Documents missing from phase 2 because a phase-1 annotator discarded them.
         accepted_agreed: Documents in the final corpus without a sign-off, because the annotators agreed
             (``accept_agreed``).
+        taken: Document in the final corpus -> the sha256 of the phase-2 ``.ann`` it was made from (read
+            under the document's lock), for the finalize record.
     """
     documents: list[str] = field(default_factory=list)
     held_back: dict[str, list[Finding]] = field(default_factory=dict)
@@ -157,6 +167,7 @@ class FinalizeResult:
     discarded: dict[str, list[str]] = field(default_factory=dict)  # by a senior: reasons
     discarded_in_phase1: list[str] = field(default_factory=list)
     accepted_agreed: list[str] = field(default_factory=list)
+    taken: dict[str, str] = field(default_factory=dict)
 
     @property
     def work_left(self) -> bool:
@@ -608,8 +619,10 @@ def collect(
                 counts["held_back:symlink"] += 1
                 continue
             try:
-                text = read_text(txt)
-                ann_text = read_text(ann) if ann.exists() else ""
+                # under the document's lock: serve or a team command may be writing it right now
+                with document_lock(campaign, Path(PHASE2_DIR) / senior_dir.name / name):
+                    text = read_text(txt)
+                    ann_text = read_text(ann) if ann.exists() else ""
             except (OSError, BratTextError) as exc:
                 # no text (an .ann alone) or bytes that are not UTF-8: nothing to check, hold it back
                 result.held_back[name] = [Finding(where, 0, "unreadable", f"cannot read the document: {exc}")]
@@ -661,6 +674,7 @@ def collect(
                     counts[f"held_back:{kind}"] += 1
                 continue
             final[name] = replace(doc, path="")
+            result.taken[name] = sha256_text(ann_text)
     counts["held_back"] = len(result.held_back)
     for name in result.held_back:
         final.pop(name, None)
@@ -673,6 +687,7 @@ def collect(
     counts["not_in_phase2"] = len(result.not_in_phase2)
     counts["discarded_in_phase1"] = len(result.discarded_in_phase1)
     result.accepted_agreed = [d for d in result.accepted_agreed if d in final]
+    result.taken = {name: result.taken[name] for name in result.documents}
     return result, final
 
 
@@ -707,7 +722,8 @@ def finalize(
     """Write the final corpus of a campaign (see the module docstring).
 
     Built in a staging directory beside ``out`` and swapped in whole; a failed run leaves the previous
-    output.
+    output.  Then the campaign's finalize record is replaced
+    ([`write_record`][pipeline.campaign.finalized.write_record]).
 
     Args:
         campaign_dir: The campaign directory ``CAMPAIGN_DIR``.
@@ -744,6 +760,9 @@ def finalize(
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    # only once FINAL is in place: the record never names a FINAL that is not there
+    write_record(Path(campaign_dir), Record(out_dir, {
+        name: Finalized(result.senior_of[name], result.taken[name]) for name in result.documents}))
     for name, found in sorted(result.held_back.items(), key=lambda kv: doc_key(kv[0])):
         for f in found:
             log.debug("held back %s: %s", name, f)  # the command line prints them, once

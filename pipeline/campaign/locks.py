@@ -36,7 +36,8 @@ def document_key(campaign_dir: Path, document: Path) -> str:
     Args:
         campaign_dir: The campaign directory ``CAMPAIGN_DIR``.
         document: Any file of the document (``.txt`` or ``.ann``) or its path without extension;
-            absolute, or relative to ``campaign_dir``.
+            absolute, relative to ``campaign_dir``, or (when ``campaign_dir`` is itself a relative path)
+            ``campaign_dir / ...`` as the caller built it.
 
     Returns:
         The document's key, a POSIX path relative to ``campaign_dir`` without extension
@@ -46,6 +47,10 @@ def document_key(campaign_dir: Path, document: Path) -> str:
         ValueError: If ``document`` is not inside ``campaign_dir``.
     """
     root = campaign_dir.resolve()
+    if not document.is_absolute() and not campaign_dir.is_absolute() and campaign_dir.parts \
+            and document.parts[:len(campaign_dir.parts)] == campaign_dir.parts:
+        # `out/campaign/phase1/ann1/x` from a command given `out/campaign`: the same lock as serve's
+        document = root.joinpath(*document.parts[len(campaign_dir.parts):])
     path = document if document.is_absolute() else root / document
     path = Path(os.path.normpath(path))
     if path.suffix in (".txt", ".ann"):

@@ -21,6 +21,10 @@ senior's signed-off one in phase 2 (what ``campaign finalize`` takes).  Any edit
 
 The reference is the pre-annotation as handed out (``preannotation/``) in phase 1 and the merged
 document as ``campaign review`` wrote it (``review/merged/<senior>/``) in phase 2.
+
+Once ``campaign finalize`` has written the campaign's finalize record
+([`pipeline.campaign.finalized`][pipeline.campaign.finalized]), the status also lists the finalized documents
+whose phase-2 ``.ann`` changed (or went missing) since: ``FINAL`` no longer holds what the senior has now.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from typing import Any
 from pipeline.brat.standoff import BratTextError, parse_ann, read_document, read_text
 from pipeline.campaign import assignments as asg
 from pipeline.campaign import deploy
+from pipeline.campaign import finalized as finalized_mod
 from pipeline.campaign import guidelines as guidelines_mod
 from pipeline.campaign.documents import (
     canonical,
@@ -131,10 +136,13 @@ def campaign_status(campaign_dir: str | Path) -> dict[str, Any]:
         campaign_dir: The campaign directory ``CAMPAIGN_DIR``.
 
     Returns:
-        ``{"campaign": path, "rows": [...]}``, one row per person and phase (phase 1 first, then by
-        person): ``person``, ``phase``, the counts of the module docstring, ``discarded_by_reason``,
-        ``problems`` (``file:line: message`` of the documents held back) and, in phase 2,
-        ``disagreements_left`` and ``agreed``.
+        ``{"campaign": path, "rows": [...], "finalized": {...}}``: one row per person and phase (phase 1
+        first, then by person): ``person``, ``phase``, the counts of the module docstring,
+        ``discarded_by_reason``, ``problems`` (``file:line: message`` of the documents held back) and, in
+        phase 2, ``disagreements_left`` and ``agreed``; ``finalized`` from the finalize record: ``final``
+        (FINAL's path, None when the campaign has no record), ``documents`` (how many it names),
+        ``changed_since`` (``document``, ``senior``, ``what``: ``changed`` or ``missing``) and ``error``
+        (why the record cannot be read, else None).
 
     Raises:
         CampaignError: If ``campaign.json`` cannot be read.
@@ -157,7 +165,21 @@ def campaign_status(campaign_dir: str | Path) -> dict[str, Any]:
             row = _person_status(root / PHASE2_DIR / person, root / REVIEW_DIR / MERGED_DIR / person, pre, names, 2,
                                  frozenset(f for s, f in ledger.entries if s == person))
         rows.append({"person": person, "phase": phase, **row})
-    return {"campaign": str(root), "rows": rows}
+    return {"campaign": str(root), "rows": rows, "finalized": _finalized_status(root)}
+
+
+def _finalized_status(root: Path) -> dict[str, Any]:
+    out: dict[str, Any] = {"final": None, "documents": 0, "changed_since": [], "error": None}
+    try:
+        record = finalized_mod.read_record(root)
+    except finalized_mod.RecordError as exc:
+        out["error"] = str(exc)
+        return out
+    if record is not None:
+        out["final"], out["documents"] = str(record.final), len(record.documents)
+        out["changed_since"] = [{"document": d, "senior": senior, "what": what}
+                                for d, senior, what in finalized_mod.changed_since(root, record)]
+    return out
 
 
 def format_markdown(status: Mapping[str, Any]) -> str:
@@ -188,6 +210,16 @@ def format_markdown(status: Mapping[str, Any]) -> str:
     problems = [p for r in status["rows"] for p in r["problems"]]
     lines += ["", "## Held back", ""]
     lines += [f"- {p}" for p in problems] or ["none"]
+    fin = status.get("finalized")
+    if fin is not None and (fin["final"] is not None or fin["error"] is not None):
+        lines += ["", "## Finalized, changed since", ""]
+        if fin["error"] is not None:
+            lines.append(f"the finalize record cannot be read: {fin['error']}")
+        else:
+            lines.append(f"{fin['documents']} document(s) finalized to {fin['final']}; changed since:")
+            lines.append("")
+            lines += [f"- phase2/{c['senior']}/{c['document']}.ann: {c['what']} since finalize"
+                      for c in fin["changed_since"]] or ["none"]
     return "\n".join(lines) + "\n"
 
 

@@ -250,6 +250,7 @@ def _tie(seed: int, document: str, person: str) -> str:
 def plan_add_person(root: Path, person: str, role: str, *, when: str = "") -> Plan:
     """Plan a newcomer who joins as annotator or senior and takes a fair share of the unstarted documents.
 
+    A ``manager`` joins with no documents: ``campaign serve`` gives them every collection read-only.
     Documents of their phase (1 for an annotator, 2 for a senior) are taken one at a time from whoever
     holds most unstarted ones (seeded tie-break) until the newcomer holds ``unstarted // (holders + 1)``;
     a document the newcomer may not take (a rule) stays.  Documents not yet assigned (a later
@@ -258,23 +259,27 @@ def plan_add_person(root: Path, person: str, role: str, *, when: str = "") -> Pl
     Args:
         root: The campaign directory ``CAMPAIGN_DIR``.
         person: The newcomer, not yet a person of the campaign.
-        role: ``annotator`` or ``senior``.
+        role: ``annotator``, ``senior`` or ``manager``.
         when: The date recorded for ``joined``, ISO 8601; now (UTC) when empty.
 
     Returns:
         The plan.
 
     Raises:
-        TeamError: If ``role`` is neither, or ``person`` already is a person of the campaign.
+        TeamError: If ``role`` is none of these, or ``person`` already is a person of the campaign.
         CampaignError: If the campaign cannot be read, has no ``preannotation/``, or ``person`` is
             unusable as an id.
     """
-    if role not in ("annotator", "senior"):
-        raise TeamError(f"role must be annotator or senior, not {role!r}")
+    if role not in ("annotator", "senior", "manager"):
+        raise TeamError(f"role must be annotator, senior or manager, not {role!r}")
     campaign = copy.deepcopy(_load(root))
     if _person(campaign, person) is not None:
         raise TeamError(f"{person} is already a person of the campaign")
     check_ids([p["id"] for p in campaign["people"]] + [person], "add-person")
+    if role == "manager":  # annotates nothing: no share of the documents, no collection
+        campaign["people"].append({"id": person, "role": role, "phase1": False, "roster": False,
+                                   "joined": when or asg.now()})
+        return Plan("add-person", campaign, joining=[person])
     phase = "1" if role == "annotator" else "2"
     seed = int(campaign.get("seed", 0))
     unstarted: dict[str, list[dict[str, Any]]] = {}
@@ -637,7 +642,7 @@ def add_person(root: Path, person: str, role: str, *, when: str = "", counts: Co
     Args:
         root: The campaign directory ``CAMPAIGN_DIR``.
         person: The newcomer.
-        role: ``annotator`` or ``senior``.
+        role: ``annotator``, ``senior`` or ``manager`` (read-only everywhere, no documents).
         when: The time of the change, ISO 8601; now (UTC) when empty.
         counts: Counters updated in place, as [`apply`][pipeline.campaign.team.apply] does.
 

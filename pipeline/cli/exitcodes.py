@@ -96,8 +96,9 @@ COMMAND_CODES: dict[str, dict[ExitCode, str]] = {
                ExitCode.REFUSED: "unreadable, malformed or unknown input, a record that would not validate, or a "
                "limit passed (file and record on stderr): nothing written"},
     "campaign serve": {ExitCode.OK: "stopped cleanly (SIGTERM or Ctrl-C)", ExitCode.REFUSED: "missing or "
-                       "half-written campaign, no users, a second serve on the campaign, or the port in use: "
-                       "nothing started"},
+                       "half-written campaign, no users, a second serve on the campaign, the port out of range "
+                       "or in use, the bare --trusted-proxy, or a non-loopback --host without --trusted-proxy "
+                       "or --public: nothing started"},
     "campaign simulate": {ExitCode.OK: "documents annotated (phase 1) or signed off (phase 2)", ExitCode.ERROR:
                           "an I/O error", ExitCode.REFUSED: "bad campaign or reference: nothing written"},
     "campaign guideline": {ExitCode.OK: "guide version recorded", ExitCode.REFUSED: "bad campaign or guide"},

@@ -113,8 +113,10 @@ def run_append(args: argparse.Namespace) -> int:
     """Run ``pgx-corpus campaign append``: assign a rebuild's new documents in a running campaign.
 
     [`append_to_campaign`][pipeline.campaign.append.append_to_campaign] writes the new documents into
-    the phase-1 collections; existing assignments and files are never moved or rewritten.  A summary (or
-    ``--json``) on stdout; the registered handler turns the expected input errors (missing directory, bad schema, export
+    the phase-1 collections; existing assignments and files are never moved or rewritten.  One line for
+    each roster row it does not act on (a manager, a person who left or who is not in the campaign) saying
+    what it did with it, then a summary (or ``--json``, with ``roster_not_acted_on``) on stdout; the
+    registered handler turns the expected input errors (missing directory, bad schema, export
     configuration, roster, manifest, criteria or decisions file) into one line and exit 2.
 
     Args:
@@ -126,15 +128,19 @@ def run_append(args: argparse.Namespace) -> int:
             campaign's.
     """
     counts: Counter[str] = Counter()
+    skipped: list[tuple[str, str]] = []
     try:
         rows = append_mod.append_to_campaign(args.collection, args.campaign_dir, args.roster, seed=args.seed,
-                                             counts=counts)
+                                             counts=counts, skipped=skipped)
     except append_mod.SettingsMismatchError as exc:
         print(f"pgx-corpus campaign append: {exc}", file=sys.stderr)
         return int(ExitCode.REFUSED)
     if args.json:
-        _emit_json({"new_rows": [list(r) for r in rows], "counts": dict(sorted(counts.items()))})
+        _emit_json({"new_rows": [list(r) for r in rows], "counts": dict(sorted(counts.items())),
+                    "roster_not_acted_on": [{"person": p, "done": what} for p, what in skipped]})
     else:
+        for person, what in skipped:
+            print(f"roster row {person}: {what}")
         print(f"{counts['documents_appended']} new document(s) appended ({counts['assignments:phase1']} phase-1, "
               f"{counts['assignments:phase2']} phase-2 assignments); {counts['documents_assigned_before']} "
               f"already assigned left as they are; {counts['documents_blocked']} blocked by existing files")

@@ -281,10 +281,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = add_campaign_command(
         "add-person", "PERSON joins as annotator or senior and takes a fair share of the unstarted documents "
-        "(and of the documents appended later); a user is created (password shown once).")
+        "(and of the documents appended later), or as manager (no documents; campaign serve shows them every "
+        "collection read-only); a user is created (password shown once).")
     p.add_argument("campaign_dir", type=_existing_dir, metavar="CAMPAIGN_DIR")
     p.add_argument("person", metavar="PERSON")
-    p.add_argument("--role", choices=("annotator", "senior"), required=True)
+    p.add_argument("--role", choices=("annotator", "senior", "manager"), required=True)
     p.set_defaults(func=run_add_person)
 
     p = add_campaign_command(

@@ -45,7 +45,7 @@ import logging
 import mimetypes
 import time
 import urllib.parse
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -114,8 +114,8 @@ class ServeApp:
         brat: brat's server code; None to load and patch it
             ([`load_brat`][pipeline.serve.brat_adapter.load_brat]).
         secure_cookies: Always mark cookies ``Secure`` and expect ``https`` origins (behind TLS).
-        trusted_proxy: Trust ``X-Forwarded-Proto`` and the last ``X-Forwarded-For`` address from a
-            reverse proxy.
+        server_names: The server's names (``Host`` values, ``name`` or ``name:port``) that a write's
+            ``Origin`` must name; [`make_server`][pipeline.serve.server.make_server] sets them.
         max_body: The largest request body accepted, in bytes (a larger one gets 413).
 
     Attributes:
@@ -126,13 +126,13 @@ class ServeApp:
         brat: brat's server code, patched.
         policy: Who may do what on which collection and document.
         secure_cookies: As given.
-        trusted_proxy: As given.
+        server_names: As given.
         max_body: As given.
     """
 
     def __init__(self, campaign_dir: Path, *, users: UserStore | None = None, journal: Journal | None = None,
                  sessions: SessionStore | None = None, brat: Brat | None = None, secure_cookies: bool = False,
-                 trusted_proxy: bool = False, max_body: int = DEFAULT_MAX_BODY) -> None:
+                 server_names: Sequence[str] = ("localhost",), max_body: int = DEFAULT_MAX_BODY) -> None:
         self.root = Path(campaign_dir).resolve()
         self.users = users or UserStore(self.root)
         self.journal = journal or Journal(self.root)
@@ -140,7 +140,7 @@ class ServeApp:
         self.brat = brat or load_brat()
         self.policy = policy_mod.Policy(self.root)
         self.secure_cookies = secure_cookies
-        self.trusted_proxy = trusted_proxy
+        self.server_names = tuple(server_names)
         self.max_body = max_body
         self._empty_root = self.brat.work_dir / "root"
         self._empty_root.mkdir(exist_ok=True)
@@ -273,24 +273,18 @@ class ServeApp:
         return person, session
 
     def _origin_ok(self, environ: dict[str, Any]) -> bool:
-        host = environ.get("HTTP_HOST")
-        if not host:
-            return False
-        scheme = environ.get("wsgi.url_scheme", "http")
-        if self.secure_cookies:
-            scheme = "https"
-        elif self.trusted_proxy and environ.get("HTTP_X_FORWARDED_PROTO") in ("http", "https"):
-            scheme = environ["HTTP_X_FORWARDED_PROTO"]
-        expected = f"{scheme}://{host}".lower()
+        # the scheme is waitress's (from the trusted proxy's X-Forwarded-Proto); the names are the server's
+        scheme = "https" if self._secure(environ) else str(environ.get("wsgi.url_scheme", "http"))
+        expected = {f"{scheme}://{name}".lower() for name in self.server_names}
         origin = environ.get("HTTP_ORIGIN")
         if origin:
-            return bool(origin.lower() == expected)
+            return str(origin).lower() in expected
         referer = environ.get("HTTP_REFERER", "")
         parsed = urllib.parse.urlsplit(referer)
-        return bool(referer) and f"{parsed.scheme}://{parsed.netloc}".lower() == expected
+        return bool(referer) and f"{parsed.scheme}://{parsed.netloc}".lower() in expected
 
     def _secure(self, environ: dict[str, Any]) -> bool:
-        return self.secure_cookies or (self.trusted_proxy and environ.get("HTTP_X_FORWARDED_PROTO") == "https")
+        return self.secure_cookies or environ.get("wsgi.url_scheme") == "https"
 
     # --- ajax ------------------------------------------------------------------------------------
 
@@ -317,9 +311,7 @@ class ServeApp:
     def _ajax(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         started = time.monotonic()
         method = environ.get("REQUEST_METHOD", "GET")
-        address = environ.get("REMOTE_ADDR", "-")
-        if self.trusted_proxy and environ.get("HTTP_X_FORWARDED_FOR"):
-            address = environ["HTTP_X_FORWARDED_FOR"].split(",")[-1].strip()
+        address = environ.get("REMOTE_ADDR", "-")  # waitress's, from the trusted proxy's X-Forwarded-For
         if method not in ("GET", "POST"):
             return self._plain(start_response, "405 Method Not Allowed", "method not allowed")
         params = self._read_params(environ)

@@ -6,8 +6,8 @@ A person reaches exactly their own collections (campaign-relative names, brat's 
 * ``phase2/<id>`` with the ``senior`` role, once ``campaign review`` has written it (one person may hold
   both);
 * either only when ``campaign.json`` names the person (its ``people``; reread when it changes);
-* with the ``manager`` role, every ``phase1/<x>`` and ``phase2/<x>``, and ``final`` when it exists, all
-  read-only.
+* with the ``manager`` role, every ``phase1/<x>`` and ``phase2/<x>``, and ``final`` (the ``FINAL`` that the
+  campaign's finalize record names, else ``CAMPAIGN_DIR/final``) when it exists, all read-only.
 
 Nothing else is served: not the campaign root, ``preannotation/``, ``review/``, other people's collections,
 ``access/`` (users), ``journal/``, ``locks/`` or any configuration outside a collection.  The collections
@@ -21,22 +21,29 @@ of the person's collections; ``document`` must name one document in it by its pl
 
 Documents become read-only to the people who edit them: a phase-1 document once ``campaign review`` has
 merged it into phase 2 (its ``.ann`` is in a ``phase2/<senior>/`` collection), a phase-2 document once it
-is finalized (its ``.ann`` is in ``final/``).
+is finalized: the campaign's finalize record names it ([`pipeline.campaign.finalized`][pipeline.campaign.finalized],
+wherever ``FINAL`` is), or its ``.ann`` is in ``CAMPAIGN_DIR/final/`` (campaigns finalized before the record).
+An unreadable record makes every phase-2 document read-only (deny by default).
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipeline.campaign.finalized import RecordError, read_record, record_path
 from pipeline.campaign.layout import CAMPAIGN_MANIFEST, PHASE1_DIR, PHASE2_DIR
 from pipeline.campaign.phase1 import CampaignError, read_campaign
 from pipeline.campaign.users import Person
 
+log = logging.getLogger(__name__)
+
 FINAL_DIR = "final"
-"""The finalized collection's directory in the campaign directory."""
+"""The finalized collection's name (brat's ``/final/``), and its directory in campaigns finalized before the
+finalize record."""
 
 READ_ACTIONS = frozenset({
     "getCollectionInformation", "getDocument", "getDocumentTimestamp", "downloadFile", "downloadCollection",
@@ -174,6 +181,35 @@ class Policy:
     def __init__(self, campaign_dir: Path) -> None:
         self.root = Path(campaign_dir).resolve()
         self._people: tuple[tuple[int, int] | None, frozenset[str]] = (None, frozenset())
+        self._record: tuple[tuple[int, int, int] | None, Path | None, frozenset[str] | None] = (None, None,
+                                                                                               frozenset())
+
+    def finalized(self) -> tuple[Path, frozenset[str] | None]:
+        """Return ``FINAL``'s directory and the documents the finalize record names, reread when it changes.
+
+        Returns:
+            The ``FINAL`` the record names and its documents' names; ``CAMPAIGN_DIR/final`` and no name
+                when there is no record (campaigns finalized before it); ``CAMPAIGN_DIR/final`` and None
+                when the record cannot be read (logged as an error).
+        """
+        path = record_path(self.root)
+        try:
+            st = path.stat()
+            stamp: tuple[int, int, int] | None = (st.st_mtime_ns, st.st_size, st.st_ino)
+        except OSError:
+            stamp = None
+        if stamp is None:
+            return self.root / FINAL_DIR, frozenset()
+        if stamp != self._record[0]:
+            try:
+                record = read_record(self.root)
+                final, names = ((record.final, frozenset(record.documents)) if record is not None
+                                else (None, frozenset()))
+            except RecordError as exc:
+                log.error("%s: every phase-2 document is read-only until it is mended", exc)
+                final, names = None, None
+            self._record = (stamp, final, names)
+        return self._record[1] or self.root / FINAL_DIR, self._record[2]
 
     def campaign_people(self) -> frozenset[str]:
         """Return the ids ``campaign.json`` names, reread when the file changes.
@@ -219,7 +255,7 @@ class Policy:
             for phase in (PHASE1_DIR, PHASE2_DIR):
                 for path in self._subdirs(phase):
                     out[f"{phase}/{path.name}"] = Collection(f"{phase}/{path.name}", path, ROLE_MANAGER, False)
-            final = self.root / FINAL_DIR
+            final = self.finalized()[0]
             if final.is_dir() and not final.is_symlink():
                 out[FINAL_DIR] = Collection(FINAL_DIR, final, ROLE_MANAGER, False)
         known = person.id in self.campaign_people()
@@ -248,7 +284,10 @@ class Policy:
                 if (senior / f"{name}.ann").exists() or (senior / f"{name}.txt").exists():
                     return f"{name} has been merged into phase 2; it is read-only now"
         elif collection.name.startswith(PHASE2_DIR + "/"):
-            if (self.root / FINAL_DIR / f"{name}.ann").exists():
+            names = self.finalized()[1]
+            if names is None:
+                return "the campaign's finalize record cannot be read; phase 2 is read-only until it is mended"
+            if name in names or (self.root / FINAL_DIR / f"{name}.ann").exists():
                 return f"{name} has been finalized; it is read-only now"
         return None
 
@@ -297,7 +336,8 @@ class Policy:
         if collection is None:
             return refuse(f"Access denied: /{name}/ is not one of your collections.")
         real = collection.path.resolve()
-        if real.parent.parent != self.root and real.parent != self.root:
+        inside = real.parent.parent == self.root or real.parent == self.root
+        if not inside and not (name == FINAL_DIR and real == self.finalized()[0].resolve()):
             return refuse(f"Access denied: /{name}/ is not one of your collections.")
         kind = "write" if action in WRITE_ACTIONS else "read"
         document: Path | None = None

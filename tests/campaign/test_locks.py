@@ -16,6 +16,17 @@ from pipeline.campaign.locks import document_key, document_lock
 def test_document_key_is_campaign_relative_without_extension(tmp_path: Path) -> None:
     assert document_key(tmp_path, tmp_path / "phase1" / "ann1" / "a..b_1.ann") == "phase1/ann1/a..b_1"
     assert document_key(tmp_path, Path("phase2/s1/100_1.txt")) == "phase2/s1/100_1"
+
+
+def test_document_key_of_a_path_built_from_a_relative_campaign_dir(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """`campaign review out/campaign` builds out/campaign/phase2/...: the key (the lock) is serve's."""
+    (tmp_path / "out" / "campaign").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    relative = Path("out/campaign")
+    assert document_key(relative, relative / "phase2" / "s1" / "100_1.ann") == "phase2/s1/100_1"
+    assert document_key(relative, Path("phase2/s1/100_1.ann")) == "phase2/s1/100_1"
+    assert document_key(relative, tmp_path / "out" / "campaign" / "phase2" / "s1" / "100_1.txt") == "phase2/s1/100_1"
     with pytest.raises(ValueError):
         document_key(tmp_path, tmp_path.parent / "elsewhere" / "x.ann")
     with pytest.raises(ValueError):

@@ -14,9 +14,9 @@ from pipeline.serve.server import make_server
 
 
 class LiveServer:
-    def __init__(self, app: ServeApp, threads: int = 8) -> None:
+    def __init__(self, app: ServeApp, threads: int = 8, **server_kw: Any) -> None:
         self.app = app
-        self.server = make_server(app, "127.0.0.1", 0, threads=threads)
+        self.server = make_server(app, "127.0.0.1", 0, threads=threads, **server_kw)
         self.port = int(self.server.effective_port)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
