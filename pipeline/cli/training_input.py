@@ -17,6 +17,12 @@ from pipeline.brat import limits as limits_mod
 def positive_int(text: str) -> int:
     """Parse a limit option: a whole number of at least 1 (``_`` and ``,`` separators allowed).
 
+    Args:
+        text: The option's value.
+
+    Returns:
+        The number.
+
     Raises:
         argparse.ArgumentTypeError: If it is not one.
     """
