@@ -47,7 +47,7 @@ from pipeline import names as names_mod
 from pipeline import store
 from pipeline.brat.conf import write_conf_files
 from pipeline.brat.modality import format_note, join_notes
-from pipeline.brat.standoff import BratDocument, Note, TextBound, dumps, parse_ann
+from pipeline.brat.standoff import BratDocument, BratTextError, Note, TextBound, dumps, parse_ann, read_text
 from pipeline.brat.validate import validate_document
 from pipeline.campaign import assignments as asg
 from pipeline.campaign import deploy
@@ -237,6 +237,13 @@ def _plan_new_campaign(work: Sequence[tuple[str, Path]], found: dict[str, dict[s
         else:
             texts[name] = next(found[p][name] for p, _ in work if name in found[p])
             annotations[name] = None
+    # what is copied into the campaign is read now: a file that is not UTF-8 is refused with its line
+    conf_files = list_files(reference, (".conf",)).files if reference is not None else []
+    for path in [*(texts[n] for n in kept), *(a for a in annotations.values() if a is not None), *conf_files]:
+        try:
+            read_text(path)
+        except BratTextError as exc:
+            raise CampaignError(f"{exc} (nothing imported)") from None
     return _NewCampaign(rows, kept, texts, annotations)
 
 

@@ -171,3 +171,22 @@ def test_a_new_campaign_that_fails_after_writing_is_removed(
     assert code in (1, 2)
     assert "users.json" in capsys.readouterr().err
     assert _tree(tmp_path) == before
+
+
+@pytest.mark.parametrize(("source", "name"), [("reference", "100_1.txt"), ("reference", "100_1.ann"),
+                                            ("reference", "annotation.conf"), ("work", "100_1.txt")])
+def test_a_file_that_is_not_utf8_is_refused_with_its_line(
+        tmp_path: Path, setup: tuple[Path, dict[str, Path], Path], name: str, source: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """What a new campaign copies from outside (texts, the reference's pre-annotation and configuration) is
+    read before anything is written; the work's own .ann is checked per version (held back, exit 3)."""
+    _secret, work, reference = setup
+    directory = reference if source == "reference" else work["a"]
+    bad = directory / name
+    bad.write_bytes(b"fine first line\n\xff\xfe second line\n")
+    root = tmp_path / "campaign"
+    before = _tree(tmp_path)
+    args = ("--reference", str(reference)) if source == "reference" else ()
+    err = _check_refused(tmp_path, _import(root, work, *args, "--senior", "s"), before, f"{bad}:2: not valid UTF-8",
+                         capsys)
+    assert "nothing imported" in err
