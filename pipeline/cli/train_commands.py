@@ -35,11 +35,6 @@ def _keys_from(directory: Path) -> dict[str, list]:  # type: ignore[type-arg]
 
 
 def _train(args: argparse.Namespace) -> int:
-    import spacy
-
-    from pipeline.nlp import learned
-    from pipeline.nlp.spacy_models import DEFAULT_MODEL
-
     for d in [*args.brat_dirs, *([args.keys] if args.keys else [])]:
         if not Path(d).is_dir():
             print(f"pgx-corpus train: {d}: not a directory", file=sys.stderr)
@@ -54,6 +49,11 @@ def _train(args: argparse.Namespace) -> int:
     except LimitError as exc:
         print(f"pgx-corpus train: refused: {exc}", file=sys.stderr)
         return 2
+    import spacy
+
+    from pipeline.nlp import learned
+    from pipeline.nlp.spacy_models import DEFAULT_MODEL
+
     counts: Counter[str] = Counter()
     started = time.perf_counter()
     keys = _keys_from(args.keys) if args.keys else None
