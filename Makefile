@@ -28,7 +28,7 @@ $(LEXICON): $(STAMP) pipeline/nlp/lexicon.py
 
 demo: setup
 	$(BIN)/pgx-corpus build --pubmed-xml data/demo/pubmed --roster data/demo/roster.tsv \
-		--sample all --out $(DEMO_OUT) --workers 2
+		--sample all --out $(DEMO_OUT)
 
 lint: $(STAMP)
 	$(BIN)/ruff check pipeline tests bench

@@ -25,6 +25,23 @@ wonder whether a name could climb out of its directory.
   case-insensitively (two people whose ids differ only in case would share a directory on a
   case-insensitive file system).
 
+The same goes for the fields written into a line of a brat ``.ann`` file (one annotation per line, its
+columns separated by tabs and spaces): a tab or a line break in a field would add annotations the input
+never had.  Two rules, applied where such a field enters (``pgx-corpus import``) and again by the writer
+([`pipeline.brat.standoff.dumps`][pipeline.brat.standoff.dumps]), whatever its caller:
+
+* **brat token** ([`brat_token_problem`][pipeline.names.brat_token_problem]): an id, a type, a role, an
+  annotation reference, an attribute name or value, a normalization's database or identifier: a non-empty
+  string without whitespace (line breaks included), ASCII control character or lone surrogate, and (for
+  types, roles and databases) without ``:``.
+* **brat text** ([`brat_text_problem`][pipeline.names.brat_text_problem]): the free text of a text-bound,
+  note or normalization: a string without tab, line break ([`LINE_BREAKS`][pipeline.names.LINE_BREAKS]:
+  every character Python's ``str.splitlines`` splits at, as brat's reader does) or lone surrogate (which
+  UTF-8 cannot encode).
+
+What ``import`` writes is also held to brat's own id form ([`ANNOTATION_ID_RE`][pipeline.names.ANNOTATION_ID_RE]):
+brat tells an annotation's kind by the first letter of its id.
+
 Every check raises [`NameError_`][pipeline.names.NameError_] (a ``ValueError``) whose message starts with ``where``
 (``file:line``).
 """
@@ -42,6 +59,14 @@ DOCUMENT_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+\-]{0,199}\Z")
 """A brat document name (a file stem): the document-id alphabet plus ``+``, 200 characters at most."""
 PERSON_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}\Z")
 """A roster person id: the document-id alphabet, 64 characters at most."""
+
+ANNOTATION_ID_RE = re.compile(r"(?:[A-Za-z]|#)[0-9]{1,9}\Z")
+"""A brat annotation id as ``import`` writes it: its kind's letter (``T``, ``R``, ``E``, ``A``, ``N``) or ``#``,
+then 1 to 9 digits."""
+LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+"""The characters Python's ``str.splitlines`` ends a line at, as brat's reader (``codecs`` lines) does."""
+_BRAT_TEXT_BAD = re.compile(r"[\t\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029\ud800-\udfff]")
+_BRAT_TOKEN_BAD = re.compile(r"[\s\x00-\x1f\x7f\x85\u2028\u2029\ud800-\udfff]")
 
 DEVICE_NAMES = frozenset({"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)),
                           *(f"lpt{i}" for i in range(1, 10))})
@@ -274,4 +299,106 @@ def check_component(value: object, where: str = "", what: str = "path component"
     if (not isinstance(value, str) or not value or value in (".", "..") or "/" in value or "\\" in value
             or "\0" in value):
         raise NameError_(f"{_prefix(where)}{what} {_describe(value)} refused: not a single path component")
+    return value
+
+
+def brat_text_problem(value: object) -> str | None:
+    """Say why a value cannot be written as the free text of a brat line (see the module docstring).
+
+    Args:
+        value: A text-bound's text, a note, a normalization's text.
+
+    Returns:
+        None when it can be written as it is; else what is wrong with it.
+    """
+    if not isinstance(value, str):
+        return f"{_describe(value)} is not a string"
+    bad = _BRAT_TEXT_BAD.search(value)
+    if bad is not None:
+        return (f"{_describe(value)} holds {bad.group()!r}, which would split or corrupt the brat line "
+                "(no tab, line break or lone surrogate)")
+    return None
+
+
+def brat_token_problem(value: object, *, colon: bool = False) -> str | None:
+    """Say why a value cannot be written as one token of a brat line (see the module docstring).
+
+    Args:
+        value: An id, a type, a role, a reference, an attribute name or value, a database or identifier.
+        colon: Whether a ``:`` is allowed (an identifier, an attribute value); brat splits a role from its
+            reference, an event type from its trigger and a database from its identifier at the first ``:``.
+
+    Returns:
+        None when it can be written as it is; else what is wrong with it.
+    """
+    if not isinstance(value, str) or not value:
+        return f"{_describe(value)} is not a non-empty string"
+    bad = _BRAT_TOKEN_BAD.search(value)
+    if bad is not None:
+        return (f"{_describe(value)} holds {bad.group()!r}, which would split or corrupt the brat line "
+                "(no whitespace, ASCII control character or lone surrogate)")
+    if not colon and ":" in value:
+        return f"{_describe(value)} holds ':', which brat reads as a separator here"
+    return None
+
+
+def check_brat_text(value: object, what: str, where: str = "") -> str:
+    """Check that a value can be written as the free text of a brat line.
+
+    Args:
+        value: The text.
+        what: What it is, for the message (``"note of R1"``).
+        where: The place it was read from, the start of the error message.
+
+    Returns:
+        ``value``, a string.
+
+    Raises:
+        NameError_: If it cannot be written as it is (see [`brat_text_problem`][pipeline.names.brat_text_problem]).
+    """
+    problem = brat_text_problem(value)
+    if problem is not None:
+        raise NameError_(f"{_prefix(where)}{what} refused: {problem}")
+    return str(value)
+
+
+def check_brat_token(value: object, what: str, where: str = "", *, colon: bool = False) -> str:
+    """Check that a value can be written as one token of a brat line.
+
+    Args:
+        value: The token.
+        what: What it is, for the message (``"type of T3"``).
+        where: The place it was read from, the start of the error message.
+        colon: Whether a ``:`` is allowed (see [`brat_token_problem`][pipeline.names.brat_token_problem]).
+
+    Returns:
+        ``value``, a string.
+
+    Raises:
+        NameError_: If it cannot be written as it is.
+    """
+    problem = brat_token_problem(value, colon=colon)
+    if problem is not None:
+        raise NameError_(f"{_prefix(where)}{what} refused: {problem}")
+    return str(value)
+
+
+def check_annotation_id(value: object, kind: str, where: str = "") -> str:
+    """Check that a value is a brat annotation id of a given kind, as ``import`` writes them.
+
+    Args:
+        value: The id.
+        kind: Its kind's first letter (``T``, ``R``, ``E``, ``A``, ``N``) or ``#`` (a note).
+        where: The place it was read from, the start of the error message.
+
+    Returns:
+        ``value``, a string.
+
+    Raises:
+        NameError_: If ``value`` does not match [`ANNOTATION_ID_RE`][pipeline.names.ANNOTATION_ID_RE] or does
+            not start with ``kind`` (brat would read another kind of annotation).
+    """
+    if not isinstance(value, str) or ANNOTATION_ID_RE.match(value) is None or not value.startswith(kind):
+        raise NameError_(f"{_prefix(where)}annotation id {_describe(value)} refused: a brat {kind} id is "
+                         f"{kind!r} followed by 1 to 9 digits")
     return value

@@ -1399,7 +1399,7 @@ class PrepareBatches(BatchParams, StageTask):
                 seed=self.batch_seed, previous_manifest=previous, counts=counts,
             )
             # users without a shown password: nobody logs in until the manager resets one
-            users.create_users(Path(tmp), roles)
+            users.create_users(Path(tmp), roles, shown=False)
             store.write_counts(self.counts_path(), counts)
             self.write_params()
 

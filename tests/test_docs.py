@@ -121,6 +121,25 @@ def test_runnable_blocks_are_written_for_a_fresh_shell(page: str) -> None:
             assert not re.match(r"\s*(\(cd [^)]*&& )?pgx-corpus\b", line), f"bare pgx-corpus in {page}: {line}"
 
 
+def _written_outputs(page: str) -> set[str]:
+    """The ``--out`` directories that a page's runnable commands other than ``build`` write."""
+    outs = set()
+    for block in runnable_blocks((PROJECT / page).read_text(encoding="utf-8")):
+        for command in block.replace("\\\n", " ").splitlines():
+            words = shlex.split(command.strip().lstrip("("), comments=True) if command.strip() else []
+            if "--out" in words and not any(w == "build" for w in words[1:3]):
+                outs.add(words[words.index("--out") + 1])
+    return outs
+
+
+def test_tour_and_tutorial_write_apart() -> None:
+    """A user who follows the README's tour and then the tutorial in one clone is not refused for an
+    existing output (a build into the same --out is a rebuild, not a refusal)."""
+    tour, tutorial = (_written_outputs(page) for page in RUNNABLE_PAGES)
+    assert tour and tutorial
+    assert tour.isdisjoint(tutorial), tour & tutorial
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("page", RUNNABLE_PAGES)
 def test_tutorial_runs_verbatim(page: str, tmp_path: Path) -> None:
@@ -203,7 +222,8 @@ def test_documented_commands_parse(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         argv = [f"root{word}" if word.startswith("/") else word for word in argv]
         message = parse_error(argv)
         for _ in range(10):
-            missing = re.search(r"error: argument [^:]+: (.*): not a directory$", message or "")
+            missing = re.search(r"error: argument [^:]+: (.*): (?:not a directory|no such file or directory)$",
+                                message or "")
             if missing is None:
                 break
             Path(missing.group(1)).mkdir(parents=True)
@@ -216,3 +236,65 @@ def test_documented_commands_parse(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     landed = [f"campaign {name}: check {page} against it, then remove it from PENDING_COMMANDS"
               for (_, name), page in PENDING_COMMANDS.items() if name in campaign]
     assert landed == []
+
+
+def test_luigi_cfg_points_to_pages_that_exist() -> None:
+    """luigi.cfg's comments send the reader to documentation pages: each one exists."""
+    text = (PROJECT / "luigi.cfg").read_text(encoding="utf-8")
+    assert "README \"" not in text, "luigi.cfg names a README section: point to a docs page instead"
+    pages = re.findall(r"docs/[\w/.-]+\.md", text)
+    assert pages
+    assert [p for p in pages if not (PROJECT / p).is_file()] == []
+
+
+def test_front_pages_link_every_page() -> None:
+    """The site's front page links every explanation and reference page of the navigation (the API pages
+    through their index), and the how-to index links every how-to guide."""
+    nav = re.findall(r":\s*((?:explanation|reference|how-to)/[\w/.-]+\.md)\s*$",
+                     (PROJECT / "mkdocs.yml").read_text(encoding="utf-8"), re.M)
+    assert nav
+    front = (PROJECT / "docs" / "index.md").read_text(encoding="utf-8")
+    howto = (PROJECT / "docs" / "how-to" / "index.md").read_text(encoding="utf-8")
+    missing = [page for page in nav if page.startswith(("explanation/", "reference/"))
+               and (not page.startswith("reference/api/") or page == "reference/api/index.md")
+               and f"]({page})" not in front]
+    missing += [page for page in nav if page.startswith("how-to/") and page != "how-to/index.md"
+                and f"]({page.removeprefix('how-to/')})" not in howto]
+    assert missing == []
+
+
+def test_no_page_runs_a_one_process_build_with_several_workers() -> None:
+    """The benchmarks page measures `--workers 2` in one build as slower than one worker: the Makefile and
+    the pages recommend a second process (a `pgx-corpus worker` through `--scheduler-host`) instead."""
+    sources = [PROJECT / "Makefile", PROJECT / "README.md",
+               *(p for p in sorted((PROJECT / "docs").rglob("*.md")) if p.name != "cli.md")]
+    offending = []
+    for path in sources:
+        text = path.read_text(encoding="utf-8").replace("\\\n", " ")
+        for line in text.splitlines():
+            workers = re.search(r"--workers[ =](\d+)", line)
+            if "pgx-corpus build" in line and workers and int(workers.group(1)) > 1 \
+                    and "--scheduler-host" not in line:
+                offending.append(f"{path.relative_to(PROJECT)}: {line.strip()}")
+    assert offending == []
+
+
+def _leaf_commands(parser: argparse.ArgumentParser, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    subs = _subparsers(parser)
+    if not subs:
+        return [prefix]
+    return [leaf for name, sub in sorted(subs.items()) for leaf in _leaf_commands(sub, (*prefix, name))]
+
+
+def test_every_command_is_shown_in_a_guide() -> None:
+    """Each command has a how-to (or tutorial, or README) example, not only its reference entry."""
+    guided = [argv for page, argv in documented_invocations()
+              if page.startswith(("docs/how-to/", "docs/tutorial.md", "README.md"))]
+
+    def shows(argv: list[str], leaf: tuple[str, ...]) -> bool:  # `campaign users DIR list`: words in order
+        words = iter(argv)
+        return argv[:1] == list(leaf[:1]) and all(word in words for word in leaf)
+
+    missing = [" ".join(leaf) for leaf in _leaf_commands(cli.make_parser())
+               if not any(shows(argv, leaf) for argv in guided)]
+    assert missing == []

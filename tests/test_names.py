@@ -77,3 +77,35 @@ def test_collection_path(value: str, parts: tuple[str, ...] | None) -> None:
             names.check_collection_path(value, "--brat-path")
     else:
         assert names.check_collection_path(value) == parts
+
+
+@pytest.mark.parametrize(("value", "colon", "ok"), [
+    ("Chemical", False, True), ("D014859", True, True), ("GO:0001", True, True), ("GO:0001", False, False),
+    ("", False, False), (None, False, False), ("a b", False, False), ("a\tb", False, False), ("a\nb", False, False),
+    ("a\u2028b", False, False), ("a\x85b", False, False), ("a\x00b", False, False), ("a\ud800", False, False),
+])
+def test_brat_token(value: object, colon: bool, ok: bool) -> None:
+    assert (names.brat_token_problem(value, colon=colon) is None) is ok
+    if not ok:
+        with pytest.raises(names.NameError_, match=r"^f\.xml:7: type of T1 refused"):
+            names.check_brat_token(value, "type of T1", "f.xml:7", colon=colon)
+
+
+@pytest.mark.parametrize(("value", "ok"), [
+    ("a drug, 5 mg", True), ("", True), ("x\x00y", True), ("a\tb", False), ("a\nT9\tChemical", False),
+    ("a\rb", False), ("a\x0bb", False), ("a\x1cb", False), ("a\u2029b", False), ("a\ud800", False), (None, False),
+])
+def test_brat_text(value: object, ok: bool) -> None:
+    assert (names.brat_text_problem(value) is None) is ok
+
+
+@pytest.mark.parametrize(("value", "kind", "ok"), [
+    ("T1", "T", True), ("#12", "#", True), ("R1", "T", False), ("T", "T", False), ("T1a", "T", False),
+    ("T1\t", "T", False), ("T" + "1" * 10, "T", False), (1, "T", False),
+])
+def test_annotation_id(value: object, kind: str, ok: bool) -> None:
+    if ok:
+        assert names.check_annotation_id(value, kind, "f") == value
+    else:
+        with pytest.raises(names.NameError_, match="^f: annotation id"):
+            names.check_annotation_id(value, kind, "f")

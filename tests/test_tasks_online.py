@@ -183,3 +183,24 @@ def test_refetch_revised_downloads_records_revised_since_the_last_search(server:
     assert server.fetched_ids() == [revised]
     mdat_searches = [r for r in server.calls("esearch") if r.params.get("datetype") == "mdat"]
     assert mdat_searches and mdat_searches[0].params.get("mindate", "").startswith("2025")
+
+
+@pytest.mark.slow
+def test_a_full_build_with_a_failed_batch_publishes_nothing_and_exits_3(
+    server: fake.FakeEutils, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What docs/how-to/online-build.md and the exit-code table say of a failed EFetch batch: the build
+    goes on, exits 3 (work left), and OUT/brat is not published (an incomplete collection never is); the
+    same command, once NCBI recovers, publishes it."""
+    bad = server.corpus.terms[TERM][5]
+    server.fail_batches_with[bad] = "500"
+    full = ["build", "--out", str(tmp_path), "--query", TERM, "--date", "2026-01-01", "--sample", "all",
+            "--annotator", "local", "--email", "t@example.org"]
+    Register.clear_instance_cache()
+    assert cli.main(full) == 3
+    assert "efetch batch(es) failed" in capsys.readouterr().err
+    assert not (tmp_path / "brat").exists()
+    del server.fail_batches_with[bad]
+    Register.clear_instance_cache()
+    assert cli.main(full) == 0
+    assert any(p.name.startswith(f"{bad}_") for p in (tmp_path / "brat").glob("*.txt"))

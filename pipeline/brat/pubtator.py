@@ -60,7 +60,7 @@ import csv
 import logging
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline.brat.modality import format_note, parse_note
@@ -102,12 +102,14 @@ class SentenceSpan:
         start: Start of the brat document's text, a half-open character offset into the PubTator
             document's text (``title + "\n" + abstract``).
         end: End of it (exclusive).
+        line: The 1-based line of the sidecar it was read from (0 when built in code; not compared).
     """
 
     document: str
     sentence: str
     start: int
     end: int
+    line: int = field(default=0, compare=False)
 
 
 def sidecar_path(out: str | Path) -> Path:
@@ -325,20 +327,28 @@ def read_sidecar(path: str | Path) -> dict[str, list[SentenceSpan]]:
         PubTator document id -> its sentence spans, in file order.
 
     Raises:
-        ValueError: If the header is not ``document sentence start end``, or a row does not have four
-            columns with offsets ``start <= end`` (naming ``file:line``).
+        ValueError: If the header is not ``document sentence start end``, a row does not have four
+            columns with offsets ``start <= end``, or two rows name the same sentence (two brat documents
+            of one name: one would overwrite the other), naming ``file:line`` (both lines for a duplicate).
     """
     p = Path(path)
     out: dict[str, list[SentenceSpan]] = {}
+    first: dict[str, int] = {}  # sentence name, case-folded (one file on a case-insensitive system) -> line
     with p.open(encoding="utf-8", newline="") as fh:
         for lineno, row in enumerate(csv.reader(fh, delimiter="\t"), 1):
             if lineno == 1:
                 if tuple(row) != SIDECAR_HEADER:
                     raise ValueError(f"{p}:1: expected the header {' '.join(SIDECAR_HEADER)}")
                 continue
-            if len(row) != 4 or not row[2].isdigit() or not row[3].isdigit() or int(row[3]) < int(row[2]):
+            if (len(row) != 4 or not row[2].isdigit() or not row[3].isdigit() or len(row[2]) > 15 or len(row[3]) > 15
+                    or int(row[3]) < int(row[2])):
                 raise ValueError(f"{p}:{lineno}: expected document, sentence, start, end")
-            out.setdefault(row[0], []).append(SentenceSpan(row[0], row[1], int(row[2]), int(row[3])))
+            key = row[1].casefold()
+            if key in first:
+                raise ValueError(f"{p}:{lineno}: sentence {row[1]!r} of document {row[0]!r} is already named at line "
+                                 f"{first[key]}: two documents of one name, refused")
+            first[key] = lineno
+            out.setdefault(row[0], []).append(SentenceSpan(row[0], row[1], int(row[2]), int(row[3]), lineno))
     return out
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline.documents import Annotation, Span
-from pipeline.names import check_document_name
+from pipeline.names import check_brat_text, check_brat_token, check_document_name
 from pipeline.paths import list_files
 
 
@@ -484,33 +484,64 @@ def fragments_spec(fragments: Iterable[Span]) -> str:
     return ";".join(f"{s} {e}" for s, e in fragments)
 
 
-def dumps(doc: BratDocument) -> str:
+def dumps(doc: BratDocument, where: str = "") -> str:
     r"""Serialise the annotations of a document as ``.ann`` content.
 
-    Ids, offsets and texts are written as they are (nothing is renumbered or checked), by kind:
-    text-bounds, relations, events, attributes, normalizations, notes, equivalences.
+    Ids, offsets and texts are written as they are (nothing is renumbered), by kind: text-bounds,
+    relations, events, attributes, normalizations, notes, equivalences.  Whatever the caller, no field may
+    split its line or shift its columns: each is checked with the rules of
+    [`pipeline.names`][pipeline.names] (ids, types, roles, references, attribute names and values,
+    databases and identifiers are brat tokens; text columns are brat texts).
 
     Args:
         doc: The document.
+        where: The place named by an error (default: the document's path, else ``NAME.ann``).
 
     Returns:
         The ``.ann`` content, one ``\n``-terminated line per annotation (``""`` when there is none).
+
+    Raises:
+        NameError_: If a field cannot be written as it is (a tab or a line break in it, whitespace in a
+            token...); the message names ``where`` and the annotation.  Nothing is returned then.
     """
+    where = where or doc.path or f"{doc.name}.ann"
+
+    def tok(value: object, what: str, colon: bool = False) -> str:
+        return check_brat_token(value, what, where, colon=colon)
+
+    def txt(value: object, what: str) -> str:
+        return check_brat_text(value, what, where)
+
     lines: list[str] = []
     for t in doc.textbounds:
-        lines.append(f"{t.id}\t{t.type} {fragments_spec(t.fragments)}\t{t.text}")
+        tok(t.id, "text-bound id")
+        lines.append(f"{t.id}\t{tok(t.type, f'type of {t.id}')} {fragments_spec(t.fragments)}\t"
+                     f"{txt(t.text, f'text of {t.id}')}")
     for r in doc.relations:
-        lines.append(f"{r.id}\t{r.type} " + " ".join(f"{role}:{ref}" for role, ref in r.args) + "\t")
+        tok(r.id, "relation id")
+        args = " ".join(f"{tok(role, f'role of {r.id}')}:{tok(ref, f'argument of {r.id}')}" for role, ref in r.args)
+        lines.append(f"{r.id}\t{tok(r.type, f'type of {r.id}')} {args}\t")
     for e in doc.events:
-        lines.append(f"{e.id}\t{e.type}:{e.trigger}" + "".join(f" {role}:{ref}" for role, ref in e.args))
+        tok(e.id, "event id")
+        lines.append(f"{e.id}\t{tok(e.type, f'type of {e.id}')}:{tok(e.trigger, f'trigger of {e.id}')}"
+                     + "".join(f" {tok(role, f'role of {e.id}')}:{tok(ref, f'argument of {e.id}')}"
+                               for role, ref in e.args))
     for a in doc.attributes:
-        lines.append(f"{a.id}\t{a.type} {a.target}" + (f" {a.value}" if a.value is not None else ""))
+        tok(a.id, "attribute id")
+        value = f" {tok(a.value, f'value of {a.id}', colon=True)}" if a.value is not None else ""
+        lines.append(f"{a.id}\t{tok(a.type, f'name of {a.id}')} {tok(a.target, f'target of {a.id}')}{value}")
     for n in doc.normalizations:
-        lines.append(f"{n.id}\t{n.type} {n.target} {n.db}:{n.db_id}\t{n.text}")
+        tok(n.id, "normalization id")
+        lines.append(f"{n.id}\t{tok(n.type, f'type of {n.id}')} {tok(n.target, f'target of {n.id}')} "
+                     f"{tok(n.db, f'database of {n.id}')}:{tok(n.db_id, f'identifier of {n.id}', colon=True)}\t"
+                     f"{txt(n.text, f'text of {n.id}')}")
     for q in doc.notes:
-        lines.append(f"{q.id}\t{q.type} {q.target}\t{q.text}")
+        tok(q.id, "note id")
+        lines.append(f"{q.id}\t{tok(q.type, f'type of {q.id}')} {tok(q.target, f'target of {q.id}')}\t"
+                     f"{txt(q.text, f'text of {q.id}')}")
     for eq in doc.equivs:
-        lines.append(f"*\t{eq.type} " + " ".join(eq.ids))
+        lines.append(f"*\t{tok(eq.type, 'equivalence type')} "
+                     + " ".join(tok(i, "equivalence member") for i in eq.ids))
     return "".join(line + "\n" for line in lines)
 
 
@@ -527,13 +558,15 @@ def write_document(directory: str | Path, doc: BratDocument) -> None:
         doc: The document; ``doc.name`` names the files.
 
     Raises:
-        NameError_: If ``doc.name`` is not a valid document name; nothing is written then.
+        NameError_: If ``doc.name`` is not a valid document name, or a field cannot be written as it is
+            ([`dumps`][pipeline.brat.standoff.dumps]); nothing is written then.
     """
     check_document_name(doc.name, str(directory))
+    ann = dumps(doc)
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     (out / f"{doc.name}.txt").write_text(doc.text, encoding="utf-8", newline="\n")
-    (out / f"{doc.name}.ann").write_text(dumps(doc), encoding="utf-8", newline="\n")
+    (out / f"{doc.name}.ann").write_text(ann, encoding="utf-8", newline="\n")
 
 
 def to_annotations(doc: BratDocument, source: str = "gold") -> list[Annotation]:

@@ -231,7 +231,7 @@ def _check_person(person: str) -> None:
         raise UsersError(f"person {person!r}: an id is letters, digits, '.', '_' or '-'")
 
 
-def create_users(campaign_dir: Path, people: Mapping[str, Iterable[str]]) -> dict[str, str]:
+def create_users(campaign_dir: Path, people: Mapping[str, Iterable[str]], *, shown: bool = True) -> dict[str, str]:
     """Create the missing people and set the roles of existing ones.
 
     Existing people keep their password (and a revoked person stays revoked).  Everything is checked
@@ -241,6 +241,8 @@ def create_users(campaign_dir: Path, people: Mapping[str, Iterable[str]]) -> dic
     Args:
         campaign_dir: The campaign directory.
         people: Person id -> roles (a non-empty subset of [`ROLES`][pipeline.campaign.users.ROLES]).
+        shown: Whether the caller shows the new passwords to the manager; the log line says so either way
+            (``build --roster`` shows none: the manager gives each person one with ``campaign users reset``).
 
     Returns:
         ``{person: password}`` for the people created by this call only; the passwords are for a
@@ -271,7 +273,12 @@ def create_users(campaign_dir: Path, people: Mapping[str, Iterable[str]]) -> dic
 
     _update(campaign_dir, change)
     if created:
-        log.info("%s: %d new people (passwords shown once to the manager)", users_path(campaign_dir), len(created))
+        if shown:
+            log.info("%s: %d new people (passwords shown once to the manager)", users_path(campaign_dir),
+                     len(created))
+        else:
+            log.info("%s: %d new people, without a password shown: `pgx-corpus campaign users reset PERSON` "
+                     "gives each one", users_path(campaign_dir), len(created))
     return created
 
 

@@ -213,8 +213,10 @@ def run_build(args: argparse.Namespace) -> int:
 
     Returns:
         [`ExitCode`][pipeline.cli.exitcodes.ExitCode]: ``OK`` built and published; ``WORK_LEFT``
-            published with efetch batches to retry (rerun the same command); ``REFUSED`` ``--out`` locked by
-            another build, a bad roster or relation rule file, before any output; ``ERROR`` a task failed,
+            efetch batches to retry (rerun the same command): built up to ``--until`` without them, and
+            ``OUT/brat`` not published (an incomplete collection never is); ``REFUSED`` ``--out`` locked by
+            another build, a configuration file that does not read
+            ([`check_build_config`][pipeline.cli.check_build_config]), before any output; ``ERROR`` a task failed,
             or the central scheduler does not answer.
     """
     from pipeline.corpus import outdir
@@ -256,6 +258,53 @@ def _print_fetch_failures(task: Any) -> None:
         print(f"  batch {failure.get('batch')}: {failure.get('error')}", file=sys.stderr)
 
 
+def check_build_config(task: Any) -> str | None:
+    """Read every configuration file a build is given before any stage runs.
+
+    A broken file is an error before any output, not after hours of parsing: the ontology (when the
+    extension runs), the schema, the filter settings, the trigger phrases, the roster, the relation rules
+    and the scorer they name (when relations are on), and the learned model.
+
+    Args:
+        task: The build's root task (``pipeline.tasks.BuildCorpus``).
+
+    Returns:
+        The first problem (``file:line: ...`` where the reader knows the line), or None when every file
+            reads.
+    """
+    from pipeline import schema
+    from pipeline.corpus import sample, select
+
+    checks: list[tuple[Any, Any]] = [(schema.load_schema, task.schema), (select.load_filter_settings,
+                                                                          select.DEFAULT_FILTER)]
+    if task.extend:
+        from pipeline.nlp import ontology
+
+        checks.insert(0, (ontology.load_ontology, task.ontology))
+    if task.triggers:
+        checks.append((sample.load_trigger_phrases, task.triggers))
+    if task.roster:
+        from pipeline.campaign.batches import read_roster
+
+        checks.append((read_roster, Path(task.roster)))
+    if task.relations:
+        from pipeline.nlp.relations import load_rules_file
+
+        checks.append((lambda rules: load_rules_file(rules, task.schema), task.relation_rules))
+    if task.learned:
+        from pipeline.nlp.learned import load_model
+
+        checks.append((load_model, task.learned))
+    for load, path in checks:
+        try:
+            load(path)
+        except OSError as exc:
+            return f"{path}: cannot read: {exc.strerror or exc}"
+        except ValueError as exc:  # every reader's error names its file (and line)
+            return str(exc)
+    return None
+
+
 def _run_build_locked(args: argparse.Namespace) -> int:
     import luigi
 
@@ -274,25 +323,10 @@ def _run_build_locked(args: argparse.Namespace) -> int:
         config.set("ncbi", "api_key", args.api_key)
     params = build_params(args)
     task = tasks.BuildCorpus(**params)
-    if task.roster:
-        # A bad roster is an error before any output, not after hours of parsing.
-        from pipeline.campaign.batches import RosterError, read_roster
-
-        try:
-            read_roster(Path(task.roster))
-        except RosterError as exc:
-            print(f"pgx-corpus build: {exc}", file=sys.stderr)
-            return ExitCode.REFUSED
-    if task.relations:
-        # A bad relation rule file is an error naming its line before any output.
-        from pipeline.nlp.relations import RelationRulesError, load_rules_file
-        from pipeline.schema import SchemaError
-
-        try:
-            load_rules_file(task.relation_rules, task.schema)
-        except (RelationRulesError, SchemaError) as exc:
-            print(f"pgx-corpus build: {exc}", file=sys.stderr)
-            return ExitCode.REFUSED
+    problem = check_build_config(task)
+    if problem:
+        print(f"pgx-corpus build: {problem}", file=sys.stderr)
+        return ExitCode.REFUSED
     # Every task carries the digest of the build's configuration record: workers joining
     # through a central scheduler check it before running anything (see `pgx-corpus worker`).
     task = tasks.BuildCorpus(**params, config_digest=tasks.record_config(task))  # type: ignore[call-arg]
@@ -357,6 +391,19 @@ def _run_build_locked(args: argparse.Namespace) -> int:
     finally:
         luigi.Task._event_callbacks[luigi.Task][luigi.Event.FAILURE].discard(on_failure)
     log.info("%s", result.summary_text)
+    manifest_path = Path(task.output().path)
+    fetch_failed = manifest_path.exists() and json.loads(manifest_path.read_text(encoding="utf-8"))["failures"]
+    if result.scheduling_succeeded and not failures and fetch_failed and not task.complete():
+        # Every task ran, but efetch batches failed: the manifest is written and the incomplete
+        # collection is not published (finish_run).  Work left for a rerun, not a failed build.
+        from pipeline.corpus.outdir import failure_note
+
+        print(f"manifest: {manifest_path}")
+        _print_fetch_failures(task)
+        print(f"  {failure_note(Path(task.out), _partial_output(task))}", file=sys.stderr)
+        print(f"pgx-corpus build: {Path(task.out) / 'brat'} not published: efetch batches failed; run the same "
+              "command again to retry them", file=sys.stderr)
+        return ExitCode.WORK_LEFT
     if not result.scheduling_succeeded or not task.complete():
         for line in failures:
             print(f"  {line}", file=sys.stderr)
@@ -379,7 +426,7 @@ def _run_build_locked(args: argparse.Namespace) -> int:
         )
         for failure in manifest["failures"]:
             print(f"  batch {failure.get('batch')}: {failure.get('error')}", file=sys.stderr)
-        return ExitCode.WORK_LEFT  # published; the batches are retried by the same command
+        return ExitCode.WORK_LEFT  # the batches are retried by the same command
     return ExitCode.OK
 
 

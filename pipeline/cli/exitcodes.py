@@ -40,8 +40,10 @@ class ExitCode(IntEnum):
 
 COMMAND_CODES: dict[str, dict[ExitCode, str]] = {
     "build": {ExitCode.OK: "built and published", ExitCode.ERROR: "a task failed (see the log), a full disk, "
-              "a scheduler that does not answer", ExitCode.REFUSED: "bad arguments or roster, --out locked by "
-              "another build", ExitCode.WORK_LEFT: "published, with efetch batches left to retry (rerun)"},
+              "a scheduler that does not answer", ExitCode.REFUSED: "bad arguments, a configuration file that "
+              "does not read (ontology, schema, triggers, roster, relation rules, learned model), --out locked by "
+              "another build", ExitCode.WORK_LEFT: "efetch batches left to retry (rerun): built without "
+              "them, OUT/brat not published"},
     "worker": {ExitCode.OK: "the build is done", ExitCode.ERROR: "a task failed, or the scheduler does not "
                "answer", ExitCode.REFUSED: "bad arguments, or this host's configuration differs from the build's"},
     "validate": {ExitCode.OK: "no problem", ExitCode.ERROR: "problems found (file:line on stdout)",
@@ -93,7 +95,8 @@ COMMAND_CODES: dict[str, dict[ExitCode, str]] = {
     "campaign calibration": {ExitCode.OK: "reported (or promoted)", ExitCode.REFUSED: "bad campaign or "
                              "document"},
     "import": {ExitCode.OK: "brat collection written", ExitCode.ERROR: "an I/O error",
-               ExitCode.REFUSED: "unreadable or unknown input format: nothing written"},
+               ExitCode.REFUSED: "unreadable, malformed or unknown input, a record that would not validate, or a "
+               "limit passed (file and record on stderr): nothing written"},
     "campaign serve": {ExitCode.OK: "stopped cleanly (SIGTERM or Ctrl-C)", ExitCode.REFUSED: "missing or "
                        "half-written campaign, no users, a second serve on the campaign, or the port in use: "
                        "nothing started"},

@@ -1,10 +1,12 @@
 """``pgx-corpus import``: BioC, PubTator (with the key column) and Hugging Face Parquet back into brat.
 
-Thin handler over [`read_back`][pipeline.brat.formats.read_back] (the readers of
-[`pipeline.brat.export`][pipeline.brat.export], [`pipeline.brat.pubtator`][pipeline.brat.pubtator] and
-[`pipeline.brat.bigbio`][pipeline.brat.bigbio]).  The output directory must not exist or be empty (a
-refused command writes nothing); it gets the documents and the configuration files of the schema.
-What a format cannot hold comes back absent, as the release's format table declares.
+Thin handler over [`pipeline.brat.intake`][pipeline.brat.intake], which reads the input one document at a
+time with the readers of [`pipeline.brat.export`][pipeline.brat.export],
+[`pipeline.brat.pubtator`][pipeline.brat.pubtator] and [`pipeline.brat.bigbio`][pipeline.brat.bigbio], and
+checks each record and document before it is written (structure, limits, names, every brat field, validity
+against the schema's ``annotation.conf``).  The output directory must not exist or be empty; it gets the
+documents and the configuration files of the schema, or, on a refusal, nothing.  What a format cannot hold
+comes back absent, as the release's format table declares.
 """
 
 from __future__ import annotations
@@ -14,15 +16,17 @@ import contextlib
 import shutil
 import sys
 import tempfile
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.brat.conf import write_conf_files
-from pipeline.brat.formats import read_back, read_parquet_docs
-from pipeline.brat.standoff import BratDocument, write_document
+from pipeline.brat.conf import annotation_conf, write_conf_files
+from pipeline.brat.intake import IntakeError, Limits, Names, check_document, iter_documents
+from pipeline.brat.standoff import BratDocument, dumps, write_document
+from pipeline.brat.validate import parse_annotation_conf
 from pipeline.cli.exitcodes import ExitCode
 from pipeline.schema import DEFAULT_SCHEMA, Schema, SchemaError, load_schema
 
@@ -37,7 +41,7 @@ def detect(path: Path) -> str:
         path: A file, or a directory of ``.parquet`` files.
 
     Returns:
-        ``bioc`` (``.xml``/``.json``), ``pubtator`` (``.pubtator``/``.txt``), or for Parquet
+        ``bioc`` (``.xml``/``.json``), ``pubtator`` (``.pubtator``/``.txt``/``.pubtator.gz``), or for Parquet
             ``bigbio_kb`` (a ``passages`` column) or ``source``.
 
     Raises:
@@ -50,25 +54,30 @@ def detect(path: Path) -> str:
         probe = files[0]
     elif path.suffix in (".xml", ".json"):
         return "bioc"
-    elif path.suffix in (".pubtator", ".txt"):
+    elif path.suffix in (".pubtator", ".txt") or path.name.endswith(".pubtator.gz"):
         return "pubtator"
     elif path.suffix == ".parquet":
         probe = path
     else:
         raise ValueError(f"{path}: cannot tell the format from the name (BioC .xml/.json, PubTator "
-                         ".pubtator/.txt, Parquet); give the format")
+                         ".pubtator/.txt/.pubtator.gz, Parquet); give the format")
     names = set(pq.read_schema(probe).names)
     return "bigbio_kb" if "passages" in names else "source"
 
 
-def read_input(src: Path, fmt: str, schema: Schema) -> list[BratDocument]:
-    """Read an input file or directory as brat documents.
+def read_input(src: Path, fmt: str, schema: Schema, limits: Limits | None = None) -> list[BratDocument]:
+    """Read an input file or directory as brat documents, each checked as ``import`` checks it before writing.
+
+    The structure, the limits, the names (no two documents of one name) and every field written into a
+    brat line are checked ([`pipeline.brat.intake`][pipeline.brat.intake]); the documents are not validated
+    against a schema (predictions may be scored whatever their types).
 
     Args:
         src: The input.
         fmt: One of [`FORMATS`][pipeline.cli.import_commands.FORMATS] (``auto``:
             [`detect`][pipeline.cli.import_commands.detect]).
         schema: The schema the readers map types with.
+        limits: The bounds of the input (the defaults of [`Limits`][pipeline.brat.intake.Limits] when None).
 
     Returns:
         The brat documents (offsets into each document's ``.txt`` text).
@@ -76,12 +85,25 @@ def read_input(src: Path, fmt: str, schema: Schema) -> list[BratDocument]:
     Raises:
         OSError: If the input cannot be read; see
             [`READ_ERRORS`][pipeline.cli.import_commands.READ_ERRORS] for every error of an unreadable input.
-        ValueError: If the input is malformed or its format unknown.
+        ValueError: If the input is malformed, refused (file and record named) or its format unknown.
     """
     fmt = detect(src) if fmt == "auto" else fmt
-    if fmt in ("bigbio_kb", "source") and src.is_file():
-        return read_parquet_docs([src], fmt)  # one split file
-    return read_back(fmt, src, schema, [])
+    names = Names()
+    docs = []
+    try:
+        for item in iter_documents(src, fmt, schema, limits):
+            names.add(item)
+            dumps(item.doc, item.where)  # every field of every line checked (names.py's rules)
+            docs.append(item.doc)
+    except (RecursionError, MemoryError) as exc:
+        raise IntakeError(f"{src}: {_resource_message(exc)}") from None
+    return docs
+
+
+def _resource_message(exc: BaseException) -> str:
+    if isinstance(exc, RecursionError):
+        return "nested too deeply to be read (RecursionError): refused"
+    return "the input does not fit in memory (MemoryError): refused; lower the limits (--max-input-mb)"
 
 
 def is_brat_dir(path: Path) -> bool:
@@ -118,7 +140,8 @@ def as_brat_dir(src: Path, docs: Sequence[BratDocument] | None) -> Iterator[Path
 
 
 READ_ERRORS = (OSError, ValueError, KeyError, SyntaxError, pa.ArrowException)
-"""What reading an unreadable input raises (lxml's ``XMLSyntaxError`` is a ``SyntaxError``)."""
+"""What reading an unreadable input raises (lxml's ``XMLSyntaxError`` is a ``SyntaxError``; an
+[`IntakeError`][pipeline.brat.intake.IntakeError] and a ``UnicodeError`` are ``ValueError``s)."""
 
 
 def input_format(src: Path, fmt: str) -> str:
@@ -158,22 +181,47 @@ def existing_path(value: str) -> Path:
     return path
 
 
+def _remove(path: Path) -> None:
+    """Remove a file, a symbolic link (not what it points to) or a directory tree (links inside not followed)."""
+    if path.is_symlink() or not path.is_dir():
+        path.unlink(missing_ok=True)
+    else:
+        shutil.rmtree(path)
+
+
+def _refused(src: Path, message: str) -> int:
+    # the readers' own messages mostly name the file already; a message always starts with the input
+    print(f"pgx-corpus import: {message if message.startswith(str(src)) else f'{src}: {message}'}", file=sys.stderr)
+    return int(ExitCode.REFUSED)
+
+
+REFUSALS = (*READ_ERRORS, SchemaError, RecursionError, MemoryError)
+"""What refuses an input (exit 2): unreadable, malformed, hostile, beyond a limit, or too deep or big to read."""
+
+
 def run_import(args: argparse.Namespace) -> int:
     """Run ``pgx-corpus import``: read BioC, PubTator or Parquet and write a new brat collection.
 
-    The documents and the schema's configuration files are written into ``.OUT.import-tmp`` beside
-    ``--out``, which is renamed to ``--out`` once complete: the collection appears whole or not at all.
-    A one-line summary goes to stdout.
+    Each document is read, checked ([`pipeline.brat.intake`][pipeline.brat.intake]: structure, limits,
+    names, fields, and its ``.ann`` validated against the schema's ``annotation.conf``) and written into
+    ``.OUT.import-tmp`` beside ``--out``, one at a time (PubTator is streamed); with the schema's
+    configuration files, that directory is renamed to ``--out`` once complete: the collection appears
+    whole or not at all.  A ``.OUT.import-tmp`` left by an interrupted import is removed first, and
+    stderr says so.  A one-line summary goes to stdout.
 
     Args:
-        args: The parsed arguments (``input``, ``out``, ``format``, ``schema``).
+        args: The parsed arguments (``input``, ``out``, ``format``, ``schema``, ``max_text_chars``,
+            ``max_annotations``, ``max_input_mb``).
 
     Returns:
-        ``ExitCode.OK`` the collection written; ``ExitCode.REFUSED`` an unreadable or unknown input, a
-            bad schema, or ``--out`` exists and is not an empty directory (nothing written);
-            ``ExitCode.ERROR`` an I/O error while writing (the temporary is removed).
+        ``ExitCode.OK`` the collection written; ``ExitCode.REFUSED`` an unreadable, malformed or unknown
+            input, a record refused (named on stderr with its file), a limit passed, a bad schema, or
+            ``--out`` exists and is not an empty directory (nothing left written); ``ExitCode.ERROR`` an
+            I/O error while writing (the temporary is removed).
     """
     src, out = Path(args.input), Path(args.out)
+    limits = Limits(max_text=args.max_text_chars, max_annotations=args.max_annotations,
+                    max_input=args.max_input_mb * 2**20)
     try:
         schema = load_schema(args.schema)
         if not src.exists():
@@ -181,31 +229,79 @@ def run_import(args: argparse.Namespace) -> int:
         if out.exists() and (not out.is_dir() or any(out.iterdir())):
             raise FileExistsError(f"{out}: exists and is not an empty directory; nothing written")
         fmt = detect(src) if args.format == "auto" else args.format
-        docs = read_input(src, fmt, schema)
-    except (*READ_ERRORS, SchemaError) as exc:
-        # unreadable input: refused, nothing written
-        message = str(exc)  # the readers' own messages mostly name the file already
-        print(f"pgx-corpus import: {message if message.startswith(str(src)) else f'{src}: {message}'}",
-              file=sys.stderr)
-        return int(ExitCode.REFUSED)
+        conf, _ = parse_annotation_conf(annotation_conf(schema), "annotation.conf")
+    except REFUSALS as exc:
+        return _refused(src, str(exc))
     tmp = out.with_name(f".{out.name}.import-tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
+    counts: Counter[str] = Counter()
+    names = Names()
+    documents = entities = relations = 0
+    made = [p for p in reversed(tmp.parents) if not p.exists()]  # the parents this command creates
     try:
+        if tmp.exists() or tmp.is_symlink():
+            print(f"pgx-corpus import: removing {tmp}, left by an interrupted import", file=sys.stderr)
+            _remove(tmp)
         tmp.mkdir(parents=True)
-        for doc in docs:
-            write_document(tmp, doc)
+    except OSError as exc:
+        print(f"pgx-corpus import: {exc}", file=sys.stderr)
+        return int(ExitCode.ERROR)
+
+    def clean() -> None:
+        shutil.rmtree(tmp, ignore_errors=True)
+        for parent in reversed(made):  # deepest first; only the ones this command made, if still empty
+            with contextlib.suppress(OSError):
+                parent.rmdir()
+
+    items = iter_documents(src, fmt, schema, limits, counts)
+    while True:
+        try:
+            item = next(items, None)
+            if item is None:
+                break
+            names.add(item)
+            ann = check_document(item, conf, limits)
+        except REFUSALS as exc:
+            clean()
+            message = _resource_message(exc) if isinstance(exc, RecursionError | MemoryError) else str(exc)
+            return _refused(src, message)
+        try:
+            (tmp / f"{item.doc.name}.txt").write_text(item.doc.text, encoding="utf-8", newline="\n")
+            (tmp / f"{item.doc.name}.ann").write_text(ann, encoding="utf-8", newline="\n")
+        except OSError as exc:
+            clean()
+            print(f"pgx-corpus import: {exc}", file=sys.stderr)
+            return int(ExitCode.ERROR)
+        documents += 1
+        entities += len(item.doc.textbounds)
+        relations += len(item.doc.relations)
+    try:
         write_conf_files(tmp, schema)
         if out.exists():
             out.rmdir()
         tmp.rename(out)
     except OSError as exc:
-        shutil.rmtree(tmp, ignore_errors=True)
+        clean()
         print(f"pgx-corpus import: {exc}", file=sys.stderr)
         return int(ExitCode.ERROR)
-    entities = sum(len(d.textbounds) for d in docs)
-    relations = sum(len(d.relations) for d in docs)
-    print(f"import {src} ({fmt}) -> {out}: {len(docs)} documents, {entities} entities, {relations} relations")
+    dropped = ", ".join(f"{counts[k]} {k.replace('_', ' ')}" for k in SKIPPED if counts[k])
+    print(f"import {src} ({fmt}) -> {out}: {documents} documents, {entities} entities, {relations} relations"
+          + (f"; not imported: {dropped}" if dropped else ""))
     return int(ExitCode.OK)
+
+
+SKIPPED = ("entities_unplaced", "relations_unplaced", "identifiers_unreadable", "events_not_imported",
+           "coreferences_not_imported")
+"""Counts of what an input held and the import could not place or has no brat form for (in the summary)."""
+
+
+def _positive(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{value!r}: expected a positive whole number")
+    return number
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -222,9 +318,21 @@ def register(sub: argparse._SubParsersAction) -> None:
         "it, its .sentences.tsv, or a Parquet file or directory of the release's hf/ configs) and write the "
         "brat documents and configuration files to --out (which must not exist or be empty). What the format "
         "cannot hold (see the release's format table) is not there: notes in PubTator; modality, notes, "
-        "attributes, events and coreferences in bigbio_kb.")
+        "attributes, events and coreferences in bigbio_kb. Every record is checked before anything is written "
+        "(structure, limits, names, brat fields, validation against the schema): a refusal names the file and "
+        "record, and leaves nothing.")
     p.add_argument("input", metavar="INPUT", help="file or directory to import")
     p.add_argument("--out", type=Path, required=True, metavar="BRAT_DIR", help="brat directory to create")
     p.add_argument("--format", choices=FORMATS, default="auto", help="input format (default: from the name)")
     p.add_argument("--schema", type=Path, default=DEFAULT_SCHEMA, help="schema file (default config/schema.yaml)")
+    defaults = Limits()
+    p.add_argument("--max-text-chars", type=_positive, default=defaults.max_text, metavar="N",
+                   help=f"refuse a document whose text (or an offset into it) passes N characters (default "
+                   f"{defaults.max_text:,})")
+    p.add_argument("--max-annotations", type=_positive, default=defaults.max_annotations, metavar="N",
+                   help=f"refuse a document of more than N annotations (.ann lines; default "
+                   f"{defaults.max_annotations:,})")
+    p.add_argument("--max-input-mb", type=_positive, default=defaults.max_input // 2**20, metavar="MB",
+                   help=f"refuse an input of more than MB mebibytes once decompressed (default "
+                   f"{defaults.max_input // 2**20})")
     p.set_defaults(func=run_import)

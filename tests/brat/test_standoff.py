@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from pipeline.brat import standoff
+from pipeline.names import NameError_
 from tests.conftest import shared_path
 
 TEXT = "estradiol levels of CYP2C9 carriers"
@@ -70,3 +75,44 @@ def test_real_pgxcorpus_gold_parses_cleanly() -> None:
     for d in docs:
         for t in d.textbounds:
             assert " ".join(d.text[s:e] for s, e in t.fragments) == t.text.rstrip()
+
+
+def _one_of_each() -> standoff.BratDocument:
+    doc = standoff.BratDocument("1_1", "Warfarin and CYP2C9")
+    doc.textbounds = [standoff.TextBound("T1", "Chemical", ((0, 8),), "Warfarin"),
+                      standoff.TextBound("T2", "Gene_or_protein", ((13, 19),), "CYP2C9")]
+    doc.relations = [standoff.Relation("R1", "influences", (("Arg1", "T2"), ("Arg2", "T1")))]
+    doc.attributes = [standoff.Attribute("A1", "Composite", "T1")]
+    doc.normalizations = [standoff.Normalization("N1", "Reference", "T2", "NCBIGene", "1559", "CYP2C9")]
+    doc.notes = [standoff.Note("#1", "AnnotatorNotes", "R1", "neg")]
+    doc.equivs = [standoff.Equiv("Equiv", ("T1", "T2"))]
+    return doc
+
+
+@pytest.mark.parametrize(("change", "what"), [
+    (lambda d: d.notes.__setitem__(0, standoff.Note("#1", "AnnotatorNotes", "R1", "x\nT9\tChemical 0 8\tW")),
+     "text of #1"),
+    (lambda d: d.textbounds.__setitem__(0, standoff.TextBound("T1", "Chemical\tX", ((0, 8),), "Warfarin")),
+     "type of T1"),
+    (lambda d: d.textbounds.__setitem__(0, standoff.TextBound("T1\nT9", "Chemical", ((0, 8),), "Warfarin")),
+     "text-bound id"),
+    (lambda d: d.textbounds.__setitem__(0, standoff.TextBound("T1", "Chemical", ((0, 8),), "War\u2028farin")),
+     "text of T1"),
+    (lambda d: d.relations.__setitem__(0, standoff.Relation("R1", "influences", (("Arg1", "T2\tx"), ("Arg2", "T1")))),
+     "argument of R1"),
+    (lambda d: d.attributes.__setitem__(0, standoff.Attribute("A1", "Composite", "T1", "a b")), "value of A1"),
+    (lambda d: d.normalizations.__setitem__(0, standoff.Normalization("N1", "Reference", "T2", "NCBI Gene", "1559")),
+     "database of N1"),
+    (lambda d: d.normalizations.__setitem__(0, standoff.Normalization("N1", "Reference", "T2", "NCBIGene", "1\n5")),
+     "identifier of N1"),
+    (lambda d: d.events.append(standoff.Event("E1", "Binding", "T1", (("Theme", "T2\n"),))), "argument of E1"),
+    (lambda d: d.equivs.__setitem__(0, standoff.Equiv("Equiv", ("T1", "T2\r"))), "equivalence member"),
+])
+def test_dumps_refuses_a_line_that_would_split(change: Callable[[standoff.BratDocument], None], what: str) -> None:
+    doc = _one_of_each()
+    assert standoff.parse_ann("1_1", doc.text, standoff.dumps(doc))[1] == []  # the sound document is written
+    change(doc)
+    with pytest.raises(NameError_, match=f"^1_1.ann: {re.escape(what)} refused"):
+        standoff.dumps(doc)
+    with pytest.raises(NameError_, match=f"^in.xml:3: {re.escape(what)} refused"):
+        standoff.dumps(doc, "in.xml:3")

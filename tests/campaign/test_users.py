@@ -182,3 +182,14 @@ def test_store_reads_while_the_file_changes(tmp_path: Path) -> None:
     for t in threads:
         t.join()
     assert seen and all(p is not None and p.id == "alice" for p in seen)  # never a half-read file
+
+
+def test_the_log_says_whether_passwords_were_shown(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """`build --roster` creates people without showing a password: its log must not claim otherwise."""
+    with caplog.at_level(logging.INFO, logger="pipeline.campaign.users"):
+        create_users(tmp_path / "a", {"alice": ["annotator"]})
+        create_users(tmp_path / "b", {"alice": ["annotator"]}, shown=False)
+    shown, hidden = (r.getMessage() for r in caplog.records if "new people" in r.getMessage())
+    assert "passwords shown once to the manager" in shown
+    assert "shown" in hidden and "passwords shown once" not in hidden
+    assert "campaign users reset PERSON" in hidden

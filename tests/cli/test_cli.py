@@ -103,6 +103,32 @@ def test_bad_roster_fails_before_any_output(tmp_path: Path, capsys: pytest.Captu
     assert not out.exists()
 
 
+@pytest.mark.parametrize(("option", "content", "expected"), [
+    ("--ontology", "classes:\n  Foo: [\n", ":3: invalid YAML"),
+    ("--ontology", "nonsense: 1\n", ":1: unknown section 'nonsense'"),
+    ("--ontology", None, "cannot read"),
+    ("--schema", "nonsense: 1\n", "unknown section"),
+    ("--triggers", "trigger_phrases: [\n", ":2: invalid YAML"),
+    ("--relation-rules", "nonsense: 1\n", ":1: unknown section 'nonsense'"),
+    ("--learned", None, "not a learned model directory"),
+])
+def test_every_configuration_file_is_read_before_any_stage(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str, content: str | None, expected: str
+) -> None:
+    """A broken configuration file is refused (exit 2) with its file (and line) named, before any stage
+    writes: the ontology was found only by the extension stage, after three stages were written."""
+    path = tmp_path / "config.yaml"
+    if content is not None:
+        path.write_text(content, encoding="utf-8")
+    out = tmp_path / "out"
+    code = cli.main(["build", "--out", str(out), "--pubmed-xml", str(PROJECT / "data" / "demo" / "pubmed"),
+                     option, str(path)])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert f"pgx-corpus build: {path}" in err and expected in err
+    assert not out.exists()
+
+
 def test_console_build_exits_fast_with_its_status_and_output(tmp_path: Path) -> None:
     """``python -m pipeline build`` ends with os._exit: the status and everything printed still arrive."""
     roster = tmp_path / "roster.tsv"

@@ -125,6 +125,10 @@ def open_document(driver: Any, wait: WebDriverWait, collection: str, document: s
     show_browser(driver, wait)
     driver.execute_script(RENDER_HOOK_JS)
     here = driver.find_elements(By.CSS_SELECTOR, f"#document_select tr[data-doc='{document}']")
+    if not here and not driver.find_elements(By.CSS_SELECTOR, f"#document_select tr[data-doc='{collection}/']"):
+        # another collection is shown (a login opens the person's first one): up to the root listing
+        up = wait.until(ec.element_to_be_clickable((By.CSS_SELECTOR, "#document_select tr[data-doc='../']")))
+        ActionChains(driver).double_click(up).perform()
     if not here:
         row = wait.until(ec.element_to_be_clickable(
             (By.CSS_SELECTOR, f"#document_select tr[data-doc='{collection}/']")))

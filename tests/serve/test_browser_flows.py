@@ -376,6 +376,22 @@ def test_senior_flow(driver: Any, live: LiveServer, campaign: Campaign, shots: C
     saved(ann, "Disputed_", present=False)
     no_problem(driver, "relation rejected")
 
+    # what the senior guide says: Escape in the Disagreement box cancels the whole dialog (nothing saved);
+    # emptying the box is the way to accept
+    guide = (campaign.root / "phase2" / "dave" / "guide.md").read_text(encoding="utf-8")
+    assert "empty it" in guide and "Escape, in that box or anywhere in the dialog, cancels the whole dialog" in guide
+    before_escape = ann.read_bytes()
+    span_dialog(driver, wait, span(driver, "T5"))
+    box = driver.find_element(By.CSS_SELECTOR, "#entity_attr_Disagreement + input.ui-combobox-input")
+    box.click()
+    box.send_keys(Keys.CONTROL, "a")
+    box.send_keys(Keys.BACKSPACE)
+    box.send_keys(Keys.ESCAPE)
+    wait.until(ec.invisibility_of_element_located((By.ID, "span_form")))
+    time.sleep(0.5)
+    assert ann.read_bytes() == before_escape
+    no_problem(driver, "escape")
+
     # accept alice's version of the entity (its Disagreement removed), reject bob's (deleted)
     span_dialog(driver, wait, span(driver, "T5"))
     choose(driver, wait, "Disagreement", "")
