@@ -149,22 +149,20 @@ def check_collections(directories: Sequence[str | os.PathLike[str]], limits: Lim
         The number of ``.txt`` and ``.ann`` files checked.
 
     Raises:
-        LimitError: For the first document (in directory order, then by path) over a limit or with an
-            offset beyond its text: ``file:line: ...``, naming the limit and the option that raises it.
+        LimitError: For the first document over a limit or with an offset beyond its text (in directory
+            order; in a directory its texts first, then its ``.ann`` files, each by path):
+            ``file:line: ...``, naming the limit and the option that raises it.
         NotADirectoryError: If a directory is not one.
         OSError: If a file cannot be read.
     """
     checked = 0
     for directory in directories:
         files = list_files(directory, (".txt", ".ann"), recursive=True).files
-        present = set(files)
+        lengths = {p: _text_length(p, limits) for p in files if p.suffix == ".txt"}  # texts first, each read once
         for path in files:
             checked += 1
-            if path.suffix == ".txt":
-                _text_length(path, limits)
-                continue
-            # ``a..b_1.ann`` -> ``a..b_1.txt`` (``with_suffix`` would read ``.b_1`` as a suffix later on)
-            text_path = path.with_name(path.name[: -len(".ann")] + ".txt")
-            length = _text_length(text_path, limits) if text_path in present else None
-            _check_ann(path, length, text_path, limits)
+            if path.suffix == ".ann":
+                # ``a..b_1.ann`` -> ``a..b_1.txt`` (``with_suffix`` would read ``.b_1`` as a suffix later on)
+                text_path = path.with_name(path.name[: -len(".ann")] + ".txt")
+                _check_ann(path, lengths.get(text_path), text_path, limits)
     return checked
