@@ -460,6 +460,9 @@ def write_shards(
 def write_atomic(path: str | os.PathLike[str], data: bytes, *, fsync: bool = False) -> None:
     """Write bytes to a file atomically: through ``.NAME.tmpPID`` beside it and one rename.
 
+    The temporary is created exclusively and never through a symbolic link (one planted at its name is
+    removed, its target untouched).
+
     A reader sees the old file or the new one, never a part (a killed writer's temporary is cleaned at
     the next start by [`clean_temporaries`][pipeline.store.clean_temporaries]).
 
@@ -471,7 +474,11 @@ def write_atomic(path: str | os.PathLike[str], data: bytes, *, fsync: bool = Fal
     """
     target = Path(path)
     tmp = target.with_name(f".{target.name}.tmp{os.getpid()}")
-    with open(tmp, "wb") as fh:
+    # never through a symbolic link planted at the temporary's name (it would write the link's target),
+    # never into a file already there: what holds the name (a killed writer's, a link) is removed first,
+    # and the temporary is created exclusively
+    tmp.unlink(missing_ok=True)
+    with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666), "wb") as fh:
         fh.write(data)
         if fsync:
             fh.flush()

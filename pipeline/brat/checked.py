@@ -37,7 +37,7 @@ from pathlib import Path
 
 from pipeline.brat.standoff import BratDocument, BratTextError, read_directory, read_text
 from pipeline.brat.validate import Problem, _textbound_problems
-from pipeline.paths import list_files
+from pipeline.paths import list_files, resolve_collection
 
 
 @dataclass
@@ -215,15 +215,17 @@ def filtered_copy(collections: Sequence[CheckedCollection], scratch: Path) -> li
     for index, collection in enumerate(collections):
         target = scratch / str(index)
         target.mkdir(parents=True, exist_ok=True)
-        for conf in list_files(collection.directory, (".conf",), recursive=True).files:  # links: not copied
-            dest = target / conf.relative_to(collection.directory)
+        # the files were listed under the collection's target when it is a link (OUT/brat)
+        root = resolve_collection(collection.directory)
+        for conf in list_files(root, (".conf",), recursive=True).files:  # links: not copied
+            dest = target / conf.relative_to(root)
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(conf, dest)
         for doc in collection.documents:
             ann = Path(doc.path)
             for path in (ann.with_suffix(".txt"), ann):
                 if path.exists():
-                    dest = target / path.relative_to(collection.directory)
+                    dest = target / path.relative_to(root)
                     dest.parent.mkdir(parents=True, exist_ok=True)
                     shutil.copyfile(path, dest)
         out.append(target)

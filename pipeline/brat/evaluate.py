@@ -46,8 +46,9 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.brat.agreement import Tally, compare_collections, prf
-from pipeline.brat.standoff import BratDocument, ParseIssue, read_directory
+from pipeline.brat.standoff import BratDocument, ParseIssue, read_directory, read_text
 from pipeline.documents import Span
+from pipeline.paths import list_files
 from pipeline.schema import Schema
 
 log = logging.getLogger(__name__)
@@ -105,8 +106,9 @@ def linked_mentions(doc: BratDocument) -> set[tuple[tuple[Span, ...], str, str]]
 def read_concepts_tsv(path: str | Path, issues: list[ParseIssue] | None = None) -> dict[str, set[str]]:
     """Read concepts per document from a ``doc_id<TAB>concept`` TSV file or a directory of ``.tsv`` files.
 
-    In a directory (searched recursively), each file's stem is a document even when the file is
-    empty.  Lines without a tab are reported as issues (file:line), not fatal.
+    In a directory (searched recursively, symbolic links inside it reported and not followed), each
+    file's stem is a document even when the file is empty.  Lines without a tab are reported as issues
+    (file:line), not fatal.
 
     Args:
         path: A TSV file, or a directory of them.
@@ -117,14 +119,23 @@ def read_concepts_tsv(path: str | Path, issues: list[ParseIssue] | None = None) 
 
     Raises:
         OSError: If a file cannot be read.
+        BratTextError: If a file is not UTF-8 (``file:line``).
     """
     p = Path(path)
-    files = sorted(p.rglob("*.tsv")) if p.is_dir() else [p]
+    files = [p]
+    if p.is_dir():
+        listing = list_files(p, (".tsv",), recursive=True)  # a link inside it is reported, never followed
+        files = listing.files
+        for link in listing.symlinks:
+            issue = ParseIssue(str(link), 0, "symbolic link inside the directory, not followed")
+            log.warning("%s", issue)
+            if issues is not None:
+                issues.append(issue)
     out: dict[str, set[str]] = {}
     for f in files:
         if p.is_dir():
             out.setdefault(f.stem, set())
-        for lineno, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1):
+        for lineno, line in enumerate(read_text(f).splitlines(), 1):
             if not line.strip():
                 continue
             cols = line.rstrip("\r").split("\t")

@@ -32,6 +32,7 @@ from pipeline.brat import export as export_mod
 from pipeline.brat import harmonize as harmonize_mod
 from pipeline.brat import stats as stats_mod
 from pipeline.brat.checked import CheckedCollection, filtered_copy, load_all_checked
+from pipeline.brat.standoff import BratTextError
 from pipeline.cli import import_commands as import_mod
 from pipeline.schema import DEFAULT_SCHEMA, SchemaError, load_schema
 
@@ -103,7 +104,7 @@ def _guard(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse.N
         try:
             return handler(args)
         except (FileNotFoundError, NotADirectoryError, SchemaError, harmonize_mod.DecisionError,
-                export_mod.ExportConfigError) as exc:
+                export_mod.ExportConfigError, BratTextError) as exc:  # BratTextError: file:line, not UTF-8
             print(f"pgx-corpus {args.command}: {exc}", file=sys.stderr)
             return 2
 

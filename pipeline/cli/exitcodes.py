@@ -73,8 +73,10 @@ COMMAND_CODES: dict[str, dict[ExitCode, str]] = {
                         "file, or a change would not validate: nothing written"},
     "release": {ExitCode.OK: "released", ExitCode.REFUSED: "bad input, or FINAL has problems: nothing "
                 "written"},
-    "train": {ExitCode.OK: "model written", ExitCode.REFUSED: "bad input"},
-    "train-relations": {ExitCode.OK: "relation scorer written", ExitCode.REFUSED: "bad input"},
+    "train": {ExitCode.OK: "model written", ExitCode.REFUSED: "bad input or --out, or a document over a limit: "
+              "nothing written"},
+    "train-relations": {ExitCode.OK: "relation scorer written", ExitCode.REFUSED: "bad input or --out, or a "
+                        "document over a limit: nothing written"},
     "campaign users list": {ExitCode.OK: "listed", ExitCode.REFUSED: "not a campaign, or a broken users file"},
     "campaign users reset": {ExitCode.OK: "new password shown once", ExitCode.REFUSED: "unknown person"},
     "campaign users revoke": {ExitCode.OK: "access ended", ExitCode.REFUSED: "unknown person"},
@@ -87,7 +89,8 @@ COMMAND_CODES: dict[str, dict[ExitCode, str]] = {
                             "written"},
     "campaign reassign": {ExitCode.OK: "reassigned", ExitCode.REFUSED: "a campaign rule would break, or a "
                           "document has started: nothing written"},
-    "campaign import": {ExitCode.OK: "imported", ExitCode.REFUSED: "bad directories or campaign",
+    "campaign import": {ExitCode.OK: "imported", ExitCode.REFUSED: "bad directories (names, symbolic links) or "
+                        "campaign: nothing written",
                         ExitCode.WORK_LEFT: "imported; documents held back (file:line on stderr)"},
     "campaign calibrate": {ExitCode.OK: "calibration round given", ExitCode.REFUSED: "bad documents or campaign"},
     "campaign calibration": {ExitCode.OK: "reported (or promoted)", ExitCode.REFUSED: "bad campaign or "

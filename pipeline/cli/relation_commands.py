@@ -22,12 +22,17 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from pipeline.brat.limits import LimitError, check_collections
+from pipeline.cli import training_input
+
 #: ``pipeline.nlp.relations.DECISIONS``, its default first: written here so that building the
 #: parser (every command does) does not import the scorer's module (tests/cli keeps them equal)
 DECISION_CHOICES = ("actions", "thresholds")
 
 
 def _train_relations(args: argparse.Namespace) -> int:
+    from pipeline.brat.standoff import BratTextError
+    from pipeline.campaign.durable import write_replace
     from pipeline.nlp import relations
     from pipeline.nlp.spacy_models import DEFAULT_MODEL, load_parser
     from pipeline.schema import DEFAULT_SCHEMA, SchemaError, load_schema
@@ -36,6 +41,16 @@ def _train_relations(args: argparse.Namespace) -> int:
         if not Path(d).is_dir():
             print(f"pgx-corpus train-relations: {d}: not a directory", file=sys.stderr)
             return 2
+    # before training: a bad --out, or a document whose entity pairs would take gigabytes
+    problem = training_input.out_problem(args.out, directory=False)
+    if problem is not None:
+        print(f"pgx-corpus train-relations: --out {problem}", file=sys.stderr)
+        return 2
+    try:
+        check_collections(args.brat_dirs, training_input.limits_of(args))
+    except LimitError as exc:
+        print(f"pgx-corpus train-relations: refused: {exc}", file=sys.stderr)
+        return 2
     try:
         schema = load_schema(args.schema or DEFAULT_SCHEMA)
         rules = relations.load_rules(args.rules or relations.DEFAULT_RULES, schema, with_scorer=False)
@@ -44,7 +59,11 @@ def _train_relations(args: argparse.Namespace) -> int:
         return 2
     started = time.perf_counter()
     counts: Counter[str] = Counter()
-    examples = relations.brat_training(args.brat_dirs, load_parser(args.model or DEFAULT_MODEL), schema, counts)
+    try:
+        examples = relations.brat_training(args.brat_dirs, load_parser(args.model or DEFAULT_MODEL), schema, counts)
+    except BratTextError as exc:  # file:line of the bytes that are not UTF-8
+        print(f"pgx-corpus train-relations: refused: {exc}", file=sys.stderr)
+        return 2
     if not examples:
         print("pgx-corpus train-relations: no annotated sentence found", file=sys.stderr)
         return 2
@@ -54,9 +73,9 @@ def _train_relations(args: argparse.Namespace) -> int:
     scorer = dataclasses.replace(scorer, meta={**scorer.meta, "parser_model": args.model or DEFAULT_MODEL,
                                                "training_dirs": [Path(d).name for d in args.brat_dirs]})
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = args.out.with_name(f".{args.out.name}.tmp")
-    tmp.write_text(json.dumps(scorer.to_json(), sort_keys=True, separators=(",", ":")) + "\n", encoding="utf-8")
-    tmp.replace(args.out)
+    # a temporary of a unique name beside --out, created exclusively, never through a symbolic link
+    write_replace(args.out, (json.dumps(scorer.to_json(), sort_keys=True, separators=(",", ":")) + "\n"
+                             ).encode("utf-8"), mode=0o644)
     summary = {"scorer": str(args.out), "sentences": len(examples), "decision": scorer.decision,
                "threshold": round(scorer.threshold, 4),
                "type_threshold": scorer.type_threshold, "specific_type_threshold": scorer.specific_type_threshold,
@@ -81,9 +100,12 @@ def _budget(text: str) -> float:
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``train-relations`` subcommand to the ``pgx-corpus`` parser.
 
-    The command writes the scorer file ``--out`` atomically (a temporary beside it, renamed) and prints
-    a one-line JSON summary.  It exits 0 when written, 2 when a directory is missing, the schema or the
-    relation rules are bad, or no annotated sentence is found (nothing written).
+    The command writes the scorer file ``--out`` atomically (a temporary of a unique name beside it,
+    created exclusively and never through a symbolic link, renamed) and prints a one-line JSON summary.
+    It exits 0 when written, 2 when a directory is missing, ``--out`` cannot be a file, a document is
+    over a limit (``--max-text-chars``, ``--max-annotations``, ``--max-entities``) or has an offset beyond
+    its text, a file is not UTF-8, the schema or the relation rules are bad, or no annotated sentence is found (nothing
+    written; all but the last are checked before training).
 
     Args:
         sub: The subparsers of ``pgx-corpus``.
@@ -115,4 +137,5 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "thresholds: propose the pairs above the pair threshold (chosen at --target-precision), typed by "
                    f"the type thresholds (chosen within --type-hierarchy-budget) (default {DECISION_CHOICES[0]})")
     p.add_argument("--seed", type=int, default=13, help="training seed (default 13)")
+    training_input.add_limit_options(p, entities=True)
     p.set_defaults(func=_train_relations)

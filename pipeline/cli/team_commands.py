@@ -150,11 +150,13 @@ def run_import(args: argparse.Namespace) -> int:
 
     Returns:
         ``ExitCode.OK`` imported; ``ExitCode.WORK_LEFT`` imported, documents held back;
-            ``ExitCode.REFUSED`` bad directories, campaign, schema or users file; ``ExitCode.ERROR`` an I/O
-            error.
+            ``ExitCode.REFUSED`` bad directories (a symbolic link, a bad document name), campaign, schema
+            or users file, nothing written (a new campaign's files removed); ``ExitCode.ERROR`` an I/O
+            error (a new campaign's files removed).
     """
     counts: Counter[str] = Counter()
     _clean(args.campaign_dir)
+    before = importing_mod.snapshot(args.campaign_dir)
     try:
         report = importing_mod.import_work(args.campaign_dir, args.work, load_schema(args.schema),
                                            reference=args.reference, seniors=args.senior or (), seed=args.seed,
@@ -165,8 +167,10 @@ def run_import(args: argparse.Namespace) -> int:
         passwords = users_mod.create_users(args.campaign_dir, {p: r for p, r in report["roles"].items()}) \
             if new else {}
     except (CampaignError, users_mod.UsersError, SchemaError) as exc:
+        importing_mod.undo(args.campaign_dir, before)  # a new campaign without its users: removed
         return _fail("import", exc)
     except OSError as exc:
+        importing_mod.undo(args.campaign_dir, before)
         return _fail("import", exc, ExitCode.ERROR)
     for item in report["left_out"]:
         print(f"pgx-corpus campaign import: left out {item['document']}: {item['reason']}", file=sys.stderr)

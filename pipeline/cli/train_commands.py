@@ -18,6 +18,8 @@ from collections import Counter
 from pathlib import Path
 
 from pipeline import __version__
+from pipeline.brat.limits import LimitError, check_collections
+from pipeline.cli import training_input
 
 log = logging.getLogger(__name__)
 
@@ -33,15 +35,25 @@ def _keys_from(directory: Path) -> dict[str, list]:  # type: ignore[type-arg]
 
 
 def _train(args: argparse.Namespace) -> int:
+    for d in [*args.brat_dirs, *([args.keys] if args.keys else [])]:
+        if not Path(d).is_dir():
+            print(f"pgx-corpus train: {d}: not a directory", file=sys.stderr)
+            return 2
+    # before training, which takes minutes: a bad --out, or a document too large to train on
+    problem = training_input.out_problem(args.out, directory=True)
+    if problem is not None:
+        print(f"pgx-corpus train: --out {problem}", file=sys.stderr)
+        return 2
+    try:
+        check_collections([*args.brat_dirs, *([args.keys] if args.keys else [])], training_input.limits_of(args))
+    except LimitError as exc:
+        print(f"pgx-corpus train: refused: {exc}", file=sys.stderr)
+        return 2
     import spacy
 
     from pipeline.nlp import learned
     from pipeline.nlp.spacy_models import DEFAULT_MODEL
 
-    for d in args.brat_dirs:
-        if not Path(d).is_dir():
-            print(f"pgx-corpus train: {d}: not a directory", file=sys.stderr)
-            return 2
     counts: Counter[str] = Counter()
     started = time.perf_counter()
     keys = _keys_from(args.keys) if args.keys else None
@@ -89,8 +101,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     The command writes ``MODEL_DIR/model.json`` and ``meta.json``
     ([`save_model`][pipeline.nlp.learned.save_model]) and prints a one-line JSON summary.  It exits 0
-    when written, 2 when a directory is missing, the lexicon cannot be loaded, or no annotated sentence
-    is found (nothing written).
+    when written, 2 when a directory is missing, ``--out`` cannot be a model directory, a document is over
+    a limit (``--max-text-chars``, ``--max-annotations``) or has an offset beyond its text, the lexicon
+    cannot be loaded, or no annotated sentence is found (nothing written; the first four are checked
+    before training).
 
     Args:
         sub: The subparsers of ``pgx-corpus``.
@@ -115,6 +129,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--schema", type=Path, help="schema file (default config/schema.yaml)")
     p.add_argument("--seed", type=int, default=13, help="training seed (default 13)")
     p.add_argument("--epochs", type=int, default=6, help="training epochs (default 6)")
+    training_input.add_limit_options(p)
     p.add_argument("--anchored", action="store_true",
                    help="also propose longer entities anchored on a rule annotation (off: no gain on the dev subset)")
     p.set_defaults(func=_train)

@@ -66,6 +66,7 @@ import logging
 import math
 import random
 import re
+from bisect import bisect_left, bisect_right
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -233,12 +234,21 @@ def tokens(text: str) -> list[tuple[str, int, int]]:
     return [(m.group().lower(), m.start(), m.end()) for m in _TOKEN.finditer(text)]
 
 
+def _inside(toks: Sequence[tuple[str, int, int]], start: int, end: int) -> tuple[int, int]:
+    """The index range ``[lo, hi)`` of the tokens lying within [start, end) (empty when ``lo >= hi``).
+
+    Tokens are sorted and do not overlap, so both their starts and their ends increase: two binary
+    searches find them (a scan of every token per span made a long text quadratic).
+    """
+    return bisect_left(toks, start, key=lambda t: t[1]), bisect_right(toks, end, key=lambda t: t[2])
+
+
 def _phrase(toks: Sequence[tuple[str, int, int]], start: int, end: int) -> tuple[str, ...] | None:
     """The token tuple exactly covering [start, end), or None when the span does not fall on token bounds."""
-    inside = [t for t in toks if t[1] >= start and t[2] <= end]
-    if not inside or inside[0][1] != start or inside[-1][2] != end:
+    lo, hi = _inside(toks, start, end)
+    if lo >= hi or toks[lo][1] != start or toks[hi - 1][2] != end:
         return None
-    return tuple(t[0] for t in inside)
+    return tuple(t[0] for t in toks[lo:hi])
 
 
 def _contiguous(a: Annotation) -> Span | None:
@@ -303,10 +313,10 @@ _EDGE_STOP = frozenset({",", ";", ":", ".", "and", "or", "but", "which", "that",
 
 def _rebounds(toks: Sequence[tuple[str, int, int]], start: int, end: int) -> list[tuple[Span, str, str]]:
     """Spans one or two tokens wider or one token narrower at either edge: (span, edit, words changed)."""
-    inside = [i for i, t in enumerate(toks) if t[1] >= start and t[2] <= end]
-    if not inside or toks[inside[0]][1] != start or toks[inside[-1]][2] != end:
+    bounds = _token_range(toks, start, end)
+    if bounds is None:
         return []
-    a, b = inside[0], inside[-1]
+    a, b = bounds
     out: list[tuple[Span, str, str]] = []
     for n in (1, 2):
         if a - n >= 0 and not {t[0] for t in toks[a - n:a]} & _EDGE_STOP:
@@ -325,10 +335,10 @@ _ANCHOR_STOP = frozenset({",", ";", ":", ".", "and", "or", "but", "which", "that
 
 
 def _token_range(toks: Sequence[tuple[str, int, int]], start: int, end: int) -> tuple[int, int] | None:
-    inside = [i for i, t in enumerate(toks) if t[1] >= start and t[2] <= end]
-    if not inside or toks[inside[0]][1] != start or toks[inside[-1]][2] != end:
+    lo, hi = _inside(toks, start, end)
+    if lo >= hi or toks[lo][1] != start or toks[hi - 1][2] != end:
         return None
-    return inside[0], inside[-1]
+    return lo, hi - 1
 
 
 def _anchored(toks: Sequence[tuple[str, int, int]], start: int, end: int
@@ -371,6 +381,35 @@ def _anchor_table(examples: Iterable[Example]) -> dict[str, list[str]]:
     return dict(table)
 
 
+class _RuleSpans:
+    """The rule annotations' outer spans ``(start, end, type)``, sorted by start for binary searches.
+
+    A candidate asks which of them it lies inside and which it covers; a scan of every rule span per
+    candidate made a long text with many annotations quadratic.
+    """
+
+    def __init__(self, spans: Sequence[tuple[int, int, str]]) -> None:
+        self.spans = sorted(spans)
+        self.starts = [s for s, _e, _t in self.spans]
+        # reach[i]: the furthest end among the first i spans (the ones starting before self.starts[i])
+        self.reach = [-1]
+        for _s, e, _t in self.spans:
+            self.reach.append(max(self.reach[-1], e))
+
+    def inside(self, start: int, end: int) -> bool:
+        """Whether some rule span other than [start, end) itself contains [start, end)."""
+        before = bisect_left(self.starts, start)
+        if self.reach[before] >= end:  # one starting strictly before start reaches end
+            return True
+        same = range(before, bisect_right(self.starts, start))
+        return any(self.spans[i][1] > end for i in same)
+
+    def covered(self, start: int, end: int) -> list[str]:
+        """The types of the rule spans other than [start, end) itself that lie within [start, end)."""
+        lo, hi = bisect_left(self.starts, start), bisect_right(self.starts, end)
+        return [t for s, e, t in self.spans[lo:hi] if e <= end and (s, e) != (start, end)]
+
+
 def _candidates(
     text: str, rules: Sequence[Annotation], gaz: Gazetteer, retype: dict[str, list[str]],
     anchors: dict[str, list[str]] | None = None,
@@ -402,7 +441,7 @@ def _candidates(
         gaz_spans.add(((s, e),))
         for t in gaz.annotated[phrase]:
             pool.setdefault((((s, e),), t), (None, "gazetteer", -1, ()))
-    rule_spans = [(a.fragments[0][0], a.fragments[-1][1], a.type) for a in rules]
+    rule_spans = _RuleSpans([(a.fragments[0][0], a.fragments[-1][1], a.type) for a in rules])
     out = []
     for (frags, type_), (rule, kind, group, edit_f) in sorted(pool.items()):
         start, end = frags[0][0], frags[-1][1]
@@ -415,13 +454,15 @@ def _candidates(
                 f.append(f"discontiguous|{type_}")
         if ((start, end),) in gaz_spans:
             f.append(f"ingaz|{type_}")
-        span_toks = [t for t in toks if t[1] >= start and t[2] <= end]
-        words = [t[0] for t in span_toks] or [text[start:end].lower()]
+        lo, hi = _inside(toks, start, end)
+        words = [t[0] for t in toks[lo:hi]] or [text[start:end].lower()]
         f += [f"w={w}|{type_}" for w in sorted(set(words))]
         f += [f"first={words[0]}|{type_}", f"last={words[-1]}|{type_}", f"len={_bucket(len(words), (1, 2, 3, 5, 8))}"
               f"|{type_}", f"shape={_shape(text[start:end])}|{type_}"]
-        before = [t[0] for t in toks if t[2] <= start][-1:] or ["<s>"]
-        after = [t[0] for t in toks if t[1] >= end][:1] or ["</s>"]
+        last_before, first_after = bisect_right(toks, start, key=lambda t: t[2]) - 1, \
+            bisect_left(toks, end, key=lambda t: t[1])
+        before = [toks[last_before][0]] if last_before >= 0 else ["<s>"]
+        after = [toks[first_after][0]] if first_after < len(toks) else ["</s>"]
         f += [f"prev={before[0]}|{type_}", f"next={after[0]}|{type_}"]
         phrase = tuple(words)
         ann, occ = gaz.rate(phrase, type_)
@@ -433,8 +474,8 @@ def _candidates(
             f.append(f"gaznone|{type_}")
         if other:
             f.append(f"gazother|{type_}")
-        inside = any(s <= start and end <= e and (s, e) != (start, end) for s, e, _t in rule_spans)
-        covers = [t for s, e, t in rule_spans if start <= s and e <= end and (s, e) != (start, end)]
+        inside = rule_spans.inside(start, end)
+        covers = rule_spans.covered(start, end)
         if inside:
             f.append(f"inside_rule|{type_}")
         f += [f"covers={t}|{type_}" for t in sorted(set(covers))]

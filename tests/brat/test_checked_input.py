@@ -119,6 +119,23 @@ def test_agreement_and_evaluate_name_the_problems(tmp_path: Path, capsys: pytest
     assert result["gold"] == str(a)
 
 
+def test_evaluate_reads_a_linked_gold_when_a_system_document_is_excluded(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 41: GOLD is the build's OUT/brat, a symbolic link to the run's collection; an excluded SYSTEM
+    document makes the command score filtered copies, whose paths are taken under the link's target."""
+    run_dir = broken_collection(tmp_path / "runs" / "1" / "brat")
+    (run_dir / "annotation.conf").write_text("[entities]\nChemical\nGene_or_protein\n", encoding="utf-8")
+    gold = tmp_path / "brat"
+    gold.symlink_to(run_dir)
+    system = broken_collection(tmp_path / "system")
+    code, stdout, err = run(capsys, "evaluate", str(gold), str(system), "--json")
+    assert code == 0, err
+    assert_reported(err, system, 3, 7)
+    result = json.loads(stdout)
+    assert result["documents"]["scored"] == 4 and result["ner"]["f1"] == 1.0
+    assert result["gold"] == str(gold) and result["system"] == str(system)
+
+
 def test_harmonize_writes_no_text_for_an_orphan(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     a = broken_collection(tmp_path / "a")
     b = broken_collection(tmp_path / "b")

@@ -123,6 +123,30 @@ def test_concepts_tsv_single_file_and_bad_lines(tmp_path: Path) -> None:
     assert len(issues) == 1 and issues[0].line == 3
 
 
+def test_concepts_tsv_links_are_reported_not_followed(tmp_path: Path) -> None:
+    """Issue 41: a link in a directory of concept files is never read (its lines would be reported)."""
+    secret = tmp_path / "secret.tsv"
+    secret.write_text("TOP SECRET\tC9\nsecond secret line\n", encoding="utf-8")
+    concepts = tmp_path / "concepts"
+    concepts.mkdir()
+    (concepts / "d1.tsv").write_text("d1\tC1\n", encoding="utf-8")
+    (concepts / "d2.tsv").symlink_to(secret)
+    issues: list = []  # type: ignore[type-arg]
+    assert read_concepts_tsv(concepts, issues) == {"d1": {"C1"}}
+    assert [(i.file, i.line) for i in issues] == [(str(concepts / "d2.tsv"), 0)]
+    assert "symbolic link" in issues[0].message and "SECRET" not in str(issues)
+
+
+def test_a_concepts_tsv_that_is_not_utf8_is_refused_with_its_line(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "c.tsv"
+    bad.write_bytes(b"d1\tC1\n\xff\xfe\tC2\n")
+    assert run_cli("evaluate", str(PHARMACONER / "gold"), str(PHARMACONER / "system"), "--concepts-tsv",
+                   str(bad), str(bad)) == 2
+    err = capsys.readouterr().err
+    assert f"pgx-corpus evaluate: {bad}:2: not valid UTF-8" in err and "UnicodeDecodeError" not in err
+
+
 def test_cli(capsys: pytest.CaptureFixture[str]) -> None:
     assert run_cli("evaluate", str(PHARMACONER / "gold"), str(PHARMACONER / "system"), "--intersection", "--json") == 0
     data = json.loads(capsys.readouterr().out)
