@@ -61,10 +61,14 @@ def build_inputs(tmp_path: Path) -> dict[str, Path]:
     return {"campaign": campaign, "final": final, "manifest": manifest, "pre": pre, "decisions": decisions}
 
 
-def run_release(inputs: dict[str, Path], out: Path, *extra: str) -> int:
+AUTHORS = ("--author", "Doe, Jane", "--author", "Smaïl-Tabbone, Malika", "--author", "Demo Annotation Team")
+
+
+def run_release(inputs: dict[str, Path], out: Path, *extra: str, metadata: tuple[str, ...] = (
+        *AUTHORS, "--license", "CC-BY-4.0")) -> int:
     return main(["release", str(inputs["final"]), "--out", str(out), "--campaign", str(inputs["campaign"]),
                  "--manifest", str(inputs["manifest"]), "--name", "pgx-demo", "--release-version", "1.0",
-                 "--date", "2026-02-01", "--decisions", str(inputs["decisions"]), *extra])
+                 "--date", "2026-02-01", "--decisions", str(inputs["decisions"]), *metadata, *extra])
 
 
 def test_release_is_complete_and_byte_identical(inputs: dict[str, Path], tmp_path: Path) -> None:
@@ -217,7 +221,7 @@ def test_changelog_and_demo_dataset(inputs: dict[str, Path], tmp_path: Path, mon
     assert rows[0][-1] == "start_in_record"
     assert {r[0]: r[-1] for r in rows[1:]} == {"100_1": "", "100_2": "57", "300_1": ""}
     log = (second / "CHANGELOG.md").read_text()
-    assert "## 1.0 (since rel1)" in log and "0 added, 0 removed, 1 with changed text or annotations, 2 unchanged" in log
+    assert "## 1.0 (since 1.0)" in log and "0 added, 0 removed, 1 with changed text or annotations, 2 unchanged" in log
     assert "### Changed\n\n- 300_1\n" in log
     assert run_release(inputs, tmp_path / "rel3", "--previous", str(tmp_path)) == 2
     assert "not a release directory" in capsys.readouterr().err
@@ -236,7 +240,8 @@ def test_changelog_and_demo_dataset(inputs: dict[str, Path], tmp_path: Path, mon
     info = json.loads((second / "release.json").read_text())
     assert info["formats"]["hf/pgx_demo_bigbio_kb"]["features"]["relations"]["status"] == "kept"
     assert info["formats"]["hf/pgx_demo_source"]["features"]["relation types"]["kept"] == 4
-    assert info["license"] is None and "none is guessed" in (second / "README.md").read_text()
+    assert info["license"] == "CC-BY-4.0" and info["authors"] == ["Jane Doe", "Malika Smaïl-Tabbone",
+                                                                  "Demo Annotation Team"]
 
 
 def test_release_is_byte_identical_across_processes(inputs: dict[str, Path], tmp_path: Path) -> None:
