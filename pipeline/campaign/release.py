@@ -33,8 +33,12 @@ Output ``DIR`` (built beside itself and swapped in whole):
   Table 8 (entity agreement between the phase-1 annotators), Table 9 (relation agreement) and Table 10
   (pre-annotation against the final annotation), each as ``.md``, ``.csv`` and ``.png``;
 * ``decisions/``: the homogenization decisions files given (``decisions``), listed in the datasheet;
-* ``README.md``: the datasheet (contents, counts, annotation process, provenance from the build manifest:
-  query, search date, counts per stage, model and package versions, configuration hashes, seeds);
+* ``README.md``: the datasheet (the user's description, authors and licence, contents, counts, annotation
+  process, provenance from the build manifest: query, search date, counts per stage, model and package
+  versions, configuration hashes, seeds), opened by the Hugging Face dataset card;
+* ``CITATION.cff`` (only when authors are given: none is made up) and ``LICENSE.txt`` (the licence's text
+  from the SPDX License List), see [`pipeline.campaign.release_meta`][pipeline.campaign.release_meta];
+  ``GUIDELINES.md`` (the annotation scheme, each relation type's count) and ``CHANGELOG.md``;
 * ``release.json`` (the figures of the datasheet, machine-readable) and ``SHA256SUMS`` (every other file,
   ``sha256sum -c`` format, sorted by path).
 
@@ -1151,7 +1155,7 @@ def datasheet(info: Mapping[str, Any], tables: Sequence[Table]) -> str:
         "per split (`bioc/train.bioc.xml`, `pubtator/dev.pubtator`, `conll/test.conll`...).",
         ("- `splits/folds.tsv`, `splits/folds.json`: " + str(info["folds"]["k"]) + " cross-validation folds grouped "
          "by PMID over the whole corpus (pipeline/nlp/folds.py, seed " + str(info["folds"]["seed"]) + "), as the "
-         "paper evaluated." if "folds" in info["folds"] else
+         "PGxCorpus paper evaluated its corpus." if "folds" in info["folds"] else
          f"- No cross-validation folds: {info['folds'].get('error', '')}."),
         "- `sentences.tsv`: each sentence's PMID, sentence index, split, fold, length and its start in the PubMed "
         f"record text (title, newline, abstract): known for {info['sentence_offsets']:,} of {s['sentences']:,} "
@@ -1185,7 +1189,7 @@ def datasheet(info: Mapping[str, Any], tables: Sequence[Table]) -> str:
         "a token is never matched by prefix (`hypertension` is not hypothetical). Tokens read: "
         + (", ".join(f"`{k}` ({v['modality']}) {v['relations']:,}" for k, v in mod["tokens"].items()) or "none")
         + ".",
-        "Table 3 counts modality by the paper's rule (note tokens starting with `neg` or `hyp`): "
+        "Table 3 counts modality by the PGxCorpus paper's rule (note tokens starting with `neg` or `hyp`): "
         + (", ".join(f"{k} {v:,}" for k, v in mod["paper_rule"].items()) or "none") + "; the normalization gives "
         + (", ".join(f"{k} {v:,}" for k, v in mod["normalized"].items()) or "none")
         + (" (the same)." if mod["paper_rule"] == mod["normalized"] else " (Table 3b)."), "",

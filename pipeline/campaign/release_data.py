@@ -87,7 +87,7 @@ def write_formats(docs: Sequence[BratDocument], out: Path, stem: str, schema: Sc
             XML file read back: ``bioc_annotations``, ``bioc_discontiguous``, ``bioc_validate_flagged``,
             ``bioc_validate_flagged_discontiguous``; a new one when ``None``.
         losses: Updated in place when given: per PubTator file (its path relative to ``out``), the counts
-            of what it cannot hold ([`DROP_KEYS`][pipeline.brat.pubtator.DROP_KEYS], non-zero only).
+            of what it cannot hold (``DROP_KEYS`` of [`pipeline.brat.pubtator`][pipeline.brat.pubtator], non-zero only).
 
     Returns:
         ``(label, reader format, path)`` per file, for [`format_table`][pipeline.brat.formats.format_table].
