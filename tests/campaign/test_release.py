@@ -352,3 +352,22 @@ def test_calibration_copies_of_a_promoted_document_are_not_campaign_work(tmp_pat
     final.mkdir()
     info = release_mod._campaign_info(campaign, final, ["900_1"], ["900_1"])
     assert info is not None and info["discarded_phase1"] == 0 and info["discard_reasons"] == {}
+
+
+def test_guidelines_counts_and_pubtator_losses_logged_once(inputs: dict[str, Path], tmp_path: Path,
+                                                           caplog: pytest.LogCaptureFixture) -> None:
+    """GUIDELINES.md gives every relation type's count, 0 included; each PubTator loss is one log line naming
+    the files that have it (not one line per file written)."""
+    ann = inputs["final"] / "100_1.ann"
+    ann.write_text(ann.read_text() + "#7\tAnnotatorNotes T1\ta free comment\n")
+    out = tmp_path / "rel"
+    assert run_release(inputs, out) == 0
+    guide = (out / "GUIDELINES.md").read_text()
+    assert "| `transports` | `Gene_or_protein` | `Chemical` | 0 |" in guide
+    assert "| `metabolizes` | `Gene_or_protein` | `Chemical` | 1 |" in guide
+    assert "| `treats` |" in guide and "| 1 |" in guide.split("| `treats` |", 1)[1].splitlines()[0]
+    lines = [r.getMessage() for r in caplog.records if "PubTator" in r.getMessage()]
+    assert len(lines) == 1, lines
+    assert "notes_dropped: pubtator/corpus.bconv.pubtator 1, pubtator/corpus.pubtator 1, " in lines[0]
+    losses = json.loads((out / "release.json").read_text())["export"]["pubtator_losses"]
+    assert losses["pubtator/corpus.pubtator"] == {"notes_dropped": 1}
