@@ -1155,7 +1155,7 @@ def datasheet(info: Mapping[str, Any], tables: Sequence[Table]) -> str:
         "per split (`bioc/train.bioc.xml`, `pubtator/dev.pubtator`, `conll/test.conll`...).",
         ("- `splits/folds.tsv`, `splits/folds.json`: " + str(info["folds"]["k"]) + " cross-validation folds grouped "
          "by PMID over the whole corpus (pipeline/nlp/folds.py, seed " + str(info["folds"]["seed"]) + "), as the "
-         "PGxCorpus paper evaluated its corpus." if "folds" in info["folds"] else
+         "paper evaluated its corpus." if "folds" in info["folds"] else
          f"- No cross-validation folds: {info['folds'].get('error', '')}."),
         "- `sentences.tsv`: each sentence's PMID, sentence index, split, fold, length and its start in the PubMed "
         f"record text (title, newline, abstract): known for {info['sentence_offsets']:,} of {s['sentences']:,} "
@@ -1189,7 +1189,7 @@ def datasheet(info: Mapping[str, Any], tables: Sequence[Table]) -> str:
         "a token is never matched by prefix (`hypertension` is not hypothetical). Tokens read: "
         + (", ".join(f"`{k}` ({v['modality']}) {v['relations']:,}" for k, v in mod["tokens"].items()) or "none")
         + ".",
-        "Table 3 counts modality by the PGxCorpus paper's rule (note tokens starting with `neg` or `hyp`): "
+        "Table 3 counts modality by the paper's rule (note tokens starting with `neg` or `hyp`): "
         + (", ".join(f"{k} {v:,}" for k, v in mod["paper_rule"].items()) or "none") + "; the normalization gives "
         + (", ".join(f"{k} {v:,}" for k, v in mod["normalized"].items()) or "none")
         + (" (the same)." if mod["paper_rule"] == mod["normalized"] else " (Table 3b)."), "",
@@ -1222,6 +1222,7 @@ def datasheet(info: Mapping[str, Any], tables: Sequence[Table]) -> str:
         lines += _accounting_lines(camp.get("accounting"))
     else:
         lines += ["No campaign directory was given: annotation-process figures are not reported.", ""]
+    lines += [PAPER_TABLES, ""]
     for t in tables:
         lines += [t.markdown(t.readme_rows)]
         if t.readme_rows is not None:
@@ -1285,6 +1286,12 @@ def datasheet(info: Mapping[str, Any], tables: Sequence[Table]) -> str:
                   "  journal = {Scientific Data},", "  volume  = {7},", "  pages   = {3},", "  year    = {2020},",
                   "  doi     = {10.1038/s41597-019-0342-9}", "}", "```", ""]
     return "\n".join(lines)
+
+
+PAPER_TABLES = ("The tables are numbered, and their settings chosen, as in the paper that defined them, the "
+                "PGxCorpus paper (Legrand et al., Scientific Data 7:3, 2020), which pgx-corpus reproduces; \"the "
+                "paper\" in this file is that paper, whatever corpus is released.")
+"""The datasheet's one sentence about the paper the tables follow: the tool's reference, not the corpus's."""
 
 
 def _made_with(info: Mapping[str, Any]) -> str:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.campaign.release import PAPER_TABLES
 from pipeline.campaign.release_meta import PAPER_AUTHORS, parse_author
 from pipeline.cli import main
 from tests.campaign.test_release import build_inputs
@@ -58,7 +59,10 @@ def test_authors_given_are_the_citation_authors(inputs: dict[str, Path], tmp_pat
     assert body.startswith("\n# pgx-demo 1.0\n\nSix invented sentences annotated by a simulated team.\n\n"
                            "Annotated in a pgx-corpus campaign")
     assert "## Authors\n\nJane Doe, Malika Smaïl-Tabbone, Demo Annotation Team.\n" in readme
-    assert "PGxCorpus" not in readme and "Legrand" not in readme  # not cited unless the user says so
+    # PGxCorpus is not cited for this corpus unless the user says so: it is named once, as the paper the
+    # release's tables follow (the tool's reference)
+    assert readme.replace(PAPER_TABLES, "").count("PGxCorpus") == 0 and readme.count(PAPER_TABLES) == 1
+    assert "Legrand J" not in readme and "@article" not in readme
     assert "PGxCorpus" not in (out / "GUIDELINES.md").read_text()
     assert "pharmacogenomics" not in readme.split("\n---\n", 1)[0]  # the card claims no domain
     assert "license: cc-by-4.0" in readme.split("\n---\n", 1)[0]
