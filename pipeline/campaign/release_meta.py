@@ -57,14 +57,15 @@ class Licence:
         uri: Where its legal text is published (the SPDX License List's first source).
         text: Its text (the SPDX template with its markup resolved to the original wording); ``None`` when
             the ``spdx`` package does not hold it.
-        list_version: The version of the SPDX License List it comes from.
+        source: Where the text and URI come from: the SPDX License List as the ``spdx`` package (its
+            version) ships it.
     """
 
     id: str
     name: str
     uri: str
     text: str | None
-    list_version: str
+    source: str
 
 
 @dataclass(frozen=True)
@@ -210,19 +211,22 @@ def licence(spdx_id: str) -> Licence:
     Raises:
         MetadataError: If the id is not in the list (a typo would otherwise be published).
     """
+    from importlib.metadata import version
+
     import spdx
 
+    source = f"SPDX License List of the spdx package {version('spdx')}"
     known = {str(rec["id"]).lower(): rec for rec in spdx.licenses()}
     record = known.get(spdx_id.lower())
     if record is None:
-        raise MetadataError(f"--license {spdx_id!r}: not an identifier of the SPDX License List "
-                            f"{spdx.__version__} (e.g. CC-BY-NC-4.0, CC-BY-4.0, CC0-1.0, MIT)")
+        raise MetadataError(f"--license {spdx_id!r}: not an identifier of the {source} (e.g. CC-BY-NC-4.0, "
+                            "CC-BY-4.0, CC0-1.0, MIT)")
     found = spdx.License(record)
     template = found.template if record.get("template") else None
     text = _VAR.sub(lambda m: m.group("original"), _OPTIONAL.sub("", template)) if template else None
     sources = list(record.get("sources") or [])
     uri = sources[0] if sources else f"https://spdx.org/licenses/{record['id']}.html"
-    return Licence(str(record["id"]), str(record["name"]), uri, text, str(spdx.__version__))
+    return Licence(str(record["id"]), str(record["name"]), uri, text, source)
 
 
 def _person(given: str, family: str) -> dict[str, str]:
