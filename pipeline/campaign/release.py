@@ -1299,9 +1299,9 @@ def _made_with(info: Mapping[str, Any]) -> str:
     if info.get("campaign"):
         return ("Annotated in a pgx-corpus campaign (two annotators and a senior per sentence; see the annotation "
                 "process below) and released with `pgx-corpus release`.")
-    built = " from sentences a pgx-corpus build selected (see the provenance below)" if info.get("provenance") else ""
-    return (f"Released with `pgx-corpus release` from a brat collection given to it{built}; pgx-corpus did not "
-            "annotate it.")
+    built = ", whose sentences a pgx-corpus build selected (see the provenance below)" if info.get("provenance") else ""
+    return (f"Released with `pgx-corpus release` from the brat collection given to it{built}. No campaign directory "
+            "was given, so this release does not say how the corpus was annotated.")
 
 
 def _bioc_validate_sentence(v: Mapping[str, int]) -> str:

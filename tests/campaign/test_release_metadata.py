@@ -88,9 +88,13 @@ def test_without_authors_no_citation_is_made_up(inputs: dict[str, Path], tmp_pat
             "release has no `CITATION.cff`.") in readme
     assert "no `CITATION.cff` (no authors were given)" in readme
     # no campaign: pgx-corpus only released the collection
-    assert "Released with `pgx-corpus release` from a brat collection given to it; pgx-corpus did not annotate it." \
-        in readme
+    assert ("Released with `pgx-corpus release` from the brat collection given to it. No campaign directory was "
+            "given, so this release does not say how the corpus was annotated.") in readme
     assert "built with pgx-corpus" not in readme
+    # with the build manifest (checked: FINAL's sentences are that build's), the build is named too
+    assert _release(inputs, tmp_path / "rel2", "--manifest", str(inputs["manifest"]), campaign=False) == 0
+    assert ("from the brat collection given to it, whose sentences a pgx-corpus build selected (see the provenance "
+            "below). No campaign directory") in (tmp_path / "rel2" / "README.md").read_text()
     assert (out / "LICENSE.txt").read_text().startswith("MIT License\n")
 
 
