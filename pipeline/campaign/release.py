@@ -1271,8 +1271,8 @@ def datasheet(info: Mapping[str, Any], tables: Sequence[Table]) -> str:
     if info.get("citation_cff"):
         lines += [f"Cite this release as `CITATION.cff` says (`{info['name']}`"
                   + (f", version {info['version']}" if info["version"] else "") + ", by the authors above"
-                  + (f"; its preferred citation and references come from `{info['citation_file']}`"
-                     if info.get("citation_file") else "")
+                  + (f"; from `{info['citation_file']}` it also carries "
+                     + ", ".join(f"`{k}`" for k in info["citation_carried"]) if info.get("citation_carried") else "")
                   + "), together with its `SHA256SUMS`.", ""]
     else:
         lines += ["No authors were given, so this release states no citation of its own; cite it by name"
@@ -1566,6 +1566,7 @@ def release(inputs: ReleaseInputs, out: str | Path, schema: Schema) -> dict[str,
             "authors": meta_mod.author_names(meta),
             "citation_cff": cff is not None,
             "citation_file": meta.citation_file or None,
+            "citation_carried": sorted(meta.carried),
             "pgxcorpus_method": meta.pgxcorpus_method,
             "license": lic.id if lic else None,
             "license_name": lic.name if lic else None,

@@ -131,7 +131,7 @@ def test_a_citation_file_describes_the_corpus(inputs: dict[str, Path], tmp_path:
     assert "title: My PGx corpus\n" in cff and "title: Our corpus paper" in cff and "license: CC0-1.0" in cff
     readme = (out / "README.md").read_text()
     assert "\n# My PGx corpus\n\nSentences about warfarin dosing.\n" in readme
-    assert "its preferred citation and references come from `CITATION.cff`" in readme
+    assert "; from `CITATION.cff` it also carries `preferred-citation`), together" in readme
     assert (out / "hf" / "my_pgx_corpus_source").is_dir()  # the name is the file's title
     # an option wins over the file
     out2 = tmp_path / "rel2"
