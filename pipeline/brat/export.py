@@ -54,7 +54,8 @@ Formats
   each split under ``train/``, ``dev/``, ``test/`` and ``splits.json``.
 
 Count keys: ``documents``, ``entities``, ``relations``, ``relations_mapped``,
-``relations_dropped``, ``conll_misaligned``, ``conll_not_in_first_layer``, ``parse_issues``; the PubTator
+``relations_dropped``, ``conll_misaligned``, ``conll_not_in_first_layer``, ``conll_fragments_joined``,
+``parse_issues``; the PubTator
 export's keys are listed in [`to_pubtator_records`][pipeline.brat.pubtator.to_pubtator_records].
 """
 
@@ -244,7 +245,7 @@ def _covered(doc: BratDocument, frags: Sequence[Span], fallback: str) -> str:
 
 def to_pubtator(
     docs: Iterable[BratDocument], schema: Schema, *, level: str = "abstract", discontiguous: str = "split",
-    counts: Counter[str] | None = None,
+    counts: Counter[str] | None = None, warn: bool = True,
 ) -> tuple[str, list[pubtator.SentenceSpan]]:
     """Write brat documents as PubTator text (see [`pipeline.brat.pubtator`][pipeline.brat.pubtator]).
 
@@ -255,6 +256,7 @@ def to_pubtator(
         discontiguous: ``split`` or ``skip``.
         counts: Updated in place when given: the counts of
             [`to_pubtator_records`][pipeline.brat.pubtator.to_pubtator_records].
+        warn: Log each kind of loss at WARNING (``False``: the caller reports them).
 
     Returns:
         The PubTator text, and the sentence map (half-open offsets of each brat document in its PubTator
@@ -264,11 +266,12 @@ def to_pubtator(
         ValueError: If ``level`` is unknown.
     """
     records, spans = pubtator.to_pubtator_records(docs, schema, level=level, discontiguous=discontiguous,
-                                                  counts=counts)
+                                                  counts=counts, warn=warn)
     return "".join(format_record(r) for r in records), spans
 
 
-def to_pubtator_plain(docs: Iterable[BratDocument], schema: Schema, counts: Counter[str] | None = None) -> str:
+def to_pubtator_plain(docs: Iterable[BratDocument], schema: Schema, counts: Counter[str] | None = None,
+                      warn: bool = True) -> str:
     """Write brat documents in the plain PubTator flavour that readers of the six standard columns accept (``bconv``).
 
     One document per brat document (id ``{PMID}_{k}``, the sentence as title, an empty abstract), entity
@@ -282,11 +285,13 @@ def to_pubtator_plain(docs: Iterable[BratDocument], schema: Schema, counts: Coun
         schema: The corpus schema.
         counts: Updated in place when given: the counts of
             [`to_pubtator_records`][pipeline.brat.pubtator.to_pubtator_records].
+        warn: Log each kind of loss at WARNING (``False``: the caller reports them).
 
     Returns:
         The PubTator text.
     """
-    records, _ = pubtator.to_pubtator_records(docs, schema, level="sentence", discontiguous="split", counts=counts)
+    records, _ = pubtator.to_pubtator_records(docs, schema, level="sentence", discontiguous="split", counts=counts,
+                                              warn=warn)
     plain = [replace(r, annotations=tuple(replace(a, extra=()) for a in r.annotations), relations=())
              for r in records]
     return "".join(format_record(r) for r in plain)
@@ -533,7 +538,8 @@ def conll_layers(
     """Compute the BIO label columns (one per layer) of a document's tokens.
 
     Each pass takes, in priority order, every entity sharing no token with one already taken in the
-    pass; each fragment opens with ``B-`` (fragments with no token between them count as one).
+    pass; each fragment opens with ``B-``, adjacent fragments too (only fragments sharing a token are one
+    span, counted).
 
     Args:
         tokens: The tokens ([`tokenize`][pipeline.brat.export.tokenize]), half-open offsets into the text.
@@ -558,11 +564,14 @@ def conll_layers(
             counts["conll_misaligned"] += 1
         groups = [[i for i, (ts, te) in enumerate(tokens) if ts < e and te > s] for s, e in sorted(frags)]
         groups = [g for g in groups if g]
-        # fragments with no token between them (a gap of spaces) are one span of tokens
+        # each fragment keeps its own span, even with no token between two fragments (a gap of spaces): one
+        # joined span would read back as a contiguous entity that was never annotated.  Only fragments that
+        # share a token (a boundary inside a token) cannot be told apart in BIO: they are joined and counted.
         merged: list[list[int]] = []
         for g in groups:
-            if merged and g[0] <= merged[-1][-1] + 1:
+            if merged and g[0] <= merged[-1][-1]:
                 merged[-1].extend(k for k in g if k > merged[-1][-1])
+                counts["conll_fragments_joined"] += 1
             else:
                 merged.append(list(g))
         groups = merged

@@ -166,7 +166,7 @@ def _layout(
 
 def to_pubtator_records(
     docs: Iterable[BratDocument], schema: Schema, *, level: str = "abstract", discontiguous: str = "split",
-    counts: Counter[str] | None = None,
+    counts: Counter[str] | None = None, warn: bool = True,
 ) -> tuple[list[PubtatorRecord], list[SentenceSpan]]:
     """Convert brat documents to PubTator records, and say where each brat document went.
 
@@ -181,6 +181,8 @@ def to_pubtator_records(
         counts: Updated in place when given: ``documents`` (PubTator documents), ``brat_documents``,
             ``entities`` and ``entity_lines`` written, ``discontiguous_entities`` written, ``relations``
             written, and the ``DROP_KEYS`` (what was not written).
+        warn: Log each kind of loss at WARNING; ``False`` when the caller reports the losses itself (a
+            release writes many PubTator files and names them in one line per loss).
 
     Returns:
         The records, by document id in PMID order (entity lines by start, end and key), and one sentence span per brat
@@ -213,7 +215,7 @@ def to_pubtator_records(
             pmid=doc_id, title=title, abstract=abstract,
             annotations=tuple(a for _, lines in annotations for a in lines), relations=tuple(relations),
         ))
-    for key in DROP_KEYS:
+    for key in DROP_KEYS if warn else ():
         if counts[key]:
             log.warning("PubTator export: %s: %d (the format cannot hold them; see pipeline/brat/pubtator.py)",
                         key, counts[key])

@@ -59,8 +59,9 @@ def to_docs(docs: Iterable[BratDocument], vocab: Any, counts: Counter[str] | Non
         docs: The brat documents.
         vocab: The spaCy ``Vocab`` of the ``Doc`` objects (e.g. ``spacy.blank("en").vocab``).
         counts: Updated in place when given: ``documents``, ``entities``, ``entities_discontiguous``,
-            ``entities_empty_dropped``, ``entities_not_in_ents`` (contiguous entities left out of the
-            flat ``doc.ents`` view because they overlap a longer one).
+            ``entities_empty_dropped``, ``entities_not_in_ents`` (every entity left out of the flat
+            ``doc.ents`` view: the discontiguous ones, which a spaCy span cannot hold, and
+            ``entities_overlapping_not_in_ents``, the contiguous ones that overlap a longer one).
 
     Returns:
         One ``Doc`` per brat document, in order.
@@ -118,6 +119,7 @@ def to_docs(docs: Iterable[BratDocument], vocab: Any, counts: Counter[str] | Non
                 flat.append((frags[0], t))
             else:
                 counts["entities_discontiguous"] += 1
+                counts["entities_not_in_ents"] += 1
                 fragments += [span(s, e, t) for s, e in frags]
         sdoc.spans[SPANS_KEY] = sorted(nested, key=lambda x: (x.start, x.end, x.label_, x.id_))
         sdoc.spans[FRAGMENTS_KEY] = sorted(fragments, key=lambda x: (x.start, x.end, x.label_, x.id_))
@@ -126,6 +128,7 @@ def to_docs(docs: Iterable[BratDocument], vocab: Any, counts: Counter[str] | Non
         for (s, e), t in sorted(flat, key=lambda x: (-(x[0][1] - x[0][0]), x[0][0], x[1].type, x[1].id)):
             if any(s < te and e > ts for ts, te in taken):
                 counts["entities_not_in_ents"] += 1
+                counts["entities_overlapping_not_in_ents"] += 1
                 continue
             taken.append((s, e))
             ents.append(span(s, e, t))

@@ -33,8 +33,12 @@ Output ``DIR`` (built beside itself and swapped in whole):
   Table 8 (entity agreement between the phase-1 annotators), Table 9 (relation agreement) and Table 10
   (pre-annotation against the final annotation), each as ``.md``, ``.csv`` and ``.png``;
 * ``decisions/``: the homogenization decisions files given (``decisions``), listed in the datasheet;
-* ``README.md``: the datasheet (contents, counts, annotation process, provenance from the build manifest:
-  query, search date, counts per stage, model and package versions, configuration hashes, seeds);
+* ``README.md``: the datasheet (the user's description, authors and licence, contents, counts, annotation
+  process, provenance from the build manifest: query, search date, counts per stage, model and package
+  versions, configuration hashes, seeds), opened by the Hugging Face dataset card;
+* ``CITATION.cff`` (only when authors are given: none is made up) and ``LICENSE.txt`` (the licence's text
+  from the SPDX License List), see [`pipeline.campaign.release_meta`][pipeline.campaign.release_meta];
+  ``GUIDELINES.md`` (the annotation scheme, each relation type's count) and ``CHANGELOG.md``;
 * ``release.json`` (the figures of the datasheet, machine-readable) and ``SHA256SUMS`` (every other file,
   ``sha256sum -c`` format, sorted by path).
 
@@ -76,6 +80,7 @@ from pipeline.brat import validate as validate_mod
 from pipeline.brat.conf import CONF_FILES, annotation_conf, copy_conf_files, write_conf_files
 from pipeline.brat.standoff import BratDocument, dumps, read_directory, read_document, read_text
 from pipeline.campaign import release_data as data_mod
+from pipeline.campaign import release_meta as meta_mod
 from pipeline.campaign.conf import relation_attribute_names
 from pipeline.campaign.decisions import Decisions, apply_to_document, load_decisions
 from pipeline.campaign.documents import UNSPECIFIED_REASON
@@ -104,6 +109,7 @@ from pipeline.store import iter_directory
 log = logging.getLogger(__name__)
 
 SUMS = "SHA256SUMS"
+LICENSE_FILE = "LICENSE.txt"
 POOLED = "all pairs"
 RELEASE_JSON = "release.json"
 
@@ -125,27 +131,40 @@ class ReleaseInputs:
             ``manifest`` if it exists.
         manifest: The build manifest (``runs/<hash>/manifest.json``), for provenance and the check of
             FINAL's sentences; ``None`` to leave them out.
-        name: The corpus name (the archive's root, the Hugging Face configuration prefix).
+        name: The corpus name (the archive's root, the Hugging Face configuration prefix); ``""``: the
+            ``title`` of ``citation``, else ``corpus``.
         version: The corpus version, stated in the datasheet and ``CITATION.cff``.
         date: The release date, written as given (the BioC collection date); empty by default, so that
             nothing records the time.
         export_config: The export configuration (PubTator and CoNLL options, licence); its
             ``relation_map`` is not applied.
         decisions: The homogenization decisions files, checked as applied and copied into ``decisions/``.
-        license: The corpus licence (SPDX id); ``""``: the export configuration's, else none stated.
+        license: The corpus licence (SPDX id); ``""``: the ``license`` of ``citation``, else the export
+            configuration's, else none stated.
         previous: An earlier release directory: ``CHANGELOG.md`` lists what changed since.
+        authors: The corpus authors (``Family, Given`` or an organisation's name); when given, they replace
+            the authors of ``citation``.
+        citation: The corpus's own ``CITATION.cff`` (title, abstract, authors, licence, preferred citation).
+        description: What the corpus is (``""``: the ``abstract`` of ``citation``, else none stated).
+        pgxcorpus_method: The corpus follows the PGxCorpus method, which is then cited as the method.
+        strict_metadata: Refuse (write nothing) when the authors or the licence are missing.
     """
     final: Path
     campaign: Path | None = None
     preannotation: Path | None = None
     manifest: Path | None = None
-    name: str = "pgx-corpus"
+    name: str = ""
     version: str = ""
     date: str = ""
     export_config: export_mod.ExportConfig = field(default_factory=export_mod.ExportConfig)
     decisions: list[Path] = field(default_factory=list)
     license: str = ""  # the corpus licence (SPDX id); "" = the export configuration's, else none stated
     previous: Path | None = None  # an earlier release directory: CHANGELOG.md lists what changed since
+    authors: list[str] = field(default_factory=list)
+    citation: Path | None = None
+    description: str = ""
+    pgxcorpus_method: bool = False
+    strict_metadata: bool = False
 
 
 # --- reading and checking ---------------------------------------------------------------------
@@ -1048,27 +1067,38 @@ def datasheet(info: Mapping[str, Any], tables: Sequence[Table]) -> str:
     """
     s = info["stats"]
     name = info["name"] + (f" {info['version']}" if info["version"] else "")
-    lines = [
-        f"# {name}", "",
-        "A corpus of PubMed sentences annotated with pharmacogenomic entities (chemicals, genomic factors, "
-        "phenotypes) and the relations between them, built with pgx-corpus following the PGxCorpus method "
-        "(Legrand et al., Scientific Data 7:3, 2020).", "",
-    ]
+    lines = [f"# {name}", ""]
+    lines += [info["description"], ""] if info.get("description") else [
+        "No description of the corpus was given (`release --description`, or `abstract` in `--citation`).", ""]
+    lines += [_made_with(info), ""]
+    if info.get("pgxcorpus_method"):
+        lines += ["The corpus follows the PGxCorpus method (annotation scheme, guidelines and two-phase "
+                  f"annotation): {meta_mod.PGXCORPUS_METHOD}", ""]
     if info["date"]:
         lines += [f"Release date: {info['date']}", ""]
+    lines += ["## Authors", ""]
+    if info.get("authors"):
+        lines += [", ".join(info["authors"]) + ".", ""]
+    else:
+        lines += ["No authors were given (`release --author`, or `authors` in `--citation`), so none is stated "
+                  "and this release has no `CITATION.cff`.", ""]
     ex = info["export"]
     hf = info["huggingface"]
     kb = hf["bigbio_kb"]
     prefix = hf["configs"][0].removesuffix("_source")
     lines += ["## Licence", ""]
     if info.get("license"):
-        lines += [f"This release is distributed under {info['license']}, which covers the annotations and the "
-                  "sentence texts as distributed here. The texts are sentences of PubMed abstracts: the "
-                  "abstracts' own copyright and NLM's terms of use apply to them.", ""]
+        text = (f" Its text is in `{info['license_file']}`, as the {info['license_list']} gives it."
+                if info.get("license_file") else
+                f" Its text is not shipped (the {info['license_list']} has none): read it at the URI.")
+        lines += [f"The annotations are distributed under {info['license_name']} (`{info['license']}`, "
+                  f"<{info['license_uri']}>).{text} The licence does not cover the sentence texts: they remain "
+                  "under the terms of their source (for PubMed abstracts, their publishers' copyright and NLM's "
+                  "terms of use).", ""]
     else:
-        lines += ["No licence was given for this release (`release --license` or `license` in the export "
-                  "configuration), so none is stated and none is guessed: ask the corpus producers before reuse.",
-                  ""]
+        lines += ["No licence was given for this release (`release --license`, `license` in `--citation` or in "
+                  "the export configuration), so none is stated and none is guessed: ask the corpus producers "
+                  "before reuse.", ""]
     lines += [
         "## Contents", "",
         f"- {s['sentences']:,} sentences from {s['abstracts']:,} abstracts, {s['entities']:,} entities, "
@@ -1079,13 +1109,15 @@ def datasheet(info: Mapping[str, Any], tables: Sequence[Table]) -> str:
         "offset 0, entities (one location per fragment, in ascending offset order, the text joined in that order) "
         "and relations (modality as `Negated`/`Hypothetical` infons, notes as `note` infons); `bioc/corpus.key` "
         "is the key file the collection header names. A gapped annotation's text is its fragments joined by a "
-        "space, not the span from its first location to its last, so `bioc.validate` (which assumes the latter) "
-        "reports every discontiguous annotation.",
+        "space, not the span from its first location to its last, which `bioc.validate` assumes: it flags "
+        + _bioc_validate_sentence(ex["bioc_validate"]),
         f"- `pubtator/corpus.pubtator`: PubTator entities **and relations with their modality** (the 5th column of "
         f"a relation line), a 7th entity column `{{document}}:{{brat id}}` linking the lines of one entity "
         f"(discontiguous entities: one line per fragment, `pubtator_discontiguous: {ex['pubtator_discontiguous']}`)"
-        + (". Level `abstract`: one PubTator document per PMID whose title is its first released sentence and "
-           "whose abstract is the other released sentences joined by a space, so its text is **not** PubMed's; "
+        + (". Level `abstract`: one PubTator document per PMID whose title is its sentence `{PMID}_1` "
+           "when that sentence is released, else empty "
+           f"({ex['pubtator_empty_titles']:,} of {ex['pubtator_documents']:,} documents have an empty title), and "
+           "whose abstract is its other released sentences joined by a space, so its text is **not** PubMed's; "
            "`corpus.pubtator.sentences.tsv` maps each sentence to its span." if ex["pubtator_level"] == "abstract"
            else ".") + " Readers that accept only the six standard columns (`bconv`) cannot read it: "
         "`pubtator/corpus.bconv.pubtator` is the flavour they read (one document per sentence, the sentence as "
@@ -1096,7 +1128,8 @@ def datasheet(info: Mapping[str, Any], tables: Sequence[Table]) -> str:
         "table. `conll/corpus.layers.conll`: scheme `layers` (one label column per nesting layer, every "
         "contiguous entity in some column). `conll/corpus.spacy.conll`: the `outermost` labels for "
         "`python -m spacy convert -c ner` (`-DOCSTART-` lines, token and label only). In every CoNLL file each "
-        "fragment of a discontiguous entity opens with `B-`, so it reads back as separate fragments.",
+        "fragment of a discontiguous entity opens with `B-`, adjacent fragments too, so it reads back as separate "
+        "fragments, never as one span joining them.",
         f"- `hf/`: the Hugging Face dataset (Parquet), configs `{prefix}_source` (default; everything as "
         f"annotated: modality, notes, attributes, relation types) and `{prefix}_bigbio_kb` (BigBIO `bigbio_kb` "
         f"schema), splits " + ", ".join(f"{k} ({v:,} sentences)" for k, v in hf["splits"].items() if v)
@@ -1111,7 +1144,8 @@ def datasheet(info: Mapping[str, Any], tables: Sequence[Table]) -> str:
            "(brat `N` lines), in `entities.normalized`."),
         "- `spacy/{train,dev,test}.spacy`: spaCy `DocBin` files: `doc.spans[\"sc\"]` holds every contiguous entity "
         "(nested included; spaCy `spancat`), `doc.spans[\"discontiguous\"]` the fragments of each discontiguous "
-        "entity linked by `span.id_` (its brat id), `doc.ents` a flat view for `ner`. Train with "
+        "entity linked by `span.id_` (its brat id), `doc.ents` a flat view for `ner`"
+        + _ents_sentence(info["spacy"]) + ". Train with "
         "`python -m spacy init config config.cfg --lang en --pipeline spancat` then `python -m spacy train "
         "config.cfg --paths.train spacy/train.spacy --paths.dev spacy/dev.spacy`.",
         f"- `splits/`: train/dev/test by PMID, ratios {info['splits']['ratios']}, seed {info['splits']['seed']}: "
@@ -1121,13 +1155,17 @@ def datasheet(info: Mapping[str, Any], tables: Sequence[Table]) -> str:
         "per split (`bioc/train.bioc.xml`, `pubtator/dev.pubtator`, `conll/test.conll`...).",
         ("- `splits/folds.tsv`, `splits/folds.json`: " + str(info["folds"]["k"]) + " cross-validation folds grouped "
          "by PMID over the whole corpus (pipeline/nlp/folds.py, seed " + str(info["folds"]["seed"]) + "), as the "
-         "paper evaluated." if "folds" in info["folds"] else
+         "paper evaluated its corpus." if "folds" in info["folds"] else
          f"- No cross-validation folds: {info['folds'].get('error', '')}."),
         "- `sentences.tsv`: each sentence's PMID, sentence index, split, fold, length and its start in the PubMed "
         f"record text (title, newline, abstract): known for {info['sentence_offsets']:,} of {s['sentences']:,} "
         "sentences (from the sentence records of the build manifest; never guessed).",
-        "- `GUIDELINES.md`: the annotation scheme (types, relations and their arguments, modality) as configured; "
-        "`CITATION.cff`; `CHANGELOG.md` (documents added, removed, changed since the previous release; "
+        "- `GUIDELINES.md`: the annotation scheme (types, relations and their arguments with each type's count "
+        "in this release, 0 included; modality) as configured; "
+        + ("`CITATION.cff` (the authors above); " if info.get("citation_cff") else "no `CITATION.cff` (no authors "
+           "were given); ")
+        + (f"`{info['license_file']}` (the licence's text); " if info.get("license_file") else "")
+        + "`CHANGELOG.md` (documents added, removed, changed since the previous release; "
         "document ids are stable); `tables/`: the tables below as Markdown, CSV and PNG.",
         "- `release.json`: these figures, machine-readable; `SHA256SUMS`: check with `sha256sum -c SHA256SUMS`.",
         "",
@@ -1184,6 +1222,7 @@ def datasheet(info: Mapping[str, Any], tables: Sequence[Table]) -> str:
         lines += _accounting_lines(camp.get("accounting"))
     else:
         lines += ["No campaign directory was given: annotation-process figures are not reported.", ""]
+    lines += [PAPER_TABLES, ""]
     for t in tables:
         lines += [t.markdown(t.readme_rows)]
         if t.readme_rows is not None:
@@ -1228,27 +1267,62 @@ def datasheet(info: Mapping[str, Any], tables: Sequence[Table]) -> str:
                   "`decisions/`.", "", "| file | kind | term or relation | change | why |", "|---|---|---|---|---|"]
         lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in info["decisions"]]
         lines.append("")
-    lines += [
-        "## How to cite", "",
-        f"Cite this release as \"{name}\" together with its `SHA256SUMS`, and the method: Legrand J, Gogdemir R, "
-        "Bousquet C, et al. PGxCorpus, a manually annotated corpus for pharmacogenomics. Sci Data 7, 3 (2020) "
-        "(`CITATION.cff` says the same for citation tools).", "",
-        "```bibtex",
-        "@article{legrand2020pgxcorpus,",
-        "  title   = {PGxCorpus, a manually annotated corpus for pharmacogenomics},",
-        "  author  = {Legrand, Jo{\\\"e}l and Gogdemir, Romain and Bousquet, C{\\'e}dric and Dalleau, Kevin and "
-        "Devignes, Marie-Dominique and Digan, William and Lee, Chia-Ju and Ndiaye, Ndeye-Coumba and Petitpain, "
-        "Nadine and Ringot, Patrice and Sma{\\\"i}l-Tabbone, Malika and Toussaint, Yannick and Coulet, Adrien},",
-        "  journal = {Scientific Data},",
-        "  volume  = {7},",
-        "  pages   = {3},",
-        "  year    = {2020},",
-        "  doi     = {10.1038/s41597-019-0342-9}",
-        "}",
-        "```",
-        "",
-    ]
+    lines += ["## How to cite", ""]
+    if info.get("citation_cff"):
+        lines += [f"Cite this release as `CITATION.cff` says (`{info['name']}`"
+                  + (f", version {info['version']}" if info["version"] else "") + ", by the authors above"
+                  + (f"; from `{info['citation_file']}` it also carries "
+                     + ", ".join(f"`{k}`" for k in info["citation_carried"]) if info.get("citation_carried") else "")
+                  + "), together with its `SHA256SUMS`.", ""]
+    else:
+        lines += ["No authors were given, so this release states no citation of its own; cite it by name"
+                  + (f", version {info['version']}" if info["version"] else "") + " and `SHA256SUMS`.", ""]
+    if info.get("pgxcorpus_method"):
+        lines += ["Cite the method as well (in `CITATION.cff` `references`, when there is one):", "",
+                  "```bibtex", "@article{legrand2020pgxcorpus,",
+                  "  title   = {PGxCorpus, a manually annotated corpus for pharmacogenomics},",
+                  "  author  = {" + " and ".join(f"{family}, {given}" for given, family in meta_mod.PAPER_AUTHORS)
+                  + "},",
+                  "  journal = {Scientific Data},", "  volume  = {7},", "  pages   = {3},", "  year    = {2020},",
+                  "  doi     = {10.1038/s41597-019-0342-9}", "}", "```", ""]
     return "\n".join(lines)
+
+
+PAPER_TABLES = ("The tables are numbered, and their settings chosen, as in the paper that defined them, the "
+                "PGxCorpus paper (Legrand et al., Scientific Data 7:3, 2020), which pgx-corpus reproduces; \"the "
+                "paper\" in this file is that paper, whatever corpus is released.")
+"""The datasheet's one sentence about the paper the tables follow: the tool's reference, not the corpus's."""
+
+
+def _made_with(info: Mapping[str, Any]) -> str:
+    """Say what pgx-corpus did: released the collection given, and with a campaign or a build, more."""
+    if info.get("campaign"):
+        return ("Annotated in a pgx-corpus campaign (two annotators and a senior per sentence; see the annotation "
+                "process below) and released with `pgx-corpus release`.")
+    built = ", whose sentences a pgx-corpus build selected (see the provenance below)" if info.get("provenance") else ""
+    return (f"Released with `pgx-corpus release` from the brat collection given to it{built}. No campaign directory "
+            "was given, so this release does not say how the corpus was annotated.")
+
+
+def _bioc_validate_sentence(v: Mapping[str, int]) -> str:
+    """What ``bioc.validate`` flags in ``bioc/corpus.bioc.xml``, as counted at release time."""
+    if not v.get("discontiguous"):
+        return "nothing here, since no annotation is discontiguous."
+    passed = v["discontiguous"] - v["validate_flagged_discontiguous"]
+    return (f"{v['validate_flagged_discontiguous']:,} of the {v['discontiguous']:,} discontiguous annotations "
+            + (f"(the other {passed:,} have fragments one space apart, so their joined text equals the span) "
+               if passed else "")
+            + f"and {v['validate_flagged'] - v['validate_flagged_discontiguous']:,} other annotations.")
+
+
+def _ents_sentence(spacy: Mapping[str, Mapping[str, int]]) -> str:
+    """How many entities ``doc.ents`` holds over the DocBin files, and why the others are not in it."""
+    total = sum(c.get("entities", 0) for c in spacy.values())
+    out = sum(c.get("entities_not_in_ents", 0) for c in spacy.values())
+    disc = sum(c.get("entities_discontiguous", 0) for c in spacy.values())
+    over = sum(c.get("entities_overlapping_not_in_ents", 0) for c in spacy.values())
+    return (f" ({total - out:,} of the {total:,} entities; not in it: the {disc:,} discontiguous ones and {over:,} "
+            "contiguous ones overlapping a longer one)")
 
 
 def _accounting_lines(acc: Mapping[str, Any] | None) -> list[str]:
@@ -1313,6 +1387,39 @@ def _campaign_info(campaign: Path | None, final: Path, assigned: Sequence[str],
     return info
 
 
+def previous_version(previous: Path | None) -> str:
+    """Name a previous release by its version, for the changelog's heading.
+
+    Args:
+        previous: The previous release's directory; ``None`` for none.
+
+    Returns:
+        The ``version`` its ``release.json`` states; ``""`` when there is none (no previous release, no
+        ``release.json``, or no version in it), never the directory's name.
+    """
+    if previous is None:
+        return ""
+    try:
+        version = json.loads((previous / RELEASE_JSON).read_text(encoding="utf-8")).get("version")
+    except (OSError, ValueError, AttributeError):
+        return ""
+    return version if isinstance(version, str) else ""
+
+
+def log_pubtator_losses(losses: Mapping[str, Counter[str]]) -> None:
+    """Log each kind of PubTator loss once for the whole release, naming the files that have it.
+
+    Args:
+        losses: Per PubTator file (path in the release), what it could not hold
+            (``write_formats``'s ``losses``).
+    """
+    kinds = sorted({k for c in losses.values() for k in c})
+    for kind in kinds:
+        files = [(path, c[kind]) for path, c in sorted(losses.items()) if c[kind]]
+        log.warning("release: the PubTator format cannot hold them, %s: %s (see pipeline/brat/pubtator.py)", kind,
+                    ", ".join(f"{path} {n}" for path, n in files))
+
+
 def release(inputs: ReleaseInputs, out: str | Path, schema: Schema) -> dict[str, Any]:
     """Write the release of FINAL (see the module docstring).
 
@@ -1330,7 +1437,8 @@ def release(inputs: ReleaseInputs, out: str | Path, schema: Schema) -> dict[str,
     Raises:
         ReleaseError: If FINAL cannot be released as it is, the decisions are not applied to it, it holds
             documents the campaign does not assign or that are not sentences of the build, ``out`` and
-            FINAL overlap, or an input cannot be read; nothing is written then.
+            FINAL overlap, an input cannot be read, the licence is not an SPDX id, or (``strict_metadata``)
+            the authors or the licence are missing; nothing is written then.
         FinalizeError: If ``out`` is an unrelated non-empty directory.
         DecisionsError: If a decisions file cannot be applied.
         NotADirectoryError: If ``previous`` is not a release directory.
@@ -1343,6 +1451,16 @@ def release(inputs: ReleaseInputs, out: str | Path, schema: Schema) -> dict[str,
     if len(set(names)) != len(names):
         raise ReleaseError(f"decisions files need distinct names, got {names}")
     decisions = decision_rows(inputs.decisions, schema)
+    cfg = inputs.export_config
+    try:
+        meta = meta_mod.metadata(inputs.name or None, inputs.description or None, inputs.authors,
+                                 inputs.license or None, inputs.citation, inputs.pgxcorpus_method, cfg.license)
+        lic = meta_mod.licence(meta.license) if meta.license else None
+    except meta_mod.MetadataError as exc:
+        raise ReleaseError(f"{exc}; nothing released") from exc
+    gaps = meta_mod.missing(meta)
+    if gaps and inputs.strict_metadata:
+        raise ReleaseError("--strict-metadata: " + "; ".join(gaps) + "; nothing released")
     prov = provenance(inputs.manifest) if inputs.manifest else None
     if inputs.previous is not None and not (inputs.previous / "brat").is_dir():
         raise NotADirectoryError(f"{inputs.previous}: not a release directory (no brat/ in it)")
@@ -1361,15 +1479,12 @@ def release(inputs: ReleaseInputs, out: str | Path, schema: Schema) -> dict[str,
     assigned = check_campaign(docs, inputs.campaign) if inputs.campaign is not None else None
     if inputs.manifest is not None:
         check_manifest(docs, inputs.manifest)
-    cfg = inputs.export_config
     counts: Counter[str] = Counter()
     # a FINAL of an older campaign may hold modality as relation attributes: the release writes notes; the
     # machine's provenance notes (older brat exports) are never released
     docs = [without_machine_notes(relation_notes_in_corpus_form(d, counts), counts) for d in docs]
-    license_id = inputs.license or cfg.license
-    if not license_id:
-        log.warning("release: no licence given (--license or `license` in the export configuration); the "
-                    "datasheet states none")
+    for gap in gaps:
+        log.warning("release: %s", gap)
     # relation types stay as annotated in every file: no relation_map here (it is `export`'s training view)
     tables, stats = corpus_tables(docs, schema)
     extra: dict[str, Any] = {}
@@ -1379,7 +1494,7 @@ def release(inputs: ReleaseInputs, out: str | Path, schema: Schema) -> dict[str,
     if preannotation is not None:
         t10, extra["preannotation"] = preannotation_table(preannotation, docs, schema)
         tables.append(t10)
-    prefix = data_mod.config_name(inputs.name)
+    prefix = data_mod.config_name(meta.name)
     tmp = staging_dir(out_dir)
     try:
         brat = tmp / "brat"
@@ -1392,11 +1507,13 @@ def release(inputs: ReleaseInputs, out: str | Path, schema: Schema) -> dict[str,
         for d in docs:
             (brat / f"{d.name}.txt").write_text(d.text, encoding="utf-8", newline="\n")
             (brat / f"{d.name}.ann").write_text(dumps(d), encoding="utf-8", newline="\n")
-        write_tar_gz(brat, tmp / "brat.tar.gz", inputs.name)
+        write_tar_gz(brat, tmp / "brat.tar.gz", meta.name)
         plain = replace(cfg, relation_map={})
         fmt_counts: Counter[str] = Counter()
+        losses: dict[str, Counter[str]] = {}
         exports = [("brat", "brat", brat)]
-        exports += data_mod.write_formats(docs, tmp, "corpus", schema, inputs.date, inputs.name, plain, fmt_counts)
+        exports += data_mod.write_formats(docs, tmp, "corpus", schema, inputs.date, meta.name, plain, fmt_counts,
+                                          losses)
         (tmp / "bioc" / export_mod.BIOC_KEY_FILE).write_text(export_mod.bioc_key(schema), encoding="utf-8",
                                                              newline="\n")
         splits = export_mod.export(docs, "splits", tmp / "splits", schema, config=plain)
@@ -1407,7 +1524,8 @@ def release(inputs: ReleaseInputs, out: str | Path, schema: Schema) -> dict[str,
             split_dir = tmp / "splits" / name
             split_dir.mkdir(exist_ok=True)
             copy_conf_files(brat, split_dir, CONF_FILES)
-            data_mod.write_formats(by_split[name], tmp, name, schema, inputs.date, inputs.name, plain)
+            data_mod.write_formats(by_split[name], tmp, name, schema, inputs.date, meta.name, plain, losses=losses)
+        log_pubtator_losses(losses)
         hf = data_mod.write_hf(by_split, tmp, prefix)
         exports += [("Hugging Face bigbio_kb (Parquet, all splits)", "bigbio_kb", tmp / "hf" / f"{prefix}_bigbio_kb"),
                     ("Hugging Face source (Parquet, all splits)", "source", tmp / "hf" / f"{prefix}_source")]
@@ -1419,14 +1537,18 @@ def release(inputs: ReleaseInputs, out: str | Path, schema: Schema) -> dict[str,
         (tmp / "sentences.tsv").write_text(data_mod.sentence_map(docs, by_split, fold_of, offsets),
                                            encoding="utf-8", newline="\n")
         (tmp / "GUIDELINES.md").write_text(
-            data_mod.annotation_scheme((brat / "annotation.conf").read_text(encoding="utf-8"), inputs.name),
+            data_mod.annotation_scheme((brat / "annotation.conf").read_text(encoding="utf-8"), meta.name,
+                                       stats["relations"], meta.pgxcorpus_method),
             encoding="utf-8", newline="\n")
         previous_brat = inputs.previous / "brat" if inputs.previous is not None else None
         (tmp / "CHANGELOG.md").write_text(data_mod.changelog(docs, previous_brat, inputs.version,
-                                                             inputs.previous.name if inputs.previous else ""),
+                                                             previous_version(inputs.previous)),
                                           encoding="utf-8", newline="\n")
-        (tmp / "CITATION.cff").write_text(data_mod.citation_cff(inputs.name, inputs.version, inputs.date,
-                                                                license_id or None), encoding="utf-8", newline="\n")
+        cff = meta_mod.citation_cff(meta, inputs.version, inputs.date, lic)
+        if cff is not None:
+            (tmp / "CITATION.cff").write_text(cff, encoding="utf-8", newline="\n")
+        if lic is not None and lic.text is not None:
+            (tmp / LICENSE_FILE).write_text(lic.text.rstrip("\n") + "\n", encoding="utf-8", newline="\n")
         declared = formats_mod.format_table(docs, exports, schema, tmp)
         write_tables(tables, tmp / "tables")
         if inputs.decisions:
@@ -1437,10 +1559,21 @@ def release(inputs: ReleaseInputs, out: str | Path, schema: Schema) -> dict[str,
         for c in hf["bigbio_kb"].values():
             kb_total.update(c)
         info: dict[str, Any] = {
-            "name": inputs.name,
+            "name": meta.name,
             "version": inputs.version,
             "date": inputs.date,
-            "license": license_id or None,
+            "description": meta.description,
+            "authors": meta_mod.author_names(meta),
+            "citation_cff": cff is not None,
+            "citation_file": meta.citation_file or None,
+            "citation_carried": sorted(meta.carried),
+            "pgxcorpus_method": meta.pgxcorpus_method,
+            "license": lic.id if lic else None,
+            "license_name": lic.name if lic else None,
+            "license_uri": lic.uri if lic else None,
+            "license_file": LICENSE_FILE if lic is not None and lic.text is not None else None,
+            "license_list": lic.source if lic else None,
+            "metadata_missing": gaps,
             "stats": {"sentences": len(docs), "abstracts": stats["abstracts"],
                       "entities": stats["entity_totals"]["total"], "relations": stats["relation_total"]},
             "relation_types": dict(stats["relations"]),
@@ -1449,7 +1582,13 @@ def release(inputs: ReleaseInputs, out: str | Path, schema: Schema) -> dict[str,
             "export": {"relation_map": {}, "relation_map_not_applied": cfg.relation_map,
                        "pubtator_level": cfg.pubtator_level, "pubtator_discontiguous": cfg.pubtator_discontiguous,
                        "conll_scheme": cfg.conll_scheme, "conll_outermost_misaligned": fmt_counts["conll_misaligned"],
-                       "conll_outermost_not_in_first_layer": fmt_counts["conll_not_in_first_layer"]},
+                       "conll_outermost_not_in_first_layer": fmt_counts["conll_not_in_first_layer"],
+                       "pubtator_documents": fmt_counts["pubtator_documents"],
+                       "pubtator_empty_titles": fmt_counts["pubtator_empty_titles"],
+                       "pubtator_losses": {k: dict(sorted(v.items())) for k, v in sorted(losses.items())},
+                       "bioc_validate": {k.removeprefix("bioc_"): fmt_counts[k] for k in (
+                           "bioc_annotations", "bioc_discontiguous", "bioc_validate_flagged",
+                           "bioc_validate_flagged_discontiguous")}},
             "formats": declared,
             "huggingface": {"configs": [f"{prefix}_source", f"{prefix}_bigbio_kb"], "default": f"{prefix}_source",
                             "splits": {data_mod.HF_SPLITS[k]: len(v) for k, v in by_split.items()},
@@ -1469,7 +1608,7 @@ def release(inputs: ReleaseInputs, out: str | Path, schema: Schema) -> dict[str,
             "decisions": decisions,
             **extra,
         }
-        card = data_mod.hf_front_matter(prefix, license_id or None, inputs.name, list(hf["bigbio_kb"]))
+        card = data_mod.hf_front_matter(prefix, lic.id if lic else None, meta.name, list(hf["bigbio_kb"]))
         (tmp / "README.md").write_text(card + datasheet(info, tables), encoding="utf-8", newline="\n")
         (tmp / RELEASE_JSON).write_text(json.dumps(info, indent=2, sort_keys=True) + "\n", encoding="utf-8",
                                         newline="\n")

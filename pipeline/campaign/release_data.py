@@ -1,7 +1,7 @@
 """The data files of a release: every format, the Hugging Face dataset, folds, the sentence map.
 
 Every format for the whole corpus and per split, the Hugging Face dataset (Parquet + card), spaCy
-``DocBin`` files, cross-validation folds, the sentence map and ``CITATION.cff``.
+``DocBin`` files, cross-validation folds, the sentence map, the annotation scheme and the changelog.
 
 Input: the released brat documents (offsets half-open into each ``.txt``), the export settings and the split
 assignment; output: files under the release's staging directory (paths below are relative to it).  Everything
@@ -65,11 +65,13 @@ def config_name(name: str) -> str:
 
 
 def write_formats(docs: Sequence[BratDocument], out: Path, stem: str, schema: Schema, date: str, source: str,
-                  cfg: export_mod.ExportConfig, counts: Counter[str] | None = None) -> list[tuple[str, str, Path]]:
+                  cfg: export_mod.ExportConfig, counts: Counter[str] | None = None,
+                  losses: dict[str, Counter[str]] | None = None) -> list[tuple[str, str, Path]]:
     """Write BioC XML/JSON, PubTator and the three CoNLL layouts of documents.
 
     Files are ``out/{bioc,pubtator,conll}/{stem}.*`` (see the module docstring), written directly (the
-    caller writes into a staging directory); the PubTator sidecar is written at abstract level only.
+    caller writes into a staging directory); the PubTator sidecar is written at abstract level only.  The
+    PubTator losses are not logged here: they are returned in ``losses`` for the caller to report once.
 
     Args:
         docs: The documents; offsets are half-open character offsets into each ``.txt``.
@@ -80,12 +82,18 @@ def write_formats(docs: Sequence[BratDocument], out: Path, stem: str, schema: Sc
         source: The BioC collection source (the corpus name).
         cfg: The export configuration (PubTator level and discontiguous entities).
         counts: Counters updated in place with the outermost CoNLL layout's ``conll_misaligned`` and
-            ``conll_not_in_first_layer``; a new one when ``None``.
+            ``conll_not_in_first_layer``, the PubTator file's ``pubtator_documents`` and
+            ``pubtator_empty_titles`` (read back from the file), and what ``bioc.validate`` says of the BioC
+            XML file read back: ``bioc_annotations``, ``bioc_discontiguous``, ``bioc_validate_flagged``,
+            ``bioc_validate_flagged_discontiguous``; a new one when ``None``.
+        losses: Updated in place when given: per PubTator file (its path relative to ``out``), the counts
+            of what it cannot hold (``DROP_KEYS`` of [`pipeline.brat.pubtator`][pipeline.brat.pubtator], non-zero only).
 
     Returns:
         ``(label, reader format, path)`` per file, for [`format_table`][pipeline.brat.formats.format_table].
     """
     counts = counts if counts is not None else Counter()
+    losses = losses if losses is not None else {}
     collection = export_mod.to_bioc(docs, schema, counts=Counter(), source=source)
     collection.date = date
     bioc_dir, pub_dir, conll_dir = out / "bioc", out / "pubtator", out / "conll"
@@ -94,14 +102,23 @@ def write_formats(docs: Sequence[BratDocument], out: Path, stem: str, schema: Sc
     xml, js = bioc_dir / f"{stem}.bioc.xml", bioc_dir / f"{stem}.bioc.json"
     xml.write_text(biocxml.dumps(collection), encoding="utf-8", newline="\n")
     js.write_text(biocjson.dumps(collection, indent=2) + "\n", encoding="utf-8", newline="\n")
+    counts.update(bioc_validation(xml))
     pub = pub_dir / f"{stem}.pubtator"
+    lost: Counter[str] = Counter()
     text, spans = export_mod.to_pubtator(docs, schema, level=cfg.pubtator_level,
-                                         discontiguous=cfg.pubtator_discontiguous, counts=Counter())
+                                         discontiguous=cfg.pubtator_discontiguous, counts=lost, warn=False)
     pub.write_text(text, encoding="utf-8", newline="\n")
+    _add_losses(losses, pub.relative_to(out).as_posix(), lost)
+    titles = [m.group(1) for m in _PUBTATOR_TITLE.finditer(text)]
+    counts["pubtator_documents"] += len(titles)
+    counts["pubtator_empty_titles"] += sum(1 for t in titles if not t)
     if cfg.pubtator_level == "abstract":
         pubtator_mod.write_sidecar(spans, pubtator_mod.sidecar_path(pub))
     plain = pub_dir / f"{stem}.bconv.pubtator"
-    plain.write_text(export_mod.to_pubtator_plain(docs, schema, counts=Counter()), encoding="utf-8", newline="\n")
+    lost = Counter()
+    plain.write_text(export_mod.to_pubtator_plain(docs, schema, counts=lost, warn=False), encoding="utf-8",
+                     newline="\n")
+    _add_losses(losses, plain.relative_to(out).as_posix(), lost)
     outer, layers, spacy_conll = (conll_dir / f"{stem}.conll", conll_dir / f"{stem}.layers.conll",
                                   conll_dir / f"{stem}.spacy.conll")
     c_outer: Counter[str] = Counter()
@@ -115,6 +132,57 @@ def write_formats(docs: Sequence[BratDocument], out: Path, stem: str, schema: Sc
             ("PubTator, six columns (bconv)", "pubtator-plain", plain),
             ("CoNLL outermost", "conll", outer), ("CoNLL layers", "conll", layers),
             ("CoNLL for spacy convert (outermost)", "conll-spacy", spacy_conll)]
+
+
+#: the title line of a PubTator document: ``ID|t|TITLE`` (the title may be empty)
+_PUBTATOR_TITLE = re.compile(r"^[^|\n]+\|t\|(.*)$", re.M)
+
+
+def _add_losses(losses: dict[str, Counter[str]], path: str, lost: Counter[str]) -> None:
+    found = Counter({k: lost[k] for k in pubtator_mod.DROP_KEYS if lost[k]})
+    if found:
+        losses[path] = found
+
+
+def bioc_validation(path: Path) -> Counter[str]:
+    """Count what ``bioc.validate`` (the ``bioc`` package's validator) flags in a BioC XML file.
+
+    The validator compares each annotation's text with the text from its first location's start to its
+    last location's end; a discontiguous annotation whose text is its fragments joined by a space passes
+    only when the gap between them is that one space.
+
+    Args:
+        path: The BioC XML file.
+
+    Returns:
+        ``bioc_annotations``, ``bioc_discontiguous`` (annotations with more than one location),
+        ``bioc_validate_flagged`` and ``bioc_validate_flagged_discontiguous`` (of those, the ones flagged).
+    """
+    from bioc.validator import BioCValidator
+
+    collection = biocxml.loads(path.read_text(encoding="utf-8"))
+    flagged: list[str] = []
+
+    def onerror(message: str, traceback: list[Any]) -> None:
+        flagged.append(message)
+
+    BioCValidator(onerror=onerror).validate(collection)
+    out: Counter[str] = Counter()
+    by_doc: dict[str, set[str]] = {}
+    for m in flagged:
+        head = m.split(":", 2)
+        if len(head) == 3 and "Annotation text is incorrect" in head[2]:
+            by_doc.setdefault(head[0], set()).add(head[1])
+    for doc in collection.documents:
+        for passage in doc.passages:
+            for ann in passage.annotations:
+                multi = len(ann.locations) > 1
+                bad = ann.id in by_doc.get(doc.id, set())
+                out["bioc_annotations"] += 1
+                out["bioc_discontiguous"] += multi
+                out["bioc_validate_flagged"] += bad
+                out["bioc_validate_flagged_discontiguous"] += bad and multi
+    return out
 
 
 def split_of(docs: Sequence[BratDocument], parts: Mapping[str, Sequence[str]]) -> dict[str, list[BratDocument]]:
@@ -179,7 +247,7 @@ def hf_front_matter(prefix: str, license_id: str | None, pretty_name: str, split
     lines = ["---", "language:", "- en"]
     if license_id:
         lines.append(f"license: {license_id.lower()}")
-    lines += [f"pretty_name: {json.dumps(pretty_name)}", "tags:", "- biomedical", "- bigbio", "- pharmacogenomics",
+    lines += [f"pretty_name: {json.dumps(pretty_name)}", "tags:", "- biomedical", "- bigbio",
               "- named-entity-recognition", "- relation-extraction", "configs:"]
     for config, default in ((f"{prefix}_source", True), (f"{prefix}_bigbio_kb", False)):
         lines.append(f"- config_name: {config}")
@@ -326,7 +394,8 @@ def changelog(docs: Sequence[BratDocument], previous: Path | None, version: str,
         previous: The previous release's ``brat/`` directory; ``None`` for a first release (only the
             count of documents is given then).
         version: This release's version, the heading (``this release`` when empty).
-        previous_label: The previous release's name, said in the heading.
+        previous_label: The previous release's version (from its ``release.json``), said in the heading;
+            empty when it has none (the heading then says "since the previous release").
 
     Returns:
         The Markdown text.
@@ -345,7 +414,7 @@ def changelog(docs: Sequence[BratDocument], previous: Path | None, version: str,
     added = sorted(set(current) - set(old))
     removed = sorted(set(old) - set(current))
     changed = sorted(n for n in set(current) & set(old) if current[n] != old[n])
-    lines += [title + (f" (since {previous_label})" if previous_label else ""), "",
+    lines += [title + (f" (since {previous_label})" if previous_label else " (since the previous release)"), "",
               f"{len(added):,} added, {len(removed):,} removed, {len(changed):,} with changed text or annotations, "
               f"{len(set(current) & set(old)) - len(changed):,} unchanged.", ""]
     for label, names in (("Added", added), ("Removed", removed), ("Changed", changed)):
@@ -354,7 +423,8 @@ def changelog(docs: Sequence[BratDocument], previous: Path | None, version: str,
     return "\n".join(lines)
 
 
-def annotation_scheme(conf_text: str, name: str) -> str:
+def annotation_scheme(conf_text: str, name: str, relation_counts: Mapping[str, int] | None = None,
+                      pgxcorpus_method: bool = False) -> str:
     """Write ``GUIDELINES.md``: the annotation scheme of the release.
 
     As its ``annotation.conf`` configures it (entity type hierarchy, relation types and their argument
@@ -364,6 +434,10 @@ def annotation_scheme(conf_text: str, name: str) -> str:
     Args:
         conf_text: The text of the release's ``annotation.conf``.
         name: The corpus name, in the title.
+        relation_counts: Relation type -> its relations in the release; each type of the scheme is given its
+            count, 0 included (a type the scheme allows but no sentence holds).
+        pgxcorpus_method: The corpus follows the PGxCorpus method: its guidelines are named as those the
+            annotators used.
 
     Returns:
         The Markdown text.
@@ -372,21 +446,32 @@ def annotation_scheme(conf_text: str, name: str) -> str:
     from pipeline.brat.validate import OVERLAP_TYPES, parse_annotation_conf
 
     conf, _problems = parse_annotation_conf(conf_text, "annotation.conf")
+    guidelines = ("those of the PGxCorpus method, Legrand et al., Scientific Data 7:3, 2020" if pgxcorpus_method
+                  else "this release does not include them")
+    counts = relation_counts or {}
     lines = [f"# {name}: annotation scheme", "",
              "Generated from `brat/annotation.conf`. It summarises the scheme the annotations follow; it does not "
-             "replace the guidelines the annotators used (those of the PGxCorpus method, Legrand et al., "
-             "Scientific Data 7:3, 2020).", "", "## Entity types", "",
+             f"replace the guidelines the annotators used ({guidelines}).", "", "## Entity types", "",
              "Indented types are subtypes; an entity takes the most specific type the sentence supports.", ""]
     depth: dict[str, int] = {}
     for t in conf.entity_types:
         parent = conf.entity_parent.get(t)
         depth[t] = depth.get(parent, -1) + 1 if parent else 0
         lines.append("  " * depth[t] + f"- `{t}`")
-    lines += ["", "## Relation types", "", "| relation | Arg1 | Arg2 |", "|---|---|---|"]
+    lines += ["", "## Relation types", "",
+              "The last column counts the relations of each type in this release (0: the scheme allows the type, "
+              "no sentence of the release holds one).", "",
+              "| relation | Arg1 | Arg2 | relations |", "|---|---|---|---|"]
     for r in conf.relations:
         if r.type in OVERLAP_TYPES or len(r.types) != 2:
             continue
-        lines.append(f"| `{r.type}` | " + " | ".join(", ".join(f"`{t}`" for t in arg) for arg in r.types) + " |")
+        lines.append(f"| `{r.type}` | " + " | ".join(", ".join(f"`{t}`" for t in arg) for arg in r.types)
+                     + f" | {counts.get(r.type, 0):,} |")
+    listed = {r.type for r in conf.relations}
+    others = {t: n for t, n in counts.items() if t not in listed}
+    if others:
+        lines += ["", "Relations of types the configuration does not list: "
+                  + ", ".join(f"`{t}` {n:,}" for t, n in sorted(others.items())) + "."]
     modality = [a.name for a in conf.attributes.values() if "<RELATION>" in a.targets]
     lines += ["", "## Modality of relations", "",
               "A relation stated as not holding, or only hypothesised, keeps its type; its modality is "
@@ -402,39 +487,3 @@ def annotation_scheme(conf_text: str, name: str) -> str:
               "entity (Table 2).",
               "- Relation types are as annotated in every file (no folding).", ""]
     return "\n".join(lines)
-
-
-PAPER_AUTHORS = (("Joël", "Legrand"), ("Romain", "Gogdemir"), ("Cédric", "Bousquet"), ("Kevin", "Dalleau"),
-                 ("Marie-Dominique", "Devignes"), ("William", "Digan"), ("Chia-Ju", "Lee"),
-                 ("Ndeye-Coumba", "Ndiaye"), ("Nadine", "Petitpain"), ("Patrice", "Ringot"),
-                 ("Malika", "Smaïl-Tabbone"), ("Yannick", "Toussaint"), ("Adrien", "Coulet"))
-
-
-def citation_cff(name: str, version: str, date: str, license_id: str | None) -> str:
-    """Write ``CITATION.cff`` (CFF 1.2.0) for the release, citing the PGxCorpus method as preferred reference.
-
-    Args:
-        name: The corpus name.
-        version: Its version (``unversioned`` when empty).
-        date: The release date; left out when empty.
-        license_id: The licence (SPDX id); left out when ``None``.
-
-    Returns:
-        The YAML text.
-    """
-    lines = ["cff-version: 1.2.0", "message: \"If you use this corpus, please cite it as below.\"",
-             "type: dataset", f"title: {json.dumps(name, ensure_ascii=False)}",
-             f"version: {json.dumps(version or 'unversioned')}"]
-    if date:
-        lines.append(f"date-released: {json.dumps(date)}")
-    if license_id:
-        lines.append(f"license: {json.dumps(license_id)}")
-    lines += ["authors:", "  - name: \"the corpus annotators (see README.md)\"",
-              "preferred-citation:", "  type: article",
-              "  title: \"PGxCorpus, a manually annotated corpus for pharmacogenomics\"",
-              "  authors:", *[line for given, family in PAPER_AUTHORS
-                              for line in (f"    - family-names: {json.dumps(family, ensure_ascii=False)}",
-                                           f"      given-names: {json.dumps(given, ensure_ascii=False)}")],
-              "  journal: \"Scientific Data\"", "  volume: 7", "  start: 3", "  year: 2020",
-              "  doi: \"10.1038/s41597-019-0342-9\""]
-    return "\n".join(lines) + "\n"

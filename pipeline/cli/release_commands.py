@@ -227,20 +227,24 @@ def run_release(args: argparse.Namespace) -> int:
 
     Args:
         args: The parsed arguments (``final``, ``out``, ``campaign``, ``preannotation``, ``manifest``,
-            ``name``, ``release_version``, ``date``, ``decisions``, ``previous``, ``license``, ``schema``,
+            ``name``, ``release_version``, ``date``, ``decisions``, ``previous``, ``license``, ``author``,
+            ``citation``, ``description``, ``cite_pgxcorpus_method``, ``strict_metadata``, ``schema``,
             ``config``, ``json``).
 
     Returns:
-        0 (``OK``) released; ``ExitCode.REFUSED`` something the release would state is not so (decisions
-            not applied to FINAL, documents the campaign does not assign, ``--out`` inside FINAL ...):
-            nothing written.
+        0 (``OK``) released (without authors: no ``CITATION.cff``, said on stderr and in the datasheet);
+            ``ExitCode.REFUSED`` something the release would state is not so (decisions not applied to
+            FINAL, documents the campaign does not assign, ``--out`` inside FINAL, a licence that is not an
+            SPDX id, no authors or licence with ``--strict-metadata`` ...): nothing written.
     """
     schema = load_schema(args.schema)
     inputs = release_mod.ReleaseInputs(
         final=Path(args.final), campaign=args.campaign, preannotation=args.preannotation, manifest=args.manifest,
-        name=args.name, version=args.release_version or "", date=args.date or "",
+        name=args.name or "", version=args.release_version or "", date=args.date or "",
         export_config=export_mod.load_export_config(args.config), decisions=list(args.decisions),
-        license=args.license or "", previous=args.previous,
+        license=args.license or "", previous=args.previous, authors=list(args.author), citation=args.citation,
+        description=args.description or "", pgxcorpus_method=args.cite_pgxcorpus_method,
+        strict_metadata=args.strict_metadata,
     )
     try:
         info = release_mod.release(inputs, args.out, schema)
@@ -347,7 +351,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "output. Nothing is stated unchecked: exit 2, nothing written, when a --decisions entry has not taken effect "
         "in FINAL, when FINAL holds documents that --campaign does not assign or that are not sentences of the "
         "--manifest build, or when --out is inside FINAL. The datasheet accounts for every assigned document; "
-        "the machine's provenance notes (source=...) are not released.")
+        "the machine's provenance notes (source=...) are not released. Authors, description and licence come "
+        "from you (--author, --description, --license, or a --citation CITATION.cff): without authors no "
+        "CITATION.cff is written (said on stderr and in the datasheet; --strict-metadata refuses instead, exit 2, "
+        "as it does without a licence). The licence ships as its URI and, from the SPDX License List of the spdx "
+        "package, its text (LICENSE.txt).")
     p.add_argument("final", metavar="FINAL", help="final corpus (from campaign finalize)")
     p.add_argument("--out", type=Path, required=True, metavar="DIR", help="release directory (replaced)")
     p.add_argument("--campaign", type=Path, metavar="CAMPAIGN_DIR",
@@ -358,7 +366,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--manifest", type=Path, metavar="MANIFEST",
                    help="FINAL's build manifest (OUT/runs/<hash>/manifest.json) for the datasheet's provenance; "
                         "FINAL's texts must be that build's")
-    p.add_argument("--name", default="pgx-corpus", help="corpus name in the datasheet and archive")
+    p.add_argument("--name", help="corpus name in the datasheet, the citation and the archive (default: title of "
+                   "--citation, else 'corpus')")
+    p.add_argument("--description", metavar="TEXT",
+                   help="what the corpus is, opening the datasheet and the dataset card (default: abstract of "
+                        "--citation, else none stated)")
+    p.add_argument("--author", action="append", default=[], metavar="'FAMILY, GIVEN'",
+                   help="a corpus author, in order (repeat the option); a value without a comma is an "
+                        "organisation; replaces the authors of --citation")
+    p.add_argument("--citation", type=Path, metavar="CITATION.cff",
+                   help="the corpus's own CITATION.cff: its title, abstract, authors, license, preferred-citation, "
+                        "references, doi and url go into the release's (an option given wins)")
+    p.add_argument("--cite-pgxcorpus-method", action="store_true",
+                   help="the corpus follows the PGxCorpus method: cite Legrand et al. (Sci Data 2020) as the method "
+                        "in the datasheet, GUIDELINES.md and CITATION.cff references")
+    p.add_argument("--strict-metadata", action="store_true",
+                   help="refuse (exit 2, nothing written) when no author or no licence is given")
     p.add_argument("--release-version", metavar="VERSION", help="version label in the datasheet")
     p.add_argument("--date", metavar="YYYY-MM-DD", help="release date (datasheet and BioC; default none)")
     p.add_argument("--decisions", nargs="+", type=Path, default=[], metavar="FILE",
@@ -367,8 +390,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--previous", type=Path, metavar="RELEASE_DIR",
                    help="the previous release: CHANGELOG.md lists the documents added, removed and changed since")
     p.add_argument("--license", metavar="SPDX",
-                   help="the corpus licence stated by the datasheet, the dataset card and CITATION.cff (e.g. "
-                   "CC-BY-NC-4.0; default: `license` of --config; none given: none is stated or guessed)")
+                   help="the corpus licence (an SPDX id, e.g. CC-BY-NC-4.0) stated by the datasheet, the dataset "
+                   "card and CITATION.cff, shipped as its URI and text (default: license of --citation, else of "
+                   "--config; none given: none is stated or guessed)")
     _add_schema(p)
     _add_export_config(p)
     p.add_argument("--json", action="store_true", help="print release.json on stdout")

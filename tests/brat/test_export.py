@@ -137,7 +137,9 @@ def test_conll_outermost_and_layers(fixture_docs) -> None:  # type: ignore[no-un
     disc = next(d for d in fixture_docs if d.name == "200_0")
     assert conll_labels(to_conll([disc])) == [
         ["CYP2D6", "B-Gene_or_protein"], ["poor", "B-Pharmacokinetic_phenotype"],
-        ["metabolizers", "I-Pharmacokinetic_phenotype"], [".", "O"],
+        # a second fragment one space after the first is a span of its own (issue 40: "poor metabolizers" as
+        # one span would read back as a contiguous entity that was never annotated)
+        ["metabolizers", "B-Pharmacokinetic_phenotype"], [".", "O"],
     ]
 
 
@@ -174,6 +176,21 @@ def test_conll_misaligned_boundaries_are_counted() -> None:
     counts: Counter[str] = Counter()
     rows = conll_labels(to_conll([doc], counts=counts))
     assert rows[0] == ["CYP2C9", "B-Gene_or_protein"] and counts["conll_misaligned"] == 1
+
+
+def test_conll_keeps_adjacent_fragments_apart() -> None:
+    """Fragments one space apart are two spans (each opens with B-), never one span joining them."""
+    doc, _ = parse_ann("1_1", "poor CYP2D6 metabolizers", "T1\tPhenotype 0 4;5 11\tpoor CYP2D6\n"
+                       "T2\tGene_or_protein 12 24\tmetabolizers\n")
+    counts: Counter[str] = Counter()
+    for scheme in ("outermost", "layers"):
+        rows = conll_labels(to_conll([doc], scheme=scheme, counts=counts))
+        assert [r[1] for r in rows] == ["B-Phenotype", "B-Phenotype", "B-Gene_or_protein"], scheme
+    assert counts["conll_fragments_joined"] == 0
+    # fragments sharing a token cannot be told apart in BIO: one span, counted
+    doc, _ = parse_ann("1_2", "CYP2D6 x", "T1\tGene_or_protein 0 3;4 6\tCYP D6\n")
+    rows = conll_labels(to_conll([doc], counts=counts))
+    assert rows[0] == ["CYP2D6", "B-Gene_or_protein"] and counts["conll_fragments_joined"] == 1
 
 
 def test_split_pmids_grouped_seeded_and_ratios() -> None:

@@ -61,10 +61,14 @@ def build_inputs(tmp_path: Path) -> dict[str, Path]:
     return {"campaign": campaign, "final": final, "manifest": manifest, "pre": pre, "decisions": decisions}
 
 
-def run_release(inputs: dict[str, Path], out: Path, *extra: str) -> int:
+AUTHORS = ("--author", "Doe, Jane", "--author", "Smaïl-Tabbone, Malika", "--author", "Demo Annotation Team")
+
+
+def run_release(inputs: dict[str, Path], out: Path, *extra: str, metadata: tuple[str, ...] = (
+        *AUTHORS, "--license", "CC-BY-4.0")) -> int:
     return main(["release", str(inputs["final"]), "--out", str(out), "--campaign", str(inputs["campaign"]),
                  "--manifest", str(inputs["manifest"]), "--name", "pgx-demo", "--release-version", "1.0",
-                 "--date", "2026-02-01", "--decisions", str(inputs["decisions"]), *extra])
+                 "--date", "2026-02-01", "--decisions", str(inputs["decisions"]), *metadata, *extra])
 
 
 def test_release_is_complete_and_byte_identical(inputs: dict[str, Path], tmp_path: Path) -> None:
@@ -217,7 +221,7 @@ def test_changelog_and_demo_dataset(inputs: dict[str, Path], tmp_path: Path, mon
     assert rows[0][-1] == "start_in_record"
     assert {r[0]: r[-1] for r in rows[1:]} == {"100_1": "", "100_2": "57", "300_1": ""}
     log = (second / "CHANGELOG.md").read_text()
-    assert "## 1.0 (since rel1)" in log and "0 added, 0 removed, 1 with changed text or annotations, 2 unchanged" in log
+    assert "## 1.0 (since 1.0)" in log and "0 added, 0 removed, 1 with changed text or annotations, 2 unchanged" in log
     assert "### Changed\n\n- 300_1\n" in log
     assert run_release(inputs, tmp_path / "rel3", "--previous", str(tmp_path)) == 2
     assert "not a release directory" in capsys.readouterr().err
@@ -236,7 +240,8 @@ def test_changelog_and_demo_dataset(inputs: dict[str, Path], tmp_path: Path, mon
     info = json.loads((second / "release.json").read_text())
     assert info["formats"]["hf/pgx_demo_bigbio_kb"]["features"]["relations"]["status"] == "kept"
     assert info["formats"]["hf/pgx_demo_source"]["features"]["relation types"]["kept"] == 4
-    assert info["license"] is None and "none is guessed" in (second / "README.md").read_text()
+    assert info["license"] == "CC-BY-4.0" and info["authors"] == ["Jane Doe", "Malika Smaïl-Tabbone",
+                                                                  "Demo Annotation Team"]
 
 
 def test_release_is_byte_identical_across_processes(inputs: dict[str, Path], tmp_path: Path) -> None:
@@ -347,3 +352,22 @@ def test_calibration_copies_of_a_promoted_document_are_not_campaign_work(tmp_pat
     final.mkdir()
     info = release_mod._campaign_info(campaign, final, ["900_1"], ["900_1"])
     assert info is not None and info["discarded_phase1"] == 0 and info["discard_reasons"] == {}
+
+
+def test_guidelines_counts_and_pubtator_losses_logged_once(inputs: dict[str, Path], tmp_path: Path,
+                                                           caplog: pytest.LogCaptureFixture) -> None:
+    """GUIDELINES.md gives every relation type's count, 0 included; each PubTator loss is one log line naming
+    the files that have it (not one line per file written)."""
+    ann = inputs["final"] / "100_1.ann"
+    ann.write_text(ann.read_text() + "#7\tAnnotatorNotes T1\ta free comment\n")
+    out = tmp_path / "rel"
+    assert run_release(inputs, out) == 0
+    guide = (out / "GUIDELINES.md").read_text()
+    assert "| `transports` | `Gene_or_protein` | `Chemical` | 0 |" in guide
+    assert "| `metabolizes` | `Gene_or_protein` | `Chemical` | 1 |" in guide
+    assert "| `treats` |" in guide and "| 1 |" in guide.split("| `treats` |", 1)[1].splitlines()[0]
+    lines = [r.getMessage() for r in caplog.records if "PubTator" in r.getMessage()]
+    assert len(lines) == 1, lines
+    assert "notes_dropped: pubtator/corpus.bconv.pubtator 1, pubtator/corpus.pubtator 1, " in lines[0]
+    losses = json.loads((out / "release.json").read_text())["export"]["pubtator_losses"]
+    assert losses["pubtator/corpus.pubtator"] == {"notes_dropped": 1}

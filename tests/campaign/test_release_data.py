@@ -125,7 +125,11 @@ def test_huggingface_loads_offline_with_bigbio_checks(release_dir: Path, gold: l
     assert f"- config_name: {PREFIX}_bigbio_kb\n" in front and "license: cc-by-nc-4.0" in front
     assert "negated and hypothetical relations are **excluded** (262 of 920; 658 relations remain)" in card
     assert "There are **no normalizations** in this corpus" in card
-    assert "This release is distributed under CC-BY-NC-4.0" in card
+    assert ("The annotations are distributed under Creative Commons Attribution Non Commercial 4.0 (`CC-BY-NC-4.0`, "
+            "<http://creativecommons.org/licenses/by-nc/4.0/legalcode>). Its text is in `LICENSE.txt`") in card
+    assert card.count("The licence does not cover the sentence texts") == 1
+    assert (release_dir / "LICENSE.txt").read_text().startswith("Creative Commons Attribution-NonCommercial 4.0 "
+                                                                "International\n")
 
 
 def _decode(labels: list[str]) -> list[tuple[int, int, str]]:
@@ -208,8 +212,9 @@ def test_format_table_equals_independent_counts(release_dir: Path, gold: list[Br
     sentences = (release_dir / "sentences.tsv").read_text().splitlines()
     assert sentences[0] == "document\tpmid\tsentence_index\tsplit\tfold\tcharacters\tstart_in_record"
     assert len(sentences) == 301
-    cff = (release_dir / "CITATION.cff").read_text()
-    assert 'version: "dev"' in cff and 'license: "CC-BY-NC-4.0"' in cff
+    # no --author: no CITATION.cff, and the datasheet says why
+    assert not (release_dir / "CITATION.cff").exists()
+    assert "No authors were given (`release --author`, or `authors` in `--citation`)" in readme
 
 
 def test_spacy_docbin_counts_equal_the_brat(release_dir: Path, gold: list[BratDocument]) -> None:

@@ -150,7 +150,7 @@ def test_machine_notes_are_not_released(inputs: dict[str, Path], tmp_path: Path)
     texts = [p.read_text() for p in out.rglob("*") if p.suffix in (".ann", ".xml", ".json", ".pubtator", ".conll")]
     assert texts and not any("source=" in t for t in texts)
     with tarfile.open(out / "brat.tar.gz") as tar:
-        member = tar.extractfile("pgx-corpus/100_1.ann")
+        member = tar.extractfile("corpus/100_1.ann")  # no --name: the archive root is "corpus"
         assert member is not None and b"source=" not in member.read()
     rows = [str(r) for p in (out / "hf").rglob("*.parquet") for r in pq.read_table(p).to_pylist()]
     assert rows and not any("source=" in r for r in rows) and any("check the gene name" in r for r in rows)
