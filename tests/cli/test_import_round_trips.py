@@ -118,3 +118,23 @@ def test_bioc_and_bigbio_kb_round_trips_give_back_every_entity_line(tmp_path: Pa
     assert issues == []
     want, got = entity_lines(docs), entity_lines(back)
     assert len(want) > 2000 and got == want
+
+
+@pytest.mark.parametrize("order", ["1,1", "3,1", "a,b"])
+def test_a_bioc_fragment_order_that_is_no_order_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                          order: str) -> None:
+    src = tmp_path / "corpus.xml"
+    from pipeline.brat.standoff import write_document
+
+    write_document(tmp_path / "brat", brat_doc())
+    assert main(["export", str(tmp_path / "brat"), "--format", "bioc-xml", "--out", str(src)]) == 0
+    xml = src.read_text(encoding="utf-8")
+    assert xml.count('<infon key="fragment_order">2,1</infon>') == 1  # T2 only
+    src.write_text(xml.replace('<infon key="fragment_order">2,1</infon>',
+                               f'<infon key="fragment_order">{order}</infon>'), encoding="utf-8")
+    capsys.readouterr()
+    out = tmp_path / "out"
+    assert main(["import", str(src), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"{src}:" in err and "document 1 (id '1559_3')" in err and "annotation 'T2': infon fragment_order" in err
+    assert not out.exists() and not list(tmp_path.glob(".out*"))
