@@ -10,7 +10,8 @@ same features for every split.
   document is one sentence, ``{PMID}_{k}``; the PMID is in the source config);
 * one passage (``{name}_passage``, type ``sentence``) holding the whole text at offsets ``[0, len]``, so
   every offset is relative to the document text, as in brat;
-* entities ``{name}_{brat id}``: ``offsets`` one ``[start, end]`` (int32) per fragment, in ascending order;
+* entities ``{name}_{brat id}``: ``offsets`` one ``[start, end]`` (int32) per fragment, in brat's order (as
+  BigBIO's own brat converter writes them), so the round trip gives back brat's ``.ann`` line;
   ``text`` one string per fragment, equal to the slice of the text (BigBIO's harness checks exactly this);
   ``normalized`` from the brat ``N`` lines (``db_name``, ``db_id``);
 * relations ``{name}_{brat id}`` with the **annotated** type (no folding) and ``arg1_id``/``arg2_id``.
@@ -101,7 +102,7 @@ def _gid(doc: BratDocument, local: str) -> str:
 
 
 def _fragments(t: TextBound) -> list[tuple[int, int]]:
-    return sorted((s, e) for s, e in t.fragments if e > s)
+    return [(s, e) for s, e in t.fragments if e > s]  # brat's order, as BigBIO's brat parser keeps it
 
 
 def _normalized(doc: BratDocument, target: str) -> list[dict[str, str]]:
@@ -212,7 +213,7 @@ def source_row(doc: BratDocument, counts: Counter[str] | None = None) -> dict[st
     counts["documents"] += 1
     entities = []
     for t in doc.textbounds:
-        frags = list(t.fragments)  # in the order annotated (brat allows any order; bigbio_kb sorts)
+        frags = list(t.fragments)  # in the order annotated (brat allows any order), empty ones included
         entities.append({"id": t.id, "type": t.type, "offsets": [[s, e] for s, e in frags],
                          "text": [doc.text[s:e] for s, e in frags], "normalized": _normalized(doc, t.id),
                          "notes": doc.notes_for(t.id), "attributes": _attributes(doc, t.id)})

@@ -26,13 +26,14 @@ Formats
   attributes other than modality, events...) is counted and logged at WARNING.
 * ``bioc-xml`` / ``bioc-json``: one BioC document per brat document, one
   passage (offset 0) holding the text, the entities (one location per
-  fragment in ascending offset order, text joined in that order, infons ``type``, ``identifier``, ``note``/``note_2``...
+  fragment in ascending offset order, text joined in that order; when brat lists the fragments in another
+  order, infon ``fragment_order`` gives it; infons ``type``, ``identifier``, ``note``/``note_2``...
   for AnnotatorNotes and one infon per brat attribute, e.g. ``Composite`` =
   ``true``) and the relations (infons ``type``, ``Negated``/``Hypothetical`` =
   ``true`` from brat attributes or AnnotatorNotes, notes and other attributes
   as for entities, nodes ``Arg1``/``Arg2``).  Read back with
   ``bioc.biocxml``/``bioc.biocjson``; [`from_bioc`][pipeline.brat.export.from_bioc] restores the brat
-  documents (ids of notes, attributes and normalizations renumbered).
+  documents (ids of notes, attributes and normalizations renumbered; fragments in brat's order).
 * ``conll``: tokens are ``\w+`` runs and single other non-space characters;
   a document is a block of ``token<TAB>start<TAB>end<TAB>label...`` lines
   preceded by ``# NAME`` and followed by a blank line (labels last, as CoNLL
@@ -299,8 +300,11 @@ def to_pubtator_plain(docs: Iterable[BratDocument], schema: Schema, counts: Coun
 
 # --- BioC ---------------------------------------------------------------------------
 
+#: infon of an annotation whose brat fragments are not in ascending order: for each brat fragment in brat's
+#: order, the 1-based position of its location among the (ascending) locations, joined by ``,`` (``2,1``)
+BIOC_ORDER_INFON = "fragment_order"
 #: infon keys of annotations and relations that are not brat attributes
-BIOC_RESERVED_INFONS = ("type", "identifier")
+BIOC_RESERVED_INFONS = ("type", "identifier", BIOC_ORDER_INFON)
 BIOC_NOTE_INFON = "note"
 #: the key file the collection header names; ``bioc_key`` gives its text, shipped beside the collection
 BIOC_KEY_FILE = "corpus.key"
@@ -327,6 +331,8 @@ def bioc_key(schema: Schema) -> str:
         "  infon identifier = normalizations DB:ID joined by ','; infons note, note_2... = AnnotatorNotes;",
         "  other infons = brat attributes ('true' for a binary one). Locations: one per fragment in ascending",
         "  offset order; the annotation text is the fragment texts joined by one space in that order.",
+        f"  infon {BIOC_ORDER_INFON} (only where brat lists the fragments in another order): for each brat fragment,",
+        "  in brat's order, the 1-based position of its location, joined by ',' ('2,1': the second location first).",
         "  A gapped (discontiguous) annotation has several locations: its text is not the span from the first",
         "  location to the last (readers that assume so, such as bioc.validate, report it as an error).",
         f"relation: a brat relation (id = brat id); infon type = the relation type as annotated ({relation_types});",
@@ -355,8 +361,10 @@ def to_bioc(docs: Iterable[BratDocument], schema: Schema, counts: Counter[str] |
 
     Each document is one passage at offset 0 holding the brat text, so BioC offsets equal brat offsets
     (half-open, into the ``.txt``). Entities keep their brat ids, fragments (one location each, in
-    ascending offset order) and type; their normalizations go to infon ``identifier`` (``DB:ID``,
-    several joined by ``,``), their AnnotatorNotes to infons ``note``, ``note_2``..., their attributes
+    ascending offset order, as BioC readers such as bconv expect; brat's order, when it differs, in the
+    infon ``fragment_order``: [`fragment_order`][pipeline.brat.export.fragment_order]) and type; their
+    normalizations go to infon ``identifier`` (``DB:ID``, several joined by ``,``), their AnnotatorNotes to
+    infons ``note``, ``note_2``..., their attributes
     (``Composite``...) to infons named after the attribute (``"true"`` for a binary one). Relations
     likewise, plus an infon ``"true"`` for each modality found in their AnnotatorNotes (``neg`` ->
     ``Negated``). Events and equivalences have no BioC form here: counted (``events_dropped``,
@@ -392,7 +400,8 @@ def to_bioc(docs: Iterable[BratDocument], schema: Schema, counts: Counter[str] |
         known = set()
         for t in doc.textbounds:
             # ascending offsets (BioC readers such as bconv expect them), the text joined in that order
-            frags = tuple(sorted((s, e) for s, e in t.fragments if e > s))
+            annotated = [(s, e) for s, e in t.fragments if e > s]
+            frags = tuple(sorted(annotated))
             if not frags:
                 counts["empty_entities_dropped"] += 1
                 continue
@@ -402,6 +411,8 @@ def to_bioc(docs: Iterable[BratDocument], schema: Schema, counts: Counter[str] |
             ann.infons.update(_attribute_infons(doc, t.id))
             ann.infons.update(_note_infons(doc, t.id))
             ann.infons["type"] = t.type
+            if annotated != list(frags):  # brat's order, which the ascending locations do not keep
+                ann.infons[BIOC_ORDER_INFON] = fragment_order(annotated)
             if t.id in ids:
                 ann.infons["identifier"] = ids[t.id]
             for s, e in frags:
@@ -443,7 +454,9 @@ def from_bioc(
     """Rebuild brat documents from a BioC collection written by [`to_bioc`][pipeline.brat.export.to_bioc].
 
     One brat document per BioC document, named by its id; the text is the passages' text placed at
-    their offsets (gaps filled with spaces).  Entities and relations keep their ids; infon
+    their offsets (gaps filled with spaces).  Entities and relations keep their ids; an entity's fragments
+    are its locations, put back in brat's order by its ``fragment_order`` infon when it has one (its text
+    column is their texts joined by one space in that order); infon
     ``identifier`` gives ``Reference`` normalization lines (``N1``... in order, text = the entity's
     text), ``note``/``note_N`` infons AnnotatorNotes, every other infon (but ``type``) a brat
     attribute (binary when ``"true"``).  A relation's modality infon that its restored notes already
@@ -458,6 +471,10 @@ def from_bioc(
 
     Returns:
         The brat documents, in collection order, offsets half-open into the rebuilt text.
+
+    Raises:
+        ValueError: If a ``fragment_order`` infon is not an order of the annotation's locations (document and
+            annotation named).
     """
     counts = counts if counts is not None else Counter()
     out: list[BratDocument] = []
@@ -470,6 +487,9 @@ def from_bioc(
         for passage in bdoc.passages:
             for ann in passage.annotations:
                 frags = tuple((loc.offset, loc.offset + loc.length) for loc in ann.locations)
+                if BIOC_ORDER_INFON in ann.infons:
+                    frags = _in_brat_order(frags, ann.infons[BIOC_ORDER_INFON], f"document {bdoc.id!r}, "
+                                           f"annotation {ann.id!r}")
                 doc.textbounds.append(TextBound(ann.id, ann.infons.get("type", ""), frags,
                                                 " ".join(text[s:e] for s, e in frags)))
                 counts["entities"] += 1
@@ -495,6 +515,30 @@ def from_bioc(
         counts["documents"] += 1
         out.append(doc)
     return out
+
+
+def fragment_order(fragments: Sequence[Span]) -> str:
+    """Give brat's order of an entity's fragments as the BioC infon ``fragment_order``.
+
+    Args:
+        fragments: The fragments in brat's order (non-empty, half-open offsets).
+
+    Returns:
+        For each fragment in that order, the 1-based position of its location among the locations sorted
+            ascending, joined by ``,``: ``2,1`` for ``10 18;0 9``.
+    """
+    ascending = sorted(range(len(fragments)), key=lambda i: fragments[i])
+    position = {i: rank for rank, i in enumerate(ascending, 1)}
+    return ",".join(str(position[i]) for i in range(len(fragments)))
+
+
+def _in_brat_order(frags: tuple[Span, ...], order: str, where: str) -> tuple[Span, ...]:
+    """The locations ``frags`` in the order a ``fragment_order`` infon gives."""
+    parts = order.split(",")
+    if not all(p.strip().isdigit() for p in parts) or sorted(int(p) for p in parts) != list(range(1, len(frags) + 1)):
+        raise ValueError(f"{where}: infon {BIOC_ORDER_INFON} {order!r} is not an order of its {len(frags)} "
+                         "locations (their 1-based positions, each once, joined by ',')")
+    return tuple(frags[int(p) - 1] for p in parts)
 
 
 def _restore_infons(

@@ -280,7 +280,8 @@ def read_parquet_docs(paths: Iterable[Path], config: str) -> list[BratDocument]:
 #: how each format carries a feature (shown when the reader finds it; ``FEATURE:lost`` when it does not)
 HOW: dict[str, dict[str, str]] = {
     "brat": {f: "standoff" for f in FEATURES},
-    "bioc": {"entities": "annotations", "discontiguous": "one location per fragment (ascending)",
+    "bioc": {"entities": "annotations",
+             "discontiguous": "one location per fragment (ascending; brat's order in infon fragment_order)",
              "nested": "overlapping annotations", "relations": "relations with nodes Arg1/Arg2",
              "relation types": "infon type", "modality": "infons Negated/Hypothetical",
              "notes": "infons note, note_2...", "attributes": "infons named after the attribute",

@@ -14,6 +14,18 @@ chemical patent gold standard), per document and per entity type:
   gives ``[A]`` and ``[B]`` with threshold 2 (the join A|B has only 1 vote),
   and spans differing by a boundary converge on the part most annotators share.
 
+Nested and overlapping spans of one type: an annotator's own spans of a type
+that overlap each other would merge into one run of characters (a
+``Chemical`` "chemotherapy with carboplatin" swallowing the ``Chemical``
+"carboplatin" inside it).  So each annotator's spans of a type are first dealt
+into *layers* (by start, longest first; each span into the first layer where
+it overlaps no span already there: the outermost spans in layer 1, the spans
+nested in them in layer 2...), and the vote above runs layer by layer.  When
+annotators put one span in different layers (one made the outer span too, the
+other did not), the layers miss it; so a span that overlaps another span of
+the same type by the same annotator is also kept when at least ``threshold``
+annotators made exactly it.  Sets that agree on every span come back whole.
+
 Offsets are half-open character offsets into each document's ``.txt``.
 Discontiguous annotations cannot be voted character by character without
 losing which fragments belong together, so they are voted as a whole: one is
@@ -30,7 +42,8 @@ that term, ``force TYPE`` gives them all ``TYPE``, ``drop TYPE`` deletes those
 of type ``TYPE`` only.
 
 Count keys: ``documents``, ``entities_in_<label>``, ``entities_kept``,
-``discontiguous_kept``, ``decisions_removed``, ``decisions_forced``,
+``discontiguous_kept``, ``nested_kept`` (contiguous spans kept that overlap
+another kept span of their type: what voting on merged runs would lose), ``decisions_removed``, ``decisions_forced``,
 ``decisions_dropped``, ``decisions_unused``, ``parse_issues``.
 """
 
@@ -113,19 +126,47 @@ def centroid_spans(annotator_spans: Sequence[Iterable[Span]], threshold: int) ->
     return out
 
 
+def nesting_layers(spans: Iterable[Span]) -> list[list[Span]]:
+    """Deal one annotator's spans of one type into layers of spans that do not overlap.
+
+    Args:
+        spans: Half-open character offsets (duplicates count once).
+
+    Returns:
+        The layers, the first holding the outermost spans: the spans are taken by start, the longest
+            first, each put into the first layer whose spans it does not overlap (a span touching
+            another, ``end == start``, does not overlap it). Each layer is sorted.
+    """
+    layers: list[list[Span]] = []
+    for s, e in sorted(set(spans), key=lambda span: (span[0], -span[1])):
+        for layer in layers:
+            if layer[-1][1] <= s:  # taken by start: the last span of a layer ends furthest
+                layer.append((s, e))
+                break
+        else:
+            layers.append([(s, e)])
+    return layers
+
+
+def _overlaps(a: Span, b: Span) -> bool:
+    return a[0] < b[1] and b[0] < a[1]
+
+
 def harmonize_documents(
     versions: Sequence[BratDocument | None], threshold: int, counts: Counter[str] | None = None
 ) -> list[TextBound]:
     """Compute the consensus entities of one document from its annotators' versions.
 
     Contiguous entities are voted character by character per type
-    ([`centroid_spans`][pipeline.brat.harmonize.centroid_spans]); discontiguous ones as a whole (same
-    fragments and type).
+    ([`centroid_spans`][pipeline.brat.harmonize.centroid_spans]), layer by layer of nesting
+    ([`nesting_layers`][pipeline.brat.harmonize.nesting_layers]), and a span overlapping another of its
+    annotator's spans of the type is also kept when ``threshold`` annotators made exactly it (see the
+    module docstring); discontiguous ones as a whole (same fragments and type).
 
     Args:
         versions: One version of the document per annotator; None when the annotator lacks it (no votes).
         threshold: The number of annotators that must agree, at least 1.
-        counts: Updated in place when given: ``entities_kept``, ``discontiguous_kept``.
+        counts: Updated in place when given: ``entities_kept``, ``discontiguous_kept``, ``nested_kept``.
 
     Returns:
         Text-bounds with ids ``T1..Tn`` in (start, end, type) order, offsets half-open into the
@@ -156,7 +197,20 @@ def harmonize_documents(
                         mine.add(frags)
             contiguous.append(spans)
             disc.update(mine)
-        for span in centroid_spans(contiguous, threshold):
+        kept: set[Span] = set()
+        layered = [nesting_layers(spans) for spans in contiguous]
+        for depth in range(max((len(layers) for layers in layered), default=0)):
+            kept.update(centroid_spans([layers[depth] if depth < len(layers) else [] for layers in layered],
+                                       threshold))
+        exact: Counter[Span] = Counter()
+        merged: set[Span] = set()  # spans that overlap another span of the same annotator and type
+        for spans in contiguous:
+            own = sorted(set(spans))
+            exact.update(own)
+            merged.update(a for a in own if any(b != a and _overlaps(a, b) for b in own))
+        kept.update(span for span in merged if exact[span] >= threshold)
+        counts["nested_kept"] += sum(1 for a in kept if any(b != a and _overlaps(a, b) for b in kept))
+        for span in sorted(kept):
             found.append(((span,), type_))
         for frags, votes in disc.items():
             if votes >= threshold:

@@ -485,7 +485,7 @@ def _parquet(paths: list[Path], config: str, limits: Limits, counts: Counter[str
 
 # --- PubTator -------------------------------------------------------------------------------------
 
-def _pubtator(path: Path, limits: Limits, counts: Counter[str]) -> Iterator[Item]:
+def _pubtator(path: Path, limits: Limits, counts: Counter[str], require_key: bool) -> Iterator[Item]:
     side = sidecar_path(path)
     sentences = None
     used = 0
@@ -495,7 +495,7 @@ def _pubtator(path: Path, limits: Limits, counts: Counter[str]) -> Iterator[Item
     records = read_pubtator(path, max_bytes=limits.max_input - used, max_line=limits.max_text + 100,
                             max_block_lines=limits.max_annotations, refuse_duplicates=True)
     try:
-        yield from _pubtator_records(path, records, sentences, limits, counts)
+        yield from _pubtator_records(path, records, sentences, limits, counts, require_key)
     except PubtatorLimitError as exc:
         raise IntakeError(f"{exc} ({_OPTIONS[exc.limit]} raises it)") from None
 
@@ -504,9 +504,19 @@ _OPTIONS = {"max_bytes": "--max-input-mb", "max_line": "--max-text-chars", "max_
 
 
 def _pubtator_records(path: Path, records: Iterator[PubtatorRecord], sentences: dict[str, list[SentenceSpan]] | None,
-                      limits: Limits, counts: Counter[str]) -> Iterator[Item]:
+                      limits: Limits, counts: Counter[str], require_key: bool) -> Iterator[Item]:
     side = sidecar_path(path)
     for rec in records:
+        for a in rec.annotations:
+            if a.extra:
+                continue
+            # six columns: nothing links the fragments of a discontiguous entity, so each line becomes an
+            # entity of its own, and how many were split cannot be counted: refused unless asked for
+            if require_key:
+                raise _refuse(f"{path}:{a.line}", f"entity line of document {rec.pmid!r} has no key column (six "
+                              "columns): the fragments of a discontiguous entity cannot be told apart from "
+                              "separate entities; refused (--no-key-column reads each line as one entity)")
+            counts["entity_lines_without_key"] += 1
         where = f"{path}:{rec.line}: document {rec.pmid!r}"
         text = rec.title + TITLE_SEPARATOR + rec.abstract if rec.abstract else rec.title
         if len(text) > limits.max_text:
@@ -529,7 +539,7 @@ def _pubtator_records(path: Path, records: Iterator[PubtatorRecord], sentences: 
 # --- every format ---------------------------------------------------------------------------------
 
 def iter_documents(src: Path, fmt: str, schema: Schema, limits: Limits | None = None,
-                   counts: Counter[str] | None = None) -> Iterator[Item]:
+                   counts: Counter[str] | None = None, *, require_key: bool = True) -> Iterator[Item]:
     """Read an input's documents one at a time, each checked (structure and limits) before it is built.
 
     Args:
@@ -539,15 +549,19 @@ def iter_documents(src: Path, fmt: str, schema: Schema, limits: Limits | None = 
         schema: The corpus schema (the BioC reader's modality attributes).
         limits: The bounds; the defaults of [`Limits`][pipeline.brat.intake.Limits] when None.
         counts: Updated in place when given: what a reader counts (PubTator's ``entities_unplaced``,
-            ``relations_unplaced``, ``identifiers_unreadable``; bigbio_kb's ``events_not_imported`` and
-            ``coreferences_not_imported``...).
+            ``relations_unplaced``, ``identifiers_unreadable``, ``entity_lines_without_key``; bigbio_kb's
+            ``events_not_imported`` and ``coreferences_not_imported``...).
+        require_key: PubTator only: refuse an entity line without the key column (the seventh, which links
+            the fragments of a discontiguous entity); when False, each such line is one entity (counted as
+            ``entity_lines_without_key``).
 
     Yields:
         The documents with their file and record, in input order; not yet checked as documents (see
             [`check_document`][pipeline.brat.intake.check_document]).
 
     Raises:
-        IntakeError: For a record refused (its file and record named) or a limit passed.
+        IntakeError: For a record refused (its file and record named), a limit passed, or a PubTator entity
+            line without the key column while ``require_key``.
         PubtatorFormatError: For a malformed PubTator line or file (``file:line``).
         ValueError: Also for a malformed sidecar, unreadable JSON or XML (lxml's ``XMLSyntaxError`` is a
             ``SyntaxError``), an unknown format (``KeyError``).
@@ -558,7 +572,7 @@ def iter_documents(src: Path, fmt: str, schema: Schema, limits: Limits | None = 
     if fmt == "bioc":
         yield from _bioc(src, schema, limits)
     elif fmt == "pubtator":
-        yield from _pubtator(src, limits, counts)
+        yield from _pubtator(src, limits, counts, require_key)
     elif fmt in ("bigbio_kb", "source"):
         paths = sorted(src.glob("*.parquet")) if src.is_dir() else [src]
         yield from _parquet(paths, fmt, limits, counts)

@@ -426,7 +426,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("harmonize", help="merge annotators' brat directories (centroid voting), resolve ambiguity",
                        description="Centroid algorithm (Lewin et al. 2012): per entity type, characters and joins "
                        "between adjacent annotation-internal characters are voted; spans with at least THRESHOLD "
-                       "votes are kept. --ambiguity lists terms annotated with several types; --decisions applies "
+                       "votes are kept. An annotator's spans of a type that nest or overlap are voted layer by "
+                       "layer (outermost first), so a span inside another of its type is not merged into it; "
+                       "discontiguous entities are kept whole when THRESHOLD annotators made them. "
+                       "--ambiguity lists terms annotated with several types; --decisions applies "
                        "a TSV/YAML file of term, action (remove | force TYPE | drop TYPE).")
     p.add_argument("directories", nargs="+", type=_existing_dir, metavar="DIR")
     p.add_argument("--threshold", type=_positive_int, default=2, help="minimum votes (default 2)")

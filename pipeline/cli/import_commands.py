@@ -70,7 +70,8 @@ def read_input(src: Path, fmt: str, schema: Schema, limits: Limits | None = None
 
     The structure, the limits, the names (no two documents of one name) and every field written into a
     brat line are checked ([`pipeline.brat.intake`][pipeline.brat.intake]); the documents are not validated
-    against a schema (predictions may be scored whatever their types).
+    against a schema (predictions may be scored whatever their types).  A PubTator entity line without the
+    key column is read as one entity (as ``import --no-key-column`` does).
 
     Args:
         src: The input.
@@ -91,7 +92,8 @@ def read_input(src: Path, fmt: str, schema: Schema, limits: Limits | None = None
     names = Names()
     docs = []
     try:
-        for item in iter_documents(src, fmt, schema, limits):
+        # a system's PubTator output usually has six columns: each line is one predicted entity
+        for item in iter_documents(src, fmt, schema, limits, require_key=False):
             names.add(item)
             dumps(item.doc, item.where)  # every field of every line checked (names.py's rules)
             docs.append(item.doc)
@@ -209,9 +211,13 @@ def run_import(args: argparse.Namespace) -> int:
     whole or not at all.  A ``.OUT.import-tmp`` left by an interrupted import is removed first, and
     stderr says so.  A one-line summary goes to stdout.
 
+    A PubTator entity line without the key column (six columns) is refused, since nothing links the
+    fragments of a discontiguous entity there; with ``--no-key-column`` each such line is one entity, and
+    stderr says how many lines were read so.
+
     Args:
         args: The parsed arguments (``input``, ``out``, ``format``, ``schema``, ``max_text_chars``,
-            ``max_annotations``, ``max_input_mb``).
+            ``max_annotations``, ``max_input_mb``, ``no_key_column``).
 
     Returns:
         ``ExitCode.OK`` the collection written; ``ExitCode.REFUSED`` an unreadable, malformed or unknown
@@ -252,7 +258,7 @@ def run_import(args: argparse.Namespace) -> int:
             with contextlib.suppress(OSError):
                 parent.rmdir()
 
-    items = iter_documents(src, fmt, schema, limits, counts)
+    items = iter_documents(src, fmt, schema, limits, counts, require_key=not args.no_key_column)
     while True:
         try:
             item = next(items, None)
@@ -286,6 +292,10 @@ def run_import(args: argparse.Namespace) -> int:
     dropped = ", ".join(f"{counts[k]} {k.replace('_', ' ')}" for k in SKIPPED if counts[k])
     print(f"import {src} ({fmt}) -> {out}: {documents} documents, {entities} entities, {relations} relations"
           + (f"; not imported: {dropped}" if dropped else ""))
+    if counts["entity_lines_without_key"]:
+        print(f"pgx-corpus import: {counts['entity_lines_without_key']} entity lines without a key column "
+              "(--no-key-column), each imported as one entity: a discontiguous entity comes back as one entity "
+              "per line (per fragment), not as one entity", file=sys.stderr)
     return int(ExitCode.OK)
 
 
@@ -314,8 +324,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     """
     p = sub.add_parser(
         "import", help="bring BioC, PubTator or Hugging Face Parquet (bigbio_kb, source) back into brat",
-        description="Read INPUT (a BioC .xml/.json collection, a PubTator file with its key column and, beside "
-        "it, its .sentences.tsv, or a Parquet file or directory of the release's hf/ configs) and write the "
+        description="Read INPUT (a BioC .xml/.json collection; a PubTator file with its key column and, beside "
+        "it, its .sentences.tsv, a six-column PubTator file being refused unless --no-key-column is given; or a "
+        "Parquet file or directory of the release's hf/ configs) and write the "
         "brat documents and configuration files to --out (which must not exist or be empty). What the format "
         "cannot hold (see the release's format table) is not there: notes in PubTator; modality, notes, "
         "attributes, events and coreferences in bigbio_kb. Every record is checked before anything is written "
@@ -325,6 +336,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=Path, required=True, metavar="BRAT_DIR", help="brat directory to create")
     p.add_argument("--format", choices=FORMATS, default="auto", help="input format (default: from the name)")
     p.add_argument("--schema", type=Path, default=DEFAULT_SCHEMA, help="schema file (default config/schema.yaml)")
+    p.add_argument("--no-key-column", action="store_true",
+                   help="read a PubTator file without the key column (six columns, e.g. the release's "
+                   ".bconv.pubtator): each entity line becomes one entity, so a discontiguous entity comes back "
+                   "as one entity per fragment (stderr counts the lines); without this option such a file is "
+                   "refused")
     defaults = Limits()
     p.add_argument("--max-text-chars", type=_positive, default=defaults.max_text, metavar="N",
                    help=f"refuse a document whose text (or an offset into it) passes N characters (default "

@@ -40,8 +40,8 @@ def test_kb_row_offsets_texts_ids_and_modality_exclusion() -> None:
     assert row["id"] == "100_2" and row["passages"] == [
         {"id": "100_2_passage", "type": "sentence", "text": [TEXT], "offsets": [[0, len(TEXT)]]}]
     ents = {e["id"]: e for e in row["entities"]}
-    assert ents["100_2_T2"]["offsets"] == [[0, 9], [17, 26]]  # ascending
-    assert ents["100_2_T2"]["text"] == ["Tamoxifen", "levels of"]  # one string per fragment, the slices
+    assert ents["100_2_T2"]["offsets"] == [[17, 26], [0, 9]]  # brat's order, as BigBIO's brat converter keeps it
+    assert ents["100_2_T2"]["text"] == ["levels of", "Tamoxifen"]  # one string per fragment, the slices
     assert ents["100_2_T3"]["normalized"] == [{"db_name": "NCBIGene", "db_id": "1565"}]
     # R1 is negated: excluded; R2's note is free text; R3 keeps its annotated type
     assert [(r["id"], r["type"]) for r in row["relations"]] == [("100_2_R2", "treats"), ("100_2_R3", "metabolizes")]
@@ -85,7 +85,8 @@ def test_kb_rows_back_to_brat() -> None:
     (back,) = bigbio.from_kb_rows([bigbio.kb_row(doc())])
     assert back.name == "100_2" and back.text == TEXT
     assert [(t.id, t.type, t.fragments) for t in back.textbounds][:2] == [
-        ("T1", "Chemical", ((0, 9),)), ("T2", "Pharmacokinetic_phenotype", ((0, 9), (17, 26)))]
+        ("T1", "Chemical", ((0, 9),)), ("T2", "Pharmacokinetic_phenotype", ((17, 26), (0, 9)))]
+    assert back.textbounds[1].text == "levels of Tamoxifen"  # the .ann line of T2 as annotated
     assert [(r.id, r.type, r.args) for r in back.relations] == [
         ("R2", "treats", (("Arg1", "T1"), ("Arg2", "T4"))), ("R3", "metabolizes", (("Arg1", "T3"), ("Arg2", "T1")))]
     assert [(n.target, n.db, n.db_id) for n in back.normalizations] == [("T3", "NCBIGene", "1565")]

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ from pipeline.brat.harmonize import (
     centroid_spans,
     harmonize,
     harmonize_documents,
+    nesting_layers,
     read_decisions,
 )
 from pipeline.brat.standoff import BratDocument, TextBound, parse_ann, read_directory, write_document
@@ -168,3 +171,61 @@ def test_yaml_decisions_of_the_wrong_type_name_the_file(tmp_path: Path, entry: s
     path.write_text(f"- {entry}\n", encoding="utf-8")
     with pytest.raises(DecisionError, match=rf"^{path}: entry 1: \w+ must be a string"):
         read_decisions(path)
+
+
+# --- nested spans of one type (issue 40 item 3) ----------------------------------------------------
+
+NESTED = ("chemotherapy with carboplatin and cisplatin or paclitaxel ( Taxol )", (
+    "T1\tChemical 0 29\tchemotherapy with carboplatin\nT2\tChemical 18 29\tcarboplatin\n"
+    "T3\tChemical 34 43\tcisplatin\nT4\tChemical 47 67\tpaclitaxel ( Taxol )\nT5\tChemical 47 57\tpaclitaxel\n"
+    "T6\tChemical 60 65\tTaxol\nT7\tPhenotype 0 12;30 33\tchemotherapy and\nT8\tPhenotype 4 8\tothe\n"
+    "T9\tGene_or_protein 18 29\tcarboplatin\nT10\tGene_or_protein 18 22\tcarb\n"
+    "T11\tGene_or_protein 20 33\trboplatin and\n"
+))
+
+
+def spans_of(docs: Sequence[BratDocument]) -> list[tuple[str, str, tuple[tuple[int, int], ...]]]:
+    return sorted((doc.name, t.type, tuple(sorted(t.fragments))) for doc in docs for t in doc.textbounds)
+
+
+@pytest.mark.parametrize("threshold", [1, 2, 3])
+def test_three_identical_sets_with_nested_spans_of_one_type_come_back_whole(threshold: int) -> None:
+    # nested Chemicals two deep, a Phenotype inside a discontiguous one, two crossing Gene_or_protein spans
+    doc = d(NESTED[1], NESTED[0])
+    counts: Counter[str] = Counter()
+    out = harmonize_documents([doc, doc, doc], threshold, counts)
+    assert spans_of([BratDocument("1_0", doc.text, textbounds=out)]) == spans_of([doc])
+    assert counts["entities_kept"] == 11
+    assert counts["nested_kept"] == 8  # T1 T2 T4 T5 T6 (Chemical), T9 T10 T11 (Gene_or_protein)
+
+
+def test_a_nested_span_kept_when_enough_annotators_made_it_in_whatever_layer() -> None:
+    text = "chemotherapy with carboplatin ."
+    outer, inner = "T1\tChemical 0 29\tchemotherapy with carboplatin\n", "T2\tChemical 18 29\tcarboplatin\n"
+    both, only_outer, only_inner = d(outer + inner, text), d(outer, text), d(inner, text)
+    # inner is in layer 2 for the first annotator, layer 1 for the third: 2 annotators made it exactly
+    out = harmonize_documents([both, only_outer, only_inner], 2)
+    assert [t.fragments for t in out] == [((0, 29),), ((18, 29),)]
+    # one annotator's nested span alone is not enough at threshold 2
+    out = harmonize_documents([both, only_outer, only_outer], 2)
+    assert [t.fragments for t in out] == [((0, 29),)]
+
+
+def test_nesting_layers() -> None:
+    assert nesting_layers([(18, 29), (0, 29), (0, 29), (30, 35), (20, 22), (25, 40)]) == [
+        [(0, 29), (30, 35)], [(18, 29)], [(20, 22), (25, 40)]]
+    assert nesting_layers([(0, 5), (5, 9)]) == [[(0, 5), (5, 9)]]  # touching spans do not overlap
+
+
+@pytest.mark.parametrize(("corpus", "entities", "nested"), [("pgxcorpus-dev", 2178, 126),  # in the how-to
+                                                             ("pgxcorpus-more", 2413, 197)])
+def test_three_copies_of_the_gold_harmonize_to_the_gold(corpus: str, entities: int, nested: int) -> None:
+    from tests.conftest import shared_path
+
+    gold = shared_path("data", corpus, "gold")
+    docs, _ = read_directory(gold)
+    counts: Counter[str] = Counter()
+    out, report = harmonize([gold, gold, gold], 2, counts)
+    assert spans_of(out) == spans_of(docs)
+    assert report["kept"] == sum(len(doc.textbounds) for doc in docs) == entities
+    assert counts["nested_kept"] == nested

@@ -105,6 +105,8 @@ def test_bioc_keeps_notes_attributes_and_modality(tmp_path: Path, fixture_docs: 
     # ascending offsets, whatever the brat order (10 18;0 9), and the text joined in that order
     assert [(loc.offset, loc.length) for loc in anns["T2"].locations] == [(0, 9), (10, 8)]
     assert anns["T2"].text == p.text[0:9] + " " + p.text[10:18]
+    assert anns["T2"].infons["fragment_order"] == "2,1"  # brat's order: the second location first
+    assert "fragment_order" not in anns["T1"].infons  # only where brat's order is not the ascending one
     assert anns["T4"].infons["identifier"] == "NCBIGene:1559"
     rels = {r.id: r for r in p.relations}
     assert rels["R1"].infons["Negated"] == "true"
@@ -112,6 +114,17 @@ def test_bioc_keeps_notes_attributes_and_modality(tmp_path: Path, fixture_docs: 
     assert rels["R3"].infons["note"] == "in liver microsomes"
     back = from_bioc(collection, SCHEMA)
     assert snapshot(back) == snapshot(fixture_docs)
+    t2 = {d.name: d for d in back}["1559_3"].textbound("T2")
+    assert t2 is not None and (t2.fragments, t2.text) == (((10, 18), (0, 9)), "warfarin Levels of")  # as annotated
+
+
+@pytest.mark.parametrize("order", ["1,1", "3,1", "2", "a,b", ""])
+def test_bioc_fragment_order_that_is_no_order_is_an_error(fixture_docs: list[BratDocument], order: str) -> None:
+    collection = to_bioc(fixture_docs, SCHEMA)
+    ann = {a.id: a for a in collection.documents[1].passages[0].annotations}["T2"]
+    ann.infons["fragment_order"] = order
+    with pytest.raises(ValueError, match="document '1559_3', annotation 'T2': infon fragment_order"):
+        from_bioc(collection, SCHEMA)
 
 
 def test_bioc_several_notes_and_valued_attribute() -> None:

@@ -207,7 +207,7 @@ def test_a_pubtator_file_past_the_size_limit_is_refused(tmp_path: Path) -> None:
     src = tmp_path / "many.pubtator"
     with gzip.open(src, "wt", encoding="utf-8") as fh:
         for pmid in range(1, 40_001):
-            fh.write(f"{pmid}|t|{TEXT}\n{pmid}|a|\n{pmid}\t0\t8\tWarfarin\tChemical\t-\n\n")
+            fh.write(f"{pmid}|t|{TEXT}\n{pmid}|a|\n{pmid}\t0\t8\tWarfarin\tChemical\t-\t{pmid}:T1\n\n")
     refused_measured(tmp_path, src, "bytes once decompressed", "--max-input-mb", extra=["--max-input-mb", "1"])
 
 
@@ -217,7 +217,7 @@ def test_a_pubtator_block_past_the_annotation_limit_is_refused(tmp_path: Path) -
     with gzip.open(src, "wt", encoding="utf-8") as fh:
         fh.write(f"1|t|{TEXT}\n1|a|\n")
         for _ in range(2_000_000):
-            fh.write("1\t0\t8\tWarfarin\tChemical\t-\n")
+            fh.write("1\t0\t8\tWarfarin\tChemical\t-\t1:T1\n")
         fh.write("\n")
     refused_measured(tmp_path, src, "document 1 (line 1)", "10,000 annotation", "--max-annotations")
 
