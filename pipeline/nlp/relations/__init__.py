@@ -65,4 +65,10 @@ Count keys: ``documents``, ``sentences``, ``sentences_without_parse``,
 ``dropped_argument_types`` (no type admits the pair), ``concept_relations``,
 ``concept_relations_unmapped_type``, ``concept_relations_no_mentions``,
 ``concept_relations_not_in_one_sentence``, ``entities_unaligned``.
+
+The modules, each importing only those before it: ``tree`` (one sentence's parse and entities),
+``rules`` (the rule file and the scorer file it names), ``proposals`` (the rules' proposals in a
+sentence), ``features`` (the scorer's features), ``scorer`` (the scorer applied to a sentence),
+``documents`` (whole documents, PubTator3 relations, the build's stage), ``training``
+(``train-relations``) and ``suggest`` (suggestions on a brat document's current entities).
 """
