@@ -30,7 +30,8 @@ COMMAND_MODULES = ("pipeline.cli.lexicon_commands", "pipeline.cli.brat_commands"
                    # campaign_commands creates the `campaign` group that release_commands adds to
                    "pipeline.cli.campaign_commands", "pipeline.cli.release_commands", "pipeline.cli.train_commands",
                    "pipeline.cli.users_commands", "pipeline.cli.team_commands", "pipeline.cli.import_commands",
-                   "pipeline.cli.simulate_commands", "pipeline.cli.serve_commands", "pipeline.cli.relation_commands")
+                   "pipeline.cli.simulate_commands", "pipeline.cli.serve_commands", "pipeline.cli.relation_commands",
+                   "pipeline.cli.suggest_commands")
 """The modules whose ``register(sub)`` adds their subcommands, in this order."""
 STAGES = ("documents", "sentences", "preannotated", "extended", "mapped", "filtered", "sampled", "brat", "batches")
 """The stages ``build --until`` may stop after, in build order."""
@@ -288,7 +289,7 @@ def check_build_config(task: Any) -> str | None:
 
         checks.append((read_roster, Path(task.roster)))
     if task.relations:
-        from pipeline.nlp.relations import load_rules_file
+        from pipeline.nlp.relations.rules import load_rules_file
 
         checks.append((lambda rules: load_rules_file(rules, task.schema), task.relation_rules))
     if task.learned:

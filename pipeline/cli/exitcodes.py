@@ -77,6 +77,9 @@ COMMAND_CODES: dict[str, dict[ExitCode, str]] = {
               "nothing written"},
     "train-relations": {ExitCode.OK: "relation scorer written", ExitCode.REFUSED: "bad input or --out, or a "
                         "document over a limit: nothing written"},
+    "suggest-relations": {ExitCode.OK: "DIR written (documents that do not parse or validate listed on stderr, "
+                          "copied unchanged)", ExitCode.REFUSED: "bad collection, DIR not new or empty, bad rules, "
+                          "scorer, schema or annotation.conf: nothing written"},
     "campaign users list": {ExitCode.OK: "listed", ExitCode.REFUSED: "not a campaign, or a broken users file"},
     "campaign users reset": {ExitCode.OK: "new password shown once", ExitCode.REFUSED: "unknown person"},
     "campaign users revoke": {ExitCode.OK: "access ended", ExitCode.REFUSED: "unknown person"},
