@@ -22,7 +22,7 @@ Out of fold: 5 folds by PMID (pipeline.nlp.folds).  On the training folds only, 
 only keys with at least 5 training proposals and a training precision (exact arguments,
 direction, hierarchy credit) of at least ``--min-precision`` stay on; the held-out fold is scored with those rules.
 In-sample: the same tuning on all 300 sentences, scored on them.  The learned scorer likewise: each
-fold's scorer is trained by ``pipeline.nlp.relations.train_scorer`` on the training folds' sentences
+fold's scorer is trained by ``pipeline.nlp.relations.training.train_scorer`` on the training folds' sentences
 only, which chooses its models' L2 strengths and its thresholds there by inner cross-validation by
 PMID (the chosen values are printed per fold).
 
@@ -68,10 +68,12 @@ from pipeline.brat.agreement import DIRECTION_SETTINGS, SPAN_SETTINGS, TYPE_SETT
 from pipeline.brat.modality import parse_note  # noqa: E402
 from pipeline.corpus.brat_export import sentence_document  # noqa: E402
 from pipeline.documents import Document, Sentence  # noqa: E402
-from pipeline.nlp import relations as rel  # noqa: E402
 from pipeline.nlp.extend import extend_documents, sentence_parse  # noqa: E402
 from pipeline.nlp.folds import DEFAULT_K, DEFAULT_SEED, kfold_groups, train_test  # noqa: E402
 from pipeline.nlp.ontology import DEFAULT_ONTOLOGY, load_ontology  # noqa: E402
+from pipeline.nlp.relations.documents import relate_documents  # noqa: E402
+from pipeline.nlp.relations.rules import DECISIONS, DEFAULT_DECISION, DEFAULT_RULES, RelationRules, load_rules  # noqa: E402
+from pipeline.nlp.relations.training import TYPE_HIERARCHY_COST, TrainingSentence, train_scorer, type_decisions  # noqa: E402
 from pipeline.nlp.spacy_models import DEFAULT_MODEL, load_parser  # noqa: E402
 from pipeline.nlp.typemap import map_documents  # noqa: E402
 from pipeline.schema import Schema, load_schema  # noqa: E402
@@ -84,7 +86,7 @@ ARGS = ("exact", "partial")
 DIRS = ("dir", "undir")
 TYPINGS = ("strict", "hier", "untyped")
 # the in-sample scorer's rules, and each fold's scorer's rules with its held-out names
-Trained = tuple[rel.RelationRules, list[tuple[rel.RelationRules, list[str]]]]
+Trained = tuple[RelationRules, list[tuple[RelationRules, list[str]]]]
 
 
 @dataclasses.dataclass
@@ -251,12 +253,12 @@ def actions_saved(pred: dict[str, list[Item]], gold: dict[str, list[Item]], name
 # --- tuning on training folds --------------------------------------------------------------------
 
 
-def tune(base: rel.RelationRules, docs: dict[str, Document], gold: dict[str, list[Item]], names: Sequence[str],
-         schema: Schema, min_precision: float, args: str, min_support: int = 5) -> rel.RelationRules:
+def tune(base: RelationRules, docs: dict[str, Document], gold: dict[str, list[Item]], names: Sequence[str],
+         schema: Schema, min_precision: float, args: str, min_support: int = 5) -> RelationRules:
     """Rules tuned on ``names`` only: per rule key, the type most often strictly right (itself or an
     ancestor), and keys below ``min_precision`` (exact or partial args, directed, hierarchy credit) off."""
     counts: Counter[str] = Counter()
-    pred_docs = {n: d for n, d in zip(names, rel.relate_documents([docs[n] for n in names], base, schema, counts),
+    pred_docs = {n: d for n, d in zip(names, relate_documents([docs[n] for n in names], base, schema, counts),
                                       strict=True)}
     hits: dict[str, Counter[str]] = defaultdict(Counter)
     total: Counter[str] = Counter()
@@ -284,7 +286,7 @@ def tune(base: rel.RelationRules, docs: dict[str, Document], gold: dict[str, lis
     return dataclasses.replace(base, enabled=frozenset(enabled), retype=retype)
 
 
-def training_examples(docs: Sequence[Document], gold: dict[str, list[Item]]) -> list[rel.TrainingSentence]:
+def training_examples(docs: Sequence[Document], gold: dict[str, list[Item]]) -> list[TrainingSentence]:
     """Gold-entity documents (with parses) and their gold relations as annotation indices."""
     out = []
     for doc in docs:
@@ -293,11 +295,11 @@ def training_examples(docs: Sequence[Document], gold: dict[str, list[Item]]) -> 
             index.setdefault(a.fragments, i)
         triples = tuple((index[g[0]], index[g[1]], g[2]) for g in gold.get(doc.pmid, [])
                         if g[0] in index and g[1] in index and index[g[0]] != index[g[1]])
-        out.append(rel.TrainingSentence(doc, triples, doc.pmid.split("_", 1)[0]))
+        out.append(TrainingSentence(doc, triples, doc.pmid.split("_", 1)[0]))
     return out
 
 
-def projected_examples(docs: Sequence[Document], gold: dict[str, list[Item]]) -> list[rel.TrainingSentence]:
+def projected_examples(docs: Sequence[Document], gold: dict[str, list[Item]]) -> list[TrainingSentence]:
     """Pipeline-entity documents (with extension's parses) and the gold relations projected onto their
     entities: each gold argument becomes the pipeline entity that overlaps it most (ties: the earlier)."""
     out = []
@@ -313,22 +315,22 @@ def projected_examples(docs: Sequence[Document], gold: dict[str, list[Item]]) ->
             i, j = best(g[0]), best(g[1])
             if i is not None and j is not None and i != j:
                 triples.append((i, j, g[2]))
-        out.append(rel.TrainingSentence(doc, tuple(dict.fromkeys(triples)), doc.pmid.split("_", 1)[0]))
+        out.append(TrainingSentence(doc, tuple(dict.fromkeys(triples)), doc.pmid.split("_", 1)[0]))
     return out
 
 
-def scorer_rules(base: rel.RelationRules, train_docs: Sequence[Document], gold: dict[str, list[Item]],
-                 schema: Schema, target: float, projected: bool = False, budget: float = rel.TYPE_HIERARCHY_COST,
-                 decision: str = rel.DEFAULT_DECISION) -> tuple[rel.RelationRules, list[tuple[float, float, float]]]:
+def scorer_rules(base: RelationRules, train_docs: Sequence[Document], gold: dict[str, list[Item]],
+                 schema: Schema, target: float, projected: bool = False, budget: float = TYPE_HIERARCHY_COST,
+                 decision: str = DEFAULT_DECISION) -> tuple[RelationRules, list[tuple[float, float, float]]]:
     examples = projected_examples(train_docs, gold) if projected else training_examples(train_docs, gold)
-    scorer, curve = rel.train_scorer(examples, base, schema, target_precision=target, hierarchy_budget=budget,
+    scorer, curve = train_scorer(examples, base, schema, target_precision=target, hierarchy_budget=budget,
                                      decision=decision)
     return dataclasses.replace(base, scorer=scorer), curve
 
 
-def predict(rules: rel.RelationRules, docs: Sequence[Document], schema: Schema) -> dict[str, Document]:
+def predict(rules: RelationRules, docs: Sequence[Document], schema: Schema) -> dict[str, Document]:
     counts: Counter[str] = Counter()
-    return {d.pmid: d for d in rel.relate_documents(docs, rules, schema, counts)}
+    return {d.pmid: d for d in relate_documents(docs, rules, schema, counts)}
 
 
 # --- reporting -----------------------------------------------------------------------------------
@@ -426,9 +428,9 @@ def _pct(x: float | None) -> str:
 
 
 def run_scorer_setting(title: str, docs: list[Document], train_docs: list[Document], gold: Gold,
-                       base: rel.RelationRules, schema: Schema, target: float, k: int, seed: int,
+                       base: RelationRules, schema: Schema, target: float, k: int, seed: int,
                        fold_args: str = "exact", projected: bool = False, trained: Trained | None = None,
-                       budget: float = rel.TYPE_HIERARCHY_COST, decision: str = rel.DEFAULT_DECISION) -> Trained:
+                       budget: float = TYPE_HIERARCHY_COST, decision: str = DEFAULT_DECISION) -> Trained:
     """The learned scorer: trained on the gold-entity training sentences, applied to ``docs``.
 
     Each fold's scorer is trained (its L2 strengths and thresholds chosen by inner cross-validation)
@@ -449,7 +451,7 @@ def run_scorer_setting(title: str, docs: list[Document], train_docs: list[Docume
         insample_rules = trained[0]
     insample = predict(insample_rules, docs, schema)
     oof: dict[str, Document] = {}
-    models: list[tuple[rel.RelationRules, list[str]]] = []
+    models: list[tuple[RelationRules, list[str]]] = []
     for f in range(k):
         train, test = train_test(folds, f)
         # the training function sees the training folds' sentences only
@@ -516,7 +518,7 @@ def type_confusion(pred: dict[str, list[Item]], gold: dict[str, list[Item]], nam
     print_table(conf, types, [*types, "-"], "")
 
 
-def type_model_report(docs: list[Document], gold: Gold, models: Sequence[tuple[rel.RelationRules, list[str]]],
+def type_model_report(docs: list[Document], gold: Gold, models: Sequence[tuple[RelationRules, list[str]]],
                       schema: Schema) -> None:
     """The type model alone, out of fold: each held-out gold pair typed as if proposed in its gold direction.
 
@@ -527,7 +529,7 @@ def type_model_report(docs: list[Document], gold: Gold, models: Sequence[tuple[r
     by_name = {d.pmid: d for d in docs}
     decisions: list[tuple[str, str | None, str | None]] = []
     for rules, test in models:
-        decisions += rel.type_decisions(training_examples([by_name[n] for n in test], gold.relations), rules, schema)
+        decisions += type_decisions(training_examples([by_name[n] for n in test], gold.relations), rules, schema)
     n = max(1, len(decisions))
     top = sum(g == t for g, _c, t in decisions)
     strict = sum(g == c for g, c, _t in decisions)
@@ -543,7 +545,7 @@ def type_model_report(docs: list[Document], gold: Gold, models: Sequence[tuple[r
 def run_shipped(docs: list[Document], e2e: list[Document], gold: Gold, rules_path: str, schema: Schema, k: int,
                 seed: int) -> None:
     """The rule file's own scorer and rules (nothing trained) on every sentence, in both settings."""
-    rules = rel.load_rules(rules_path, schema)
+    rules = load_rules(rules_path, schema)
     names = [d.pmid for d in docs]
     folds = kfold_groups(names, k, seed)
     scorer = rules.scorer
@@ -559,7 +561,7 @@ def run_shipped(docs: list[Document], e2e: list[Document], gold: Gold, rules_pat
             type_confusion(pred, gold.relations, names, schema)
 
 
-def threshold_curve(docs: list[Document], gold: Gold, models: Sequence[tuple[rel.RelationRules, list[str]]],
+def threshold_curve(docs: list[Document], gold: Gold, models: Sequence[tuple[RelationRules, list[str]]],
                     schema: Schema) -> None:
     """Out-of-fold precision and recall (exact, directed; hierarchy credit and strict) at several fixed thresholds.
 
@@ -588,9 +590,9 @@ def threshold_curve(docs: list[Document], gold: Gold, models: Sequence[tuple[rel
         print(f"  {threshold:4.1f}  P {h[0]:5.1f} R {h[1]:5.1f}   P {st[0]:5.1f} R {st[1]:5.1f}   {saved:+.1f}")
 
 
-def learning_curve(docs: list[Document], gold: Gold, base: rel.RelationRules, schema: Schema, target: float,
+def learning_curve(docs: list[Document], gold: Gold, base: RelationRules, schema: Schema, target: float,
                    k: int, seed: int, budget: float, fractions: Sequence[float] = (0.5, 0.75, 1.0),
-                   decision: str = rel.DEFAULT_DECISION) -> None:
+                   decision: str = DEFAULT_DECISION) -> None:
     """The scorer out of fold, given gold entities, trained on a share of each fold's training PMIDs.
 
     Each fold's training PMIDs are shuffled (seeded by the fold number) and the first ``fraction``
@@ -628,7 +630,7 @@ def learning_curve(docs: list[Document], gold: Gold, base: rel.RelationRules, sc
         print(f"  {fraction:4.2f}  {sum(sizes) / len(sizes):5.0f}   " + "   ".join(cells) + f"   {saved:+.1f}")
 
 
-def run_setting(title: str, docs: list[Document], gold: Gold, base: rel.RelationRules, schema: Schema,
+def run_setting(title: str, docs: list[Document], gold: Gold, base: RelationRules, schema: Schema,
                 min_precision: float, args: str, k: int, seed: int, show_rules: bool) -> dict[str, Document]:
     names = [d.pmid for d in docs]
     by_name = {d.pmid: d for d in docs}
@@ -671,7 +673,7 @@ def run_setting(title: str, docs: list[Document], gold: Gold, base: rel.Relation
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", default=DEFAULT_MODEL)
-    ap.add_argument("--rules", default=str(rel.DEFAULT_RULES))
+    ap.add_argument("--rules", default=str(DEFAULT_RULES))
     ap.add_argument("--min-precision", type=float, default=0.6)
     ap.add_argument("--k", type=int, default=DEFAULT_K)
     ap.add_argument("--seed", type=int, default=DEFAULT_SEED)
@@ -683,21 +685,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--target-precision", type=float, default=0.8,
                     help="the scorer's threshold: the lowest with this inner-CV precision on the training folds")
     ap.add_argument("--curve", action="store_true", help="the scorer's out-of-fold threshold curve")
-    ap.add_argument("--decision", choices=rel.DECISIONS, default=rel.DEFAULT_DECISION,
-                    help=f"the scorers' decision (train-relations' option; default {rel.DEFAULT_DECISION})")
+    ap.add_argument("--decision", choices=DECISIONS, default=DEFAULT_DECISION,
+                    help=f"the scorers' decision (train-relations' option; default {DEFAULT_DECISION})")
     ap.add_argument("--learning-curve", action="store_true",
                     help="the scorer out of fold trained on half, three quarters and all of each fold's training PMIDs")
     ap.add_argument("--shipped", action="store_true",
                     help="train nothing: score the rule file's own scorer on every sentence (held-out data)")
-    ap.add_argument("--type-hierarchy-budget", type=float, default=rel.TYPE_HIERARCHY_COST,
+    ap.add_argument("--type-hierarchy-budget", type=float, default=TYPE_HIERARCHY_COST,
                     help="share of the right inner-CV proposals whose hierarchy credit the type thresholds may lose "
-                    f"(train-relations' option; default {rel.TYPE_HIERARCHY_COST})")
+                    f"(train-relations' option; default {TYPE_HIERARCHY_COST})")
     args = ap.parse_args(argv)
     if not (DATA / "gold").is_dir():
         print(f"{DATA} not found", file=sys.stderr)
         return 2
     schema = load_schema()
-    base = rel.load_rules(args.rules, schema, with_scorer=False)  # each setting trains its own
+    base = load_rules(args.rules, schema, with_scorer=False)  # each setting trains its own
     gold = load_gold()
     n_gold = sum(len(v) for v in gold.relations.values())
     print(f"{len(gold.docs)} sentences, {n_gold} gold relations; rules {args.rules}; "

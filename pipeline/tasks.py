@@ -381,7 +381,7 @@ class MapParams(ExtendParams):
 
         rules: list[str] = []
         if self.relations:
-            from pipeline.nlp.relations import rule_files
+            from pipeline.nlp.relations.rules import rule_files
 
             rules = rule_files(self.relation_rules)
         return (super().config_inputs() + [self.schema] + (model_files(self.learned) if self.learned else [])
@@ -1181,11 +1181,11 @@ class MapShard(MapParams, ShardTask):
             mapped = learned.apply_documents(mapped, learned.load_model(self.learned), counts)
         if not self.relations:
             return mapped
-        from pipeline.nlp import relations
+        from pipeline.nlp.relations.documents import relate_from_files
 
         clock = StepClock()
-        related = relations.relate_from_files(clock.source(mapped), counts,
-                                              rules_path=Path(self.relation_rules), schema_path=Path(self.schema))
+        related = relate_from_files(clock.source(mapped), counts,
+                                    rules_path=Path(self.relation_rules), schema_path=Path(self.schema))
         return clock.step(related, lambda seconds: log.info("%s shard %d: relation step: %.3f s",
                                                              self.get_task_family(), self.shard, seconds))
 

@@ -116,6 +116,25 @@ def safe_load(text: str, loader: Any = None) -> Any:
     return yaml.load(text, Loader=loader or SafeLoader)  # noqa: S506 - a safe loader
 
 
+def compose(text: str) -> yaml.Node | None:
+    """Compose a YAML text into its node graph (with line marks) after [`check_limits`][pipeline.yamlfile.check_limits].
+
+    For readers that report the line of a bad value: the nodes keep their ``start_mark``.
+
+    Args:
+        text: The YAML text.
+
+    Returns:
+        The root node, or None for an empty text.
+
+    Raises:
+        yaml.YAMLError: If the text is not valid YAML, or over a limit
+            ([`YamlLimitError`][pipeline.yamlfile.YamlLimitError]).
+    """
+    check_limits(text)
+    return yaml.compose(text, Loader=SafeLoader)
+
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 

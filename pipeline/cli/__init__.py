@@ -285,7 +285,7 @@ def _run_build_locked(args: argparse.Namespace) -> int:
             return ExitCode.REFUSED
     if task.relations:
         # A bad relation rule file is an error naming its line before any output.
-        from pipeline.nlp.relations import RelationRulesError, load_rules_file
+        from pipeline.nlp.relations.rules import RelationRulesError, load_rules_file
         from pipeline.schema import SchemaError
 
         try:

@@ -22,13 +22,14 @@ import time
 from collections import Counter
 from pathlib import Path
 
-#: ``pipeline.nlp.relations.DECISIONS``, its default first: written here so that building the
+#: ``pipeline.nlp.relations.rules.DECISIONS``, its default first: written here so that building the
 #: parser (every command does) does not import the scorer's module (tests/cli keeps them equal)
 DECISION_CHOICES = ("actions", "thresholds")
 
 
 def _train_relations(args: argparse.Namespace) -> int:
-    from pipeline.nlp import relations
+    from pipeline.nlp.relations import rules as relation_rules
+    from pipeline.nlp.relations import training
     from pipeline.nlp.spacy_models import DEFAULT_MODEL, load_parser
     from pipeline.schema import DEFAULT_SCHEMA, SchemaError, load_schema
 
@@ -38,19 +39,19 @@ def _train_relations(args: argparse.Namespace) -> int:
             return 2
     try:
         schema = load_schema(args.schema or DEFAULT_SCHEMA)
-        rules = relations.load_rules(args.rules or relations.DEFAULT_RULES, schema, with_scorer=False)
-    except (SchemaError, relations.RelationRulesError) as exc:
+        rules = relation_rules.load_rules(args.rules or relation_rules.DEFAULT_RULES, schema, with_scorer=False)
+    except (SchemaError, relation_rules.RelationRulesError) as exc:
         print(f"pgx-corpus train-relations: {exc}", file=sys.stderr)
         return 2
     started = time.perf_counter()
     counts: Counter[str] = Counter()
-    examples = relations.brat_training(args.brat_dirs, load_parser(args.model or DEFAULT_MODEL), schema, counts)
+    examples = training.brat_training(args.brat_dirs, load_parser(args.model or DEFAULT_MODEL), schema, counts)
     if not examples:
         print("pgx-corpus train-relations: no annotated sentence found", file=sys.stderr)
         return 2
-    scorer, _curve = relations.train_scorer(examples, rules, schema, target_precision=args.target_precision,
-                                            seed=args.seed, hierarchy_budget=args.type_hierarchy_budget,
-                                            decision=args.decision)
+    scorer, _curve = training.train_scorer(examples, rules, schema, target_precision=args.target_precision,
+                                           seed=args.seed, hierarchy_budget=args.type_hierarchy_budget,
+                                           decision=args.decision)
     scorer = dataclasses.replace(scorer, meta={**scorer.meta, "parser_model": args.model or DEFAULT_MODEL,
                                                "training_dirs": [Path(d).name for d in args.brat_dirs]})
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -75,6 +75,7 @@ from typing import Any
 from pipeline import store
 from pipeline.documents import Annotation, Document, Span
 from pipeline.nlp.folds import kfold_groups
+from pipeline.nlp.logistic import sigmoid
 
 logger = logging.getLogger(__name__)
 
@@ -478,15 +479,8 @@ def _decide(scored: Sequence[tuple[_Candidate, float]], threshold_rule: float, t
 # --- logistic regression ------------------------------------------------------------------
 
 
-def _sigmoid(z: float) -> float:
-    if z >= 0:
-        return 1.0 / (1.0 + math.exp(-z))
-    e = math.exp(z)
-    return e / (1.0 + e)
-
-
 def _score(weights: dict[str, float], features: Sequence[str]) -> float:
-    return _sigmoid(sum(weights.get(f, 0.0) for f in features))
+    return sigmoid(sum(weights.get(f, 0.0) for f in features))
 
 
 def _fit(rows: Sequence[tuple[tuple[str, ...], int]], config: TrainConfig) -> dict[str, float]:

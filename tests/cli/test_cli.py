@@ -116,7 +116,8 @@ def test_console_build_exits_fast_with_its_status_and_output(tmp_path: Path) -> 
 
 def test_train_relations_writes_a_scorer_the_rules_can_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]
                                                             ) -> None:
-    from pipeline.nlp import relations
+    from pipeline.nlp.relations import rules as relations
+    from pipeline.nlp.relations.training import TYPE_HIERARCHY_COST
     from pipeline.schema import load_schema
 
     collection = PROJECT / "tests" / "fixtures" / "brat" / "release_relations"
@@ -144,7 +145,7 @@ def test_train_relations_writes_a_scorer_the_rules_can_name(tmp_path: Path, caps
     thresholds = tmp_path / "thresholds.json"
     assert cli.main(["train-relations", str(collection), "--out", str(thresholds), "--decision", "thresholds"]) == 0
     data = json.loads(thresholds.read_text(encoding="utf-8"))
-    assert data["decision"] == "thresholds" and data["meta"]["type_hierarchy_budget"] == relations.TYPE_HIERARCHY_COST
+    assert data["decision"] == "thresholds" and data["meta"]["type_hierarchy_budget"] == TYPE_HIERARCHY_COST
     strict = tmp_path / "strict.json"
     assert cli.main(["train-relations", str(collection), "--out", str(strict), "--decision", "thresholds",
                      "--type-hierarchy-budget", "0"]) == 0

@@ -27,8 +27,41 @@ from pipeline.documents import (
     from_dict,
     to_dict,
 )
-from pipeline.nlp import relations as rel
+from pipeline.nlp.relations import scorer as relations_scorer
+from pipeline.nlp.relations import training as relations_training
+from pipeline.nlp.relations.documents import relate_documents, relate_from_files
+from pipeline.nlp.relations.features import _candidate_pairs, _type_features, context_features
+from pipeline.nlp.relations.rules import (
+    DEFAULT_RULES,
+    TYPE_FEATURES,
+    RelationRulesError,
+    RelationScorer,
+    load_rules,
+    rule_files,
+)
+from pipeline.nlp.relations.scorer import (
+    _choose_type,
+    _context_logit,
+    _context_table,
+    _ContextTable,
+    _coordinated_probabilities,
+)
+from pipeline.nlp.relations.training import (
+    CONTEXT_C_GRID,
+    PAIR_C_GRID,
+    TYPE_THRESHOLD_GRID,
+    TrainingSentence,
+    _fit_pair,
+    _select_per_type_thresholds,
+    _select_type_threshold,
+    _Sentence,
+    _sentences,
+    train_scorer,
+    type_decisions,
+)
+from pipeline.nlp.relations.tree import _align, _depth, _depths, _Entity, _outer, _Tree
 from pipeline.schema import load_schema
+from tests.nlp.pair_features_reference import pair_features
 
 SCHEMA = load_schema()
 PROJECT = Path(__file__).resolve().parents[2]
@@ -56,7 +89,7 @@ def _parse(text: str, rows: list[tuple[str, int, str, str, str]]) -> SentencePar
                          tuple(r[3] for r in rows), tuple(r[4] for r in rows))
 
 
-RULES = rel.load_rules(rel.DEFAULT_RULES, SCHEMA)
+RULES = load_rules(DEFAULT_RULES, SCHEMA)
 ALL_RULES = dataclasses.replace(RULES, enabled=None, scorer=None)  # every trigger rule, no learned scorer
 
 TEXT = "CYP2C9 variants may decrease warfarin clearance ."
@@ -98,7 +131,7 @@ def _doc(text: str, anns: list[Annotation], parse: SentenceParse | None = None) 
 def test_abbreviation(text: str, long: str, short: str, type_: str | None, expected: bool) -> None:
     a = _ann(text, long, type_ or "Chemical")
     b = _ann(text, short, type_ or "Gene_or_protein")
-    doc = next(rel.relate_documents([_doc(text, [a, b])], RULES, SCHEMA, Counter()))
+    doc = next(relate_documents([_doc(text, [a, b])], RULES, SCHEMA, Counter()))
     found = [(r.type, doc.annotations[r.arg1].text, doc.annotations[r.arg2].text) for r in doc.relations]
     assert found == ([("isEquivalentTo", short, long)] if expected else [])
 
@@ -119,7 +152,7 @@ def test_abbreviation(text: str, long: str, short: str, type_: str | None, expec
 def test_abbreviation_of_nested_long_forms_defines_one(text: str, longs: list[str], short: str,
                                                         expected: str) -> None:
     anns = [_ann(text, w, "Disease") for w in [*longs, short]]
-    doc = next(rel.relate_documents([_doc(text, anns)], RULES, SCHEMA, Counter()))
+    doc = next(relate_documents([_doc(text, anns)], RULES, SCHEMA, Counter()))
     found = [(r.type, doc.annotations[r.arg1].text, doc.annotations[r.arg2].text) for r in doc.relations]
     assert found == [("isEquivalentTo", short, expected)]
 
@@ -128,7 +161,7 @@ def test_trigger_on_the_path_types_directs_and_hedges() -> None:
     anns = [_ann(TEXT, "CYP2C9 variants", "Limited_variation"), _ann(TEXT, "warfarin clearance",
                                                                         "Pharmacokinetic_phenotype")]
     counts: Counter[str] = Counter()
-    doc = next(rel.relate_documents([_doc(TEXT, anns, _parse(TEXT, ROWS))], ALL_RULES, SCHEMA, counts))
+    doc = next(relate_documents([_doc(TEXT, anns, _parse(TEXT, ROWS))], ALL_RULES, SCHEMA, counts))
     assert not doc.parses  # consumed
     (r,) = doc.relations
     assert (r.type, doc.annotations[r.arg1].text, doc.annotations[r.arg2].text) == (
@@ -148,7 +181,7 @@ def test_negation_and_nested_entities() -> None:
     anns = [_ann(text, "CYP2C9 variants", "Limited_variation"),
             _ann(text, "warfarin clearance", "Pharmacokinetic_phenotype"),
             _ann(text, "warfarin", "Chemical")]  # nested in the phenotype: not an argument
-    doc = next(rel.relate_documents([_doc(text, anns, _parse(text, rows))], ALL_RULES, SCHEMA, Counter()))
+    doc = next(relate_documents([_doc(text, anns, _parse(text, rows))], ALL_RULES, SCHEMA, Counter()))
     assert [(doc.annotations[r.arg1].text, doc.annotations[r.arg2].text, r.modality) for r in doc.relations] == [
         ("CYP2C9 variants", "warfarin clearance", ("Negated",))]
 
@@ -157,7 +190,7 @@ def test_no_parse_no_syntactic_rule() -> None:
     anns = [_ann(TEXT, "CYP2C9 variants", "Limited_variation"), _ann(TEXT, "warfarin clearance",
                                                                         "Pharmacokinetic_phenotype")]
     counts: Counter[str] = Counter()
-    doc = next(rel.relate_documents([_doc(TEXT, anns)], ALL_RULES, SCHEMA, counts))
+    doc = next(relate_documents([_doc(TEXT, anns)], ALL_RULES, SCHEMA, counts))
     assert doc.relations == () and counts["sentences_without_parse"] == 1
 
 
@@ -179,8 +212,8 @@ def test_no_parse_no_syntactic_rule() -> None:
 def test_bad_rule_files_name_file_and_line(tmp_path: Path, text: str, message: str) -> None:
     path = tmp_path / "relations.yaml"
     path.write_text(text, encoding="utf-8")
-    with pytest.raises(rel.RelationRulesError) as err:
-        rel.load_rules(path, SCHEMA)
+    with pytest.raises(RelationRulesError) as err:
+        load_rules(path, SCHEMA)
     assert str(err.value).startswith(str(path))
     assert message in str(err.value)
 
@@ -191,7 +224,7 @@ def test_shipped_rules_load() -> None:
     assert RULES.enabled is not None and "abbreviation:isEquivalentTo" in RULES.enabled
     # config/relation_scorer.json: proposals expected to save an action (no expected loss tolerated)
     assert RULES.scorer is not None and (RULES.scorer.decision, RULES.scorer.threshold) == ("actions", 0.0)
-    assert rel.rule_files(rel.DEFAULT_RULES) == [str(rel.DEFAULT_RULES), str(rel.DEFAULT_RULES.parent /
+    assert rule_files(DEFAULT_RULES) == [str(DEFAULT_RULES), str(DEFAULT_RULES.parent /
                                                                               "relation_scorer.json")]
 
 
@@ -265,7 +298,7 @@ def test_concept_relations_become_sentence_proposals_or_are_counted() -> None:
                                       ConceptRelation("Cotreatment", "MESH:D014859", "MESH:D001241"))
                    ).with_annotations(anns)
     counts: Counter[str] = Counter()
-    out = next(rel.relate_documents([doc], RULES, SCHEMA, counts, use_rules=False))
+    out = next(relate_documents([doc], RULES, SCHEMA, counts, use_rules=False))
     assert [(r.type, out.annotations[r.arg1].text, out.annotations[r.arg2].text, r.source) for r in out.relations] == [
         ("isAssociatedWith", "VKORC1", "Warfarin", "pubtator")]
     assert counts["concept_relations_not_in_one_sentence"] == 1  # aspirin and VKORC1
@@ -286,7 +319,7 @@ def test_real_pubtator3_relations_become_sentence_proposals() -> None:
     counts: Counter[str] = Counter()
     (doc,) = list(sentences.split_documents([doc], counts))
     (doc,) = list(typemap.map_documents([doc], SCHEMA, counts))
-    (out,) = list(rel.relate_documents([doc], RULES, SCHEMA, counts, use_rules=False))
+    (out,) = list(relate_documents([doc], RULES, SCHEMA, counts, use_rules=False))
     assert out.relations, "some PubTator3 pairs share a sentence"
     for r in out.relations:
         a1, a2 = out.annotations[r.arg1], out.annotations[r.arg2]
@@ -304,7 +337,7 @@ def test_real_pubtator3_relations_become_sentence_proposals() -> None:
 # --- the learned scorer -----------------------------------------------------------------------------
 
 
-def _example(k: int, related: bool, verb: str = "decrease") -> rel.TrainingSentence:
+def _example(k: int, related: bool, verb: str = "decrease") -> TrainingSentence:
     """'GENEk variants decrease drugk clearance .' (related) or 'GENEk variants and drugk clearance .'.
 
     ``verb``: ``decrease`` or ``increase``, the gold type its third person.
@@ -324,25 +357,25 @@ def _example(k: int, related: bool, verb: str = "decrease") -> rel.TrainingSente
             _ann(text, f"{drug} clearance", "Pharmacokinetic_phenotype")]
     doc = Document(f"{k}_1", text, text, sentences=(Sentence(0, len(text)),), annotations=tuple(anns),
                    parses=(_parse(text, rows),))
-    return rel.TrainingSentence(doc, ((0, 1, f"{verb}s"),) if related else (), str(k))
+    return TrainingSentence(doc, ((0, 1, f"{verb}s"),) if related else (), str(k))
 
 
 def test_scorer_learns_trains_saves_and_proposes(tmp_path: Path) -> None:
     examples = [_example(k, related=k % 2 == 0) for k in range(24)]
-    scorer, curve = rel.train_scorer(examples, ALL_RULES, SCHEMA, target_precision=0.8)
+    scorer, curve = train_scorer(examples, ALL_RULES, SCHEMA, target_precision=0.8)
     assert curve and 0.0 <= scorer.threshold <= 1.0
-    assert {scorer.type_threshold, scorer.specific_type_threshold} <= set(rel.TYPE_THRESHOLD_GRID)
-    assert scorer.type_features == rel.TYPE_FEATURES
+    assert {scorer.type_threshold, scorer.specific_type_threshold} <= set(TYPE_THRESHOLD_GRID)
+    assert scorer.type_features == TYPE_FEATURES
     assert set(scorer.types) == {"decreases"}
     # JSON round trip, named by a rule file
     (tmp_path / "scorer.json").write_text(json.dumps(scorer.to_json()), encoding="utf-8")
-    rules_text = rel.DEFAULT_RULES.read_text(encoding="utf-8").split("\nselection:")[0]
+    rules_text = DEFAULT_RULES.read_text(encoding="utf-8").split("\nselection:")[0]
     (tmp_path / "relations.yaml").write_text(rules_text + "\nscorer: scorer.json\n", encoding="utf-8")
-    loaded = rel.load_rules(tmp_path / "relations.yaml", SCHEMA)
+    loaded = load_rules(tmp_path / "relations.yaml", SCHEMA)
     assert loaded.scorer == scorer
     positive, negative = _example(100, True), _example(101, False)
     counts: Counter[str] = Counter()
-    out = list(rel.relate_documents([positive.doc, negative.doc], loaded, SCHEMA, counts))
+    out = list(relate_documents([positive.doc, negative.doc], loaded, SCHEMA, counts))
     assert [(r.type, r.arg1, r.arg2, r.rule) for r in out[0].relations] == [("decreases", 0, 1, "scorer:decreases")]
     assert out[1].relations == ()
 
@@ -350,11 +383,11 @@ def test_scorer_learns_trains_saves_and_proposes(tmp_path: Path) -> None:
 def test_the_two_type_thresholds_apply_to_their_levels() -> None:
     """``increases`` needs the specific threshold, ``influences`` the other; one threshold: both levels."""
     probs = {"increases": 0.55, "influences": 0.2, "isAssociatedWith": 0.25}  # influences with increases: 0.75
-    assert rel._choose_type(probs, ALL_RULES, 0.8, 0.5) == "increases"  # though influences misses 0.8
-    assert rel._choose_type(probs, ALL_RULES, 0.7, 0.6) == "influences"
-    assert rel._choose_type(probs, ALL_RULES, 0.8, 0.6) == "isAssociatedWith"
-    assert rel._choose_type(probs, ALL_RULES, 0.5) == "increases"
-    assert rel._choose_type(probs, ALL_RULES, 0.6) == "influences"
+    assert _choose_type(probs, ALL_RULES, 0.8, 0.5) == "increases"  # though influences misses 0.8
+    assert _choose_type(probs, ALL_RULES, 0.7, 0.6) == "influences"
+    assert _choose_type(probs, ALL_RULES, 0.8, 0.6) == "isAssociatedWith"
+    assert _choose_type(probs, ALL_RULES, 0.5) == "increases"
+    assert _choose_type(probs, ALL_RULES, 0.6) == "influences"
 
 
 def test_the_type_thresholds_give_most_strict_types_within_the_hierarchy_budget() -> None:
@@ -368,10 +401,10 @@ def test_the_type_thresholds_give_most_strict_types_within_the_hierarchy_budget(
     unsure = {"increases": 0.5, "influences": 0.1, "isAssociatedWith": 0.4}
     right, other = (0.9, 1, "increases", unsure), (0.9, 1, "isAssociatedWith", unsure)
     wrong = (0.9, 0, None, {"increases": 0.9, "influences": 0.05, "isAssociatedWith": 0.05})
-    general, specific, report = rel._select_type_threshold([sure] * 18 + [right] * 2 + [other, wrong], ALL_RULES)
+    general, specific, report = _select_type_threshold([sure] * 18 + [right] * 2 + [other, wrong], ALL_RULES)
     assert (general, specific) == (0.95, 0.5)
     assert report["0.95/0.5"] == [20, 20, 21] and report["0.95/0.6"] == [19, 21, 21]
-    general, specific, report = rel._select_type_threshold([sure] * 18 + [right] * 2 + [other] * 2, ALL_RULES)
+    general, specific, report = _select_type_threshold([sure] * 18 + [right] * 2 + [other] * 2, ALL_RULES)
     assert (general, specific) == (0.95, 0.6)
     assert report["0.95/0.6"] == [20, 22, 22] and report["0.95/0.5"] == [20, 20, 22]
     # the unsure ones called influences (0.6 with increases) when the other threshold allows it: credited
@@ -381,26 +414,26 @@ def test_the_type_thresholds_give_most_strict_types_within_the_hierarchy_budget(
 
 def test_type_decisions_type_each_gold_pair_in_its_gold_direction() -> None:
     examples = [_example(k, related=k % 2 == 0, verb=("decrease", "increase")[k % 4 // 2]) for k in range(24)]
-    scorer, _ = rel.train_scorer(examples, ALL_RULES, SCHEMA, target_precision=0.8)
+    scorer, _ = train_scorer(examples, ALL_RULES, SCHEMA, target_precision=0.8)
     rules = dataclasses.replace(ALL_RULES, scorer=scorer)
     held_out = [_example(100, True, "increase"), _example(101, True, "decrease"), _example(102, False)]
-    decisions = rel.type_decisions(held_out, rules, SCHEMA)
+    decisions = type_decisions(held_out, rules, SCHEMA)
     # one per gold relation, the unrelated sentence none; the trigger word tells the two types apart
     assert [(gold, top) for gold, _chosen, top in decisions] == [("increases", "increases"), ("decreases", "decreases")]
     assert all(chosen in (gold, "influences", "isAssociatedWith") for gold, chosen, _top in decisions)
     with pytest.raises(ValueError, match="no scorer"):
-        rel.type_decisions(held_out, ALL_RULES, SCHEMA)
+        type_decisions(held_out, ALL_RULES, SCHEMA)
 
 
 def test_a_type_s_own_threshold_replaces_its_level_s() -> None:
     probs = {"treats": 0.6, "influences": 0.1, "isAssociatedWith": 0.3}
-    assert rel._choose_type(probs, ALL_RULES, 0.8, 0.5) == "isAssociatedWith"
-    assert rel._choose_type(probs, ALL_RULES, 0.8, 0.5, {"treats": 0.6}) == "treats"
-    assert rel._choose_type(probs, ALL_RULES, 0.5, 0.5, {"treats": 0.65}) == "isAssociatedWith"
+    assert _choose_type(probs, ALL_RULES, 0.8, 0.5) == "isAssociatedWith"
+    assert _choose_type(probs, ALL_RULES, 0.8, 0.5, {"treats": 0.6}) == "treats"
+    assert _choose_type(probs, ALL_RULES, 0.5, 0.5, {"treats": 0.65}) == "isAssociatedWith"
     # a type below the root's children: its own threshold, and its parent's still counts its probability
     deep = {"increases": 0.55, "influences": 0.2, "isAssociatedWith": 0.25}
-    assert rel._choose_type(deep, ALL_RULES, 0.8, 0.6, {"increases": 0.55}) == "increases"
-    assert rel._choose_type(deep, ALL_RULES, 0.8, 0.5, {"increases": 0.6, "influences": 0.7}) == "influences"
+    assert _choose_type(deep, ALL_RULES, 0.8, 0.6, {"increases": 0.55}) == "increases"
+    assert _choose_type(deep, ALL_RULES, 0.8, 0.5, {"increases": 0.6, "influences": 0.7}) == "influences"
 
 
 def test_per_type_thresholds_name_the_well_told_type_within_the_hierarchy_budget() -> None:
@@ -414,11 +447,11 @@ def test_per_type_thresholds_name_the_well_told_type_within_the_hierarchy_budget
     unsure = {"treats": 0.0, "influences": 0.6, "isAssociatedWith": 0.4}
     influences, assoc = (0.9, 1, "influences", unsure), (0.9, 1, "isAssociatedWith", unsure)
     wrong = (0.9, 0, None, {"treats": 0.9, "influences": 0.05, "isAssociatedWith": 0.05})
-    thresholds, steps = rel._select_per_type_thresholds([treats] * 18 + [influences] * 2 + [assoc, wrong],
+    thresholds, steps = _select_per_type_thresholds([treats] * 18 + [influences] * 2 + [assoc, wrong],
                                                         ALL_RULES, 0.8, 0.8)
     assert thresholds["treats"] == 0.6 and thresholds["influences"] == 0.6
     assert steps[-1][2:] == [20, 20]  # 18 treats + 2 influences strictly right, 20 of 21 credited
-    thresholds, _ = rel._select_per_type_thresholds([treats] * 18 + [influences] * 2 + [assoc] * 2, ALL_RULES,
+    thresholds, _ = _select_per_type_thresholds([treats] * 18 + [influences] * 2 + [assoc] * 2, ALL_RULES,
                                                     0.8, 0.8)
     assert thresholds["treats"] == 0.6 and thresholds["influences"] > 0.6
 
@@ -431,22 +464,22 @@ def test_coordinated_proposals_are_typed_together() -> None:
             (",", 2, "punct", "PUNCT", ","), ("B", 2, "conj", "NOUN", "b"), ("and", 2, "cc", "CCONJ", "and"),
             ("C", 2, "conj", "NOUN", "c"), ("in", 1, "prep", "ADP", "in"), ("G", 7, "pobj", "NOUN", "g"),
             (".", 1, "punct", "PUNCT", ".")]
-    tree = rel._Tree(_parse(text, rows))
+    tree = _Tree(_parse(text, rows))
     types = {"D": "Chemical", "A": "Phenotype", "B": "Phenotype", "C": "Pharmacodynamic_phenotype", "G": "Disease"}
     ents = {}
     for index, (word, type_) in enumerate(types.items()):
         ann = _ann(text, word, type_)  # each capital letter occurs once
-        tokens, head = rel._align(ann, tree)
-        ents[word] = rel._Entity(index, ann, type_, head, tokens, ann.start, ann.end)
+        tokens, head = _align(ann, tree)
+        ents[word] = _Entity(index, ann, type_, head, tokens, ann.start, ann.end)
     own = {"A": {"increases": 0.9, "isAssociatedWith": 0.1}, "B": {"increases": 0.5, "isAssociatedWith": 0.5},
            "C": {"increases": 0.2, "isAssociatedWith": 0.8}, "G": {"treats": 0.7, "isAssociatedWith": 0.3}}
     proposed = [((0, ents[w].index), ents["D"], ents[w], probs) for w, probs in own.items()]
-    averaged = rel._coordinated_probabilities(tree, proposed)
+    averaged = _coordinated_probabilities(tree, proposed)
     assert averaged[0] == averaged[1] == pytest.approx({"increases": 0.7, "isAssociatedWith": 0.3})
     assert averaged[2] == own["C"] and averaged[3] == own["G"]
     # the shared argument must play the same role: D as Arg2 of B is not coordinated with D as Arg1 of A
     flipped = [proposed[0], ((0, ents["B"].index), ents["B"], ents["D"], own["B"])]
-    assert rel._coordinated_probabilities(tree, flipped) == [own["A"], own["B"]]
+    assert _coordinated_probabilities(tree, flipped) == [own["A"], own["B"]]
 
 
 def test_the_hierarchy_budget_bounds_what_the_type_thresholds_may_lose() -> None:
@@ -455,41 +488,41 @@ def test_the_hierarchy_budget_bounds_what_the_type_thresholds_may_lose() -> None
     treats = (0.9, 1, "treats", {"treats": 0.6, "influences": 0.05, "isAssociatedWith": 0.35})
     unsure = {"treats": 0.0, "influences": 0.6, "isAssociatedWith": 0.4}
     accepted = [treats] * 18 + [(0.9, 1, "influences", unsure)] * 2 + [(0.9, 1, "isAssociatedWith", unsure)]
-    general, specific, report = rel._select_type_threshold(accepted, ALL_RULES, 0.0)
+    general, specific, report = _select_type_threshold(accepted, ALL_RULES, 0.0)
     assert report[f"{general}/{specific}"][1] == 21  # every right proposal keeps its hierarchy credit
-    thresholds, _ = rel._select_per_type_thresholds(accepted, ALL_RULES, 0.8, 0.8, 0.0)
+    thresholds, _ = _select_per_type_thresholds(accepted, ALL_RULES, 0.8, 0.8, 0.0)
     assert thresholds["treats"] == 0.6 and thresholds["influences"] > 0.6
     examples = [_example(k, related=k % 2 == 0) for k in range(24)]
     with pytest.raises(ValueError, match="hierarchy budget"):
-        rel.train_scorer(examples, ALL_RULES, SCHEMA, hierarchy_budget=1.0)
+        train_scorer(examples, ALL_RULES, SCHEMA, hierarchy_budget=1.0)
 
 
 def test_type_features_say_which_way_and_are_computed_for_proposals_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    sentence = rel._sentences([_example(3, True)], ALL_RULES, SCHEMA)[0]
+    sentence = _sentences([_example(3, True)], ALL_RULES, SCHEMA)[0]
     forward, backward = sentence.type_rows[0]
     # "G3X variants decrease d3x clearance": the verb between them, its trigger type, the word governing Arg1
     assert {"t_w=decrease", "t_trig_in=decreases", "t_near=decreases", "t_anc_a=decrease",
             "t_anctrig_a=decreases"} <= set(forward)
     assert "t_anc_b=decrease" in backward and all(f.startswith("t_") for f in forward + backward)
     assert sentence.type_feats(0, True) == sentence.rows[0][2] + forward
-    assert rel._sentences([_example(3, True)], ALL_RULES, SCHEMA)[0].type_rows == sentence.type_rows
+    assert _sentences([_example(3, True)], ALL_RULES, SCHEMA)[0].type_rows == sentence.type_rows
     # scoring computes them only for the pairs above the pair threshold, and only for a scorer that reads them
     examples = [_example(k, related=k % 2 == 0, verb=("decrease", "increase")[k % 4 // 2]) for k in range(24)]
-    scorer, _ = rel.train_scorer(examples, ALL_RULES, SCHEMA, target_precision=0.8)
+    scorer, _ = train_scorer(examples, ALL_RULES, SCHEMA, target_precision=0.8)
     calls: list[int] = []
-    type_features = rel._type_features
+    type_features = _type_features
 
     def spy(*args: object) -> tuple[str, ...]:
         calls.append(1)
         return type_features(*args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(rel, "_type_features", spy)
+    monkeypatch.setattr(relations_scorer, "_type_features", spy)
     docs = [_example(100, True).doc, _example(101, False).doc]
     counts: Counter[str] = Counter()
     for sc, expected in ((scorer, 1), (dataclasses.replace(scorer, threshold=1.01), 0),
                          (dataclasses.replace(scorer, type_features=0), 0)):
         calls.clear()
-        list(rel.relate_documents(docs, dataclasses.replace(ALL_RULES, scorer=sc), SCHEMA, counts))
+        list(relate_documents(docs, dataclasses.replace(ALL_RULES, scorer=sc), SCHEMA, counts))
         assert len(calls) == expected
 
 
@@ -501,80 +534,80 @@ def test_the_actions_decision_proposes_what_is_expected_to_save_an_action(p: flo
     others = 4  # the other types share 1 - q
     weights = {"influences": {"bias": math.log(q * others / (1 - q)) if q < 1 else 50.0},
                **{t: {} for t in ("increases", "decreases", "causes", "treats")}}
-    scorer = rel.RelationScorer({"bias": math.log(p / (1 - p))}, weights, threshold=0.0, type_threshold=0.99,
+    scorer = RelationScorer({"bias": math.log(p / (1 - p))}, weights, threshold=0.0, type_threshold=0.99,
                                 decision="actions")
     doc = _example(7, related=False).doc  # the features do not matter: the pair model is its bias alone
     counts: Counter[str] = Counter()
-    (out,) = rel.relate_documents([doc], dataclasses.replace(ALL_RULES, scorer=scorer), SCHEMA, counts)
+    (out,) = relate_documents([doc], dataclasses.replace(ALL_RULES, scorer=scorer), SCHEMA, counts)
     assert [(r.type, r.rule) for r in out.relations] == ([("influences", "scorer:influences")] if proposed else [])
-    (thresholds,) = rel.relate_documents([doc], dataclasses.replace(ALL_RULES, scorer=dataclasses.replace(
+    (thresholds,) = relate_documents([doc], dataclasses.replace(ALL_RULES, scorer=dataclasses.replace(
         scorer, decision="thresholds", threshold=0.4)), SCHEMA, counts)
     # above the pair threshold (0.4), typed by the type threshold: the root unless q reaches 0.99
     assert [r.type for r in thresholds.relations] == (["influences"] if q >= 0.99 else ["isAssociatedWith"])
     # the threshold of the actions decision: the least expected net actions saved
     gain = p * (1 + q) - 1
     for margin in (gain - 0.01, gain + 0.01):
-        (out,) = rel.relate_documents([doc], dataclasses.replace(ALL_RULES, scorer=dataclasses.replace(
+        (out,) = relate_documents([doc], dataclasses.replace(ALL_RULES, scorer=dataclasses.replace(
             scorer, threshold=margin)), SCHEMA, counts)
         assert len(out.relations) == (margin <= gain)
 
 
 def test_the_actions_decision_is_trained_written_and_read() -> None:
     examples = [_example(k, related=k % 2 == 0) for k in range(24)]
-    scorer, _curve = rel.train_scorer(examples, ALL_RULES, SCHEMA, target_precision=0.8, decision="actions",
+    scorer, _curve = train_scorer(examples, ALL_RULES, SCHEMA, target_precision=0.8, decision="actions",
                                       strengths=(0.3, 1.0, 1.0))
     assert (scorer.decision, scorer.threshold, scorer.meta["decision"]) == ("actions", 0.0, "actions")
     assert "p * (1 + q) - 1 >= 0" in scorer.meta["decision_criterion"] and "type_hierarchy_budget" not in scorer.meta
-    assert rel.RelationScorer.from_json(json.loads(json.dumps(scorer.to_json())), "x.json") == scorer
-    out = list(rel.relate_documents([_example(100, True).doc, _example(101, False).doc],
+    assert RelationScorer.from_json(json.loads(json.dumps(scorer.to_json())), "x.json") == scorer
+    out = list(relate_documents([_example(100, True).doc, _example(101, False).doc],
                                     dataclasses.replace(ALL_RULES, scorer=scorer), SCHEMA, Counter()))
     assert [r.type for r in out[0].relations] == ["decreases"] and out[1].relations == ()
     # the type it proposes for a gold pair is the type model's most probable one
-    decisions = rel.type_decisions(examples, dataclasses.replace(ALL_RULES, scorer=scorer), SCHEMA)
+    decisions = type_decisions(examples, dataclasses.replace(ALL_RULES, scorer=scorer), SCHEMA)
     assert decisions and all(chosen == top == "decreases" for _gold, chosen, top in decisions)
     with pytest.raises(ValueError, match="decision must be one of thresholds, actions, not 'votes'"):
-        rel.train_scorer(examples, ALL_RULES, SCHEMA, decision="votes")
+        train_scorer(examples, ALL_RULES, SCHEMA, decision="votes")
 
 
 def test_older_scorer_files_read_as_before_and_unknown_type_features_are_refused() -> None:
-    scorer = rel.RelationScorer({"bias": 0.0}, {"influences": {"bias": 1.0}, "increases": {}}, 0.5, 0.7)
+    scorer = RelationScorer({"bias": 0.0}, {"influences": {"bias": 1.0}, "increases": {}}, 0.5, 0.7)
     data = scorer.to_json()
     assert data["type_features"] == 0 and data["specific_type_threshold"] is None
     old = {k: v for k, v in data.items() if k not in ("type_features", "specific_type_threshold", "decision")}
-    assert rel.RelationScorer.from_json(old, "old.json") == scorer
-    newer = rel.RelationScorer.from_json({**data, "type_features": 1, "specific_type_threshold": 0.45}, "x.json")
+    assert RelationScorer.from_json(old, "old.json") == scorer
+    newer = RelationScorer.from_json({**data, "type_features": 1, "specific_type_threshold": 0.45}, "x.json")
     assert (newer.type_features, newer.specific_type_threshold) == (1, 0.45)
-    with pytest.raises(rel.RelationRulesError, match="type features of version 99"):
-        rel.RelationScorer.from_json({**data, "type_features": rel.TYPE_FEATURES + 98}, "future.json")
+    with pytest.raises(RelationRulesError, match="type features of version 99"):
+        RelationScorer.from_json({**data, "type_features": TYPE_FEATURES + 98}, "future.json")
     # the decision: absent in older files (thresholds), round-tripped, checked
-    assert data["decision"] == "thresholds" and rel.RelationScorer.from_json(old, "old.json").decision == "thresholds"
-    assert rel.RelationScorer.from_json({**data, "decision": "actions"}, "x.json").decision == "actions"
-    with pytest.raises(rel.RelationRulesError, match="x.json: decision 'votes' is not one of thresholds, actions"):
-        rel.RelationScorer.from_json({**data, "decision": "votes"}, "x.json")
+    assert data["decision"] == "thresholds" and RelationScorer.from_json(old, "old.json").decision == "thresholds"
+    assert RelationScorer.from_json({**data, "decision": "actions"}, "x.json").decision == "actions"
+    with pytest.raises(RelationRulesError, match="x.json: decision 'votes' is not one of thresholds, actions"):
+        RelationScorer.from_json({**data, "decision": "votes"}, "x.json")
     # per-type thresholds: absent in older files (level thresholds only), round-tripped, checked
-    assert data["type_thresholds"] == {} and rel.RelationScorer.from_json(old, "old.json").type_thresholds == {}
+    assert data["type_thresholds"] == {} and RelationScorer.from_json(old, "old.json").type_thresholds == {}
     per_type = dataclasses.replace(scorer, type_thresholds={"increases": 0.45})
-    assert rel.RelationScorer.from_json(per_type.to_json(), "x.json") == per_type
+    assert RelationScorer.from_json(per_type.to_json(), "x.json") == per_type
     for bad in ({"treats": 0.5}, {"increases": 1.5}, {"increases": "high"}):
-        with pytest.raises(rel.RelationRulesError, match="x.json: bad relation scorer"):
-            rel.RelationScorer.from_json({**data, "type_thresholds": bad}, "x.json")
+        with pytest.raises(RelationRulesError, match="x.json: bad relation scorer"):
+            RelationScorer.from_json({**data, "type_thresholds": bad}, "x.json")
 
 
 def test_the_l2_strengths_are_the_ones_inner_cross_validation_favours(monkeypatch: pytest.MonkeyPatch) -> None:
     """Types told apart by their trigger word without noise: the weakest type regularisation has the
     lowest inner-CV log-loss and is chosen; pairs separable at every strength: a tie, the strongest wins."""
-    monkeypatch.setattr(rel, "TYPE_C_GRID", (0.001, 10.0))
+    monkeypatch.setattr(relations_training, "TYPE_C_GRID", (0.001, 10.0))
     examples = [_example(k, related=k % 3 != 0, verb=("decrease", "increase")[k % 2]) for k in range(30)]
-    scorer, _curve = rel.train_scorer(examples, ALL_RULES, SCHEMA, target_precision=0.8)
+    scorer, _curve = train_scorer(examples, ALL_RULES, SCHEMA, target_precision=0.8)
     selection = scorer.meta["selection"]
     loss = selection["type_log_loss"]
     assert loss["10.0"] < 0.5 * loss["0.001"]  # almost no regularisation: confident and right
     assert scorer.meta["type_c"] == 10.0
     recall = selection["recall"]
     assert set(recall.values()) == {1.0}  # every candidate finds every relation at precision 0.8
-    assert (scorer.meta["pair_c"], scorer.meta["context_c"]) == (min(rel.PAIR_C_GRID), min(rel.CONTEXT_C_GRID))
+    assert (scorer.meta["pair_c"], scorer.meta["context_c"]) == (min(PAIR_C_GRID), min(CONTEXT_C_GRID))
     # given strengths are used as they are, and say so
-    given, _ = rel.train_scorer(examples, ALL_RULES, SCHEMA, target_precision=0.8, strengths=(1.0, 1.0, 1.0))
+    given, _ = train_scorer(examples, ALL_RULES, SCHEMA, target_precision=0.8, strengths=(1.0, 1.0, 1.0))
     assert (given.meta["pair_c"], given.meta["type_c"], given.meta["selection"]) == (1.0, 1.0, {"strengths": "given"})
 
 
@@ -585,14 +618,14 @@ def test_the_strength_selection_reads_only_its_training_sentences(monkeypatch: p
     training = [ex for ex in examples if int(ex.group) % 5 != 0]  # the outer held-out fold: PMIDs 0, 5, 10, ...
     held_out = {ex.group for ex in examples} - {ex.group for ex in training}
     seen: list[set[str]] = []
-    fit_pair = rel._fit_pair
+    fit_pair = _fit_pair
 
-    def spy(sentences: list[rel._Sentence], c: float) -> dict[str, float]:
+    def spy(sentences: list[_Sentence], c: float) -> dict[str, float]:
         seen.append({s.group for s in sentences})
         return fit_pair(sentences, c)
 
-    monkeypatch.setattr(rel, "_fit_pair", spy)
-    rel.train_scorer(training, ALL_RULES, SCHEMA, target_precision=0.8)
+    monkeypatch.setattr(relations_training, "_fit_pair", spy)
+    train_scorer(training, ALL_RULES, SCHEMA, target_precision=0.8)
     assert seen and not any(groups & held_out for groups in seen)
     everything = {ex.group for ex in training}
     # the final pair model alone sees all the training sentences; 3 strengths x 3 inner folds in the selection,
@@ -616,15 +649,15 @@ def _spied_bench(monkeypatch: pytest.MonkeyPatch) -> tuple[Any, list[Document], 
     gold = bench.Gold(docs, {ex.doc.pmid: [(ex.doc.annotations[i].fragments, ex.doc.annotations[j].fragments, t,
                                             frozenset()) for i, j, t in ex.gold] for ex in examples})
     calls: list[set[str]] = []
-    train_scorer = rel.train_scorer
+    real = train_scorer
 
-    def spy(examples: list[rel.TrainingSentence], *args: object, **kwargs: object
-            ) -> tuple[rel.RelationScorer, list[tuple[float, float, float]]]:
+    def spy(examples: list[TrainingSentence], *args: object, **kwargs: object
+            ) -> tuple[RelationScorer, list[tuple[float, float, float]]]:
         calls.append({ex.group for ex in examples})
         # fixed strengths: these tests are about what the benchmark gives the training function (quicker)
-        return train_scorer(examples, *args, **kwargs, strengths=(0.3, 1.0, 1.0))  # type: ignore[arg-type]
+        return real(examples, *args, **kwargs, strengths=(0.3, 1.0, 1.0))  # type: ignore[arg-type]
 
-    monkeypatch.setattr(rel, "train_scorer", spy)
+    monkeypatch.setattr(bench, "train_scorer", spy)
     return bench, docs, gold, calls
 
 
@@ -658,8 +691,8 @@ def test_the_benchmark_learning_curve_trains_on_shares_of_the_training_pmids(
 
 def test_a_missing_scorer_file_names_the_rule_file_and_line(tmp_path: Path) -> None:
     (tmp_path / "relations.yaml").write_text("version: 1\nscorer: nowhere.json\n", encoding="utf-8")
-    with pytest.raises(rel.RelationRulesError, match=r"relations.yaml:2: cannot read the scorer"):
-        rel.load_rules(tmp_path / "relations.yaml", SCHEMA)
+    with pytest.raises(RelationRulesError, match=r"relations.yaml:2: cannot read the scorer"):
+        load_rules(tmp_path / "relations.yaml", SCHEMA)
 
 
 def test_real_pubtator3_biocjson_relations_are_read_as_concept_pairs() -> None:
@@ -685,21 +718,21 @@ def test_relate_from_files_equals_relating_with_the_loaded_files() -> None:
     anns = [_ann(TEXT, "CYP2C9 variants", "Limited_variation"), _ann(TEXT, "warfarin clearance",
                                                                         "Pharmacokinetic_phenotype")]
     expected_counts: Counter[str] = Counter()
-    expected = list(rel.relate_documents([_doc(TEXT, anns, _parse(TEXT, ROWS))], RULES, SCHEMA, expected_counts))
+    expected = list(relate_documents([_doc(TEXT, anns, _parse(TEXT, ROWS))], RULES, SCHEMA, expected_counts))
     counts: Counter[str] = Counter()
-    found = list(rel.relate_from_files([_doc(TEXT, anns, _parse(TEXT, ROWS))], counts, rules_path=rel.DEFAULT_RULES,
+    found = list(relate_from_files([_doc(TEXT, anns, _parse(TEXT, ROWS))], counts, rules_path=DEFAULT_RULES,
                                        schema_path=DEFAULT_SCHEMA))
     assert found == expected and counts == expected_counts
 
 
-def _sentence_entities_of(doc: Document) -> tuple[rel._Tree, list[rel._Entity], set[int]]:
-    tree = rel._Tree(doc.parses[0])
+def _sentence_entities_of(doc: Document) -> tuple[_Tree, list[_Entity], set[int]]:
+    tree = _Tree(doc.parses[0])
     ents = []
     for i, ann in enumerate(doc.annotations):
-        tokens, head = rel._align(ann, tree)
-        ents.append(rel._Entity(i, ann, ann.type, head, tokens, ann.start, ann.end))
+        tokens, head = _align(ann, tree)
+        ents.append(_Entity(i, ann, ann.type, head, tokens, ann.start, ann.end))
     ents.sort(key=lambda e: (e.annotation.sort_key(), e.index))
-    return tree, ents, rel._outer(ents)
+    return tree, ents, _outer(ents)
 
 
 def test_both_directions_at_once_are_pair_features_each_way() -> None:
@@ -720,13 +753,13 @@ def test_both_directions_at_once_are_pair_features_each_way() -> None:
     doc = _doc(text, anns, _parse(text, rows))
     tree, ents, outer = _sentence_entities_of(doc)
     assert outer == {i for i, a in enumerate(doc.annotations) if a.text != "warfarin" or a.start < 30}
-    pairs = rel._candidate_pairs(text, tree, ents, outer, ALL_RULES)
+    pairs = _candidate_pairs(text, tree, ents, outer, ALL_RULES)
     assert len(pairs) == 14  # 15 pairs, "warfarin" inside "warfarin sensitivity" overlaps it
     for a, b, f_ab, f_ba in pairs:
-        assert Counter(f_ab) == Counter(rel.pair_features(text, tree, a, b, ents, outer, ALL_RULES))
-        assert Counter(f_ba) == Counter(rel.pair_features(text, tree, b, a, ents, outer, ALL_RULES))
+        assert Counter(f_ab) == Counter(pair_features(text, tree, a, b, ents, outer, ALL_RULES))
+        assert Counter(f_ba) == Counter(pair_features(text, tree, b, a, ents, outer, ALL_RULES))
     # a scorer's type pairs leave the others unscored
-    only = rel._candidate_pairs(text, tree, ents, outer, ALL_RULES, frozenset({"Limited_variation|Phenotype"}))
+    only = _candidate_pairs(text, tree, ents, outer, ALL_RULES, frozenset({"Limited_variation|Phenotype"}))
     assert [(doc.annotations[a.index].text, doc.annotations[b.index].text) for a, b, _x, _y in only] == [
         ("CYP2C9 *3", "bleeding")]
 
@@ -743,24 +776,24 @@ def test_entities_on_the_path_between_the_arguments() -> None:
     by_text = {doc.annotations[e.index].text: e for e in ents}
 
     def feats(x: str, y: str) -> dict[str, str]:
-        found = rel.pair_features(text, tree, by_text[x], by_text[y], ents, outer, ALL_RULES)
+        found = pair_features(text, tree, by_text[x], by_text[y], ents, outer, ALL_RULES)
         return dict(f.split("=", 1) for f in found if f.split("=", 1)[0] in ("onpath", "onpath_same"))
 
     assert feats("rs1", "B") == {"onpath": "1", "onpath_same": "01"}
     assert feats("B", "rs1") == {"onpath": "1", "onpath_same": "10"}
     assert feats("rs1", "Y") == {"onpath": "0", "onpath_same": "00"}  # B is below Y, not between
-    for a, b, f_ab, f_ba in rel._candidate_pairs(text, tree, ents, outer, ALL_RULES):
-        assert Counter(f_ab) == Counter(rel.pair_features(text, tree, a, b, ents, outer, ALL_RULES))
-        assert Counter(f_ba) == Counter(rel.pair_features(text, tree, b, a, ents, outer, ALL_RULES))
+    for a, b, f_ab, f_ba in _candidate_pairs(text, tree, ents, outer, ALL_RULES):
+        assert Counter(f_ab) == Counter(pair_features(text, tree, a, b, ents, outer, ALL_RULES))
+        assert Counter(f_ba) == Counter(pair_features(text, tree, b, a, ents, outer, ALL_RULES))
 
 
 @pytest.mark.parametrize(("p_xy", "p_yx", "top_x", "n_x", "top_y", "n_y"),
                          [(0.9, 0.1, 0.0, 0, 0.95, 2), (0.3, 0.6, 0.7, 1, 0.2, 0), (0.5, 0.5, 0.5, 5, 0.5, 3)])
 def test_context_model_fast_path_is_its_features_weighted(p_xy: float, p_yx: float, top_x: float, n_x: int,
                                                           top_y: float, n_y: int) -> None:
-    feats = rel.context_features(p_xy, p_yx, top_x, n_x, top_y, n_y)
+    feats = context_features(p_xy, p_yx, top_x, n_x, top_y, n_y)
     weights = {f: (k % 7 - 3) / 5 for k, f in enumerate(sorted(feats))}
-    assert rel._context_logit(weights, p_xy, p_yx, top_x, n_x, top_y, n_y) == pytest.approx(
+    assert _context_logit(weights, p_xy, p_yx, top_x, n_x, top_y, n_y) == pytest.approx(
         sum(weights[f] * v for f, v in feats.items()))
 
 
@@ -771,34 +804,34 @@ def test_context_table_gives_the_same_float(p_xy: float, p_yx: float, top_x: flo
                                             n_y: int) -> None:
     """The table the scorer uses adds the same weights in the same order: the same float, not an approximation."""
     keys = sorted({k for args in [(0.05 * i, 0.1 * (i % 10), 0.1 * (9 - i % 10), i % 5, 0.1 * (i % 7), i % 4)
-                                  for i in range(20)] for k in rel.context_features(*args)})
+                                  for i in range(20)] for k in context_features(*args)})
     weights = {f: (k % 11 - 5) / 7 for k, f in enumerate(keys)}
-    assert rel._ContextTable(weights).logit(p_xy, p_yx, top_x, n_x, top_y, n_y) == rel._context_logit(
+    assert _ContextTable(weights).logit(p_xy, p_yx, top_x, n_x, top_y, n_y) == _context_logit(
         weights, p_xy, p_yx, top_x, n_x, top_y, n_y)
 
 
 def test_context_table_follows_changed_weights() -> None:
     weights = {"bias": 1.0}
-    assert rel._context_table(weights).logit(0.5, 0.5, 0.0, 0, 0.0, 0) == 1.0
+    assert _context_table(weights).logit(0.5, 0.5, 0.0, 0, 0.0, 0) == 1.0
     weights["bias"] = 2.0
-    assert rel._context_table(weights).logit(0.5, 0.5, 0.0, 0, 0.0, 0) == 2.0
+    assert _context_table(weights).logit(0.5, 0.5, 0.0, 0, 0.0, 0) == 2.0
 
 
 @pytest.mark.parametrize("heads", [(0,), (1, 1, 1), (1, 2, 2, 2), (2, 2, 2, 0), (3, 0, 1, 3, 3), (1, 0, 2), (2, 0, 1)])
 def test_depths_are_the_walked_depths(heads: tuple[int, ...]) -> None:
     n = len(heads)
     parse = SentenceParse(0, n, tuple((i, i + 1) for i in range(n)), heads, ("dep",) * n, ("X",) * n, ("x",) * n)
-    assert rel._depths(parse) == [rel._depth(parse, i) for i in range(n)]
+    assert _depths(parse) == [_depth(parse, i) for i in range(n)]
 
 
 def test_rule_files_follow_an_edited_rule_file(tmp_path: Path) -> None:
     """rule_files is remembered per file state (the build asks for it thousands of times), never stale."""
     path = tmp_path / "relations.yaml"
     path.write_text("version: 1\nscorer: a.json\n", encoding="utf-8")
-    assert rel.rule_files(path) == [str(path), str(tmp_path / "a.json")]
-    assert rel.rule_files(path) == [str(path), str(tmp_path / "a.json")]
+    assert rule_files(path) == [str(path), str(tmp_path / "a.json")]
+    assert rule_files(path) == [str(path), str(tmp_path / "a.json")]
     path.write_text("version: 1\nscorer: other.json\n", encoding="utf-8")
-    assert rel.rule_files(path) == [str(path), str(tmp_path / "other.json")]
+    assert rule_files(path) == [str(path), str(tmp_path / "other.json")]
     path.write_text("version: 1\n", encoding="utf-8")
-    assert rel.rule_files(path) == [str(path)]
-    assert rel.rule_files(tmp_path / "missing.yaml") == [str(tmp_path / "missing.yaml")]
+    assert rule_files(path) == [str(path)]
+    assert rule_files(tmp_path / "missing.yaml") == [str(tmp_path / "missing.yaml")]

@@ -17,9 +17,10 @@ from xml.sax.saxutils import escape
 import pytest
 
 from pipeline.documents import ConceptRelation, Document, Sentence
-from pipeline.nlp import relations as rel
 from pipeline.nlp import sentences, typemap
 from pipeline.nlp.preannotate import PreannotationConfig, load_file_sources, preannotate
+from pipeline.nlp.relations.documents import relate_documents
+from pipeline.nlp.relations.rules import DEFAULT_RULES, load_rules
 from pipeline.schema import load_schema
 from pipeline.sources import bioc_io
 from pipeline.sources.pubtator_format import read_pubtator, to_document
@@ -146,7 +147,7 @@ def test_annotation_file_relations_become_proposals_or_are_counted_with_the_pmid
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     """From a BioC XML dump through sentences, type mapping and relations; an unknown concept is never written."""
     schema = load_schema()
-    rules = rel.load_rules(rel.DEFAULT_RULES, schema)
+    rules = load_rules(DEFAULT_RULES, schema)
     (record,) = list(read_pubtator(_real(PUBTATOR_NAME)))
     source = to_document(record)
     doc = _response_doc()
@@ -161,7 +162,7 @@ def test_annotation_file_relations_become_proposals_or_are_counted_with_the_pmid
     (pre,) = list(preannotate([plain], config, counts))
     (mapped,) = list(typemap.map_documents([pre], schema, counts))
     with caplog.at_level(logging.INFO, logger="pipeline.nlp.relations"):
-        (out,) = list(rel.relate_documents([mapped], rules, schema, counts, use_rules=False))
+        (out,) = list(relate_documents([mapped], rules, schema, counts, use_rules=False))
     assert out.relations and all(r.rule and r.rule.startswith("pubtator:") for r in out.relations)
     assert counts["concept_relations"] == len(record.relations) + 1
     assert counts["concept_relations_no_mentions"] >= 1
