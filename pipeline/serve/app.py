@@ -342,7 +342,9 @@ class ServeApp:
         where = f"{collection_arg or '-'} {params.get('document') or '-'}"
         if not decision.allowed:
             log.warning("ajax %s refused for %s on %s: %s", action, who, where, decision.reason)
-            return self._say(start_response, action, decision.reason)
+            # brat's client asks to store the SVG each time its Data dialog opens (where the Suggest
+            # relations button is): a refusal shown as an error each time would be noise
+            return self._say(start_response, action, decision.reason, "comment" if action == "storeSVG" else "error")
         assert action is not None
         brat_session = RequestSession(session.sid if session else "anonymous",
                                       {"user": who, **(session.data if session else {})})

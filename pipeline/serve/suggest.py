@@ -208,6 +208,15 @@ class RelationSuggester:
         conf = load_conf(conf_path)
         return lambda type_, arg1, arg2: conf.relation_allowed(type_, ("Arg1", "Arg2"), (arg1, arg2))
 
+    def _brat_reads(self, document: Path) -> None:
+        """SuggestRefused unless brat's own reader accepts the document (the answer is built by it)."""
+        try:
+            with bound_request(read_only=True, root=self.root):
+                self.brat.modules["annotation"].TextAnnotations(str(document), read_only=True)
+        except Exception as exc:  # brat's reader raises its own classes for each kind of bad line
+            raise SuggestRefused(f"brat cannot read {document.name} as it is ({type(exc).__name__}); "
+                                 "nothing was suggested") from exc
+
     def _brat_answer(self, document: Path, edited: list[list[str]], undo: str | None) -> dict[str, Any]:
         m = self.brat.modules
         with bound_request(read_only=True, root=self.root):
@@ -253,6 +262,7 @@ class RelationSuggester:
         path = records.records_path(self.root, collection.name, document.name)
         with document_lock(self.root, document):
             _, content, doc = self._read(document)
+            self._brat_reads(document)
             seen = {records.pair_key(r["arg1"], r["arg2"]) for r in records.read_records(path)}
             _, added = suggest_relations(doc, self.resources.rules, self.resources.schema, self.resources.nlp,
                                          self._allowed(collection))
@@ -322,6 +332,7 @@ class RelationSuggester:
             if not known():
                 raise SuggestRefused("There is no relation suggestion of this document to undo.")
             _, content, doc = self._read(document)
+            self._brat_reads(document)
             try:
                 wanted = {tuple(str(x) for x in item) for item in token.get("relations", [])}
                 notes = {tuple(str(x) for x in item) for item in token.get("notes", [])}

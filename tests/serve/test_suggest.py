@@ -42,11 +42,14 @@ class Camp:
     doc: dict[str, str]  # annotator -> one of their documents
 
 
-def build_suggest_campaign(tmp: Path) -> Camp:
-    """Two annotators on one sentence (rs1045642 and myopathy pre-annotated, simvastatin not), a senior."""
-    records = [SentenceRecord(n.split("_")[0], int(n.split("_")[1]) - 1, TEXT, annotations=(
-        Annotation(((12, 21),), "Genomic_variation", "pubtator", text="rs1045642"),
-        Annotation(((43, 51),), "Disease", "pubtator", text="myopathy"))) for n in NAMES]
+PRE = (Annotation(((12, 21),), "Genomic_variation", "pubtator", text="rs1045642"),
+       Annotation(((43, 51),), "Disease", "pubtator", text="myopathy"))
+
+
+def build_suggest_campaign(tmp: Path, pre: tuple[Annotation, ...] = PRE) -> Camp:
+    """Two annotators on one sentence (by default rs1045642 and myopathy pre-annotated, simvastatin not),
+    a senior, a manager."""
+    records = [SentenceRecord(n.split("_")[0], int(n.split("_")[1]) - 1, TEXT, annotations=pre) for n in NAMES]
     coll = tmp / "coll"
     export_collection(records, coll, SCHEMA, Counter())
     roster = tmp / "roster.csv"
