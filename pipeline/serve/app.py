@@ -42,7 +42,7 @@ import time
 import urllib.parse
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipeline.brat.standoff import parse_ann
 from pipeline.campaign.documents import discard_reasons, is_done
@@ -53,7 +53,9 @@ from pipeline.serve import policy as policy_mod
 from pipeline.serve.brat_adapter import Brat, RequestSession, load_brat
 from pipeline.serve.pages import SCRIPT_DIR, render_guide, rewrite_index
 from pipeline.serve.sessions import LoginThrottled, Session, SessionStore, cookie_header, read_cookie
-from pipeline.serve.suggest import UNDO_ACTION, RelationSuggester, SuggestRefused, undo_token
+
+if TYPE_CHECKING:  # imported when serve starts: the parser and scorer behind it are heavy for other commands
+    from pipeline.serve.suggest import RelationSuggester
 
 log = logging.getLogger(__name__)
 
@@ -144,8 +146,13 @@ class ServeApp:
         self._scripts: dict[str, bytes] = {}
         self.suggester = suggester
         if suggester is None:
+            started = time.monotonic()
             try:
+                from pipeline.serve.suggest import RelationSuggester
+
                 self.suggester = RelationSuggester(self.root, self.journal, self.brat)
+                log.info("relation suggestions ready in %.1f s (spaCy and the relation code imported, scorer and "
+                         "model loaded)", time.monotonic() - started)
             except Exception:  # serve works without the button: the manager reads why in the log
                 log.exception("relation suggestions are not offered: their rules, scorer or parser did not load")
 
@@ -393,14 +400,22 @@ class ServeApp:
     def _suggestion(self, start_response: StartResponse, action: str, params: Mapping[str, str], person: Person,
                     decision: policy_mod.Decision, where: str) -> Iterable[bytes] | None:
         """Answer a press of the "Suggest relations" button (``tag``) or its undo; None: brat answers."""
-        token = undo_token(params.get("token")) if action == "undo" else None
-        if action == "undo" and (token is None or token.get("action") != UNDO_ACTION):
+        token = None
+        if action == "undo":
+            try:
+                token = json.loads(params.get("token") or "")
+            except ValueError:
+                token = None
+            token = token if isinstance(token, dict) else None
+        if action == "undo" and (token is None or token.get("action") != policy_mod.TAGGER_ID):
             if token is not None and token.get("action") == "mod_tb":  # brat's own undo of it crashes
                 return self._say(start_response, action, "brat cannot undo this change; change it back by hand.")
             return None
         if self.suggester is None:
             return self._say(start_response, action, "Relation suggestions are not available on this server.")
         assert decision.collection is not None and decision.document is not None and decision.document_key
+        from pipeline.serve.suggest import SuggestRefused
+
         try:
             if token is not None:
                 answer = self.suggester.undo(person.id, decision.collection, decision.document, decision.document_key,

@@ -61,10 +61,7 @@ TAGGER = [TAGGER_ID, "Relations", "Suggest relations", ""]
 """The tagger serve lists in ``ner_taggers``: id, name (the row's label), model (the button's label), URL
 (none: the press is answered by serve itself)."""
 UNDO_ACTION = TAGGER_ID
-"""The ``action`` of the undo token a press answers with."""
-BRAT_UNDOABLE = frozenset({"add_tb"})
-"""brat's own undo tokens that brat's ``undo`` carries out (its ``mod_tb`` one crashes: the token it
-writes lacks the ``start``/``end`` its undo reads)."""
+"""The ``action`` of the undo token a press answers with (the app reads it before importing this module)."""
 
 
 class SuggestRefused(Exception):
@@ -357,21 +354,5 @@ def _number(ident: str) -> int:
     return 0
 
 
-def undo_token(raw: str | None) -> dict[str, Any] | None:
-    """Read brat's ``undo`` token.
-
-    Args:
-        raw: The ``token`` argument as sent.
-
-    Returns:
-        The token's object, or None when it is not a JSON object.
-    """
-    try:
-        value = json.loads(raw or "")
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
-
-
-__all__ = ["BRAT_UNDOABLE", "TAGGER", "UNDO_ACTION", "Answer", "RelationSuggester", "Resources", "SuggestRefused",
-           "load_resources", "undo_token"]
+__all__ = ["TAGGER", "UNDO_ACTION", "Answer", "RelationSuggester", "Resources", "SuggestRefused",
+           "load_resources"]
