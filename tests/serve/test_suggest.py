@@ -244,3 +244,16 @@ def test_read_only_document_refuses_the_press(camp: Camp) -> None:
     assert reply.refused and "read-only" in reply.messages[0]
     assert tree_digest(camp.root) == digest
     assert read_document(camp.root / "phase1" / "alice" / f"{camp.doc['alice']}.txt")[0].relations == []
+
+
+def test_review_finalize_and_release_never_read_the_records() -> None:
+    """Only serve (writing) and status (counting) know the records: the corpus steps do not import them."""
+    import pipeline.campaign as campaign_pkg
+
+    base = Path(campaign_pkg.__file__).parent
+    readers = sorted(p.name for p in base.glob("*.py") if p.name != "suggestions.py" and any(
+        needle in p.read_text(encoding="utf-8") for needle in ("campaign.suggestions", "SUGGESTIONS_DIR",
+                                                               '"suggestions"')))
+    assert readers == ["status.py"]
+    for name in ("review.py", "finalize.py", "release.py", "release_data.py", "publish.py", "merge.py"):
+        assert "SUGGESTIONS_DIR" not in (base / name).read_text(encoding="utf-8")
