@@ -135,8 +135,7 @@ def read_records(path: Path) -> list[dict[str, Any]]:
         path: The records file (missing: none).
 
     Returns:
-        The suggestion lines, in file order, with ``arg1``/``arg2`` as
-            [`Argument`][pipeline.campaign.suggestions.Argument] tuples.
+        The suggestion lines, in file order, with ``arg1``/``arg2`` as ``(fragments, type)`` tuples.
     """
     try:
         raw = path.read_text(encoding="utf-8")

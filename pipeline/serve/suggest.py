@@ -36,6 +36,7 @@ import hashlib
 import json
 import logging
 import resource
+import threading
 import time
 import uuid
 from collections.abc import Mapping
@@ -156,6 +157,7 @@ class RelationSuggester:
         self.journal = journal
         self.brat = brat
         self.resources = resources or load_resources()
+        self._model_lock = threading.Lock()  # one spaCy pipeline shared by waitress's threads
 
     @property
     def version(self) -> str:
@@ -261,8 +263,10 @@ class RelationSuggester:
             _, content, doc = self._read(document)
             self._brat_reads(document)
             seen = {records.pair_key(r["arg1"], r["arg2"]) for r in records.read_records(path)}
-            _, added = suggest_relations(doc, self.resources.rules, self.resources.schema, self.resources.nlp,
-                                         self._allowed(collection))
+            allowed = self._allowed(collection)
+            with self._model_lock:
+                _, added = suggest_relations(doc, self.resources.rules, self.resources.schema, self.resources.nlp,
+                                             allowed)
             by_id = {t.id: t for t in doc.textbounds}
             fresh = []
             for s in added:
