@@ -9,12 +9,11 @@ A log line is ``{"action", "document", "person", "sha256", "size", "time"}``: ``
 campaign-relative name without extension ([`document_key`][pipeline.campaign.locks.document_key]),
 ``time`` seconds since the epoch (UTC), ``action`` what wrote it (a brat action such as ``createSpan``,
 ``restore``, ...); a write made by relation suggestions (brat's ``tag`` and its undo) also has
-``scorer``, the version of the relation scorer that made them. The object is written (beside, flushed,
-linked: never overwritten) *before* its log line, so every line names an object that exists. Lines are
+``scorer``, the version of the relation scorer that made them.  The object is written (beside, flushed,
+linked: never overwritten) *before* its log line, so every line names an object that exists.  Lines are
 appended with ``O_APPEND`` under an exclusive ``flock`` of the log and flushed before the lock is
 released: writers in several threads or processes never interleave or tear a line, and a line that is in
-the file is on disk. The journal is
-append-only: nothing here rewrites or removes a line or an object.
+the file is on disk.  The journal is append-only: nothing here rewrites or removes a line or an object.
 """
 
 from __future__ import annotations
