@@ -108,19 +108,37 @@ class Edits:
         return Edits(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})
 
     def as_dict(self) -> dict[str, int]:
-        """Return every count by field name, then ``entity_edits``, ``relation_edits`` and ``total``."""
+        """List the counts.
+
+        Returns:
+            Every count by field name, then ``entity_edits``, ``relation_edits`` and ``total``.
+        """
         counts = {f.name: getattr(self, f.name) for f in fields(self)}
         counts.update(entity_edits=self.entity_edits, relation_edits=self.relation_edits, total=self.total)
         return counts
 
 
 def base_type(type_: str) -> str:
-    """Return a type without the ``Disputed_`` prefix (the type itself when it has none)."""
+    """Strip the ``Disputed_`` prefix.
+
+    Args:
+        type_: An entity or relation type.
+
+    Returns:
+        The type without the prefix (the type itself when it has none).
+    """
     return type_[len(DISPUTED_PREFIX):] if type_.startswith(DISPUTED_PREFIX) else type_
 
 
 def id_order(ident: str) -> tuple[str, int, str]:
-    """Sort key of a brat id: by its prefix, then its number (``T2`` before ``T10``), then as written."""
+    """Give the sort key of a brat id.
+
+    Args:
+        ident: A brat id (``T2``).
+
+    Returns:
+        A key ordering ids by prefix, then number (``T2`` before ``T10``), then as written.
+    """
     m = _ID_NUMBER.match(ident)
     if m is None:
         return (ident, -1, ident)
