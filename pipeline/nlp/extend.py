@@ -17,6 +17,10 @@ looks around each key entity's syntactic head for ontology terms.  Rules
   mutation");
 * ``linker:<lemma>``: through a linker of the class ("warfarin-**induced**
   bleeding", "bleeding **induced by** warfarin", "EGFR-**mutated** NSCLC");
+* ``linker:<lemma>+effect``: the effect of a drug-linked drug phenotype, an
+  entity of its own too ("bleeding" in "warfarin-induced bleeding"; a key entity
+  of exactly its span, the disease "anemia" of "ribavirin-induced anemia", is
+  replaced by it);
 * ``governs:<label>``: down to the key's own dependents ("**mutant** p53");
 * other key entities acting as the term (``term_entities``: "EGFR-mutated
   NSCLC", "ABCB1 C3435T");
@@ -472,6 +476,7 @@ def _extend_sentence(
             found.append(c)
     found = _merge_variants(sdoc, found, counts)
     found = _drop_subsumed(found, counts)
+    found = found + _induced_effects(sdoc, found, ontology, counts)
 
     composites: list[Annotation] = list(suffix_composites)
     absorbed: set[Annotation] = set()
@@ -486,7 +491,8 @@ def _extend_sentence(
                 text=" ".join(stext[s:e] for s, e in c.fragments),
                 ontology_class=c.cls.name,
                 rule=c.rule,
-                key=c.key.annotation.fragments,
+                # the effect lies outside its key entity: like a short form, it has none
+                key=None if c.rule.endswith(_EFFECT_SUFFIX) else c.key.annotation.fragments,
             )
         )
         counts["composites"] += 1
@@ -494,6 +500,12 @@ def _extend_sentence(
         if len(frags) > 1:
             counts["composites_discontiguous"] += 1
         covered.update(range(c.occurrence.start, c.occurrence.end))
+        if c.rule.endswith(_EFFECT_SUFFIX):
+            # The effect replaces the key entity it is made of ("anemia" in "ribavirin-induced anemia").
+            for k in aligned:
+                if k.annotation.fragments == frags and k.annotation not in absorbed:
+                    counts[f"absorbed_{k.type}"] += 1
+                    absorbed.add(k.annotation)
         if c.cls.absorbs:
             for k in aligned:
                 if k.type in c.cls.absorbs and _inside(k.annotation.fragments, frags):
@@ -589,6 +601,59 @@ def _merge_variants(sdoc: Doc, found: list[_Composite], counts: Counter[str]) ->
         span = ((merged[0][0], merged[0][1]),)
         out.append(_Composite(first.cls, first.rule + "+merged", first.key, first.occurrence, span))
         counts["composites_merged"] += 1
+    return out
+
+
+_EFFECT_SUFFIX = "+effect"
+#: Tokens that never begin or end the effect part of a linker composite.
+_EFFECT_TRIM = frozenset({"-", "by", "of", "the", "a", "an"})
+
+
+def _induced_effects(sdoc: Doc, found: list[_Composite], ontology: Ontology, counts: Counter[str]
+                     ) -> list[_Composite]:
+    """The effect of a drug-linked composite, as an entity of its own.
+
+    A drug phenotype made through a linker ("ribavirin-induced anemia", "ethanol-induced liver injury",
+    "hydrogen peroxide-induced p53 activity", "bleeding induced by warfarin") names an effect that is a drug
+    phenotype on its own too: PGxCorpus annotates both the whole and the effect.  The effect is the
+    composite's words on the term's side of the linker, with the composite's class (rule
+    ``linker:<lemma>+effect``, no ``key``: the drug lies outside it); a key entity with exactly its span
+    (the disease "anemia") is replaced by it.  Only for Chemical keys and classes under ``Pharmacodynamic``.
+    """
+    out: list[_Composite] = []
+    if "Pharmacodynamic" not in ontology.classes:
+        return out
+    for c in found:
+        if not c.rule.startswith("linker:") or c.key.type != "Chemical" or not ontology.is_a(c.cls.name,
+                                                                                            "Pharmacodynamic"):
+            continue
+        lemma = c.rule.split(":", 1)[1].split("+", 1)[0]
+        tokens = [t.i for t in sdoc if any(s <= t.idx and t.idx + len(t.text) <= e for s, e in c.fragments)]
+        linkers = [i for i in tokens
+                   if lemma in _linker_forms(sdoc[i]) and not c.occurrence.start <= i < c.occurrence.end]
+        if not linkers:
+            continue
+        if c.occurrence.start > linkers[-1]:
+            part = [i for i in tokens if i > linkers[-1]]
+        else:
+            part = [i for i in tokens if i < linkers[0]]
+        while part and (sdoc[part[0]].is_punct or sdoc[part[0]].lower_ in _EFFECT_TRIM):
+            part.pop(0)
+        while part and (sdoc[part[-1]].is_punct or sdoc[part[-1]].lower_ in _EFFECT_TRIM):
+            part.pop()
+        if not part or not c.occurrence.start >= part[0] or not c.occurrence.end - 1 <= part[-1]:
+            continue
+        if any(i in c.key.tokens for i in part):
+            continue
+        runs: list[list[int]] = []
+        for i in part:
+            if runs and runs[-1][-1] == i - 1:
+                runs[-1].append(i)
+            else:
+                runs.append([i])
+        frags = tuple((sdoc[r[0]].idx, sdoc[r[-1]].idx + len(sdoc[r[-1]].text)) for r in runs)
+        out.append(_Composite(c.cls, c.rule + _EFFECT_SUFFIX, c.key, c.occurrence, frags))
+        counts["composites_effect"] += 1
     return out
 
 

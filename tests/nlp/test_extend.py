@@ -79,9 +79,11 @@ CASES = [
      [("GeneFunction", "CYP2D6 activity", 1, "compound"), ("Metabolism", "Tamoxifen's metabolism", 1, "poss")]),
     # linkers, both word orders
     ("Warfarin-induced bleeding was frequent.", [("Warfarin", "Chemical")],
-     [("DrugToxicity", "Warfarin-induced bleeding", 1, "linker:induce")]),
+     [("DrugToxicity", "Warfarin-induced bleeding", 1, "linker:induce"),
+      ("DrugToxicity", "bleeding", 1, "linker:induce+effect")]),
     ("Bleeding induced by warfarin was frequent.", [("warfarin", "Chemical")],
-     [("DrugToxicity", "Bleeding induced by warfarin", 1, "linker:induce")]),
+     [("DrugToxicity", "Bleeding induced by warfarin", 1, "linker:induce"),
+      ("DrugToxicity", "Bleeding", 1, "linker:induce+effect")]),
     # the term is a dependent of the key
     ("Mutant p53 was detected in tumours.", [("p53", "Gene")], [("Mutation", "Mutant p53", 1, "governs:amod")]),
     # a key entity as term, and a nested chain
@@ -109,6 +111,7 @@ CASES = [
     ("Carbamazepine-induced Stevens-Johnson syndrome is associated with HLA-B*15:02.",
      [("Carbamazepine", "Chemical"), ("Stevens-Johnson syndrome", "Disease"), ("HLA-B", "Gene")],
      [("AdverseEvent", "Carbamazepine-induced Stevens-Johnson syndrome", 1, "linker:induce"),
+      ("AdverseEvent", "Stevens-Johnson syndrome", 1, "linker:induce+effect"),
       ("Haplotype", "HLA-B*15:02", 1, "suffix:star_allele")]),
     # coordinated modifiers parsed as conjuncts of their shared head noun
     ("We assessed the association between CYP2C9 and SLCO1B1 polymorphisms and the metabolism of nateglinide.",
@@ -135,7 +138,7 @@ def test_rules(text: str, keys: list[tuple[str, str]], expected: list[tuple[str,
         if a.source != "ontology":
             continue
         assert a.ontology_class == a.type and a.text == a.covered(text)
-        if a.rule == "standalone":
+        if a.rule == "standalone" or a.rule.endswith("+effect"):
             assert a.key is None
         else:
             # the key entity's fragments lie inside the composite's
@@ -217,6 +220,19 @@ def test_disease_subtype_replaces_the_bare_disease(onto: Ontology, nlp: Language
     (out,), counts = _run([_doc(text, [("colorectal cancer", "Disease")])], onto, nlp)
     assert [(a.type, a.covered(text)) for a in out.annotations] == [("DiseaseSubtype", "metastatic colorectal cancer")]
     assert counts["absorbed_Disease"] == 1
+
+
+def test_drug_induced_effect_replaces_the_disease_it_names(onto: Ontology, nlp: Language) -> None:
+    text = "Ribavirin-induced anemia was frequent."
+    (out,), counts = _run([_doc(text, [("Ribavirin", "Chemical"), ("anemia", "Disease")])], onto, nlp)
+    assert [(a.type, a.covered(text)) for a in out.annotations if a.covered(text) == "anemia"] == [
+        ("AdverseEvent", "anemia")]
+    assert counts["composites_effect"] == 1 and counts["absorbed_Disease"] == 1
+
+
+def test_gene_linked_composite_has_no_separate_effect(onto: Ontology, nlp: Language) -> None:
+    (out,), counts = _run([_doc("TNF-mediated expression was high.", [("TNF", "Gene")])], onto, nlp)
+    assert counts["composites_effect"] == 0
 
 
 def test_genotype_notation_typed_gene_acts_as_variant(onto: Ontology, nlp: Language) -> None:
