@@ -230,6 +230,12 @@ def test_drug_induced_effect_replaces_the_disease_it_names(onto: Ontology, nlp: 
     assert counts["composites_effect"] == 1 and counts["absorbed_Disease"] == 1
 
 
+def test_a_chemical_in_a_body_fluid_is_its_level(onto: Ontology, nlp: Language) -> None:
+    text = "Serum calcium was measured."
+    (out,), _ = _run([_doc(text, [("calcium", "Chemical")])], onto, nlp)
+    assert _composites(out) == [("BodyFluidLevel", "Serum calcium", 1, "governs:compound")]
+
+
 def test_gene_linked_composite_has_no_separate_effect(onto: Ontology, nlp: Language) -> None:
     (out,), counts = _run([_doc("TNF-mediated expression was high.", [("TNF", "Gene")])], onto, nlp)
     assert counts["composites_effect"] == 0
