@@ -17,6 +17,9 @@ looks around each key entity's syntactic head for ontology terms.  Rules
   mutation");
 * ``linker:<lemma>``: through a linker of the class ("warfarin-**induced**
   bleeding", "bleeding **induced by** warfarin", "EGFR-**mutated** NSCLC");
+* ``<rule>+both``: a term that key entities on either side extend is one
+  composite with both ("TNF-alpha-mediated expression of VCAM-1", "COMT
+  inhibition by entacapone"), replacing the left key's composite;
 * ``linker:<lemma>+effect``: the effect of a drug-linked drug phenotype, an
   entity of its own too ("bleeding" in "warfarin-induced bleeding"; a key entity
   of exactly its span, the disease "anemia" of "ribavirin-induced anemia", is
@@ -476,6 +479,12 @@ def _extend_sentence(
             found.append(c)
     found = _merge_variants(sdoc, found, counts)
     found = _drop_subsumed(found, counts)
+    both = _both_sides(sdoc, found, counts)
+    if both:
+        # the union replaces the composite of the key on the left, which ends inside the phrase
+        lefts = {id(c) for c in found for u in both
+                 if c.occurrence == u.occurrence and c.key.tokens[-1] < u.occurrence.start}
+        found = [c for c in found if id(c) not in lefts] + both
     found = found + _induced_effects(sdoc, found, ontology, counts)
 
     composites: list[Annotation] = list(suffix_composites)
@@ -601,6 +610,40 @@ def _merge_variants(sdoc: Doc, found: list[_Composite], counts: Counter[str]) ->
         span = ((merged[0][0], merged[0][1]),)
         out.append(_Composite(first.cls, first.rule + "+merged", first.key, first.occurrence, span))
         counts["composites_merged"] += 1
+    return out
+
+
+_BOTH_SUFFIX = "+both"
+
+
+def _both_sides(sdoc: Doc, found: list[_Composite], counts: Counter[str]) -> list[_Composite]:
+    """One composite for a term that two key entities extend from either side.
+
+    "TNF-alpha-mediated expression of VCAM-1", "COX-2 inhibitory effects of celecoxib", "COMT inhibition by
+    entacapone": one key before the term and another after it each make a composite with the same term
+    occurrence; the phenotype is the whole phrase, both keys included.  The two are united when their words
+    make one contiguous run; the class and key are those of the composite whose key is a Chemical (a drug
+    phenotype), else of the one on the left (rule ``<rule>+both``).  The caller drops the left key's
+    composite, which ends inside the phrase; the right one ("expression of VCAM-1") stays.
+    """
+    out: list[_Composite] = []
+    by_occ: dict[_Occurrence, list[_Composite]] = {}
+    for c in found:
+        if c.occurrence.words is not None:
+            by_occ.setdefault(c.occurrence, []).append(c)
+    for occ, group in by_occ.items():
+        left = [c for c in group if c.key.tokens[-1] < occ.start and len(c.fragments) == 1]
+        right = [c for c in group if c.key.tokens[0] >= occ.end and len(c.fragments) == 1]
+        for a in left:
+            for b in right:
+                (s1, e1), (s2, e2) = a.fragments[0], b.fragments[0]
+                if s2 > e1 + 1 and sdoc.text[e1:s2].strip():
+                    continue  # words of neither lie between them
+                if s2 < s1 or e2 < e1:
+                    continue
+                main = b if b.key.type == "Chemical" and a.key.type != "Chemical" else a
+                out.append(_Composite(main.cls, main.rule + _BOTH_SUFFIX, main.key, occ, ((s1, e2),)))
+                counts["composites_both"] += 1
     return out
 
 

@@ -230,6 +230,22 @@ def test_drug_induced_effect_replaces_the_disease_it_names(onto: Ontology, nlp: 
     assert counts["composites_effect"] == 1 and counts["absorbed_Disease"] == 1
 
 
+@pytest.mark.parametrize(("text", "keys", "expected"), [
+    ("COMT inhibition by entacapone was measured.", [("COMT", "Gene"), ("entacapone", "Chemical")],
+     [("DrugResponse", "COMT inhibition by entacapone", 1, "prep:by+both"),
+      ("DrugResponse", "inhibition by entacapone", 1, "prep:by")]),
+    ("TNF-alpha-mediated expression of VCAM-1 was high.", [("TNF-alpha", "Gene"), ("VCAM-1", "Gene")],
+     [("GeneFunction", "TNF-alpha-mediated expression of VCAM-1", 1, "linker:mediate+both"),
+      ("GeneFunction", "expression of VCAM-1", 1, "prep:of")]),
+])
+def test_a_term_extended_from_both_sides_is_one_composite(text: str, keys: list[tuple[str, str]],
+                                                          expected: list[tuple[str, str, int, str]],
+                                                          onto: Ontology, nlp: Language) -> None:
+    (out,), counts = _run([_doc(text, keys)], onto, nlp)
+    assert _composites(out) == expected
+    assert counts["composites_both"] == 1
+
+
 def test_a_chemical_in_a_body_fluid_is_its_level(onto: Ontology, nlp: Language) -> None:
     text = "Serum calcium was measured."
     (out,), _ = _run([_doc(text, [("calcium", "Chemical")])], onto, nlp)
