@@ -56,7 +56,8 @@ after the key belongs to it; qualifiers of the class on the term's left
 entity itself is kept (nested), except where the class ``absorbs`` its type
 (a variant annotated together with its gene).  Of two composites on the same
 term occurrence where one covers the other, the larger is kept.  A composite
-longer than [`MAX_SPAN_TOKENS`][pipeline.nlp.extend.MAX_SPAN_TOKENS] tokens is a parse accident and dropped.
+with more than [`MAX_SPAN_TOKENS`][pipeline.nlp.extend.MAX_SPAN_TOKENS] tokens outside its key entity
+(first to last) is a parse accident and dropped.
 
 Offsets: the input and output annotations are document-relative half-open
 character spans (``Document`` convention); composites record their key
@@ -105,7 +106,7 @@ MAX_CHARS = 5000
 MAX_HOPS = 3
 """Hops up the head chain through noun modifiers when looking for a term."""
 MAX_SPAN_TOKENS = 12
-"""A composite spanning more tokens than this (first to last) is a parse accident, not an entity."""
+"""A composite spanning more tokens than this (first to last) outside its key entity is a parse accident."""
 #: Dependency labels of a noun-modifier chain the search may climb through.
 _CHAIN_DEPS = frozenset({"compound", "nmod", "amod", "npadvmod", "nummod", "dep"})
 _CHAIN_POS = frozenset({"NOUN", "PROPN", "ADJ", "NUM", "X", "SYM", "VERB"})
@@ -994,7 +995,9 @@ def _emit(
         return
     first = sdoc.char_span(frags[0][0], frags[0][1], alignment_mode="expand")
     last = sdoc.char_span(frags[-1][0], frags[-1][1], alignment_mode="expand")
-    if first is not None and last is not None and last.end - first.start > MAX_SPAN_TOKENS:
+    # A long key entity ("3-hydroxy-3-methylglutaryl-coenzyme A reductase", nine tokens) is no parse
+    # accident: only the composite's tokens outside its key entity count against the limit.
+    if first is not None and last is not None and last.end - first.start - len(key.tokens) > MAX_SPAN_TOKENS:
         counts["composites_too_long"] += 1
         return
     found.append(_Composite(cls, rule, key, occ, frags))

@@ -246,6 +246,15 @@ def test_a_term_extended_from_both_sides_is_one_composite(text: str, keys: list[
     assert counts["composites_both"] == 1
 
 
+def test_a_long_key_entity_does_not_make_its_composite_too_long(onto: Ontology, nlp: Language) -> None:
+    text = "Polymorphisms in 3-hydroxy-3-methylglutaryl-coenzyme A reductase ( HMGCR ) were studied."
+    keys = [("3-hydroxy-3-methylglutaryl-coenzyme A reductase", "Gene"), ("HMGCR", "Gene")]
+    (out,), counts = _run([_doc(text, keys)], onto, nlp)
+    assert ("Polymorphism", "Polymorphisms in 3-hydroxy-3-methylglutaryl-coenzyme A reductase ( HMGCR )", 1,
+            "prep:in") in _composites(out)
+    assert counts["composites_too_long"] == 0
+
+
 def test_a_chemical_in_a_body_fluid_is_its_level(onto: Ontology, nlp: Language) -> None:
     text = "Serum calcium was measured."
     (out,), _ = _run([_doc(text, [("calcium", "Chemical")])], onto, nlp)
