@@ -34,7 +34,8 @@ looks around each key entity's syntactic head for ontology terms.  Rules
 * ``suffix:<rule>``: text right after a key (``suffix_rules``: "CYP2D6*4",
   "CYP2C9*1, *2 and *3", "HLA-DR 7");
 * ``standalone``: terms of ``standalone`` classes outside any composite and
-  any key entity ("poor metabolizers", "adverse drug reactions");
+  any key entity ("poor metabolizers", "adverse drug reactions"), or holding
+  key entities strictly inside ("tumor growth" around the disease "tumor");
 * short forms: an entity, key or composite, of a parsed sentence written right
   before a parenthesised short form that its source left untagged ("superoxide
   dismutase ( SOD )", "Norepinephrine ( NE )") gives the short form the same
@@ -526,7 +527,13 @@ def _extend_sentence(
     standalone: list[Annotation] = []
     key_tokens = {i for k in aligned for i in k.tokens}
     for occ in term_occurrences:
-        if occ.words is None or occ.start in covered or any(i in key_tokens for i in range(occ.start, occ.end)):
+        if occ.words is None or occ.start in covered:
+            continue
+        # A key entity crossing the term or equal to it says what the words are; one strictly inside
+        # the term is a part of it ("tumor" in "tumor growth").
+        if any(i in key_tokens for i in range(occ.start, occ.end)) and not all(
+                set(k.tokens) <= set(range(occ.start, occ.end)) and len(k.tokens) < occ.end - occ.start
+                for k in aligned if set(k.tokens) & set(range(occ.start, occ.end))):
             continue
         cls = next((c for c in ontology.classes_for_term(occ.words) if c.standalone), None)
         if cls is None:

@@ -255,6 +255,13 @@ def test_a_long_key_entity_does_not_make_its_composite_too_long(onto: Ontology, 
     assert counts["composites_too_long"] == 0
 
 
+def test_a_standalone_term_takes_a_key_entity_inside_it(onto: Ontology, nlp: Language) -> None:
+    text = "Tumor growth was slower, and tumor was smaller."
+    (out,), _ = _run([_doc(text, [("Tumor", "Disease"), ("tumor", "Disease")])], onto, nlp)
+    assert _composites(out) == [("CellularPhenotype", "Tumor growth", 1, "standalone")]
+    assert sorted(a.covered(text) for a in out.annotations if a.source != "ontology") == ["Tumor", "tumor"]
+
+
 def test_a_chemical_in_a_body_fluid_is_its_level(onto: Ontology, nlp: Language) -> None:
     text = "Serum calcium was measured."
     (out,), _ = _run([_doc(text, [("calcium", "Chemical")])], onto, nlp)
