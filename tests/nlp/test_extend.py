@@ -124,6 +124,9 @@ CASES = [
      [("Transcript", "COX-2 mRNA", 1, "nmod+sibling"), ("GeneFunction", "COX-2 mRNA suppression", 1, "nmod")]),
     # hyphenated multiword terms match spaCy's split tokens
     ("Progression-free survival was longer.", [], [("ClinicalTrait", "Progression-free survival", 1, "standalone")]),
+    # taking a substance is a behaviour (a phenotype), not a disorder
+    ("Nicotine self-administration was reduced in the mutant mice.", [("Nicotine", "Chemical")],
+     [("SubstanceUseBehavior", "Nicotine self-administration", 1, "compound")]),
     # no ontology term near the key: nothing
     ("Warfarin was given to all patients.", [("Warfarin", "Chemical")], []),
 ]
