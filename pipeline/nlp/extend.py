@@ -30,7 +30,10 @@ looks around each key entity's syntactic head for ontology terms.  Rules
 * ``compound+shared``: coordinated modifiers the parser made conjuncts of
   their shared head ("CYP2C9 and SLCO1B1 polymorphisms");
 * ``<label>+sibling``: a term right after the key, both modifying the same
-  noun in a flat parse ("COX-2 mRNA suppression" gives "COX-2 mRNA");
+  noun in a flat parse ("COX-2 mRNA suppression" gives "COX-2 mRNA"), or the
+  term modifying a noun modifier of that noun ("MGMT promotor methylation
+  status" gives "MGMT promotor"); the term may be the shorter one a longer
+  term starts with ("5-HTT mRNA levels" gives "5-HTT mRNA");
 * ``suffix:<rule>``: text right after a key (``suffix_rules``: "CYP2D6*4",
   "CYP2C9*1, *2 and *3", "HLA-DR 7");
 * ``standalone``: terms of ``standalone`` classes outside any composite and
@@ -450,11 +453,19 @@ def _extend_sentence(
                 counts["composites_discontiguous"] += 1
     occ_at: dict[int, _Occurrence] = {}
     term_occurrences: list[_Occurrence] = []
+    prefix_at: dict[int, _Occurrence] = {}
     for start, end, words in ontology.match_terms(forms):
         occ = _Occurrence(start, end, _anchor(sdoc, start, end), words)
         term_occurrences.append(occ)
         for i in range(start, end):
             occ_at[i] = occ
+        if end - start > 1:
+            # The shorter term a longer one starts with ("mRNA" in "mRNA level"): what a key right
+            # before it may make in a flat parse ("5-HTT mRNA levels" holds "5-HTT mRNA").
+            inner = ontology.match_terms(forms[start : end - 1])
+            if inner and inner[0][0] == 0:
+                _s, e, w = inner[0]
+                prefix_at[start] = _Occurrence(start, start + e, _anchor(sdoc, start, start + e), w)
     aligned: list[_Key] = []
     for a in keys:
         ktype = ontology.key_type(a.type, a.covered(text))
@@ -471,7 +482,7 @@ def _extend_sentence(
 
     found: list[_Composite] = []
     for k in aligned:
-        hits = _search(sdoc, k, ontology, occ_at, entity_at, counts)
+        hits = _search(sdoc, k, ontology, occ_at, entity_at, counts, prefix_at)
         if not hits and k.annotation not in suffixed:
             hits = _adjacent(sdoc, k, ontology, occ_at, counts)
         for c in hits:
@@ -769,6 +780,7 @@ def _search(
     occ_at: dict[int, _Occurrence],
     entity_at: dict[int, list[_Occurrence]],
     counts: Counter[str],
+    prefix_at: dict[int, _Occurrence] | None = None,
 ) -> list[_Composite]:
     found: list[_Composite] = []
     keyset = set(key.tokens)
@@ -778,6 +790,8 @@ def _search(
         i for i in reversed(key.tokens) if i != key.head and sdoc[i].head.i != i and sdoc[i].head.i not in keyset
     ]
     _sibling(sdoc, key, ontology, occ_at, counts, found)
+    if prefix_at and not found:
+        _sibling(sdoc, key, ontology, prefix_at, counts, found)
     for start in exits:
         before = len(found)
         _climb(sdoc, key, start, ontology, occ_at, entity_at, counts, found)
@@ -895,14 +909,21 @@ def _sibling(
     counts: Counter[str],
     found: list[_Composite],
 ) -> None:
-    """A term right after the key, both modifying the same noun (flat parse of "COX-2 mRNA suppression")."""
+    """A term right after the key, both modifying the same noun (flat "COX-2 mRNA suppression") or one before it."""
     head = sdoc[key.head]
     nxt = key.tokens[-1] + 1
     occ = occ_at.get(nxt)
     if occ is None or occ.start != nxt or occ.words is None or head.head.i == head.i:
         return
     anchor = sdoc[occ.anchor]
-    if anchor.head.i != head.head.i or anchor.i == head.head.i or anchor.dep_ not in ("compound", "amod", "nmod"):
+    # The term modifies the key's head noun, or a noun modifier of it standing before that head ("MGMT
+    # promotor methylation status": "promotor" modifies "methylation", which modifies "status").
+    between = anchor.head
+    if anchor.i == head.head.i or anchor.dep_ not in ("compound", "amod", "nmod"):
+        return
+    if anchor.head.i != head.head.i and not (
+            between.head.i == head.head.i and anchor.i < between.i < head.head.i
+            and between.dep_ in ("compound", "nmod")):
         return
     cls = _pick(ontology, occ, key, head.dep_)
     if cls is not None:

@@ -122,6 +122,13 @@ CASES = [
     # key and term both modifying the same noun (flat parse), then nesting into the larger composite
     ("The COX-2 mRNA suppression was strong.", [("COX-2", "Gene")],
      [("Transcript", "COX-2 mRNA", 1, "nmod+sibling"), ("GeneFunction", "COX-2 mRNA suppression", 1, "nmod")]),
+    # the shorter term a longer one starts with ("mRNA" of "mRNA level") nests in a flat parse
+    ("The 5-HTT mRNA levels were low.", [("5-HTT", "Gene")],
+     [("Transcript", "5-HTT mRNA", 1, "nmod+sibling"), ("GeneFunction", "5-HTT mRNA levels", 1, "nmod")]),
+    # a term modifying a noun modifier of the key's head ("promotor" -> "methylation" -> "status")
+    ("We measured MGMT promotor methylation status in tumors.", [("MGMT", "Gene")],
+     [("GenomicRegion", "MGMT promotor", 1, "compound+sibling"),
+      ("GeneFunction", "MGMT promotor methylation status", 1, "compound")]),
     # hyphenated multiword terms match spaCy's split tokens
     ("Progression-free survival was longer.", [], [("ClinicalTrait", "Progression-free survival", 1, "standalone")]),
     # taking a substance is a behaviour (a phenotype), not a disorder
