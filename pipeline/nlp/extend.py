@@ -36,6 +36,8 @@ looks around each key entity's syntactic head for ontology terms.  Rules
   term starts with ("5-HTT mRNA levels" gives "5-HTT mRNA");
 * ``suffix:<rule>``: text right after a key (``suffix_rules``: "CYP2D6*4",
   "CYP2C9*1, *2 and *3", "HLA-DR 7");
+* standalone drug terms ("statins", "NRTIs") are Chemical keys of the search
+  too ("response to statins"), their own standalone annotation the key;
 * ``standalone``: terms of ``standalone`` classes outside any composite and
   any key entity ("poor metabolizers", "adverse drug reactions"), or holding
   key entities strictly inside ("tumor growth" around the disease "tumor");
@@ -474,6 +476,7 @@ def _extend_sentence(
         k = _align(sdoc, stext, a, offset, ktype, counts)
         if k is not None:
             aligned.append(k)
+    aligned.extend(_drug_class_keys(sdoc, offset, term_occurrences, aligned, ontology))
     entity_at: dict[int, list[_Occurrence]] = {}
     for k in aligned:
         occ = _Occurrence(k.tokens[0], k.tokens[-1] + 1, k.head, None, k.type)
@@ -536,7 +539,7 @@ def _extend_sentence(
                     absorbed.add(k.annotation)
 
     standalone: list[Annotation] = []
-    key_tokens = {i for k in aligned for i in k.tokens}
+    key_tokens = {i for k in aligned if k.annotation.source != "ontology" for i in k.tokens}
     for occ in term_occurrences:
         if occ.words is None or occ.start in covered:
             continue
@@ -556,6 +559,31 @@ def _extend_sentence(
         )
         counts[f"standalone_{cls.name}"] += 1
     return composites, standalone, absorbed
+
+
+def _drug_class_keys(sdoc: Doc, offset: int, occurrences: Sequence[_Occurrence], aligned: Sequence[_Key],
+                     ontology: Ontology) -> list[_Key]:
+    """Standalone drug terms ("statins", "NRTIs", "antidepressant") as Chemical keys of the search.
+
+    A pharmacological class is a chemical (its standalone entity is typed so); what a drug makes with the
+    words around it, a class makes too ("response to statins", "resistance to NRTIs").  The key is the
+    term's own standalone annotation (source ``ontology``), so it is never a key entity of the document;
+    terms overlapping a key entity are left to it.
+    """
+    taken = {i for k in aligned for i in k.tokens}
+    out: list[_Key] = []
+    for occ in occurrences:
+        if occ.words is None or any(i in taken for i in range(occ.start, occ.end)):
+            continue
+        cls = next((c for c in ontology.classes_for_term(occ.words)
+                    if c.standalone and ontology.is_a(c.name, "Drug")), None)
+        if cls is None:
+            continue
+        s, e = sdoc[occ.start].idx, sdoc[occ.end - 1].idx + len(sdoc[occ.end - 1].text)
+        ann = Annotation(((s + offset, e + offset),), cls.name, "ontology", text=sdoc.text[s:e],
+                         ontology_class=cls.name, rule="standalone")
+        out.append(_Key(ann, "Chemical", tuple(range(occ.start, occ.end)), occ.anchor, None))
+    return out
 
 
 def _suffixes(key: Annotation, ontology: Ontology, text: str, limit: int) -> list[Annotation]:

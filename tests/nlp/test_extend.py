@@ -134,6 +134,9 @@ CASES = [
     # taking a substance is a behaviour (a phenotype), not a disorder
     ("Nicotine self-administration was reduced in the mutant mice.", [("Nicotine", "Chemical")],
      [("SubstanceUseBehavior", "Nicotine self-administration", 1, "compound")]),
+    # a standalone drug class is a Chemical key of the search
+    ("The response to statins was poor.", [],
+     [("DrugClassName", "statins", 1, "standalone"), ("DrugResponse", "response to statins", 1, "prep:to")]),
     # no ontology term near the key: nothing
     ("Warfarin was given to all patients.", [("Warfarin", "Chemical")], []),
 ]
