@@ -20,6 +20,9 @@ looks around each key entity's syntactic head for ontology terms.  Rules
 * ``<rule>+both``: a term that key entities on either side extend is one
   composite with both ("TNF-alpha-mediated expression of VCAM-1", "COMT
   inhibition by entacapone"), replacing the left key's composite;
+* ``linker:<lemma>+state``: the gene-defined state of a disease subtype made
+  through a state linker, an entity of its own too ("HER2 -positive" in "HER2
+  -positive breast cancer");
 * ``linker:<lemma>+effect``: the effect of a drug-linked drug phenotype, an
   entity of its own too ("bleeding" in "warfarin-induced bleeding"; a key entity
   of exactly its span, the disease "anemia" of "ribavirin-induced anemia", is
@@ -502,6 +505,7 @@ def _extend_sentence(
                  if c.occurrence == u.occurrence and c.key.tokens[-1] < u.occurrence.start}
         found = [c for c in found if id(c) not in lefts] + both
     found = found + _induced_effects(sdoc, found, ontology, counts)
+    found = found + _defining_states(sdoc, found, ontology, counts)
 
     composites: list[Annotation] = list(suffix_composites)
     absorbed: set[Annotation] = set()
@@ -744,6 +748,45 @@ def _induced_effects(sdoc: Doc, found: list[_Composite], ontology: Ontology, cou
         frags = tuple((sdoc[r[0]].idx, sdoc[r[-1]].idx + len(sdoc[r[-1]].text)) for r in runs)
         out.append(_Composite(c.cls, c.rule + _EFFECT_SUFFIX, c.key, c.occurrence, frags))
         counts["composites_effect"] += 1
+    return out
+
+
+_STATE_CLASS = "GeneDefinedPhenotype"
+
+
+def _defining_states(sdoc: Doc, found: list[_Composite], ontology: Ontology, counts: Counter[str]
+                     ) -> list[_Composite]:
+    """The gene-defined state of a genetically defined disease, as an entity of its own.
+
+    "HER2-positive breast cancer" is a disease subtype defined by a state of the tumour, "HER2-positive",
+    which PGxCorpus annotates as a phenotype too.  For a composite made through a linker that is a term of
+    the gene-defined state class ("positive", "negative", "expressing"...), the key entity and the linker
+    (with what lies between them) make that state (rule ``linker:<lemma>+state``).
+    """
+    out: list[_Composite] = []
+    state = ontology.classes.get(_STATE_CLASS)
+    if state is None:
+        return out
+    for c in found:
+        if not c.rule.startswith("linker:") or c.rule.endswith(_EFFECT_SUFFIX):
+            continue
+        lemma = c.rule.split(":", 1)[1].split("+", 1)[0]
+        if state not in ontology.classes_for_term((lemma,)):
+            continue
+        tokens = [t.i for t in sdoc if any(s <= t.idx and t.idx + len(t.text) <= e for s, e in c.fragments)]
+        linkers = [i for i in tokens if lemma in _linker_forms(sdoc[i]) and i > c.key.tokens[-1]]
+        if not linkers or linkers[0] >= c.occurrence.start:
+            continue
+        part = [i for i in tokens if i <= linkers[0]]
+        if not part or part[0] != c.key.tokens[0]:
+            continue
+        s, e = sdoc[part[0]].idx, sdoc[part[-1]].idx + len(sdoc[part[-1]].text)
+        if c.key.clip is not None:
+            s = max(s, c.key.clip[0])
+        if any(o.fragments == ((s, e),) and o.cls is state for o in [*found, *out]):
+            continue  # the state is there already ("KRAS-negative" made by nmod)
+        out.append(_Composite(state, f"linker:{lemma}+state", c.key, c.occurrence, ((s, e),)))
+        counts["composites_state"] += 1
     return out
 
 

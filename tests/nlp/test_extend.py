@@ -137,6 +137,14 @@ CASES = [
     # a standalone drug class is a Chemical key of the search
     ("The response to statins was poor.", [],
      [("DrugClassName", "statins", 1, "standalone"), ("DrugResponse", "response to statins", 1, "prep:to")]),
+    # the gene-defined state of a disease subtype is an entity of its own too
+    ("Women with HER2 -positive locally advanced breast cancer were treated.",
+     [("HER2", "Gene"), ("breast cancer", "Disease")],
+     [("GeneDefinedPhenotype", "HER2 -positive", 1, "linker:positive+state"),
+      ("GeneticallyDefinedDisease", "HER2 -positive locally advanced breast cancer", 1, "linker:positive")]),
+    ("KRAS -negative colorectal cancer was studied.", [("KRAS", "Gene"), ("colorectal cancer", "Disease")],
+     [("GeneDefinedPhenotype", "KRAS -negative", 1, "nmod"),
+      ("GeneticallyDefinedDisease", "KRAS -negative colorectal cancer", 1, "linker:negative")]),
     # no ontology term near the key: nothing
     ("Warfarin was given to all patients.", [("Warfarin", "Chemical")], []),
 ]
