@@ -37,6 +37,8 @@ looks around each key entity's syntactic head for ontology terms.  Rules
   term modifying a noun modifier of that noun ("MGMT promotor methylation
   status" gives "MGMT promotor"); the term may be the shorter one a longer
   term starts with ("5-HTT mRNA levels" gives "5-HTT mRNA");
+* ``prefix:anti``: "anti-" right before a gene names a drug against it
+  ("anti-LFA-1", class GeneTargetedDrug);
 * ``suffix:<rule>``: text right after a key (``suffix_rules``: "CYP2D6*4",
   "CYP2C9*1, *2 and *3", "HLA-DR 7");
 * standalone drug terms ("statins", "NRTIs") are Chemical keys of the search
@@ -94,6 +96,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -456,6 +459,12 @@ def _extend_sentence(
             counts[f"composites_{made.type}"] += 1
             if made.discontiguous:
                 counts["composites_discontiguous"] += 1
+    for a in keys:
+        anti = _anti(a, ontology, text, offset)
+        if anti is not None:
+            suffix_composites.append(anti)
+            counts["composites"] += 1
+            counts[f"composites_{anti.type}"] += 1
     occ_at: dict[int, _Occurrence] = {}
     term_occurrences: list[_Occurrence] = []
     prefix_at: dict[int, _Occurrence] = {}
@@ -588,6 +597,24 @@ def _drug_class_keys(sdoc: Doc, offset: int, occurrences: Sequence[_Occurrence],
                          ontology_class=cls.name, rule="standalone")
         out.append(_Key(ann, "Chemical", tuple(range(occ.start, occ.end)), occ.anchor, None))
     return out
+
+
+#: "anti-" right before a gene: a drug against it ("anti-LFA-1", "anti- CD40L"); not "anti-inflammatory".
+_ANTI = re.compile(r"(?i)(?<![\w-])anti\s*-\s*$")
+_ANTI_CLASS = "GeneTargetedDrug"
+
+
+def _anti(key: Annotation, ontology: Ontology, text: str, start: int) -> Annotation | None:
+    """A drug named "anti-" and its gene target ("anti-LFA-1", "anti- CD40L"): document-relative."""
+    if _ANTI_CLASS not in ontology.classes or key.discontiguous or ontology.key_type(
+            key.type, key.covered(text)) != "Gene":
+        return None
+    m = _ANTI.search(text, max(start, key.start - 8), key.start)
+    if m is None:
+        return None
+    frags = ((m.start(), key.end),)
+    return Annotation(frags, _ANTI_CLASS, "ontology", text=text[m.start() : key.end], ontology_class=_ANTI_CLASS,
+                      rule="prefix:anti", key=key.fragments)
 
 
 def _suffixes(key: Annotation, ontology: Ontology, text: str, limit: int) -> list[Annotation]:

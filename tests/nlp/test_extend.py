@@ -283,6 +283,14 @@ def test_a_standalone_term_takes_a_key_entity_inside_it(onto: Ontology, nlp: Lan
     assert sorted(a.covered(text) for a in out.annotations if a.source != "ontology") == ["Tumor", "tumor"]
 
 
+def test_anti_before_a_gene_names_a_drug(onto: Ontology, nlp: Language) -> None:
+    text = "Mice received anti- LFA-1 or anti-CD40L, and anti-inflammatory EGFR inhibitors were not given."
+    keys = [("LFA-1", "Gene"), ("CD40L", "Gene"), ("EGFR", "Gene")]
+    (out,), _ = _run([_doc(text, keys)], onto, nlp)
+    assert [c for c in _composites(out) if c[3] == "prefix:anti"] == [
+        ("GeneTargetedDrug", "anti- LFA-1", 1, "prefix:anti"), ("GeneTargetedDrug", "anti-CD40L", 1, "prefix:anti")]
+
+
 def test_a_chemical_in_a_body_fluid_is_its_level(onto: Ontology, nlp: Language) -> None:
     text = "Serum calcium was measured."
     (out,), _ = _run([_doc(text, [("calcium", "Chemical")])], onto, nlp)
