@@ -283,6 +283,13 @@ def test_a_standalone_term_takes_a_key_entity_inside_it(onto: Ontology, nlp: Lan
     assert sorted(a.covered(text) for a in out.annotations if a.source != "ontology") == ["Tumor", "tumor"]
 
 
+def test_genetically_defined_disease_replaces_the_bare_disease(onto: Ontology, nlp: Language) -> None:
+    text = "EGFR-mutated NSCLC responds to gefitinib."
+    (out,), counts = _run([_doc(text, [("EGFR", "Gene"), ("NSCLC", "Disease")])], onto, nlp)
+    assert sorted(a.covered(text) for a in out.annotations if a.source != "ontology") == ["EGFR"]
+    assert counts["absorbed_Disease"] == 1
+
+
 def test_anti_before_a_gene_names_a_drug(onto: Ontology, nlp: Language) -> None:
     text = "Mice received anti- LFA-1 or anti-CD40L, and anti-inflammatory EGFR inhibitors were not given."
     keys = [("LFA-1", "Gene"), ("CD40L", "Gene"), ("EGFR", "Gene")]
