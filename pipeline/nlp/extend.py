@@ -107,7 +107,7 @@ from spacy.tokens import Doc, Token
 
 from pipeline.documents import Annotation, Document, Sentence, SentenceParse, Span
 from pipeline.nlp.abbreviations import builtin_definitions
-from pipeline.nlp.ontology import Ontology, OntologyClass, normalise
+from pipeline.nlp.ontology import ANTI_CLASS, Ontology, OntologyClass, normalise
 
 logger = logging.getLogger(__name__)
 
@@ -601,19 +601,18 @@ def _drug_class_keys(sdoc: Doc, offset: int, occurrences: Sequence[_Occurrence],
 
 #: "anti-" right before a gene: a drug against it ("anti-LFA-1", "anti- CD40L"); not "anti-inflammatory".
 _ANTI = re.compile(r"(?i)(?<![\w-])anti\s*-\s*$")
-_ANTI_CLASS = "GeneTargetedDrug"
 
 
 def _anti(key: Annotation, ontology: Ontology, text: str, start: int) -> Annotation | None:
     """A drug named "anti-" and its gene target ("anti-LFA-1", "anti- CD40L"): document-relative."""
-    if _ANTI_CLASS not in ontology.classes or key.discontiguous or ontology.key_type(
+    if ANTI_CLASS not in ontology.classes or key.discontiguous or ontology.key_type(
             key.type, key.covered(text)) != "Gene":
         return None
     m = _ANTI.search(text, max(start, key.start - 8), key.start)
     if m is None:
         return None
     frags = ((m.start(), key.end),)
-    return Annotation(frags, _ANTI_CLASS, "ontology", text=text[m.start() : key.end], ontology_class=_ANTI_CLASS,
+    return Annotation(frags, ANTI_CLASS, "ontology", text=text[m.start() : key.end], ontology_class=ANTI_CLASS,
                       rule="prefix:anti", key=key.fragments)
 
 
