@@ -477,7 +477,8 @@ def write_atomic(path: str | os.PathLike[str], data: bytes, *, fsync: bool = Fal
     # never through a symbolic link planted at the temporary's name (it would write the link's target),
     # never into a file already there: what holds the name (a killed writer's, a link) is removed first,
     # and the temporary is created exclusively
-    tmp.unlink(missing_ok=True)
+    if os.path.lexists(tmp):
+        tmp.unlink()
     with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666), "wb") as fh:
         fh.write(data)
         if fsync:

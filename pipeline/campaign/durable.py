@@ -71,6 +71,37 @@ def ensure_private_dir(directory: Path) -> Path:
     return directory
 
 
+def remove_dead_temporaries(target: Path) -> list[Path]:
+    """Remove the temporaries that killed writers left beside a file.
+
+    A temporary ``.NAME.tmp-PID-RANDOM`` whose process is gone is removed; one of a live process (another
+    writer, now) is left alone.
+
+    Args:
+        target: The file whose temporaries to look for.
+
+    Returns:
+        The temporaries removed.
+    """
+    removed = []
+    for tmp in sorted(target.parent.glob(f".{target.name}{TMP_MARK}*")):
+        pid_text = tmp.name[len(f".{target.name}{TMP_MARK}"):].split("-", 1)[0]
+        if not pid_text.isdigit():
+            continue
+        pid = int(pid_text)
+        if pid != os.getpid():
+            try:
+                os.kill(pid, 0)
+                continue  # a live writer's
+            except ProcessLookupError:
+                pass
+            except PermissionError:
+                continue  # alive, another user's
+        tmp.unlink(missing_ok=True)
+        removed.append(tmp)
+    return removed
+
+
 def _write_temporary(target: Path, data: bytes, mode: int) -> Path:
     tmp = target.with_name(f".{target.name}{TMP_MARK}{os.getpid()}-{secrets.token_hex(4)}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)

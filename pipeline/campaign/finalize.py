@@ -618,14 +618,18 @@ def collect(
                                                   "not followed (replace it by the file itself)")]
                 counts["held_back:symlink"] += 1
                 continue
-            try:
-                # under the document's lock: serve or a team command may be writing it right now
-                with document_lock(campaign, Path(PHASE2_DIR) / senior_dir.name / name):
+            # under the document's lock: serve or a team command may be writing it right now.  A lock
+            # that cannot be taken (a full disk) fails the command: only the reading may hold a document back
+            unreadable: Exception | None = None
+            with document_lock(campaign, Path(PHASE2_DIR) / senior_dir.name / name):
+                try:
                     text = read_text(txt)
                     ann_text = read_text(ann) if ann.exists() else ""
-            except (OSError, BratTextError) as exc:
+                except (OSError, BratTextError) as exc:
+                    unreadable = exc
+            if unreadable is not None:
                 # no text (an .ann alone) or bytes that are not UTF-8: nothing to check, hold it back
-                result.held_back[name] = [Finding(where, 0, "unreadable", f"cannot read the document: {exc}")]
+                result.held_back[name] = [Finding(where, 0, "unreadable", f"cannot read the document: {unreadable}")]
                 counts["held_back:unreadable"] += 1
                 continue
             if not ann.exists():
