@@ -1,6 +1,6 @@
 """``pgx-corpus``: the one command line of the project (``python -m pipeline`` is the same).
 
-``build`` schedules the Luigi DAG ([`BuildCorpus`][pipeline.tasks.BuildCorpus]); the other
+``build`` schedules the Luigi DAG ([`BuildCorpus`][pipeline.tasks.build.BuildCorpus]); the other
 subcommands work on brat directories and come from the ``*_commands`` modules.  Exit codes follow
 [`pipeline.cli.exitcodes`][pipeline.cli.exitcodes].
 """
@@ -19,6 +19,7 @@ from typing import Any
 
 from pipeline import __version__
 from pipeline.cli.exitcodes import EPILOG, ExitCode
+from pipeline.corpus.stages import STAGES
 
 log = logging.getLogger(__name__)
 
@@ -33,8 +34,6 @@ COMMAND_MODULES = ("pipeline.cli.lexicon_commands", "pipeline.cli.brat_commands"
                    "pipeline.cli.simulate_commands", "pipeline.cli.serve_commands", "pipeline.cli.relation_commands",
                    "pipeline.cli.suggest_commands")
 """The modules whose ``register(sub)`` adds their subcommands, in this order."""
-STAGES = ("documents", "sentences", "preannotated", "extended", "mapped", "filtered", "sampled", "brat", "batches")
-"""The stages ``build --until`` may stop after, in build order."""
 
 
 def read_query_file(path: Path) -> str:
@@ -145,7 +144,7 @@ def add_build_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def build_params(args: argparse.Namespace) -> dict[str, Any]:
-    """Turn ``build``'s command line into [`BuildCorpus`][pipeline.tasks.BuildCorpus] parameters.
+    """Turn ``build``'s command line into [`BuildCorpus`][pipeline.tasks.build.BuildCorpus] parameters.
 
     Options left out are not set, so ``luigi.cfg`` and the built-in defaults apply.  With no source at
     all, the query of [`DEFAULT_QUERY_FILE`][pipeline.cli.DEFAULT_QUERY_FILE] is used; a query is dated
@@ -240,9 +239,9 @@ def run_build(args: argparse.Namespace) -> int:
 
 def _partial_output(task: Any) -> Path | None:
     """The output of the last stage this build completed (where a failed build's work is)."""
-    from pipeline import tasks
+    from pipeline.tasks.build import stage_output_dirs
 
-    done = [path for path in tasks.stage_output_dirs(task).values() if path.exists()]
+    done = [path for path in stage_output_dirs(task).values() if path.exists()]
     return done[-1] if done else None
 
 
@@ -267,7 +266,7 @@ def check_build_config(task: Any) -> str | None:
     and the scorer they name (when relations are on), and the learned model.
 
     Args:
-        task: The build's root task (``pipeline.tasks.BuildCorpus``).
+        task: The build's root task (``pipeline.tasks.build.BuildCorpus``).
 
     Returns:
         The first problem (``file:line: ...`` where the reader knows the line), or None when every file
@@ -309,7 +308,8 @@ def check_build_config(task: Any) -> str | None:
 def _run_build_locked(args: argparse.Namespace) -> int:
     import luigi
 
-    from pipeline import tasks
+    from pipeline.tasks import build as tasks
+    from pipeline.tasks.params import record_config
 
     config = luigi.configuration.get_config()
     if "LUIGI_CONFIG_PATH" not in os.environ and not Path("luigi.cfg").exists():
@@ -330,7 +330,7 @@ def _run_build_locked(args: argparse.Namespace) -> int:
         return ExitCode.REFUSED
     # Every task carries the digest of the build's configuration record: workers joining
     # through a central scheduler check it before running anything (see `pgx-corpus worker`).
-    task = tasks.BuildCorpus(**params, config_digest=tasks.record_config(task))  # type: ignore[call-arg]
+    task = tasks.BuildCorpus(**params, config_digest=record_config(task))  # type: ignore[call-arg]
     tasks.forget_failed_fetch(task)
     scheduler: dict[str, Any] = (
         {"scheduler_host": args.scheduler_host, "scheduler_port": args.scheduler_port}

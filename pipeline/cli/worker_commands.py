@@ -17,13 +17,13 @@ Checks before any work:
   ``OUT/cache/config/<digest>.json`` and passes the digest to every task;
   a difference is reported file by file and the worker exits (status 2)
   without running anything.  Every task repeats the check before it runs
-  (``pipeline.tasks.verify_config``), so a build started later is
+  (``pipeline.tasks.params.verify_config``), so a build started later is
   covered too: the task fails with the same message, never writing where
   the build does not expect it, and the worker stops asking for work.
 
 A worker started before any build waits for one on the scheduler, then checks
 its configuration and loads the lexicon and the spaCy model its shards need
-(``pipeline.tasks.warm_caches``) before asking for work: the loading
+(``pipeline.tasks.build.warm_caches``) before asking for work: the loading
 overlaps the build's own first, single-process steps (reading the sources).
 Idle Luigi workers ask again after ``[worker] wait_interval`` + up to
 ``wait_jitter`` seconds (``luigi.cfg``: 0.1 + 0.2, against Luigi's 1 + 5), so
@@ -122,7 +122,7 @@ def pipeline_tasks(url: str, statuses: tuple[str, ...] = ("PENDING", "RUNNING"))
     Raises:
         SchedulerUnreachableError: If the scheduler does not answer.
     """
-    from pipeline import tasks
+    from pipeline.tasks.build import task_class
 
     found: dict[str, dict[str, Any]] = {}
     for status in statuses:
@@ -130,7 +130,7 @@ def pipeline_tasks(url: str, statuses: tuple[str, ...] = ("PENDING", "RUNNING"))
         if not isinstance(listed, dict) or listed.get("num_tasks", 0) == -1:
             continue  # more than luigid lists: the per-task check still applies
         for task_id, info in listed.items():
-            if isinstance(info, dict) and isinstance(getattr(tasks, str(info.get("name")), None), type):
+            if isinstance(info, dict) and task_class(str(info.get("name"))) is not None:
                 found[task_id] = info
     return found
 
@@ -145,7 +145,8 @@ def configuration_problems(infos: dict[str, dict[str, Any]]) -> tuple[Any, list[
         A task carrying a build record (the first that differs, else the first; None when none carries
             one), and the differences file by file (empty when this process sees the same configuration).
     """
-    from pipeline import tasks
+    from pipeline.tasks.build import task_class
+    from pipeline.tasks.params import config_differences
 
     checked: set[tuple[str, str]] = set()
     first: Any = None
@@ -155,9 +156,9 @@ def configuration_problems(infos: dict[str, dict[str, Any]]) -> tuple[Any, list[
         if not digest or (digest, out) in checked:
             continue
         checked.add((digest, out))
-        task = getattr(tasks, info["name"]).from_str_params(params)
+        task = task_class(info["name"]).from_str_params(params)  # type: ignore[union-attr]
         first = first or task
-        problems = tasks.config_differences(task)
+        problems = config_differences(task)
         if problems:
             return task, problems
     return first, []
@@ -175,16 +176,17 @@ def warm_sample(infos: dict[str, dict[str, Any]]) -> Any:
     Returns:
         The task rebuilt from its parameters, or None when no task carries run parameters.
     """
-    from pipeline import tasks
+    from pipeline.tasks.build import task_class
+    from pipeline.tasks.params import RunParams
 
     best: Any = None
     best_depth = 0
     for info in infos.values():
-        cls = getattr(tasks, str(info.get("name")), None)
-        if not isinstance(cls, type) or not issubclass(cls, tasks.RunParams):
+        cls = task_class(str(info.get("name")))
+        if cls is None or not issubclass(cls, RunParams):
             continue
         # How far down the parameter classes (SourceParams ... BatchParams) the task is.
-        depth = sum(1 for c in cls.__mro__ if isinstance(c, type) and issubclass(c, tasks.RunParams))
+        depth = sum(1 for c in cls.__mro__ if isinstance(c, type) and issubclass(c, RunParams))
         if depth > best_depth:
             best, best_depth = cls.from_str_params(info.get("params") or {}), depth  # type: ignore[attr-defined]
     return best
@@ -358,9 +360,13 @@ def run_worker(args: argparse.Namespace) -> int:
             or this host's configuration differs from the build's (listed on stderr).
     """
     try:
+        import importlib
+
         import luigi
 
-        from pipeline import tasks
+        importlib.import_module(TASK_MODULE)  # every task of the package, registered with Luigi
+        from pipeline.corpus.config_record import ConfigMismatchError
+        from pipeline.tasks.build import warm_caches
     except ImportError as exc:
         print(
             f"pgx-corpus worker: cannot import the pipeline ({TASK_MODULE}): {exc}. Install the project and its "
@@ -410,13 +416,13 @@ def run_worker(args: argparse.Namespace) -> int:
         # Load the lexicon and the model before asking for work (while the build reads its sources),
         # not in the first shard; with --workers > 1 the forked task processes share them.
         began = time.monotonic()
-        tasks.warm_caches(warm)
+        warm_caches(warm)
         log.info("loaded what the build's shards need in %.1f s", time.monotonic() - began)
     main_pid = os.getpid()
     refused: list[str] = []
 
     def on_failure(task: luigi.Task, exception: BaseException) -> None:
-        if isinstance(exception, tasks.ConfigMismatchError):
+        if isinstance(exception, ConfigMismatchError):
             # Never run more of a build whose configuration this host does not share.
             print(f"pgx-corpus worker: {exception}", file=sys.stderr)
             refused.append(str(exception))
