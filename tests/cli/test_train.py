@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from pipeline import cli, store
+from pipeline.cli import build_commands
 from pipeline.tasks.stages import ExtendShard, FilterShard, MapShard
 from tests.conftest import shared_path
 
@@ -72,7 +73,7 @@ def test_learned_model_is_part_of_the_output_path(tmp_path: Path) -> None:
     assert FilterShard(**common, learned=str(model)).stage_dir() != FilterShard(**common).stage_dir()
     args = cli.make_parser().parse_args(["build", "--out", str(tmp_path / "o"), "--pubmed-xml", str(tmp_path),
                                          "--learned", str(model)])
-    assert cli.build_params(args)["learned"] == str(model.resolve())
+    assert build_commands.build_params(args)["learned"] == str(model.resolve())
 
 
 def test_mapped_stage_applies_the_learned_model(tmp_path: Path) -> None:

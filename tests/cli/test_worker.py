@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from pipeline import cli
+from pipeline.cli import build_commands
 from pipeline.corpus.config_record import ConfigMismatchError
 from pipeline.nlp import lexicon as lx
 from pipeline.nlp.lexicon_lookup import write_lookup
@@ -144,7 +145,7 @@ def test_a_worker_with_other_configuration_contents_is_refused(luigid: int, lexi
 
     ontology = tmp_path / "ontology.yaml"
     shutil.copyfile(PROJECT / "config" / "ontology.yaml", ontology)
-    params = cli.build_params(cli.make_parser().parse_args(
+    params = build_commands.build_params(cli.make_parser().parse_args(
         [*build_args(tmp_path / "out", lexicon), "--ontology", str(ontology)]))
     params["config_digest"] = record_config(BuildCorpus(**params))
     build = BuildCorpus(**params)
