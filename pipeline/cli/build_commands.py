@@ -11,7 +11,6 @@ import argparse
 import datetime as dt
 import json
 import logging
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -297,22 +296,12 @@ def check_build_config(task: Any) -> str | None:
 
 
 def _run_build_locked(args: argparse.Namespace) -> int:
-    import luigi
-
+    """Run the build once ``--out`` is locked: pre-flight, the Luigi run, the report on stdout/stderr."""
     from pipeline.tasks import build as tasks
+    from pipeline.tasks import run
     from pipeline.tasks.params import record_config
 
-    config = luigi.configuration.get_config()
-    if "LUIGI_CONFIG_PATH" not in os.environ and not Path("luigi.cfg").exists():
-        # Run from anywhere: fall back to the project's own luigi.cfg.
-        config.add_config_path(str(PROJECT_ROOT / "luigi.cfg"))
-    # `main` has configured logging (--log-level): Luigi adding its own DEBUG handler printed
-    # every line twice and a completeness check per task, a second or two of a small rebuild.
-    config.set("core", "no_configure_logging", "true")
-    if args.email:
-        config.set("ncbi", "email", args.email)
-    if args.api_key:
-        config.set("ncbi", "api_key", args.api_key)
+    run.configure(ncbi={"email": args.email or "", "api_key": args.api_key or ""})
     params = build_params(args)
     task = tasks.BuildCorpus(**params)
     problem = check_build_config(task)
@@ -323,66 +312,28 @@ def _run_build_locked(args: argparse.Namespace) -> int:
     # through a central scheduler check it before running anything (see `pgx-corpus worker`).
     task = tasks.BuildCorpus(**params, config_digest=record_config(task))  # type: ignore[call-arg]
     tasks.forget_failed_fetch(task)
-    scheduler: dict[str, Any] = (
-        {"scheduler_host": args.scheduler_host, "scheduler_port": args.scheduler_port}
-        if args.scheduler_host
-        else {"local_scheduler": True}
-    )
     if args.workers > 1 and not task.complete():
         tasks.warm_caches(task)
     if args.scheduler_host:
-        from pipeline.cli.worker_commands import SchedulerUnreachableError, scheduler_call, scheduler_url
-
         try:
-            scheduler_call(scheduler_url(args.scheduler_host, args.scheduler_port), "ping", {"worker": "probe"})
-        except SchedulerUnreachableError as exc:  # a service that did not answer
+            run.scheduler_call(run.scheduler_url(args.scheduler_host, args.scheduler_port), "ping", worker="probe")
+        except run.SchedulerUnreachableError as exc:  # a service that did not answer
             print(f"pgx-corpus build: {exc}", file=sys.stderr)
             return ExitCode.ERROR
         # Wait for tasks other workers run (instead of giving up on them), but stop on a failure here.
-        config.set("worker", "keep_alive", "true")
+        run.configure(keep_alive=True)
+    # Load what the shards need while the other workers do the same (done above with --workers > 1).
+    warm = None if args.workers > 1 else (lambda: tasks.warm_caches(task))
+    how = run.BuildRun(workers=args.workers, scheduler_host=args.scheduler_host, scheduler_port=args.scheduler_port,
+                       wait_for_workers=args.wait_for_workers, wait_timeout=args.wait_timeout, warm=warm)
     failures: list[str] = []
-    main_pid = os.getpid()
+    result = run.run_build(task, task.clone(tasks.BuildDocuments), how, failures)
+    return _report(task, result, failures)
 
-    def on_failure(failed: luigi.Task, exception: BaseException) -> None:
-        failures.append(f"{failed.get_task_family()} failed: {exception}")
-        if args.scheduler_host:
-            import signal
 
-            os.kill(main_pid, signal.SIGUSR1)  # Luigi: finish the running tasks, ask for no more
-
-    luigi.Task.event_handler(luigi.Event.FAILURE)(on_failure)
-    if args.scheduler_host and args.wait_for_workers > 0 and not task.complete():
-        from pipeline.cli.worker_commands import waiting_worker_factory
-
-        # Load what the shards need while the other workers do the same (done above with --workers > 1).
-        warm = None if args.workers > 1 else (lambda: tasks.warm_caches(task))
-        scheduler["worker_scheduler_factory"] = waiting_worker_factory(
-            scheduler_url(args.scheduler_host, args.scheduler_port), args.wait_for_workers, args.wait_timeout, warm
-        )
-    try:
-        steps = [task]
-        if not task.complete():
-            # The documents first: then the build's stage wrappers list their shard tasks as
-            # requirements, so the build adds every shard to the scheduler itself and may run any
-            # of them (Luigi lets a non-assistant worker run only the tasks it added), instead of
-            # the shards a worker added when it ran a wrapper being left to that worker.  In one
-            # process too: one pass over the whole graph instead of a round of scheduling per
-            # stage wrapper, each checking every task again (about 0.15 s each in a rebuild).
-            steps.insert(0, task.clone(tasks.BuildDocuments))
-        waiting = scheduler.pop("worker_scheduler_factory", None)
-        for step in steps:
-            if step is task and waiting is not None:
-                # --wait-for-workers: once every task of the build, shards included, is on the scheduler
-                scheduler["worker_scheduler_factory"] = waiting
-            result = luigi.build([step], workers=args.workers, detailed_summary=True, **scheduler)
-            scheduler.pop("worker_scheduler_factory", None)  # schedule again without waiting
-            if args.scheduler_host and not failures:
-                result = wait_for_other_workers(step, args, scheduler, result)
-            if failures or not step.complete():
-                break
-    finally:
-        luigi.Task._event_callbacks[luigi.Task][luigi.Event.FAILURE].discard(on_failure)
-    log.info("%s", result.summary_text)
+def _report(task: Any, result: Any, failures: list[str]) -> int:
+    """Print what a build gave and return its exit status (see ``run_build``)."""
+    log.info("%s", result.summary)
     manifest_path = Path(task.output().path)
     fetch_failed = manifest_path.exists() and json.loads(manifest_path.read_text(encoding="utf-8"))["failures"]
     if result.scheduling_succeeded and not failures and fetch_failed and not task.complete():
@@ -403,7 +354,7 @@ def _run_build_locked(args: argparse.Namespace) -> int:
         from pipeline.corpus.outdir import failure_note
 
         print(f"  {failure_note(Path(task.out), _partial_output(task))}", file=sys.stderr)
-        print(f"pgx-corpus build: build failed ({result.status.name}); see the log above", file=sys.stderr)
+        print(f"pgx-corpus build: build failed ({result.status}); see the log above", file=sys.stderr)
         return ExitCode.ERROR
     manifest = json.loads(Path(task.output().path).read_text(encoding="utf-8"))
     print(f"manifest: {task.output().path}")
@@ -420,43 +371,3 @@ def _run_build_locked(args: argparse.Namespace) -> int:
             print(f"  batch {failure.get('batch')}: {failure.get('error')}", file=sys.stderr)
         return ExitCode.WORK_LEFT  # the batches are retried by the same command
     return ExitCode.OK
-
-
-def wait_for_other_workers(task: Any, args: argparse.Namespace, scheduler: dict[str, Any], result: Any) -> Any:
-    """Wait for the tasks other workers still run, then schedule again what is left.
-
-    With a central scheduler, the build's worker stops once none of its tasks is pending, even when
-    another worker is still running the last ones (the final task included): wait for them, and
-    schedule again whatever is left, until the build is complete or nothing moves.  A scheduler that
-    stops answering is logged as an error.
-
-    Args:
-        task: The Luigi task being built.
-        args: The parsed ``build`` arguments (scheduler host and port, workers).
-        scheduler: The keyword arguments of ``luigi.build`` for the scheduler.
-        result: The result of the last ``luigi.build`` run.
-
-    Returns:
-        The result of the last ``luigi.build`` run (the one given when nothing was run again).
-    """
-    import time
-
-    import luigi
-
-    from pipeline.cli.worker_commands import SchedulerUnreachableError, pipeline_tasks, scheduler_url
-
-    url = scheduler_url(args.scheduler_host, args.scheduler_port)
-    while not task.complete():
-        try:
-            running = pipeline_tasks(url, ("RUNNING",))
-        except SchedulerUnreachableError as exc:
-            log.error("%s", exc)
-            return result
-        if running:
-            time.sleep(0.25)  # the last task of another worker: its end is what the build waits for
-            continue
-        again = luigi.build([task], workers=args.workers, detailed_summary=True, **scheduler)
-        if not again.scheduling_succeeded or (not task.complete() and not pipeline_tasks(url, ("RUNNING",))):
-            return again
-        result = again
-    return result

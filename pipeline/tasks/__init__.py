@@ -31,7 +31,10 @@ The package, from the bottom up:
 - [`stages`][pipeline.tasks.stages]: one shard task and one wrapper per per-document stage, sampling,
   the brat export and the batches;
 - [`build`][pipeline.tasks.build]: the root tasks ``BuildDocuments`` and ``BuildCorpus`` and the
-  helpers of the process that runs them.
+  helpers of the process that runs them;
+- [`run`][pipeline.tasks.run]: running them: Luigi's configuration, the central scheduler's client
+  (``luigi.rpc.RemoteScheduler``), a build's ``luigi.build`` steps and the assistant worker of
+  ``pgx-corpus worker``.
 
 ``pipeline.tasks`` itself exports [`BuildCorpus`][pipeline.tasks.build.BuildCorpus] for the command line
 ``luigi --module pipeline.tasks BuildCorpus ...``; importing it registers every task with Luigi.

@@ -207,7 +207,8 @@ def test_the_worker_loads_what_the_builds_root_task_says(tmp_path: Path, lexicon
 def test_a_worker_waiting_for_a_build_stops_when_told(luigid: int) -> None:
     import threading
 
-    from pipeline.cli.worker_commands import registered_workers, scheduler_url, wait_for_build, wait_for_workers
+    from pipeline.cli.worker_commands import wait_for_build
+    from pipeline.tasks.run import registered_workers, scheduler_url, wait_for_workers
 
     url = scheduler_url("127.0.0.1", luigid)
     stop = threading.Event()
