@@ -58,7 +58,7 @@ def started() -> Iterator[list[str]]:
 
     luigi.Task.event_handler(luigi.Event.START)(on_start)
     yield seen
-    luigi.Task._event_callbacks[luigi.Task][luigi.Event.START].discard(on_start)
+    luigi.Task.remove_event_handler(luigi.Event.START, on_start)
 
 
 @pytest.fixture(scope="module")

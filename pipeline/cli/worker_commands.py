@@ -10,7 +10,8 @@ shared between the build process and every worker, on this host or others.
 Checks before any work:
 
 * the project imports (``pipeline.tasks`` and its dependencies);
-* the scheduler answers (``http://H:P/api/...``);
+* the scheduler answers (through ``luigi.rpc.RemoteScheduler``, see
+  [`pipeline.tasks.run`][pipeline.tasks.run]);
 * the configuration of a build already on the scheduler is the one this
   process sees: the build records the digests of its config files, source
   fingerprint, model version and code version under
