@@ -16,6 +16,8 @@ import inspect
 import re
 from pathlib import Path
 
+import pytest
+
 from pipeline import layers
 
 PIPELINE = Path(layers.__file__).resolve().parent
@@ -141,3 +143,19 @@ def test_the_checker_finds_the_private_uses_the_cli_had() -> None:
 def test_the_checker_finds_luigi_imports_in_any_form() -> None:
     tree = ast.parse("import luigi.rpc\ndef f():\n    from luigi import worker\nimport json\nfrom .luigi import x\n")
     assert luigi_imports(tree) == [(1, "luigi.rpc"), (3, "luigi")]
+
+
+def test_the_stages_are_written_once() -> None:
+    """``STAGES`` (no Luigi) names the build's stage tasks, in order, and is what ``build --until`` takes."""
+    from pipeline import cli
+    from pipeline.corpus.stages import STAGES
+    from pipeline.tasks.build import STAGE_TASKS
+
+    assert tuple(STAGE_TASKS) == STAGES
+    stage_dirs = [STAGE_TASKS[stage].stage for stage in STAGES]  # type: ignore[attr-defined]
+    assert stage_dirs == sorted(stage_dirs)  # work/NN_<stage>: the same order
+    parser = cli.make_parser()
+    for stage in STAGES:
+        assert parser.parse_args(["build", "--out", "x", "--until", stage]).until == stage
+    with pytest.raises(SystemExit):
+        parser.parse_args(["build", "--out", "x", "--until", "published"])
