@@ -68,7 +68,7 @@ STAGE_OF = {
     "Filtered": "filtered", "Sample": "sampled", "ExportBrat": "brat", "BuildCorpus": "final",
 }
 STAGES = ("documents", "sentences", "preannotated", "extended", "mapped", "filtered", "sampled", "brat", "final")
-# logged by each MapShard with relations on: the relation step's own time (pipeline.tasks.StepClock)
+# logged by each MapShard with relations on: the relation step's own time (pipeline.tasks.engine.StepClock)
 RELATION_STEP = re.compile(r"MapShard shard \d+: relation step: ([\d.]+) s")
 PER_FILE = 500
 

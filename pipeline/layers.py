@@ -39,7 +39,7 @@ LAYERS: tuple[str, ...] = (
     "campaign",  # the two-phase annotation campaign and the release
     "serve",  # serving a campaign with brat: the app, its policy, sessions, history, backups
     # the wiring
-    "tasks",  # the Luigi tasks
+    "tasks",  # the Luigi tasks: every use of Luigi
     "cli",  # the pgx-corpus command
     "__main__",  # python -m pipeline
 )

@@ -142,7 +142,7 @@ VIOLATIONS = [
     ("campaign/team.py", "from pipeline.serve import app", "upward import"),
     ("campaign/guidelines.py", "import pipeline.serve.backup", "upward import"),
     ("serve/app.py", "from pipeline.tasks import BuildCorpus", "upward import"),
-    ("tasks.py", "from pipeline.cli import console_main", "upward import"),
+    ("tasks/build.py", "from pipeline.cli import console_main", "upward import"),
     ("store.py", "from pipeline.memo import Memo", "upward import"),
     ("documents.py", "from .schema import Schema", "upward import"),
     # nlp/lexicon.py and nlp/lexicon_lookup.py imported each other

@@ -117,8 +117,8 @@ def test_touch_counter_notes_keys_set_by_update_of_an_empty_counter() -> None:
 
 def test_memo_of_the_mapped_stage_with_a_learned_model(tmp_path: Path) -> None:
     """Type mapping then the learned model (``--learned``) keep the attribution contract."""
-    from pipeline import tasks
     from pipeline.nlp import learned
+    from pipeline.tasks.stages import MapShard
     from tests.nlp.test_learned import CONFIG, EXAMPLES, example
 
     model = learned.save_model(learned.train(EXAMPLES, CONFIG), tmp_path / "model", {"seed": 13})
@@ -127,7 +127,7 @@ def test_memo_of_the_mapped_stage_with_a_learned_model(tmp_path: Path) -> None:
         ex = example(k)
         docs.append(Document(pmid=str(100 + k), title="", text=ex.text, sentences=(Sentence(0, len(ex.text)),),
                              annotations=ex.rules))
-    transform = tasks.MapShard(out=str(tmp_path / "out"), shard=0, learned=str(model)).transform
+    transform = MapShard(out=str(tmp_path / "out"), shard=0, learned=str(model)).transform
     old = docs[:4] + docs[5:10]
     first = memo.run_shard(payload(old), transform, {})
     assert first.docs is not None and first.counts["learned_added"] >= 1

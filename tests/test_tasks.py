@@ -17,9 +17,16 @@ from pathlib import Path
 import luigi
 import pytest
 
-from pipeline import store, tasks
+from pipeline import store
+from pipeline.corpus.stages import STAGES
 from pipeline.documents import Document, SentenceRecord
 from pipeline.nlp.lexicon import DEFAULT_LEXICON
+from pipeline.tasks import engine
+from pipeline.tasks.build import STAGE_TASKS, BuildCorpus, BuildDocuments
+from pipeline.tasks.engine import Progress
+from pipeline.tasks.sources import Documents
+from pipeline.tasks.stages import ExportBrat, Mapped, MapShard, SplitSentencesShard
+from pipeline.tasks.targets import COMPLETE_MARKER, DirectoryTarget, output_dir
 
 PROJECT = Path(__file__).resolve().parent.parent
 DEMO = PROJECT / "data" / "demo"
@@ -29,7 +36,7 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def build_task(out: Path, **extra: object) -> tasks.BuildCorpus:
+def build_task(out: Path, **extra: object) -> BuildCorpus:
     params: dict[str, object] = {
         "out": str(out),
         "pubmed_xml": (str(DEMO / "pubmed"),),
@@ -38,7 +45,7 @@ def build_task(out: Path, **extra: object) -> tasks.BuildCorpus:
         "roster": str(DEMO / "roster.tsv"),
     }
     params.update(extra)
-    return tasks.BuildCorpus(**params)
+    return BuildCorpus(**params)
 
 
 @pytest.fixture
@@ -51,7 +58,7 @@ def started() -> Iterator[list[str]]:
 
     luigi.Task.event_handler(luigi.Event.START)(on_start)
     yield seen
-    luigi.Task._event_callbacks[luigi.Task][luigi.Event.START].discard(on_start)
+    luigi.Task.remove_event_handler(luigi.Event.START, on_start)
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +82,7 @@ def test_build_publishes_a_valid_collection(demo_build: Path) -> None:
 def test_manifest_records_every_stage(demo_build: Path) -> None:
     manifest_path = build_task(demo_build).output().path
     manifest = store.read_json(manifest_path)
-    assert set(manifest["outputs"]) == set(tasks.STAGES)
+    assert set(manifest["outputs"]) == set(STAGES)
     assert manifest["stages"]["documents"]["documents"] >= 18
     assert manifest["seeds"] == {"sample": 13, "batches": 13}
     assert manifest["config_hashes"]["schema"] and manifest["config_hashes"]["lexicon"]
@@ -157,12 +164,12 @@ def test_new_relation_rules_rerun_mapping_not_extension(demo_build: Path, tmp_pa
 
 
 def test_step_clock_counts_the_step_not_its_source(monkeypatch: pytest.MonkeyPatch) -> None:
-    from pipeline.tasks import StepClock
+    from pipeline.tasks.engine import StepClock
 
     # a clock that moves only when the source or the step works: 5 per item produced upstream, 1 per
     # item in the step itself
     now = [0.0]
-    monkeypatch.setattr(tasks.time, "perf_counter", lambda: now[0])
+    monkeypatch.setattr(engine.time, "perf_counter", lambda: now[0])
 
     def source() -> Iterator[int]:
         for i in range(3):
@@ -318,19 +325,19 @@ def test_with_the_documents_written_first_the_wrappers_require_their_shards(tmp_
     """As `build --scheduler-host` does: the documents first, then every stage wrapper lists its shard tasks as
     requirements (decided once per task instance), and a rebuild still runs only the changed shards."""
     first = build_task(tmp_path, pubmed_xml=(str(DEMO / "pubmed" / "demo.xml"),), shard_size=10, until="mapped")
-    documents = first.clone(tasks.Documents)
-    early = first.clone(tasks.Mapped)
+    documents = first.clone(Documents)
+    early = first.clone(Mapped)
     assert early.requires() == [documents]  # not written yet: the wrapper yields its shards when it runs
-    assert luigi.build([first.clone(tasks.BuildDocuments)], local_scheduler=True, workers=1)
+    assert luigi.build([first.clone(BuildDocuments)], local_scheduler=True, workers=1)
     assert early.requires() == [documents]  # the same instance keeps its first answer
     assert luigi.build([first], local_scheduler=True, workers=1)
     started.clear()
     grown = build_task(tmp_path, shard_size=10, until="mapped")  # demo_update.xml.gz adds PMIDs 18-20
-    assert luigi.build([grown.clone(tasks.BuildDocuments)], local_scheduler=True, workers=1)
-    mapped = grown.clone(tasks.Mapped).requires()
-    assert mapped[0] == grown.clone(tasks.Documents)
-    assert [type(t) for t in mapped[1:]] == [tasks.MapShard] * 3
-    assert [t.shard for t in mapped[1:]] == store.shard_ids(grown.clone(tasks.Documents).output().path)
+    assert luigi.build([grown.clone(BuildDocuments)], local_scheduler=True, workers=1)
+    mapped = grown.clone(Mapped).requires()
+    assert mapped[0] == grown.clone(Documents)
+    assert [type(t) for t in mapped[1:]] == [MapShard] * 3
+    assert [t.shard for t in mapped[1:]] == store.shard_ids(grown.clone(Documents).output().path)
     assert luigi.build([grown], local_scheduler=True, workers=1)
     shard_tasks = [t.split("_")[0] for t in started if t.split("_")[0].endswith("Shard")]
     # block 0 is unchanged (filled from the cache while the DAG is checked: no task)
@@ -341,20 +348,20 @@ def test_with_the_documents_written_first_the_wrappers_require_their_shards(tmp_
 def test_progress_is_counted_over_the_shard_not_per_transform_call() -> None:
     """The per-document memo calls a transform once per document: one status message (an HTTP request on a
     central scheduler) per document would cost more than the work; messages come every N records of the shard."""
-    task = tasks.SplitSentencesShard(out="/nonexistent", shard=1)
+    task = SplitSentencesShard(out="/nonexistent", shard=1)
     messages: list[str] = []
     task.set_status_message = messages.append
-    progress = tasks.Progress(task, every=3)
+    progress = Progress(task, every=3)
     for _ in range(4):
         assert list(progress(iter(["a", "b"]))) == ["a", "b"]
     assert messages == ["SplitSentencesShard shard: 3 records", "SplitSentencesShard shard: 6 records"]
 
 
-def stage_files(task: tasks.BuildCorpus) -> dict[str, bytes]:
+def stage_files(task: BuildCorpus) -> dict[str, bytes]:
     """Every stage output file of a build (shards, counts, brat files, batches), by path under its stage."""
     files = {}
     for stage in task.stages():
-        root = task.clone(tasks.STAGE_TASKS[stage]).stage_dir()
+        root = task.clone(STAGE_TASKS[stage]).stage_dir()
         for path in sorted(root.rglob("*")):
             if not path.is_file() or path.name in ("params.json", "users.json"):
                 continue
@@ -393,8 +400,8 @@ def test_incremental_rebuild_is_byte_identical_to_a_fresh_build(
     for family in ("SplitSentencesShard", "PreannotateShard", "ExtendShard", "MapShard", "FilterShard"):
         assert f"{family} shard 9000001: 8 documents reused, 2 computed" in reused, family
     # the brat export linked the unchanged sentences' files to the first build's
-    before = Path(tasks.output_dir(first.clone(tasks.ExportBrat).output()))
-    after = Path(tasks.output_dir(grown.clone(tasks.ExportBrat).output()))
+    before = Path(output_dir(first.clone(ExportBrat).output()))
+    after = Path(output_dir(grown.clone(ExportBrat).output()))
     shared = sorted(p.name for p in before.glob("*.ann") if (after / p.name).exists())
     assert shared and all((before / n).stat().st_ino == (after / n).stat().st_ino for n in shared)
 
@@ -413,7 +420,7 @@ def test_a_third_build_recycles_the_first_builds_collection(tmp_path: Path) -> N
     collections = []
     for task in builds:
         assert luigi.build([task], local_scheduler=True, workers=1)
-        collections.append(Path(tasks.output_dir(task.clone(tasks.ExportBrat).output())))
+        collections.append(Path(output_dir(task.clone(ExportBrat).output())))
         if len(collections) == 2:
             second = {p.name: p.read_bytes() for p in collections[1].iterdir()}
     assert not collections[0].exists()  # recycled into the third
@@ -432,9 +439,9 @@ def test_output_paths_follow_config_contents_for_the_same_task_instance(tmp_path
     """The parameter hash is remembered per task instance, but not across a change of a config file's content."""
     ontology = tmp_path / "ontology.yaml"
     ontology.write_bytes((PROJECT / "config" / "ontology.yaml").read_bytes())
-    task = build_task(tmp_path / "out", ontology=str(ontology)).clone(tasks.Mapped)
+    task = build_task(tmp_path / "out", ontology=str(ontology)).clone(Mapped)
     first = task.stage_dir()
-    assert task.stage_dir() == first and task.clone(tasks.Mapped) is task  # Luigi's instance cache
+    assert task.stage_dir() == first and task.clone(Mapped) is task  # Luigi's instance cache
     ontology.write_bytes(ontology.read_bytes() + b"\n# edited\n")
     os.utime(ontology, ns=(1, 1))  # even with an old modification time the size differs
     assert task.stage_dir() != first
@@ -459,7 +466,7 @@ def test_an_unreadable_brat_memo_is_a_missing_cache(tmp_path: Path, caplog: pyte
 def test_an_empty_directory_target_is_not_complete_and_is_replaced(tmp_path: Path) -> None:
     """LocalFileSystem.move created the target directory before renaming into it: a kill between them left
     an empty directory that Luigi took for a complete output.  A directory target needs its marker."""
-    target = tasks.DirectoryTarget(str(tmp_path / "07_sampled" / "h") + "/")
+    target = DirectoryTarget(str(tmp_path / "07_sampled" / "h") + "/")
     Path(target.path).mkdir(parents=True)  # what a killed move left
     assert not target.exists()
     with target.temporary_path() as tmp:
@@ -467,5 +474,5 @@ def test_an_empty_directory_target_is_not_complete_and_is_replaced(tmp_path: Pat
         (Path(tmp)).mkdir()
         (Path(tmp) / "shard-000090.jsonl.gz").write_bytes(b"x")
     assert target.exists()
-    assert sorted(p.name for p in Path(target.path).iterdir()) == [tasks.COMPLETE_MARKER, "shard-000090.jsonl.gz"]
+    assert sorted(p.name for p in Path(target.path).iterdir()) == [COMPLETE_MARKER, "shard-000090.jsonl.gz"]
     assert sorted(p.name for p in (tmp_path / "07_sampled").iterdir()) == ["h"]  # no staging or old copy left

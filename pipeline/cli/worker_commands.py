@@ -10,27 +10,28 @@ shared between the build process and every worker, on this host or others.
 Checks before any work:
 
 * the project imports (``pipeline.tasks`` and its dependencies);
-* the scheduler answers (``http://H:P/api/...``);
+* the scheduler answers (through ``luigi.rpc.RemoteScheduler``, see
+  [`pipeline.tasks.run`][pipeline.tasks.run]);
 * the configuration of a build already on the scheduler is the one this
   process sees: the build records the digests of its config files, source
   fingerprint, model version and code version under
   ``OUT/cache/config/<digest>.json`` and passes the digest to every task;
   a difference is reported file by file and the worker exits (status 2)
   without running anything.  Every task repeats the check before it runs
-  (``pipeline.tasks.verify_config``), so a build started later is
+  (``pipeline.tasks.params.verify_config``), so a build started later is
   covered too: the task fails with the same message, never writing where
   the build does not expect it, and the worker stops asking for work.
 
 A worker started before any build waits for one on the scheduler, then checks
 its configuration and loads the lexicon and the spaCy model its shards need
-(``pipeline.tasks.warm_caches``) before asking for work: the loading
+(``pipeline.tasks.build.warm_caches``) before asking for work: the loading
 overlaps the build's own first, single-process steps (reading the sources).
 Idle Luigi workers ask again after ``[worker] wait_interval`` + up to
 ``wait_jitter`` seconds (``luigi.cfg``: 0.1 + 0.2, against Luigi's 1 + 5), so
 a worker takes a new shard within a fraction of a second.
 ``pgx-corpus build --wait-for-workers N`` makes the build, once its tasks are
 on the scheduler, wait for N registered workers before running any
-([`waiting_worker_factory`][pipeline.cli.worker_commands.waiting_worker_factory]).
+([`WaitingWorkerFactory`][pipeline.tasks.run.WaitingWorkerFactory]).
 
 ``--exit-when-idle SECONDS`` stops the worker once the scheduler, after it
 has held pgx-corpus tasks, has had none pending or running for that long (0,
@@ -41,111 +42,32 @@ tasks and stop).
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import signal
-import socket
 import sys
 import threading
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
-from pathlib import Path
 from typing import Any
 
 log = logging.getLogger(__name__)
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
-"""The project's checkout (where the fallback ``luigi.cfg`` is)."""
 TASK_MODULE = "pipeline.tasks"
 """The module whose tasks a worker runs."""
-
-
-class SchedulerUnreachableError(RuntimeError):
-    """The central scheduler does not answer (the message names its URL)."""
-
-
-def scheduler_url(host: str, port: int) -> str:
-    """Return the base URL of a central scheduler.
-
-    Args:
-        host: The ``luigid`` host.
-        port: Its port.
-
-    Returns:
-        ``http://HOST:PORT/``.
-    """
-    return f"http://{host}:{port}/"
-
-
-def scheduler_call(url: str, method: str, data: dict[str, Any], timeout: float = 10.0) -> Any:
-    """Make one call of luigid's JSON API (``GET /api/<method>?data=<json>``).
-
-    Args:
-        url: The scheduler's base URL ([`scheduler_url`][pipeline.cli.worker_commands.scheduler_url]).
-        method: The API method (``task_list``, ``worker_list``, ``ping`` ...).
-        data: Its arguments, sent as JSON.
-        timeout: Seconds to wait for the answer.
-
-    Returns:
-        The ``response`` member of the answer.
-
-    Raises:
-        SchedulerUnreachableError: If the scheduler does not answer, or answers something unreadable.
-    """
-    query = urllib.parse.urlencode({"data": json.dumps(data)})
-    try:
-        with urllib.request.urlopen(f"{url}api/{method}?{query}", timeout=timeout) as reply:
-            return json.loads(reply.read().decode("utf-8"))["response"]
-    except (OSError, ValueError, KeyError) as exc:  # URLError is an OSError
-        raise SchedulerUnreachableError(
-            f"cannot reach the Luigi scheduler at {url} ({exc}); start `luigid --port PORT` there, or check "
-            "--scheduler-host, --scheduler-port and the firewall"
-        ) from exc
-
-
-def pipeline_tasks(url: str, statuses: tuple[str, ...] = ("PENDING", "RUNNING")) -> dict[str, dict[str, Any]]:
-    """List the tasks of this project the scheduler holds with one of some statuses.
-
-    A status for which luigid lists too many tasks to show is skipped (each task still checks the
-    configuration itself).
-
-    Args:
-        url: The scheduler's base URL.
-        statuses: Luigi task statuses (``PENDING``, ``RUNNING`` ...).
-
-    Returns:
-        luigid's task information (name, parameters ...) by task id.
-
-    Raises:
-        SchedulerUnreachableError: If the scheduler does not answer.
-    """
-    from pipeline import tasks
-
-    found: dict[str, dict[str, Any]] = {}
-    for status in statuses:
-        listed = scheduler_call(url, "task_list", {"status": status, "upstream_status": "", "search": ""})
-        if not isinstance(listed, dict) or listed.get("num_tasks", 0) == -1:
-            continue  # more than luigid lists: the per-task check still applies
-        for task_id, info in listed.items():
-            if isinstance(info, dict) and isinstance(getattr(tasks, str(info.get("name")), None), type):
-                found[task_id] = info
-    return found
 
 
 def configuration_problems(infos: dict[str, dict[str, Any]]) -> tuple[Any, list[str]]:
     """Compare this process's configuration with that of the builds on the scheduler.
 
     Args:
-        infos: Scheduled tasks, from [`pipeline_tasks`][pipeline.cli.worker_commands.pipeline_tasks].
+        infos: Scheduled tasks, from [`pipeline_tasks`][pipeline.tasks.run.pipeline_tasks].
 
     Returns:
         A task carrying a build record (the first that differs, else the first; None when none carries
             one), and the differences file by file (empty when this process sees the same configuration).
     """
-    from pipeline import tasks
+    from pipeline.tasks.build import task_class
+    from pipeline.tasks.params import config_differences
 
     checked: set[tuple[str, str]] = set()
     first: Any = None
@@ -155,9 +77,9 @@ def configuration_problems(infos: dict[str, dict[str, Any]]) -> tuple[Any, list[
         if not digest or (digest, out) in checked:
             continue
         checked.add((digest, out))
-        task = getattr(tasks, info["name"]).from_str_params(params)
+        task = task_class(info["name"]).from_str_params(params)  # type: ignore[union-attr]
         first = first or task
-        problems = tasks.config_differences(task)
+        problems = config_differences(task)
         if problems:
             return task, problems
     return first, []
@@ -170,21 +92,22 @@ def warm_sample(infos: dict[str, dict[str, Any]]) -> Any:
     parameter; a ``Documents`` task alone says nothing about the model.
 
     Args:
-        infos: Scheduled tasks, from [`pipeline_tasks`][pipeline.cli.worker_commands.pipeline_tasks].
+        infos: Scheduled tasks, from [`pipeline_tasks`][pipeline.tasks.run.pipeline_tasks].
 
     Returns:
         The task rebuilt from its parameters, or None when no task carries run parameters.
     """
-    from pipeline import tasks
+    from pipeline.tasks.build import task_class
+    from pipeline.tasks.params import RunParams
 
     best: Any = None
     best_depth = 0
     for info in infos.values():
-        cls = getattr(tasks, str(info.get("name")), None)
-        if not isinstance(cls, type) or not issubclass(cls, tasks.RunParams):
+        cls = task_class(str(info.get("name")))
+        if cls is None or not issubclass(cls, RunParams):
             continue
         # How far down the parameter classes (SourceParams ... BatchParams) the task is.
-        depth = sum(1 for c in cls.__mro__ if isinstance(c, type) and issubclass(c, tasks.RunParams))
+        depth = sum(1 for c in cls.__mro__ if isinstance(c, type) and issubclass(c, RunParams))
         if depth > best_depth:
             best, best_depth = cls.from_str_params(info.get("params") or {}), depth  # type: ignore[attr-defined]
     return best
@@ -204,92 +127,13 @@ def wait_for_build(url: str, stop: threading.Event, interval: float = 0.25) -> d
     Raises:
         SchedulerUnreachableError: If the scheduler stops answering.
     """
+    from pipeline.tasks.run import pipeline_tasks
+
     while not stop.wait(interval):
         scheduled = pipeline_tasks(url)
         if scheduled:
             return scheduled
     return {}
-
-
-def registered_workers(url: str) -> list[dict[str, Any]]:
-    """List the Luigi workers registered with the scheduler.
-
-    Args:
-        url: The scheduler's base URL.
-
-    Returns:
-        luigid's information on each worker that announced itself (``host``, ``pid`` ...).
-
-    Raises:
-        SchedulerUnreachableError: If the scheduler does not answer.
-    """
-    listed = scheduler_call(url, "worker_list", {"include_running": False})
-    return [w for w in listed or () if isinstance(w, dict) and "pid" in w]
-
-
-def wait_for_workers(url: str, own: str, count: int, timeout: float, interval: float = 0.25) -> int:
-    """Wait until enough Luigi workers of other processes are registered, or a timeout.
-
-    The workers of this process's earlier ``luigi.build`` calls (the build's documents step) stay
-    registered for a while: they are not others.
-
-    Args:
-        url: The scheduler's base URL.
-        own: The id of this process's worker.
-        count: How many other workers to wait for.
-        timeout: The longest wait, in seconds.
-        interval: Seconds between polls.
-
-    Returns:
-        How many other workers are registered when the wait ends.
-
-    Raises:
-        SchedulerUnreachableError: If the scheduler does not answer.
-    """
-    deadline = time.monotonic() + timeout
-    here = (socket.gethostname(), os.getpid())
-    while True:
-        others = [w for w in registered_workers(url) if w.get("name") != own and (w.get("host"), w.get("pid")) != here]
-        if len(others) >= count or time.monotonic() >= deadline:
-            return len(others)
-        time.sleep(interval)
-
-
-def waiting_worker_factory(url: str, count: int, timeout: float, before: Any = None) -> Any:
-    """Make a Luigi worker factory whose worker waits for other workers before running anything.
-
-    For ``pgx-corpus build --wait-for-workers``: once the build's tasks are on the scheduler, the worker
-    calls ``before()``, then waits for ``count`` other workers (at most ``timeout`` seconds; a shortfall
-    is logged as a warning and the build goes on).
-
-    Args:
-        url: The scheduler's base URL.
-        count: How many other workers to wait for.
-        timeout: The longest wait, in seconds.
-        before: Called once before the wait (e.g. loading the lexicon and model), or None.
-
-    Returns:
-        The factory, for ``luigi.build(worker_scheduler_factory=...)``.
-    """
-    from luigi import interface, worker
-
-    class WaitingWorker(worker.Worker):  # type: ignore[misc]
-        def run(self) -> bool:
-            if before is not None:
-                before()
-            log.info("waiting (at most %.0f s) for %d other worker(s) on %s", timeout, count, url)
-            found = wait_for_workers(url, self._id, count, timeout, interval=0.1)
-            if found < count:
-                log.warning("only %d other worker(s) joined within %.0f s: going on", found, timeout)
-            else:
-                log.info("%d other worker(s) registered: running", found)
-            return bool(super().run())
-
-    class Factory(interface._WorkerSchedulerFactory):  # type: ignore[misc]
-        def create_worker(self, scheduler: Any, worker_processes: int, assistant: bool = False) -> Any:
-            return WaitingWorker(scheduler=scheduler, worker_processes=worker_processes, assistant=assistant)
-
-    return Factory()
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -323,6 +167,8 @@ def _idle_watch(url: str, seconds: float, stop: threading.Event, seen: bool = Fa
     Idle time counts from the first time a build was seen: now when ``seen`` (the worker found one
     before it started; a small build may be over before the first look here), else on the scheduler.
     """
+    from pipeline.tasks.run import SchedulerUnreachableError, pipeline_tasks
+
     idle_since: float | None = time.monotonic() if seen else None
     while not stop.wait(min(1.0, seconds / 4)):
         try:
@@ -358,9 +204,12 @@ def run_worker(args: argparse.Namespace) -> int:
             or this host's configuration differs from the build's (listed on stderr).
     """
     try:
-        import luigi
+        import importlib
 
-        from pipeline import tasks
+        importlib.import_module(TASK_MODULE)  # every task of the package, registered with Luigi
+        from pipeline.corpus.config_record import ConfigMismatchError
+        from pipeline.tasks import run
+        from pipeline.tasks.build import warm_caches
     except ImportError as exc:
         print(
             f"pgx-corpus worker: cannot import the pipeline ({TASK_MODULE}): {exc}. Install the project and its "
@@ -371,10 +220,10 @@ def run_worker(args: argparse.Namespace) -> int:
     if args.workers < 1:
         print("pgx-corpus worker: --workers must be at least 1", file=sys.stderr)
         return 2
-    url = scheduler_url(args.scheduler_host, args.scheduler_port)
+    url = run.scheduler_url(args.scheduler_host, args.scheduler_port)
     stopped = threading.Event()
     try:
-        scheduled = pipeline_tasks(url)
+        scheduled = run.pipeline_tasks(url)
         if not scheduled:
             # Nothing to check or load yet: wait for a build (SIGUSR1 or Ctrl-C stop the wait).
             log.info("no pgx-corpus build on the scheduler at %s yet: waiting for one", url)
@@ -388,7 +237,7 @@ def run_worker(args: argparse.Namespace) -> int:
                 return 0
         sample, problems = configuration_problems(scheduled)
         warm = warm_sample(scheduled)
-    except SchedulerUnreachableError as exc:  # a service that did not answer
+    except run.SchedulerUnreachableError as exc:  # a service that did not answer
         print(f"pgx-corpus worker: {exc}", file=sys.stderr)
         return 1
     if problems:
@@ -400,29 +249,24 @@ def run_worker(args: argparse.Namespace) -> int:
         for line in problems:
             print(f"  {line}", file=sys.stderr)
         return 2
-    config = luigi.configuration.get_config()
-    if "LUIGI_CONFIG_PATH" not in os.environ and not Path("luigi.cfg").exists():
-        config.add_config_path(str(PROJECT_ROOT / "luigi.cfg"))
     # An assistant asks for work until told to stop (SIGUSR1) or, with --exit-when-idle, until idle.
-    config.set("worker", "keep_alive", "true")
-    config.set("core", "no_configure_logging", "true")  # `main` configured logging: every line once
+    run.configure(keep_alive=True)
     if warm is not None:
         # Load the lexicon and the model before asking for work (while the build reads its sources),
         # not in the first shard; with --workers > 1 the forked task processes share them.
         began = time.monotonic()
-        tasks.warm_caches(warm)
+        warm_caches(warm)
         log.info("loaded what the build's shards need in %.1f s", time.monotonic() - began)
     main_pid = os.getpid()
     refused: list[str] = []
 
-    def on_failure(task: luigi.Task, exception: BaseException) -> None:
-        if isinstance(exception, tasks.ConfigMismatchError):
+    def on_failure(task: Any, exception: BaseException) -> None:
+        if isinstance(exception, ConfigMismatchError):
             # Never run more of a build whose configuration this host does not share.
             print(f"pgx-corpus worker: {exception}", file=sys.stderr)
             refused.append(str(exception))
             os.kill(main_pid, signal.SIGUSR1)
 
-    luigi.Task.event_handler(luigi.Event.FAILURE)(on_failure)
     stop = threading.Event()
     watcher = None
     if args.exit_when_idle > 0:
@@ -431,14 +275,11 @@ def run_worker(args: argparse.Namespace) -> int:
         watcher.start()
     log.info("worker joining the scheduler at %s with %d process(es)", url, args.workers)
     try:
-        result = luigi.build(
-            [], assistant=True, workers=args.workers, scheduler_host=args.scheduler_host,
-            scheduler_port=args.scheduler_port, detailed_summary=True,
-        )
+        with run.on_failure(on_failure):
+            result = run.run_assistant(args.scheduler_host, args.scheduler_port, args.workers)
     finally:
         stop.set()
-        luigi.Task._event_callbacks[luigi.Task][luigi.Event.FAILURE].discard(on_failure)
-    log.info("%s", result.summary_text)
+    log.info("%s", result.summary)
     if refused:
         return 2
     return 0 if result.scheduling_succeeded else 1

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from pipeline import cli
+from pipeline.cli import build_commands
 
 PROJECT = Path(__file__).resolve().parents[2]
 
@@ -38,19 +39,19 @@ def test_python_dash_m_is_the_same_command() -> None:
 
 
 def test_offline_sources_default_to_local_annotator(tmp_path: Path) -> None:
-    params = cli.build_params(parse("build", "--out", str(tmp_path), "--pubmed-xml", "data/demo/pubmed"))
+    params = build_commands.build_params(parse("build", "--out", str(tmp_path), "--pubmed-xml", "data/demo/pubmed"))
     assert params["annotator"] == "local"
     assert "query" not in params and "search_date" not in params
     assert params["pubmed_xml"] == (str((Path("data/demo/pubmed")).resolve()),)
 
 
 def test_pubtator_files_default_to_pubtator_file_annotator(tmp_path: Path) -> None:
-    params = cli.build_params(parse("build", "--out", str(tmp_path), "--pubtator", "x.txt"))
+    params = build_commands.build_params(parse("build", "--out", str(tmp_path), "--pubtator", "x.txt"))
     assert params["annotator"] == "pubtator-file"
 
 
 def test_default_query_and_date(tmp_path: Path) -> None:
-    params = cli.build_params(parse("build", "--out", str(tmp_path)))
+    params = build_commands.build_params(parse("build", "--out", str(tmp_path)))
     assert '"Pharmacogenetics"[MeSH Terms]' in params["query"]
     assert "#" not in params["query"]
     assert params["search_date"] == dt.date.today().isoformat()
@@ -59,12 +60,12 @@ def test_default_query_and_date(tmp_path: Path) -> None:
 
 def test_options_left_out_are_not_set(tmp_path: Path) -> None:
     """So that luigi.cfg's [BuildCorpus] section applies to them."""
-    params = cli.build_params(parse("build", "--out", str(tmp_path), "--query", "x", "--date", "2024-01-02"))
+    params = build_commands.build_params(parse("build", "--out", str(tmp_path), "--query", "x", "--date", "2024-01-02"))
     assert set(params) == {"out", "query", "search_date", "annotator"}
 
 
 def test_selection_options(tmp_path: Path) -> None:
-    params = cli.build_params(parse(
+    params = build_commands.build_params(parse(
         "build", "--out", str(tmp_path), "--pubmed-xml", "d", "--sample", "all", "--seed", "7",
         "--per-abstract", "2", "--filter", "none", "--no-extend", "--until", "filtered", "--no-fallback-local",
     ))
@@ -82,13 +83,13 @@ def test_bad_sample_size_rejected(bad: str, tmp_path: Path) -> None:
 def test_query_file_comments_and_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     qf = tmp_path / "q.txt"
     qf.write_text("# comment\n warfarin[MeSH Terms]\nAND humans[MeSH Terms]\n")
-    assert cli.read_query_file(qf) == "warfarin[MeSH Terms] AND humans[MeSH Terms]"
+    assert build_commands.read_query_file(qf) == "warfarin[MeSH Terms] AND humans[MeSH Terms]"
     qf.write_text("# only comments\n")
     with pytest.raises(SystemExit) as exit_:
-        cli.read_query_file(qf)
+        build_commands.read_query_file(qf)
     assert exit_.value.code == 2 and "pgx-corpus build: query file" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exit_:
-        cli.read_query_file(tmp_path / "missing.txt")
+        build_commands.read_query_file(tmp_path / "missing.txt")
     assert exit_.value.code == 2 and "pgx-corpus build: cannot read query file" in capsys.readouterr().err
 
 

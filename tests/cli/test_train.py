@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import cli, store, tasks
+from pipeline import cli, store
+from pipeline.cli import build_commands
+from pipeline.tasks.stages import ExtendShard, FilterShard, MapShard
 from tests.conftest import shared_path
 
 
@@ -61,17 +63,17 @@ def test_learned_model_is_part_of_the_output_path(tmp_path: Path) -> None:
     (model / "model.json").write_text('{"format": "x", "v": 1}\n', encoding="utf-8")
     (model / "meta.json").write_text("{}\n", encoding="utf-8")
     common = {"out": str(tmp_path / "out"), "shard": 0}
-    plain = tasks.MapShard(**common).stage_dir()
-    with_model = tasks.MapShard(**common, learned=str(model)).stage_dir()
+    plain = MapShard(**common).stage_dir()
+    with_model = MapShard(**common, learned=str(model)).stage_dir()
     assert plain != with_model
-    assert tasks.ExtendShard(**common).stage_dir() == tasks.ExtendShard(**common).stage_dir()
+    assert ExtendShard(**common).stage_dir() == ExtendShard(**common).stage_dir()
     (model / "model.json").write_text('{"format": "x", "v": 2}\n', encoding="utf-8")
     store._DIGESTS.clear()
-    assert tasks.MapShard(**common, learned=str(model)).stage_dir() != with_model
-    assert tasks.FilterShard(**common, learned=str(model)).stage_dir() != tasks.FilterShard(**common).stage_dir()
+    assert MapShard(**common, learned=str(model)).stage_dir() != with_model
+    assert FilterShard(**common, learned=str(model)).stage_dir() != FilterShard(**common).stage_dir()
     args = cli.make_parser().parse_args(["build", "--out", str(tmp_path / "o"), "--pubmed-xml", str(tmp_path),
                                          "--learned", str(model)])
-    assert cli.build_params(args)["learned"] == str(model.resolve())
+    assert build_commands.build_params(args)["learned"] == str(model.resolve())
 
 
 def test_mapped_stage_applies_the_learned_model(tmp_path: Path) -> None:
@@ -86,7 +88,7 @@ def test_mapped_stage_applies_the_learned_model(tmp_path: Path) -> None:
     doc = Document(pmid="1", title="", text=new.text, sentences=(Sentence(0, len(new.text)),),
                    annotations=new.rules)
     counts: Counter[str] = Counter()
-    task = tasks.MapShard(out=str(tmp_path / "out"), shard=0, learned=str(model))
+    task = MapShard(out=str(tmp_path / "out"), shard=0, learned=str(model))
     out = list(task.transform(iter([doc]), counts))
     assert counts["learned_added"] >= 1 and counts["learned_dropped_rule"] >= 1
     assert {a.covered(new.text) for a in out[0].annotations} != {a.covered(new.text) for a in new.rules}

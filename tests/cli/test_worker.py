@@ -22,9 +22,15 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import cli, tasks
+from pipeline import cli
+from pipeline.cli import build_commands
+from pipeline.corpus.config_record import ConfigMismatchError
 from pipeline.nlp import lexicon as lx
 from pipeline.nlp.lexicon_lookup import write_lookup
+from pipeline.tasks.build import BuildCorpus
+from pipeline.tasks.params import record_config, verify_config
+from pipeline.tasks.sources import Documents
+from pipeline.tasks.stages import ExtendShard, SplitSentencesShard
 from tests.nlp.test_local_annotator import TABLES
 
 PROJECT = Path(__file__).resolve().parents[2]
@@ -139,10 +145,10 @@ def test_a_worker_with_other_configuration_contents_is_refused(luigid: int, lexi
 
     ontology = tmp_path / "ontology.yaml"
     shutil.copyfile(PROJECT / "config" / "ontology.yaml", ontology)
-    params = cli.build_params(cli.make_parser().parse_args(
+    params = build_commands.build_params(cli.make_parser().parse_args(
         [*build_args(tmp_path / "out", lexicon), "--ontology", str(ontology)]))
-    params["config_digest"] = tasks.record_config(tasks.BuildCorpus(**params))
-    build = tasks.BuildCorpus(**params)
+    params["config_digest"] = record_config(BuildCorpus(**params))
+    build = BuildCorpus(**params)
     # the build is on the scheduler (registered, not run) ...
     RemoteScheduler(f"http://127.0.0.1:{luigid}/").add_task(
         worker="the-build", task_id=build.task_id, status="PENDING", runnable=True, family=build.task_family,
@@ -154,8 +160,8 @@ def test_a_worker_with_other_configuration_contents_is_refused(luigid: int, lexi
                           cwd=PROJECT, env=env(), capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert "refusing to join" in proc.stderr and f"{ontology}: sha256" in proc.stderr
-    with pytest.raises(tasks.ConfigMismatchError, match=re.escape(str(ontology))):
-        tasks.verify_config(build.clone(tasks.ExtendShard, shard=30))
+    with pytest.raises(ConfigMismatchError, match=re.escape(str(ontology))):
+        verify_config(build.clone(ExtendShard, shard=30))
     assert not (tmp_path / "out" / "work").exists()  # nothing was written where the build writes
 
 
@@ -178,30 +184,31 @@ def test_a_worker_that_cannot_import_the_project_says_so(
 
 
 def test_a_build_record_on_another_filesystem_is_reported(tmp_path: Path, lexicon: Path) -> None:
-    task = tasks.ExtendShard(out=str(tmp_path / "elsewhere"), pubmed_xml=(str(DEMO),), lexicon=str(lexicon),
+    task = ExtendShard(out=str(tmp_path / "elsewhere"), pubmed_xml=(str(DEMO),), lexicon=str(lexicon),
                              shard=1, config_digest="0123456789abcdef")
-    with pytest.raises(tasks.ConfigMismatchError, match="shared filesystem"):
-        tasks.verify_config(task)
+    with pytest.raises(ConfigMismatchError, match="shared filesystem"):
+        verify_config(task)
 
 
 def test_the_worker_loads_what_the_builds_root_task_says(tmp_path: Path, lexicon: Path) -> None:
     from pipeline.cli.worker_commands import warm_sample
 
-    build = tasks.BuildCorpus(out=str(tmp_path), pubmed_xml=(str(DEMO),), lexicon=str(lexicon), model="some_model")
+    build = BuildCorpus(out=str(tmp_path), pubmed_xml=(str(DEMO),), lexicon=str(lexicon), model="some_model")
     listed = {
         t.task_id: {"name": t.task_family, "params": t.to_str_params()}
-        for t in (build.clone(tasks.Documents), build.clone(tasks.SplitSentencesShard, shard=1), build)
+        for t in (build.clone(Documents), build.clone(SplitSentencesShard, shard=1), build)
     }
     listed["other"] = {"name": "NotOurs", "params": {}}
     sample = warm_sample(listed)
-    assert isinstance(sample, tasks.BuildCorpus) and sample.model == "some_model" and sample.lexicon == str(lexicon)
+    assert isinstance(sample, BuildCorpus) and sample.model == "some_model" and sample.lexicon == str(lexicon)
     assert warm_sample({}) is None
 
 
 def test_a_worker_waiting_for_a_build_stops_when_told(luigid: int) -> None:
     import threading
 
-    from pipeline.cli.worker_commands import registered_workers, scheduler_url, wait_for_build, wait_for_workers
+    from pipeline.cli.worker_commands import wait_for_build
+    from pipeline.tasks.run import registered_workers, scheduler_url, wait_for_workers
 
     url = scheduler_url("127.0.0.1", luigid)
     stop = threading.Event()
