@@ -28,7 +28,8 @@ from pipeline.campaign.batches import ManifestError, RosterError
 from pipeline.campaign.release.command import release
 from pipeline.campaign.release.read import ReleaseError, ReleaseInputs
 from pipeline.cli.campaign_commands import add_campaign_command
-from pipeline.cli.exitcodes import ExitCode
+from pipeline.cli.exitcodes import ExitCode, refusal_code
+from pipeline.errors import InputError
 from pipeline.schema import DEFAULT_SCHEMA, SchemaError, load_schema
 
 _EXPECTED = (FileNotFoundError, NotADirectoryError, SchemaError, export_mod.ExportConfigError, RosterError,
@@ -41,7 +42,7 @@ def _guard(label: str, handler: Callable[[argparse.Namespace], int]) -> Callable
             return handler(args)
         except _EXPECTED as exc:
             print(f"pgx-corpus {label}: {exc}", file=sys.stderr)
-            return 2
+            return refusal_code() if isinstance(exc, InputError) else ExitCode.REFUSED
 
     return run
 
@@ -249,9 +250,9 @@ def run_release(args: argparse.Namespace) -> int:
     )
     try:
         info = release(inputs, args.out, schema)
-    except ReleaseError as exc:  # refused: nothing written
+    except ReleaseError as exc:  # refused before writing: checked before the release is staged
         print(f"pgx-corpus release: {exc}", file=sys.stderr)
-        return ExitCode.REFUSED
+        return refusal_code()
     if args.json:
         _emit_json(info)
     else:

@@ -33,6 +33,7 @@ from pipeline.campaign.layout import (
     DISCARD_TYPE,
 )
 from pipeline.documents import SentenceRecord
+from pipeline.errors import InputError
 from pipeline.paths import list_files
 from pipeline.schema import Schema
 from pipeline.store import iter_directory
@@ -42,7 +43,7 @@ log = logging.getLogger(__name__)
 RELEASE_JSON = "release.json"
 
 
-class ReleaseError(ValueError):
+class ReleaseError(InputError):
     """The final corpus cannot be released as it is (the message lists ``file:line`` problems)."""
 
 
