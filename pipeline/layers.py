@@ -23,6 +23,7 @@ LAYERS: tuple[str, ...] = (
     # the foundation: plain modules, each knowing only the ones before it
     "__init__",  # the package version
     "layers",  # this stack
+    "errors",  # the base class of bad-input errors, and whether a command has begun writing
     "paths",  # listing files without following symbolic links
     "names",  # patterns of identifiers that become file names
     "yamlfile",  # checked reading of the YAML files

@@ -51,6 +51,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from pipeline.errors import InputError
+
 PMID_RE = re.compile(r"[0-9]{1,12}\Z")
 """A PMID: 1 to 12 ASCII digits (use with ``match``)."""
 DOCUMENT_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}\Z")
@@ -83,7 +85,7 @@ of that name would overwrite or shadow them.
 """
 
 
-class NameError_(ValueError):  # noqa: N801 - NameError is a builtin
+class NameError_(InputError):  # noqa: N801 - NameError is a builtin
     """An identifier that cannot be used as a path component (message: ``where: ...``)."""
 
 

@@ -17,8 +17,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pipeline.errors import InputError
 
-class SymlinkError(ValueError):
+
+class SymlinkError(InputError):
     """A collection holds symbolic links, which a command that copies or publishes files refuses."""
 
 

@@ -24,6 +24,7 @@ from typing import Any
 import yaml
 
 from pipeline import yamlfile
+from pipeline.errors import InputError
 
 ANY_ENTITY = "<ENTITY>"
 """An argument constraint admitting every entity type (brat's ``<ENTITY>``)."""
@@ -33,7 +34,7 @@ DEFAULT_SCHEMA = Path(__file__).resolve().parent.parent / "config" / "schema.yam
 """The project's schema file, ``config/schema.yaml``."""
 
 
-class SchemaError(ValueError):
+class SchemaError(InputError):
     """An invalid schema file; the message names the file."""
 
 

@@ -37,6 +37,7 @@ from pathlib import Path
 from stat import S_ISREG
 from typing import Any, TypeVar
 
+from pipeline import errors
 from pipeline.documents import Document, SentenceRecord, from_dict, pmid_sort_key, record_sort_key, to_dict
 from pipeline.paths import list_files
 
@@ -472,6 +473,7 @@ def write_atomic(path: str | os.PathLike[str], data: bytes, *, fsync: bool = Fal
         fsync: Flush it to disk before the rename (for what cannot be made again, e.g. downloaded
             records).
     """
+    errors.began_writing()
     target = Path(path)
     tmp = target.with_name(f".{target.name}.tmp{os.getpid()}")
     # never through a symbolic link planted at the temporary's name (it would write the link's target),
@@ -564,6 +566,7 @@ def exchange(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
     Raises:
         OSError: If the exchange fails for another reason (e.g. a path does not exist).
     """
+    errors.began_writing()
     import ctypes
     import ctypes.util
     import errno
@@ -602,6 +605,7 @@ def staging_directory(target: str | os.PathLike[str]) -> Path:
     Returns:
         The staging directory, ``.NAME.tmp-PID`` beside ``target``.
     """
+    errors.began_writing()
     out = Path(target)
     out.parent.mkdir(parents=True, exist_ok=True)
     restore_directory(out)
@@ -627,6 +631,7 @@ def publish_directory(staging: str | os.PathLike[str], target: str | os.PathLike
             consumed.
         target: The directory replaced (or created); a symbolic link there is replaced too.
     """
+    errors.began_writing()
     import shutil
 
     new, out = Path(staging), Path(target)

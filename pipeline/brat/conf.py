@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline import yamlfile
+from pipeline.errors import InputError
 from pipeline.paths import SymlinkError
 from pipeline.schema import ANY_ENTITY, Schema
 from pipeline.store import write_atomic
@@ -53,7 +54,7 @@ CONF_FILES = ("annotation.conf", "visual.conf", "tools.conf", "kb_shortcuts.conf
 OVERLAP_KINDS = ("contain", "equal", "cross")
 
 
-class BratConfigError(ValueError):
+class BratConfigError(InputError):
     """Invalid brat presentation settings; the message names the file."""
 
 

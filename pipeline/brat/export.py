@@ -80,6 +80,7 @@ from pipeline.brat import pubtator
 from pipeline.brat.standoff import Attribute, BratDocument, Normalization, Note, Relation, TextBound, write_document
 from pipeline.brat.stats import relation_modality
 from pipeline.documents import Span, pmid_sort_key
+from pipeline.errors import InputError
 from pipeline.schema import Schema
 from pipeline.sources.pubtator_format import format_record
 from pipeline.yamlfile import read_mapping
@@ -91,7 +92,7 @@ FORMATS = ("pubtator", "bioc-xml", "bioc-json", "conll", "splits")
 TOKEN_RE = re.compile(r"\w+|[^\w\s]")
 
 
-class ExportConfigError(ValueError):
+class ExportConfigError(InputError):
     """A bad export configuration; the message names the file."""
 
 

@@ -61,13 +61,14 @@ import yaml
 from pipeline import yamlfile
 from pipeline.brat.standoff import BratDocument, ParseIssue, TextBound, read_directory, write_document
 from pipeline.documents import Span
+from pipeline.errors import InputError
 
 log = logging.getLogger(__name__)
 
 ACTIONS = ("remove", "force", "drop")
 
 
-class DecisionError(ValueError):
+class DecisionError(InputError):
     """A bad decision file; the message names file and line."""
 
 

@@ -51,12 +51,13 @@ from pipeline.brat.pubtator import SentenceSpan, from_pubtator, read_sidecar, si
 from pipeline.brat.standoff import BratDocument, dumps, parse_ann
 from pipeline.brat.validate import AnnotationConf, validate_document
 from pipeline.documents import TITLE_SEPARATOR
+from pipeline.errors import InputError
 from pipeline.names import NameError_, check_annotation_id, check_document_name
 from pipeline.schema import Schema
 from pipeline.sources.pubtator_format import PubtatorFormatError, PubtatorLimitError, PubtatorRecord, read_pubtator
 
 
-class IntakeError(ValueError):
+class IntakeError(InputError):
     """An input refused by ``import``; the message starts with its file and record."""
 
 

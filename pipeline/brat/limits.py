@@ -27,6 +27,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipeline.errors import InputError
 from pipeline.paths import list_files
 
 DEFAULT_MAX_TEXT_CHARS = 50_000
@@ -40,7 +41,7 @@ of a sentence's entities (200 entities are 39,800 pairs, about half a gigabyte o
 _PIECE = 1 << 16  # bytes read at a time: a file of one 300 MB line is never held whole
 
 
-class LimitError(ValueError):
+class LimitError(InputError):
     """A document over a limit, or with offsets outside its text (message: ``file:line: ...``)."""
 
 

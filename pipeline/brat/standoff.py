@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline.documents import Annotation, Span
+from pipeline.errors import InputError
 from pipeline.names import check_brat_text, check_brat_token, check_document_name
 from pipeline.paths import list_files
 
@@ -376,7 +377,7 @@ def _parse_line(doc: BratDocument, line: str, lineno: int) -> None:
         raise ValueError(f"unknown annotation kind {tag!r}")
 
 
-class BratTextError(ValueError):
+class BratTextError(InputError):
     """A brat file that is not valid UTF-8.
 
     The message is ``file:line: ...``, naming the line of the first bad byte.

@@ -67,6 +67,7 @@ from pipeline import names
 from pipeline.brat.standoff import BratDocument, read_document
 from pipeline.campaign.phase1 import write_phase1
 from pipeline.documents import pmid_sort_key
+from pipeline.errors import InputError
 from pipeline.paths import list_files, resolve_collection
 from pipeline.store import write_atomic
 
@@ -78,11 +79,11 @@ _YES = {"yes", "y", "true", "1"}
 _NO = {"no", "n", "false", "0", ""}
 
 
-class RosterError(ValueError):
+class RosterError(InputError):
     """An unusable roster (the message names the file and line)."""
 
 
-class ManifestError(ValueError):
+class ManifestError(InputError):
     """An unreadable previous manifest (the message names the file and line)."""
 
 

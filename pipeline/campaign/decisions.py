@@ -54,6 +54,7 @@ from pipeline import store, yamlfile
 from pipeline.brat import validate as validate_mod
 from pipeline.brat.standoff import BratDocument, BratTextError, dumps, parse_ann, read_text
 from pipeline.campaign.finalize import REPORT_JSON, doc_key, merge_duplicate_relations, remove_annotations
+from pipeline.errors import InputError
 from pipeline.paths import list_files
 from pipeline.schema import Schema
 from pipeline.yamlfile import read_mapping
@@ -63,7 +64,7 @@ log = logging.getLogger(__name__)
 KINDS = ("retype", "remove", "relations")
 
 
-class DecisionsError(ValueError):
+class DecisionsError(InputError):
     """A decisions file that cannot be applied; the message names the file (and entry)."""
 
 

@@ -11,6 +11,8 @@ import os
 import secrets
 from pathlib import Path
 
+from pipeline import errors
+
 TMP_MARK = ".tmp-"
 """What a temporary's name holds after the final name: ``.NAME.tmp-PID-RANDOM``."""
 
@@ -103,6 +105,7 @@ def remove_dead_temporaries(target: Path) -> list[Path]:
 
 
 def _write_temporary(target: Path, data: bytes, mode: int) -> Path:
+    errors.began_writing()
     tmp = target.with_name(f".{target.name}{TMP_MARK}{os.getpid()}-{secrets.token_hex(4)}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
     try:

@@ -97,6 +97,7 @@ from pipeline.campaign.locks import document_lock
 from pipeline.campaign.merge import NOTE_TYPE, count_marks, marks_left, strip_dispute
 from pipeline.campaign.review import MERGED_DIR
 from pipeline.documents import pmid_sort_key
+from pipeline.errors import InputError
 from pipeline.paths import list_files
 from pipeline.schema import Schema
 
@@ -113,7 +114,7 @@ document back.
 """
 
 
-class FinalizeError(ValueError):
+class FinalizeError(InputError):
     """The campaign directory or the output cannot be used (nothing is written)."""
 
 

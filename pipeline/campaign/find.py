@@ -31,10 +31,11 @@ from pipeline.brat.modality import MODALITIES, MODALITY_TOKENS
 from pipeline.brat.standoff import BratDocument, TextBound
 from pipeline.campaign.documents import relation_note
 from pipeline.documents import Span
+from pipeline.errors import InputError
 from pipeline.schema import Schema
 
 
-class PatternError(ValueError):
+class PatternError(InputError):
     """A criterion that cannot be used (bad regex, unknown type, malformed relation pattern)."""
 
 

@@ -45,6 +45,7 @@ from pipeline.campaign.guide import GUIDE_FILE, annotator_guide
 from pipeline.campaign.layout import CAMPAIGN_MANIFEST, PHASE1_DIR, PHASE2_DIR
 from pipeline.campaign.origin import provenance, write_gitignore
 from pipeline.corpus.brat_export import SETTINGS_FILE
+from pipeline.errors import InputError
 from pipeline.store import clean_temporaries
 
 log = logging.getLogger(__name__)
@@ -52,7 +53,7 @@ log = logging.getLogger(__name__)
 FORMAT = "pgx-corpus campaign 1"
 
 
-class CampaignError(ValueError):
+class CampaignError(InputError):
     """A campaign that cannot be written or read as asked; nothing was written."""
 
 

@@ -26,9 +26,10 @@ from typing import Any
 import yaml
 
 from pipeline import yamlfile
+from pipeline.errors import InputError
 
 
-class MetadataError(ValueError):
+class MetadataError(InputError):
     """A ``--citation`` file, an ``--author`` or a ``--license`` cannot be used (the message names it)."""
 
 

@@ -45,6 +45,7 @@ from typing import Any
 
 from pipeline.campaign.deploy import ID_RE
 from pipeline.campaign.durable import TMP_MARK, ensure_private_dir, write_replace
+from pipeline.errors import InputError
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +66,7 @@ SALT_BYTES, KEY_BYTES = 16, 32
 PASSWORD_BYTES = 12  # secrets.token_urlsafe: 16 characters, 96 bits
 
 
-class UsersError(ValueError):
+class UsersError(InputError):
     """A users file or request that cannot be honoured (the message names the file or person)."""
 
 

@@ -14,7 +14,8 @@ import os
 import sys
 
 from pipeline import __version__
-from pipeline.cli.exitcodes import EPILOG, ExitCode
+from pipeline.cli.exitcodes import EPILOG, ExitCode, refusal_code
+from pipeline.errors import InputError, reset_writes
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +79,7 @@ def main(argv: list[str] | None = None, *, fast_exit: bool = False) -> int:
         for handler in logging.getLogger().handlers:
             handler.addFilter(one_line_exceptions)
     label = command_label(args)
+    reset_writes()  # only this command's own writes decide between REFUSED and ERROR
     try:
         code = int(args.func(args))
     except KeyboardInterrupt:
@@ -137,14 +139,16 @@ def report_failure(label: str, exc: BaseException) -> int:
         exc: The exception.
 
     Returns:
-        ``ExitCode.REFUSED`` for input refused (a hostile name, a symbolic link, a YAML file over its
-            limits or with wrong types, any error type of [`refusal_types`][pipeline.cli.refusal_types]);
-            ``ExitCode.ERROR`` for anything else (a full disk, an I/O error, a scheduler that died, a bug).
+        ``ExitCode.REFUSED`` for input refused before the command wrote anything (a hostile name, a
+            symbolic link, a YAML file over its limits or with wrong types, any error type of
+            [`refusal_types`][pipeline.cli.refusal_types]), ``ExitCode.ERROR`` for the same once it has
+            begun writing ([`refusal_code`][pipeline.cli.exitcodes.refusal_code]); ``ExitCode.ERROR`` for
+            anything else (a full disk, an I/O error, a scheduler that died, a bug).
     """
     log.debug("%s failed", label, exc_info=exc)
     if isinstance(exc, refusal_types()):
         print(f"pgx-corpus {label}: {exc}", file=sys.stderr)
-        return ExitCode.REFUSED
+        return refusal_code()
     if isinstance(exc, OSError):
         where = f": {exc.filename}" if exc.filename else ""
         print(f"pgx-corpus {label}: {exc.strerror or exc}{where}", file=sys.stderr)
@@ -156,7 +160,8 @@ def report_failure(label: str, exc: BaseException) -> int:
 def refusal_types() -> tuple[type[BaseException], ...]:
     """Return the error types that mean "bad input, refused".
 
-    They are imported here, when a command failed, not at start-up.
+    Every project error of bad input derives from [`InputError`][pipeline.errors.InputError]; PyYAML's
+    errors are imported here, when a command failed, not at start-up.
 
     Returns:
         The exception classes that [`report_failure`][pipeline.cli.report_failure] reports as
@@ -164,13 +169,7 @@ def refusal_types() -> tuple[type[BaseException], ...]:
     """
     import yaml
 
-    from pipeline.campaign.batches import ManifestError, RosterError
-    from pipeline.campaign.phase1 import CampaignError
-    from pipeline.names import NameError_
-    from pipeline.paths import SymlinkError
-    from pipeline.schema import SchemaError
-
-    return (NameError_, SymlinkError, yaml.YAMLError, RosterError, ManifestError, CampaignError, SchemaError)
+    return (InputError, yaml.YAMLError)
 
 
 def console_main() -> int:

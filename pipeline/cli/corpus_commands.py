@@ -34,6 +34,8 @@ from pipeline.brat import stats as stats_mod
 from pipeline.brat.checked import CheckedCollection, filtered_copy, load_all_checked
 from pipeline.brat.standoff import BratTextError
 from pipeline.cli import import_commands as import_mod
+from pipeline.cli.exitcodes import refusal_code
+from pipeline.errors import InputError
 from pipeline.schema import DEFAULT_SCHEMA, SchemaError, load_schema
 
 
@@ -98,7 +100,7 @@ def _excluded_exit(collections: Sequence[CheckedCollection]) -> int:
 
 
 def _guard(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    """Turn expected input errors into a message and exit code 2 instead of a traceback."""
+    """Turn expected input errors into a message and exit code 2 (1 once the command has begun writing)."""
 
     def run(args: argparse.Namespace) -> int:
         try:
@@ -106,7 +108,7 @@ def _guard(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse.N
         except (FileNotFoundError, NotADirectoryError, SchemaError, harmonize_mod.DecisionError,
                 export_mod.ExportConfigError, BratTextError) as exc:  # BratTextError: file:line, not UTF-8
             print(f"pgx-corpus {args.command}: {exc}", file=sys.stderr)
-            return 2
+            return refusal_code() if isinstance(exc, InputError) else 2
 
     return run
 

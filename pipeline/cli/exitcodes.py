@@ -10,8 +10,9 @@
 
 A discarded document is a finished decision, not work left.  Every failure ends with one line
 ``pgx-corpus COMMAND: …`` on stderr: an exception a command does not handle itself is reported in one
-line by ``pgx-corpus`` (``REFUSED`` for input it refuses, ``ERROR`` otherwise; the traceback only in the
-log at ``--log-level DEBUG``).  [`COMMAND_CODES`][pipeline.cli.exitcodes.COMMAND_CODES] says what each
+line by ``pgx-corpus`` (``REFUSED`` for input it refuses before writing anything, ``ERROR`` otherwise,
+see [`refusal_code`][pipeline.cli.exitcodes.refusal_code]; the traceback only in the log at
+``--log-level DEBUG``).  [`COMMAND_CODES`][pipeline.cli.exitcodes.COMMAND_CODES] says what each
 code means for each command; the help epilog ([`EPILOG`][pipeline.cli.exitcodes.EPILOG]) prints both
 tables.
 """
@@ -20,6 +21,8 @@ from __future__ import annotations
 
 import textwrap
 from enum import IntEnum
+
+from pipeline.errors import has_written
 
 
 class ExitCode(IntEnum):
@@ -143,3 +146,16 @@ _MEANING = {
 
 EPILOG = epilog()
 """The help epilog of ``pgx-corpus`` ([`epilog`][pipeline.cli.exitcodes.epilog] at 100 columns)."""
+
+
+def refusal_code() -> ExitCode:
+    """Return the exit code of bad input refused by the running command.
+
+    ``REFUSED`` (2) only while the command has written nothing (a pre-flight refusal); once it has begun
+    writing ([`has_written`][pipeline.errors.has_written]) the same error is a failure, ``ERROR`` (1), as
+    the table says.
+
+    Returns:
+        ``ExitCode.REFUSED`` or ``ExitCode.ERROR``.
+    """
+    return ExitCode.ERROR if has_written() else ExitCode.REFUSED

@@ -24,10 +24,12 @@ from pipeline.campaign import append as append_mod
 from pipeline.campaign import decisions as decisions_mod
 from pipeline.campaign import finalize as finalize_mod
 from pipeline.campaign import find as find_mod
-from pipeline.campaign import release as release_mod
 from pipeline.campaign.batches import ManifestError, RosterError
+from pipeline.campaign.release.command import release
+from pipeline.campaign.release.read import ReleaseError, ReleaseInputs
 from pipeline.cli.campaign_commands import add_campaign_command
-from pipeline.cli.exitcodes import ExitCode
+from pipeline.cli.exitcodes import ExitCode, refusal_code
+from pipeline.errors import InputError
 from pipeline.schema import DEFAULT_SCHEMA, SchemaError, load_schema
 
 _EXPECTED = (FileNotFoundError, NotADirectoryError, SchemaError, export_mod.ExportConfigError, RosterError,
@@ -40,7 +42,7 @@ def _guard(label: str, handler: Callable[[argparse.Namespace], int]) -> Callable
             return handler(args)
         except _EXPECTED as exc:
             print(f"pgx-corpus {label}: {exc}", file=sys.stderr)
-            return 2
+            return refusal_code() if isinstance(exc, InputError) else ExitCode.REFUSED
 
     return run
 
@@ -220,7 +222,7 @@ def run_decisions_apply(args: argparse.Namespace) -> int:
 def run_release(args: argparse.Namespace) -> int:
     """Run ``pgx-corpus release``: a citable, byte-reproducible release of a final corpus.
 
-    [`release`][pipeline.campaign.release.release] writes every format, table and the datasheet to
+    [`release`][pipeline.campaign.release.command.release] writes every format, table and the datasheet to
     ``--out`` (replaced).  A summary (or ``--json``, release.json) on stdout; the registered handler turns
     the expected input errors (missing directory, bad schema, export configuration, roster, manifest,
     criteria or decisions file) into one line and exit 2.
@@ -238,7 +240,7 @@ def run_release(args: argparse.Namespace) -> int:
             SPDX id, no authors or licence with ``--strict-metadata`` ...): nothing written.
     """
     schema = load_schema(args.schema)
-    inputs = release_mod.ReleaseInputs(
+    inputs = ReleaseInputs(
         final=Path(args.final), campaign=args.campaign, preannotation=args.preannotation, manifest=args.manifest,
         name=args.name or "", version=args.release_version or "", date=args.date or "",
         export_config=export_mod.load_export_config(args.config), decisions=list(args.decisions),
@@ -247,10 +249,10 @@ def run_release(args: argparse.Namespace) -> int:
         strict_metadata=args.strict_metadata,
     )
     try:
-        info = release_mod.release(inputs, args.out, schema)
-    except release_mod.ReleaseError as exc:  # refused: nothing written
+        info = release(inputs, args.out, schema)
+    except ReleaseError as exc:  # refused before writing: checked before the release is staged
         print(f"pgx-corpus release: {exc}", file=sys.stderr)
-        return ExitCode.REFUSED
+        return refusal_code()
     if args.json:
         _emit_json(info)
     else:

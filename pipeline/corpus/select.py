@@ -71,6 +71,7 @@ from typing import Any
 
 from pipeline import yamlfile
 from pipeline.documents import Annotation, Document, SentenceRecord
+from pipeline.errors import InputError
 from pipeline.schema import Schema
 from pipeline.yamlfile import read_mapping
 
@@ -95,7 +96,7 @@ REASONS = (
 )
 
 
-class FilterConfigError(ValueError):
+class FilterConfigError(InputError):
     """An invalid filter settings file; the message names the file."""
 
 

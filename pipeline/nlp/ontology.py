@@ -34,6 +34,7 @@ from typing import Any
 import yaml
 
 from pipeline import yamlfile
+from pipeline.errors import InputError
 
 DEFAULT_ONTOLOGY = Path(__file__).resolve().parents[2] / "config" / "ontology.yaml"
 """The project's ontology file, ``config/ontology.yaml``."""
@@ -76,7 +77,7 @@ _SUFFIX_KEYS = {"name", "types", "entity", "pattern", "coordination", "class", "
 _NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
 
-class OntologyError(ValueError):
+class OntologyError(InputError):
     """An invalid ontology file; the message starts with ``file:line``."""
 
 

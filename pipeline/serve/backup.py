@@ -36,6 +36,7 @@ from pathlib import Path
 from pipeline.campaign.durable import fsync_dir
 from pipeline.campaign.journal import JOURNAL_DIR, LOG_FILE, OBJECTS_DIR, Journal
 from pipeline.campaign.locks import LOCKS_DIR, document_lock
+from pipeline.errors import InputError
 from pipeline.store import clean_temporaries
 
 log = logging.getLogger(__name__)
@@ -44,7 +45,7 @@ DOCUMENT_SUFFIXES = (".txt", ".ann")
 """The files of one brat document, copied together under its lock."""
 
 
-class BackupError(ValueError):
+class BackupError(InputError):
     """A backup refused before anything was written (the message names the path)."""
 
 

@@ -26,12 +26,13 @@ from pipeline.campaign.documents import MARKER_TYPES, is_done
 from pipeline.campaign.durable import TMP_MARK, write_replace
 from pipeline.campaign.journal import Journal, JournalError, Version
 from pipeline.campaign.locks import document_key, document_lock
+from pipeline.errors import InputError
 
 SHA_PREFIX_RE = re.compile(r"^[0-9a-f]{4,64}$")
 """A version named by a prefix of its sha256: 4 to 64 lowercase hex digits."""
 
 
-class HistoryError(ValueError):
+class HistoryError(InputError):
     """An unknown document or version, or a document that cannot be restored (nothing was written)."""
 
 

@@ -43,6 +43,7 @@ from typing import Any
 from lxml import etree
 
 from pipeline import names
+from pipeline.errors import InputError
 
 logger = logging.getLogger(__name__)
 
@@ -74,7 +75,7 @@ IDENTIFIER_KEYS = (
 TYPE_KEYS = ("type", "Type")
 
 
-class BiocFormatError(ValueError):
+class BiocFormatError(InputError):
     """Malformed BioC input; the message names the file and line or document."""
 
 

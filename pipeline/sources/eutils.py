@@ -15,8 +15,9 @@ Behaviour worth knowing:
   second, enforced by a [`HostRateLimiter`][pipeline.sources.httputil.HostRateLimiter]
   shared by every client of every process on the host (NCBI counts per
   key/IP, not per client object or per build), with a 10% margin.
-* **Retries** with exponential backoff and jitter (``backoff * 2**(try-1)``,
-  scaled by a random factor in [0.5, 1.5), capped at ``max_backoff``) on
+* **Retries** by the one policy of the web clients
+  ([`RetryPolicy`][pipeline.sources.retry.RetryPolicy]: exponential backoff from ``backoff``, capped at
+  ``max_backoff``, with equal jitter in [base/2, base]) on
   timeouts, connection errors (including a body cut off mid-transfer, a body
   shorter or longer than its ``Content-Length``, a reset), HTTP 429 (``Retry-After`` honoured), HTTP 5xx,
   and HTTP 200 bodies that are NCBI errors: a JSON ``{"error": ...}`` body
@@ -47,7 +48,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
-import random
 import re
 import threading
 import time
@@ -62,6 +62,7 @@ from pipeline import names
 from pipeline.documents import pmid_sort_key
 from pipeline.sources.httputil import HostRateLimiter, check_body_length, parse_retry_after, rate_limit_dir
 from pipeline.sources.pubmed_xml import PubmedXmlError, count_records
+from pipeline.sources.retry import RetriesExhausted, Retryable, RetryPolicy
 
 log = logging.getLogger(__name__)
 
@@ -83,14 +84,6 @@ class EutilsError(RuntimeError):
 
 class SearchIncompleteError(EutilsError):
     """The union of the date-split ESearch pieces does not have the unsplit Count."""
-
-
-class _Retryable(Exception):
-    """A failed try that may succeed later (message already redacted)."""
-
-    def __init__(self, message: str, retry_after: float | None = None) -> None:
-        super().__init__(message)
-        self.retry_after = retry_after
 
 
 # --- rate limiting -----------------------------------------------------------
@@ -321,7 +314,7 @@ class EutilsClient:
         self.limiter: RateLimiter | HostRateLimiter = limiter or shared_limiter(rate)
         self.page_size = page_size
         self.db = db
-        self._rng = random.Random(seed)
+        self.retry = RetryPolicy(max_tries, backoff, max_backoff, seed=seed)
         self.requests_sent = 0
         if not tool or not email:
             log.warning("E-utilities: NCBI asks every client to send 'tool' and 'email' (got tool=%r, email=%r)",
@@ -354,51 +347,45 @@ class EutilsClient:
         params.update({k: v for k, v in extra.items() if v is not None})
         return params
 
-    def _delay(self, attempt: int, retry_after: float | None) -> float:
-        base = min(self.max_backoff, self.backoff * 2 ** (attempt - 1))
-        delay = base * (0.5 + self._rng.random())
-        return max(delay, retry_after) if retry_after is not None else delay
-
     def _call(self, endpoint: str, params: dict[str, Any], what: str, check: Callable[[requests.Response], T]) -> T:
-        """POST ``endpoint`` with retries; ``check`` validates a 200 response (raises _Retryable)."""
+        """POST ``endpoint`` with retries (``self.retry``); ``check`` validates a 200 response (raises Retryable)."""
         url = self.base_url + endpoint
         data = self._params(params)
-        last = "no attempt"
-        for attempt in range(1, self.max_tries + 1):
-            retry_after: float | None = None
+
+        def attempt() -> T:
             self.limiter.wait(self.sleep)
             try:
                 self.requests_sent += 1
                 response = self.session.post(url, data=data, timeout=self.timeout)
             except requests.Timeout as exc:
-                last = f"timeout after {self.timeout}s ({self.redact(str(exc))})"
+                raise Retryable(f"timeout after {self.timeout}s ({self.redact(str(exc))})") from None
             except (requests.ConnectionError, requests.exceptions.ChunkedEncodingError,
                     requests.exceptions.ContentDecodingError) as exc:
                 # incl. a connection dropped in the middle of the body (truncated transfer)
-                last = f"connection error ({self.redact(str(exc))})"
+                raise Retryable(f"connection error ({self.redact(str(exc))})") from None
             except requests.RequestException as exc:
                 raise EutilsError(f"{what}: request failed: {self.redact(str(exc))}") from None
-            else:
-                status = response.status_code
-                if status == 429 or status >= 500:
-                    retry_after = parse_retry_after(response.headers.get("Retry-After"))
-                    last = f"HTTP {status}: {self.redact(response.text[:200]).strip()}"
-                elif status >= 400:
-                    raise EutilsError(f"{what}: HTTP {status}: {self.redact(response.text[:300]).strip()}")
-                elif (short := check_body_length(response.headers, response.content)) is not None:
-                    last = f"incomplete body ({short})"
-                else:
-                    try:
-                        return check(response)
-                    except _Retryable as exc:
-                        last = self.redact(str(exc))
-                        retry_after = exc.retry_after
-            if attempt < self.max_tries:
-                delay = self._delay(attempt, retry_after)
-                log.warning("%s: %s; try %d/%d failed, retrying in %.2fs", what, last, attempt, self.max_tries,
-                            delay)
-                self.sleep(delay)
-        raise EutilsError(f"{what}: failed after {self.max_tries} tries; last error: {last}")
+            status = response.status_code
+            if status == 429 or status >= 500:
+                raise Retryable(f"HTTP {status}: {self.redact(response.text[:200]).strip()}",
+                                parse_retry_after(response.headers.get("Retry-After")))
+            if status >= 400:
+                raise EutilsError(f"{what}: HTTP {status}: {self.redact(response.text[:300]).strip()}")
+            if (short := check_body_length(response.headers, response.content)) is not None:
+                raise Retryable(f"incomplete body ({short})")
+            try:
+                return check(response)
+            except Retryable as exc:
+                raise Retryable(self.redact(exc.reason), exc.retry_after) from None
+
+        def on_failure(n: int, exc: Retryable, wait: float | None) -> None:
+            if wait is not None:
+                log.warning("%s: %s; try %d/%d failed, retrying in %.2fs", what, exc.reason, n, self.max_tries, wait)
+
+        try:
+            return self.retry.call(attempt, self.sleep, on_failure)
+        except RetriesExhausted as exc:
+            raise EutilsError(f"{what}: failed after {self.max_tries} tries; last error: {exc.last.reason}") from None
 
     @staticmethod
     def _json_error(body: bytes) -> str | None:
@@ -466,16 +453,16 @@ class EutilsClient:
         body = response.content
         error = self._json_error(body)
         if error:
-            raise _Retryable(error)
+            raise Retryable(error)
         try:
             root = etree.fromstring(body, etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False))
         except etree.XMLSyntaxError as exc:
-            raise _Retryable(f"unparseable ESearch response: {exc}") from None
+            raise Retryable(f"unparseable ESearch response: {exc}") from None
         errors = [e.text or "" for e in root.iter("ERROR")]
         if root.tag == "ERROR" or errors:
-            raise _Retryable("NCBI <ERROR>: " + "; ".join(e.strip() for e in errors or [root.text or ""]))
+            raise Retryable("NCBI <ERROR>: " + "; ".join(e.strip() for e in errors or [root.text or ""]))
         if root.tag != "eSearchResult" or root.find("Count") is None:
-            raise _Retryable(f"unexpected ESearch response (root <{root.tag}>)")
+            raise Retryable(f"unexpected ESearch response (root <{root.tag}>)")
 
         def listing(tag: str) -> dict[str, tuple[str, ...]]:
             out: dict[str, list[str]] = {}
@@ -635,14 +622,14 @@ class EutilsClient:
             body = response.content
             error = self._json_error(body)
             if error:
-                raise _Retryable(error)
+                raise Retryable(error)
             if b"<ERROR>" in body[:2000] and b"<PubmedArticle" not in body[:2000]:
                 text = re.sub(rb"\s+", b" ", body[:500]).decode("utf-8", "replace")
-                raise _Retryable(f"NCBI <ERROR> body: {text}")
+                raise Retryable(f"NCBI <ERROR> body: {text}")
             try:
                 count_records(body, name="efetch response")
             except PubmedXmlError as exc:
-                raise _Retryable(f"truncated or unparseable PubMed XML: {exc}") from None
+                raise Retryable(f"truncated or unparseable PubMed XML: {exc}") from None
             return body
 
         return self._call("efetch.fcgi", {"id": ",".join(ids), "retmode": "xml"}, what, check)

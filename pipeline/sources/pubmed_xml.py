@@ -72,6 +72,7 @@ from lxml import etree
 
 from pipeline import names
 from pipeline.documents import TITLE_SEPARATOR, Document, MeshHeading, MeshQualifier, Section
+from pipeline.errors import InputError
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +95,7 @@ _NEEDS_WS = re.compile(r"[\t\r\n\f\v]|  ")
 _YEAR = re.compile(r"\b(1[5-9]\d\d|2\d\d\d)\b")
 
 
-class PubmedXmlError(ValueError):
+class PubmedXmlError(InputError):
     """Malformed or wrong-format PubMed XML; the message names the source and line."""
 
 

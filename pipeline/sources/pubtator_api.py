@@ -15,7 +15,8 @@ PMIDs:
   ``Retry-After``), 5xx, timeouts, connection errors and resets, bodies cut
   off mid-transfer (``ChunkedEncodingError``/``IncompleteRead``), bodies
   shorter or longer than their ``Content-Length`` and undecodable bodies are
-  retried with exponential backoff and jitter (seeded, so reproducible);
+  retried by the web clients' one policy
+  ([`RetryPolicy`][pipeline.sources.retry.RetryPolicy]: exponential backoff, equal jitter, seeded);
   other 4xx fail at once.  An HTTP 200 whose body is an error message or
   malformed JSON is a failure of that batch and retried too.  After the last
   try a [`PubtatorApiError`][pipeline.sources.pubtator_api.PubtatorApiError] names the batch;
@@ -48,7 +49,6 @@ import hashlib
 import json
 import logging
 import os
-import random
 import tempfile
 import time
 from collections import Counter
@@ -67,6 +67,7 @@ from pipeline.sources.bioc_io import (
     json_document_objects,
 )
 from pipeline.sources.httputil import HostRateLimiter, check_body_length, parse_retry_after
+from pipeline.sources.retry import RetriesExhausted, Retryable, RetryPolicy
 
 logger = logging.getLogger(__name__)
 
@@ -198,13 +199,6 @@ class FetchResult:
     bad_annotations: int = 0
 
 
-class _Retry(Exception):
-    def __init__(self, reason: str, retry_after: float | None = None) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.retry_after = retry_after
-
-
 class PubtatorClient:
     """PubTator3 ``export/biocjson`` client (see the module docstring).
 
@@ -281,7 +275,7 @@ class PubtatorClient:
         self.session = session
         self._sleep = sleep
         self._clock = clock
-        self._rng = random.Random(seed)
+        self.retry = RetryPolicy(max_tries, backoff, max_backoff, max_wait, seed)
         self.requests = 0
         self.retries = 0
         self._parse_counts: Counter[str] = Counter()
@@ -452,28 +446,21 @@ class PubtatorClient:
     def _throttle(self) -> None:
         self.limiter.wait()
 
-    def _delay(self, attempt: int, retry_after: float | None) -> float:
-        base = min(self.max_backoff, self.backoff * 2 ** (attempt - 1))
-        delay = base / 2 + self._rng.uniform(0, base / 2)
-        if retry_after is not None:
-            delay = max(delay, retry_after)
-        return min(delay, self.max_wait)
-
     def _try(self, batch: Sequence[str]) -> tuple[list[BiocDocument], bytes, Counter[str]]:
         self._throttle()
         self.requests += 1
         try:
             response = self.session.get(self.url, params={"pmids": ",".join(batch)}, timeout=self.timeout)
         except requests.Timeout as err:
-            raise _Retry(f"timeout ({err})") from None
+            raise Retryable(f"timeout ({err})") from None
         except (requests.ConnectionError, requests.exceptions.ChunkedEncodingError,
                 requests.exceptions.ContentDecodingError) as err:
             # a reset, or a body cut off under its Content-Length (urllib3 IncompleteRead)
-            raise _Retry(f"connection error or incomplete body ({err})") from None
+            raise Retryable(f"connection error or incomplete body ({err})") from None
         status = response.status_code
         if status == 429 or status >= 500:
             retry_after = parse_retry_after(response.headers.get("Retry-After"))
-            raise _Retry(f"HTTP {status}", retry_after)
+            raise Retryable(f"HTTP {status}", retry_after)
         try:
             response.raise_for_status()
         except requests.HTTPError as err:
@@ -481,12 +468,12 @@ class PubtatorClient:
         raw = response.content
         short = check_body_length(response.headers, raw)
         if short is not None:
-            raise _Retry(f"incomplete body ({short})")
+            raise Retryable(f"incomplete body ({short})")
         counts: Counter[str] = Counter()
         try:
             docs = parse_response(raw, where=f"PubTator3 response for {describe_batch(batch)}", counts=counts)
         except PubtatorResponseError as err:
-            raise _Retry(str(err)) from None
+            raise Retryable(str(err)) from None
         return docs, raw, counts
 
     def fetch_batch(self, batch: Sequence[str]) -> tuple[list[BiocDocument], bool]:
@@ -514,30 +501,24 @@ class PubtatorClient:
         if cached is not None:
             logger.debug("PubTator3 batch %s from cache", describe_batch(batch))
             return cached, True
-        last: _Retry | None = None
-        for attempt in range(1, self.max_tries + 1):
-            try:
-                docs, raw, counts = self._try(batch)
-            except _Retry as retry:
-                last = retry
-                self.retries += 1
-                logger.warning(
-                    "PubTator3 batch %s: try %d/%d failed: %s",
-                    describe_batch(batch), attempt, self.max_tries, retry.reason,
-                )
-                if attempt < self.max_tries:
-                    self._sleep(self._delay(attempt, retry.retry_after))
-                continue
-            self._parse_counts.update(counts)
-            if not docs:
-                logger.warning("PubTator3 batch %s: empty collection (PubTator knows none of these PMIDs); "
-                               "cached, reported missing", describe_batch(batch))
-            self._write_cache(batch, raw, (d.pmid for d in docs if d.pmid is not None))
-            return docs, False
-        assert last is not None
-        raise PubtatorApiError(
-            f"PubTator3 batch {describe_batch(batch)} failed after {self.max_tries} tries: {last.reason}"
-        )
+
+        def on_failure(n: int, retry: Retryable, _wait: float | None) -> None:
+            self.retries += 1
+            logger.warning("PubTator3 batch %s: try %d/%d failed: %s", describe_batch(batch), n, self.max_tries,
+                           retry.reason)
+
+        try:
+            docs, raw, counts = self.retry.call(lambda: self._try(batch), self._sleep, on_failure)
+        except RetriesExhausted as exc:
+            raise PubtatorApiError(
+                f"PubTator3 batch {describe_batch(batch)} failed after {self.max_tries} tries: {exc.last.reason}"
+            ) from None
+        self._parse_counts.update(counts)
+        if not docs:
+            logger.warning("PubTator3 batch %s: empty collection (PubTator knows none of these PMIDs); "
+                           "cached, reported missing", describe_batch(batch))
+        self._write_cache(batch, raw, (d.pmid for d in docs if d.pmid is not None))
+        return docs, False
 
 
 __all__ = [

@@ -60,13 +60,14 @@ from typing import Any
 
 from pipeline import names
 from pipeline.documents import TITLE_SEPARATOR, Annotation, ConceptRelation, Document
+from pipeline.errors import InputError
 
 log = logging.getLogger(__name__)
 
 _TA = re.compile(r"^([^|\t]*)\|([ta])\|(.*)$", re.DOTALL)
 
 
-class PubtatorFormatError(ValueError):
+class PubtatorFormatError(InputError):
     """A malformed PubTator line; the message starts with ``file:line:``."""
 
 

@@ -20,7 +20,8 @@ import pytest
 
 from pipeline.brat.standoff import BratDocument, read_document
 from pipeline.campaign.batches import prepare_batches
-from pipeline.campaign.release import ReleaseInputs, release
+from pipeline.campaign.release.command import release
+from pipeline.campaign.release.read import ReleaseInputs
 from pipeline.campaign.review import review
 from pipeline.campaign.status import campaign_status
 from pipeline.cli import main

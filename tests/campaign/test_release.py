@@ -288,7 +288,7 @@ def test_release_refuses_a_symlink_in_final(inputs: dict[str, Path], tmp_path: P
 
 def test_table10_gains_relation_rows_when_relations_were_preannotated(tmp_path: Path) -> None:
     from pipeline.brat.standoff import parse_ann
-    from pipeline.campaign.release import preannotation_table
+    from pipeline.campaign.release.tables import preannotation_table
     from pipeline.schema import load_schema
 
     text = "Warfarin dosing depends on VKORC1 ."
@@ -329,7 +329,9 @@ def test_calibration_copies_of_a_promoted_document_are_not_campaign_work(tmp_pat
     """A calibration document the manager promoted stays in every calibration annotator's collection; Tables
     8-9 and the phase-1 discards count only the two annotators the campaign assigns it (found by the months
     test in tests/campaign/test_team.py)."""
-    from pipeline.campaign import release as release_mod
+    from pipeline.campaign.release.accounts import campaign_info
+    from pipeline.campaign.release.read import phase1_assignments
+    from pipeline.campaign.release.tables import agreement_tables
 
     campaign = tmp_path / "campaign"
     text = "Warfarin doses were lower in CYP2C9 carriers."
@@ -344,13 +346,13 @@ def test_calibration_copies_of_a_promoted_document_are_not_campaign_work(tmp_pat
     (campaign / "campaign.json").write_text(json.dumps({"documents": [
         {"document": "900_1", "files": ["900_1"], "phase1": ["ann1", "ann2"], "phase2": "sen1"}]}),
         encoding="utf-8")
-    assert release_mod.phase1_assignments(campaign) == {"ann1": {"900_1"}, "ann2": {"900_1"}}
-    _tables, summary = release_mod.agreement_tables(campaign, {"900_1"}, SCHEMA)
+    assert phase1_assignments(campaign) == {"ann1": {"900_1"}, "ann2": {"900_1"}}
+    _tables, summary = agreement_tables(campaign, {"900_1"}, SCHEMA)
     assert [(p["pair"], p["documents"]) for p in summary["pairs"]] == [("ann1 vs ann2", 1)]
     assert all(m["f1"] == 1.0 for m in summary["pooled_entities"].values())
     final = tmp_path / "final"
     final.mkdir()
-    info = release_mod._campaign_info(campaign, final, ["900_1"], ["900_1"])
+    info = campaign_info(campaign, final, ["900_1"], ["900_1"])
     assert info is not None and info["discarded_phase1"] == 0 and info["discard_reasons"] == {}
 
 

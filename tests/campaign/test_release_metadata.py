@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.campaign.release import PAPER_TABLES
+from pipeline.campaign.release.datasheet import PAPER_TABLES
 from pipeline.campaign.release_meta import PAPER_AUTHORS, parse_author
 from pipeline.cli import main
 from tests.campaign.test_release import build_inputs

@@ -11,6 +11,7 @@ from typing import Any
 import yaml
 
 from pipeline import yamlfile
+from pipeline.errors import InputError
 from pipeline.schema import ANY_ENTITY, Schema
 
 DEFAULT_RULES = Path(__file__).resolve().parents[3] / "config" / "relations.yaml"
@@ -22,7 +23,7 @@ EQUIVALENT = "isEquivalentTo"
 RULE_FAMILIES = ("abbreviation", "path", "modifier", "pubtator")
 
 
-class RelationRulesError(ValueError):
+class RelationRulesError(InputError):
     """An invalid relation rule file or scorer file.
 
     The message starts with the file (and line, for the rule file).
