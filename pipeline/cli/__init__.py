@@ -31,7 +31,7 @@ COMMAND_MODULES = ("pipeline.cli.lexicon_commands", "pipeline.cli.brat_commands"
                    "pipeline.cli.campaign_commands", "pipeline.cli.release_commands", "pipeline.cli.train_commands",
                    "pipeline.cli.users_commands", "pipeline.cli.team_commands", "pipeline.cli.import_commands",
                    "pipeline.cli.simulate_commands", "pipeline.cli.serve_commands", "pipeline.cli.relation_commands",
-                   "pipeline.cli.suggest_commands")
+                   "pipeline.cli.suggest_commands", "pipeline.cli.retrain_commands")
 """The modules whose ``register(sub)`` adds their subcommands, in this order."""
 STAGES = ("documents", "sentences", "preannotated", "extended", "mapped", "filtered", "sampled", "brat", "batches")
 """The stages ``build --until`` may stop after, in build order."""
