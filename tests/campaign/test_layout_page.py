@@ -6,7 +6,18 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from pipeline.campaign import assignments, calibration, finalized, guidelines, journal, layout, locks, team, users
+from pipeline.campaign import (
+    assignments,
+    calibration,
+    finalized,
+    guidelines,
+    journal,
+    layout,
+    locks,
+    models,
+    team,
+    users,
+)
 from pipeline.campaign.deploy import PREANNOTATION_DIR
 from pipeline.serve.policy import FINAL_DIR
 
@@ -17,7 +28,7 @@ CODE_PARTS = {
     layout.PHASE1_DIR, layout.PHASE2_DIR, layout.REVIEW_DIR, PREANNOTATION_DIR, layout.CAMPAIGN_MANIFEST,
     layout.ASSIGNMENTS_CSV, users.ACCESS_DIR, journal.JOURNAL_DIR, locks.LOCKS_DIR, assignments.HISTORY_FILE,
     calibration.CALIBRATION_DIR, guidelines.SNAPSHOT_DIR, team.ARCHIVE_DIR, FINAL_DIR, finalized.RECORD_FILE,
-    "DEPLOY.md",
+    "DEPLOY.md", models.MODELS_DIR,
 }
 
 
