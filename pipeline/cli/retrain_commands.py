@@ -49,9 +49,9 @@ def build_key_source(campaign_dir: Path) -> tuple[str | None, str | None, str]:
         manifest = json.loads((campaign_dir / "campaign.json").read_text(encoding="utf-8"))
         build = (manifest.get("provenance") or {}).get("build_manifest")
     except (OSError, ValueError, AttributeError):
-        return None, None, "the campaign records no build"
+        return None, None, "the campaign records no build: build's default"
     if not build:
-        return None, None, "the campaign records no build"
+        return None, None, "the campaign records no build: build's default"
     try:
         params = json.loads(Path(build).read_text(encoding="utf-8")).get("params", {})
     except (OSError, ValueError, AttributeError):
@@ -237,8 +237,9 @@ def run_retrain(args: argparse.Namespace) -> int:  # noqa: C901 - one refusal af
     if judgement.better is None:
         print("better: not judged (fewer than 2 PMIDs, or no document the current scorer was not trained on)")
     else:
-        print(f"better: the {judgement.better} scorer (fewer relation edits; a tie keeps the current one); serve "
-              f"uses the newest scorer that loads, {version}")
+        print(f"better: the {judgement.better} scorer (fewer relation edits; a tie keeps the current one)")
+    if judgement.better != "new":
+        print(f"serve uses the newest scorer that loads, {version}: to keep the current one, remove {scorer_path}")
     print(f"{time.perf_counter() - started:.1f} s")
     return 0
 
