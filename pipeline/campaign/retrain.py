@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import logging
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -40,6 +41,8 @@ from pipeline.nlp.relations.rules import RelationRules, RelationScorer
 from pipeline.nlp.relations.suggest import schema_allowed, suggest_relations
 from pipeline.nlp.relations.training import TrainingSentence, train_scorer
 from pipeline.schema import Schema
+
+log = logging.getLogger(__name__)
 
 #: folds of the out-of-fold judgement (fewer when the campaign has fewer PMIDs)
 JUDGEMENT_FOLDS = 5
@@ -72,7 +75,8 @@ def stage(finished: Sequence[FinishedDocument], also: Sequence[Path], directory:
         finished: The campaign's finished documents.
         also: Finished brat collections, in order of precedence after the campaign.
         directory: An empty directory (outside the campaign).
-        counts: Updated with ``also_documents``, ``also_duplicates``, ``also_parse_issues``.
+        counts: Updated with ``also_documents``, ``also_duplicates``, ``also_parse_issues`` (each issue is
+            logged with its file and line; the lines that parse are read, as ``train-relations`` does).
 
     Returns:
         The documents staged, sorted by name, and the documents themselves by name.
@@ -89,6 +93,8 @@ def stage(finished: Sequence[FinishedDocument], also: Sequence[Path], directory:
     for collection in also:
         found, issues = standoff.read_collection(collection)
         counts["also_parse_issues"] += len(issues)
+        for issue in issues:  # as train-relations: the lines that parse are read, the others named
+            log.warning("%s", issue)
         for bdoc in found:
             if bdoc.name in docs:
                 counts["also_duplicates"] += 1
