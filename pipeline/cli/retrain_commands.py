@@ -127,7 +127,7 @@ def run_retrain(args: argparse.Namespace) -> int:  # noqa: C901 - one refusal af
     keys = None
     annotate = None
     if args.keys is not None:
-        key_source = f"brat pre-annotations ({args.keys.name})"
+        key_source, key_detail = "brat pre-annotations", f"--keys {args.keys.name}"
         keys = _keys_from(args.keys)
     elif annotator in (None, "local"):
         from pipeline.nlp.local_annotator import LocalAnnotator
@@ -137,7 +137,7 @@ def run_retrain(args: argparse.Namespace) -> int:  # noqa: C901 - one refusal af
             annotate = LocalAnnotator.load(lexicon_path).annotate
         except (FileNotFoundError, ValueError) as exc:
             return _refuse(f"the local annotator ({where}): {exc}")
-        key_source = f"local annotator ({where})"
+        key_source, key_detail = "local annotator", where
     else:
         return _refuse(f"the campaign's build took its key entities from {annotator} ({where}); the entity model "
                        "is trained with the same: pass them with --keys DIR (a brat directory of those "
@@ -190,7 +190,9 @@ def run_retrain(args: argparse.Namespace) -> int:  # noqa: C901 - one refusal af
         entity_meta = {"training_data_sha256": learned.training_hash(entity_examples),
                        "training_dirs": ["campaign finished documents", *[d.name for d in args.also]],
                        "documents": documents, "seed": args.seed, "parser_model": model_name,
-                       "key_entities": key_source, "campaign_data_sha256": digest}
+                       # key_entities as `pgx-corpus train` writes it; where it was read, beside it
+                       "key_entities": key_source, "key_entities_from": key_detail,
+                       "campaign_data_sha256": digest}
     number = models.next_version(campaign)
     version = models.version_name(number)
     rel_dir = models.models_dir(campaign) / models.RELATIONS_DIR
@@ -220,8 +222,8 @@ def run_retrain(args: argparse.Namespace) -> int:  # noqa: C901 - one refusal af
           f"training data sha256 {digest}")
     print(f"  relation scorer: {scorer_path}")
     if entity_path is not None:
-        print(f"  entity model: {entity_path} (key entities: {key_source}); the next rebuild uses it with "
-              f"`build --learned {entity_path}`")
+        print(f"  entity model: {entity_path} (key entities: {key_source}, {key_detail}); the next rebuild uses "
+              f"it with `build --learned {entity_path}`")
     else:
         print("  entity model: not written (no document with an entity to learn from)")
     print(f"judgement (given the final entities; {judgement.folds} folds by PMID for the new scorer):")

@@ -46,7 +46,8 @@ def test_retrain_twice_gives_the_same_bytes(tmp_path: Path, capsys: pytest.Captu
     assert meta["options"]["seed"] == 13 and re.fullmatch(r"[0-9a-f]{64}", meta["training_data_sha256"])
     assert not re.search(r"20\d\d-\d\d-\d\d", (models / "relations" / "001.json").read_text(encoding="utf-8"))
     entity_meta = json.loads((models / "entities" / "001" / "meta.json").read_text(encoding="utf-8"))
-    assert entity_meta["key_entities"] == "brat pre-annotations (preannotation)"
+    assert (entity_meta["key_entities"], entity_meta["key_entities_from"]) == ("brat pre-annotations",
+                                                                             "--keys preannotation")
     history = [json.loads(line) for line in (models / "history.jsonl").read_text(encoding="utf-8").splitlines()]
     assert [h["version"] for h in history] == ["001", "002"] and all("time" in h for h in history)
     # the judgement: the new scorer out of fold, the shipped one (which lists no training documents) beside it
