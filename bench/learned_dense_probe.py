@@ -4,7 +4,9 @@ Adds to every candidate of :mod:`pipeline.nlp.learned` features from the parse o
 project's spaCy pipeline: which of the 96 tok2vec dimensions (``doc.tensor``) are above 0.5, averaged
 over the span and at its syntactic head, and the head's lemma, dependency label and governor lemma
 (binarised so that the pure-Python logistic regression takes them).  Prints the 5-fold out-of-fold
-Table 10 F1 on the dev subset (PubTator keys + extension + mapping as rules), without and with
+Table 10 F1 on dev and more together (650 sentences; PubTator keys + extension + mapping as rules;
+folds grouped by PMID across both sets), with the per-final-type table and the entity edits per 100
+sentences of each variant, on both sets and on each, without and with
 anchored candidates, next to the rules.  Everything fitted is fitted on the training folds only.
 
 Usage: ``flock /tmp/bench.lock python bench/learned_dense_probe.py [--anchored]``
@@ -24,7 +26,7 @@ PROJECT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT))
 sys.path.insert(0, str(PROJECT / "bench"))
 
-from preannotation_agreement import DATA, f1s, fmt, load_sentences, run  # noqa: E402
+from preannotation_agreement import f1s, fmt, load_sentences, missing_sets, run, summarize  # noqa: E402
 
 from pipeline.brat.agreement import table10_scores  # noqa: E402
 from pipeline.documents import Annotation  # noqa: E402
@@ -66,8 +68,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--anchored", action="store_true", help="also with anchored candidates")
     args = parser.parse_args()
-    if not DATA.is_dir():
-        print(f"shared data not available: {DATA}", file=sys.stderr)
+    if missing := missing_sets():
+        print(f"shared data not available: {', '.join(map(str, missing))}", file=sys.stderr)
         return 2
     docs, gold = load_sentences("pubtator")
     rules = run(docs, extend=True, model=DEFAULT_MODEL, ontology_path=DEFAULT_ONTOLOGY, counts=Counter())
@@ -77,6 +79,8 @@ def main() -> int:
     nlp = load_parser(DEFAULT_MODEL)
     parsed = {ex.text: nlp(ex.text) for ex in examples}
     plain = learned._candidates
+    rows: list[tuple[str, dict[str, Sequence[Annotation]]]] = [
+        ("rules (PubTator keys + extension + mapping)", {ex.name: list(ex.rules) for ex in examples})]
     for anchored in (False, True) if args.anchored else (False,):
         config = learned.TrainConfig(anchored=anchored)
         for label, candidates in (("sparse features", plain), ("sparse + dense parse features", None)):
@@ -90,6 +94,9 @@ def main() -> int:
             row = f1s(table10_scores((list(by_name[n].gold), p) for n, p in oof.items()))
             print(f"rules + learned ({label}{', anchored' if anchored else ''}), 5-fold out of fold: {fmt(row)} "
                   f"({elapsed:.0f} s)")
+            rows.append((f"rules + learned ({label}{', anchored' if anchored else ''}), out of fold", dict(oof)))
+    for i in range(1, len(rows)):
+        summarize([rows[0], rows[i]], gold, {ex.name: ex.text for ex in examples})
     return 0
 
 

@@ -1,4 +1,4 @@
-"""Probe (not a test): can composite extensions be learned as syntactic patterns from the dev subset?
+"""Probe (not a test): can composite extensions be learned as syntactic patterns from dev and more (650 sentences)?
 
 Most entities the rules miss are composites around an annotation the rules did make ("reduced CYP2D6
 activity" around "CYP2D6 activity", "mRNA levels of FLG" around "levels of FLG"). This probe asks
@@ -23,11 +23,13 @@ Prints:
 * how many pattern candidates there are and how many are gold spans. Their union with the rules is
   the ceiling: the F1 that a perfect selection among these candidates would reach;
 * the in-sample precision of the best patterns (support at least 3), which is the most a pattern
-  could show with all 300 sentences as training data;
+  could show with all 650 sentences as training data;
 * 5-fold out-of-fold Table 10 F1 of the rules plus every candidate whose pattern reached a
   precision threshold with enough support on the training folds. The candidate gets the gold type
   most often given to that pattern. The whole grid of (support, threshold) is printed, because
-  choosing one setting on the held-out folds would be optimistic.
+  choosing one setting on the held-out folds would be optimistic.  Each row also gives the entity edits
+  per 100 sentences (pipeline.brat.edits) on both sets together, and the rules' figures are printed per
+  set (the per-final-type table and the edits).
 
 Usage: ``python bench/learned_pattern_probe.py [--model NAME]``
 """
@@ -47,7 +49,16 @@ PROJECT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT))
 sys.path.insert(0, str(PROJECT / "bench"))
 
-from preannotation_agreement import DATA, f1s, fmt, load_sentences, run  # noqa: E402
+from preannotation_agreement import (  # noqa: E402
+    SETS,
+    entity_edits,
+    f1s,
+    fmt,
+    load_sentences,
+    missing_sets,
+    run,
+    summarize,
+)
 
 from pipeline.brat.agreement import table10_scores  # noqa: E402
 from pipeline.documents import Annotation  # noqa: E402
@@ -116,8 +127,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--k", type=int, default=DEFAULT_K)
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     args = parser.parse_args(argv)
-    if not (DATA / "gold").is_dir():
-        print(f"{DATA} not found: the PGxCorpus dev subset is needed (../shared); nothing measured")
+    if missing := missing_sets():
+        print(f"{', '.join(map(str, missing))} not found: PGxCorpus dev and more are needed (../shared); "
+              "nothing measured")
         return 0
     t0 = time.perf_counter()
     docs, gold = load_sentences("pubtator")
@@ -166,7 +178,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 perfect[n] = (list(ex.gold), [a for a in ex.gold if (a.fragments, a.type) in offered])
         label = "with anchored candidates" if anchored else "default candidates"
         print(f"  {label}: {fmt(f1s(table10_scores(perfect.values())))}")
-    print(f"\n# syntactic extension patterns, dev subset ({len(by_name)} sentences, {DATA})")
+    print(f"\n# syntactic extension patterns, dev and more ({len(by_name)} sentences, "
+          f"{SETS['dev']} + {SETS['more']})")
     print(f"candidates: {n_cands}, of which gold spans: {n_hits} ({100 * n_hits / max(n_cands, 1):.1f} %)")
     print(f"rules: {fmt(rules_f1)}; ceiling (rules + every candidate that is a gold span, gold type): "
           f"{fmt(f1s(table10_scores(ceiling.values())))}")
@@ -198,9 +211,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     print(f"\n{args.k}-fold out of fold (seed {args.seed}, grouped by PMID): rules + candidates of patterns that "
           f"reached the threshold on the training folds")
-    print("| support >= | precision >= | exact/same / exact/any / partial/same / partial/any | added (right) |")
-    print("|---|---|---|---|")
-    print(f"| - | - (rules alone) | {fmt(rules_f1)} | 0 |")
+    texts = {n: d.text for n, d in by_name.items()}
+    names = sorted(by_name)
+
+    def edits(pred: dict[str, Sequence[Annotation]]) -> str:
+        return f"{100 * entity_edits(pred, texts, names).entity_edits / len(names):.1f}"
+
+    print("| support >= | precision >= | exact/same / exact/any / partial/same / partial/any | added (right) "
+          "| entity edits / 100 |")
+    print("|---|---|---|---|---|")
+    print(f"| - | - (rules alone) | {fmt(rules_f1)} | 0 | {edits({n: d.annotations for n, d in by_name.items()})} |")
     # per fold: the held-out names and, per pattern seen in training, (support, best gold type, right)
     fold_stats = []
     for i in range(args.k):
@@ -222,8 +242,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                             added[keep[pattern] in gold_spans[n].get(span, ())] += 1
                     out[n] = (gold[n], preds)
             row = f1s(table10_scores(out.values()))
-            print(f"| {min_support} | {threshold} | {fmt(row)} | {added[True] + added[False]} ({added[True]}) |")
+            print(f"| {min_support} | {threshold} | {fmt(row)} | {added[True] + added[False]} ({added[True]}) "
+                  f"| {edits({n: p for n, (_g, p) in out.items()})} |")
     print(f"({time.perf_counter() - t0:.1f} s)")
+    summarize([("rules (PubTator keys + extension + mapping)", {n: d.annotations for n, d in by_name.items()})],
+              gold, texts)
     return 0
 
 

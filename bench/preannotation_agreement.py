@@ -1,18 +1,26 @@
 """Pre-annotation quality: key entities + composite extension + type mapping vs PGxCorpus final annotations.
 
-Runs on the 300 sentences of ../shared/data/pgxcorpus-dev: each sentence is a
+Runs on the 650 sentences of ../shared/data/pgxcorpus-dev (300) and
+../shared/data/pgxcorpus-more (350) together (``--sets`` chooses): each sentence is a
 Document with one Sentence whose key entities are the PubTator
 pre-annotations (``pubtator/*.ann``); extension (pipeline.nlp.extend) and type
 mapping (pipeline.nlp.typemap) are applied and the result is scored against
 ``gold/*.ann`` in the four settings of Table 10 of the PGxCorpus paper (exact /
 partial span x same / any type; partial = overlap, one-to-one by maximum
-bipartite matching), with per-type figures.
+bipartite matching), with per-type figures, on all sentences and on each set
+separately (the rules were written looking at dev's errors: ``more`` is the
+portion they were not developed on).  Per final type, it counts the final
+entities proposed exactly, those with only an overlapping proposal and those
+missed, and it counts the annotators' entity edits per 100 sentences with the
+edit model of pipeline.brat.edits.  Anything learned is scored out of fold,
+folds grouped by PMID across both sets (pipeline.nlp.folds).
 
 Also prints the PubTator-alone baseline (mapped key entities only, as
 ``--no-extend`` would export) and, when helper D's local annotator is
 available, the same benchmark with it as key-entity source.
 
-    python bench/preannotation_agreement.py [--model NAME] [--ontology PATH] [--show-errors TYPE]
+    python bench/preannotation_agreement.py [--sets dev more] [--errors-on dev] [--model NAME]
+        [--ontology PATH] [--show-errors TYPE]
 """
 
 from __future__ import annotations
@@ -41,28 +49,51 @@ from pipeline.nlp.spacy_models import DEFAULT_MODEL, load_parser  # noqa: E402
 from pipeline.nlp.typemap import map_documents  # noqa: E402
 from pipeline.schema import load_schema  # noqa: E402
 
-DATA = Path(os.environ.get("PGX_SHARED", PROJECT.parent / "shared")) / "data" / "pgxcorpus-dev"
+SHARED_DATA = Path(os.environ.get("PGX_SHARED", PROJECT.parent / "shared")) / "data"
+#: The annotated sets, laid out alike (``gold/``, ``pubtator/``); their document names never collide.
+SETS = {"dev": SHARED_DATA / "pgxcorpus-dev", "more": SHARED_DATA / "pgxcorpus-more"}
+DEFAULT_SETS = ("dev", "more")
+#: The dev subset alone (what the reproduce-PGxCorpus figures use).
+DATA = SETS["dev"]
+#: Set of every document name loaded by load_sentences (``dev`` or ``more``).
+ORIGIN: dict[str, str] = {}
+#: The final (gold) brat document of every name loaded, for the edit model.
+GOLD_DOCS: dict[str, brat.BratDocument] = {}
 SETTINGS = ("exact_same", "exact_any", "partial_same", "partial_any")
 PUBTATOR_ALONE = (59.8, 62.0, 66.0, 71.3)
 PAPER_PHARE = (54.2, 59.0, 64.4, 76.2)
 GOAL = (65.0, 68.0, 72.0, 80.0)
 
+def missing_sets(sets: Sequence[str] = DEFAULT_SETS) -> list[Path]:
+    """The directories of ``sets`` that are not on this machine."""
+    return [SETS[s] for s in sets if not (SETS[s] / "gold").is_dir()]
+
+
 def load_sentences(
-    key_source: str, annotate: Callable[[str], list[Annotation]] | None = None
+    key_source: str, annotate: Callable[[str], list[Annotation]] | None = None,
+    sets: Sequence[str] = DEFAULT_SETS,
 ) -> tuple[list[Document], dict[str, list[Annotation]]]:
-    """Documents (one sentence each) with key entities, and the gold annotations per name."""
+    """Documents (one sentence each) with key entities, and the gold annotations per name, of ``sets``.
+
+    Records each name's set in ``ORIGIN``; a name found in two sets is an error (folds would break)."""
     docs: list[Document] = []
     gold: dict[str, list[Annotation]] = {}
-    for txt in sorted((DATA / "gold").glob("*.txt")):
+    txts = [(name, txt) for name in sets for txt in sorted((SETS[name] / "gold").glob("*.txt"))]
+    for set_name, txt in txts:
+        if txt.stem in gold:
+            raise SystemExit(f"{txt}: document name {txt.stem} is in two sets")
+        ORIGIN[txt.stem] = set_name
+        data = SETS[set_name]
         gdoc, issues = brat.read_document(txt)
         for issue in issues:
             print(f"warning: {issue}", file=sys.stderr)
         gold[txt.stem] = brat.to_annotations(gdoc, source="gold")
+        GOLD_DOCS[txt.stem] = gdoc
         text = gdoc.text
         if annotate is not None:
             keys = annotate(text)
         else:
-            pt = DATA / "pubtator" / f"{txt.stem}.ann"
+            pt = data / "pubtator" / f"{txt.stem}.ann"
             pdoc, _ = brat.parse_ann(txt.stem, text, pt.read_text(encoding="utf-8") if pt.exists() else "", str(pt))
             keys = brat.to_annotations(pdoc, source=key_source)
         docs.append(
@@ -179,6 +210,102 @@ def error_kinds(docs: Sequence[Document], gold: dict[str, list[Annotation]]) -> 
         print(f"| {t} | " + " | ".join(str(counts[(lab, t, k)]) for lab in ("FP", "FN") for k in ERROR_KINDS) + " |")
 
 
+def portions(names: Iterable[str]) -> list[tuple[str, list[str]]]:
+    """``(label, names)`` for all the names, then for each set they come from (when more than one)."""
+    names = sorted(names)
+    sets = sorted({ORIGIN.get(n, "?") for n in names}, key=lambda s: (s not in SETS, list(SETS).index(s)
+                                                                         if s in SETS else 0, s))
+    out = [("+".join(sets), names)]
+    if len(sets) > 1:
+        out += [(s, [n for n in names if ORIGIN.get(n, "?") == s]) for s in sets]
+    return out
+
+
+def coverage(predicted: dict[str, Sequence[Annotation]], gold: dict[str, list[Annotation]],
+             names: Sequence[str]) -> dict[str, Counter[str]]:
+    """Per final type, how many final entities were proposed exactly (same fragments and type), had only an
+    overlapping proposal (other fragments, or the same fragments with another type), or were missed."""
+    out: dict[str, Counter[str]] = {}
+    for n in names:
+        props = predicted[n]
+        exact = {(a.fragments, a.type) for a in props}
+        for g in gold[n]:
+            c = out.setdefault(g.type, Counter())
+            c["final"] += 1
+            if (g.fragments, g.type) in exact:
+                c["exact"] += 1
+            elif any(s < e2 and s2 < e for a in props for s, e in a.fragments for s2, e2 in g.fragments):
+                c["overlap"] += 1
+            else:
+                c["missed"] += 1
+    return out
+
+
+def print_coverage(title: str, cov: dict[str, Counter[str]]) -> None:
+    """The per-final-type table: final / exact / overlap only / missed, with the exact share."""
+    print(f"\n{title}")
+    print("| final type | final | exact | overlap only | missed | exact % |")
+    print("|---|---|---|---|---|---|")
+    total: Counter[str] = Counter()
+    for t, c in sorted(cov.items(), key=lambda kv: (-kv[1]["final"], kv[0])):
+        total.update(c)
+        print(f"| {t} | {c['final']} | {c['exact']} | {c['overlap']} | {c['missed']} "
+              f"| {100 * c['exact'] / c['final']:.0f} |")
+    if total["final"]:
+        print(f"| all | {total['final']} | {total['exact']} | {total['overlap']} | {total['missed']} "
+              f"| {100 * total['exact'] / total['final']:.0f} |")
+
+
+def proposed_document(name: str, text: str, annotations: Sequence[Annotation]) -> brat.BratDocument:
+    """The proposals of one sentence as ``build`` writes them: one entity per (fragments, type), ids in
+    the exporter's order (start, end, type, fragments); no relation (the entity edits only)."""
+    keys = sorted({(a.fragments, a.type) for a in annotations},
+                  key=lambda k: (k[0][0][0], k[0][-1][1], k[1], k[0]))
+    doc = brat.BratDocument(name=name, text=text)
+    for i, (frags, type_) in enumerate(keys, 1):
+        doc.textbounds.append(brat.TextBound(f"T{i}", type_, frags, " ".join(text[s:e] for s, e in frags)))
+    return doc
+
+
+def entity_edits(predicted: dict[str, Sequence[Annotation]], texts: dict[str, str], names: Sequence[str]
+                 ) -> Any:
+    """The entity edits (pipeline.brat.edits) that turn the proposals of ``names`` into their final entities."""
+    from pipeline.brat.edits import collection_edits, without_relations
+
+    return collection_edits((proposed_document(n, texts[n], predicted[n]), without_relations(GOLD_DOCS[n]))
+                            for n in names)
+
+
+def print_edits(rows: Sequence[tuple[str, dict[str, Sequence[Annotation]]]], texts: dict[str, str],
+                names: Sequence[str], label: str) -> None:
+    """Entity edits per 100 sentences of each row, and the share saved against no pre-annotation."""
+    print(f"\nentity edits per 100 sentences, {label} ({len(names)} sentences; edit model pipeline.brat.edits)")
+    print("| pre-annotation | edits / 100 | retype | move | move+retype | delete | add | saved vs none |")
+    print("|---|---|---|---|---|---|---|---|")
+    none = entity_edits({n: [] for n in names}, texts, names).entity_edits
+    for title, predicted in (("none", {n: [] for n in names}), *rows):
+        e = entity_edits(predicted, texts, names)
+        per = 100 / len(names)
+        print(f"| {title} | {e.entity_edits * per:.1f} | {e.entity_retype * per:.1f} | {e.entity_move * per:.1f} "
+              f"| {e.entity_move_retype * per:.1f} | {e.entity_delete * per:.1f} | {e.entity_add * per:.1f} "
+              f"| {100 * (1 - e.entity_edits / none):.1f}% |")
+
+
+def summarize(rows: Sequence[tuple[str, dict[str, Sequence[Annotation]]]], gold: dict[str, list[Annotation]],
+              texts: dict[str, str]) -> None:
+    """Per portion (all names of the rows, then each set): every row's Table 10 F1, the per-final-type
+    table of the last row, and every row's entity edits per 100 sentences."""
+    for label, names in portions(texts):
+        print(f"\n## {label}: {len(names)} sentences")
+        print(f"| Table 10 F1 (exact/same, exact/any, partial/same, partial/any) | {label} |")
+        print("|---|---|")
+        for title, pred in rows:
+            print(f"| {title} | {fmt(f1s(table10_scores((gold[n], pred[n]) for n in names)))} |")
+        print_coverage(f"final entities of {label} by what '{rows[-1][0]}' proposed",
+                       coverage(rows[-1][1], gold, names))
+        print_edits(rows, texts, names, label)
+
+
 def f1s(scores: dict[str, Any]) -> tuple[float, ...]:
     return tuple(100 * scores[s]["f1"] for s in SETTINGS)
 
@@ -219,13 +346,14 @@ def rule_class_filter(docs: Sequence[Document], gold: dict[str, list[Annotation]
 def kfold_report(
     docs: Sequence[Document], gold: dict[str, list[Annotation]], k: int, seed: int, curve: Sequence[int],
     plot: Path | None,
-) -> dict[str, tuple[float, ...]]:
+) -> dict[str, list[Annotation]]:
     """In-sample and k-fold out-of-fold Table 10 F1 of the rules alone and of rules + learned classifier.
 
     The rules have no parameter fitted to data, so their out-of-fold figure is
     their in-sample figure scored fold by fold (the spread shows the noise of
     a 60-sentence fold); the learned classifier (weights, gazetteer,
-    thresholds) is trained on the k-1 training folds only.
+    thresholds) is trained on the k-1 training folds only.  Returns the out-of-fold predictions of the
+    rules + learned classifier, by name.
     """
     import resource
     import tracemalloc
@@ -317,34 +445,43 @@ def kfold_report(
             fig.tight_layout()
             fig.savefig(plot, dpi=100, metadata={"Software": None})
             print(f"learning curve plot: {plot}")
-    return {"rules": rules_f1, "learned_oof": learned_oof, "learned_in": learned_in}
+    return oof
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sets", nargs="+", choices=sorted(SETS), default=list(DEFAULT_SETS),
+                        help="annotated sets to score together (default: dev more)")
+    parser.add_argument("--errors-on", choices=sorted(SETS), default="dev",
+                        help="set whose errors --show-errors and the error kinds print (default: dev, the "
+                             "portion the rules are developed on; keep the other one unseen)")
     parser.add_argument("--model", default=DEFAULT_MODEL)
     parser.add_argument("--ontology", type=Path, default=DEFAULT_ONTOLOGY)
     parser.add_argument("--show-errors", metavar="TYPE", help="print exact-span FPs/FNs of this schema type")
     parser.add_argument("--no-local", action="store_true", help="skip the local-annotator variant")
     parser.add_argument("--k", type=int, default=DEFAULT_K, help="folds of the out-of-fold figures")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="fold and training seed")
-    parser.add_argument("--curve", type=int, nargs="*", default=[50, 100, 150, 240],
+    parser.add_argument("--curve", type=int, nargs="*", default=[100, 200, 300, 400, 520],
                         help="learning-curve training sizes (none: skip)")
     parser.add_argument("--plot", type=Path, default=None, help="write the learning curve PNG here")
     parser.add_argument("--no-kfold", action="store_true", help="skip the k-fold and learned sections")
     args = parser.parse_args(argv)
-    if not DATA.is_dir():
-        print(f"shared data not available: {DATA} (put the shared/ folder beside the project)", file=sys.stderr)
+    if missing := missing_sets(args.sets):
+        print(f"shared data not available: {', '.join(map(str, missing))} (put the shared/ folder beside the "
+              "project)", file=sys.stderr)
         return 2
     score = table10_scores
-    print(f"# pre-annotation vs final annotations, {DATA} (pipeline.brat.agreement.table10_scores)")
+    print(f"# pre-annotation vs final annotations, {' + '.join(str(SETS[s]) for s in args.sets)} "
+          "(pipeline.brat.agreement.table10_scores)")
 
-    docs, gold = load_sentences("pubtator")
+    docs, gold = load_sentences("pubtator", sets=args.sets)
+    texts = {d.pmid: d.text for d in docs}
     counts: Counter[str] = Counter()
     table5 = run(docs, extend=False, model=args.model, ontology_path=args.ontology, counts=counts,
                  surface_rules=False)
     base_f1 = report(
-        "PubTator alone, Table 5 mapping only (scorer check against the reference 59.8 / 62.0 / 66.0 / 71.3)",
+        "PubTator alone, Table 5 mapping only (scorer check against the reference 59.8 / 62.0 / 66.0 / 71.3 "
+        "on dev)",
         score([(gold[d.pmid], d.annotations) for d in table5]),
         per_type=False,
     )
@@ -360,18 +497,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     elapsed = time.perf_counter() - t0
     f1 = report("PubTator + ontology extension + mapping", score([(gold[d.pmid], d.annotations) for d in extended]))
     print(f"({len(docs)} sentences in {elapsed:.1f} s; counts: {dict(sorted(counts.items()))})")
-    print("\nreference  PubTator alone " + " / ".join(f"{x:.1f}" for x in PUBTATOR_ALONE)
+    print("\nreference  PubTator alone on dev " + " / ".join(f"{x:.1f}" for x in PUBTATOR_ALONE)
           + "   (this scorer: " + " / ".join(f"{x:.1f}" for x in base_f1) + ")")
     print("reference  paper PubTator+PHARE " + " / ".join(f"{x:.1f}" for x in PAPER_PHARE))
     print("goal       " + " / ".join(f"{x:.1f}" for x in GOAL))
     beats = all(x > max(a, b) for x, a, b in zip(f1, PUBTATOR_ALONE, PAPER_PHARE, strict=True))
     print(f"beats both references in all four settings: {'YES' if beats else 'NO'}")
-    error_kinds(extended, gold)
+
+    base_pred = {d.pmid: list(d.annotations) for d in baseline}
+    ext_pred = {d.pmid: list(d.annotations) for d in extended}
+    rows: list[tuple[str, dict[str, Sequence[Annotation]]]] = [
+        ("PubTator alone (--no-extend)", base_pred), ("end-to-end build (PubTator + extension + mapping)", ext_pred)]
+    print("\n# per portion (the rules were developed on dev's errors; more is the portion not looked at)")
+    summarize(rows, gold, texts)
+
+    errors_on = [d for d in extended if ORIGIN[d.pmid] == args.errors_on]
+    print(f"\n# errors on {args.errors_on} ({len(errors_on)} sentences)")
+    error_kinds(errors_on, gold)
     if args.show_errors:
-        show_errors(extended, gold, args.show_errors)
+        show_errors(errors_on, gold, args.show_errors)
     if not args.no_kfold:
         rule_class_filter(extended, gold, args.k, args.seed)
-        kfold_report(extended, gold, args.k, args.seed, args.curve, args.plot)
+        oof = kfold_report(extended, gold, args.k, args.seed, args.curve, args.plot)
+        print("\n# the learned classifier out of fold, per portion")
+        summarize([*rows, ("end-to-end build + learned classifier (out of fold)", oof)], gold, texts)
 
     if not args.no_local:
         try:
@@ -381,7 +530,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except Exception as exc:  # the lexicon may not be built on this machine
             print(f"\nlocal annotator not available: {type(exc).__name__}: {exc}")
         else:
-            ldocs, _ = load_sentences("local", annotator.annotate)
+            ldocs, _ = load_sentences("local", annotator.annotate, sets=args.sets)
             counts = Counter()
             lbase = run(ldocs, extend=False, model=args.model, ontology_path=args.ontology, counts=counts)
             report("local annotator alone (mapped)", score([(gold[d.pmid], d.annotations) for d in lbase]), False)

@@ -6,10 +6,13 @@ annotators per document, ``--annotators`` annotators and one senior; the campaig
 annotator logs in through brat's ajax ``login`` and saves once every ``--interval`` seconds (default 2)
 for ``--duration`` seconds (default 600): it alternately creates an entity on a word of one of its
 documents (``createSpan``) and deletes it (``deleteSpan``), going round its documents, exactly as brat's
-client does (same requests, the page's Origin, the session cookie).
+client does (same requests, the page's Origin, the session cookie).  With ``--press-every N`` (default
+5), every Nth tick of an annotator is a press of the "Suggest relations" button on one of its documents
+instead (brat's ``tag``), taken back at once with its undo token when it added relations, so that the
+documents stay as the saves alone make them.
 
 Printed: saves per second, p50/p95/p99/max save latency (measured by the client, request to answer),
-failed saves, and the checks made once the server has stopped:
+the same for the presses (and their undos), failed saves, and the checks made once the server has stopped:
 
 * lost or corrupted saves: each document's final ``.ann`` is parsed and its entities compared with what
   its client last saved (the pre-annotation plus the entity it created and has not deleted);
@@ -17,7 +20,8 @@ failed saves, and the checks made once the server has stopped:
   right person, the last one's sha256 equal to the final ``.ann``;
 * the journal's size (entries, bytes on disk).
 
-Usage: ``python bench/serve_load.py [--annotators 20] [--duration 600] [--interval 2] [--keep DIR]``.
+Usage: ``python bench/serve_load.py [--annotators 20] [--duration 600] [--interval 2] [--press-every 5]
+[--keep DIR]``.
 """
 
 from __future__ import annotations
@@ -78,7 +82,9 @@ class Annotator:
     password: str
     docs: list[str]
     port: int
+    press_every: int = 0
     latencies: list[float] = field(default_factory=list)
+    press_latencies: list[float] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     saves: Counter[str] = field(default_factory=Counter)  # document -> saves answered OK
     alive: dict[str, tuple[str, int, int] | None] = field(default_factory=dict)  # doc -> (id, start, end)
@@ -110,13 +116,32 @@ class Annotator:
         else:
             self.alive[doc] = None
 
+    def press(self, i: int) -> None:
+        """Press the button on a document; take the press back (its undo token) when it added relations."""
+        doc = self.docs[i % len(self.docs)]
+        started = time.perf_counter()
+        reply = self.ajax("tag", collection=f"/phase1/{self.person}/", document=doc, tagger="pgx-suggest-relations")
+        self.press_latencies.append(time.perf_counter() - started)
+        if reply.get("exception"):
+            self.failures.append(f"press {doc}: {reply.get('exception')} {reply.get('messages')}")
+            return
+        if reply.get("edited"):
+            self.saves[doc] += 1
+            started = time.perf_counter()
+            undone = self.ajax("undo", collection=f"/phase1/{self.person}/", document=doc, token=reply["undo"])
+            self.press_latencies.append(time.perf_counter() - started)
+            if undone.get("exception"):
+                self.failures.append(f"undo {doc}: {undone.get('exception')} {undone.get('messages')}")
+                return
+            self.saves[doc] += 1
+
     def run(self, stop_at: float, interval: float, offset: float) -> None:
         reply = self.ajax("login", user=self.person, password=self.password)
         if reply.get("exception"):
             self.failures.append(f"login: {reply.get('messages')}")
             return
         tick = time.monotonic() + offset
-        i = 0
+        i = presses = 0
         while True:
             now = time.monotonic()
             if tick > now:
@@ -124,10 +149,15 @@ class Annotator:
             if time.monotonic() >= stop_at:
                 break
             try:
-                self.save(i)
+                if self.press_every and (i + presses) % self.press_every == self.press_every - 1:
+                    self.press(presses)
+                    presses += 1
+                else:
+                    self.save(i)
+                    i += 1
             except Exception as exc:  # a failed save is counted, not fatal
                 self.failures.append(f"save {i}: {exc!r}")
-            i += 1
+                i += 1
             tick += interval
         self.client.close()
 
@@ -199,6 +229,8 @@ def main() -> None:
     parser.add_argument("--duration", type=float, default=600.0, help="seconds of saving (default 600)")
     parser.add_argument("--interval", type=float, default=2.0, help="seconds between two saves of one annotator")
     parser.add_argument("--docs-per-annotator", type=int, default=6)
+    parser.add_argument("--press-every", type=int, default=5,
+                        help="every Nth tick is a press of Suggest relations (0: none; default 5)")
     parser.add_argument("--keep", type=Path, help="write the campaign here and keep it (default: a temporary dir)")
     args = parser.parse_args()
     root = args.keep or Path(tempfile.mkdtemp(prefix="serve-load-"))
@@ -209,7 +241,7 @@ def main() -> None:
     clients = []
     for person, password in sorted(passwords.items()):
         docs = sorted(p.stem for p in (campaign / "phase1" / person).glob("*.txt"))
-        clients.append(Annotator(person, password, docs, port))
+        clients.append(Annotator(person, password, docs, port, args.press_every))
     started = time.monotonic()
     stop_at = started + args.duration
     threads = [threading.Thread(target=c.run, args=(stop_at, args.interval, rng.uniform(0, args.interval)))
@@ -232,6 +264,11 @@ def main() -> None:
         print(f"  save latency (ms)     p50 {percentile(latencies, 0.50) * 1000:.0f}  "
               f"p95 {percentile(latencies, 0.95) * 1000:.0f}  p99 {percentile(latencies, 0.99) * 1000:.0f}  "
               f"max {max(latencies) * 1000:.0f}  mean {statistics.mean(latencies) * 1000:.0f}")
+    presses = [x for c in clients for x in c.press_latencies]
+    if presses:
+        print(f"  presses + undos (ms)  {len(presses)}: p50 {percentile(presses, 0.50) * 1000:.0f}  "
+              f"p95 {percentile(presses, 0.95) * 1000:.0f}  p99 {percentile(presses, 0.99) * 1000:.0f}  "
+              f"max {max(presses) * 1000:.0f}")
     print(f"  lost saves            {len(result['lost'])}")
     print(f"  corrupted documents   {len(result['corrupted'])}")
     print(f"  journal problems      {len(result['journal_problems'])}")

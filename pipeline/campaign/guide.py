@@ -2,7 +2,7 @@
 
 * [`annotator_guide`][pipeline.campaign.guide.annotator_guide] (phase 1): correcting entities (discontiguous included),
   drawing relations, their modality in the relation's note ([`pipeline.brat.modality`][pipeline.brat.modality]),
-  ``Done`` and ``Discard``;
+  the Suggest relations button of ``campaign serve``, ``Done`` and ``Discard``;
 * [`senior_guide`][pipeline.campaign.guide.senior_guide] (phase 2): what entity and relation disagreements look like,
   how to accept or reject each, and the explicit sign-off with ``Done`` that ``campaign finalize`` requires.
 
@@ -159,6 +159,18 @@ def annotator_guide(collection: Path, person: str, phase: int = 1) -> str:
     ]
     lines += MODALITY_HELP
     lines += [
+        "",
+        "## Suggested relations",
+        "",
+        "brat's **Data** dialog (in the menu at the top), under *Automatic annotation*, has a **Suggest relations**",
+        "button. Correct the entities first, then press it: it adds the relations the project's relation model",
+        "proposes between the entities as they are now, only between two entities that have no relation yet,",
+        "and draws them at once (a suggested relation with a modality gets it in its Notes). They are plain",
+        "relations: keep the right ones as they are, retype (double-click its label) or delete the wrong ones,",
+        "and fix their Notes. A suggestion you deleted or retyped is not suggested again in that sentence while",
+        "its two entities stay as they are. Ctrl-Z (or Undo in the menu) right after a press takes it back.",
+        "What was suggested, and whether you kept it, is counted for the campaign manager; it is never part of",
+        "the corpus or of the review.",
         "",
         "## Finishing or discarding a sentence",
         "",

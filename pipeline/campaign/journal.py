@@ -6,13 +6,14 @@ Layout (outside every served directory; directories 0700, files 0600)::
     CAMPAIGN_DIR/journal/log.jsonl                 one JSON object per write, in the order of the writes
 
 A log line is ``{"action", "document", "person", "sha256", "size", "time"}``: ``document`` is the
-campaign-relative name without extension ([`document_key`][pipeline.campaign.locks.document_key]), ``time``
-seconds since the epoch (UTC), ``action`` what wrote it (a brat action such as ``createSpan``,
-``restore``, ...).  The object is written (beside, flushed, linked: never overwritten) *before* its log
-line, so every line names an object that exists.  Lines are appended with ``O_APPEND`` under an
-exclusive ``flock`` of the log and flushed before the lock is released: writers in several threads or
-processes never interleave or tear a line, and a line that is in the file is on disk.  The journal is
-append-only: nothing here rewrites or removes a line or an object.
+campaign-relative name without extension ([`document_key`][pipeline.campaign.locks.document_key]),
+``time`` seconds since the epoch (UTC), ``action`` what wrote it (a brat action such as ``createSpan``,
+``restore``, ...); a write made by relation suggestions (brat's ``tag`` and its undo) also has
+``scorer``, the version of the relation scorer that made them.  The object is written (beside, flushed,
+linked: never overwritten) *before* its log line, so every line names an object that exists.  Lines are
+appended with ``O_APPEND`` under an exclusive ``flock`` of the log and flushed before the lock is
+released: writers in several threads or processes never interleave or tear a line, and a line that is in
+the file is on disk.  The journal is append-only: nothing here rewrites or removes a line or an object.
 """
 
 from __future__ import annotations
@@ -98,7 +99,8 @@ class Journal:
             raise JournalError(f"{sha!r} is not a sha256 (64 lowercase hex digits)")
         return self.root / OBJECTS_DIR / sha[:2] / sha
 
-    def record(self, person: str, document: str, content: bytes, action: str, when: float | None = None) -> str:
+    def record(self, person: str, document: str, content: bytes, action: str, when: float | None = None, *,
+               scorer: str | None = None) -> str:
         """Journal a new version of a document.
 
         The object is written first (durably, never overwritten), then the log line is appended under
@@ -110,6 +112,8 @@ class Journal:
             content: The new ``.ann`` bytes.
             action: What wrote it (a brat action, ``restore``, ``snapshot`` ...).
             when: Its time, seconds since the epoch; None for the journal's clock.
+            scorer: The relation scorer's version, for a write made by relation suggestions (the
+                line's ``scorer``); None for any other write (no ``scorer`` key).
 
         Returns:
             The content's sha256.
@@ -127,8 +131,11 @@ class Journal:
         if write_new(path, content, 0o600):
             fsync_dir(path.parent.parent)  # a new objects/<xx>/ directory entry must be durable too
         stamp = self._clock() if when is None else when
-        line = json.dumps({"time": stamp, "person": person, "document": document, "sha256": sha,
-                           "action": action, "size": len(content)}, sort_keys=True, ensure_ascii=True) + "\n"
+        fields: dict[str, object] = {"time": stamp, "person": person, "document": document, "sha256": sha,
+                                     "action": action, "size": len(content)}
+        if scorer is not None:
+            fields["scorer"] = scorer
+        line = json.dumps(fields, sort_keys=True, ensure_ascii=True) + "\n"
         with self._log(os.O_WRONLY | os.O_APPEND | os.O_CREAT, fcntl.LOCK_EX) as fd:
             data = line.encode("ascii")
             written = os.write(fd, data)

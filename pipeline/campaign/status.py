@@ -13,7 +13,10 @@ For every person and phase, over the brat documents assigned to them (``campaign
   ``relations_deleted``);
 * phase 2 only: ``disagreements_left`` (``Disagreement`` marks and disputed ``Disputed_<type>`` relations
   still in the documents) and ``agreed`` (documents whose merged version had nothing to adjudicate: the
-  ones ``campaign finalize --accept-agreed`` lets through without a sign-off).
+  ones ``campaign finalize --accept-agreed`` lets through without a sign-off);
+* phase 1 only: ``suggestions``, what became of the relations the "Suggest relations" button of
+  ``campaign serve`` suggested in the person's collection (``kept``, ``retyped``, ``deleted``; see
+  [`pipeline.campaign.suggestions`][pipeline.campaign.suggestions]).
 
 A document is ``done`` when it holds the ``Done`` marker: an annotator's finished document in phase 1, a
 senior's signed-off one in phase 2 (what ``campaign finalize`` takes).  Any edit makes a document
@@ -57,6 +60,7 @@ from pipeline.campaign.merge import count_marks
 from pipeline.campaign.phase1 import read_campaign
 from pipeline.campaign.publish import LEDGER_FILE, Ledger
 from pipeline.campaign.review import MERGED_DIR
+from pipeline.campaign.suggestions import suggestion_counts
 
 COLUMNS = ("assigned", "in_collection", "untouched", "edited", "done", "discarded", "held_back",
            "entities_kept", "entities_deleted", "entities_added", "entities_retyped", "relations_added",
@@ -142,12 +146,13 @@ def campaign_status(campaign_dir: str | Path) -> dict[str, Any]:
     Returns:
         ``{"campaign": path, "rows": [...], "finalized": {...}}``: one row per person and phase (phase 1
         first, then by person): ``person``, ``phase``, the counts of the module docstring,
-        ``discarded_by_reason``, ``problems`` (``file:line: message`` of the documents held back) and, in
-        phase 2, ``disagreements_left`` and ``agreed``; ``finalized`` from the finalize record: ``final``
-        (FINAL's path, None when the campaign has no record), ``documents`` (how many it names),
-        ``changed_since`` (``document``, ``senior``, ``what``: ``changed`` or ``missing``) and ``error``
-        (why the record cannot be read, else None); ``models``: the relation scorer ``campaign serve``
-        uses and the newest versions ([`models_status`][pipeline.campaign.models.models_status]).
+        ``discarded_by_reason``, ``problems`` (``file:line: message`` of the documents held back), in
+        phase 1 ``suggestions`` and, in phase 2, ``disagreements_left`` and ``agreed``; ``finalized`` from
+        the finalize record: ``final`` (FINAL's path, None when the campaign has no record), ``documents``
+        (how many it names), ``changed_since`` (``document``, ``senior``, ``what``: ``changed`` or
+        ``missing``) and ``error`` (why the record cannot be read, else None); ``models``: the relation
+        scorer ``campaign serve`` uses and the newest versions
+        ([`models_status`][pipeline.campaign.models.models_status]).
 
     Raises:
         CampaignError: If ``campaign.json`` cannot be read.
@@ -166,6 +171,7 @@ def campaign_status(campaign_dir: str | Path) -> dict[str, Any]:
     for (person, phase), names in sorted(files.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         if phase == 1:
             row = _person_status(root / PHASE1_DIR / person, pre, pre, names, 1)
+            row["suggestions"] = suggestion_counts(root, f"{PHASE1_DIR}/{person}")
         else:
             row = _person_status(root / PHASE2_DIR / person, root / REVIEW_DIR / MERGED_DIR / person, pre, names, 2,
                                  frozenset(f for s, f in ledger.entries if s == person))
@@ -191,8 +197,8 @@ def _finalized_status(root: Path) -> dict[str, Any]:
 def format_markdown(status: Mapping[str, Any]) -> str:
     """Render a status as Markdown tables.
 
-    Progress and edits per person and phase, discards by reason, and the problems of the documents held
-    back.
+    Progress and edits per person and phase, discards by reason, relation suggestions per phase-1
+    person, and the problems of the documents held back.
 
     Args:
         status: What [`campaign_status`][pipeline.campaign.status.campaign_status] returned.
@@ -213,6 +219,11 @@ def format_markdown(status: Mapping[str, Any]) -> str:
     for r in status["rows"]:
         for reason, n in r["discarded_by_reason"].items():
             lines.append(f"| {r['person']} | {r['phase']} | {reason} | {n} |")
+    lines += ["", "## Relation suggestions (phase 1)", "", "| person | kept | retyped | deleted |", "|---|---|---|---|"]
+    for r in status["rows"]:
+        if "suggestions" in r:
+            lines.append(f"| {r['person']} | " + " | ".join(str(r["suggestions"][k]) for k in ("kept", "retyped",
+                                                                                              "deleted")) + " |")
     problems = [p for r in status["rows"] for p in r["problems"]]
     lines += ["", "## Held back", ""]
     lines += [f"- {p}" for p in problems] or ["none"]

@@ -22,7 +22,6 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from pipeline.brat.limits import LimitError, check_collections
 from pipeline.cli import training_input
 
 #: ``pipeline.nlp.relations.rules.DECISIONS``, its default first: written here so that building the
@@ -38,19 +37,10 @@ def _train_relations(args: argparse.Namespace) -> int:
     from pipeline.nlp.spacy_models import DEFAULT_MODEL, load_parser
     from pipeline.schema import DEFAULT_SCHEMA, SchemaError, load_schema
 
-    for d in args.brat_dirs:
-        if not Path(d).is_dir():
-            print(f"pgx-corpus train-relations: {d}: not a directory", file=sys.stderr)
-            return 2
     # before training: a bad --out, or a document whose entity pairs would take gigabytes
-    problem = training_input.out_problem(args.out, directory=False)
-    if problem is not None:
-        print(f"pgx-corpus train-relations: --out {problem}", file=sys.stderr)
-        return 2
-    try:
-        check_collections(args.brat_dirs, training_input.limits_of(args))
-    except LimitError as exc:
-        print(f"pgx-corpus train-relations: refused: {exc}", file=sys.stderr)
+    refusal = training_input.preflight("train-relations", list(args.brat_dirs), args, directory=False)
+    if refusal is not None:
+        print(refusal, file=sys.stderr)
         return 2
     try:
         schema = load_schema(args.schema or DEFAULT_SCHEMA)

@@ -18,7 +18,6 @@ from collections import Counter
 from pathlib import Path
 
 from pipeline import __version__
-from pipeline.brat.limits import LimitError, check_collections
 from pipeline.cli import training_input
 
 log = logging.getLogger(__name__)
@@ -35,19 +34,11 @@ def _keys_from(directory: Path) -> dict[str, list]:  # type: ignore[type-arg]
 
 
 def _train(args: argparse.Namespace) -> int:
-    for d in [*args.brat_dirs, *([args.keys] if args.keys else [])]:
-        if not Path(d).is_dir():
-            print(f"pgx-corpus train: {d}: not a directory", file=sys.stderr)
-            return 2
     # before training, which takes minutes: a bad --out, or a document too large to train on
-    problem = training_input.out_problem(args.out, directory=True)
-    if problem is not None:
-        print(f"pgx-corpus train: --out {problem}", file=sys.stderr)
-        return 2
-    try:
-        check_collections([*args.brat_dirs, *([args.keys] if args.keys else [])], training_input.limits_of(args))
-    except LimitError as exc:
-        print(f"pgx-corpus train: refused: {exc}", file=sys.stderr)
+    refusal = training_input.preflight("train", [*args.brat_dirs, *([args.keys] if args.keys else [])], args,
+                                       directory=True)
+    if refusal is not None:
+        print(refusal, file=sys.stderr)
         return 2
     import spacy
 

@@ -95,3 +95,30 @@ def out_problem(out: Path, *, directory: bool) -> str | None:
         if not os.access(writable, os.W_OK | os.X_OK):
             return f"{writable}: not writable"
     return None
+
+
+def preflight(command: str, dirs: list[Path], args: argparse.Namespace, *, directory: bool) -> str | None:
+    """Check a training command's input and output before it trains.
+
+    Args:
+        command: The command's name, the start of the message (``train-relations``).
+        dirs: The brat directories it reads.
+        args: The parsed arguments (``out`` and the limit options of
+            [`add_limit_options`][pipeline.cli.training_input.add_limit_options]).
+        directory: The output is a directory (``train``'s model directory), else a file.
+
+    Returns:
+        ``None`` when training may start, else the refusal line to print (exit 2, nothing written): a
+            missing directory, an ``--out`` that cannot be written, or a document over a limit.
+    """
+    for d in dirs:
+        if not Path(d).is_dir():
+            return f"pgx-corpus {command}: {d}: not a directory"
+    problem = out_problem(args.out, directory=directory)
+    if problem is not None:
+        return f"pgx-corpus {command}: --out {problem}"
+    try:
+        limits_mod.check_collections(dirs, limits_of(args))
+    except limits_mod.LimitError as exc:
+        return f"pgx-corpus {command}: refused: {exc}"
+    return None

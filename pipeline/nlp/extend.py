@@ -17,17 +17,35 @@ looks around each key entity's syntactic head for ontology terms.  Rules
   mutation");
 * ``linker:<lemma>``: through a linker of the class ("warfarin-**induced**
   bleeding", "bleeding **induced by** warfarin", "EGFR-**mutated** NSCLC");
+* ``<rule>+both``: a term that key entities on either side extend is one
+  composite with both ("TNF-alpha-mediated expression of VCAM-1", "COMT
+  inhibition by entacapone"), replacing the left key's composite;
+* ``linker:<lemma>+state``: the gene-defined state of a disease subtype made
+  through a state linker, an entity of its own too ("HER2 -positive" in "HER2
+  -positive breast cancer");
+* ``linker:<lemma>+effect``: the effect of a drug-linked drug phenotype, an
+  entity of its own too ("bleeding" in "warfarin-induced bleeding"; a key entity
+  of exactly its span, the disease "anemia" of "ribavirin-induced anemia", is
+  replaced by it);
 * ``governs:<label>``: down to the key's own dependents ("**mutant** p53");
 * other key entities acting as the term (``term_entities``: "EGFR-mutated
   NSCLC", "ABCB1 C3435T");
 * ``compound+shared``: coordinated modifiers the parser made conjuncts of
   their shared head ("CYP2C9 and SLCO1B1 polymorphisms");
 * ``<label>+sibling``: a term right after the key, both modifying the same
-  noun in a flat parse ("COX-2 mRNA suppression" gives "COX-2 mRNA");
+  noun in a flat parse ("COX-2 mRNA suppression" gives "COX-2 mRNA"), or the
+  term modifying a noun modifier of that noun ("MGMT promotor methylation
+  status" gives "MGMT promotor"); the term may be the shorter one a longer
+  term starts with ("5-HTT mRNA levels" gives "5-HTT mRNA");
+* ``prefix:anti``: "anti-" right before a gene names a drug against it
+  ("anti-LFA-1", class GeneTargetedDrug);
 * ``suffix:<rule>``: text right after a key (``suffix_rules``: "CYP2D6*4",
   "CYP2C9*1, *2 and *3", "HLA-DR 7");
+* standalone drug terms ("statins", "NRTIs") are Chemical keys of the search
+  too ("response to statins"), their own standalone annotation the key;
 * ``standalone``: terms of ``standalone`` classes outside any composite and
-  any key entity ("poor metabolizers", "adverse drug reactions");
+  any key entity ("poor metabolizers", "adverse drug reactions"), or holding
+  key entities strictly inside ("tumor growth" around the disease "tumor");
 * short forms: an entity, key or composite, of a parsed sentence written right
   before a parenthesised short form that its source left untagged ("superoxide
   dismutase ( SOD )", "Norepinephrine ( NE )") gives the short form the same
@@ -49,7 +67,8 @@ after the key belongs to it; qualifiers of the class on the term's left
 entity itself is kept (nested), except where the class ``absorbs`` its type
 (a variant annotated together with its gene).  Of two composites on the same
 term occurrence where one covers the other, the larger is kept.  A composite
-longer than [`MAX_SPAN_TOKENS`][pipeline.nlp.extend.MAX_SPAN_TOKENS] tokens is a parse accident and dropped.
+with more than [`MAX_SPAN_TOKENS`][pipeline.nlp.extend.MAX_SPAN_TOKENS] tokens outside its key entity
+(first to last) is a parse accident and dropped.
 
 Offsets: the input and output annotations are document-relative half-open
 character spans (``Document`` convention); composites record their key
@@ -77,6 +96,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -87,7 +107,7 @@ from spacy.tokens import Doc, Token
 
 from pipeline.documents import Annotation, Document, Sentence, SentenceParse, Span
 from pipeline.nlp.abbreviations import builtin_definitions
-from pipeline.nlp.ontology import Ontology, OntologyClass, normalise
+from pipeline.nlp.ontology import ANTI_CLASS, Ontology, OntologyClass, normalise
 
 logger = logging.getLogger(__name__)
 
@@ -98,7 +118,7 @@ MAX_CHARS = 5000
 MAX_HOPS = 3
 """Hops up the head chain through noun modifiers when looking for a term."""
 MAX_SPAN_TOKENS = 12
-"""A composite spanning more tokens than this (first to last) is a parse accident, not an entity."""
+"""A composite spanning more tokens than this (first to last) outside its key entity is a parse accident."""
 #: Dependency labels of a noun-modifier chain the search may climb through.
 _CHAIN_DEPS = frozenset({"compound", "nmod", "amod", "npadvmod", "nummod", "dep"})
 _CHAIN_POS = frozenset({"NOUN", "PROPN", "ADJ", "NUM", "X", "SYM", "VERB"})
@@ -439,13 +459,27 @@ def _extend_sentence(
             counts[f"composites_{made.type}"] += 1
             if made.discontiguous:
                 counts["composites_discontiguous"] += 1
+    for a in keys:
+        anti = _anti(a, ontology, text, offset)
+        if anti is not None:
+            suffix_composites.append(anti)
+            counts["composites"] += 1
+            counts[f"composites_{anti.type}"] += 1
     occ_at: dict[int, _Occurrence] = {}
     term_occurrences: list[_Occurrence] = []
+    prefix_at: dict[int, _Occurrence] = {}
     for start, end, words in ontology.match_terms(forms):
         occ = _Occurrence(start, end, _anchor(sdoc, start, end), words)
         term_occurrences.append(occ)
         for i in range(start, end):
             occ_at[i] = occ
+        if end - start > 1:
+            # The shorter term a longer one starts with ("mRNA" in "mRNA level"): what a key right
+            # before it may make in a flat parse ("5-HTT mRNA levels" holds "5-HTT mRNA").
+            inner = ontology.match_terms(forms[start : end - 1])
+            if inner and inner[0][0] == 0:
+                _s, e, w = inner[0]
+                prefix_at[start] = _Occurrence(start, start + e, _anchor(sdoc, start, start + e), w)
     aligned: list[_Key] = []
     for a in keys:
         ktype = ontology.key_type(a.type, a.covered(text))
@@ -454,6 +488,7 @@ def _extend_sentence(
         k = _align(sdoc, stext, a, offset, ktype, counts)
         if k is not None:
             aligned.append(k)
+    aligned.extend(_drug_class_keys(sdoc, offset, term_occurrences, aligned, ontology))
     entity_at: dict[int, list[_Occurrence]] = {}
     for k in aligned:
         occ = _Occurrence(k.tokens[0], k.tokens[-1] + 1, k.head, None, k.type)
@@ -462,7 +497,7 @@ def _extend_sentence(
 
     found: list[_Composite] = []
     for k in aligned:
-        hits = _search(sdoc, k, ontology, occ_at, entity_at, counts)
+        hits = _search(sdoc, k, ontology, occ_at, entity_at, counts, prefix_at)
         if not hits and k.annotation not in suffixed:
             hits = _adjacent(sdoc, k, ontology, occ_at, counts)
         for c in hits:
@@ -472,6 +507,14 @@ def _extend_sentence(
             found.append(c)
     found = _merge_variants(sdoc, found, counts)
     found = _drop_subsumed(found, counts)
+    both = _both_sides(sdoc, found, counts)
+    if both:
+        # the union replaces the composite of the key on the left, which ends inside the phrase
+        lefts = {id(c) for c in found for u in both
+                 if c.occurrence == u.occurrence and c.key.tokens[-1] < u.occurrence.start}
+        found = [c for c in found if id(c) not in lefts] + both
+    found = found + _induced_effects(sdoc, found, ontology, counts)
+    found = found + _defining_states(sdoc, found, ontology, counts)
 
     composites: list[Annotation] = list(suffix_composites)
     absorbed: set[Annotation] = set()
@@ -486,7 +529,8 @@ def _extend_sentence(
                 text=" ".join(stext[s:e] for s, e in c.fragments),
                 ontology_class=c.cls.name,
                 rule=c.rule,
-                key=c.key.annotation.fragments,
+                # the effect lies outside its key entity: like a short form, it has none
+                key=None if c.rule.endswith(_EFFECT_SUFFIX) else c.key.annotation.fragments,
             )
         )
         counts["composites"] += 1
@@ -494,6 +538,12 @@ def _extend_sentence(
         if len(frags) > 1:
             counts["composites_discontiguous"] += 1
         covered.update(range(c.occurrence.start, c.occurrence.end))
+        if c.rule.endswith(_EFFECT_SUFFIX):
+            # The effect replaces the key entity it is made of ("anemia" in "ribavirin-induced anemia").
+            for k in aligned:
+                if k.annotation.fragments == frags and k.annotation not in absorbed:
+                    counts[f"absorbed_{k.type}"] += 1
+                    absorbed.add(k.annotation)
         if c.cls.absorbs:
             for k in aligned:
                 if k.type in c.cls.absorbs and _inside(k.annotation.fragments, frags):
@@ -502,9 +552,15 @@ def _extend_sentence(
                     absorbed.add(k.annotation)
 
     standalone: list[Annotation] = []
-    key_tokens = {i for k in aligned for i in k.tokens}
+    key_tokens = {i for k in aligned if k.annotation.source != "ontology" for i in k.tokens}
     for occ in term_occurrences:
-        if occ.words is None or occ.start in covered or any(i in key_tokens for i in range(occ.start, occ.end)):
+        if occ.words is None or occ.start in covered:
+            continue
+        # A key entity crossing the term or equal to it says what the words are; one strictly inside
+        # the term is a part of it ("tumor" in "tumor growth").
+        if any(i in key_tokens for i in range(occ.start, occ.end)) and not all(
+                set(k.tokens) <= set(range(occ.start, occ.end)) and len(k.tokens) < occ.end - occ.start
+                for k in aligned if set(k.tokens) & set(range(occ.start, occ.end))):
             continue
         cls = next((c for c in ontology.classes_for_term(occ.words) if c.standalone), None)
         if cls is None:
@@ -516,6 +572,48 @@ def _extend_sentence(
         )
         counts[f"standalone_{cls.name}"] += 1
     return composites, standalone, absorbed
+
+
+def _drug_class_keys(sdoc: Doc, offset: int, occurrences: Sequence[_Occurrence], aligned: Sequence[_Key],
+                     ontology: Ontology) -> list[_Key]:
+    """Standalone drug terms ("statins", "NRTIs", "antidepressant") as Chemical keys of the search.
+
+    A pharmacological class is a chemical (its standalone entity is typed so); what a drug makes with the
+    words around it, a class makes too ("response to statins", "resistance to NRTIs").  The key is the
+    term's own standalone annotation (source ``ontology``), so it is never a key entity of the document;
+    terms overlapping a key entity are left to it.
+    """
+    taken = {i for k in aligned for i in k.tokens}
+    out: list[_Key] = []
+    for occ in occurrences:
+        if occ.words is None or any(i in taken for i in range(occ.start, occ.end)):
+            continue
+        cls = next((c for c in ontology.classes_for_term(occ.words)
+                    if c.standalone and ontology.is_a(c.name, "Drug")), None)
+        if cls is None:
+            continue
+        s, e = sdoc[occ.start].idx, sdoc[occ.end - 1].idx + len(sdoc[occ.end - 1].text)
+        ann = Annotation(((s + offset, e + offset),), cls.name, "ontology", text=sdoc.text[s:e],
+                         ontology_class=cls.name, rule="standalone")
+        out.append(_Key(ann, "Chemical", tuple(range(occ.start, occ.end)), occ.anchor, None))
+    return out
+
+
+#: "anti-" right before a gene: a drug against it ("anti-LFA-1", "anti- CD40L"); not "anti-inflammatory".
+_ANTI = re.compile(r"(?i)(?<![\w-])anti\s*-\s*$")
+
+
+def _anti(key: Annotation, ontology: Ontology, text: str, start: int) -> Annotation | None:
+    """A drug named "anti-" and its gene target ("anti-LFA-1", "anti- CD40L"): document-relative."""
+    if ANTI_CLASS not in ontology.classes or key.discontiguous or ontology.key_type(
+            key.type, key.covered(text)) != "Gene":
+        return None
+    m = _ANTI.search(text, max(start, key.start - 8), key.start)
+    if m is None:
+        return None
+    frags = ((m.start(), key.end),)
+    return Annotation(frags, ANTI_CLASS, "ontology", text=text[m.start() : key.end], ontology_class=ANTI_CLASS,
+                      rule="prefix:anti", key=key.fragments)
 
 
 def _suffixes(key: Annotation, ontology: Ontology, text: str, limit: int) -> list[Annotation]:
@@ -592,6 +690,132 @@ def _merge_variants(sdoc: Doc, found: list[_Composite], counts: Counter[str]) ->
     return out
 
 
+_BOTH_SUFFIX = "+both"
+
+
+def _both_sides(sdoc: Doc, found: list[_Composite], counts: Counter[str]) -> list[_Composite]:
+    """One composite for a term that two key entities extend from either side.
+
+    "TNF-alpha-mediated expression of VCAM-1", "COX-2 inhibitory effects of celecoxib", "COMT inhibition by
+    entacapone": one key before the term and another after it each make a composite with the same term
+    occurrence; the phenotype is the whole phrase, both keys included.  The two are united when their words
+    make one contiguous run; the class and key are those of the composite whose key is a Chemical (a drug
+    phenotype), else of the one on the left (rule ``<rule>+both``).  The caller drops the left key's
+    composite, which ends inside the phrase; the right one ("expression of VCAM-1") stays.
+    """
+    out: list[_Composite] = []
+    by_occ: dict[_Occurrence, list[_Composite]] = {}
+    for c in found:
+        if c.occurrence.words is not None:
+            by_occ.setdefault(c.occurrence, []).append(c)
+    for occ, group in by_occ.items():
+        left = [c for c in group if c.key.tokens[-1] < occ.start and len(c.fragments) == 1]
+        right = [c for c in group if c.key.tokens[0] >= occ.end and len(c.fragments) == 1]
+        for a in left:
+            for b in right:
+                (s1, e1), (s2, e2) = a.fragments[0], b.fragments[0]
+                if s2 > e1 + 1 and sdoc.text[e1:s2].strip():
+                    continue  # words of neither lie between them
+                if s2 < s1 or e2 < e1:
+                    continue
+                main = b if b.key.type == "Chemical" and a.key.type != "Chemical" else a
+                out.append(_Composite(main.cls, main.rule + _BOTH_SUFFIX, main.key, occ, ((s1, e2),)))
+                counts["composites_both"] += 1
+    return out
+
+
+_EFFECT_SUFFIX = "+effect"
+#: Tokens that never begin or end the effect part of a linker composite.
+_EFFECT_TRIM = frozenset({"-", "by", "of", "the", "a", "an"})
+
+
+def _induced_effects(sdoc: Doc, found: list[_Composite], ontology: Ontology, counts: Counter[str]
+                     ) -> list[_Composite]:
+    """The effect of a drug-linked composite, as an entity of its own.
+
+    A drug phenotype made through a linker ("ribavirin-induced anemia", "ethanol-induced liver injury",
+    "hydrogen peroxide-induced p53 activity", "bleeding induced by warfarin") names an effect that is a drug
+    phenotype on its own too: PGxCorpus annotates both the whole and the effect.  The effect is the
+    composite's words on the term's side of the linker, with the composite's class (rule
+    ``linker:<lemma>+effect``, no ``key``: the drug lies outside it); a key entity with exactly its span
+    (the disease "anemia") is replaced by it.  Only for Chemical keys and classes under ``Pharmacodynamic``.
+    """
+    out: list[_Composite] = []
+    if "Pharmacodynamic" not in ontology.classes:
+        return out
+    for c in found:
+        if not c.rule.startswith("linker:") or c.key.type != "Chemical" or not ontology.is_a(c.cls.name,
+                                                                                            "Pharmacodynamic"):
+            continue
+        lemma = c.rule.split(":", 1)[1].split("+", 1)[0]
+        tokens = [t.i for t in sdoc if any(s <= t.idx and t.idx + len(t.text) <= e for s, e in c.fragments)]
+        linkers = [i for i in tokens
+                   if lemma in _linker_forms(sdoc[i]) and not c.occurrence.start <= i < c.occurrence.end]
+        if not linkers:
+            continue
+        if c.occurrence.start > linkers[-1]:
+            part = [i for i in tokens if i > linkers[-1]]
+        else:
+            part = [i for i in tokens if i < linkers[0]]
+        while part and (sdoc[part[0]].is_punct or sdoc[part[0]].lower_ in _EFFECT_TRIM):
+            part.pop(0)
+        while part and (sdoc[part[-1]].is_punct or sdoc[part[-1]].lower_ in _EFFECT_TRIM):
+            part.pop()
+        if not part or not c.occurrence.start >= part[0] or not c.occurrence.end - 1 <= part[-1]:
+            continue
+        if any(i in c.key.tokens for i in part):
+            continue
+        runs: list[list[int]] = []
+        for i in part:
+            if runs and runs[-1][-1] == i - 1:
+                runs[-1].append(i)
+            else:
+                runs.append([i])
+        frags = tuple((sdoc[r[0]].idx, sdoc[r[-1]].idx + len(sdoc[r[-1]].text)) for r in runs)
+        out.append(_Composite(c.cls, c.rule + _EFFECT_SUFFIX, c.key, c.occurrence, frags))
+        counts["composites_effect"] += 1
+    return out
+
+
+_STATE_CLASS = "GeneDefinedPhenotype"
+
+
+def _defining_states(sdoc: Doc, found: list[_Composite], ontology: Ontology, counts: Counter[str]
+                     ) -> list[_Composite]:
+    """The gene-defined state of a genetically defined disease, as an entity of its own.
+
+    "HER2-positive breast cancer" is a disease subtype defined by a state of the tumour, "HER2-positive",
+    which PGxCorpus annotates as a phenotype too.  For a composite made through a linker that is a term of
+    the gene-defined state class ("positive", "negative", "expressing"...), the key entity and the linker
+    (with what lies between them) make that state (rule ``linker:<lemma>+state``).
+    """
+    out: list[_Composite] = []
+    state = ontology.classes.get(_STATE_CLASS)
+    if state is None:
+        return out
+    for c in found:
+        if not c.rule.startswith("linker:") or c.rule.endswith(_EFFECT_SUFFIX):
+            continue
+        lemma = c.rule.split(":", 1)[1].split("+", 1)[0]
+        if state not in ontology.classes_for_term((lemma,)):
+            continue
+        tokens = [t.i for t in sdoc if any(s <= t.idx and t.idx + len(t.text) <= e for s, e in c.fragments)]
+        linkers = [i for i in tokens if lemma in _linker_forms(sdoc[i]) and i > c.key.tokens[-1]]
+        if not linkers or linkers[0] >= c.occurrence.start:
+            continue
+        part = [i for i in tokens if i <= linkers[0]]
+        if not part or part[0] != c.key.tokens[0]:
+            continue
+        s, e = sdoc[part[0]].idx, sdoc[part[-1]].idx + len(sdoc[part[-1]].text)
+        if c.key.clip is not None:
+            s = max(s, c.key.clip[0])
+        if any(o.fragments == ((s, e),) and o.cls is state for o in [*found, *out]):
+            continue  # the state is there already ("KRAS-negative" made by nmod)
+        out.append(_Composite(state, f"linker:{lemma}+state", c.key, c.occurrence, ((s, e),)))
+        counts["composites_state"] += 1
+    return out
+
+
 def _inside(inner: Sequence[Span], outer: Sequence[Span]) -> bool:
     return all(any(os_ <= s and e <= oe for os_, oe in outer) for s, e in inner)
 
@@ -653,6 +877,7 @@ def _search(
     occ_at: dict[int, _Occurrence],
     entity_at: dict[int, list[_Occurrence]],
     counts: Counter[str],
+    prefix_at: dict[int, _Occurrence] | None = None,
 ) -> list[_Composite]:
     found: list[_Composite] = []
     keyset = set(key.tokens)
@@ -662,6 +887,8 @@ def _search(
         i for i in reversed(key.tokens) if i != key.head and sdoc[i].head.i != i and sdoc[i].head.i not in keyset
     ]
     _sibling(sdoc, key, ontology, occ_at, counts, found)
+    if prefix_at and not found:
+        _sibling(sdoc, key, ontology, prefix_at, counts, found)
     for start in exits:
         before = len(found)
         _climb(sdoc, key, start, ontology, occ_at, entity_at, counts, found)
@@ -779,14 +1006,21 @@ def _sibling(
     counts: Counter[str],
     found: list[_Composite],
 ) -> None:
-    """A term right after the key, both modifying the same noun (flat parse of "COX-2 mRNA suppression")."""
+    """A term right after the key, both modifying the same noun (flat "COX-2 mRNA suppression") or one before it."""
     head = sdoc[key.head]
     nxt = key.tokens[-1] + 1
     occ = occ_at.get(nxt)
     if occ is None or occ.start != nxt or occ.words is None or head.head.i == head.i:
         return
     anchor = sdoc[occ.anchor]
-    if anchor.head.i != head.head.i or anchor.i == head.head.i or anchor.dep_ not in ("compound", "amod", "nmod"):
+    # The term modifies the key's head noun, or a noun modifier of it standing before that head ("MGMT
+    # promotor methylation status": "promotor" modifies "methylation", which modifies "status").
+    between = anchor.head
+    if anchor.i == head.head.i or anchor.dep_ not in ("compound", "amod", "nmod"):
+        return
+    if anchor.head.i != head.head.i and not (
+            between.head.i == head.head.i and anchor.i < between.i < head.head.i
+            and between.dep_ in ("compound", "nmod")):
         return
     cls = _pick(ontology, occ, key, head.dep_)
     if cls is not None:
@@ -886,7 +1120,9 @@ def _emit(
         return
     first = sdoc.char_span(frags[0][0], frags[0][1], alignment_mode="expand")
     last = sdoc.char_span(frags[-1][0], frags[-1][1], alignment_mode="expand")
-    if first is not None and last is not None and last.end - first.start > MAX_SPAN_TOKENS:
+    # A long key entity ("3-hydroxy-3-methylglutaryl-coenzyme A reductase", nine tokens) is no parse
+    # accident: only the composite's tokens outside its key entity count against the limit.
+    if first is not None and last is not None and last.end - first.start - len(key.tokens) > MAX_SPAN_TOKENS:
         counts["composites_too_long"] += 1
         return
     found.append(_Composite(cls, rule, key, occ, frags))

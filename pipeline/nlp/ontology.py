@@ -37,6 +37,10 @@ from pipeline import yamlfile
 
 DEFAULT_ONTOLOGY = Path(__file__).resolve().parents[2] / "config" / "ontology.yaml"
 """The project's ontology file, ``config/ontology.yaml``."""
+ANTI_CLASS = "GeneTargetedDrug"
+"""Class of a drug named by "anti-" and its gene target ("anti-LFA-1"), which the extension makes from the
+text, with no term of the class; the parse gate ([`pipeline.nlp.parse_gate`][pipeline.nlp.parse_gate]) reads
+it too."""
 
 KNOWN_DEPENDENCIES = frozenset(
     """
@@ -725,6 +729,7 @@ def _load_rules(
 
 
 __all__ = [
+    "ANTI_CLASS",
     "DEFAULT_ONTOLOGY",
     "KNOWN_DEPENDENCIES",
     "Ontology",

@@ -30,6 +30,9 @@ Why "cannot pass" is provable:
   3. a class with ``term_entities`` of that kind: a key entity of such a type;
   4. a suffix rule whose class is of that kind: a key entity of a type the
      rule applies to.
+  5. the ``anti-`` prefix rule of the extension (a drug against a gene,
+     ``pipeline.nlp.ontology.ANTI_CLASS``): a Gene key entity and ``anti`` in
+     the text.
 
   The gate is conservative: every sentence with such a trace is parsed.
 
@@ -48,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.documents import Document, Sentence
-from pipeline.nlp.ontology import Ontology, normalise
+from pipeline.nlp.ontology import ANTI_CLASS, Ontology, normalise
 from pipeline.schema import Schema
 
 logger = logging.getLogger(__name__)
@@ -182,6 +185,8 @@ class ParseGate:
         for rule in ontology.suffix_rules:
             for kind in self._kinds(self.mapper.class_type(rule.target)):
                 self.key_types[kind].update(rule.types)
+        self.anti_kinds: frozenset[str] = frozenset(
+            self._kinds(self.mapper.class_type(ANTI_CLASS)) if ANTI_CLASS in ontology.classes else ())
         # One-word terms reduce to a set of stems (any one present is a trace), checked first.
         self.single_stems: dict[str, tuple[str, ...]] = {
             k: tuple(sorted({stem for term in self.terms[k] if len(term) == 1 for stem in term[0]})) for k in KINDS
@@ -209,6 +214,8 @@ class ParseGate:
             for kind in KINDS:
                 if key_type is not None and key_type in self.key_types[kind]:
                     found.add(kind)
+            if key_type == "Gene" and self.anti_kinds and "anti" in doc.text[sent.start : sent.end].lower():
+                found |= self.anti_kinds
         if len(found) == len(KINDS):
             return found
         lowered = doc.text[sent.start : sent.end].lower().replace("metabolis", "metaboliz")

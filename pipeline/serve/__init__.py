@@ -8,6 +8,7 @@
   it;
 * [`pages`][pipeline.serve.pages]: brat's page without inline code, the project's script for it
   (``client/campaign.js``), the guides rendered;
+* [`suggest`][pipeline.serve.suggest]: the "Suggest relations" button (brat's ``tag``), answered in-process;
 * [`history`][pipeline.serve.history] and [`backup`][pipeline.serve.backup]: versions of a document from the
   journal, and a consistent copy of the campaign.
 

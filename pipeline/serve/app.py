@@ -47,7 +47,7 @@ import time
 import urllib.parse
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipeline.brat.standoff import parse_ann
 from pipeline.campaign.documents import discard_reasons, is_done
@@ -59,6 +59,9 @@ from pipeline.serve.brat_adapter import Brat, RequestSession, load_brat
 from pipeline.serve.logtext import log_value
 from pipeline.serve.pages import SCRIPT_DIR, render_guide, rewrite_index
 from pipeline.serve.sessions import LoginThrottled, Session, SessionStore, cookie_header, read_cookie
+
+if TYPE_CHECKING:  # imported when serve starts: the parser and scorer behind it are heavy for other commands
+    from pipeline.serve.suggest import RelationSuggester
 
 log = logging.getLogger(__name__)
 
@@ -117,6 +120,9 @@ class ServeApp:
         server_names: The server's names (``Host`` values, ``name`` or ``name:port``) that a write's
             ``Origin`` must name; [`make_server`][pipeline.serve.server.make_server] sets them.
         max_body: The largest request body accepted, in bytes (a larger one gets 413).
+        suggester: What answers the "Suggest relations" button; None to load the build's rules, scorer and
+            parser now ([`RelationSuggester`][pipeline.serve.suggest.RelationSuggester]); when they do not
+            load, the error is logged and the button is not offered.
 
     Attributes:
         root: The resolved campaign directory.
@@ -128,11 +134,13 @@ class ServeApp:
         secure_cookies: As given.
         server_names: As given.
         max_body: As given.
+        suggester: As given or loaded; None when the button is not offered.
     """
 
     def __init__(self, campaign_dir: Path, *, users: UserStore | None = None, journal: Journal | None = None,
                  sessions: SessionStore | None = None, brat: Brat | None = None, secure_cookies: bool = False,
-                 server_names: Sequence[str] = ("localhost",), max_body: int = DEFAULT_MAX_BODY) -> None:
+                 server_names: Sequence[str] = ("localhost",), max_body: int = DEFAULT_MAX_BODY,
+                 suggester: RelationSuggester | None = None) -> None:
         self.root = Path(campaign_dir).resolve()
         self.users = users or UserStore(self.root)
         self.journal = journal or Journal(self.root)
@@ -146,6 +154,17 @@ class ServeApp:
         self._empty_root.mkdir(exist_ok=True)
         self._index: bytes | None = None
         self._scripts: dict[str, bytes] = {}
+        self.suggester = suggester
+        if suggester is None:
+            started = time.monotonic()
+            try:
+                from pipeline.serve.suggest import RelationSuggester
+
+                self.suggester = RelationSuggester(self.root, self.journal, self.brat)
+                log.info("relation suggestions ready in %.1f s (spaCy and the relation code imported, scorer and "
+                         "model loaded)", time.monotonic() - started)
+            except Exception:  # serve works without the button: the manager reads why in the log
+                log.exception("relation suggestions are not offered: their rules, scorer or parser did not load")
 
     # --- WSGI ------------------------------------------------------------------------------------
 
@@ -348,10 +367,16 @@ class ServeApp:
         shown_action = log_value(action)
         if not decision.allowed:
             log.warning("ajax %s refused for %s on %s: %s", shown_action, who, where, log_value(decision.reason, 400))
-            return self._say(start_response, action, decision.reason)
+            # brat's client asks to store the SVG each time its Data dialog opens (where the Suggest
+            # relations button is): a refusal shown as an error each time would be noise
+            return self._say(start_response, action, decision.reason, "comment" if action == "storeSVG" else "error")
         assert action is not None
         brat_session = RequestSession(session.sid if session else "anonymous",
                                       {"user": who, **(session.data if session else {})})
+        if action in ("tag", "undo") and decision.kind == "write" and person is not None:
+            answered = self._suggestion(start_response, action, params, person, decision, where)
+            if answered is not None:
+                return answered
         if decision.root_listing:
             response_json = self._root_listing(person, brat_session, decision.virtual)
         else:
@@ -379,6 +404,8 @@ class ServeApp:
             response_json = response.json
             if action == "getCollectionInformation" and decision.collection is not None and person is not None:
                 self._enrich_listing(response_json, person, decision.collection)
+                if self.suggester is not None:
+                    self.suggester.add_tagger(response_json, decision.collection)
             if decision.collection is not None and isinstance(response_json.get("collection"), str):
                 response_json["collection"] = f"/{decision.collection.name}/"  # brat's answer: the server's path
             if response.changed and decision.kind != "write":
@@ -390,6 +417,39 @@ class ServeApp:
             log.info("ajax %s by %s on %s: %s (%.0f ms)", shown_action, who, where, outcome,
                      (time.monotonic() - started) * 1000)
         return self._json(start_response, self._scrub(response_json))
+
+    def _suggestion(self, start_response: StartResponse, action: str, params: Mapping[str, str], person: Person,
+                    decision: policy_mod.Decision, where: str) -> Iterable[bytes] | None:
+        """Answer a press of the "Suggest relations" button (``tag``) or its undo; None: brat answers."""
+        token = None
+        if action == "undo":
+            try:
+                token = json.loads(params.get("token") or "")
+            except ValueError:
+                token = None
+            token = token if isinstance(token, dict) else None
+        if action == "undo" and (token is None or token.get("action") != policy_mod.TAGGER_ID):
+            if token is not None and token.get("action") == "mod_tb":  # brat's own undo of it crashes
+                return self._say(start_response, action, "brat cannot undo this change; change it back by hand.")
+            return None
+        if self.suggester is None:
+            return self._say(start_response, action, "Relation suggestions are not available on this server.")
+        assert decision.collection is not None and decision.document is not None and decision.document_key
+        from pipeline.serve.suggest import SuggestRefused
+
+        try:
+            if token is not None:
+                answer = self.suggester.undo(person.id, decision.collection, decision.document, decision.document_key,
+                                             token)
+            else:
+                answer = self.suggester.press(person.id, decision.collection, decision.document,
+                                              decision.document_key)
+        except SuggestRefused as exc:
+            log.warning("ajax %s refused for %s on %s: %s", action, person.id, where, exc)
+            return self._say(start_response, action, str(exc))
+        log.info("ajax %s by %s on %s: %s", action, person.id, where, "changed" if answer.changed else "ok")
+        return self._say(start_response, action, answer.message, "comment", exception=None,
+                         answer=self._scrub(answer.json))
 
     def _login(self, start_response: StartResponse, params: Mapping[str, str], address: str,
                secure: bool, previous_sid: str | None) -> Iterable[bytes]:
@@ -504,15 +564,18 @@ class ServeApp:
 
     def _say(self, start_response: StartResponse, action: str | None, text: str, kind: str = "error", *,
              exception: bool | str | None = True, headers: list[tuple[str, str]] | None = None,
-             status: str = "200 OK") -> Iterable[bytes]:
+             status: str = "200 OK", answer: Mapping[str, Any] | None = None) -> Iterable[bytes]:
         """Answer with one message the project writes itself (a refusal, a login answer), escaped.
 
         Every such message goes through here, and only here through
         [`escape_message`][pipeline.serve.app.escape_message]; brat's own messages are escaped by brat's
-        Messager and never come here.
+        Messager and never come here.  ``answer``: an answer the message is added to (a relation
+        suggestion's edit answer, its brat messages first).
         """
         data: dict[str, Any] = {"action": action, "messages": [[escape_message(text), kind,
                                                                 -1 if kind == "error" else 3]]}
+        if answer is not None:
+            data = {**answer, **data, "messages": [*answer.get("messages", []), *data["messages"]]}
         if exception is not None:
             data["exception"] = exception
         return self._json(start_response, data, headers, status)

@@ -4,7 +4,9 @@ brat's ``index.xhtml`` boots from inline scripts, which the served Content-Secur
 (``script-src 'self'``, no ``'unsafe-inline'``) does not run.  [`rewrite_index`][pipeline.serve.pages.rewrite_index]
 moves each inline ``<script>`` of brat's page, unchanged, into a same-origin script file
 (``pgx/brat-1.js``, ``pgx/brat-2.js`` ...) loaded from the same place in the page, adds the Guide link
-beside brat's Help link and loads the project's own script, ``pgx/campaign.js``
+beside brat's Help link, puts back brat's Undo button (commented out in brat's page; brat's client
+takes back the last change whose answer carried an undo entry: a new entity, a relation suggestion) and
+loads the project's own script, ``pgx/campaign.js``
 ([`CAMPAIGN_SCRIPT`][pipeline.serve.pages.CAMPAIGN_SCRIPT]).  All of it happens in memory: brat's
 installed files are never changed.
 
@@ -16,7 +18,8 @@ The project's script (``pipeline/serve/client/campaign.js``) makes brat's client
 * after a login in the page, the page is loaded again at the first collection of the person's own
   listing (brat's client keeps what it fetched before the login, e.g. another person's collection);
 * after a save that adds or removes a ``Done`` or ``Discard`` mark, the collection's listing is fetched
-  again, so its State column is up to date.
+  again, so its State column is up to date;
+* Ctrl-Z (Cmd-Z on a Mac), outside a text field, presses brat's Undo button.
 
 [`render_guide`][pipeline.serve.pages.render_guide] renders a collection's ``guide.md`` with the
 ``markdown`` package: raw HTML is shown as text, HTML comments are dropped, tables are kept, and a link or
@@ -40,6 +43,8 @@ SCRIPT_DIR = "pgx"
 CAMPAIGN_SCRIPT = f"{SCRIPT_DIR}/campaign.js"
 """The URL path (relative to the page) of the project's own script."""
 HELP_ANCHOR = '<a id="help_link"'
+UNDO_BUTTON = '<!--<input id="undo_button" type="button" class="login" value="Undo" tabindex="-1"/>-->'
+"""brat's Undo button, commented out in brat's page: serve puts it back (brat's client already handles it)."""
 GUIDE_LINK = '<a id="pgx_guide_link" target="pgx_guide" href="guide/" title="The guide of this collection">Guide</a> '
 _SCRIPT_RE = re.compile(r"<script\b([^>]*?)(?:/>|>(.*?)</script\s*>)", re.DOTALL | re.IGNORECASE)
 _EVENT_ATTR_RE = re.compile(r"""<[^>]*\son[a-z]+\s*=|javascript:""", re.IGNORECASE)
@@ -93,6 +98,7 @@ def rewrite_index(page: str, origin: str = "index.xhtml") -> tuple[str, dict[str
 
     page = _SCRIPT_RE.sub(move, page)
     page = page.replace(HELP_ANCHOR, GUIDE_LINK + HELP_ANCHOR, 1)
+    page = page.replace(UNDO_BUTTON, UNDO_BUTTON[4:-3].replace("/>", ' title="Undo the last change (Ctrl-Z)"/>'), 1)
     # after brat's boot script: its head.ready callback (which creates brat's dispatcher) runs first
     page = page.replace("</head>", _script_tag(CAMPAIGN_SCRIPT) + "\n  </head>", 1)
     left = _EVENT_ATTR_RE.search(_COMMENT_RE.sub("", page))

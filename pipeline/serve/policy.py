@@ -15,9 +15,11 @@ are looked up on every request, so new people and collections need no restart.
 
 Every brat action is on one of the lists below or refused
 ([`REFUSED_ACTIONS`][pipeline.serve.policy.REFUSED_ACTIONS] are brat actions the campaign never needs:
-importing, deleting, tagging, SVG export, normalization look-ups, conversion).  ``collection`` must be one
-of the person's collections; ``document`` must name one document in it by its plain name: no ``/``, no
-``.`` or ``..`` component, nothing hidden (``a..b_1`` is a valid name).
+importing, deleting, SVG export, normalization look-ups, conversion).  ``tag`` is a write that names
+one tagger only, [`TAGGER_ID`][pipeline.serve.policy.TAGGER_ID], in the person's own writable phase-1
+collection: serve answers it itself (relation suggestions), and any other tagger id is refused.
+``collection`` must be one of the person's collections; ``document`` must name one document in it by
+its plain name: no ``/``, no ``.`` or ``..`` component, nothing hidden (``a..b_1`` is a valid name).
 
 Documents become read-only to the people who edit them: a phase-1 document once ``campaign review`` has
 merged it into phase 2 (its ``.ann`` is in a ``phase2/<senior>/`` collection), a phase-2 document once it
@@ -53,13 +55,16 @@ READ_ACTIONS = frozenset({
 })
 """brat actions that read a collection or a document."""
 WRITE_ACTIONS = frozenset({"createSpan", "deleteSpan", "splitSpan", "createComment", "createArc", "reverseArc",
-                           "deleteArc", "undo"})
-"""brat actions that change a document's annotations."""
+                           "deleteArc", "undo", "tag"})
+"""brat actions that change a document's annotations (``tag`` with [`TAGGER_ID`][pipeline.serve.policy.TAGGER_ID]
+only, in the person's own phase-1 collection)."""
+TAGGER_ID = "pgx-suggest-relations"
+"""The one tagger ``tag`` may name: relation suggestions ([`pipeline.serve.suggest`][pipeline.serve.suggest])."""
 SESSION_ACTIONS = frozenset({"saveConf", "loadConf"})
 """brat actions that only touch the person's session (brat's client options)."""
 AUTH_ACTIONS = frozenset({"login", "logout", "whoami"})
 """Actions handled by the project itself ([`pipeline.serve.sessions`][pipeline.serve.sessions])."""
-REFUSED_ACTIONS = frozenset({"importDocument", "storeSVG", "retrieveStored", "suggestSpanTypes", "tag",
+REFUSED_ACTIONS = frozenset({"importDocument", "storeSVG", "retrieveStored", "suggestSpanTypes",
                              "deleteDocument", "deleteCollection", "normGetName", "normSearch", "normData",
                              "getConfiguration", "convert"})
 """brat actions never served."""
@@ -339,6 +344,11 @@ class Policy:
         inside = real.parent.parent == self.root or real.parent == self.root
         if not inside and not (name == FINAL_DIR and real == self.finalized()[0].resolve()):
             return refuse(f"Access denied: /{name}/ is not one of your collections.")
+        if action == "tag":
+            if params.get("tagger") != TAGGER_ID:
+                return refuse("There is no such automatic annotation here.")
+            if not (collection.writable and name.startswith(PHASE1_DIR + "/")):
+                return refuse(f"Relation suggestions are offered in your phase-1 collection only, not in /{name}/.")
         kind = "write" if action in WRITE_ACTIONS else "read"
         document: Path | None = None
         if action in DOCUMENT_ACTIONS or (action == "logAnnotatorAction" and params.get("document")):

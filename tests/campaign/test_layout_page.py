@@ -15,6 +15,7 @@ from pipeline.campaign import (
     layout,
     locks,
     models,
+    suggestions,
     team,
     users,
 )
@@ -28,7 +29,7 @@ CODE_PARTS = {
     layout.PHASE1_DIR, layout.PHASE2_DIR, layout.REVIEW_DIR, PREANNOTATION_DIR, layout.CAMPAIGN_MANIFEST,
     layout.ASSIGNMENTS_CSV, users.ACCESS_DIR, journal.JOURNAL_DIR, locks.LOCKS_DIR, assignments.HISTORY_FILE,
     calibration.CALIBRATION_DIR, guidelines.SNAPSHOT_DIR, team.ARCHIVE_DIR, FINAL_DIR, finalized.RECORD_FILE,
-    "DEPLOY.md", models.MODELS_DIR,
+    suggestions.SUGGESTIONS_DIR, "DEPLOY.md", models.MODELS_DIR,
 }
 
 

@@ -79,9 +79,11 @@ CASES = [
      [("GeneFunction", "CYP2D6 activity", 1, "compound"), ("Metabolism", "Tamoxifen's metabolism", 1, "poss")]),
     # linkers, both word orders
     ("Warfarin-induced bleeding was frequent.", [("Warfarin", "Chemical")],
-     [("DrugToxicity", "Warfarin-induced bleeding", 1, "linker:induce")]),
+     [("DrugToxicity", "Warfarin-induced bleeding", 1, "linker:induce"),
+      ("DrugToxicity", "bleeding", 1, "linker:induce+effect")]),
     ("Bleeding induced by warfarin was frequent.", [("warfarin", "Chemical")],
-     [("DrugToxicity", "Bleeding induced by warfarin", 1, "linker:induce")]),
+     [("DrugToxicity", "Bleeding induced by warfarin", 1, "linker:induce"),
+      ("DrugToxicity", "Bleeding", 1, "linker:induce+effect")]),
     # the term is a dependent of the key
     ("Mutant p53 was detected in tumours.", [("p53", "Gene")], [("Mutation", "Mutant p53", 1, "governs:amod")]),
     # a key entity as term, and a nested chain
@@ -109,6 +111,7 @@ CASES = [
     ("Carbamazepine-induced Stevens-Johnson syndrome is associated with HLA-B*15:02.",
      [("Carbamazepine", "Chemical"), ("Stevens-Johnson syndrome", "Disease"), ("HLA-B", "Gene")],
      [("AdverseEvent", "Carbamazepine-induced Stevens-Johnson syndrome", 1, "linker:induce"),
+      ("AdverseEvent", "Stevens-Johnson syndrome", 1, "linker:induce+effect"),
       ("Haplotype", "HLA-B*15:02", 1, "suffix:star_allele")]),
     # coordinated modifiers parsed as conjuncts of their shared head noun
     ("We assessed the association between CYP2C9 and SLCO1B1 polymorphisms and the metabolism of nateglinide.",
@@ -119,8 +122,29 @@ CASES = [
     # key and term both modifying the same noun (flat parse), then nesting into the larger composite
     ("The COX-2 mRNA suppression was strong.", [("COX-2", "Gene")],
      [("Transcript", "COX-2 mRNA", 1, "nmod+sibling"), ("GeneFunction", "COX-2 mRNA suppression", 1, "nmod")]),
+    # the shorter term a longer one starts with ("mRNA" of "mRNA level") nests in a flat parse
+    ("The 5-HTT mRNA levels were low.", [("5-HTT", "Gene")],
+     [("Transcript", "5-HTT mRNA", 1, "nmod+sibling"), ("GeneFunction", "5-HTT mRNA levels", 1, "nmod")]),
+    # a term modifying a noun modifier of the key's head ("promotor" -> "methylation" -> "status")
+    ("We measured MGMT promotor methylation status in tumors.", [("MGMT", "Gene")],
+     [("GenomicRegion", "MGMT promotor", 1, "compound+sibling"),
+      ("GeneFunction", "MGMT promotor methylation status", 1, "compound")]),
     # hyphenated multiword terms match spaCy's split tokens
     ("Progression-free survival was longer.", [], [("ClinicalTrait", "Progression-free survival", 1, "standalone")]),
+    # taking a substance is a behaviour (a phenotype), not a disorder
+    ("Nicotine self-administration was reduced in the mutant mice.", [("Nicotine", "Chemical")],
+     [("SubstanceUseBehavior", "Nicotine self-administration", 1, "compound")]),
+    # a standalone drug class is a Chemical key of the search
+    ("The response to statins was poor.", [],
+     [("DrugClassName", "statins", 1, "standalone"), ("DrugResponse", "response to statins", 1, "prep:to")]),
+    # the gene-defined state of a disease subtype is an entity of its own too
+    ("Women with HER2 -positive locally advanced breast cancer were treated.",
+     [("HER2", "Gene"), ("breast cancer", "Disease")],
+     [("GeneDefinedPhenotype", "HER2 -positive", 1, "linker:positive+state"),
+      ("GeneticallyDefinedDisease", "HER2 -positive locally advanced breast cancer", 1, "linker:positive")]),
+    ("KRAS -negative colorectal cancer was studied.", [("KRAS", "Gene"), ("colorectal cancer", "Disease")],
+     [("GeneDefinedPhenotype", "KRAS -negative", 1, "nmod"),
+      ("GeneticallyDefinedDisease", "KRAS -negative colorectal cancer", 1, "linker:negative")]),
     # no ontology term near the key: nothing
     ("Warfarin was given to all patients.", [("Warfarin", "Chemical")], []),
 ]
@@ -135,7 +159,7 @@ def test_rules(text: str, keys: list[tuple[str, str]], expected: list[tuple[str,
         if a.source != "ontology":
             continue
         assert a.ontology_class == a.type and a.text == a.covered(text)
-        if a.rule == "standalone":
+        if a.rule == "standalone" or a.rule.endswith("+effect"):
             assert a.key is None
         else:
             # the key entity's fragments lie inside the composite's
@@ -217,6 +241,72 @@ def test_disease_subtype_replaces_the_bare_disease(onto: Ontology, nlp: Language
     (out,), counts = _run([_doc(text, [("colorectal cancer", "Disease")])], onto, nlp)
     assert [(a.type, a.covered(text)) for a in out.annotations] == [("DiseaseSubtype", "metastatic colorectal cancer")]
     assert counts["absorbed_Disease"] == 1
+
+
+def test_drug_induced_effect_replaces_the_disease_it_names(onto: Ontology, nlp: Language) -> None:
+    text = "Ribavirin-induced anemia was frequent."
+    (out,), counts = _run([_doc(text, [("Ribavirin", "Chemical"), ("anemia", "Disease")])], onto, nlp)
+    assert [(a.type, a.covered(text)) for a in out.annotations if a.covered(text) == "anemia"] == [
+        ("AdverseEvent", "anemia")]
+    assert counts["composites_effect"] == 1 and counts["absorbed_Disease"] == 1
+
+
+@pytest.mark.parametrize(("text", "keys", "expected"), [
+    ("COMT inhibition by entacapone was measured.", [("COMT", "Gene"), ("entacapone", "Chemical")],
+     [("DrugResponse", "COMT inhibition by entacapone", 1, "prep:by+both"),
+      ("DrugResponse", "inhibition by entacapone", 1, "prep:by")]),
+    ("TNF-alpha-mediated expression of VCAM-1 was high.", [("TNF-alpha", "Gene"), ("VCAM-1", "Gene")],
+     [("GeneFunction", "TNF-alpha-mediated expression of VCAM-1", 1, "linker:mediate+both"),
+      ("GeneFunction", "expression of VCAM-1", 1, "prep:of")]),
+])
+def test_a_term_extended_from_both_sides_is_one_composite(text: str, keys: list[tuple[str, str]],
+                                                          expected: list[tuple[str, str, int, str]],
+                                                          onto: Ontology, nlp: Language) -> None:
+    (out,), counts = _run([_doc(text, keys)], onto, nlp)
+    assert _composites(out) == expected
+    assert counts["composites_both"] == 1
+
+
+def test_a_long_key_entity_does_not_make_its_composite_too_long(onto: Ontology, nlp: Language) -> None:
+    text = "Polymorphisms in 3-hydroxy-3-methylglutaryl-coenzyme A reductase ( HMGCR ) were studied."
+    keys = [("3-hydroxy-3-methylglutaryl-coenzyme A reductase", "Gene"), ("HMGCR", "Gene")]
+    (out,), counts = _run([_doc(text, keys)], onto, nlp)
+    assert ("Polymorphism", "Polymorphisms in 3-hydroxy-3-methylglutaryl-coenzyme A reductase ( HMGCR )", 1,
+            "prep:in") in _composites(out)
+    assert counts["composites_too_long"] == 0
+
+
+def test_a_standalone_term_takes_a_key_entity_inside_it(onto: Ontology, nlp: Language) -> None:
+    text = "Tumor growth was slower, and tumor was smaller."
+    (out,), _ = _run([_doc(text, [("Tumor", "Disease"), ("tumor", "Disease")])], onto, nlp)
+    assert _composites(out) == [("CellularPhenotype", "Tumor growth", 1, "standalone")]
+    assert sorted(a.covered(text) for a in out.annotations if a.source != "ontology") == ["Tumor", "tumor"]
+
+
+def test_genetically_defined_disease_replaces_the_bare_disease(onto: Ontology, nlp: Language) -> None:
+    text = "EGFR-mutated NSCLC responds to gefitinib."
+    (out,), counts = _run([_doc(text, [("EGFR", "Gene"), ("NSCLC", "Disease")])], onto, nlp)
+    assert sorted(a.covered(text) for a in out.annotations if a.source != "ontology") == ["EGFR"]
+    assert counts["absorbed_Disease"] == 1
+
+
+def test_anti_before_a_gene_names_a_drug(onto: Ontology, nlp: Language) -> None:
+    text = "Mice received anti- LFA-1 or anti-CD40L, and anti-inflammatory EGFR inhibitors were not given."
+    keys = [("LFA-1", "Gene"), ("CD40L", "Gene"), ("EGFR", "Gene")]
+    (out,), _ = _run([_doc(text, keys)], onto, nlp)
+    assert [c for c in _composites(out) if c[3] == "prefix:anti"] == [
+        ("GeneTargetedDrug", "anti- LFA-1", 1, "prefix:anti"), ("GeneTargetedDrug", "anti-CD40L", 1, "prefix:anti")]
+
+
+def test_a_chemical_in_a_body_fluid_is_its_level(onto: Ontology, nlp: Language) -> None:
+    text = "Serum calcium was measured."
+    (out,), _ = _run([_doc(text, [("calcium", "Chemical")])], onto, nlp)
+    assert _composites(out) == [("BodyFluidLevel", "Serum calcium", 1, "governs:compound")]
+
+
+def test_gene_linked_composite_has_no_separate_effect(onto: Ontology, nlp: Language) -> None:
+    (out,), counts = _run([_doc("TNF-mediated expression was high.", [("TNF", "Gene")])], onto, nlp)
+    assert counts["composites_effect"] == 0
 
 
 def test_genotype_notation_typed_gene_acts_as_variant(onto: Ontology, nlp: Language) -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from pipeline.serve.app import ServeApp
 from pipeline.serve.brat_adapter import load_brat
-from pipeline.serve.policy import AUTH_ACTIONS, READ_ACTIONS, SESSION_ACTIONS, WRITE_ACTIONS
+from pipeline.serve.policy import AUTH_ACTIONS, READ_ACTIONS, SESSION_ACTIONS, TAGGER_ID, WRITE_ACTIONS
 from tests.serve.builders import Client, Demo, build_served_campaign, tree_digest
 
 BRAT = load_brat()
@@ -71,6 +71,8 @@ def expected(person: str, action: str, tname: str) -> bool:
         return True  # the person's own collections only (none when not logged in)
     if action in READ_ACTIONS:
         return tname in READS.get(person, set())
+    if action == "tag":  # the matrix's tagger "x": no such tagger, whoever asks (see the test below)
+        return False
     if action in WRITE_ACTIONS:
         return tname in WRITES.get(person, set())
     return False  # every other brat action is refused
@@ -130,6 +132,33 @@ def test_security_matrix(demo: Demo, caplog: pytest.LogCaptureFixture, capsys: p
         assert password.encode() not in served, f"{person}'s password was served"
         assert password not in caplog.text, f"{person}'s password was logged"
         assert password not in out.out + out.err
+
+
+def test_security_matrix_of_the_suggest_button(fresh: Demo) -> None:
+    """brat's tag with the one tagger serve answers: every person x every target (on a campaign the matrix
+    above has not written into).  Only an annotator on their own phase-1 collection is answered (never
+    phase 2, the manager or another person's); a refused press changes no byte; any other tagger id is
+    refused whoever asks (the matrix above)."""
+    demo = fresh
+    app = ServeApp(demo.root)
+    people = clients(app, demo)
+    failures = []
+    for person in PEOPLE:
+        for tname in TARGETS:
+            collection, document, _ = target(demo, tname)
+            before = tree_digest(demo.root)
+            reply = people[person].ajax("tag", collection=collection, document=document, tagger=TAGGER_ID)
+            allowed = not reply.refused
+            want = tname not in MALFORMED and tname in WRITES.get(person, set()) and tname in ("alice", "bob")
+            if allowed != want:
+                failures.append(f"tag by {person} on {tname}: {'allowed' if allowed else 'refused'} {reply.messages}")
+            if reply.refused:
+                assert reply.messages
+                if tree_digest(demo.root) != before:
+                    failures.append(f"refused tag by {person} on {tname} changed a file")
+            else:
+                assert reply.json["action"] == "tag" and "annotations" in reply.json
+    assert not failures, "\n".join(failures)
 
 
 def test_revoked_session_ends_and_stays_ended(fresh: Demo) -> None:

@@ -79,4 +79,19 @@ head.ready(function() {
     }
     marked = {key: key, marks: marks};
   });
+
+  // --- Ctrl-Z (Cmd-Z on a Mac): brat's Undo button (which serve puts back in brat's menu), outside text fields
+  $(document).on('keydown', function(evt) {
+    var isMac = navigator.platform.indexOf('Mac') === 0;
+    if (evt.which !== 90 || !(isMac ? evt.metaKey : evt.ctrlKey) || evt.altKey || evt.shiftKey) {
+      return;
+    }
+    var name = evt.target.nodeName.toLowerCase();
+    var type = (evt.target.type || '').toLowerCase();
+    if (name === 'textarea' || name === 'select' || (name === 'input' && (type === 'text' || type === 'password'))) {
+      return;
+    }
+    evt.preventDefault();
+    $('#undo_button').click();
+  });
 });
