@@ -35,6 +35,8 @@ from typing import Any
 from pipeline.brat import standoff
 from pipeline.brat.edits import Edits, base_type, sentence_edits, without_relations
 from pipeline.brat.standoff import BratDocument
+from pipeline.campaign.finalize import strip_markers
+from pipeline.campaign.layout import DISCARD_TYPE
 from pipeline.campaign.models import FinishedDocument
 from pipeline.nlp.folds import group_of, kfold_groups
 from pipeline.nlp.relations.rules import RelationRules, RelationScorer
@@ -75,7 +77,8 @@ def stage(finished: Sequence[FinishedDocument], also: Sequence[Path], directory:
         finished: The campaign's finished documents.
         also: Finished brat collections, in order of precedence after the campaign.
         directory: An empty directory (outside the campaign).
-        counts: Updated with ``also_documents``, ``also_duplicates``, ``also_parse_issues`` (each issue is
+        counts: Updated with ``also_documents``, ``also_duplicates``, ``also_discarded`` (a ``Discard`` mark:
+            left out; ``Done`` marks are removed), ``also_parse_issues`` (each issue is
             logged with its file and line; the lines that parse are read, as ``train-relations`` does).
 
     Returns:
@@ -99,9 +102,12 @@ def stage(finished: Sequence[FinishedDocument], also: Sequence[Path], directory:
             if bdoc.name in docs:
                 counts["also_duplicates"] += 1
                 continue
+            if any(t.type == DISCARD_TYPE for t in bdoc.textbounds):  # a discarded sentence is no annotation
+                counts["also_discarded"] += 1
+                continue
             ann_path = Path(bdoc.path) if bdoc.path else Path(collection) / f"{bdoc.name}.ann"
             raw = ann_path.read_bytes() if ann_path.is_file() else b""
-            docs[bdoc.name] = bdoc
+            docs[bdoc.name] = strip_markers(bdoc)
             staged[bdoc.name] = StagedDocument(bdoc.name, f"also:{Path(collection).name}",
                                                hashlib.sha256(bdoc.text.encode("utf-8")).hexdigest(),
                                                hashlib.sha256(raw).hexdigest(), False)

@@ -84,10 +84,17 @@ def test_stage_keeps_the_campaign_document_when_also_has_the_same_name(tmp_path:
     also.mkdir()
     (also / "100_1.txt").write_text("Other text.", encoding="utf-8")
     (also / "100_1.ann").write_text("", encoding="utf-8")
+    (also / "700_1.txt").write_text("Out of scope.", encoding="utf-8")
+    (also / "700_1.ann").write_text("T1\tDiscard 0 3\tOut\n", encoding="utf-8")
+    (also / "800_1.txt").write_text("Aspirin.", encoding="utf-8")
+    (also / "800_1.ann").write_text("T1\tChemical 0 7\tAspirin\nT2\tDone 0 7\tAspirin\n", encoding="utf-8")
     staging = tmp_path / "staging"
     staging.mkdir()
     counts: Counter[str] = Counter()
     staged, docs = retrain.stage(finished_documents(campaign), [also], staging, counts)
-    assert [(s.name, s.campaign) for s in staged] == [("100_1", True), ("100_2", True), ("300_1", True)]
-    assert counts["also_duplicates"] == 1 and "Done" not in (staging / "100_1.ann").read_text(encoding="utf-8")
+    assert [(s.name, s.campaign) for s in staged] == [("100_1", True), ("100_2", True), ("300_1", True),
+                                                      ("800_1", False)]
+    assert counts["also_duplicates"] == 1 and counts["also_discarded"] == 1
+    assert "Done" not in (staging / "100_1.ann").read_text(encoding="utf-8")
+    assert (staging / "800_1.ann").read_text(encoding="utf-8") == "T1\tChemical 0 7\tAspirin\n"
     assert retrain.data_digest(staging, staged) == retrain.data_digest(staging, list(reversed(staged)))
