@@ -28,6 +28,9 @@ document as ``campaign review`` wrote it (``review/merged/<senior>/``) in phase 
 Once ``campaign finalize`` has written the campaign's finalize record
 ([`pipeline.campaign.finalized`][pipeline.campaign.finalized]), the status also lists the finalized documents
 whose phase-2 ``.ann`` changed (or went missing) since: ``FINAL`` no longer holds what the senior has now.
+
+It also names the relation scorer ``campaign serve`` uses (``models/relations/IN_USE``) and the newest
+versions ``campaign retrain`` wrote ([`pipeline.campaign.models`][pipeline.campaign.models]).
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from pipeline.campaign import assignments as asg
 from pipeline.campaign import deploy
 from pipeline.campaign import finalized as finalized_mod
 from pipeline.campaign import guidelines as guidelines_mod
+from pipeline.campaign import models as models_mod
 from pipeline.campaign.documents import (
     canonical,
     discard_reasons,
@@ -146,7 +150,9 @@ def campaign_status(campaign_dir: str | Path) -> dict[str, Any]:
         phase 1 ``suggestions`` and, in phase 2, ``disagreements_left`` and ``agreed``; ``finalized`` from
         the finalize record: ``final`` (FINAL's path, None when the campaign has no record), ``documents``
         (how many it names), ``changed_since`` (``document``, ``senior``, ``what``: ``changed`` or
-        ``missing``) and ``error`` (why the record cannot be read, else None).
+        ``missing``) and ``error`` (why the record cannot be read, else None); ``models``: the relation
+        scorer ``campaign serve`` uses and the newest versions
+        ([`models_status`][pipeline.campaign.models.models_status]).
 
     Raises:
         CampaignError: If ``campaign.json`` cannot be read.
@@ -170,7 +176,8 @@ def campaign_status(campaign_dir: str | Path) -> dict[str, Any]:
             row = _person_status(root / PHASE2_DIR / person, root / REVIEW_DIR / MERGED_DIR / person, pre, names, 2,
                                  frozenset(f for s, f in ledger.entries if s == person))
         rows.append({"person": person, "phase": phase, **row})
-    return {"campaign": str(root), "rows": rows, "finalized": _finalized_status(root)}
+    return {"campaign": str(root), "rows": rows, "finalized": _finalized_status(root),
+            "models": models_mod.models_status(root)}
 
 
 def _finalized_status(root: Path) -> dict[str, Any]:
@@ -230,6 +237,12 @@ def format_markdown(status: Mapping[str, Any]) -> str:
             lines.append("")
             lines += [f"- phase2/{c['senior']}/{c['document']}.ann: {c['what']} since finalize"
                       for c in fin["changed_since"]] or ["none"]
+    mod = status.get("models")
+    if mod is not None:
+        lines += ["", "## Models (campaign retrain)", "",
+                  f"relation scorer in use (serve, models/relations/IN_USE): {mod['in_use'] or 'not recorded'}; "
+                  f"newest: {mod['newest'] or 'none (the shipped scorer)'}; newest entity model: "
+                  f"{mod['newest_entities'] or 'none'}"]
     return "\n".join(lines) + "\n"
 
 

@@ -25,7 +25,7 @@ COMMAND_MODULES = ("pipeline.cli.build_commands", "pipeline.cli.worker_commands"
                    "pipeline.cli.campaign_commands", "pipeline.cli.release_commands", "pipeline.cli.train_commands",
                    "pipeline.cli.users_commands", "pipeline.cli.team_commands", "pipeline.cli.import_commands",
                    "pipeline.cli.simulate_commands", "pipeline.cli.serve_commands", "pipeline.cli.relation_commands",
-                   "pipeline.cli.suggest_commands")
+                   "pipeline.cli.suggest_commands", "pipeline.cli.retrain_commands")
 """The modules whose ``register(sub)`` adds their subcommands, in this order."""
 
 

@@ -111,6 +111,11 @@ COMMAND_CODES: dict[str, dict[ExitCode, str]] = {
     "campaign simulate": {ExitCode.OK: "documents annotated (phase 1) or signed off (phase 2)", ExitCode.ERROR:
                           "an I/O error", ExitCode.REFUSED: "bad campaign or reference: nothing written"},
     "campaign guideline": {ExitCode.OK: "guide version recorded", ExitCode.REFUSED: "bad campaign or guide"},
+    "campaign retrain": {ExitCode.OK: "scorer and entity model written, judgement reported", ExitCode.ERROR:
+                         "an I/O error, or another run took the version number", ExitCode.REFUSED:
+                         "no finished document, a bad campaign, --also or --keys directory, rule, scorer or "
+                         "schema file (named), a document over a limit, a key-entity source that cannot be had: "
+                         "nothing written"},
 }
 """Per command: the codes it can end with, and what each means for it (beyond the table above)."""
 

@@ -14,6 +14,7 @@ from pipeline.campaign import (
     journal,
     layout,
     locks,
+    models,
     suggestions,
     team,
     users,
@@ -28,7 +29,7 @@ CODE_PARTS = {
     layout.PHASE1_DIR, layout.PHASE2_DIR, layout.REVIEW_DIR, PREANNOTATION_DIR, layout.CAMPAIGN_MANIFEST,
     layout.ASSIGNMENTS_CSV, users.ACCESS_DIR, journal.JOURNAL_DIR, locks.LOCKS_DIR, assignments.HISTORY_FILE,
     calibration.CALIBRATION_DIR, guidelines.SNAPSHOT_DIR, team.ARCHIVE_DIR, FINAL_DIR, finalized.RECORD_FILE,
-    suggestions.SUGGESTIONS_DIR, "DEPLOY.md",
+    suggestions.SUGGESTIONS_DIR, "DEPLOY.md", models.MODELS_DIR,
 }
 
 
