@@ -31,6 +31,7 @@ starts ([`load_resources`][pipeline.serve.suggest.load_resources]).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import hashlib
 import json
@@ -49,6 +50,7 @@ from pipeline.campaign import suggestions as records
 from pipeline.campaign.documents import load_conf
 from pipeline.campaign.journal import Journal
 from pipeline.campaign.locks import document_lock
+from pipeline.campaign.models import SHIPPED, select_scorer
 from pipeline.nlp.relations.rules import DEFAULT_RULES, RelationRules, load_rules, rule_files
 from pipeline.nlp.relations.suggest import Allowed, schema_allowed, suggest_relations
 from pipeline.nlp.spacy_models import DEFAULT_MODEL, load_parser
@@ -117,6 +119,33 @@ def load_resources(rules_path: Path = DEFAULT_RULES, model: str = DEFAULT_MODEL)
     return Resources(rules, schema, nlp, version, seconds)
 
 
+def campaign_resources(campaign_dir: Path, shipped: Resources, rules_path: Path = DEFAULT_RULES) -> Resources:
+    """Put the campaign's own scorer in the resources: the newest ``models/relations/NNN.json`` that loads.
+
+    The choice is [`select_scorer`][pipeline.campaign.models.select_scorer]'s: a newer scorer that does not
+    load is logged with its file and skipped, the version in use is written to
+    ``models/relations/IN_USE``, and without a campaign scorer the shipped one stays.  serve never refuses
+    to start because of a campaign scorer.
+
+    Args:
+        campaign_dir: The campaign directory.
+        shipped: The build's resources ([`load_resources`][pipeline.serve.suggest.load_resources]).
+        rules_path: The rule file the shipped resources were loaded from.
+
+    Returns:
+        The resources with the chosen scorer and its version (file name and sha256 prefix).
+    """
+    shipped_file = Path(rule_files(rules_path)[-1])
+    choice = select_scorer(campaign_dir, shipped.schema, shipped.rules.scorer, shipped_file)
+    if choice.path is None or choice.version == SHIPPED:
+        return shipped
+    version = f"{choice.path.name}@{hashlib.sha256(choice.path.read_bytes()).hexdigest()[:12]}"
+    log.info("relation suggestions: the campaign's scorer %s (version %s) replaces the shipped one", version,
+             choice.version)
+    return dataclasses.replace(shipped, rules=dataclasses.replace(shipped.rules, scorer=choice.scorer),
+                               version=version)
+
+
 @dataclass
 class Answer:
     """A press's or an undo's answer.
@@ -156,7 +185,7 @@ class RelationSuggester:
         self.root = Path(campaign_dir).resolve()
         self.journal = journal
         self.brat = brat
-        self.resources = resources or load_resources()
+        self.resources = resources or campaign_resources(self.root, load_resources())
         self._model_lock = threading.Lock()  # one spaCy pipeline shared by waitress's threads
 
     @property

@@ -257,3 +257,32 @@ def test_review_finalize_and_release_never_read_the_records() -> None:
     assert readers == ["status.py"]
     for name in ("review.py", "finalize.py", "release.py", "release_data.py", "publish.py", "merge.py"):
         assert "SUGGESTIONS_DIR" not in (base / name).read_text(encoding="utf-8")
+
+
+def test_serve_uses_the_campaigns_newest_scorer_that_loads(camp: Camp, caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 36 item 4: after `campaign retrain`, the button suggests with the newest campaign scorer that
+    loads (a broken newer one is logged by name and skipped), IN_USE says which, and the journal names it."""
+    import logging
+    import shutil
+
+    from pipeline.nlp.relations.rules import DEFAULT_RULES, rule_files
+    from pipeline.serve.suggest import RelationSuggester, load_resources
+
+    models = camp.root / "models" / "relations"
+    models.mkdir(parents=True)
+    shutil.copyfile(rule_files(DEFAULT_RULES)[-1], models / "001.json")
+    (models / "002.json").write_text("{not json", encoding="utf-8")
+    with caplog.at_level(logging.WARNING):
+        app = ServeApp(camp.root)
+    assert app.suggester is not None
+    assert app.suggester.version.startswith("001.json@")
+    assert (models / "IN_USE").read_text(encoding="utf-8").strip() == "001"
+    assert any("002.json" in r.getMessage() for r in caplog.records)
+    c = _client(app, camp, "alice")
+    _press(c, "alice", camp)
+    tags = [json.loads(line) for line in (camp.root / "journal" / "log.jsonl").read_text().splitlines()
+            if json.loads(line)["action"] == "tag"]
+    assert tags and all(t["scorer"].startswith("001.json@") for t in tags)
+    # no campaign scorer: the shipped one
+    shutil.rmtree(camp.root / "models")
+    assert RelationSuggester(camp.root, app.journal, app.brat).version == load_resources().version
