@@ -251,12 +251,15 @@ def test_review_finalize_and_release_never_read_the_records() -> None:
     import pipeline.campaign as campaign_pkg
 
     base = Path(campaign_pkg.__file__).parent
-    readers = sorted(p.name for p in base.glob("*.py") if p.name != "suggestions.py" and any(
-        needle in p.read_text(encoding="utf-8") for needle in ("campaign.suggestions", "SUGGESTIONS_DIR",
-                                                               '"suggestions"')))
+    readers = sorted(p.relative_to(base).as_posix() for p in base.rglob("*.py") if p.name != "suggestions.py"
+                     and any(needle in p.read_text(encoding="utf-8")
+                             for needle in ("campaign.suggestions", "SUGGESTIONS_DIR", '"suggestions"')))
     assert readers == ["status.py"]
-    for name in ("review.py", "finalize.py", "release.py", "release_data.py", "publish.py", "merge.py"):
-        assert "SUGGESTIONS_DIR" not in (base / name).read_text(encoding="utf-8")
+    corpus_steps = [base / name for name in ("review.py", "finalize.py", "release_data.py", "publish.py", "merge.py")]
+    corpus_steps += sorted((base / "release").glob("*.py"))
+    assert len(corpus_steps) > 6
+    for path in corpus_steps:
+        assert "SUGGESTIONS_DIR" not in path.read_text(encoding="utf-8")
 
 
 def test_serve_uses_the_campaigns_newest_scorer_that_loads(camp: Camp, caplog: pytest.LogCaptureFixture) -> None:
