@@ -12,6 +12,10 @@ given; the edits turn it into the final (gold) annotation of each sentence:
   (pipeline.nlp.relations.suggest) with the same fold's scorer: relation edits only;
 * the workflow: the build's entity edits plus the relation edits of the row above.
 
+For the suggestions on the final entities it also prints precision and recall of the suggested relations
+against the final ones, exact arguments (the final entities themselves), directed, strict types (a
+``Disputed_`` prefix ignored): all types, ``isEquivalentTo`` alone and all but it, in all and per fold.
+
 Phase-1 documents may also keep the build's relations: the annotator corrects the entities (relations on
 deleted entities go with them), then presses for suggestions, which only reach pairs with no relation; the
 wrong build relations that survive must be deleted.  The last rows count that workflow too.
@@ -44,7 +48,14 @@ PROJECT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT))
 
 from pipeline.brat import standoff as brat  # noqa: E402
-from pipeline.brat.edits import UNCOUNTED_TYPES, Edits, match_entities, sentence_edits, without_relations  # noqa: E402
+from pipeline.brat.edits import (  # noqa: E402
+    UNCOUNTED_TYPES,
+    Edits,
+    base_type,
+    match_entities,
+    sentence_edits,
+    without_relations,
+)
 from pipeline.brat.modality import format_note  # noqa: E402
 from pipeline.documents import Document, Sentence  # noqa: E402
 from pipeline.nlp.extend import extend_documents, sentence_parse  # noqa: E402
@@ -156,6 +167,41 @@ def corrected_with_build_relations(build: brat.BratDocument, final: brat.BratDoc
     return out
 
 
+def relation_set(doc: brat.BratDocument) -> set[tuple[str, str, str]]:
+    """A document's relations as (Arg1 id, Arg2 id, type without ``Disputed_``)."""
+    return {(r.arg("Arg1") or "", r.arg("Arg2") or "", base_type(r.type)) for r in doc.relations}
+
+
+PRF_GROUPS = ("all types", "isEquivalentTo", "other types")
+
+
+def prf_counts(given: brat.BratDocument, final: brat.BratDocument) -> Counter[str]:
+    """True positives, proposals and final relations, exact arguments, directed, strict types, per group.
+
+    ``given`` holds the final entities under their own ids (``without_relations`` keeps them), so
+    the arguments are compared by id.
+    """
+    out: Counter[str] = Counter()
+    proposed, gold = relation_set(given), relation_set(final)
+    for group in PRF_GROUPS:
+        def keep(t: tuple[str, str, str], group: str = group) -> bool:
+            return (group == "all types" or (t[2] == "isEquivalentTo") == (group == "isEquivalentTo"))
+        p = {t for t in proposed if keep(t)}
+        g = {t for t in gold if keep(t)}
+        out[f"{group}:tp"] += len(p & g)
+        out[f"{group}:p"] += len(p)
+        out[f"{group}:g"] += len(g)
+    return out
+
+
+def prf(c: Counter[str]) -> str:
+    parts = []
+    for group in PRF_GROUPS:
+        tp, p, g = c[f"{group}:tp"], c[f"{group}:p"], c[f"{group}:g"]
+        parts.append(f"{group} P {100 * tp / max(1, p):.1f} R {100 * tp / max(1, g):.1f} ({tp}/{p}/{g})")
+    return "; ".join(parts)
+
+
 def per100(e: Edits, n: int) -> str:
     f = 100 / max(1, n)
     return (f"{e.total * f:7.1f} {e.entity_edits * f:7.1f} {e.relation_edits * f:7.1f}   "
@@ -209,6 +255,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     allowed = schema_allowed(schema)
     rows: dict[str, Edits] = {k: Edits() for k in ("none", "pubtator", "build", "given", "kept")}
     folds = kfold_groups(s.names, args.k, args.seed)
+    prf_all: Counter[str] = Counter()
     for fold in range(args.k):
         train, test = train_test(folds, fold)
         t1 = time.perf_counter()
@@ -217,6 +264,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                       **({"strengths": strengths} if strengths else {}))
         rules: RelationRules = dataclasses.replace(base, scorer=scorer)
         built = {d.pmid: d for d in relate_documents([extended[x] for x in test], rules, schema, counts)}
+        fold_none, fold_given, fold_prf = Edits(), Edits(), Counter[str]()
         for x in test:
             final = s.gold[x]
             rows["none"] += sentence_edits(brat.BratDocument(x, final.text), final)
@@ -224,11 +272,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             build = to_brat(built[x], schema)
             rows["build"] += sentence_edits(build, final)
             given, _ = suggest_relations(without_relations(final), rules, schema, nlp, allowed)
-            rows["given"] += sentence_edits(given, final)
+            given_edits = sentence_edits(given, final)
+            rows["given"] += given_edits
+            fold_given += given_edits
+            fold_none += sentence_edits(brat.BratDocument(x, final.text), final)
+            fold_prf += prf_counts(given, final)
             kept, _ = suggest_relations(corrected_with_build_relations(build, final), rules, schema, nlp, allowed)
             rows["kept"] += sentence_edits(kept, final)
+        prf_all += fold_prf
         print(f"fold {fold + 1}/{args.k}: {len(train)} training, {len(test)} held-out sentences, "
-              f"{time.perf_counter() - t1:.0f} s", flush=True)
+              f"{time.perf_counter() - t1:.0f} s; suggestions on the final entities: relation edits "
+              f"{saved(fold_given, fold_none).split(', ')[-1]}; {prf(fold_prf)}", flush=True)
     none = rows["none"]
     build, given, kept = rows["build"], rows["given"], rows["kept"]
     workflow = Edits(**{**dataclasses.asdict(build), **{k: v for k, v in dataclasses.asdict(given).items()
@@ -248,6 +302,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{title}\n  {per100(e, n)}")
         if e is given_rel_only:
             print(f"  {saved(e, none).split(', ')[-1]}")
+            print(f"  exact arguments, directed, strict types: {prf(prf_all)}")
         elif e is not none:
             print(f"  {saved(e, none)}")
     better = "without" if workflow.total <= workflow_kept.total else "with"

@@ -35,7 +35,7 @@ directed/undirected, micro and macro F1; there hierarchy credit counts each rela
 of its type, and the arguments' entity types are compared too).
 
 ``--shipped`` trains nothing: the rule file's own scorer (``config/relations.yaml``'s, trained on
-the 300 dev sentences) is applied to every sentence of the data, in both settings; with
+the 650 sentences of dev and more) is applied to every sentence of the data, in both settings; with
 ``PGX_SHARED`` pointing at another set laid out as ``data/pgxcorpus-dev/`` (``gold/``,
 ``pubtator/``), it scores the shipped system on sentences it never saw.  Actions saved are also
 given per fold of the same 5-fold split.
