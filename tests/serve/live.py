@@ -9,6 +9,8 @@ import threading
 import urllib.parse
 from typing import Any
 
+from waitress import wasyncore
+
 from pipeline.serve.app import ServeApp
 from pipeline.serve.server import make_server
 
@@ -18,22 +20,30 @@ class LiveServer:
         self.app = app
         self.server = make_server(app, "127.0.0.1", 0, threads=threads, **server_kw)
         self.port = int(self.server.effective_port)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self._stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
 
     @property
     def origin(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    def _run(self) -> None:
+        # waitress's own loop, a pass at a time, ended by a flag rather than by a thunk sent through the
+        # trigger pipe: stopping needs no descriptor, and the channels are closed by the loop's own thread
+        # (no socket closed under its poll())
+        channels = self.server._map
+        adj = self.server.adj
+        while not self._stop.is_set() and channels:
+            wasyncore.loop(timeout=0.05, map=channels, use_poll=adj.asyncore_use_poll, count=1)
+        for channel in list(channels.values()):
+            channel.close()  # the server, its trigger and the connections
 
     def __enter__(self) -> LiveServer:
         self.thread.start()
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        def close_all() -> None:  # run by waitress's own loop thread: no socket closed under its select()
-            for channel in list(self.server._map.values()):
-                channel.close()  # the server, its trigger and the connections; the loop ends with an empty map
-
-        self.server.trigger.pull_trigger(close_all)
+        self._stop.set()
         self.thread.join(timeout=10)
         self.server.task_dispatcher.shutdown()
 
