@@ -28,6 +28,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pipeline.campaign.layout import MANIFEST_FORMAT
+
 PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT))
 
@@ -51,13 +53,12 @@ def throwaway_campaign(collection: Path, tmp: Path) -> tuple[Path, str, str]:
     import shutil
 
     from pipeline.brat.conf import write_conf_files
-    from pipeline.campaign.phase1 import FORMAT
     from pipeline.campaign.users import create_users
     from pipeline.schema import load_schema
 
     campaign = tmp / "campaign"
     (campaign / "phase1").mkdir(parents=True)
-    (campaign / "campaign.json").write_text(json.dumps({"format": FORMAT, "people": [], "documents": []}),
+    (campaign / "campaign.json").write_text(json.dumps({"format": MANIFEST_FORMAT, "people": [], "documents": []}),
                                             encoding="utf-8")
     final = campaign / "final"
     final.mkdir()

@@ -60,17 +60,18 @@ from pipeline.campaign.batches import (
     read_roster,
 )
 from pipeline.campaign.finalize import doc_key
-from pipeline.campaign.layout import ASSIGNMENTS_CSV, CAMPAIGN_MANIFEST, PHASE1_DIR
+from pipeline.campaign.layout import (
+    APPEND_PENDING,
+    ASSIGNMENTS_CSV,
+    ASSIGNMENTS_HISTORY,
+    CAMPAIGN_MANIFEST,
+    PHASE1_DIR,
+    PREANNOTATION_DIR,
+)
 from pipeline.corpus.brat_export import read_settings
 from pipeline.paths import list_files, resolve_collection
 
 log = logging.getLogger(__name__)
-
-JOURNAL = ".append.pending.json"
-"""The rows an append is writing, removed when it has finished (a killed append is completed by the next)."""
-
-PREANNOTATION_DIR = "preannotation"
-"""The pre-annotation copy part 1's ``batches`` keeps in the campaign (as ``pipeline.campaign.deploy`` names it)."""
 
 
 class SettingsMismatchError(ManifestError):
@@ -110,7 +111,7 @@ def append_to_campaign(
     """Assign and write the new documents of a rebuild's collection into a running campaign.
 
     See the module docstring.  Every check comes before anything is written; the rows being written are
-    kept in a journal ([`JOURNAL`][pipeline.campaign.append.JOURNAL]) so that a killed append is completed
+    kept in a journal ([`APPEND_PENDING`][pipeline.campaign.layout.APPEND_PENDING]) so that a killed append is completed
     by the next one.  Each new document is written atomically, ``.ann`` first, into its annotators'
     collections under the document's lock.
 
@@ -174,7 +175,7 @@ def append_to_campaign(
     pre = campaign / PREANNOTATION_DIR
     # a killed append's rows (its journal) are written to the end now: their files are this command's,
     # never "blocked"
-    journal = campaign / JOURNAL
+    journal = campaign / APPEND_PENDING
     pending = [r for r in _read_journal(journal) if r[0] not in assigned]
     missing = sorted({d for d, _, _ in pending if d not in txts}, key=doc_key)
     if missing:
@@ -239,7 +240,7 @@ def append_to_campaign(
                 "phase2": next((p for d, phase, p in new_rows if d == doc and phase == "2"), None),
             })
         _write_atomically(campaign_json, json.dumps(record, ensure_ascii=False, indent=1) + "\n")
-        if (campaign / asg.HISTORY_FILE).exists():
+        if (campaign / ASSIGNMENTS_HISTORY).exists():
             when = asg.now()
             asg.record(campaign, [asg.change("append", d, ph, p, "assigned", when) for d, ph, p in new_rows])
         asg.write_manifest_csv(campaign, record)

@@ -36,13 +36,19 @@ from typing import Any
 
 from pipeline import store
 from pipeline.brat.standoff import BratDocument, parse_ann
-from pipeline.campaign import deploy
 from pipeline.campaign.documents import canonical
-from pipeline.campaign.layout import ASSIGNMENTS_CSV, CAMPAIGN_MANIFEST, PHASE1_DIR, PHASE2_DIR, REVIEW_DIR
-from pipeline.campaign.phase1 import CampaignError
+from pipeline.campaign.layout import (
+    ASSIGNMENTS_CSV,
+    ASSIGNMENTS_HISTORY,
+    CAMPAIGN_MANIFEST,
+    PHASE1_DIR,
+    PHASE2_DIR,
+    PREANNOTATION_DIR,
+    REVIEW_DIR,
+    REVIEW_MERGED_DIR,
+    CampaignError,
+)
 
-HISTORY_FILE = "assignments.jsonl"
-MERGED_DIR = "merged"  # review/merged/<senior>/: the merged documents as review wrote them
 MANIFEST_FIELDS = ("document", "phase", "annotator")
 
 Row = tuple[str, str, str]
@@ -156,7 +162,7 @@ def record(root: Path, changes: Sequence[Mapping[str, Any]]) -> None:
     if not changes:
         return
     data = "".join(json.dumps(c, ensure_ascii=False, sort_keys=True) + "\n" for c in changes).encode("utf-8")
-    fd = os.open(Path(root) / HISTORY_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = os.open(Path(root) / ASSIGNMENTS_HISTORY, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         os.write(fd, data)
@@ -198,7 +204,7 @@ def start_history(root: Path, campaign: Mapping[str, Any], action: str = "batche
     """
     data = "".join(json.dumps(c, ensure_ascii=False, sort_keys=True) + "\n"
                    for c in initial_changes(campaign, action, when))
-    store.write_atomic(Path(root) / HISTORY_FILE, data.encode("utf-8"), fsync=True)
+    store.write_atomic(Path(root) / ASSIGNMENTS_HISTORY, data.encode("utf-8"), fsync=True)
 
 
 def ensure_history(root: Path, campaign: Mapping[str, Any]) -> None:
@@ -208,7 +214,7 @@ def ensure_history(root: Path, campaign: Mapping[str, Any]) -> None:
         root: The campaign directory ``CAMPAIGN_DIR``.
         campaign: The campaign as it is before a first change.
     """
-    if not (Path(root) / HISTORY_FILE).exists():
+    if not (Path(root) / ASSIGNMENTS_HISTORY).exists():
         start_history(root, campaign, "batches", "")
 
 
@@ -224,7 +230,7 @@ def read_history(root: Path) -> list[dict[str, Any]]:
     Raises:
         CampaignError: If a line is not a history entry, naming ``file:line``.
     """
-    path = Path(root) / HISTORY_FILE
+    path = Path(root) / ASSIGNMENTS_HISTORY
     if not path.is_file():
         return []
     out = []
@@ -338,7 +344,7 @@ def reference_dir(root: Path, phase: str, person: str) -> Path:
     Returns:
         ``CAMPAIGN_DIR/preannotation/`` in phase 1, ``CAMPAIGN_DIR/review/merged/<person>/`` in phase 2.
     """
-    return root / deploy.PREANNOTATION_DIR if phase == "1" else root / REVIEW_DIR / MERGED_DIR / person
+    return root / PREANNOTATION_DIR if phase == "1" else root / REVIEW_DIR / REVIEW_MERGED_DIR / person
 
 
 def collection_dir(root: Path, phase: str, person: str) -> Path:

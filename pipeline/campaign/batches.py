@@ -65,6 +65,7 @@ from pathlib import Path
 
 from pipeline import names
 from pipeline.brat.standoff import BratDocument, read_document
+from pipeline.campaign.layout import ASSIGNMENTS_CSV
 from pipeline.campaign.phase1 import write_phase1
 from pipeline.documents import pmid_sort_key
 from pipeline.errors import InputError
@@ -410,7 +411,7 @@ def prepare_batches(
 
     Returns:
         Each person's access roles
-        ([`access_roles`][pipeline.campaign.phase1.access_roles]), for the caller
+        ([`access_roles`][pipeline.campaign.layout.access_roles]), for the caller
         to create their users ([`create_users`][pipeline.campaign.users.create_users]).
 
     Raises:
@@ -419,7 +420,7 @@ def prepare_batches(
         FileNotFoundError: If ``collection`` is not a directory or has no ``annotation.conf`` (before the
             output directory is made).
         CampaignError: If the campaign has started (a phase-1 document edited): it is not rewritten
-            ([`CampaignError`][pipeline.campaign.phase1.CampaignError]).
+            ([`CampaignError`][pipeline.campaign.layout.CampaignError]).
     """
     people = read_roster(Path(roster))
     previous = read_manifest(Path(previous_manifest)) if previous_manifest else []
@@ -472,5 +473,5 @@ def prepare_batches(
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(MANIFEST_FIELDS)
     writer.writerows(rows)
-    write_atomic(out / "manifest.csv", buf.getvalue().encode("utf-8"))
+    write_atomic(out / ASSIGNMENTS_CSV, buf.getvalue().encode("utf-8"))
     return roles

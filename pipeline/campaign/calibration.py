@@ -27,14 +27,17 @@ from typing import Any
 from pipeline.brat import agreement as agreement_mod
 from pipeline.brat.standoff import BratDocument, read_document
 from pipeline.campaign import assignments as asg
-from pipeline.campaign import deploy
 from pipeline.campaign.documents import discard_reasons, is_finished, load_conf, read_checked, without_markers
-from pipeline.campaign.layout import PHASE1_DIR
-from pipeline.campaign.phase1 import CampaignError, read_campaign
+from pipeline.campaign.layout import (
+    CALIBRATION_DIR,
+    CALIBRATION_REFERENCE_DIR,
+    PHASE1_DIR,
+    PREANNOTATION_DIR,
+    CampaignError,
+    read_campaign,
+)
 from pipeline.schema import Schema
 
-CALIBRATION_DIR = "calibration"
-REFERENCE_DIR = "reference"
 SETTING = "exact_strict"
 
 
@@ -84,13 +87,13 @@ def add_round(root: Path, collection: Path, documents: Sequence[str], *, referen
         problems.append("no document given")
     if problems:
         raise CampaignError("calibration refused: " + "; ".join(problems))
-    pre = root / deploy.PREANNOTATION_DIR
+    pre = root / PREANNOTATION_DIR
     for d in documents:
         for suffix in (".ann", ".txt"):
             source = src / f"{d}{suffix}"
             (pre / f"{d}{suffix}").write_bytes(source.read_bytes() if source.exists() else b"")
         if reference is not None:
-            ref = root / CALIBRATION_DIR / REFERENCE_DIR
+            ref = root / CALIBRATION_DIR / CALIBRATION_REFERENCE_DIR
             ref.mkdir(parents=True, exist_ok=True)
             for suffix in (".ann", ".txt"):
                 source = Path(reference) / f"{d}{suffix}"
@@ -113,7 +116,7 @@ def add_round(root: Path, collection: Path, documents: Sequence[str], *, referen
 
 
 def _finished_versions(root: Path, entries: list[dict[str, Any]]) -> dict[str, dict[str, BratDocument]]:
-    pre = root / deploy.PREANNOTATION_DIR
+    pre = root / PREANNOTATION_DIR
     out: dict[str, dict[str, BratDocument]] = {}
     for entry in entries:
         for person in entry["annotators"]:
@@ -171,7 +174,7 @@ def report(root: Path, schema: Schema, round_number: int | None = None) -> dict[
                       "entities_f1": result["entities"][SETTING]["micro"]["f1"],
                       "relations_f1": result["relations"][f"{SETTING}_directed"]["micro"]["f1"]})
     reference: dict[str, BratDocument] = {}
-    ref_dir = root / CALIBRATION_DIR / REFERENCE_DIR
+    ref_dir = root / CALIBRATION_DIR / CALIBRATION_REFERENCE_DIR
     for e in entries:
         for name in e["files"]:
             if e.get("reference") and (ref_dir / f"{name}.txt").is_file():

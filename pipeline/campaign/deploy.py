@@ -9,14 +9,16 @@ written into the collections.  The people and their hashed passwords live in ``C
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
-from pipeline.campaign.layout import ASSIGNMENTS_CSV, CAMPAIGN_MANIFEST, PHASE1_DIR, PHASE2_DIR, REVIEW_DIR
-
-DEPLOY_NOTE = "DEPLOY.md"
-PREANNOTATION_DIR = "preannotation"
-ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+from pipeline.campaign.layout import (
+    ASSIGNMENTS_CSV,
+    CAMPAIGN_MANIFEST,
+    PHASE1_DIR,
+    PHASE2_DIR,
+    PREANNOTATION_DIR,
+    REVIEW_DIR,
+)
 
 
 def deployment_note(phase1: Sequence[str], seniors: Sequence[str], managers: Sequence[str] = ()) -> str:

@@ -92,10 +92,10 @@ from pipeline.campaign.layout import (
     PHASE1_DIR,
     PHASE2_DIR,
     REVIEW_DIR,
+    REVIEW_MERGED_DIR,
 )
 from pipeline.campaign.locks import document_lock
 from pipeline.campaign.merge import NOTE_TYPE, count_marks, marks_left, strip_dispute
-from pipeline.campaign.review import MERGED_DIR
 from pipeline.documents import pmid_sort_key
 from pipeline.errors import InputError
 from pipeline.paths import list_files
@@ -516,7 +516,7 @@ def _without_legacy_modality(doc: BratDocument) -> BratDocument:
 
 def _reference(campaign: Path, senior: str, name: str) -> BratDocument | None:
     """The merged document ``campaign review`` wrote for ``senior`` (``review/merged/``), or None."""
-    txt = campaign / REVIEW_DIR / MERGED_DIR / senior / f"{name}.txt"
+    txt = campaign / REVIEW_DIR / REVIEW_MERGED_DIR / senior / f"{name}.txt"
     if not txt.is_file():
         return None
     try:

@@ -26,10 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline.campaign.durable import remove_dead_temporaries, write_replace
-from pipeline.campaign.layout import PHASE2_DIR
+from pipeline.campaign.layout import FINALIZE_RECORD, PHASE2_DIR
 
-RECORD_FILE = "finalized.json"
-"""The record's name in the campaign directory."""
 RECORD_FORMAT = "pgx-corpus/finalized/1"
 """The value of the record's ``format`` key."""
 
@@ -85,7 +83,7 @@ def record_path(campaign_dir: Path) -> Path:
     Returns:
         ``CAMPAIGN_DIR/finalized.json``.
     """
-    return Path(campaign_dir) / RECORD_FILE
+    return Path(campaign_dir) / FINALIZE_RECORD
 
 
 def dumps_record(record: Record) -> bytes:

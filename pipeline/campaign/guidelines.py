@@ -28,11 +28,9 @@ from pipeline import store
 from pipeline.campaign import assignments as asg
 from pipeline.campaign.documents import canonical
 from pipeline.campaign.guide import GUIDE_FILE
-from pipeline.campaign.layout import PHASE1_DIR, PHASE2_DIR
+from pipeline.campaign.layout import GUIDELINES_DIR, JOURNAL_DIR, PHASE1_DIR, PHASE2_DIR, CampaignError, read_campaign
 from pipeline.campaign.origin import FIRST_GUIDELINE_VERSION
-from pipeline.campaign.phase1 import CampaignError, read_campaign
 
-SNAPSHOT_DIR = "guidelines"
 VERSION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 BEGIN = "<!-- guideline-version -->"
 END = "<!-- /guideline-version -->"
@@ -193,7 +191,7 @@ def record_version(root: Path, version: str, changes: str, *, when: str = "") ->
     if same:
         raise CampaignError(f"guideline version {version!r} is already recorded")
     entry = {"version": version, "date": when or asg.now(), "changes": changes.strip()}
-    snapshots = root / SNAPSHOT_DIR
+    snapshots = root / GUIDELINES_DIR
     snapshots.mkdir(exist_ok=True)
     store.write_atomic(snapshots / f"{version}.json",
                        (json.dumps(fingerprints(root), indent=0, sort_keys=True) + "\n").encode("utf-8"))
@@ -227,9 +225,9 @@ def worked_since(root: Path, campaign: Mapping[str, Any]) -> dict[str, Any]:
     """
     current = versions(campaign)[-1]
     people = [p["id"] for p in asg.active_people(campaign) if p["role"] != "manager"]
-    from pipeline.campaign.journal import JOURNAL_DIR, Journal
+    from pipeline.campaign.journal import Journal
 
-    snapshot = Path(root) / SNAPSHOT_DIR / f"{current['version']}.json"
+    snapshot = Path(root) / GUIDELINES_DIR / f"{current['version']}.json"
     if (not (Path(root) / JOURNAL_DIR).is_dir() or not current.get("date")) and snapshot.is_file():
         # no journal: whose annotations changed since the version was recorded (never file times)
         before = json.loads(snapshot.read_text(encoding="utf-8"))

@@ -50,13 +50,21 @@ from pipeline.brat.modality import format_note, join_notes
 from pipeline.brat.standoff import BratDocument, BratTextError, Note, TextBound, dumps, parse_ann, read_text
 from pipeline.brat.validate import validate_document
 from pipeline.campaign import assignments as asg
-from pipeline.campaign import deploy
 from pipeline.campaign.batches import _by_load, _doc_key
 from pipeline.campaign.conf import CAMPAIGN_DONE_TYPE
 from pipeline.campaign.documents import _first_difference, discard_reasons, is_finished, load_conf
-from pipeline.campaign.layout import CAMPAIGN_MANIFEST, PHASE1_DIR
+from pipeline.campaign.layout import (
+    CAMPAIGN_MANIFEST,
+    IMPORT_PENDING,
+    PHASE1_DIR,
+    PREANNOTATION_DIR,
+    CampaignError,
+    access_roles,
+    check_ids,
+    read_campaign,
+)
 from pipeline.campaign.locks import document_lock
-from pipeline.campaign.phase1 import CampaignError, access_roles, check_ids, read_campaign, write_phase1
+from pipeline.campaign.phase1 import write_phase1
 from pipeline.paths import SymlinkError, list_files
 from pipeline.schema import Schema
 
@@ -147,13 +155,6 @@ def check_version(txt: Path, original: str, conf_path: Path) -> tuple[BratDocume
     problems = [str(i) for i in issues]
     problems += [str(p) for p in sorted(validate_document(doc, ann_text, load_conf(conf_path), str(ann)))]
     return (None, problems) if problems else (doc, [])
-
-
-NEW_CAMPAIGN_PENDING = ".import.pending"
-"""Present while ``campaign import`` writes a new campaign's state files.
-
-See [`import_work`][pipeline.campaign.importing.import_work].
-"""
 
 
 def _write_version(root: Path, collection: Path, doc: BratDocument) -> None:
@@ -299,7 +300,7 @@ def snapshot(root: Path) -> Before | None:
         passed, then one document at a time); else whether it existed and its entries.
     """
     root = Path(root)
-    if (root / CAMPAIGN_MANIFEST).is_file() and not (root / NEW_CAMPAIGN_PENDING).is_file():
+    if (root / CAMPAIGN_MANIFEST).is_file() and not (root / IMPORT_PENDING).is_file():
         return None
     return Before(root.exists(), frozenset(_entries(root)) if root.is_dir() else frozenset())
 
@@ -390,7 +391,7 @@ def import_work(
     report: dict[str, Any] = {"imported": [], "held_back": [], "left_out": [], "new_campaign": False}
     # a new campaign is written under a marker removed once its state files are whole: an import killed
     # while writing them is still a new campaign for its rerun (campaign.json alone does not make one)
-    pending = root / NEW_CAMPAIGN_PENDING
+    pending = root / IMPORT_PENDING
     new = not (root / CAMPAIGN_MANIFEST).is_file() or pending.is_file()
     before = snapshot(root)
     try:
@@ -417,7 +418,7 @@ def _import_versions(root: Path, work: Sequence[tuple[str, Path]], found: dict[s
                      counts: Counter[str], report: dict[str, Any]) -> None:
     """Check every imported version, then write the accepted ones (nothing written when a check raises)."""
     campaign = read_campaign(root)
-    pre = root / deploy.PREANNOTATION_DIR
+    pre = root / PREANNOTATION_DIR
     accepted: list[tuple[Path, BratDocument, str, str]] = []
     for person, _directory in work:
         collection = root / PHASE1_DIR / person

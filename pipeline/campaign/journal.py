@@ -32,15 +32,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.campaign.durable import ensure_private_dir, fsync_dir, write_new
+from pipeline.campaign.layout import JOURNAL_DIR, JOURNAL_LOG, JOURNAL_OBJECTS_DIR
 
 log = logging.getLogger(__name__)
 
-JOURNAL_DIR = "journal"
-"""The journal's directory in the campaign directory."""
-OBJECTS_DIR = "objects"
-"""The objects' directory in the journal."""
-LOG_FILE = "log.jsonl"
-"""The log's file name in the journal."""
 SHA_RE = re.compile(r"^[0-9a-f]{64}$")
 """A full sha256: 64 lowercase hex digits."""
 
@@ -91,13 +86,13 @@ class Journal:
 
     def __init__(self, campaign_dir: Path, *, clock: Callable[[], float] = time.time) -> None:
         self.root = Path(campaign_dir) / JOURNAL_DIR
-        self.log_path = self.root / LOG_FILE
+        self.log_path = self.root / JOURNAL_LOG
         self._clock = clock
 
     def _object_path(self, sha: str) -> Path:
         if not SHA_RE.match(sha):
             raise JournalError(f"{sha!r} is not a sha256 (64 lowercase hex digits)")
-        return self.root / OBJECTS_DIR / sha[:2] / sha
+        return self.root / JOURNAL_OBJECTS_DIR / sha[:2] / sha
 
     def record(self, person: str, document: str, content: bytes, action: str, when: float | None = None, *,
                scorer: str | None = None) -> str:

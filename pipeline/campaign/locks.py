@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-LOCKS_DIR = "locks"
+from pipeline.campaign.layout import LOCKS_DIR
 
 _guard = threading.Lock()
 _thread_locks: dict[str, threading.Lock] = {}

@@ -39,22 +39,21 @@ from pipeline.brat.standoff import BratDocument
 from pipeline.campaign.durable import write_replace
 from pipeline.campaign.finalize import remove_annotations, strip_attributes, strip_markers
 from pipeline.campaign.finalized import RecordError, read_record
-from pipeline.campaign.layout import DISAGREEMENT, DISCARD_TYPE, PHASE2_DIR
+from pipeline.campaign.layout import (
+    DISAGREEMENT,
+    DISCARD_TYPE,
+    MODELS_DIR,
+    MODELS_ENTITIES_DIR,
+    MODELS_HISTORY,
+    MODELS_IN_USE,
+    MODELS_RELATIONS_DIR,
+    PHASE2_DIR,
+)
 from pipeline.nlp.relations.rules import RelationRulesError, RelationScorer
 from pipeline.schema import Schema
 
 log = logging.getLogger(__name__)
 
-MODELS_DIR = "models"
-"""The campaign's models, under ``CAMPAIGN_DIR``."""
-RELATIONS_DIR = "relations"
-"""The relation scorers, under ``models/``: ``NNN.json`` and ``IN_USE``."""
-ENTITIES_DIR = "entities"
-"""The learned entity models, under ``models/``: ``NNN/``."""
-IN_USE_FILE = "IN_USE"
-"""Under ``models/relations/``: the version ``campaign serve`` uses (``NNN`` or ``shipped``)."""
-HISTORY_FILE = "history.jsonl"
-"""Under ``models/``: one JSON line per retrain, with its time."""
 SHIPPED = "shipped"
 """The version name of the scorer the relation rules name (``config/relation_scorer.json`` by default)."""
 DONE_TYPE = "Done"
@@ -102,7 +101,7 @@ def scorer_versions(campaign_dir: Path) -> list[tuple[int, Path]]:
     Returns:
         ``(number, path)`` in increasing number.
     """
-    directory = models_dir(campaign_dir) / RELATIONS_DIR
+    directory = models_dir(campaign_dir) / MODELS_RELATIONS_DIR
     if not directory.is_dir():
         return []
     out = []
@@ -123,7 +122,7 @@ def next_version(campaign_dir: Path) -> int:
         1 when there is none yet.
     """
     numbers = [n for n, _p in scorer_versions(campaign_dir)]
-    entities = models_dir(campaign_dir) / ENTITIES_DIR
+    entities = models_dir(campaign_dir) / MODELS_ENTITIES_DIR
     if entities.is_dir():
         numbers += [int(m.group(1)) for p in entities.iterdir() if (m := _VERSION.match(p.name)) and not m.group(2)]
     return max(numbers, default=0) + 1
@@ -208,12 +207,12 @@ def select_scorer(campaign_dir: Path, schema: Schema, shipped: RelationScorer | 
     if choice is None:
         choice = ScorerChoice(SHIPPED, shipped, shipped_path, newest, tuple(broken))
     if write_in_use:
-        directory = models_dir(campaign_dir) / RELATIONS_DIR
+        directory = models_dir(campaign_dir) / MODELS_RELATIONS_DIR
         try:
             directory.mkdir(parents=True, exist_ok=True)
-            write_replace(directory / IN_USE_FILE, f"{choice.version}\n".encode(), mode=0o644)
+            write_replace(directory / MODELS_IN_USE, f"{choice.version}\n".encode(), mode=0o644)
         except OSError as exc:
-            log.warning("%s: cannot record the relation scorer in use (%s): %s", directory / IN_USE_FILE,
+            log.warning("%s: cannot record the relation scorer in use (%s): %s", directory / MODELS_IN_USE,
                         choice.version, exc)
     return choice
 
@@ -228,7 +227,8 @@ def read_in_use(campaign_dir: Path) -> str | None:
         ``NNN`` or ``shipped``, or None when there is no such file (or it cannot be read).
     """
     try:
-        return (models_dir(campaign_dir) / RELATIONS_DIR / IN_USE_FILE).read_text(encoding="utf-8").strip() or None
+        in_use = models_dir(campaign_dir) / MODELS_RELATIONS_DIR / MODELS_IN_USE
+        return in_use.read_text(encoding="utf-8").strip() or None
     except (OSError, UnicodeDecodeError):
         return None
 
@@ -355,7 +355,7 @@ def append_history(campaign_dir: Path, entry: Mapping[str, Any]) -> None:
         campaign_dir: The campaign directory (``models/`` exists).
         entry: What to record (``time`` is added).
     """
-    path = models_dir(campaign_dir) / HISTORY_FILE
+    path = models_dir(campaign_dir) / MODELS_HISTORY
     line = json.dumps({"time": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), **entry}, sort_keys=True)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o644)
     try:
@@ -377,7 +377,7 @@ def models_status(campaign_dir: Path) -> dict[str, Any]:
             ``models/entities/NNN/`` (None: none).
     """
     versions = scorer_versions(campaign_dir)
-    entities = models_dir(campaign_dir) / ENTITIES_DIR
+    entities = models_dir(campaign_dir) / MODELS_ENTITIES_DIR
     numbers = sorted(int(m.group(1)) for p in entities.iterdir()
                      if (m := _VERSION.match(p.name)) and not m.group(2) and p.is_dir()) if entities.is_dir() else []
     return {"in_use": read_in_use(campaign_dir), "newest": version_name(versions[-1][0]) if versions else None,

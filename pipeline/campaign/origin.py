@@ -26,6 +26,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pipeline.campaign.layout import GITIGNORE_FILE
+
 FIRST_GUIDELINE_VERSION = "1"
 RUN_MARKER = ".run"
 
@@ -50,7 +52,7 @@ def write_gitignore(campaign_dir: Path) -> None:
     Args:
         campaign_dir: The campaign directory ``CAMPAIGN_DIR``.
     """
-    path = Path(campaign_dir) / ".gitignore"
+    path = Path(campaign_dir) / GITIGNORE_FILE
     if not path.exists():
         path.write_text(GITIGNORE, encoding="utf-8")
 

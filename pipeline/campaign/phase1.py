@@ -12,18 +12,14 @@ Input: the source brat collection, the assignment rows of [`assign`][pipeline.ca
 * ``DEPLOY.md``, ``campaign.json``.
 
 Who may reach which collection is decided by ``campaign serve`` (not by files in the collections), from
-the roles [`access_roles`][pipeline.campaign.phase1.access_roles] gives each person; the command line creates their
+the roles [`access_roles`][pipeline.campaign.layout.access_roles] gives each person; the command line creates their
 users ([`create_users`][pipeline.campaign.users.create_users], ``CAMPAIGN_DIR/access/``) and shows new passwords once.
 
 No phase-2 collection is written here: the phase-2 senior of each document is chosen now and recorded,
 and ``campaign review`` writes the seniors' collections from the annotators' results.
 
-``campaign.json``: ``{"format", "seed", "people": [{"id", "role", "phase1", "roster"}],
-"documents": [{"document", "files", "phase1": [two ids], "phase2": id}], "provenance"}`` (build run,
-schema and guideline version: [`pipeline.campaign.origin`][pipeline.campaign.origin]; team changes add keys, see
-[`pipeline.campaign.assignments`][pipeline.campaign.assignments]) where ``files`` are the
-names of the brat documents of that document (itself, its pages, or none when it is missing from the
-collection).  Everything is a deterministic function of the inputs.
+``campaign.json`` is described in [`pipeline.campaign.layout`][pipeline.campaign.layout].  Everything is a
+deterministic function of the inputs.
 """
 
 from __future__ import annotations
@@ -36,52 +32,27 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pipeline import names
 from pipeline.brat.conf import copy_conf_files
 from pipeline.brat.standoff import BratDocument, dumps
 from pipeline.campaign import deploy, publish
 from pipeline.campaign.conf import write_campaign_conf_files
 from pipeline.campaign.guide import GUIDE_FILE, annotator_guide
-from pipeline.campaign.layout import CAMPAIGN_MANIFEST, PHASE1_DIR, PHASE2_DIR
+from pipeline.campaign.layout import (
+    CAMPAIGN_MANIFEST,
+    DEPLOY_NOTE,
+    MANIFEST_FORMAT,
+    PHASE1_DIR,
+    PHASE2_DIR,
+    PREANNOTATION_DIR,
+    CampaignError,
+    access_roles,
+    check_ids,
+)
 from pipeline.campaign.origin import provenance, write_gitignore
 from pipeline.corpus.brat_export import SETTINGS_FILE
-from pipeline.errors import InputError
 from pipeline.store import clean_temporaries
 
 log = logging.getLogger(__name__)
-
-FORMAT = "pgx-corpus campaign 1"
-
-
-class CampaignError(InputError):
-    """A campaign that cannot be written or read as asked; nothing was written."""
-
-
-def check_ids(ids: Sequence[str], where: str) -> None:
-    """Check that every person id can be a user name, an attribute value and a directory name.
-
-    Args:
-        ids: The person ids.
-        where: What the ids come from (a file, ``roster``), the start of every error message.
-
-    Raises:
-        CampaignError: If an id has characters other than letters, digits, ``.``, ``_`` and ``-``, is a
-            reserved name ([`pipeline.names`][pipeline.names]), or differs from another one only in case.
-    """
-    seen: dict[str, str] = {}
-    for pid in ids:
-        if not deploy.ID_RE.match(pid):
-            raise CampaignError(f"{where}: id {pid!r} must be letters, digits, '.', '_' or '-' (it becomes a brat "
-                                "user name, an attribute value and a directory name)")
-        try:
-            names.check_person_id(pid, where)  # reserved names: brat's acl.conf, annotation.conf, ...
-        except names.NameError_ as exc:
-            raise CampaignError(str(exc)) from None
-        if pid.lower() in seen and seen[pid.lower()] != pid:
-            raise CampaignError(f"{where}: ids {seen[pid.lower()]!r} and {pid!r} differ only in case (their "
-                                "collections would clash on a case-insensitive file system)")
-        seen[pid.lower()] = pid
-
 
 def edited_documents(campaign_dir: Path) -> list[str]:
     """List the documents of a campaign that people have edited.
@@ -96,7 +67,7 @@ def edited_documents(campaign_dir: Path) -> list[str]:
         ``person/NAME`` for phase-1 documents, then ``phase2/senior/NAME``, each sorted.
     """
     root = Path(campaign_dir)
-    pre = root / deploy.PREANNOTATION_DIR
+    pre = root / PREANNOTATION_DIR
     out = []
     for ann in sorted((root / PHASE1_DIR).glob("*/*.ann")):
         original = pre / ann.name
@@ -129,61 +100,6 @@ def _as_written(out: Path, edited: str, txts: Mapping[str, Path],
         return False
     ann = source.with_suffix(".ann")
     return current == (ann.read_bytes() if ann.exists() else b"")
-
-
-def read_campaign(campaign_dir: Path) -> dict[str, Any]:
-    """Read and check the campaign manifest ``campaign.json``.
-
-    Args:
-        campaign_dir: The campaign directory ``CAMPAIGN_DIR``.
-
-    Returns:
-        The parsed manifest (see the module docstring).
-
-    Raises:
-        CampaignError: If the file is missing, unreadable, not JSON, not of this format, or names a
-            person or document that cannot name a path; the message names the file.
-    """
-    path = Path(campaign_dir) / CAMPAIGN_MANIFEST
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise CampaignError(f"{path}: no campaign manifest (write the campaign with pgx-corpus batches)") from exc
-    except (OSError, json.JSONDecodeError) as exc:
-        raise CampaignError(f"{path}: cannot read the campaign manifest: {exc}") from exc
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise CampaignError(f"{path}:1: not a campaign manifest of format {FORMAT!r}")
-    _check_names(data, path)
-    return data
-
-
-def _check_names(data: Mapping[str, Any], path: Path) -> None:
-    """CampaignError unless every person id and document name of ``campaign.json`` can name a path.
-
-    See ``pipeline.names``: they become ``phase1/<person>/<file>.txt`` for every later command.
-    """
-    people = data.get("people", [])
-    documents = data.get("documents", [])
-    if not isinstance(people, list) or not isinstance(documents, list):
-        raise CampaignError(f"{path}: people and documents must be lists")
-    try:
-        for i, person in enumerate(people):
-            where = f"{path}: people[{i}]"
-            if not isinstance(person, Mapping):
-                raise CampaignError(f"{where}: must be an object")
-            names.check_person_id(person.get("id"), where)
-        for i, entry in enumerate(documents):
-            where = f"{path}: documents[{i}]"
-            if not isinstance(entry, Mapping) or not isinstance(entry.get("files", []), list) \
-                    or not isinstance(entry.get("phase1", []), list):
-                raise CampaignError(f"{where}: must be an object whose files and phase1 are lists")
-            names.check_document_name(entry.get("document"), where)
-            for name in entry.get("files", []):
-                names.check_document_name(name, where)
-            for person in [*entry.get("phase1", []), *([entry["phase2"]] if entry.get("phase2") else [])]:
-                names.check_person_id(person, where)
-    except names.NameError_ as exc:
-        raise CampaignError(str(exc)) from None
 
 
 def write_phase1(
@@ -219,10 +135,10 @@ def write_phase1(
         pages: Document -> its pages when paging (each page a brat document of its own); ``None`` when not.
 
     Returns:
-        Person -> roles, as [`access_roles`][pipeline.campaign.phase1.access_roles] gives them.
+        Person -> roles, as [`access_roles`][pipeline.campaign.layout.access_roles] gives them.
 
     Raises:
-        CampaignError: If an id is not usable ([`check_ids`][pipeline.campaign.phase1.check_ids]), or the
+        CampaignError: If an id is not usable ([`check_ids`][pipeline.campaign.layout.check_ids]), or the
             campaign in ``out`` has started (a document edited); nothing is written then.
     """
     people: dict[str, dict[str, Any]] = {
@@ -258,9 +174,9 @@ def write_phase1(
     if (out / PHASE2_DIR).exists():
         shutil.rmtree(out / PHASE2_DIR)  # not started (checked above): configuration files only
     clean_temporaries(out)
-    for sub in (PHASE1_DIR, deploy.PREANNOTATION_DIR):
+    for sub in (PHASE1_DIR, PREANNOTATION_DIR):
         publish.clean_tree(out / sub)
-    pre = out / deploy.PREANNOTATION_DIR
+    pre = out / PREANNOTATION_DIR
     copy_conf_files(src, pre)
     copy_conf_files(src, pre, (SETTINGS_FILE,))  # whether relations were pre-annotated (campaign append)
     # every brat document as handed out: its .txt and .ann bytes
@@ -303,9 +219,9 @@ def write_phase1(
             publish.remove_document(directory, name)
     (out / PHASE1_DIR).mkdir(parents=True, exist_ok=True)
     managers = sorted(p["id"] for p in people.values() if p["role"] == "manager")
-    publish.write_text(out / deploy.DEPLOY_NOTE, deploy.deployment_note(annotators, seniors, managers))
+    publish.write_text(out / DEPLOY_NOTE, deploy.deployment_note(annotators, seniors, managers))
     manifest = {
-        "format": FORMAT,
+        "format": MANIFEST_FORMAT,
         "seed": seed,
         "people": list(people.values()),
         "documents": list(documents.values()),
@@ -314,27 +230,3 @@ def write_phase1(
     publish.write_text(out / CAMPAIGN_MANIFEST, json.dumps(manifest, ensure_ascii=False, indent=1) + "\n")
     write_gitignore(out)
     return access_roles(manifest)
-
-
-def access_roles(campaign: Mapping[str, Any]) -> dict[str, frozenset[str]]:
-    """Give the roles ``campaign serve`` gives each person of a campaign.
-
-    ``annotator``: the person has phase-1 documents; ``senior``: the roster says senior, or the person
-    has phase-2 documents; ``manager``: the roster says manager.  One person may hold several roles.
-
-    Args:
-        campaign: The parsed campaign manifest (``campaign.json``).
-
-    Returns:
-        Person -> their roles, sorted by person.
-    """
-    roles: dict[str, set[str]] = {}
-    for person in campaign["people"]:
-        if person["role"] in ("senior", "manager"):
-            roles.setdefault(person["id"], set()).add(person["role"])
-    for entry in campaign["documents"]:
-        for person in entry["phase1"]:
-            roles.setdefault(person, set()).add("annotator")
-        if entry["phase2"]:
-            roles.setdefault(entry["phase2"], set()).add("senior")
-    return {person: frozenset(r) for person, r in sorted(roles.items())}

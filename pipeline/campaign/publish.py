@@ -28,8 +28,6 @@ from pipeline.store import clean_temporaries, write_atomic
 
 log = logging.getLogger(__name__)
 
-LEDGER_FILE = "published.tsv"
-
 
 def _lock(campaign_dir: Path | None, directory: Path, name: str) -> AbstractContextManager[str]:
     return document_lock(campaign_dir, directory / name) if campaign_dir is not None else nullcontext(name)

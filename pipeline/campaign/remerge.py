@@ -7,7 +7,7 @@ again and replaces the senior's copy and its reference (``review/merged/<senior>
 not started it (their version says the same as the merged document as it was written,
 [`file_started`][pipeline.campaign.assignments.file_started]).
 
-Refused before anything is written ([`CampaignError`][pipeline.campaign.phase1.CampaignError], naming each
+Refused before anything is written ([`CampaignError`][pipeline.campaign.layout.CampaignError], naming each
 document): an unknown document, one not in phase 2 yet, one whose phase-1 versions are not both
 finished (or are discarded, or held back), one the senior has started.  Each document is written under
 its lock, ``.ann`` first, ``.txt`` last.
@@ -21,9 +21,9 @@ from pathlib import Path
 from pipeline.brat.standoff import dumps
 from pipeline.campaign import assignments as asg
 from pipeline.campaign.documents import without_markers
+from pipeline.campaign.layout import CampaignError, read_campaign
 from pipeline.campaign.locks import document_lock
 from pipeline.campaign.merge import merge_versions
-from pipeline.campaign.phase1 import CampaignError, read_campaign
 from pipeline.campaign.review import phase1_states
 
 

@@ -33,7 +33,7 @@ relation agreement in the same settings, directed and undirected (Table 9), comp
 [`compare_collections`][pipeline.brat.agreement.compare_collections], and modality agreement on the relations both drew
 ([`modality_agreement`][pipeline.campaign.review.modality_agreement]; modality read from the relation notes).
 
-Checks before anything is written ([`CampaignError`][pipeline.campaign.phase1.CampaignError]): the manifest
+Checks before anything is written ([`CampaignError`][pipeline.campaign.layout.CampaignError]): the manifest
 reads, every phase-1 annotator has a collection, every document has two distinct phase-1 annotators
 and a senior who is not one of them.
 """
@@ -50,7 +50,7 @@ from typing import Any
 
 from pipeline.brat import agreement as agreement_mod
 from pipeline.brat.standoff import BratDocument, BratTextError, dumps, read_text
-from pipeline.campaign import deploy, publish
+from pipeline.campaign import publish
 from pipeline.campaign.conf import write_campaign_conf_files
 from pipeline.campaign.documents import (
     Checked,
@@ -63,14 +63,27 @@ from pipeline.campaign.documents import (
 )
 from pipeline.campaign.guide import GUIDE_FILE, senior_guide
 from pipeline.campaign.guidelines import stamp_all
-from pipeline.campaign.layout import DISCARD_TYPE, PHASE1_DIR, PHASE2_DIR, REVIEW_DIR
+from pipeline.campaign.layout import (
+    CAMPAIGN_MANIFEST,
+    DISCARD_TYPE,
+    PHASE1_DIR,
+    PHASE2_DIR,
+    PREANNOTATION_DIR,
+    REVIEW_AGREEMENT_JSON,
+    REVIEW_AGREEMENT_MD,
+    REVIEW_DIR,
+    REVIEW_LEDGER,
+    REVIEW_MERGED_DIR,
+    REVIEW_REPORT_JSON,
+    REVIEW_REPORT_MD,
+    CampaignError,
+    read_campaign,
+)
 from pipeline.campaign.merge import merge_versions
-from pipeline.campaign.phase1 import CampaignError, read_campaign
 from pipeline.schema import Schema
 
 log = logging.getLogger(__name__)
 
-MERGED_DIR = "merged"
 STATES = ("ready", "discarded", "held_back", "pending")
 
 
@@ -112,9 +125,9 @@ def check_campaign(root: Path, campaign: Mapping[str, Any]) -> None:
             annotators or has no senior or one of its annotators as senior, or a phase-1 annotator's
             collection is missing; the message names the file or directory and the document.
     """
-    where = root / "campaign.json"
-    if not (root / deploy.PREANNOTATION_DIR).is_dir():
-        raise CampaignError(f"{root}: no {deploy.PREANNOTATION_DIR}/ directory (write the campaign with batches)")
+    where = root / CAMPAIGN_MANIFEST
+    if not (root / PREANNOTATION_DIR).is_dir():
+        raise CampaignError(f"{root}: no {PREANNOTATION_DIR}/ directory (write the campaign with batches)")
     for entry in campaign["documents"]:
         doc, annotators, senior = entry["document"], entry["phase1"], entry["phase2"]
         if not entry["files"]:
@@ -143,7 +156,7 @@ def phase1_states(root: Path, campaign: Mapping[str, Any]) -> list[FileState]:
     Raises:
         OSError: If a phase-1 collection's ``annotation.conf`` cannot be read.
     """
-    pre = root / deploy.PREANNOTATION_DIR
+    pre = root / PREANNOTATION_DIR
     confs = {}
     out = []
     for entry in campaign["documents"]:
@@ -288,7 +301,7 @@ def _write_senior_collections(root: Path, campaign: Mapping[str, Any]) -> None:
     seniors = _senior_annotators(campaign)
     for senior, annotators in seniors.items():
         dest = root / PHASE2_DIR / senior
-        write_campaign_conf_files(root / deploy.PREANNOTATION_DIR, dest, annotators)
+        write_campaign_conf_files(root / PREANNOTATION_DIR, dest, annotators)
         publish.write_text(dest / GUIDE_FILE, senior_guide(dest, senior))
 
 
@@ -325,7 +338,7 @@ def review(campaign_dir: str | Path, schema: Schema, counts: Counter[str] | None
         publish.clean_tree(leftover)
     _write_senior_collections(root, campaign)
     stamp_all(root, campaign)  # every guide says which guideline version is current
-    with publish.ledger(root / REVIEW_DIR / publish.LEDGER_FILE) as book:
+    with publish.ledger(root / REVIEW_DIR / REVIEW_LEDGER) as book:
         if not book.existed:
             _seed_ledger(book, root, states)
         report = _review_states(root, states, book, counts)
@@ -340,7 +353,7 @@ def _seed_ledger(book: publish.Ledger, root: Path, states: list[FileState]) -> N
     ``.txt`` and ``.ann``, then the merged reference) are published.
     """
     for s in states:
-        dest, kept = root / PHASE2_DIR / s.senior, root / REVIEW_DIR / MERGED_DIR / s.senior
+        dest, kept = root / PHASE2_DIR / s.senior, root / REVIEW_DIR / REVIEW_MERGED_DIR / s.senior
         if all((d / f"{s.file}{x}").is_file() for d in (dest, kept) for x in (".txt", ".ann")):
             book.entries.add((s.senior, s.file))
 
@@ -386,7 +399,7 @@ def _review_states(root: Path, states: list[FileState], book: publish.Ledger, co
             assert doc_a is not None and doc_b is not None
             merged, merge_counts = merge_versions([(a, without_markers(doc_a)), (b, without_markers(doc_b))])
             dest = root / PHASE2_DIR / s.senior
-            kept = root / REVIEW_DIR / MERGED_DIR / s.senior
+            kept = root / REVIEW_DIR / REVIEW_MERGED_DIR / s.senior
             published = (s.senior, s.file) in book
             if not published and _whole_on_disk(dest, kept, s.file):
                 # published by a run killed before its ledger line, or moved here with its reference by a
@@ -455,10 +468,10 @@ def discard_notes(versions: Mapping[str, Checked]) -> dict[str, list[str]]:
 def _write_reports(root: Path, report: dict[str, Any], agreement: dict[str, Any]) -> None:
     """``review/report.*`` and ``review/agreement.*``, each written beside itself and renamed."""
     out = root / REVIEW_DIR
-    publish.write_text(out / "report.json", json.dumps(report, indent=1, sort_keys=True) + "\n")
-    publish.write_text(out / "report.md", format_report(report))
-    publish.write_text(out / "agreement.json", json.dumps(agreement, indent=1, sort_keys=True) + "\n")
-    publish.write_text(out / "agreement.md", format_agreement_summary(agreement))
+    publish.write_text(out / REVIEW_REPORT_JSON, json.dumps(report, indent=1, sort_keys=True) + "\n")
+    publish.write_text(out / REVIEW_REPORT_MD, format_report(report))
+    publish.write_text(out / REVIEW_AGREEMENT_JSON, json.dumps(agreement, indent=1, sort_keys=True) + "\n")
+    publish.write_text(out / REVIEW_AGREEMENT_MD, format_agreement_summary(agreement))
     report["agreement"] = agreement
 
 

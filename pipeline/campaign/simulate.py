@@ -60,13 +60,21 @@ from typing import Any
 from pipeline.brat.modality import NEGATED, format_note, parse_note
 from pipeline.brat.standoff import Attribute, BratDocument, Note, Relation, TextBound, dumps, parse_ann
 from pipeline.brat.validate import AnnotationConf, parse_annotation_conf, validate_document
-from pipeline.campaign import deploy
 from pipeline.campaign.conf import CAMPAIGN_DONE_TYPE, undisputed_type
 from pipeline.campaign.documents import canonical, is_finished, without_markers
 from pipeline.campaign.finalize import remove_annotations
-from pipeline.campaign.layout import DISAGREEMENT, DISCARD_REASON, DISCARD_REASONS, DISCARD_TYPE, PHASE1_DIR, PHASE2_DIR
+from pipeline.campaign.layout import (
+    DISAGREEMENT,
+    DISCARD_REASON,
+    DISCARD_REASONS,
+    DISCARD_TYPE,
+    PHASE1_DIR,
+    PHASE2_DIR,
+    PREANNOTATION_DIR,
+    CampaignError,
+    read_campaign,
+)
 from pipeline.campaign.locks import document_lock
-from pipeline.campaign.phase1 import CampaignError, read_campaign
 from pipeline.store import write_atomic
 
 log = logging.getLogger(__name__)
@@ -519,7 +527,7 @@ def simulate_phase1(campaign_dir: Path, reference_dir: Path, seed: int,
     """
     root = Path(campaign_dir)
     campaign = read_campaign(root)
-    pre = root / deploy.PREANNOTATION_DIR
+    pre = root / PREANNOTATION_DIR
     if not Path(reference_dir).is_dir():
         raise CampaignError(f"{reference_dir}: no such reference collection")
     work = list(_phase1_work(campaign))

@@ -42,7 +42,6 @@ from typing import Any
 
 from pipeline.brat.standoff import BratTextError, parse_ann, read_document, read_text
 from pipeline.campaign import assignments as asg
-from pipeline.campaign import deploy
 from pipeline.campaign import finalized as finalized_mod
 from pipeline.campaign import guidelines as guidelines_mod
 from pipeline.campaign import models as models_mod
@@ -55,11 +54,17 @@ from pipeline.campaign.documents import (
     read_checked,
     relation_changes,
 )
-from pipeline.campaign.layout import PHASE1_DIR, PHASE2_DIR, REVIEW_DIR
+from pipeline.campaign.layout import (
+    PHASE1_DIR,
+    PHASE2_DIR,
+    PREANNOTATION_DIR,
+    REVIEW_DIR,
+    REVIEW_LEDGER,
+    REVIEW_MERGED_DIR,
+    read_campaign,
+)
 from pipeline.campaign.merge import count_marks
-from pipeline.campaign.phase1 import read_campaign
-from pipeline.campaign.publish import LEDGER_FILE, Ledger
-from pipeline.campaign.review import MERGED_DIR
+from pipeline.campaign.publish import Ledger
 from pipeline.campaign.suggestions import suggestion_counts
 
 COLUMNS = ("assigned", "in_collection", "untouched", "edited", "done", "discarded", "held_back",
@@ -166,14 +171,15 @@ def campaign_status(campaign_dir: str | Path) -> dict[str, Any]:
         if entry["phase2"]:
             files.setdefault((entry["phase2"], 2), []).extend(entry["files"])
     rows = []
-    pre = root / deploy.PREANNOTATION_DIR
-    ledger = Ledger.read(root / REVIEW_DIR / LEDGER_FILE)  # the phase-2 documents review has published
+    pre = root / PREANNOTATION_DIR
+    ledger = Ledger.read(root / REVIEW_DIR / REVIEW_LEDGER)  # the phase-2 documents review has published
     for (person, phase), names in sorted(files.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         if phase == 1:
             row = _person_status(root / PHASE1_DIR / person, pre, pre, names, 1)
             row["suggestions"] = suggestion_counts(root, f"{PHASE1_DIR}/{person}")
         else:
-            row = _person_status(root / PHASE2_DIR / person, root / REVIEW_DIR / MERGED_DIR / person, pre, names, 2,
+            merged = root / REVIEW_DIR / REVIEW_MERGED_DIR / person
+            row = _person_status(root / PHASE2_DIR / person, merged, pre, names, 2,
                                  frozenset(f for s, f in ledger.entries if s == person))
         rows.append({"person": person, "phase": phase, **row})
     return {"campaign": str(root), "rows": rows, "finalized": _finalized_status(root),

@@ -33,11 +33,10 @@ from typing import Any
 
 from pipeline.brat.standoff import BratDocument, TextBound, read_document
 from pipeline.campaign.durable import ensure_private_dir
+from pipeline.campaign.layout import SUGGESTIONS_DIR
 
 log = logging.getLogger(__name__)
 
-SUGGESTIONS_DIR = "suggestions"
-"""The directory of the suggestion records in the campaign directory."""
 OUTCOMES = ("kept", "retyped", "deleted")
 """What became of a suggestion (see the module docstring)."""
 

@@ -42,20 +42,22 @@ from pipeline.campaign import deploy
 from pipeline.campaign import users as users_mod
 from pipeline.campaign.conf import write_campaign_conf_files
 from pipeline.campaign.guide import GUIDE_FILE, annotator_guide
+from pipeline.campaign.layout import (
+    ARCHIVE_DIR,
+    ASSIGNMENTS_HISTORY,
+    DEPLOY_NOTE,
+    PREANNOTATION_DIR,
+    TEAM_PENDING,
+    CampaignError,
+    access_roles,
+    check_ids,
+    read_campaign,
+)
 from pipeline.campaign.locks import document_lock
-from pipeline.campaign.phase1 import CampaignError, access_roles, check_ids, read_campaign
 from pipeline.store import write_atomic
 
 log = logging.getLogger(__name__)
 
-ARCHIVE_DIR = "archive"
-PENDING_FILE = ".team-pending.json"
-"""What a team change still has to do once ``campaign.json`` records it.
-
-History lines, givers' copies to archive, an access to revoke: written before ``campaign.json`` and
-removed when done; a command killed in between leaves it, and the next team command finishes it
-([`finish_pending`][pipeline.campaign.team.finish_pending]).
-"""
 STARTED_CHOICES = ("keep", "move")
 
 
@@ -157,8 +159,8 @@ def _refuse(problems: Mapping[str, list[str]]) -> None:
 
 def _load(root: Path) -> dict[str, Any]:
     campaign = read_campaign(root)
-    if not (root / deploy.PREANNOTATION_DIR).is_dir():
-        raise CampaignError(f"{root}: no {deploy.PREANNOTATION_DIR}/ (write the campaign with batches)")
+    if not (root / PREANNOTATION_DIR).is_dir():
+        raise CampaignError(f"{root}: no {PREANNOTATION_DIR}/ (write the campaign with batches)")
     return campaign
 
 
@@ -377,14 +379,14 @@ def plan_reassign(root: Path, documents: Sequence[str], to: str, *, giver: str, 
 def _prepare_collection(root: Path, phase: str, person: str, campaign: Mapping[str, Any]) -> None:
     dest = asg.collection_dir(root, phase, person)
     if phase == "1":
-        pre = root / deploy.PREANNOTATION_DIR
+        pre = root / PREANNOTATION_DIR
         # every configuration file, not only the first written: a killed run may have written some
         if not all((dest / name).is_file() for name in CONF_FILES if (pre / name).is_file()):
             write_campaign_conf_files(pre, dest)
         kind = 1
     else:
         annotators = sorted({p for e in campaign["documents"] if e.get("phase2") == person for p in e["phase1"]})
-        write_campaign_conf_files(root / deploy.PREANNOTATION_DIR, dest, annotators)
+        write_campaign_conf_files(root / PREANNOTATION_DIR, dest, annotators)
         kind = 2
     if not (dest / GUIDE_FILE).is_file() or phase == "2":
         write_atomic(dest / GUIDE_FILE, annotator_guide(dest, person, kind).encode("utf-8"))
@@ -536,7 +538,7 @@ def write_pending(root: Path, campaign: Mapping[str, Any], changes: Sequence[Map
                   deploy: bool = False) -> None:
     """Record what is left to do once a team change's ``campaign.json`` is saved.
 
-    Written atomically to [`PENDING_FILE`][pipeline.campaign.team.PENDING_FILE], before ``campaign.json``.
+    Written atomically to [`TEAM_PENDING`][pipeline.campaign.layout.TEAM_PENDING], before ``campaign.json``.
 
     Args:
         root: The campaign directory ``CAMPAIGN_DIR``.
@@ -549,11 +551,11 @@ def write_pending(root: Path, campaign: Mapping[str, Any], changes: Sequence[Map
     """
     pending = {"campaign": campaign, "changes": list(changes), "archive": [list(a) for a in archive],
                "when": when, "leaving": leaving, "deploy": deploy}
-    write_atomic(Path(root) / PENDING_FILE, json.dumps(pending, ensure_ascii=False).encode("utf-8"))
+    write_atomic(Path(root) / TEAM_PENDING, json.dumps(pending, ensure_ascii=False).encode("utf-8"))
 
 
 def finish_pending(root: Path) -> dict[str, int]:
-    """Finish the team change [`PENDING_FILE`][pipeline.campaign.team.PENDING_FILE] describes, if any.
+    """Finish the team change [`TEAM_PENDING`][pipeline.campaign.layout.TEAM_PENDING] describes, if any.
 
     When ``campaign.json`` records the change: ``manifest.csv``, its history lines (unless the history
     already ends with them), the givers' copies archived, the access revoked (a missing user is logged,
@@ -571,14 +573,14 @@ def finish_pending(root: Path) -> dict[str, int]:
         CampaignError: If ``campaign.json`` cannot be read.
     """
     root = Path(root)
-    path = root / PENDING_FILE
+    path = root / TEAM_PENDING
     done = {"archived": 0, "revoked": 0}
     if not path.is_file():
         return done
     pending = json.loads(path.read_text(encoding="utf-8"))
     if read_campaign(root) == pending["campaign"]:
         asg.write_manifest_csv(root, pending["campaign"])  # killed between campaign.json and manifest.csv
-        history = root / asg.HISTORY_FILE
+        history = root / ASSIGNMENTS_HISTORY
         lines = "".join(json.dumps(c, ensure_ascii=False, sort_keys=True) + "\n" for c in pending["changes"])
         if not (history.is_file() and history.read_text(encoding="utf-8").endswith(lines)):
             asg.record(root, pending["changes"])
@@ -603,7 +605,7 @@ def _update_deploy_note(root: Path, campaign: Mapping[str, Any]) -> None:
     annotators = sorted(p for p, r in roles.items() if "annotator" in r and p in active)
     seniors = sorted(p for p, r in roles.items() if "senior" in r and p in active)
     managers = sorted(p for p, r in roles.items() if "manager" in r)
-    write_atomic(root / deploy.DEPLOY_NOTE, deploy.deployment_note(annotators, seniors, managers).encode("utf-8"))
+    write_atomic(root / DEPLOY_NOTE, deploy.deployment_note(annotators, seniors, managers).encode("utf-8"))
 
 
 def replace(root: Path, old: str, new: str, *, started: str | None = None, when: str = "",

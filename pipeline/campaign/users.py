@@ -43,18 +43,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pipeline.campaign.deploy import ID_RE
 from pipeline.campaign.durable import TMP_MARK, ensure_private_dir, write_replace
+from pipeline.campaign.layout import ACCESS_DIR, ID_RE, USERS_FILE, USERS_LOCK
 from pipeline.errors import InputError
 
 log = logging.getLogger(__name__)
 
-ACCESS_DIR = "access"
-"""The users' directory in the campaign directory (mode 0700, never served)."""
-USERS_FILE = "users.json"
-"""The users file's name in ``access/``."""
-LOCK_FILE = "users.lock"
-"""The users file's advisory lock in ``access/``."""
 FORMAT = "pgx-corpus users 1"
 """The users file's ``format`` value."""
 ROLES = frozenset({"annotator", "senior", "manager"})
@@ -220,7 +214,7 @@ def _locked(campaign_dir: Path) -> Iterator[Path]:
     """Hold the users file's write lock (threads and processes); yields the file's path."""
     directory = ensure_private_dir(Path(campaign_dir) / ACCESS_DIR)
     with _write_guard:
-        fd = os.open(directory / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        fd = os.open(directory / USERS_LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             # every writer holds this lock: a temporary of the users file here was left by a killed one

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pipeline.brat import validate
 from pipeline.campaign import batches, users
-from pipeline.campaign.phase1 import CampaignError
+from pipeline.campaign.layout import CampaignError
 from pipeline.schema import DEFAULT_SCHEMA, SchemaError, load_schema
 
 log = logging.getLogger(__name__)

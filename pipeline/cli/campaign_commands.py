@@ -18,7 +18,7 @@ from pathlib import Path
 from pipeline.campaign import review as review_mod
 from pipeline.campaign import status as status_mod
 from pipeline.campaign.journal import Journal, JournalError
-from pipeline.campaign.phase1 import CampaignError
+from pipeline.campaign.layout import REVIEW_DIR, CampaignError
 from pipeline.cli.corpus_commands import _existing_dir
 from pipeline.cli.exitcodes import ExitCode
 from pipeline.schema import DEFAULT_SCHEMA, SchemaError, load_schema
@@ -156,7 +156,7 @@ def run_review(args: argparse.Namespace) -> int:
         return code
     print(f"{d['assigned']} documents: {d['ready']} ready ({counts['added']} added to the seniors' collections "
           f"now), {d['discarded']} discarded, {d['held_back']} held back, {d['pending']} pending; reports in "
-          f"{Path(args.campaign_dir) / 'review'}")
+          f"{Path(args.campaign_dir) / REVIEW_DIR}")
     return code
 
 

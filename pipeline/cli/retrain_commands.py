@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.brat.limits import LimitError, check_collections
+from pipeline.campaign.layout import CAMPAIGN_MANIFEST, MODELS_ENTITIES_DIR, MODELS_RELATIONS_DIR, PHASE2_DIR
 from pipeline.cli import training_input
 from pipeline.cli.campaign_commands import add_campaign_command
 from pipeline.cli.corpus_commands import _existing_dir
@@ -46,7 +47,7 @@ def build_key_source(campaign_dir: Path) -> tuple[str | None, str | None, str]:
             ``pubtator-file``) and ``lexicon`` (None when unknown), and a phrase saying where they were read.
     """
     try:
-        manifest = json.loads((campaign_dir / "campaign.json").read_text(encoding="utf-8"))
+        manifest = json.loads((campaign_dir / CAMPAIGN_MANIFEST).read_text(encoding="utf-8"))
         build = (manifest.get("provenance") or {}).get("build_manifest")
     except (OSError, ValueError, AttributeError):
         return None, None, "the campaign records no build: build's default"
@@ -97,7 +98,7 @@ def run_retrain(args: argparse.Namespace) -> int:  # noqa: C901 - one refusal af
 
     started = time.perf_counter()
     campaign: Path = args.campaign_dir
-    if not (campaign / "phase2").is_dir() and not (campaign / "campaign.json").is_file():
+    if not (campaign / PHASE2_DIR).is_dir() and not (campaign / CAMPAIGN_MANIFEST).is_file():
         return _refuse(f"{campaign}: not a campaign (no campaign.json, no phase2/)")
     for d in args.also:
         if not d.is_dir():
@@ -195,8 +196,8 @@ def run_retrain(args: argparse.Namespace) -> int:  # noqa: C901 - one refusal af
                        "campaign_data_sha256": digest}
     number = models.next_version(campaign)
     version = models.version_name(number)
-    rel_dir = models.models_dir(campaign) / models.RELATIONS_DIR
-    ent_dir = models.models_dir(campaign) / models.ENTITIES_DIR
+    rel_dir = models.models_dir(campaign) / MODELS_RELATIONS_DIR
+    ent_dir = models.models_dir(campaign) / MODELS_ENTITIES_DIR
     rel_dir.mkdir(parents=True, exist_ok=True)
     from pipeline.campaign.durable import write_new
 

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from pipeline.campaign import simulate as simulate_mod
-from pipeline.campaign.phase1 import CampaignError
+from pipeline.campaign.layout import CampaignError
 from pipeline.cli.campaign_commands import add_campaign_command
 from pipeline.cli.exitcodes import ExitCode
 

@@ -20,13 +20,12 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from pipeline.campaign import assignments as asg
 from pipeline.campaign import calibration as calibration_mod
 from pipeline.campaign import guidelines as guidelines_mod
 from pipeline.campaign import importing as importing_mod
 from pipeline.campaign import team as team_mod
 from pipeline.campaign import users as users_mod
-from pipeline.campaign.phase1 import CampaignError
+from pipeline.campaign.layout import ASSIGNMENTS_HISTORY, CAMPAIGN_MANIFEST, CampaignError
 from pipeline.campaign.publish import clean_tree
 from pipeline.cli.brat_commands import print_passwords
 from pipeline.cli.campaign_commands import add_campaign_command
@@ -48,7 +47,7 @@ def _report(command: str, root: Path, result: team_mod.Result) -> int:
         print(f"{doc}: started, left with its annotator to finish or discard")
     for person in result.revoked:
         print(f"{person}: access revoked")
-    print(f"{len(result.moves)} document(s) moved; history in {root / asg.HISTORY_FILE}")
+    print(f"{len(result.moves)} document(s) moved; history in {root / ASSIGNMENTS_HISTORY}")
     print_passwords(result.passwords, root)
     return int(ExitCode.OK)
 
@@ -62,7 +61,7 @@ def _clean(campaign_dir: Path) -> None:
     """
     if Path(campaign_dir).is_dir():
         clean_tree(Path(campaign_dir))
-        if (Path(campaign_dir) / "campaign.json").is_file():
+        if (Path(campaign_dir) / CAMPAIGN_MANIFEST).is_file():
             team_mod.finish_pending(Path(campaign_dir))  # a killed team change that campaign.json records
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pipeline.campaign import users as users_mod
 from pipeline.campaign.journal import JournalError
-from pipeline.campaign.phase1 import CampaignError, read_campaign
+from pipeline.campaign.layout import CampaignError, read_campaign
 from pipeline.cli.brat_commands import print_passwords
 from pipeline.cli.campaign_commands import add_campaign_command
 from pipeline.cli.exitcodes import ExitCode

@@ -34,8 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.campaign.durable import fsync_dir
-from pipeline.campaign.journal import JOURNAL_DIR, LOG_FILE, OBJECTS_DIR, Journal
-from pipeline.campaign.locks import LOCKS_DIR, document_lock
+from pipeline.campaign.journal import Journal
+from pipeline.campaign.layout import CAMPAIGN_MANIFEST, JOURNAL_DIR, JOURNAL_LOG, JOURNAL_OBJECTS_DIR, LOCKS_DIR
+from pipeline.campaign.locks import document_lock
 from pipeline.errors import InputError
 from pipeline.store import clean_temporaries
 
@@ -120,7 +121,7 @@ def _walk(root: Path, skip_top: tuple[str, ...] = ()) -> Iterator[tuple[str, lis
 
 def _check(campaign_dir: Path, out: Path) -> tuple[Path, Path]:
     root = campaign_dir.resolve()
-    if not (root / "campaign.json").is_file():
+    if not (root / CAMPAIGN_MANIFEST).is_file():
         raise BackupError(f"{campaign_dir}: not a campaign directory (no campaign.json)")
     target = out.resolve()
     if target == root or root in target.parents:
@@ -187,9 +188,9 @@ def backup(campaign_dir: Path, out: Path) -> BackupSummary:
             members.append(_Member(_info(full, (root / full).stat()), None))
             for f in files:
                 path = root / full / f
-                if full == JOURNAL_DIR and f == LOG_FILE:
+                if full == JOURNAL_DIR and f == JOURNAL_LOG:
                     members.append(_Member(_info(_join(full, f), path.stat(), len(log_data)), log_data))
-                elif full.startswith(f"{JOURNAL_DIR}/{OBJECTS_DIR}/"):
+                elif full.startswith(f"{JOURNAL_DIR}/{JOURNAL_OBJECTS_DIR}/"):
                     members.append(_Member(_info(_join(full, f), path.stat()), None, path))
                 else:
                     data = path.read_bytes()

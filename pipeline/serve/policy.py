@@ -37,15 +37,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.campaign.finalized import RecordError, read_record, record_path
-from pipeline.campaign.layout import CAMPAIGN_MANIFEST, PHASE1_DIR, PHASE2_DIR
-from pipeline.campaign.phase1 import CampaignError, read_campaign
+from pipeline.campaign.layout import CAMPAIGN_MANIFEST, FINAL_DIR, PHASE1_DIR, PHASE2_DIR, CampaignError, read_campaign
 from pipeline.campaign.users import Person
 
 log = logging.getLogger(__name__)
-
-FINAL_DIR = "final"
-"""The finalized collection's name (brat's ``/final/``), and its directory in campaigns finalized before the
-finalize record."""
 
 READ_ACTIONS = frozenset({
     "getCollectionInformation", "getDocument", "getDocumentTimestamp", "downloadFile", "downloadCollection",

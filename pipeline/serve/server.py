@@ -51,21 +51,18 @@ from waitress.server import BaseWSGIServer, create_server
 from waitress.task import ErrorTask
 from waitress.utilities import RequestEntityTooLarge, RequestHeaderFieldsTooLarge
 
-from pipeline.campaign.layout import PHASE1_DIR
-from pipeline.campaign.locks import LOCKS_DIR
-from pipeline.campaign.phase1 import CampaignError, read_campaign
+from pipeline.campaign.layout import (
+    ACCESS_DIR,
+    LOCKS_DIR,
+    PHASE1_DIR,
+    SERVE_LOCK,
+    USERS_FILE,
+    CampaignError,
+    read_campaign,
+)
 from pipeline.serve.app import SECURITY_HEADERS, ServeApp
 
 log = logging.getLogger(__name__)
-
-SERVE_LOCK = "serve.lock"
-"""The lock file's name in the campaign's ``locks/`` directory."""
-USERS_FILE = Path("access") / "users.json"
-"""Where the campaign's users are, relative to the campaign directory (outside every served directory).
-
-See [`pipeline.campaign.users`][pipeline.campaign.users].
-"""
-
 
 PROXY_HEADERS = frozenset({"x-forwarded-for", "x-forwarded-proto"})
 """The headers waitress takes from the trusted proxy (the client's address and the scheme)."""
@@ -294,7 +291,7 @@ def check_campaign(campaign_dir: Path) -> Path:
 
     Raises:
         ServeError: If it does not exist, its ``campaign.json`` cannot be read, it has no ``phase1/``,
-            or no users file ([`USERS_FILE`][pipeline.serve.server.USERS_FILE]).
+            or no users file (``access/users.json``).
     """
     root = Path(campaign_dir)
     if not root.is_dir():
@@ -305,8 +302,8 @@ def check_campaign(campaign_dir: Path) -> Path:
         raise ServeError(f"{exc} (a half-written campaign directory?)") from exc
     if not (root / PHASE1_DIR).is_dir():
         raise ServeError(f"{root}: no {PHASE1_DIR}/ directory (a half-written campaign directory?)")
-    if not (root / USERS_FILE).is_file():
-        raise ServeError(f"{root / USERS_FILE}: no users file; create the campaign's users first "
+    if not (root / ACCESS_DIR / USERS_FILE).is_file():
+        raise ServeError(f"{root / ACCESS_DIR / USERS_FILE}: no users file; create the campaign's users first "
                          "(pgx-corpus campaign users)")
     return root.resolve()
 

@@ -49,8 +49,9 @@ from pipeline.brat.standoff import BratDocument, BratTextError, parse_ann, read_
 from pipeline.campaign import suggestions as records
 from pipeline.campaign.documents import load_conf
 from pipeline.campaign.journal import Journal
+from pipeline.campaign.layout import MODELS_RELATIONS_DIR
 from pipeline.campaign.locks import document_lock
-from pipeline.campaign.models import RELATIONS_DIR, SHIPPED, models_dir, select_scorer
+from pipeline.campaign.models import SHIPPED, models_dir, select_scorer
 from pipeline.nlp.relations.rules import DEFAULT_RULES, RelationRules, load_rules, rule_files
 from pipeline.nlp.relations.suggest import Allowed, schema_allowed, suggest_relations
 from pipeline.nlp.spacy_models import DEFAULT_MODEL, load_parser
@@ -137,7 +138,7 @@ def campaign_resources(campaign_dir: Path, shipped: Resources, rules_path: Path 
     """
     shipped_file = Path(rule_files(rules_path)[-1])
     # IN_USE only in a campaign that has retrained: serve writes nothing else into a campaign at start
-    retrained = (models_dir(campaign_dir) / RELATIONS_DIR).is_dir()
+    retrained = (models_dir(campaign_dir) / MODELS_RELATIONS_DIR).is_dir()
     choice = select_scorer(campaign_dir, shipped.schema, shipped.rules.scorer, shipped_file,
                            write_in_use=retrained)
     if choice.path is None or choice.version == SHIPPED:

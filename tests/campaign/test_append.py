@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from pipeline.brat.conf import write_conf_files
+from pipeline.campaign.layout import APPEND_PENDING
 from pipeline.cli import main
 from tests.campaign.builders import SCHEMA, TEXTS, build_campaign
 from tests.campaign.test_finalize import tree
@@ -207,8 +208,8 @@ def test_an_interrupted_append_is_completed_not_blocked(tmp_path: Path, monkeypa
     with pytest.raises(KeyboardInterrupt):
         append_mod.append_to_campaign(collection, campaign, roster(tmp_path))
     monkeypatch.setattr(append_mod.publish, "write_document", real)
-    assert (campaign / append_mod.JOURNAL).is_file() and written
+    assert (campaign / APPEND_PENDING).is_file() and written
     assert main(["campaign", "append", str(campaign), *args]) == 0
-    assert not (campaign / append_mod.JOURNAL).exists()
+    assert not (campaign / APPEND_PENDING).exists()
     strip = {k: v for k, v in tree(reference).items() if not k.startswith("locks/")}
     assert {k: v for k, v in tree(campaign).items() if not k.startswith("locks/")} == strip

@@ -14,7 +14,7 @@ from pipeline import cli
 from pipeline.brat.standoff import dumps, read_document
 from pipeline.brat.validate import validate_collection
 from pipeline.campaign.batches import RosterError, prepare_batches
-from pipeline.campaign.phase1 import CampaignError
+from pipeline.campaign.layout import CampaignError
 from pipeline.campaign.review import review
 from pipeline.campaign.status import campaign_status, format_markdown
 from pipeline.campaign.users import Person, UserStore

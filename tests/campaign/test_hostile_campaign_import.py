@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from pipeline import cli
-from pipeline.campaign.importing import NEW_CAMPAIGN_PENDING
+from pipeline.campaign.layout import IMPORT_PENDING
 from tests.campaign.test_importing import GENE, work_dir
 from tests.campaign.test_team import make_collection
 
@@ -154,7 +154,7 @@ def test_a_refused_new_campaign_leaves_nothing(tmp_path: Path, setup: tuple[Path
     assert cli.main(_import(root, work, *args)) == 2
     assert message in capsys.readouterr().err
     assert _tree(tmp_path) == before
-    assert not (root / NEW_CAMPAIGN_PENDING).exists()
+    assert not (root / IMPORT_PENDING).exists()
 
 
 def test_a_new_campaign_that_fails_after_writing_is_removed(

@@ -14,7 +14,7 @@ from pipeline.campaign import assignments as asg
 from pipeline.campaign.conf import undisputed_type
 from pipeline.campaign.documents import entity_keys, is_done
 from pipeline.campaign.importing import import_work
-from pipeline.campaign.phase1 import read_campaign
+from pipeline.campaign.layout import read_campaign
 from pipeline.campaign.review import review
 from pipeline.corpus.brat_export import export_collection
 from pipeline.schema import load_schema

@@ -1,36 +1,17 @@
-"""docs/reference/campaign-layout.md against the code: every part of a campaign directory that a module names is
-listed on the page, and every part the page lists is one the code names."""
+"""docs/reference/campaign-layout.md against pipeline.campaign.layout: every top-level part of a campaign directory
+that the module names (TOP_LEVEL) is listed on the page, and every part the page lists is one the module names."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-from pipeline.campaign import (
-    assignments,
-    calibration,
-    finalized,
-    guidelines,
-    journal,
-    layout,
-    locks,
-    models,
-    suggestions,
-    team,
-    users,
-)
-from pipeline.campaign.deploy import PREANNOTATION_DIR
-from pipeline.serve.policy import FINAL_DIR
+from pipeline.campaign import layout
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "reference" / "campaign-layout.md"
 
-#: the top-level parts of CAMPAIGN_DIR, as the modules that write them name them
-CODE_PARTS = {
-    layout.PHASE1_DIR, layout.PHASE2_DIR, layout.REVIEW_DIR, PREANNOTATION_DIR, layout.CAMPAIGN_MANIFEST,
-    layout.ASSIGNMENTS_CSV, users.ACCESS_DIR, journal.JOURNAL_DIR, locks.LOCKS_DIR, assignments.HISTORY_FILE,
-    calibration.CALIBRATION_DIR, guidelines.SNAPSHOT_DIR, team.ARCHIVE_DIR, FINAL_DIR, finalized.RECORD_FILE,
-    suggestions.SUGGESTIONS_DIR, "DEPLOY.md", models.MODELS_DIR,
-}
+#: the top-level parts of CAMPAIGN_DIR, as the one module that names them lists them
+CODE_PARTS = layout.TOP_LEVEL
 
 
 def listed_parts() -> set[str]:

@@ -10,6 +10,7 @@ import pytest
 
 from pipeline.campaign import publish
 from pipeline.campaign.batches import prepare_batches
+from pipeline.campaign.layout import REVIEW_LEDGER
 from pipeline.campaign.review import review
 from tests.campaign.test_campaign import SCHEMA, make_collection, simulate, write_roster
 
@@ -31,7 +32,7 @@ def test_a_half_written_phase2_document_is_written_again(reviewed: Path) -> None
     doc = reviewed / "phase2" / "dave" / "100_1.ann"
     merged = (reviewed / "review" / "merged" / "dave" / "100_1.ann").read_bytes()
     assert doc.read_bytes() == merged and merged
-    ledger = reviewed / "review" / publish.LEDGER_FILE
+    ledger = reviewed / "review" / REVIEW_LEDGER
     assert ledger.read_text(encoding="utf-8") == "dave\t100_1\n"
     # an earlier version killed between the .txt and the .ann: the .ann empty, the ledger without it
     doc.write_bytes(b"")
@@ -55,17 +56,17 @@ def test_a_published_document_that_has_gone_is_reported_not_recreated(
 
 
 def test_a_campaign_reviewed_before_the_ledger_keeps_its_senior_work(reviewed: Path) -> None:
-    (reviewed / "review" / publish.LEDGER_FILE).unlink()
+    (reviewed / "review" / REVIEW_LEDGER).unlink()
     doc = reviewed / "phase2" / "dave" / "100_1.ann"
     doc.write_text("T1\tChemical 0 8\tWarfarin\n", encoding="utf-8")  # the senior's work
     counts: Counter[str] = Counter()
     review(reviewed, SCHEMA, counts)
     assert counts["added"] == 0 and doc.read_text(encoding="utf-8") == "T1\tChemical 0 8\tWarfarin\n"
-    assert (reviewed / "review" / publish.LEDGER_FILE).read_text(encoding="utf-8") == "dave\t100_1\n"
+    assert (reviewed / "review" / REVIEW_LEDGER).read_text(encoding="utf-8") == "dave\t100_1\n"
 
 
 def test_ledger_ignores_a_line_cut_by_a_kill(tmp_path: Path) -> None:
-    path = tmp_path / publish.LEDGER_FILE
+    path = tmp_path / REVIEW_LEDGER
     path.write_text("s1\ta_1\ns2\tb_", encoding="utf-8")
     book = publish.Ledger.read(path)
     assert book.entries == {("s1", "a_1")}

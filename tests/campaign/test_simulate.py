@@ -15,8 +15,7 @@ from pipeline.brat.standoff import read_collection
 from pipeline.campaign import simulate
 from pipeline.campaign.conf import undisputed_type
 from pipeline.campaign.documents import is_done, is_finished
-from pipeline.campaign.layout import DISAGREEMENT, DISCARD_TYPE
-from pipeline.campaign.phase1 import CampaignError
+from pipeline.campaign.layout import DISAGREEMENT, DISCARD_TYPE, CampaignError
 from pipeline.schema import load_schema
 
 SCHEMA = load_schema()

@@ -23,10 +23,16 @@ from pipeline.campaign.append import append_to_campaign
 from pipeline.campaign.batches import prepare_batches
 from pipeline.campaign.conf import CAMPAIGN_DONE_TYPE, undisputed_type
 from pipeline.campaign.documents import canonical, is_finished, without_markers
-from pipeline.campaign.layout import DISAGREEMENT, DISCARD_TYPE
+from pipeline.campaign.layout import (
+    ASSIGNMENTS_HISTORY,
+    DISAGREEMENT,
+    DISCARD_TYPE,
+    CampaignError,
+    access_roles,
+    read_campaign,
+)
 from pipeline.campaign.locks import document_lock
 from pipeline.campaign.merge import strip_dispute
-from pipeline.campaign.phase1 import CampaignError, access_roles, read_campaign
 from pipeline.campaign.review import review
 from pipeline.campaign.simulate import mark, remove_annotation
 from pipeline.campaign.status import campaign_status
@@ -106,7 +112,7 @@ def check(root: Path) -> dict[str, Any]:
     assert not in_phase2 or max(in_phase2.values()) == 1
     # manifest.csv derived from campaign.json, the history replays to it
     assert (root / "manifest.csv").read_text(encoding="utf-8") == asg.manifest_text(campaign)
-    if (root / asg.HISTORY_FILE).exists():
+    if (root / ASSIGNMENTS_HISTORY).exists():
         assert asg.replay(asg.read_history(root)) == set(asg.rows(campaign))
         assert all(r["reconciles"] for r in asg.person_history(root, campaign))
     # status counts reconcile with campaign.json

@@ -15,7 +15,7 @@ import pytest
 from pipeline import cli
 from pipeline.campaign.batches import prepare_batches
 from pipeline.campaign.decisions import apply_decisions, load_decisions
-from pipeline.campaign.phase1 import CampaignError, read_campaign
+from pipeline.campaign.layout import CampaignError, read_campaign
 from pipeline.campaign.remerge import remerge
 from pipeline.campaign.review import review
 from pipeline.campaign.status import campaign_status

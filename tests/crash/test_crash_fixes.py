@@ -12,7 +12,7 @@ import pytest
 from pipeline.brat.conf import CONF_FILES
 from pipeline.campaign import guidelines
 from pipeline.campaign.journal import Journal
-from pipeline.campaign.phase1 import read_campaign
+from pipeline.campaign.layout import ASSIGNMENTS_HISTORY, IMPORT_PENDING, TEAM_PENDING, read_campaign
 from pipeline.campaign.team import _prepare_collection
 from tests.crash.scenarios import CHEM, _batches, _finished_copy, _journal, _quiet, collection, names
 
@@ -103,14 +103,13 @@ def _killed_after_campaign_json(root: Path) -> tuple[dict[str, object], list[dic
 
 def test_the_next_team_command_finishes_a_change_killed_after_campaign_json(tmp_path: Path) -> None:
     from pipeline.campaign.assignments import manifest_text
-    from pipeline.campaign.team import PENDING_FILE
 
     _batches(tmp_path, 1)
     root = tmp_path / "campaign"
     assert (root / "phase1" / "ann1" / "100_1.ann").is_file()
     campaign, _ = _killed_after_campaign_json(root)
     assert _quiet(tmp_path, ["campaign", "guideline", "campaign", "2", "Genes"]) == 0
-    assert not (root / PENDING_FILE).exists()
+    assert not (root / TEAM_PENDING).exists()
     assert not (root / "phase1" / "ann1" / "100_1.ann").exists()  # archived, not left with its giver
     assert list((root / "archive").glob("*/phase1/ann1/100_1.ann"))
     assert (root / "manifest.csv").read_text(encoding="utf-8") == manifest_text(campaign)
@@ -118,7 +117,7 @@ def test_the_next_team_command_finishes_a_change_killed_after_campaign_json(tmp_
 
 
 def test_a_change_killed_before_campaign_json_is_dropped(tmp_path: Path) -> None:
-    from pipeline.campaign.team import PENDING_FILE, finish_pending
+    from pipeline.campaign.team import finish_pending
 
     _batches(tmp_path, 1)
     root = tmp_path / "campaign"
@@ -128,7 +127,7 @@ def test_a_change_killed_before_campaign_json_is_dropped(tmp_path: Path) -> None
     history = root / "assignments.jsonl"
     kept = history.read_bytes() if history.exists() else None
     assert finish_pending(root) == {"archived": 0, "revoked": 0}
-    assert not (root / PENDING_FILE).exists() and (root / "phase1" / "ann1" / "100_1.ann").is_file()
+    assert not (root / TEAM_PENDING).exists() and (root / "phase1" / "ann1" / "100_1.ann").is_file()
     assert (history.read_bytes() if history.exists() else None) == kept
 
 
@@ -136,7 +135,7 @@ def test_an_import_killed_after_campaign_json_finishes_the_new_campaign_on_rerun
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Killed after the new campaign's campaign.json, before its manifest.csv and history: the rerun still
     treats it as new (its marker is there) and writes them; the marker goes."""
-    from pipeline.campaign import assignments, importing
+    from pipeline.campaign import assignments
 
     collection(tmp_path / "coll", names(range(100, 103), 1))
     _finished_copy(tmp_path, "coll", "work1", "Gene_or_protein")
@@ -150,9 +149,9 @@ def test_an_import_killed_after_campaign_json_finishes_the_new_campaign_on_rerun
     monkeypatch.setattr(assignments, "start_history", killed)
     assert _quiet(tmp_path, argv) != 0  # the command line turns the interruption into its exit status
     root = tmp_path / "imported"
-    assert (root / "campaign.json").is_file() and (root / importing.NEW_CAMPAIGN_PENDING).is_file()
+    assert (root / "campaign.json").is_file() and (root / IMPORT_PENDING).is_file()
     monkeypatch.undo()
     assert _quiet(tmp_path, argv) == 0
-    assert not (root / importing.NEW_CAMPAIGN_PENDING).exists()
-    assert (root / "manifest.csv").is_file() and (root / assignments.HISTORY_FILE).is_file()
+    assert not (root / IMPORT_PENDING).exists()
+    assert (root / "manifest.csv").is_file() and (root / ASSIGNMENTS_HISTORY).is_file()
     assert read_campaign(root)["provenance"]["imported"]

@@ -23,7 +23,7 @@ from typing import Any
 
 from pipeline.campaign.batches import prepare_batches
 from pipeline.campaign.finalize import finalize
-from pipeline.campaign.phase1 import read_campaign
+from pipeline.campaign.layout import read_campaign
 from pipeline.campaign.review import review
 from pipeline.campaign.users import create_users, revoke
 from pipeline.schema import load_schema

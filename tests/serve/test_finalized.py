@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from pipeline.campaign.finalize import finalize
-from pipeline.campaign.finalized import RECORD_FILE, RECORD_FORMAT, read_record
+from pipeline.campaign.finalized import RECORD_FORMAT, read_record
+from pipeline.campaign.layout import FINALIZE_RECORD
 from pipeline.campaign.locks import document_lock
 from pipeline.campaign.status import campaign_status, format_markdown
 from pipeline.cli import main
@@ -42,12 +43,12 @@ def finalize_outside(demo: Demo, out: Path) -> None:
 def test_finalize_writes_the_record(demo: Demo, tmp_path: Path) -> None:
     out = tmp_path / "out" / "final"
     finalize_outside(demo, out)
-    data = json.loads((demo.root / RECORD_FILE).read_text(encoding="utf-8"))
+    data = json.loads((demo.root / FINALIZE_RECORD).read_text(encoding="utf-8"))
     ann = demo.root / "phase2" / "dave" / f"{demo.finalized}.ann"
     assert data == {"format": RECORD_FORMAT, "final": str(out.resolve()),
                     "documents": {demo.finalized: {"senior": "dave", "ann_sha256": sha(ann)}}}
     assert (out / f"{demo.finalized}.ann").is_file()
-    assert (demo.root / RECORD_FILE).stat().st_mode & 0o777 == 0o600
+    assert (demo.root / FINALIZE_RECORD).stat().st_mode & 0o777 == 0o600
     # a second finalize to another --out updates it
     other = tmp_path / "elsewhere"
     finalize(demo.root, other, SCHEMA)
@@ -116,7 +117,7 @@ def test_serve_keeps_finalized_documents_read_only_wherever_final_is(demo: Demo,
 
 
 def test_a_campaign_finalized_before_the_record_still_holds(demo: Demo) -> None:
-    (demo.root / RECORD_FILE).unlink()  # finalized to CAMPAIGN_DIR/final by an older finalize
+    (demo.root / FINALIZE_RECORD).unlink()  # finalized to CAMPAIGN_DIR/final by an older finalize
     with LiveServer(ServeApp(demo.root)) as live:
         dave = HttpClient(live.port)
         dave.login("dave", demo.passwords["dave"])
@@ -131,7 +132,7 @@ def test_a_campaign_finalized_before_the_record_still_holds(demo: Demo) -> None:
 
 
 def test_an_unreadable_record_makes_phase2_read_only(demo: Demo) -> None:
-    (demo.root / RECORD_FILE).write_text("{not json", encoding="utf-8")
+    (demo.root / FINALIZE_RECORD).write_text("{not json", encoding="utf-8")
     with LiveServer(ServeApp(demo.root)) as live:
         dave = HttpClient(live.port)
         dave.login("dave", demo.passwords["dave"])

@@ -18,6 +18,7 @@ from pipeline.campaign.finalize import (
     doc_key,
 )
 from pipeline.campaign.layout import (
+    ASSIGNMENTS_CSV,
     DISCARD_REASON,
     DISCARD_TYPE,
     PHASE1_DIR,
@@ -111,7 +112,7 @@ def campaign_info(campaign: Path | None, final: Path, assigned: Sequence[str],
     if campaign is None:
         return None
     info: dict[str, Any] = {"annotators": 0, "seniors": 0, "held_back": None}
-    manifest = campaign / "manifest.csv"
+    manifest = campaign / ASSIGNMENTS_CSV
     if manifest.is_file():
         rows = list(csv.DictReader(io.StringIO(manifest.read_text(encoding="utf-8"))))
         info["annotators"] = len({r["annotator"] for r in rows if r.get("phase") in ("1", "phase1")})
