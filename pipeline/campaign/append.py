@@ -104,6 +104,27 @@ def _row_key(row: tuple[str, str, str]) -> tuple[Any, ...]:
     return doc_key(row[0]), row[1], row[2]
 
 
+def _drop_blocked(new_rows: list[tuple[str, str, str]], campaign: Path, counts: Counter[str], *,
+                  check: bool) -> list[tuple[str, str, str]]:
+    """The new rows less those of a document that already has a file where it would be written.
+
+    Such a document is left unassigned (logged, counted as ``documents_blocked``): its file is not this
+    command's to replace.  Without ``check`` (the rows of an interrupted append, whose files are this
+    command's) every row is kept.
+    """
+    phase1, pre = campaign / PHASE1_DIR, campaign / PREANNOTATION_DIR
+    blocked = set()
+    for doc, phase, person in new_rows if check else []:
+        targets = [phase1 / person] if phase == "1" else []
+        targets += [pre] if pre.is_dir() else []
+        if any((d / f"{doc}{suffix}").exists() for d in targets for suffix in (".txt", ".ann")):
+            blocked.add(doc)
+    for doc in sorted(blocked, key=doc_key):
+        log.warning("%s: a file for this new document already exists in %s; left unassigned", doc, campaign)
+    counts["documents_blocked"] += len(blocked)
+    return [r for r in new_rows if r[0] not in blocked]
+
+
 def append_to_campaign(
     collection: str | Path, campaign_dir: str | Path, roster: str | Path, *, seed: int = 13,
     counts: Counter[str] | None = None, skipped: list[tuple[str, str]] | None = None,
@@ -185,16 +206,7 @@ def append_to_campaign(
         log.warning("%s: completing an interrupted append (%d document(s))", campaign,
                     len({d for d, _, _ in pending}))
         new_rows = pending
-    blocked = set()
-    for doc, phase, person in new_rows if not pending else []:
-        targets = [phase1 / person] if phase == "1" else []
-        targets += [pre] if pre.is_dir() else []
-        if any((d / f"{doc}{suffix}").exists() for d in targets for suffix in (".txt", ".ann")):
-            blocked.add(doc)
-    for doc in sorted(blocked, key=doc_key):
-        log.warning("%s: a file for this new document already exists in %s; left unassigned", doc, campaign)
-    counts["documents_blocked"] += len(blocked)
-    new_rows = [r for r in new_rows if r[0] not in blocked]
+    new_rows = _drop_blocked(new_rows, campaign, counts, check=not pending)
 
     if record is not None:
         # a campaign written by `batches` has a user and a guide per person: append cannot add people

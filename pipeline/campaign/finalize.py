@@ -556,6 +556,22 @@ def _assigned_files(campaign: Path) -> list[str]:
     return _assigned_phase2(campaign)
 
 
+def _homogenized(name: str, doc: BratDocument, text: str, where: str, final_conf: validate_mod.AnnotationConf,
+                 settings: BratSettings, counts: Counter[str], findings: list[Finding]) -> BratDocument:
+    """Homogenize a document that passed its checks, and validate it as its final file will read.
+
+    Relation types stay as annotated (no relation map, see the module docstring).  The document is parsed
+    again from the text it will have, so line numbers are those of the final file; what that validation
+    finds is added to ``findings`` (kind ``invalid_after_homogenization``).
+    """
+    doc = homogenize(doc, {}, campaign_attributes=(DISAGREEMENT, settings.composite_attribute), counts=counts)
+    dumped = dumps(doc)
+    doc, _ = parse_ann(name, text, dumped, where + " (final)")
+    findings += [Finding(p.file, p.line, "invalid_after_homogenization", p.message)
+                 for p in validate_mod.validate_document(doc, dumped, final_conf, where + " (final)")]
+    return doc
+
+
 def collect(
     campaign_dir: str | Path,
     schema: Schema,
@@ -665,14 +681,7 @@ def collect(
                 findings.append(Finding(where.removesuffix(".ann") + ".txt", 0, "text_changed",
                                         f"text differs from {originals[name][0]}"))
             if not findings:
-                # relation types stay as annotated: no relation_map here (see the module docstring)
-                doc = homogenize(doc, {},
-                                 campaign_attributes=(DISAGREEMENT, settings.composite_attribute), counts=counts)
-                # parsed again from the text it will have, so line numbers are those of the final file
-                dumped = dumps(doc)
-                doc, _ = parse_ann(name, text, dumped, where + " (final)")
-                findings += [Finding(p.file, p.line, "invalid_after_homogenization", p.message)
-                             for p in validate_mod.validate_document(doc, dumped, final_conf, where + " (final)")]
+                doc = _homogenized(name, doc, text, where, final_conf, settings, counts, findings)
             if findings:
                 result.held_back[name] = sorted(set(findings))
                 for kind in sorted({f.kind for f in findings}):

@@ -14,6 +14,7 @@ from pipeline import names
 from pipeline.campaign import calibration, guidelines, layout, models, suggestions, team
 from pipeline.campaign.journal import Journal
 from pipeline.nlp.relations.rules import DEFAULT_RULES, load_rules
+from pipeline.serve.server import ServeLock
 from tests.campaign.test_team import make_collection
 from tests.serve.builders import SCHEMA, build_served_campaign
 
@@ -31,7 +32,10 @@ def _full_campaign(tmp: Path) -> Path:
     calib = make_collection(tmp / "calib", ["900_1"])
     calibration.add_round(root, calib, ["900_1"], reference=calib, when="2026-03-02T09:00:00+00:00")
     guidelines.record_version(root, "2", "clearer discards", when="2026-03-03T09:00:00+00:00")
-    # what campaign serve writes: a journaled save, a suggestion record, the relation scorer in use
+    # what campaign serve writes: its lock, a journaled save, a suggestion record, the relation scorer in use
+    lock = ServeLock(root)
+    lock.acquire()
+    lock.release()
     document = f"{layout.PHASE1_DIR}/bob/{demo.editable['bob']}"
     Journal(root).record("bob", document, (root / f"{document}.ann").read_bytes(), "createSpan")
     suggestions.append_records(suggestions.records_path(root, f"{layout.PHASE1_DIR}/bob", demo.editable["bob"]),
@@ -64,7 +68,7 @@ def test_the_named_parts_inside_are_the_ones_written(campaign_dir: Path) -> None
         root / layout.REVIEW_DIR / layout.REVIEW_MERGED_DIR, root / layout.REVIEW_DIR / layout.REVIEW_LEDGER,
         root / layout.REVIEW_DIR / layout.REVIEW_REPORT_JSON, root / layout.REVIEW_DIR / layout.REVIEW_REPORT_MD,
         root / layout.REVIEW_DIR / layout.REVIEW_AGREEMENT_JSON, root / layout.REVIEW_DIR / layout.REVIEW_AGREEMENT_MD,
-        root / layout.CALIBRATION_DIR / layout.CALIBRATION_REFERENCE_DIR,
+        root / layout.CALIBRATION_DIR / layout.CALIBRATION_REFERENCE_DIR, root / layout.LOCKS_DIR / layout.SERVE_LOCK,
         root / layout.MODELS_DIR / layout.MODELS_RELATIONS_DIR / layout.MODELS_IN_USE,
     ]
     assert [p for p in inside if not p.exists()] == []
