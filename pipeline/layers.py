@@ -25,6 +25,7 @@ LAYERS: tuple[str, ...] = (
     "layers",  # this stack
     "errors",  # the base class of bad-input errors, and whether a command has begun writing
     "paths",  # listing files without following symbolic links
+    "resources",  # where the shipped config/ files and the user cache directory are
     "names",  # patterns of identifiers that become file names
     "yamlfile",  # checked reading of the YAML files
     "process_cache",  # loaded configuration, once per process and file content
