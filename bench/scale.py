@@ -23,7 +23,7 @@ all`` (every other option at its default).  Prints:
     python bench/scale.py --records 10000 --rebuild [--repeat 5] [--no-raw]
 
 The local annotator's lexicon is used in its lookup form (``--lexicon``,
-default ``.cache/lexicon/lexicon.json.gz``; when its ``.lookup`` sidecar is
+default ``lexicon/lexicon.json.gz`` in the user cache directory; when its ``.lookup`` sidecar is
 missing, a copy with the sidecar is made in the work directory).
 """
 

@@ -23,14 +23,14 @@ from typing import Any
 
 import yaml
 
-from pipeline import yamlfile
+from pipeline import resources, yamlfile
 from pipeline.errors import InputError
 
 ANY_ENTITY = "<ENTITY>"
 """An argument constraint admitting every entity type (brat's ``<ENTITY>``)."""
 EXACT = "="
 """Prefix of an argument type that admits the type itself, not its descendants."""
-DEFAULT_SCHEMA = Path(__file__).resolve().parent.parent / "config" / "schema.yaml"
+DEFAULT_SCHEMA = resources.config_file("schema.yaml")
 """The project's schema file, ``config/schema.yaml``."""
 
 

@@ -11,6 +11,12 @@ PROJECT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("PGX_SHARED", PROJECT.parent / "shared"))
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
+# The lexicon is built in the user cache directory (pipeline.resources.cache_dir; `make` exports
+# PGX_CACHE_DIR).  A checkout that still holds one in .cache/, where `make setup` built it before it
+# moved, lends it to its tests; set before any pipeline module computes its default paths.
+if not os.environ.get("PGX_CACHE_DIR") and (PROJECT / ".cache" / "lexicon" / "lexicon.json.gz").is_file():
+    os.environ["PGX_CACHE_DIR"] = str(PROJECT / ".cache")
+
 
 def shared_path(*parts: str) -> Path:
     """A path under ../shared, or skip the test with a clear message when it is absent."""

@@ -1,8 +1,9 @@
 """The import layers of `pipeline/` (`pipeline/layers.py`): no upward import, no cycle, every module placed.
 
-The checker reads the modules with `ast`, so function-local imports, imports under ``if TYPE_CHECKING:``
-and ``importlib.import_module`` of a literal name count. Its own tests run it on tiny synthetic packages,
-and on a copy of `pipeline/` into which each of the violations issue 25 found (and a few more) is put back.
+The checker (`tests/layers_check.py`) reads the modules with `ast`, so function-local imports, imports
+under ``if TYPE_CHECKING:`` and ``importlib.import_module`` of a literal name count. Its own tests run it
+on tiny synthetic packages, and on a copy of `pipeline/` into which each of the violations issue 25 found
+(and a few more) is put back.
 """
 
 from __future__ import annotations
@@ -14,17 +15,18 @@ from pathlib import Path
 import pytest
 
 from pipeline import layers
+from tests import layers_check
 
 PIPELINE = Path(layers.__file__).resolve().parent
 
 
 def test_pipeline_imports_follow_the_stack() -> None:
-    problems = layers.check(PIPELINE)
+    problems = layers_check.check(PIPELINE)
     assert problems == [], "\n".join(problems)
 
 
 def test_every_layer_names_an_existing_unit() -> None:
-    units = {layers.unit_of(module) for module in layers.module_files(PIPELINE)}
+    units = {layers_check.unit_of(module) for module in layers_check.module_files(PIPELINE)}
     assert sorted(set(layers.LAYERS) - units) == []
     assert len(set(layers.LAYERS)) == len(layers.LAYERS)
 
@@ -53,7 +55,7 @@ def test_downward_imports_pass(tmp_path: Path) -> None:
         "low/c.py": "from ..base import os\n",
         "high/x.py": "from pkg.low.a import base\nfrom pkg.low import a, b\n\ndef f() -> None:\n    import pkg.low.c\n",
     })
-    assert layers.check(pkg, STACK) == []
+    assert layers_check.check(pkg, STACK) == []
 
 
 UPWARD = [
@@ -72,7 +74,7 @@ UPWARD = [
 @pytest.mark.parametrize(("kind", "source", "line"), UPWARD, ids=[u[0] for u in UPWARD])
 def test_an_upward_import_is_named_by_file_and_line(tmp_path: Path, kind: str, source: str, line: int) -> None:
     pkg = make_package(tmp_path, {"high/x.py": "VALUE = 1\n", "low/a.py": source})
-    problems = layers.check(pkg, STACK)
+    problems = layers_check.check(pkg, STACK)
     upward = [p for p in problems if "upward import" in p]
     assert upward == [f"{pkg / 'low' / 'a.py'}:{line}: upward import: pkg.low.a (low) imports pkg.high.x (high), "
                       "a layer above"], problems
@@ -85,7 +87,7 @@ def test_a_module_cycle_inside_a_unit_is_found_not_only_a_pair(tmp_path: Path) -
         "low/c.py": "from . import a\n",
         "low/d.py": "from pkg.low import a\n",  # into the cycle, not part of it
     })
-    problems = layers.check(pkg, STACK)
+    problems = layers_check.check(pkg, STACK)
     assert len(problems) == 1 and problems[0].startswith(
         "import cycle among modules pkg.low.a, pkg.low.b, pkg.low.c: "), problems
     assert f"{pkg / 'low' / 'b.py'}:2 (pkg.low.b -> pkg.low.c)" in problems[0]
@@ -98,7 +100,7 @@ def test_a_cycle_of_units_is_found(tmp_path: Path) -> None:
         "high/x.py": "from pkg.low import b\n",
         "low/b.py": "",
     })
-    problems = layers.check(pkg, STACK)
+    problems = layers_check.check(pkg, STACK)
     assert [p for p in problems if p.startswith("import cycle among units high, low: ")] == [
         f"import cycle among units high, low: high -> low ({pkg / 'high' / 'x.py'}:1); "
         f"low -> high ({pkg / 'low' / 'a.py'}:1)"], problems
@@ -107,7 +109,7 @@ def test_a_cycle_of_units_is_found(tmp_path: Path) -> None:
 
 def test_a_module_in_no_layer_is_named(tmp_path: Path) -> None:
     pkg = make_package(tmp_path, {"low/a.py": "", "extra.py": "", "other/y.py": ""})
-    assert layers.check(pkg, STACK) == [
+    assert layers_check.check(pkg, STACK) == [
         f"{pkg / 'extra.py'}: module pkg.extra is in no layer (unit 'extra')",
         f"{pkg / 'other'}/__init__.py: module pkg.other is in no layer (unit 'other')",
         f"{pkg / 'other' / 'y.py'}: module pkg.other.y is in no layer (unit 'other')",
@@ -123,7 +125,7 @@ def test_a_module_in_no_layer_is_named(tmp_path: Path) -> None:
 ])
 def test_cycles_are_the_strongly_connected_components(edges: list[tuple[str, str]],
                                                       expected: list[list[str]]) -> None:
-    assert layers.cycles(edges) == expected
+    assert layers_check.cycles(edges) == expected
 
 
 # The violations of issue 25 (and the layers' other edges), put back into a copy of pipeline/: each must be
@@ -179,7 +181,7 @@ def test_the_violations_found_in_issue_25_are_caught(tmp_path: Path, pipeline_co
     }[where]
     path.write_text(original.rstrip("\n") + "\n\n\n" + block + "\n", encoding="utf-8")
     line = len(original.rstrip("\n").split("\n")) + 3 + block.count("\n")
-    problems = layers.check(copy)
+    problems = layers_check.check(copy)
     assert problems, f"{rel}: `{statement}` ({where}) not reported"
     assert any(p.startswith(kind) or p.startswith(f"{path}:{line}: {kind}") for p in problems), problems
     assert any(f"{path}:{line}" in p for p in problems), problems
@@ -191,7 +193,7 @@ def test_a_new_module_outside_the_stack_is_caught(tmp_path: Path, pipeline_copy:
     (copy / "helpers.py").write_text('"""Helpers."""\n', encoding="utf-8")
     (copy / "reports").mkdir()
     (copy / "reports" / "__init__.py").write_text("", encoding="utf-8")
-    assert layers.check(copy) == [
+    assert layers_check.check(copy) == [
         f"{copy / 'helpers.py'}: module pipeline.helpers is in no layer (unit 'helpers')",
         f"{copy / 'reports' / '__init__.py'}: module pipeline.reports is in no layer (unit 'reports')",
     ]

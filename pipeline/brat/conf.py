@@ -40,14 +40,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipeline import yamlfile
+from pipeline import resources, yamlfile
 from pipeline.errors import InputError
 from pipeline.paths import SymlinkError
 from pipeline.schema import ANY_ENTITY, Schema
 from pipeline.store import write_atomic
 from pipeline.yamlfile import read_mapping
 
-CONFIG_DIR = Path(__file__).resolve().parents[2] / "config" / "brat"
+CONFIG_DIR = resources.config_file("brat")
 DEFAULT_SETTINGS = CONFIG_DIR / "brat.yaml"
 DEFAULT_TOOLS = CONFIG_DIR / "tools.conf"
 CONF_FILES = ("annotation.conf", "visual.conf", "tools.conf", "kb_shortcuts.conf")

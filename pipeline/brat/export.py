@@ -75,7 +75,7 @@ from typing import Any
 import bioc
 from bioc import biocjson, biocxml
 
-from pipeline import yamlfile
+from pipeline import resources, yamlfile
 from pipeline.brat import pubtator
 from pipeline.brat.standoff import Attribute, BratDocument, Normalization, Note, Relation, TextBound, write_document
 from pipeline.brat.stats import relation_modality
@@ -87,7 +87,7 @@ from pipeline.yamlfile import read_mapping
 
 log = logging.getLogger(__name__)
 
-DEFAULT_EXPORT_CONFIG = Path(__file__).resolve().parents[2] / "config" / "export.yaml"
+DEFAULT_EXPORT_CONFIG = resources.config_file("export.yaml")
 FORMATS = ("pubtator", "bioc-xml", "bioc-json", "conll", "splits")
 TOKEN_RE = re.compile(r"\w+|[^\w\s]")
 

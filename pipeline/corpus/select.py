@@ -69,7 +69,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipeline import yamlfile
+from pipeline import resources, yamlfile
 from pipeline.documents import Annotation, Document, SentenceRecord
 from pipeline.errors import InputError
 from pipeline.schema import Schema
@@ -77,7 +77,7 @@ from pipeline.yamlfile import read_mapping
 
 log = logging.getLogger(__name__)
 
-DEFAULT_FILTER = Path(__file__).resolve().parents[2] / "config" / "filter.yaml"
+DEFAULT_FILTER = resources.config_file("filter.yaml")
 RULES = ("pgx", "none")
 
 #: Reasons in the order they are checked (the first failing one is counted).

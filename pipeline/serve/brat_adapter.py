@@ -37,7 +37,9 @@ at DEBUG.  brat's undeclared dependency ``filelock`` is installed with the proje
   ([`parse_ann`][pipeline.brat.standoff.parse_ann]) and checked by ``validate``'s reference checks
   ([`reference_problems`][pipeline.brat.validate.reference_problems]: a note, attribute, normalization or
   relation argument naming an id the document does not have): a save either rejects is refused with a
-  message naming the line, and the previous version stays.
+  message naming the line, and the previous version stays.  Whether a save changes the ``.ann`` is asked
+  once, against the content [`Brat.dispatch`][pipeline.serve.brat_adapter.Brat.dispatch] read under the
+  document's lock (brat's own parse is the only other read), and the action's change is what it wrote.
 * ``document_lock``: brat's lock was named with ``hash(path)`` (different in each process) and covered only the write,
   not the read before it: two edits of one document could lose one.
   [`Brat.dispatch`][pipeline.serve.brat_adapter.Brat.dispatch] holds
@@ -145,6 +147,10 @@ class _Request:
     root: str | None  # the campaign directory: brat's configuration search stops there
     messages: list[tuple[str, str, int]] = field(default_factory=list)
     locked: set[str] = field(default_factory=set)  # documents (absolute, without extension) under lock
+    # The locked document's .ann (resolved) and its content, read once under the lock and then updated by
+    # the patched save: the one place that asks whether a save changes it.  None when not known.
+    ann: Path | None = None
+    ann_content: bytes | None = None
 
 
 _REQUEST: contextvars.ContextVar[_Request | None] = contextvars.ContextVar("brat_request", default=None)
@@ -353,8 +359,15 @@ class Brat:
             with lock:
                 ann = document.with_name(document.name + ".ann") if document is not None else None
                 before = _read_bytes(ann)
+                tracked = (ann is not None and before is not None and str(document) in req.locked
+                           and "atomic_save" in self.patches)
+                if tracked:
+                    # under the lock only the patched save writes this .ann, and it compares with this content
+                    assert ann is not None
+                    req.ann, req.ann_content = ann.resolve(), before
                 response = self._dispatch_unlocked(action, args, session)
-                after = _read_bytes(ann)
+                # read again only when the save did not answer (brat may have created a missing .ann)
+                after = req.ann_content if tracked and req.ann is not None else _read_bytes(ann)
                 if after is not None and after != before:
                     response.changed = True
                     if on_change is not None:
@@ -570,7 +583,10 @@ def _patch_annotations(ann_mod: types.ModuleType, patches: frozenset[str]) -> No
     original_save = annotations_cls.save
 
     def save(self: Any, document: str | None = None) -> None:
+        req = _REQUEST.get()
         if self._read_only or document is not None or "atomic_save" not in patches:
+            if req is not None and document is not None:
+                req.ann = None  # brat writes elsewhere, perhaps the same file: the request reads it again
             if "document_lock" in patches and self._input_files and not self._read_only:
                 target = Path(self._input_files[0])
                 if str(self) != _read_text(target):
@@ -583,12 +599,21 @@ def _patch_annotations(ann_mod: types.ModuleType, patches: frozenset[str]) -> No
         target = Path(self._input_files[0])
         content = str(self)
         new = content.encode("utf-8")
-        if new == _read_bytes(target):
+        known = req is not None and req.ann is not None and req.ann == target.resolve()
+        # did it change?  Asked once: against the content the request read under the lock, or last wrote
+        if new == (req.ann_content if known and req is not None else _read_bytes(target)):
             return
         if "document_lock" in patches:
             _require_lock(target)
         _check_content(target, content)
-        write_beside(target, new)
+        try:
+            write_beside(target, new)
+        except BaseException:
+            if req is not None:
+                req.ann = None  # replaced or not: the request reads the file again
+            raise
+        if known and req is not None:
+            req.ann_content = new
 
     annotations_cls.save = save
 

@@ -12,16 +12,14 @@ from typing import Any, ClassVar
 import luigi
 from luigi.parameter import ParameterVisibility
 
-from pipeline import store
+from pipeline import resources, store
 from pipeline.corpus import config_record
 from pipeline.corpus.config_record import ConfigMismatchError
 from pipeline.corpus.manifest import model_version
 
 log = logging.getLogger(__name__)
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
-"""The project's checkout."""
-CONFIG_DIR = PROJECT_ROOT / "config"
+CONFIG_DIR = resources.CONFIG_DIR
 """The project's configuration files (the defaults of the file parameters)."""
 
 # --- configuration sections (luigi.cfg) ------------------------------------------------------
@@ -222,7 +220,8 @@ class PreannotateParams(SentenceParams):
         default="local", choices=["pubtator-api", "pubtator-file", "local"], var_type=str
     )
     fallback_local: bool = luigi.BoolParameter(default=True, parsing=luigi.BoolParameter.EXPLICIT_PARSING)
-    lexicon: str = luigi.Parameter(default="", description="local annotator lexicon (default: .cache/lexicon)")
+    lexicon: str = luigi.Parameter(default="", description="local annotator lexicon "
+                                   "(default: lexicon/lexicon.json.gz in the user cache directory)")
     annotation_files: tuple[str, ...] = luigi.ListParameter(
         default=(), description="PubTator dumps or BioC XML/JSON files with annotations (pubtator-file)"
     )

@@ -29,12 +29,10 @@ import luigi.rpc
 import luigi.scheduler
 import luigi.worker
 
+from pipeline import resources
 from pipeline.tasks.build import task_class
 
 log = logging.getLogger(__name__)
-
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
-"""The project's checkout (where the fallback ``luigi.cfg`` is)."""
 
 
 class SchedulerUnreachableError(RuntimeError):
@@ -55,7 +53,7 @@ def configure(*, keep_alive: bool = False, ncbi: dict[str, str] | None = None) -
     """
     config = luigi.configuration.get_config()
     if "LUIGI_CONFIG_PATH" not in os.environ and not Path("luigi.cfg").exists():
-        config.add_config_path(str(PROJECT_ROOT / "luigi.cfg"))
+        config.add_config_path(str(resources.LUIGI_CFG))
     config.set("core", "no_configure_logging", "true")
     if keep_alive:
         config.set("worker", "keep_alive", "true")

@@ -174,6 +174,57 @@ def probe_listing(brat: Brat, coll: Path, doc: str) -> dict[str, Any]:
             "messages": reply.get("messages")}
 
 
+def probe_save_reads(brat: Brat, coll: Path, doc: str) -> dict[str, Any]:
+    """A save, then an edit brat refuses: how often each read and parsed the .ann, and what changed."""
+    import builtins
+    import io
+
+    import pipeline.serve.brat_adapter as adapter
+
+    ann = coll / f"{doc}.ann"
+    counts = {"reads": 0, "parses": 0, "brat_parses": 0}
+    real_open, real_io_open, real_parse = builtins.open, io.open, adapter.parse_ann
+    ann_mod = brat.modules["annotation"]
+    real_brat_parse = ann_mod.Annotations._parse_ann_file
+
+    def counting_open(file: Any, mode: str = "r", *a: Any, **k: Any) -> Any:
+        if str(file).endswith(ann.name) and not any(c in mode for c in "wax+"):
+            counts["reads"] += 1
+        return real_open(file, mode, *a, **k)
+
+    def counting_parse(*a: Any, **k: Any) -> Any:
+        counts["parses"] += 1
+        return real_parse(*a, **k)
+
+    def counting_brat_parse(self: Any, input_files: Any) -> Any:
+        counts["brat_parses"] += 1
+        return real_brat_parse(self, input_files)
+
+    changes: list[bytes] = []
+    results = []
+    builtins.open = io.open = counting_open  # type: ignore[assignment]
+    adapter.parse_ann = counting_parse  # type: ignore[assignment]
+    ann_mod.Annotations._parse_ann_file = counting_brat_parse
+    try:
+        for action, args in (("createSpan", {"offsets": "[[9,14]]", "type": "Phenotype"}),
+                             ("deleteSpan", {"id": "T999"})):
+            before = ann.read_bytes()
+            counts.update(reads=0, parses=0, brat_parses=0)
+            response = brat.dispatch(action, {"collection": str(coll) + "/", "document": doc, **args},
+                                     session=RequestSession("probe", {"user": "alice"}), read_only=False,
+                                     campaign_dir=coll.parent.parent, document=coll / doc,
+                                     on_change=changes.append)
+            seen = dict(counts)  # before the probe's own read
+            after = ann.read_bytes()
+            results.append({**seen, "changed": response.changed, "file_changed": after != before,
+                            "exception": (response.json or {}).get("exception")})
+    finally:
+        builtins.open, io.open, adapter.parse_ann = real_open, real_io_open, real_parse  # type: ignore[assignment]
+        ann_mod.Annotations._parse_ann_file = real_brat_parse
+    return {"save": results[0], "refused": results[1], "changes": len(changes),
+            "journaled_is_file": bool(changes) and changes[0] == ann.read_bytes()}
+
+
 PROBES = {name[len("probe_"):]: func for name, func in globals().items() if name.startswith("probe_")}
 
 

@@ -77,6 +77,17 @@ def test_crash_mid_save_defect_and_patch(campaign: tuple[Path, str], tmp_path: P
     assert patched["leftovers"] == [] and patched["exception"]
 
 
+def test_a_save_reads_the_ann_once_and_asks_once_whether_it_changed(campaign: tuple[Path, str],
+                                                                      tmp_path: Path) -> None:
+    result = run_probe("save_reads", set(), campaign, tmp_path)
+    # one read by the adapter under the lock, one by brat's own parse; brat's parse and the project's check
+    assert result["save"] == {"reads": 2, "parses": 1, "brat_parses": 1, "changed": True, "file_changed": True,
+                              "exception": None}
+    assert result["refused"]["changed"] is False and result["refused"]["file_changed"] is False
+    assert result["refused"]["reads"] == 2 and result["refused"]["parses"] == 0
+    assert result["changes"] == 1 and result["journaled_is_file"]
+
+
 # --- document_lock ------------------------------------------------------------------------------------
 
 def test_two_edits_defect_and_patch(campaign: tuple[Path, str], tmp_path: Path) -> None:

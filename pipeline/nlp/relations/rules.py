@@ -10,11 +10,11 @@ from typing import Any
 
 import yaml
 
-from pipeline import yamlfile
+from pipeline import resources, yamlfile
 from pipeline.errors import InputError
 from pipeline.schema import ANY_ENTITY, Schema
 
-DEFAULT_RULES = Path(__file__).resolve().parents[3] / "config" / "relations.yaml"
+DEFAULT_RULES = resources.config_file("relations.yaml")
 
 
 EQUIVALENT = "isEquivalentTo"
