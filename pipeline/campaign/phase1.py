@@ -36,7 +36,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pipeline import names
+from pipeline import durable, names
 from pipeline.brat.conf import copy_conf_files
 from pipeline.brat.standoff import BratDocument, dumps
 from pipeline.campaign import deploy, publish
@@ -46,7 +46,6 @@ from pipeline.campaign.layout import CAMPAIGN_MANIFEST, PHASE1_DIR, PHASE2_DIR
 from pipeline.campaign.origin import provenance, write_gitignore
 from pipeline.corpus.brat_export import SETTINGS_FILE
 from pipeline.errors import InputError
-from pipeline.store import clean_temporaries
 
 log = logging.getLogger(__name__)
 
@@ -257,7 +256,7 @@ def write_phase1(
     # nobody has edited this campaign (checked above), and the build writes it too (no locks/ in its output).
     if (out / PHASE2_DIR).exists():
         shutil.rmtree(out / PHASE2_DIR)  # not started (checked above): configuration files only
-    clean_temporaries(out)
+    durable.clean_leftovers(out)
     for sub in (PHASE1_DIR, deploy.PREANNOTATION_DIR):
         publish.clean_tree(out / sub)
     pre = out / deploy.PREANNOTATION_DIR

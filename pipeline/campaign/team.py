@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pipeline import durable
 from pipeline.brat.conf import CONF_FILES
 from pipeline.campaign import assignments as asg
 from pipeline.campaign import deploy
@@ -44,7 +45,6 @@ from pipeline.campaign.conf import write_campaign_conf_files
 from pipeline.campaign.guide import GUIDE_FILE, annotator_guide
 from pipeline.campaign.locks import document_lock
 from pipeline.campaign.phase1 import CampaignError, access_roles, check_ids, read_campaign
-from pipeline.store import write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -387,7 +387,7 @@ def _prepare_collection(root: Path, phase: str, person: str, campaign: Mapping[s
         write_campaign_conf_files(root / deploy.PREANNOTATION_DIR, dest, annotators)
         kind = 2
     if not (dest / GUIDE_FILE).is_file() or phase == "2":
-        write_atomic(dest / GUIDE_FILE, annotator_guide(dest, person, kind).encode("utf-8"))
+        durable.replace_file(dest / GUIDE_FILE, annotator_guide(dest, person, kind).encode("utf-8"))
     from pipeline.campaign.guidelines import stamp_guide  # the guideline version each person sees
 
     stamp_guide(root, dest / GUIDE_FILE)
@@ -549,7 +549,7 @@ def write_pending(root: Path, campaign: Mapping[str, Any], changes: Sequence[Map
     """
     pending = {"campaign": campaign, "changes": list(changes), "archive": [list(a) for a in archive],
                "when": when, "leaving": leaving, "deploy": deploy}
-    write_atomic(Path(root) / PENDING_FILE, json.dumps(pending, ensure_ascii=False).encode("utf-8"))
+    durable.replace_file(Path(root) / PENDING_FILE, json.dumps(pending, ensure_ascii=False).encode("utf-8"))
 
 
 def finish_pending(root: Path) -> dict[str, int]:
@@ -603,7 +603,8 @@ def _update_deploy_note(root: Path, campaign: Mapping[str, Any]) -> None:
     annotators = sorted(p for p, r in roles.items() if "annotator" in r and p in active)
     seniors = sorted(p for p, r in roles.items() if "senior" in r and p in active)
     managers = sorted(p for p, r in roles.items() if "manager" in r)
-    write_atomic(root / deploy.DEPLOY_NOTE, deploy.deployment_note(annotators, seniors, managers).encode("utf-8"))
+    durable.replace_file(root / deploy.DEPLOY_NOTE,
+                         deploy.deployment_note(annotators, seniors, managers).encode("utf-8"))
 
 
 def replace(root: Path, old: str, new: str, *, started: str | None = None, when: str = "",

@@ -23,6 +23,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipeline import durable
 from pipeline.brat.conf import annotation_conf, write_conf_files
 from pipeline.brat.intake import IntakeError, Limits, Names, check_document, iter_documents
 from pipeline.brat.standoff import BratDocument, dumps, write_document
@@ -284,7 +285,7 @@ def run_import(args: argparse.Namespace) -> int:
         write_conf_files(tmp, schema)
         if out.exists():
             out.rmdir()
-        tmp.rename(out)
+        durable.rename(tmp, out)
     except OSError as exc:
         clean()
         print(f"pgx-corpus import: {exc}", file=sys.stderr)

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pipeline import durable
 from pipeline.nlp.lexicon import LEXICON_FORMAT, WHEELS, collect_candidates, resolve
 
 logger = logging.getLogger(__name__)
@@ -53,10 +54,9 @@ def build_lexicon(wheels_dir: Path, out: Path) -> dict[str, Any]:
     data = json.dumps(payload, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode("utf-8")
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    with open(tmp, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=6) as gz:
+    with durable.replacing(out) as tmp, open(tmp, "wb") as raw, \
+            gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=6) as gz:
         gz.write(data)
-    tmp.replace(out)
     # The lookup form next to it: pre-tokenized keys, so that loading the annotator takes no re-keying.
     from pipeline.nlp.lexicon_lookup import write_lookup
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import luigi
 
-from pipeline import store
+from pipeline import durable
 from pipeline.tasks.params import RunParams
 
 log = logging.getLogger(__name__)
@@ -32,7 +32,7 @@ class DirectoryTarget(luigi.LocalTarget):
     (``NAME-luigi-tmp-N``, cleaned by
     [`clean_stale_temporaries`][pipeline.corpus.outdir.clean_stale_temporaries]) gets the marker
     ([`COMPLETE_MARKER`][pipeline.tasks.targets.COMPLETE_MARKER]) and is then published in one step
-    ([`publish_directory`][pipeline.store.publish_directory]); an incomplete directory left by an older
+    ([`publish_directory`][pipeline.durable.publish_directory]); an incomplete directory left by an older
     version is replaced.
     """
 
@@ -55,8 +55,8 @@ class DirectoryTarget(luigi.LocalTarget):
         final.parent.mkdir(parents=True, exist_ok=True)
         tmp = final.with_name(f"{final.name}-luigi-tmp-{random.randrange(10_000_000_000):010}")
         yield str(tmp) + "/"
-        store.write_atomic(tmp / COMPLETE_MARKER, b"")
-        store.publish_directory(tmp, final)
+        durable.replace_file(tmp / COMPLETE_MARKER, b"")
+        durable.publish_directory(tmp, final)
 
 
 def output_dir(target: luigi.LocalTarget) -> str:
