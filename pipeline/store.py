@@ -26,7 +26,6 @@ import gzip
 import hashlib
 import io
 import json
-import logging
 import os
 import re
 import struct
@@ -40,8 +39,6 @@ from typing import Any, TypeVar
 from pipeline import durable
 from pipeline.documents import Document, SentenceRecord, from_dict, pmid_sort_key, record_sort_key, to_dict
 from pipeline.paths import list_files
-
-log = logging.getLogger(__name__)
 
 R = TypeVar("R", Document, SentenceRecord)
 

@@ -785,6 +785,8 @@ def save_model(model: LearnedModel, directory: str | Path, meta: dict[str, Any])
     swap = not final.exists() or (final.is_dir() and not final.is_symlink()
                                   and {p.name for p in final.iterdir()} <= ours)
     out = durable.staging_directory(final) if swap else final
+    for name in sorted(ours) if not swap else ():
+        durable.clean_leftovers(out, name)  # what a killed save left beside the files it writes in place
     payload = {
         "format": FORMAT,
         "threshold_rule": model.threshold_rule,
