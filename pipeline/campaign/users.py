@@ -211,9 +211,6 @@ def _read(path: Path) -> dict[str, _Entry]:
     return _decode(data, path)
 
 
-_write_guard = threading.Lock()
-
-
 @contextmanager
 def _locked(campaign_dir: Path) -> Iterator[Path]:
     """Hold the users file's write lock (threads and processes); yields the file's path."""
