@@ -66,7 +66,7 @@ def _train_relations(args: argparse.Namespace) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     # a temporary of a unique name beside --out, created exclusively, never through a symbolic link
     durable.replace_file(args.out, (json.dumps(scorer.to_json(), sort_keys=True, separators=(",", ":")) + "\n"
-                             ).encode("utf-8"), mode=0o644)
+                                    ).encode("utf-8"), mode=0o644, umask=False, durable=True)
     summary = {"scorer": str(args.out), "sentences": len(examples), "decision": scorer.decision,
                "threshold": round(scorer.threshold, 4),
                "type_threshold": scorer.type_threshold, "specific_type_threshold": scorer.specific_type_threshold,

@@ -25,7 +25,8 @@ def build_lexicon(wheels_dir: Path, out: Path) -> dict[str, Any]:
     """Read the pinned wheels in ``wheels_dir`` and write the lexicon to ``out`` (gzip JSON).
 
     Same wheels -> same bytes (sorted entries, gzip mtime 0).  The file is
-    written to ``<out>.tmp`` and renamed over ``out``; its lookup form is then
+    written to a temporary beside ``out`` and renamed over it
+    ([`replacing`][pipeline.durable.replacing]); its lookup form is then
     written beside it (``<out>.lookup``, by
     [`write_lookup`][pipeline.nlp.lexicon_lookup.write_lookup]).  Parent
     directories are created.

@@ -333,8 +333,8 @@ def _store_batch(cache_dir: Path, requested: Sequence[str], payload: bytes) -> t
         "returned": stored,
         "sha1": hashlib.sha1(payload).hexdigest(),
     }
-    durable.replace_file(batches / f"{stem}.json", json.dumps(meta, sort_keys=True, indent=1).encode("utf-8") + b"\n",
-                 durable=True)
+    durable.replace_file(batches / f"{stem}.json",
+                         json.dumps(meta, sort_keys=True, indent=1).encode("utf-8") + b"\n", durable=True)
     return xml.name, stored
 
 
