@@ -72,6 +72,7 @@ LEFTOVER_NAMES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"-luigi-tmp-\d+"), "luigi.LocalTarget.temporary_path, DirectoryTarget: NAME-luigi-tmp-N"),
     (re.compile(r"^\.tmp-"), "tempfile.mkstemp(prefix='.tmp-') of the PubTator cache: .tmp-RANDOM"),
     (re.compile(r"^params\.json\.tmp\d+$"), "StageTask.write_params of older versions: params.json.tmpPID"),
+    (re.compile(r"^\..+\.import-tmp$"), "pgx-corpus import of earlier versions: .OUT.import-tmp"),
 )
 """Every name a temporary of this project's writers had, new or old, with who wrote it.
 

@@ -282,6 +282,7 @@ UNOWNED_NAMES = [
     "07_sampled-luigi-tmp-0000012345",  # Luigi's temporary_path, DirectoryTarget
     ".tmp-k2j3h4.gz",  # tempfile.mkstemp of the PubTator cache
     "params.json.tmp{pid}",  # StageTask.write_params of older versions
+    ".out.import-tmp",  # pgx-corpus import of earlier versions
 ]
 
 
