@@ -4,8 +4,9 @@ A bad-input error ([`InputError`][pipeline.errors.InputError]) names what is wro
 PMID or record, the option).  The CLI reports one as exit 2 (``REFUSED``) only when the command has
 written nothing yet, and as exit 1 (``ERROR``) once it has begun writing, as the exit-code table says
 (docs/reference/exit-codes.md).  Whether it has begun is recorded by the writers every command writes
-through ([`began_writing`][pipeline.errors.began_writing]: the store's atomic writes, staging, publishing
-and exchanging directories, the campaign's durable files), and read by the CLI
+through ([`began_writing`][pipeline.errors.began_writing]: the writes of
+[`pipeline.durable`][pipeline.durable], which replace, create, append and rename files and stage,
+publish and exchange directories), and read by the CLI
 ([`has_written`][pipeline.errors.has_written]) after resetting it when a command starts.
 """
 

@@ -26,6 +26,7 @@ LAYERS: tuple[str, ...] = (
     "process_cache",  # loaded configuration, once per process and file content
     "documents",  # the document model
     "schema",  # the corpus schema (config/schema.yaml)
+    "durable",  # durable files: replace, create once, append, lock, stage and publish a directory
     "store",  # the sharded gzip JSON Lines store
     "memo",  # per-document memos of a stage
     # the stages, by concern

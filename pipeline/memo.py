@@ -37,14 +37,13 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipeline import __version__, store
+from pipeline import __version__, durable, store
 from pipeline.documents import FORMAT, Document, from_dict, record_sort_key, to_dict
 
 log = logging.getLogger(__name__)
@@ -356,7 +355,7 @@ def write_index(index_path: Path, output_name: str, entries: list[tuple[str, int
     """
     index_path.parent.mkdir(parents=True, exist_ok=True)
     payload = {"format": MEMO_FORMAT, "output": output_name, "docs": [list(e) for e in entries]}
-    store.write_atomic(index_path, json.dumps(payload, sort_keys=True, separators=(",", ":")).encode("utf-8"))
+    durable.replace_file(index_path, json.dumps(payload, sort_keys=True, separators=(",", ":")).encode("utf-8"))
 
 
 # --- the reuse cache: a shard's result by input content, across runs ------------------------------
@@ -425,13 +424,11 @@ def remember(result: Path, reuse: Path, counts: Mapping[str, int]) -> None:
         counts: The shard's counts, written beside the entry.
     """
     reuse.parent.mkdir(parents=True, exist_ok=True)
-    tmp = reuse.with_name(f".{reuse.name}.tmp{os.getpid()}")
+    tmp = durable.temporary_name(reuse)
     store.link_or_copy(result, tmp)
-    tmp.replace(reuse)
+    durable.rename(tmp, reuse)
     tmp.unlink(missing_ok=True)  # rename() does nothing when both names link the same file (a repaired entry)
-    tmp_counts = reuse.with_name(f".{reuse.name}.counts.tmp{os.getpid()}")
-    store.write_counts(tmp_counts, counts)
-    tmp_counts.replace(store.shard_counts_path(reuse))
+    store.write_counts(store.shard_counts_path(reuse), counts)  # atomic: beside it, then renamed
 
 
 def keep_in_cache(output: Path, reuse: Path) -> None:
@@ -473,12 +470,10 @@ def fill_from_cache(output: Path, reuse: Path) -> bool:
     counts = Counter(store.read_json(reuse_counts))
     counts["reused_shards"] = 1
     output.parent.mkdir(parents=True, exist_ok=True)
-    tmp_counts = output.with_name(f".{output.name}.counts.tmp{os.getpid()}")
-    store.write_counts(tmp_counts, counts)
-    tmp_counts.replace(store.shard_counts_path(output))
-    tmp = output.with_name(f".{output.name}.tmp{os.getpid()}")
+    store.write_counts(store.shard_counts_path(output), counts)  # atomic: beside it, then renamed
+    tmp = durable.temporary_name(output)
     store.link_or_copy(reuse, tmp)
-    tmp.replace(output)  # the output appears last, complete
+    durable.rename(tmp, output)  # the output appears last, complete
     return True
 
 

@@ -26,7 +26,6 @@ import gzip
 import hashlib
 import io
 import json
-import logging
 import os
 import re
 import struct
@@ -37,11 +36,9 @@ from pathlib import Path
 from stat import S_ISREG
 from typing import Any, TypeVar
 
-from pipeline import errors
+from pipeline import durable
 from pipeline.documents import Document, SentenceRecord, from_dict, pmid_sort_key, record_sort_key, to_dict
 from pipeline.paths import list_files
-
-log = logging.getLogger(__name__)
 
 R = TypeVar("R", Document, SentenceRecord)
 
@@ -458,220 +455,6 @@ def write_shards(
     return sizes
 
 
-def write_atomic(path: str | os.PathLike[str], data: bytes, *, fsync: bool = False) -> None:
-    """Write bytes to a file atomically: through ``.NAME.tmpPID`` beside it and one rename.
-
-    The temporary is created exclusively and never through a symbolic link (one planted at its name is
-    removed, its target untouched).
-
-    A reader sees the old file or the new one, never a part (a killed writer's temporary is cleaned at
-    the next start by [`clean_temporaries`][pipeline.store.clean_temporaries]).
-
-    Args:
-        path: The file written (replaced if it exists); its directory must exist.
-        data: The file's new content.
-        fsync: Flush it to disk before the rename (for what cannot be made again, e.g. downloaded
-            records).
-    """
-    errors.began_writing()
-    target = Path(path)
-    tmp = target.with_name(f".{target.name}.tmp{os.getpid()}")
-    # never through a symbolic link planted at the temporary's name (it would write the link's target),
-    # never into a file already there: what holds the name (a killed writer's, a link) is removed first,
-    # and the temporary is created exclusively
-    if os.path.lexists(tmp):
-        tmp.unlink()
-    with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666), "wb") as fh:
-        fh.write(data)
-        if fsync:
-            fh.flush()
-            os.fsync(fh.fileno())
-    os.replace(tmp, target)
-
-
-TEMPORARY_RE = re.compile(r"^\..+\.(?:tmp-?|old-)(\d+)$")
-"""Temporary names of our writers; group 1 is the writer's process id.
-
-``.NAME.tmpPID`` ([`write_atomic`][pipeline.store.write_atomic]), ``.NAME.tmp-PID`` and
-``.NAME.old-PID`` (staged and replaced directories,
-[`publish_directory`][pipeline.store.publish_directory]).  None ends in ``.txt``.
-"""
-
-
-def _pid_alive(pid: int) -> bool:
-    """Whether another live process has this pid (this process's own pid: a dead writer's, reused)."""
-    if pid == os.getpid():
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def clean_temporaries(directory: str | os.PathLike[str], prefix: str = "") -> list[Path]:
-    """Remove what killed writers left in a directory (not recursive).
-
-    Files and directories named as [`TEMPORARY_RE`][pipeline.store.TEMPORARY_RE] says whose process is
-    gone are removed; a live writer's are kept.  What was removed is logged as a warning.
-
-    Args:
-        directory: The directory cleaned; a missing one is not an error.
-        prefix: Only remove ``.PREFIX.tmp-PID`` and ``.PREFIX.old-PID`` (a staged directory's
-            leftovers); empty for every temporary name.
-
-    Returns:
-        The paths removed, in name order.
-    """
-    d = Path(directory)
-    removed: list[Path] = []
-    try:
-        entries = sorted(os.scandir(d), key=lambda e: e.name)
-    except (FileNotFoundError, NotADirectoryError):
-        return removed
-    import shutil
-
-    for entry in entries:
-        m = TEMPORARY_RE.match(entry.name)
-        if m is None or (prefix and not re.match(rf"^\.{re.escape(prefix)}\.(?:tmp-|old-)\d+$", entry.name)):
-            continue
-        if _pid_alive(int(m.group(1))):
-            continue
-        path = d / entry.name
-        if entry.is_dir(follow_symlinks=False):
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            path.unlink(missing_ok=True)
-        removed.append(path)
-    if removed:
-        log.warning("%s: removed %d leftover(s) of an interrupted writer: %s", d, len(removed),
-                    ", ".join(p.name for p in removed[:10]) + (" ..." if len(removed) > 10 else ""))
-    return removed
-
-
-def exchange(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
-    """Swap two paths atomically with ``renameat2(RENAME_EXCHANGE)``.
-
-    Raises the audit event ``pgx.exchange`` first (a kill point of the crash tests).
-
-    Args:
-        a: One path (it must exist).
-        b: The other path (it must exist).
-
-    Returns:
-        True when swapped; False where the C library, kernel or file system cannot exchange.
-
-    Raises:
-        OSError: If the exchange fails for another reason (e.g. a path does not exist).
-    """
-    errors.began_writing()
-    import ctypes
-    import ctypes.util
-    import errno
-    import sys
-
-    sys.audit("pgx.exchange", os.fspath(a), os.fspath(b))
-    name = ctypes.util.find_library("c")
-    if name is None:
-        return False
-    try:
-        libc = ctypes.CDLL(name, use_errno=True)
-        renameat2 = libc.renameat2
-    except (OSError, AttributeError):
-        return False
-    at_fdcwd, rename_exchange = -100, 2
-    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
-        return True
-    code = ctypes.get_errno()
-    if code in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):
-        return False
-    raise OSError(code, os.strerror(code), os.fspath(a))
-
-
-def staging_directory(target: str | os.PathLike[str]) -> Path:
-    """Create a fresh empty directory beside ``target`` to build its next version in.
-
-    A previous version left as ``.NAME.old-PID`` by a killed publication is put back first
-    ([`restore_directory`][pipeline.store.restore_directory]), and the staging and replaced copies of
-    killed writers beside it are removed.
-
-    Args:
-        target: The directory to be published later with
-            [`publish_directory`][pipeline.store.publish_directory]; its parent is created.
-
-    Returns:
-        The staging directory, ``.NAME.tmp-PID`` beside ``target``.
-    """
-    errors.began_writing()
-    out = Path(target)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    restore_directory(out)
-    clean_temporaries(out.parent, out.name)
-    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-    tmp.mkdir()
-    return tmp
-
-
-def publish_directory(staging: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
-    """Make a complete staging directory the directory ``target`` in one step.
-
-    ``staging`` must be a sibling of ``target``.  A reader sees the previous directory or the new one,
-    never none.  The previous one is removed.
-
-    ``renameat2(RENAME_EXCHANGE)`` swaps them; with no previous directory (or only an empty one) one rename
-    does.  Where the file system cannot exchange, two renames (``target`` -> ``.NAME.old-PID``, staging ->
-    ``target``): a kill between them leaves the previous version as ``.NAME.old-PID``, which
-    [`restore_directory`][pipeline.store.restore_directory] puts back.
-
-    Args:
-        staging: The complete new directory (from [`staging_directory`][pipeline.store.staging_directory]),
-            consumed.
-        target: The directory replaced (or created); a symbolic link there is replaced too.
-    """
-    errors.began_writing()
-    import shutil
-
-    new, out = Path(staging), Path(target)
-    if not out.exists() and not out.is_symlink():
-        os.replace(new, out)
-        return
-    if out.is_dir() and not out.is_symlink() and exchange(new, out):
-        shutil.rmtree(new)  # the previous version, now under the staging name
-        return
-    old = out.with_name(f".{out.name}.old-{os.getpid()}")
-    os.replace(out, old)
-    os.replace(new, out)
-    if old.is_dir() and not old.is_symlink():
-        shutil.rmtree(old)
-    else:
-        old.unlink()
-
-
-def restore_directory(target: str | os.PathLike[str]) -> bool:
-    """Put back a directory from its ``.NAME.old-PID`` when a publication was killed between its renames.
-
-    Only acts when ``target`` is missing; logs a warning when it restores.
-
-    Args:
-        target: The published directory.
-
-    Returns:
-        True when restored, False when there was nothing to do.
-    """
-    out = Path(target)
-    if out.exists() or out.is_symlink() or not out.parent.is_dir():
-        return False
-    olds = sorted(p for p in out.parent.glob(f".{out.name}.old-*") if TEMPORARY_RE.match(p.name))
-    if not olds:
-        return False
-    olds[-1].rename(out)
-    log.warning("%s: restored the previous version of an interrupted publication", out)
-    return True
-
-
 def link_or_copy(source: Path, dest: Path) -> None:
     """Make ``dest`` a hard link to ``source``, or a copy across file systems.
 
@@ -839,10 +622,10 @@ def write_members_cached(
             link_or_copy(known, target)
         else:
             target.write_bytes(data)
-            tmp = known.with_name(f".{known.name}.tmp{os.getpid()}")
+            tmp = durable.temporary_name(known)
             try:
                 os.link(target, tmp)
-                tmp.replace(known)
+                durable.rename(tmp, known)
             except OSError:
                 pass  # another file system: no cache
         sizes[shard] = len(parts)
@@ -862,13 +645,13 @@ def dumps_json(data: Any) -> str:
 
 
 def write_json(path: str | os.PathLike[str], data: Any) -> None:
-    """Write deterministic JSON atomically ([`write_atomic`][pipeline.store.write_atomic]).
+    """Write deterministic JSON atomically ([`replace_file`][pipeline.durable.replace_file]).
 
     Args:
         path: The file written (replaced if it exists).
         data: A JSON-serializable value, written as [`dumps_json`][pipeline.store.dumps_json] makes it.
     """
-    write_atomic(path, dumps_json(data).encode("utf-8"))
+    durable.replace_file(path, dumps_json(data).encode("utf-8"))
 
 
 def read_json(path: str | os.PathLike[str]) -> Any:

@@ -28,7 +28,7 @@ import luigi
 import pytest
 from luigi.task_register import Register
 
-from pipeline import cli
+from pipeline import cli, durable
 from pipeline.corpus import outdir
 from pipeline.nlp.lexicon import DEFAULT_LEXICON
 from pipeline.sources.pubmed_xml import iter_documents
@@ -109,7 +109,7 @@ def tree_digest(directory: Path) -> dict[str, str]:
 
 
 def temporaries(out: Path) -> list[Path]:
-    return [p for p in out.rglob("*") if outdir._TEMPORARY.search(p.name) or outdir._STAGING.match(p.name)]
+    return [p for p in out.rglob("*") if durable.is_temporary(p.name)]
 
 
 @pytest.fixture(scope="module")

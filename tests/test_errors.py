@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import pipeline
-from pipeline import cli, errors, store
+from pipeline import cli, durable, errors
 from pipeline.campaign.release.read import ReleaseError
 from pipeline.cli.exitcodes import ExitCode
 from pipeline.errors import InputError
@@ -71,7 +71,7 @@ def _probe_parser(action: Callable[[argparse.Namespace], int]) -> argparse.Argum
 def _raiser(exc: BaseException, out: Path, write_first: bool) -> Callable[[argparse.Namespace], int]:
     def run(_args: argparse.Namespace) -> int:
         if write_first:
-            store.write_atomic(out / "part.txt", b"written before the error\n")
+            durable.replace_file(out / "part.txt", b"written before the error\n")
         raise exc
 
     return run
@@ -105,7 +105,7 @@ def test_release_reports_its_refusal_by_what_it_wrote(write_first: bool, expecte
 
     def release(*_args: object) -> dict[str, object]:
         if write_first:
-            store.staging_directory(tmp_path / "out")
+            durable.staging_directory(tmp_path / "out")
         raise ReleaseError("FINAL/1_1.ann:2: a problem")
 
     monkeypatch.setattr(release_commands, "release", release)

@@ -88,7 +88,6 @@ def test_corrupt_member_is_an_error(tmp_path: Path) -> None:
 def test_document_members_make_the_shards_write_records_makes(tmp_path: Path) -> None:
     """Stored documents are gzip members: grouped by block and sorted by PMID they are the store's shard
     files byte for byte, and a block written before is a hard link to the cached file."""
-    import os
 
     cache = tmp_path / "cache"
     stored = [store.StoredDocument.of(d) for d in docs("3", "12", "1", "2")]
@@ -116,54 +115,6 @@ def test_members_copied_into_a_sample_shard_equal_a_written_shard(tmp_path: Path
     store.write_members_cached(tmp_path / "again", [(1, [m.data for m in pool])], tmp_path / "cache")
     assert (tmp_path / "again" / store.shard_name(1)).stat().st_ino == (
         tmp_path / "out" / store.shard_name(1)).stat().st_ino  # known content: a hard link
-
-
-# --- publication helpers ------------------------------------------------------------------------
-
-
-def test_publish_directory_swaps_in_one_step_and_removes_the_old(tmp_path: Path) -> None:
-    import sys
-
-    swaps: list[tuple[object, ...]] = []
-    sys.addaudithook(lambda event, args: swaps.append(args) if event == "pgx.exchange" else None)
-    target = tmp_path / "FINAL"
-    target.mkdir()
-    (target / "old.txt").write_text("old")
-    staging = store.staging_directory(target)
-    (staging / "new.txt").write_text("new")
-    store.publish_directory(staging, target)
-    assert sorted(p.name for p in target.iterdir()) == ["new.txt"]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["FINAL"]  # the old version removed
-    assert any(str(a[1]) == str(target) for a in swaps)  # the swap is an audit event (a crash-test kill point)
-
-
-def test_staging_cleans_dead_writers_and_restores_an_interrupted_swap(tmp_path: Path) -> None:
-    import subprocess
-
-    proc = subprocess.Popen(["true"])
-    proc.wait()
-    dead = proc.pid  # a pid nobody holds any more
-    target = tmp_path / "FINAL"
-    (tmp_path / f".FINAL.old-{dead}").mkdir()  # killed between the two renames of a publication
-    (tmp_path / f".FINAL.old-{dead}" / "a.txt").write_text("a")
-    (tmp_path / f".FINAL.tmp-{dead}").mkdir()
-    live = tmp_path / f".FINAL.tmp-{os.getppid()}"  # another live writer's staging stays
-    live.mkdir()
-    staging = store.staging_directory(target)
-    assert (target / "a.txt").read_text() == "a"
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["FINAL", live.name, staging.name])
-
-
-def test_clean_temporaries_removes_only_temporary_names_of_dead_writers(tmp_path: Path) -> None:
-    import subprocess
-
-    proc = subprocess.Popen(["true"])
-    proc.wait()
-    for name in (f".a.txt.tmp{proc.pid}", f".b.ann.tmp-{proc.pid}", "c.txt", f".d.tmp{os.getppid()}"):
-        (tmp_path / name).write_text("x")
-    removed = store.clean_temporaries(tmp_path)
-    assert sorted(p.name for p in removed) == sorted([f".a.txt.tmp{proc.pid}", f".b.ann.tmp-{proc.pid}"])
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["c.txt", f".d.tmp{os.getppid()}"])
 
 
 @pytest.mark.parametrize(("files", "expected"), [

@@ -17,7 +17,7 @@ from pathlib import Path
 import luigi
 import pytest
 
-from pipeline import store
+from pipeline import durable, store
 from pipeline.corpus.stages import STAGES
 from pipeline.documents import Document, SentenceRecord
 from pipeline.nlp.lexicon import DEFAULT_LEXICON
@@ -470,8 +470,7 @@ def test_an_empty_directory_target_is_not_complete_and_is_replaced(tmp_path: Pat
     Path(target.path).mkdir(parents=True)  # what a killed move left
     assert not target.exists()
     with target.temporary_path() as tmp:
-        assert tmp.endswith("/") and "-luigi-tmp-" in tmp
-        (Path(tmp)).mkdir()
+        assert tmp.endswith("/") and durable.is_temporary(Path(tmp).name) and Path(tmp).is_dir()
         (Path(tmp) / "shard-000090.jsonl.gz").write_bytes(b"x")
     assert target.exists()
     assert sorted(p.name for p in Path(target.path).iterdir()) == [COMPLETE_MARKER, "shard-000090.jsonl.gz"]

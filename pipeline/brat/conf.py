@@ -40,11 +40,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipeline import resources, yamlfile
+from pipeline import durable, resources, yamlfile
 from pipeline.errors import InputError
 from pipeline.paths import SymlinkError
 from pipeline.schema import ANY_ENTITY, Schema
-from pipeline.store import write_atomic
 from pipeline.yamlfile import read_mapping
 
 CONFIG_DIR = resources.config_file("brat")
@@ -365,7 +364,7 @@ def write_conf_files(
     paths = []
     for name in CONF_FILES:
         path = out / name
-        write_atomic(path, texts[name].encode("utf-8"))  # beside the target, then renamed
+        durable.replace_file(path, texts[name].encode("utf-8"))  # beside the target, then renamed
         paths.append(path)
     return paths
 
@@ -398,6 +397,6 @@ def copy_conf_files(src_dir: str | Path, dst_dir: str | Path, names: Sequence[st
     out = []
     for name in names:
         if (src / name).is_file():
-            write_atomic(dst / name, (src / name).read_bytes())
+            durable.replace_file(dst / name, (src / name).read_bytes())
             out.append(dst / name)
     return out

@@ -46,7 +46,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from pipeline import names, store
+from pipeline import durable, names
 from pipeline.brat.conf import copy_conf_files
 from pipeline.campaign import assignments as asg
 from pipeline.campaign import publish
@@ -218,11 +218,11 @@ def append_to_campaign(
     if skipped is not None:
         skipped.extend(_not_acted_on(roster_people, record, new_rows))
     # checks done: the temporaries of a killed append go
-    store.clean_temporaries(campaign)
+    durable.clean_leftovers(campaign)
     publish.clean_tree(phase1)
-    store.clean_temporaries(pre)
+    durable.clean_leftovers(pre)
     if new_rows and not pending:
-        store.write_atomic(journal, json.dumps([list(r) for r in new_rows]).encode("utf-8"))
+        durable.replace_file(journal, json.dumps([list(r) for r in new_rows]).encode("utf-8"))
     conf_source = next((p for p in sorted(phase1.glob("*")) if (p / "annotation.conf").is_file()), src)
     for doc, phase, person in new_rows:
         counts[f"assignments:phase{phase}"] += 1
@@ -337,4 +337,4 @@ def _read_campaign_json(path: Path) -> dict[str, Any]:
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    store.write_atomic(path, text.encode("utf-8"))
+    durable.replace_file(path, text.encode("utf-8"))

@@ -25,16 +25,14 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
-import fcntl
 import io
 import json
-import os
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pipeline import store
+from pipeline import durable
 from pipeline.brat.standoff import BratDocument, parse_ann
 from pipeline.campaign.documents import canonical
 from pipeline.campaign.layout import (
@@ -106,7 +104,7 @@ def write_manifest_csv(root: Path, campaign: Mapping[str, Any]) -> None:
         root: The campaign directory ``CAMPAIGN_DIR``.
         campaign: The parsed ``campaign.json``.
     """
-    store.write_atomic(Path(root) / ASSIGNMENTS_CSV, manifest_text(campaign).encode("utf-8"), fsync=True)
+    durable.replace_file(Path(root) / ASSIGNMENTS_CSV, manifest_text(campaign).encode("utf-8"), durable=True)
 
 
 def save_campaign(root: Path, campaign: Mapping[str, Any]) -> None:
@@ -119,7 +117,7 @@ def save_campaign(root: Path, campaign: Mapping[str, Any]) -> None:
         campaign: The campaign manifest to write.
     """
     data = json.dumps(campaign, ensure_ascii=False, indent=1) + "\n"
-    store.write_atomic(Path(root) / CAMPAIGN_MANIFEST, data.encode("utf-8"), fsync=True)
+    durable.replace_file(Path(root) / CAMPAIGN_MANIFEST, data.encode("utf-8"), durable=True)
     write_manifest_csv(root, campaign)
 
 
@@ -162,13 +160,7 @@ def record(root: Path, changes: Sequence[Mapping[str, Any]]) -> None:
     if not changes:
         return
     data = "".join(json.dumps(c, ensure_ascii=False, sort_keys=True) + "\n" for c in changes).encode("utf-8")
-    fd = os.open(Path(root) / ASSIGNMENTS_HISTORY, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        os.write(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    durable.append_bytes(Path(root) / ASSIGNMENTS_HISTORY, data, mode=0o644)
 
 
 def initial_changes(campaign: Mapping[str, Any], action: str, when: str,
@@ -204,7 +196,7 @@ def start_history(root: Path, campaign: Mapping[str, Any], action: str = "batche
     """
     data = "".join(json.dumps(c, ensure_ascii=False, sort_keys=True) + "\n"
                    for c in initial_changes(campaign, action, when))
-    store.write_atomic(Path(root) / ASSIGNMENTS_HISTORY, data.encode("utf-8"), fsync=True)
+    durable.replace_file(Path(root) / ASSIGNMENTS_HISTORY, data.encode("utf-8"), durable=True)
 
 
 def ensure_history(root: Path, campaign: Mapping[str, Any]) -> None:

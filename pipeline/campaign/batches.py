@@ -63,14 +63,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from pipeline import names
+from pipeline import durable, names
 from pipeline.brat.standoff import BratDocument, read_document
 from pipeline.campaign.layout import ASSIGNMENTS_CSV
 from pipeline.campaign.phase1 import write_phase1
 from pipeline.documents import pmid_sort_key
 from pipeline.errors import InputError
 from pipeline.paths import list_files, resolve_collection
-from pipeline.store import write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -473,5 +472,5 @@ def prepare_batches(
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(MANIFEST_FIELDS)
     writer.writerows(rows)
-    write_atomic(out / ASSIGNMENTS_CSV, buf.getvalue().encode("utf-8"))
+    durable.replace_file(out / ASSIGNMENTS_CSV, buf.getvalue().encode("utf-8"))
     return roles

@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from pipeline import durable
 from pipeline.brat.conf import CONF_FILES
 from pipeline.brat.validate import OVERLAP_TYPES, parse_annotation_conf
 from pipeline.campaign.layout import DISAGREEMENT, DISCARD_REASON, DISCARD_REASONS, DISCARD_TYPE
-from pipeline.store import write_atomic
 
 # --- campaign collections --------------------------------------------------------------------
 # A campaign collection (pipeline/campaign) extends the collection's configuration with the types the
@@ -282,6 +282,6 @@ def write_campaign_conf_files(
             continue
         text = (src / name).read_text(encoding="utf-8")
         maker = makers.get(name)
-        write_atomic(dst / name, (maker(text) if maker else text).encode("utf-8"))
+        durable.replace_file(dst / name, (maker(text) if maker else text).encode("utf-8"))
         out.append(dst / name)
     return out

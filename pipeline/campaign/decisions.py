@@ -50,7 +50,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from pipeline import store, yamlfile
+from pipeline import durable, store, yamlfile
 from pipeline.brat import validate as validate_mod
 from pipeline.brat.standoff import BratDocument, BratTextError, dumps, parse_ann, read_text
 from pipeline.campaign.finalize import REPORT_JSON, doc_key, merge_duplicate_relations, remove_annotations
@@ -452,7 +452,7 @@ def write_changes(changes: Sequence[Change], directory: str | Path | None = None
     removed first (hidden temporaries, a staged copy beside it).  A final corpus (a directory holding
     ``finalize.json``, which nobody edits) is changed in one step: a copy beside it (hard links for the
     unchanged files) gets the new files and is swapped in
-    ([`publish_directory`][pipeline.store.publish_directory]), so a reader sees it before or after the
+    ([`publish_directory`][pipeline.durable.publish_directory]), so a reader sees it before or after the
     decisions, never half-applied.  Any other collection (one people may edit) changes document by
     document: every new ``.ann`` beside its target first, then each renamed over it.
 
@@ -463,9 +463,9 @@ def write_changes(changes: Sequence[Change], directory: str | Path | None = None
     """
     root = Path(directory) if directory is not None else None
     if root is not None:
-        store.restore_directory(root)
-        store.clean_temporaries(root.parent, root.name)
-        store.clean_temporaries(root)
+        durable.restore_directory(root)
+        durable.clean_leftovers(root.parent, root.name)
+        durable.clean_leftovers(root)
     if not changes:
         return
     if root is not None and (root / REPORT_JSON).is_file() and not root.is_symlink():
@@ -474,7 +474,7 @@ def write_changes(changes: Sequence[Change], directory: str | Path | None = None
     staged: list[tuple[Path, Path]] = []
     try:
         for c in changes:
-            tmp = c.path.with_name(f".{c.path.name}.tmp-{os.getpid()}")
+            tmp = durable.temporary_name(c.path)
             tmp.write_text(c.new, encoding="utf-8", newline="\n")
             staged.append((tmp, c.path))
     except BaseException:
@@ -482,13 +482,13 @@ def write_changes(changes: Sequence[Change], directory: str | Path | None = None
             tmp.unlink(missing_ok=True)
         raise
     for tmp, target in staged:
-        os.replace(tmp, target)
+        durable.rename(tmp, target)
 
 
 def _publish_changed_copy(root: Path, changes: Sequence[Change]) -> None:
     """Stage ``root`` with the changes applied beside it (unchanged files hard-linked) and swap it in."""
     new = {c.path.name: c.new for c in changes}
-    staging = store.staging_directory(root)
+    staging = durable.staging_directory(root)
     try:
         for entry in sorted(os.scandir(root), key=lambda e: e.name):
             dest = staging / entry.name
@@ -500,7 +500,7 @@ def _publish_changed_copy(root: Path, changes: Sequence[Change]) -> None:
                 store.link_or_copy(Path(entry.path), dest)
         for name in sorted(set(new) - {p.name for p in staging.iterdir()}):  # an .ann the document lacked
             (staging / name).write_text(new[name], encoding="utf-8", newline="\n")
-        store.publish_directory(staging, root)
+        durable.publish_directory(staging, root)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

@@ -75,7 +75,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from pipeline import store
+from pipeline import durable
 from pipeline.brat import validate as validate_mod
 from pipeline.brat.conf import BratSettings, annotation_conf, load_settings, write_conf_files
 from pipeline.brat.export import ExportConfig, load_export_config, map_relations
@@ -403,7 +403,7 @@ def homogenize(doc: BratDocument, relation_map: Mapping[str, str | None], *, cam
 def publish_dir(tmp: Path, out: Path) -> None:
     """Replace ``out`` by the finished directory ``tmp`` in one step.
 
-    Done by [`publish_directory`][pipeline.store.publish_directory]: a reader sees the previous version
+    Done by [`publish_directory`][pipeline.durable.publish_directory]: a reader sees the previous version
     or the new one.
 
     Args:
@@ -411,7 +411,7 @@ def publish_dir(tmp: Path, out: Path) -> None:
             [`staging_dir`][pipeline.campaign.finalize.staging_dir]).
         out: The output directory replaced.
     """
-    store.publish_directory(tmp, out)
+    durable.publish_directory(tmp, out)
 
 
 def staging_dir(out: Path) -> Path:
@@ -425,7 +425,7 @@ def staging_dir(out: Path) -> Path:
     Returns:
         The staging directory.
     """
-    return store.staging_directory(out)
+    return durable.staging_directory(out)
 
 
 def check_output(out: Path, marker: str) -> None:

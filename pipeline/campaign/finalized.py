@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipeline.campaign.durable import remove_dead_temporaries, write_replace
+from pipeline import durable
 from pipeline.campaign.layout import FINALIZE_RECORD, PHASE2_DIR
 
 RECORD_FORMAT = "pgx-corpus/finalized/1"
@@ -116,8 +116,8 @@ def write_record(campaign_dir: Path, record: Record) -> Path:
     """
     path = record_path(campaign_dir)
     absolute = Record(Path(record.final).resolve(), record.documents)
-    remove_dead_temporaries(path)  # a killed finalize's
-    write_replace(path, dumps_record(absolute), mode=0o600)
+    durable.clean_leftovers(path.parent, path.name)  # a killed finalize's
+    durable.replace_file(path, dumps_record(absolute), mode=0o600, umask=False, durable=True)
     return path
 
 

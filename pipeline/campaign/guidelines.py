@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pipeline import store
+from pipeline import durable
 from pipeline.campaign import assignments as asg
 from pipeline.campaign.documents import canonical
 from pipeline.campaign.guide import GUIDE_FILE
@@ -114,7 +114,7 @@ def stamp_guide(root: Path, guide: Path, campaign: Mapping[str, Any] | None = No
         text = guide.read_text(encoding="utf-8")
         stamped = stamp_text(text, campaign)
         if stamped != text:
-            store.write_atomic(guide, stamped.encode("utf-8"))  # a killed stamp leaves the old guide
+            durable.replace_file(guide, stamped.encode("utf-8"))  # a killed stamp leaves the old guide
 
 
 def stamp_all(root: Path, campaign: Mapping[str, Any] | None = None) -> int:
@@ -193,7 +193,7 @@ def record_version(root: Path, version: str, changes: str, *, when: str = "") ->
     entry = {"version": version, "date": when or asg.now(), "changes": changes.strip()}
     snapshots = root / GUIDELINES_DIR
     snapshots.mkdir(exist_ok=True)
-    store.write_atomic(snapshots / f"{version}.json",
+    durable.replace_file(snapshots / f"{version}.json",
                        (json.dumps(fingerprints(root), indent=0, sort_keys=True) + "\n").encode("utf-8"))
     campaign["guidelines"] = [*found, entry]
     asg.save_campaign(root, campaign)

@@ -43,8 +43,8 @@ from dataclasses import replace as dc_replace
 from pathlib import Path
 from typing import Any
 
+from pipeline import durable
 from pipeline import names as names_mod
-from pipeline import store
 from pipeline.brat.conf import write_conf_files
 from pipeline.brat.modality import format_note, join_notes
 from pipeline.brat.standoff import BratDocument, BratTextError, Note, TextBound, dumps, parse_ann, read_text
@@ -400,7 +400,7 @@ def import_work(
                 raise CampaignError("a new campaign needs the work of two annotators or more")
             plan = _plan_new_campaign(work, found, reference, reference_docs, seniors, seed, report)
             root.mkdir(parents=True, exist_ok=True)
-            store.write_atomic(pending, b"a new campaign is being imported; rerun the same campaign import\n")
+            durable.replace_file(pending, b"a new campaign is being imported; rerun the same campaign import\n")
             _new_campaign(root, work, schema, reference, plan, seed, seniors, counts, when)
             pending.unlink()
             report["new_campaign"] = True

@@ -18,21 +18,18 @@ the file is on disk.  The journal is append-only: nothing here rewrites or remov
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import logging
 import os
 import re
-import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.campaign.durable import ensure_private_dir, fsync_dir, write_new
 from pipeline.campaign.layout import JOURNAL_DIR, JOURNAL_LOG, JOURNAL_OBJECTS_DIR
+from pipeline.durable import append_bytes, create_file, ensure_private_dir, flock, fsync_dir
 
 log = logging.getLogger(__name__)
 
@@ -65,9 +62,6 @@ class Version:
     action: str
     size: int
     line: int
-
-
-_log_guard = threading.Lock()
 
 
 class Journal:
@@ -123,7 +117,7 @@ class Journal:
         sha = hashlib.sha256(content).hexdigest()
         path = self._object_path(sha)
         ensure_private_dir(path.parent)
-        if write_new(path, content, 0o600):
+        if create_file(path, content, mode=0o600):
             fsync_dir(path.parent.parent)  # a new objects/<xx>/ directory entry must be durable too
         stamp = self._clock() if when is None else when
         fields: dict[str, object] = {"time": stamp, "person": person, "document": document, "sha256": sha,
@@ -131,24 +125,9 @@ class Journal:
         if scorer is not None:
             fields["scorer"] = scorer
         line = json.dumps(fields, sort_keys=True, ensure_ascii=True) + "\n"
-        with self._log(os.O_WRONLY | os.O_APPEND | os.O_CREAT, fcntl.LOCK_EX) as fd:
-            data = line.encode("ascii")
-            written = os.write(fd, data)
-            if written != len(data):  # a full disk: say so rather than leave half a line unreported
-                raise OSError(f"{self.log_path}: wrote {written} of {len(data)} bytes of a journal line")
-            os.fsync(fd)
-        return sha
-
-    @contextmanager
-    def _log(self, flags: int, lock: int) -> Iterator[int]:
         ensure_private_dir(self.root)
-        with _log_guard if lock == fcntl.LOCK_EX else _nothing():
-            fd = os.open(self.log_path, flags | os.O_NOFOLLOW, 0o600)
-            try:
-                fcntl.flock(fd, lock)
-                yield fd
-            finally:
-                os.close(fd)
+        append_bytes(self.log_path, line.encode("ascii"), mode=0o600)
+        return sha
 
     def entries(self) -> list[Version]:
         """Read every log line, in log order.
@@ -183,8 +162,14 @@ class Journal:
         """
         if not self.log_path.is_file():
             return b""
-        with self._log(os.O_RDONLY, fcntl.LOCK_SH) as fd, os.fdopen(os.dup(fd), "rb") as fh:
-            return fh.read()
+        ensure_private_dir(self.root)
+        fd = os.open(self.log_path, os.O_RDONLY | os.O_NOFOLLOW)
+        try:
+            flock(fd, shared=True)  # appenders hold it exclusively (append_bytes)
+            with os.fdopen(os.dup(fd), "rb") as fh:
+                return fh.read()
+        finally:
+            os.close(fd)
 
     def versions(self, document: str) -> list[Version]:
         """List the versions of one document, oldest first.
@@ -221,8 +206,3 @@ class Journal:
         if hashlib.sha256(data).hexdigest() != sha:
             raise JournalError(f"{path}: corrupt journal object (its bytes do not hash to its name)")
         return data
-
-
-@contextmanager
-def _nothing() -> Iterator[None]:
-    yield

@@ -3,7 +3,7 @@
 People edit the collections of a running campaign through ``campaign serve``, while ``review``,
 ``append`` and the team commands may write into the same collections.  Each of them reads, modifies
 and writes one document under [`document_lock`][pipeline.campaign.locks.document_lock], so no edit is lost and no reader
-sees half a document.  The lock is both:
+sees half a document.  The lock is a [`lock_path`][pipeline.durable.lock_path], both:
 
 * an in-process lock (``serve`` runs brat's actions on several threads), and
 * an advisory ``fcntl.flock`` on ``CAMPAIGN_DIR/locks/<digest>.lock`` (the other commands are other
@@ -16,18 +16,14 @@ A document is named by its path relative to the campaign directory without exten
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from pipeline.campaign.layout import LOCKS_DIR
-
-_guard = threading.Lock()
-_thread_locks: dict[str, threading.Lock] = {}
+from pipeline.durable import lock_path
 
 
 def document_key(campaign_dir: Path, document: Path) -> str:
@@ -83,14 +79,5 @@ def document_lock(campaign_dir: Path, document: Path) -> Iterator[str]:
         ValueError: If ``document`` is not inside ``campaign_dir``.
     """
     key = document_key(campaign_dir, document)
-    path = _lock_file(campaign_dir, key)
-    with _guard:
-        lock = _thread_locks.setdefault(key, threading.Lock())
-    with lock:
-        path.parent.mkdir(mode=0o700, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield key
-        finally:
-            os.close(fd)  # closing the descriptor releases the flock
+    with lock_path(_lock_file(campaign_dir, key), mode=0o600):
+        yield key

@@ -26,7 +26,6 @@ import datetime as dt
 import hashlib
 import json
 import logging
-import os
 import re
 from collections import Counter
 from collections.abc import Mapping
@@ -34,9 +33,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pipeline import durable
 from pipeline.brat import standoff
 from pipeline.brat.standoff import BratDocument
-from pipeline.campaign.durable import write_replace
 from pipeline.campaign.finalize import remove_annotations, strip_attributes, strip_markers
 from pipeline.campaign.finalized import RecordError, read_record
 from pipeline.campaign.layout import (
@@ -210,7 +209,8 @@ def select_scorer(campaign_dir: Path, schema: Schema, shipped: RelationScorer | 
         directory = models_dir(campaign_dir) / MODELS_RELATIONS_DIR
         try:
             directory.mkdir(parents=True, exist_ok=True)
-            write_replace(directory / MODELS_IN_USE, f"{choice.version}\n".encode(), mode=0o644)
+            durable.replace_file(directory / MODELS_IN_USE, f"{choice.version}\n".encode(), mode=0o644, umask=False,
+                                 durable=True)
         except OSError as exc:
             log.warning("%s: cannot record the relation scorer in use (%s): %s", directory / MODELS_IN_USE,
                         choice.version, exc)
@@ -357,12 +357,7 @@ def append_history(campaign_dir: Path, entry: Mapping[str, Any]) -> None:
     """
     path = models_dir(campaign_dir) / MODELS_HISTORY
     line = json.dumps({"time": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), **entry}, sort_keys=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o644)
-    try:
-        os.write(fd, (line + "\n").encode("utf-8"))
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    durable.append_bytes(path, (line + "\n").encode("utf-8"), mode=0o644)
 
 
 def models_status(campaign_dir: Path) -> dict[str, Any]:

@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pipeline import durable
 from pipeline.brat.conf import copy_conf_files
 from pipeline.brat.standoff import BratDocument, dumps
 from pipeline.campaign import deploy, publish
@@ -50,7 +51,6 @@ from pipeline.campaign.layout import (
 )
 from pipeline.campaign.origin import provenance, write_gitignore
 from pipeline.corpus.brat_export import SETTINGS_FILE
-from pipeline.store import clean_temporaries
 
 log = logging.getLogger(__name__)
 
@@ -173,7 +173,7 @@ def write_phase1(
     # nobody has edited this campaign (checked above), and the build writes it too (no locks/ in its output).
     if (out / PHASE2_DIR).exists():
         shutil.rmtree(out / PHASE2_DIR)  # not started (checked above): configuration files only
-    clean_temporaries(out)
+    durable.clean_leftovers(out)
     for sub in (PHASE1_DIR, PREANNOTATION_DIR):
         publish.clean_tree(out / sub)
     pre = out / PREANNOTATION_DIR

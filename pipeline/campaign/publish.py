@@ -1,7 +1,7 @@
 """How campaign commands publish files: documents as units, a ledger of what ``review`` published.
 
-Every file is written beside its target (``.NAME.tmpPID``, never ending in ``.txt``) and renamed over it
-([`write_atomic`][pipeline.store.write_atomic]).  Collections people edit (``phase1/``, ``phase2/``) are never swapped
+Every file is written beside its target (``.NAME.tmp-PID-RANDOM``, never ending in ``.txt``) and renamed over it
+([`replace_file`][pipeline.durable.replace_file]).  Collections people edit (``phase1/``, ``phase2/``) are never swapped
 as a whole: they change document by document, each under [`document_lock`][pipeline.campaign.locks.document_lock].
 
 A brat document is a unit: brat lists ``.txt`` files and creates a missing ``.ann``, so the ``.ann`` is
@@ -23,8 +23,8 @@ from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 
+from pipeline import durable
 from pipeline.campaign.locks import document_lock
-from pipeline.store import clean_temporaries, write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +36,7 @@ def _lock(campaign_dir: Path | None, directory: Path, name: str) -> AbstractCont
 def write_file(path: Path, data: bytes, *, only_if_changed: bool = False) -> bool:
     """Write bytes to a file atomically, creating its directory.
 
-    Written beside the target and renamed over it ([`write_atomic`][pipeline.store.write_atomic]).
+    Written beside the target and renamed over it ([`replace_file`][pipeline.durable.replace_file]).
 
     Args:
         path: The file written.
@@ -53,7 +53,7 @@ def write_file(path: Path, data: bytes, *, only_if_changed: bool = False) -> boo
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             pass
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, data)
+    durable.replace_file(path, data)
     return True
 
 
@@ -127,7 +127,8 @@ def document_names(directory: Path) -> set[str]:
 def clean_tree(root: Path) -> list[Path]:
     """Remove what killed writers left in a directory tree.
 
-    Removes ``.NAME.tmpPID`` files and staged directories in ``root`` and every directory under it.
+    Removes the temporaries and staged directories of dead writers (any name
+    [`LEFTOVER_NAMES`][pipeline.durable.LEFTOVER_NAMES] lists) in ``root`` and every directory under it.
 
     Args:
         root: The top directory; it may not exist.
@@ -139,7 +140,7 @@ def clean_tree(root: Path) -> list[Path]:
     if not root.is_dir():
         return removed
     for here, dirs, _ in os.walk(root):
-        removed += clean_temporaries(here)
+        removed += durable.clean_leftovers(here)
         dirs[:] = [d for d in dirs if (Path(here) / d).exists()]
     return removed
 

@@ -57,6 +57,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from pipeline import durable
 from pipeline.brat.modality import NEGATED, format_note, parse_note
 from pipeline.brat.standoff import Attribute, BratDocument, Note, Relation, TextBound, dumps, parse_ann
 from pipeline.brat.validate import AnnotationConf, parse_annotation_conf, validate_document
@@ -75,7 +76,6 @@ from pipeline.campaign.layout import (
     read_campaign,
 )
 from pipeline.campaign.locks import document_lock
-from pipeline.store import write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -499,7 +499,7 @@ def _phase1_work(campaign: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
 
 def _write_ann(path: Path, doc: BratDocument) -> None:
     """Replace ``path``'s ``.ann`` in one rename (the ``.txt`` is never rewritten)."""
-    write_atomic(path.with_suffix(".ann"), dumps(doc).encode("utf-8"))
+    durable.replace_file(path.with_suffix(".ann"), dumps(doc).encode("utf-8"))
 
 
 def simulate_phase1(campaign_dir: Path, reference_dir: Path, seed: int,

@@ -25,14 +25,13 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from pipeline import durable
 from pipeline.brat.standoff import BratDocument, TextBound, read_document
-from pipeline.campaign.durable import ensure_private_dir
 from pipeline.campaign.layout import SUGGESTIONS_DIR
 
 log = logging.getLogger(__name__)
@@ -91,15 +90,8 @@ def append_records(path: Path, lines: Iterable[Mapping[str, Any]]) -> None:
     data = "".join(json.dumps(dict(line), sort_keys=True, ensure_ascii=True) + "\n" for line in lines).encode("ascii")
     if not data:
         return
-    ensure_private_dir(path.parent)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    durable.ensure_private_dir(path.parent)
+    durable.append_bytes(path, data, mode=0o600)
 
 
 def suggestion_line(press: str, sha256: str, person: str, scorer: str, relation_id: str, type_: str,

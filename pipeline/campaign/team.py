@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pipeline import durable
 from pipeline.brat.conf import CONF_FILES
 from pipeline.campaign import assignments as asg
 from pipeline.campaign import deploy
@@ -54,7 +55,6 @@ from pipeline.campaign.layout import (
     read_campaign,
 )
 from pipeline.campaign.locks import document_lock
-from pipeline.store import write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -389,7 +389,7 @@ def _prepare_collection(root: Path, phase: str, person: str, campaign: Mapping[s
         write_campaign_conf_files(root / PREANNOTATION_DIR, dest, annotators)
         kind = 2
     if not (dest / GUIDE_FILE).is_file() or phase == "2":
-        write_atomic(dest / GUIDE_FILE, annotator_guide(dest, person, kind).encode("utf-8"))
+        durable.replace_file(dest / GUIDE_FILE, annotator_guide(dest, person, kind).encode("utf-8"))
     from pipeline.campaign.guidelines import stamp_guide  # the guideline version each person sees
 
     stamp_guide(root, dest / GUIDE_FILE)
@@ -551,7 +551,7 @@ def write_pending(root: Path, campaign: Mapping[str, Any], changes: Sequence[Map
     """
     pending = {"campaign": campaign, "changes": list(changes), "archive": [list(a) for a in archive],
                "when": when, "leaving": leaving, "deploy": deploy}
-    write_atomic(Path(root) / TEAM_PENDING, json.dumps(pending, ensure_ascii=False).encode("utf-8"))
+    durable.replace_file(Path(root) / TEAM_PENDING, json.dumps(pending, ensure_ascii=False).encode("utf-8"))
 
 
 def finish_pending(root: Path) -> dict[str, int]:
@@ -605,7 +605,7 @@ def _update_deploy_note(root: Path, campaign: Mapping[str, Any]) -> None:
     annotators = sorted(p for p, r in roles.items() if "annotator" in r and p in active)
     seniors = sorted(p for p, r in roles.items() if "senior" in r and p in active)
     managers = sorted(p for p, r in roles.items() if "manager" in r)
-    write_atomic(root / DEPLOY_NOTE, deploy.deployment_note(annotators, seniors, managers).encode("utf-8"))
+    durable.replace_file(root / DEPLOY_NOTE, deploy.deployment_note(annotators, seniors, managers).encode("utf-8"))
 
 
 def replace(root: Path, old: str, new: str, *, started: str | None = None, when: str = "",

@@ -2,7 +2,7 @@
 
 The file lives outside every served directory (``access/`` is mode 0700, the file 0600) and is
 replaced as a whole (written beside, flushed, renamed; see
-[`pipeline.campaign.durable`][pipeline.campaign.durable]) under an advisory lock (``access/users.lock``), so
+[`pipeline.durable`][pipeline.durable]) under an advisory lock (``access/users.lock``), so
 two commands never interleave their changes.  Format::
 
     {"format": "pgx-corpus users 1",
@@ -29,7 +29,6 @@ it, so the session is refused at its next request, whatever serve saw in between
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import hmac
 import json
@@ -43,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pipeline.campaign.durable import TMP_MARK, ensure_private_dir, write_replace
+from pipeline import durable
 from pipeline.campaign.layout import ACCESS_DIR, ID_RE, USERS_FILE, USERS_LOCK
 from pipeline.errors import InputError
 
@@ -206,23 +205,14 @@ def _read(path: Path) -> dict[str, _Entry]:
     return _decode(data, path)
 
 
-_write_guard = threading.Lock()
-
-
 @contextmanager
 def _locked(campaign_dir: Path) -> Iterator[Path]:
     """Hold the users file's write lock (threads and processes); yields the file's path."""
-    directory = ensure_private_dir(Path(campaign_dir) / ACCESS_DIR)
-    with _write_guard:
-        fd = os.open(directory / USERS_LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            # every writer holds this lock: a temporary of the users file here was left by a killed one
-            for leftover in directory.glob(f".{USERS_FILE}{TMP_MARK}*"):
-                leftover.unlink(missing_ok=True)
-            yield directory / USERS_FILE
-        finally:
-            os.close(fd)
+    directory = durable.ensure_private_dir(Path(campaign_dir) / ACCESS_DIR)
+    with durable.lock_path(directory / USERS_LOCK):
+        # every writer holds this lock: a temporary of the users file here was left by a killed one
+        durable.clean_leftovers(directory, USERS_FILE, owned=True)
+        yield directory / USERS_FILE
 
 
 def _update(campaign_dir: Path, change: Callable[[dict[str, _Entry]], None]) -> None:
@@ -230,7 +220,7 @@ def _update(campaign_dir: Path, change: Callable[[dict[str, _Entry]], None]) -> 
     with _locked(campaign_dir) as path:
         people = _read(path)
         change(people)
-        write_replace(path, _encode(people), 0o600)
+        durable.replace_file(path, _encode(people), mode=0o600, umask=False, durable=True)
 
 
 def _new_password() -> tuple[str, str]:

@@ -23,6 +23,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipeline import durable
 from pipeline.brat.conf import annotation_conf, write_conf_files
 from pipeline.brat.intake import IntakeError, Limits, Names, check_document, iter_documents
 from pipeline.brat.standoff import BratDocument, dumps, write_document
@@ -183,14 +184,6 @@ def existing_path(value: str) -> Path:
     return path
 
 
-def _remove(path: Path) -> None:
-    """Remove a file, a symbolic link (not what it points to) or a directory tree (links inside not followed)."""
-    if path.is_symlink() or not path.is_dir():
-        path.unlink(missing_ok=True)
-    else:
-        shutil.rmtree(path)
-
-
 def _refused(src: Path, message: str) -> int:
     # the readers' own messages mostly name the file already; a message always starts with the input
     print(f"pgx-corpus import: {message if message.startswith(str(src)) else f'{src}: {message}'}", file=sys.stderr)
@@ -206,9 +199,10 @@ def run_import(args: argparse.Namespace) -> int:
 
     Each document is read, checked ([`pipeline.brat.intake`][pipeline.brat.intake]: structure, limits,
     names, fields, and its ``.ann`` validated against the schema's ``annotation.conf``) and written into
-    ``.OUT.import-tmp`` beside ``--out``, one at a time (PubTator is streamed); with the schema's
-    configuration files, that directory is renamed to ``--out`` once complete: the collection appears
-    whole or not at all.  A ``.OUT.import-tmp`` left by an interrupted import is removed first, and
+    ``.OUT.tmp-PID-RANDOM`` beside ``--out`` ([`temporary_name`][pipeline.durable.temporary_name]), one at a
+    time (PubTator is streamed); with the schema's configuration files, that directory is renamed to
+    ``--out`` once complete: the collection appears whole or not at all.  What an interrupted import left
+    beside ``--out`` (that directory, or the ``.OUT.import-tmp`` of earlier versions) is removed first, and
     stderr says so.  A one-line summary goes to stdout.
 
     A PubTator entity line without the key column (six columns) is refused, since nothing links the
@@ -238,15 +232,15 @@ def run_import(args: argparse.Namespace) -> int:
         conf, _ = parse_annotation_conf(annotation_conf(schema), "annotation.conf")
     except REFUSALS as exc:
         return _refused(src, str(exc))
-    tmp = out.with_name(f".{out.name}.import-tmp")
+    tmp = durable.temporary_name(out)
     counts: Counter[str] = Counter()
     names = Names()
     documents = entities = relations = 0
     made = [p for p in reversed(tmp.parents) if not p.exists()]  # the parents this command creates
     try:
-        if tmp.exists() or tmp.is_symlink():
-            print(f"pgx-corpus import: removing {tmp}, left by an interrupted import", file=sys.stderr)
-            _remove(tmp)
+        # the import is the one writer of --out: what an interrupted import left beside it goes, live or not
+        for left in durable.clean_leftovers(out.parent, out.name, owned=True):
+            print(f"pgx-corpus import: removing {left}, left by an interrupted import", file=sys.stderr)
         tmp.mkdir(parents=True)
     except OSError as exc:
         print(f"pgx-corpus import: {exc}", file=sys.stderr)
@@ -284,7 +278,7 @@ def run_import(args: argparse.Namespace) -> int:
         write_conf_files(tmp, schema)
         if out.exists():
             out.rmdir()
-        tmp.rename(out)
+        durable.rename(tmp, out)
     except OSError as exc:
         clean()
         print(f"pgx-corpus import: {exc}", file=sys.stderr)

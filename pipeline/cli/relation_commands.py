@@ -30,8 +30,8 @@ DECISION_CHOICES = ("actions", "thresholds")
 
 
 def _train_relations(args: argparse.Namespace) -> int:
+    from pipeline import durable
     from pipeline.brat.standoff import BratTextError
-    from pipeline.campaign.durable import write_replace
     from pipeline.nlp.relations import rules as relation_rules
     from pipeline.nlp.relations import training
     from pipeline.nlp.spacy_models import DEFAULT_MODEL, load_parser
@@ -65,8 +65,8 @@ def _train_relations(args: argparse.Namespace) -> int:
                                                "training_dirs": [Path(d).name for d in args.brat_dirs]})
     args.out.parent.mkdir(parents=True, exist_ok=True)
     # a temporary of a unique name beside --out, created exclusively, never through a symbolic link
-    write_replace(args.out, (json.dumps(scorer.to_json(), sort_keys=True, separators=(",", ":")) + "\n"
-                             ).encode("utf-8"), mode=0o644)
+    durable.replace_file(args.out, (json.dumps(scorer.to_json(), sort_keys=True, separators=(",", ":")) + "\n"
+                                    ).encode("utf-8"), mode=0o644, umask=False, durable=True)
     summary = {"scorer": str(args.out), "sentences": len(examples), "decision": scorer.decision,
                "threshold": round(scorer.threshold, 4),
                "type_threshold": scorer.type_threshold, "specific_type_threshold": scorer.specific_type_threshold,

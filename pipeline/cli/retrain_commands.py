@@ -199,11 +199,11 @@ def run_retrain(args: argparse.Namespace) -> int:  # noqa: C901 - one refusal af
     rel_dir = models.models_dir(campaign) / MODELS_RELATIONS_DIR
     ent_dir = models.models_dir(campaign) / MODELS_ENTITIES_DIR
     rel_dir.mkdir(parents=True, exist_ok=True)
-    from pipeline.campaign.durable import write_new
+    from pipeline.durable import create_file
 
     scorer_path = rel_dir / f"{version}.json"
     data = (json.dumps(scorer.to_json(), sort_keys=True, separators=(",", ":")) + "\n").encode("utf-8")
-    if not write_new(scorer_path, data, mode=0o644):
+    if not create_file(scorer_path, data, mode=0o644):
         print(f"{NAME}: {scorer_path}: written by another run meanwhile; run again", file=sys.stderr)
         return 1
     entity_path = None

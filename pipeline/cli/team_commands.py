@@ -55,8 +55,8 @@ def _report(command: str, root: Path, result: team_mod.Result) -> int:
 def _clean(campaign_dir: Path) -> None:
     """Remove what a killed team command left in the campaign, then finish a killed team change.
 
-    The ``.NAME.tmpPID`` of its state files and staged directories go before writing again; a live
-    writer's temporaries are kept (``clean_temporaries``); then what a killed team change left undone is
+    The temporaries of its state files and staged directories go before writing again; a live
+    writer's temporaries are kept (``pipeline.durable.clean_leftovers``); then what a killed team change left undone is
     finished (``pipeline.campaign.team.finish_pending``).
     """
     if Path(campaign_dir).is_dir():

@@ -74,6 +74,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pipeline import durable
 from pipeline.brat.conf import BratSettings, load_settings, write_conf_files
 from pipeline.brat.modality import format_note
 from pipeline.brat.provenance import provenance_row, relation_provenance_row, write_provenance
@@ -648,7 +649,7 @@ def _recycle(out: Path, earlier: Mapping[str, Any] | None, within: Path | None,
         resolved = source.resolve(strict=True)
         if not resolved.is_relative_to(within.resolve()) or any(resolved == k.resolve() for k in keep):
             return {}
-        os.rename(resolved, out)
+        durable.rename(resolved, out)
     except OSError:
         return {}
     names: Mapping[str, str] = spare["names"]
@@ -758,4 +759,4 @@ def export_shards(shard_dir: Path, out_dir: Path, schema: Schema, counts: Counte
         found["spare"]["collection"] = os.path.relpath(found["spare"]["collection"], memo.out)
     # before the collection appears, so that the memo is never older than the output
     memo.path.parent.mkdir(parents=True, exist_ok=True)
-    store.write_atomic(memo.path, json.dumps(found, sort_keys=True, separators=(",", ":")).encode("utf-8"))
+    durable.replace_file(memo.path, json.dumps(found, sort_keys=True, separators=(",", ":")).encode("utf-8"))

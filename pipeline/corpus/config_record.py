@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from pipeline import __version__, store
+from pipeline import __version__, durable, store
 from pipeline.corpus.manifest import model_version
 
 
@@ -74,9 +74,7 @@ def write_record(out: str | os.PathLike[str], record: dict[str, Any]) -> str:
     path = record_path(out, digest)
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-        tmp.write_text(blob, encoding="utf-8")
-        tmp.replace(path)
+        durable.replace_file(path, blob.encode("utf-8"))
     return digest
 
 

@@ -9,10 +9,9 @@
   over (logged).  A lock written on another host is never taken over: the
   message says how to remove it.
 * [`clean_stale_temporaries`][pipeline.corpus.outdir.clean_stale_temporaries] removes what killed writers
-  leave behind
-  (``*-luigi-tmp-*`` files and directories, ``.NAME.tmpPID`` files, cache
-  ``.tmp-*`` files, ``.brat.tmp-*`` staging copies) and restores ``OUT/brat``
-  from an interrupted swap.  Call it while holding the lock.
+  leave behind (every name [`LEFTOVER_NAMES`][pipeline.durable.LEFTOVER_NAMES] lists, e.g.
+  ``*-luigi-tmp-*`` files and directories, ``.NAME.tmp-PID-RANDOM`` files, cache ``.tmp-*`` files,
+  ``.brat.tmp-*`` staging links) and restores ``OUT/brat`` from an interrupted swap.  Call it while holding the lock.
 * [`publish_collection`][pipeline.corpus.outdir.publish_collection] replaces ``OUT/brat`` with a complete
   collection
   in one step: ``OUT/brat`` is a symbolic link to the build's collection,
@@ -29,11 +28,9 @@ Only the ``build`` command takes the lock; Luigi workers started with
 from __future__ import annotations
 
 import datetime as dt
-import errno
 import json
 import logging
 import os
-import re
 import shutil
 import socket
 from collections.abc import Iterable, Mapping
@@ -42,30 +39,13 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from pipeline.store import exchange
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows: the lock is advisory by content only
-    fcntl = None  # type: ignore[assignment]
+from pipeline import durable
 
 logger = logging.getLogger(__name__)
 
 LOCK_NAME = ".build.lock"
 PUBLISHED = "brat"
 RUN_MARKER = ".run"
-
-#: Names of temporary files and directories our writers use (see the module docstring).
-_TEMPORARY = re.compile(
-    r"-luigi-tmp-\d+"  # luigi.LocalTarget.temporary_path
-    r"|^\..+\.tmp\d+$"  # store.write_atomic, memo.remember: .NAME.tmpPID
-    r"|^\..+\.counts\.tmp\d+$"
-    r"|^\..+\.(tmp|old)-\d+$"  # store.publish_directory: a staged or replaced copy (collections excepted)
-    r"|^params\.json\.tmp\d+$"  # StageTask.write_params of older versions
-    r"|^\.tmp-"  # tempfile.mkstemp(prefix=".tmp-") in the PubTator cache
-)
-_STAGING = re.compile(rf"^\.{PUBLISHED}\.(tmp|old)-\d+$")
-
 
 class OutputLocked(RuntimeError):
     """Another build holds ``OUT``; the message names its host and pid."""
@@ -189,13 +169,9 @@ def acquire_lock(out: Path, *, host: str | None = None, pid: int | None = None) 
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             previous = _read_info(path)
-            if fcntl is not None:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except OSError as err:
-                    if err.errno not in (errno.EWOULDBLOCK, errno.EACCES, errno.EAGAIN):
-                        raise
-                    raise OutputLocked(_refusal(out, previous)) from None
+            if durable.CAN_LOCK:
+                if not durable.flock(fd, blocking=False):
+                    raise OutputLocked(_refusal(out, previous))
                 if os.fstat(fd).st_ino != _inode(path):
                     os.close(fd)  # released and removed by its holder meanwhile: lock the new file
                     continue
@@ -206,12 +182,10 @@ def acquire_lock(out: Path, *, host: str | None = None, pid: int | None = None) 
                         + f"; it was taken on another host, so it cannot be checked from {me.host}: if that "
                         f"build is gone, remove {path}"
                     )
-                if fcntl is None and pid_alive(previous.pid):
+                if not durable.CAN_LOCK and pid_alive(previous.pid):
                     raise OutputLocked(_refusal(out, previous))
                 logger.warning("%s: taking over the stale lock of a dead build (%s)", out, previous.describe())
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, (json.dumps(me.__dict__) + "\n").encode(), 0)
-            os.fsync(fd)
+            durable.write_lock_note(fd, (json.dumps(me.__dict__) + "\n").encode(), durable=True)
             return OutLock(out, fd, me)
         except BaseException:
             os.close(fd)
@@ -246,39 +220,18 @@ def clean_stale_temporaries(out: Path) -> list[Path]:
     """
     if not out.is_dir():
         return []
-    published = out / PUBLISHED
-    olds = sorted(out.glob(f".{PUBLISHED}.old-*"))
-    if not published.exists() and olds:
-        # killed between "brat -> .brat.old" and ".brat.tmp -> brat": the old collection is complete
-        olds[-1].rename(published)
-        logger.warning("%s: restored the collection of an interrupted publication", published)
+    durable.restore_directory(out / PUBLISHED)  # killed between its two renames: the old one is complete
     removed: list[Path] = []
-    for root, dirs, files in os.walk(out):
+    for root, dirs, _files in os.walk(out):
         here = Path(root)
-        for name in list(dirs):
-            if _TEMPORARY.search(name) or (here == out and _STAGING.match(name)):
-                if (here / name).is_symlink():
-                    (here / name).unlink()  # a staged link to a collection: never remove its target
-                else:
-                    shutil.rmtree(here / name, ignore_errors=True)
-                removed.append(here / name)
-                dirs.remove(name)
+        removed += durable.clean_leftovers(here, owned=True)
         # nothing writes temporaries inside a brat collection (tens of thousands of files each)
-        dirs[:] = [name for name in dirs if name != "collection"]
-        for name in files:
-            if _TEMPORARY.search(name):
-                (here / name).unlink(missing_ok=True)
-                removed.append(here / name)
+        dirs[:] = [name for name in dirs if name != "collection" and os.path.lexists(here / name)]
     if removed:
         logger.warning("%s: removed %d temporary file(s) left by an interrupted build: %s", out, len(removed),
                        ", ".join(str(p.relative_to(out)) for p in sorted(removed)[:10])
                        + (" ..." if len(removed) > 10 else ""))
     return sorted(removed)
-
-
-def _exchange(a: Path, b: Path) -> bool:
-    """Swap two paths atomically with ``renameat2(RENAME_EXCHANGE)``; False where unsupported."""
-    return exchange(a, b)
 
 
 def publish_collection(source: Path, dest: Path, run_name: str) -> Path:
@@ -305,26 +258,13 @@ def publish_collection(source: Path, dest: Path, run_name: str) -> Path:
     """
     # the marker's temporary is written beside the collection, not in it: a killed run leaves it where
     # clean_stale_temporaries looks (it never walks a collection's tens of thousands of files)
-    marker_tmp = source.parent / f".{source.name}{RUN_MARKER}.tmp{os.getpid()}"
-    marker_tmp.write_bytes(f"{run_name}\n".encode())
-    os.replace(marker_tmp, source / RUN_MARKER)
+    durable.replace_file(source / RUN_MARKER, f"{run_name}\n".encode(),
+                         temporary_beside=source.parent / f"{source.name}{RUN_MARKER}")
     dest.parent.mkdir(parents=True, exist_ok=True)
-    staging = dest.with_name(f".{dest.name}.tmp-{os.getpid()}")
-    if staging.is_symlink() or staging.is_file():
-        staging.unlink()
-    elif staging.exists():
-        shutil.rmtree(staging)
+    durable.clean_leftovers(dest.parent, dest.name, owned=True)  # a staged link of a killed run
+    staging = durable.temporary_name(dest)
     staging.symlink_to(os.path.relpath(source, dest.parent), target_is_directory=True)
-    if dest.is_symlink() or not dest.exists():
-        staging.replace(dest)  # atomic: readers see the old collection or the new one
-        return dest
-    if _exchange(staging, dest):
-        shutil.rmtree(staging)  # now the previous collection (a directory)
-        return dest
-    old = dest.with_name(f".{dest.name}.old-{os.getpid()}")
-    dest.rename(old)
-    staging.rename(dest)
-    shutil.rmtree(old)
+    durable.publish_directory(staging, dest)
     return dest
 
 
@@ -352,7 +292,7 @@ def finish_run(manifest: Mapping[str, Any], manifest_path: Path, out: Path, coll
         logger.error("not publishing %s: the build had failures; its partial collection is %s",
                   out / PUBLISHED, collection)
     manifest_path.parent.mkdir(parents=True, exist_ok=True)
-    store.write_atomic(manifest_path, store.dumps_json(manifest).encode("utf-8"))
+    durable.replace_file(manifest_path, store.dumps_json(manifest).encode("utf-8"))
     if manifest["failures"]:
         logger.error("build finished with failures: %s", json.dumps(manifest["failures"]))
 

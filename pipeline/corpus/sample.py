@@ -52,7 +52,7 @@ from typing import Protocol, TypeVar
 
 import yaml
 
-from pipeline import yamlfile
+from pipeline import durable, yamlfile
 from pipeline.documents import Document, pmid_sort_key
 
 log = logging.getLogger(__name__)
@@ -329,4 +329,4 @@ def write_sample(
     # the memo before the output, which appears last: a killed run's rerun finds it
     keys_path.parent.mkdir(parents=True, exist_ok=True)
     keys = {m.digest: [m.pmid, m.index] for m in pool}
-    store.write_atomic(keys_path, json.dumps(keys, sort_keys=True, separators=(",", ":")).encode("utf-8"))
+    durable.replace_file(keys_path, json.dumps(keys, sort_keys=True, separators=(",", ":")).encode("utf-8"))

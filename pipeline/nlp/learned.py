@@ -73,7 +73,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from pipeline import store
+from pipeline import durable
 from pipeline.documents import Annotation, Document, Span
 from pipeline.nlp.folds import kfold_groups
 from pipeline.nlp.logistic import sigmoid
@@ -766,7 +766,7 @@ def save_model(model: LearnedModel, directory: str | Path, meta: dict[str, Any])
     """Write ``model.json`` and ``meta.json`` under ``directory``.
 
     Both are written into a staging directory beside it that replaces ``directory`` in one step
-    ([`publish_directory`][pipeline.store.publish_directory]): a reader sees the previous model or the
+    ([`publish_directory`][pipeline.durable.publish_directory]): a reader sees the previous model or the
     new one, never a model without its meta; the staging copies of killed runs are removed.  A directory
     that holds other files too is never replaced: its two files are each written beside themselves and
     renamed, meta last.  Same model and meta, same bytes.
@@ -784,7 +784,9 @@ def save_model(model: LearnedModel, directory: str | Path, meta: dict[str, Any])
     ours = {MODEL_FILE, META_FILE}
     swap = not final.exists() or (final.is_dir() and not final.is_symlink()
                                   and {p.name for p in final.iterdir()} <= ours)
-    out = store.staging_directory(final) if swap else final
+    out = durable.staging_directory(final) if swap else final
+    for name in sorted(ours) if not swap else ():
+        durable.clean_leftovers(out, name)  # what a killed save left beside the files it writes in place
     payload = {
         "format": FORMAT,
         "threshold_rule": model.threshold_rule,
@@ -797,12 +799,12 @@ def save_model(model: LearnedModel, directory: str | Path, meta: dict[str, Any])
             for p, c in model.gazetteer.annotated.items()
         ),
     }
-    store.write_atomic(out / MODEL_FILE, (json.dumps(payload, sort_keys=True, indent=0) + "\n").encode("utf-8"))
+    durable.replace_file(out / MODEL_FILE, (json.dumps(payload, sort_keys=True, indent=0) + "\n").encode("utf-8"))
     full_meta = {"format": FORMAT, **model.meta, **meta,
                  "model_sha256": hashlib.sha256((out / MODEL_FILE).read_bytes()).hexdigest()}
-    store.write_atomic(out / META_FILE, (json.dumps(full_meta, sort_keys=True, indent=2) + "\n").encode("utf-8"))
+    durable.replace_file(out / META_FILE, (json.dumps(full_meta, sort_keys=True, indent=2) + "\n").encode("utf-8"))
     if swap:
-        store.publish_directory(out, final)
+        durable.publish_directory(out, final)
     return final
 
 

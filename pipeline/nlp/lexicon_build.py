@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pipeline import durable
 from pipeline.nlp.lexicon import LEXICON_FORMAT, WHEELS, collect_candidates, resolve
 
 logger = logging.getLogger(__name__)
@@ -24,7 +25,8 @@ def build_lexicon(wheels_dir: Path, out: Path) -> dict[str, Any]:
     """Read the pinned wheels in ``wheels_dir`` and write the lexicon to ``out`` (gzip JSON).
 
     Same wheels -> same bytes (sorted entries, gzip mtime 0).  The file is
-    written to ``<out>.tmp`` and renamed over ``out``; its lookup form is then
+    written to a temporary beside ``out`` and renamed over it
+    ([`replacing`][pipeline.durable.replacing]); its lookup form is then
     written beside it (``<out>.lookup``, by
     [`write_lookup`][pipeline.nlp.lexicon_lookup.write_lookup]).  Parent
     directories are created.
@@ -53,10 +55,9 @@ def build_lexicon(wheels_dir: Path, out: Path) -> dict[str, Any]:
     data = json.dumps(payload, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode("utf-8")
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    with open(tmp, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=6) as gz:
+    with durable.replacing(out) as tmp, open(tmp, "wb") as raw, \
+            gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=6) as gz:
         gz.write(data)
-    tmp.replace(out)
     # The lookup form next to it: pre-tokenized keys, so that loading the annotator takes no re-keying.
     from pipeline.nlp.lexicon_lookup import write_lookup
 

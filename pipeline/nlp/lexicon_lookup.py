@@ -35,12 +35,12 @@ import array
 import hashlib
 import json
 import logging
-import os
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pipeline import durable
 from pipeline.nlp import lexicon as lx
 
 logger = logging.getLogger(__name__)
@@ -378,9 +378,7 @@ def write_lookup(lexicon: Path, tables: Mapping[str, Iterable[Iterable[str]]] | 
     if tables is None:
         tables = lx.read_lexicon(lexicon)["tables"]
     out = lookup_path(lexicon)
-    tmp = out.with_name(f".{out.name}.tmp{os.getpid()}")
-    tmp.write_bytes(dumps_lookup(tables, file_sha256(lexicon)))
-    tmp.replace(out)
+    durable.replace_file(out, dumps_lookup(tables, file_sha256(lexicon)))
     return out
 
 

@@ -33,12 +33,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.campaign.durable import fsync_dir
+from pipeline import durable
 from pipeline.campaign.journal import Journal
 from pipeline.campaign.layout import CAMPAIGN_MANIFEST, JOURNAL_DIR, JOURNAL_LOG, JOURNAL_OBJECTS_DIR, LOCKS_DIR
 from pipeline.campaign.locks import document_lock
 from pipeline.errors import InputError
-from pipeline.store import clean_temporaries
 
 log = logging.getLogger(__name__)
 
@@ -73,8 +72,8 @@ class _Member:
 
 
 def _skipped(name: str) -> bool:
-    # temporaries of pipeline.campaign.durable (.NAME.tmp-PID-X) and pipeline.store (.NAME.tmpPID)
-    return name.startswith(".") and ".tmp" in name
+    # temporaries of pipeline.durable (.NAME.tmp-PID-X) and of earlier versions
+    return durable.is_temporary(name) or (name.startswith(".") and ".tmp" in name)
 
 
 def _info(name: str, st: os.stat_result, size: int = 0) -> tarfile.TarInfo:
@@ -206,11 +205,9 @@ def _join(directory: str, name: str) -> str:
 
 
 def _write(target: Path, members: list[_Member]) -> int:
-    clean_temporaries(target.parent, target.name)  # what a killed backup left beside OUT
-    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as raw:
+    durable.clean_leftovers(target.parent, target.name)  # what a killed backup left beside OUT
+    with durable.replacing(target, mode=0o600, durable=True) as tmp:
+        with open(tmp, "wb") as raw:
             with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz, \
                     tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar:
                 for m in members:
@@ -222,11 +219,4 @@ def _write(target: Path, members: list[_Member]) -> int:
                         data = m.source.read_bytes()  # an immutable journal object
                         m.info.size = len(data)
                         tar.addfile(m.info, io.BytesIO(data))
-            raw.flush()
-            os.fsync(raw.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    fsync_dir(target.parent)
     return target.stat().st_size

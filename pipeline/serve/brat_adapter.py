@@ -79,6 +79,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pipeline import durable
 from pipeline.brat.standoff import parse_ann
 from pipeline.brat.validate import reference_problems
 from pipeline.campaign.locks import document_lock
@@ -252,7 +253,7 @@ def _n_line_str(self: Any) -> str:
 
 
 def write_beside(target: Path, data: bytes) -> None:
-    """Replace a file atomically: a hidden file beside it, fsync, rename, fsync the directory.
+    """Replace a file atomically and durably ([`replace_file`][pipeline.durable.replace_file]).
 
     The file's mode is kept (0644 less the umask for a new file); on failure the temporary is removed.
 
@@ -260,28 +261,7 @@ def write_beside(target: Path, data: bytes) -> None:
         target: The file replaced (a document's ``.ann``).
         data: Its new content.
     """
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        if target.exists():
-            shutil.copymode(target, tmp)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    dfd = os.open(target.parent, os.O_RDONLY)
-    try:
-        os.fsync(dfd)
-    finally:
-        os.close(dfd)
+    durable.replace_file(target, data, mode=0o644, keep_mode=True, durable=True)
 
 
 def _check_content(target: Path, content: str) -> None:

@@ -21,9 +21,9 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipeline import durable
 from pipeline.brat.standoff import parse_ann
 from pipeline.campaign.documents import MARKER_TYPES, is_done
-from pipeline.campaign.durable import TMP_MARK, write_replace
 from pipeline.campaign.journal import Journal, JournalError, Version
 from pipeline.campaign.locks import document_key, document_lock
 from pipeline.errors import InputError
@@ -194,12 +194,11 @@ def restore(campaign_dir: Path, document: str, spec: str, person: str) -> tuple[
     with document_lock(root, ann):
         current = ann.read_bytes() if ann.is_file() else None
         mode = stat.S_IMODE(ann.stat().st_mode) if ann.is_file() else 0o644
-        for leftover in ann.parent.glob(f".{ann.name}{TMP_MARK}*"):
-            leftover.unlink(missing_ok=True)  # a killed restore's (we hold the document's lock)
+        durable.clean_leftovers(ann.parent, ann.name, owned=True)  # a killed restore's (we hold the lock)
         if current is not None and current != content:  # (equal: a killed restore wrote it, not its line)
             latest = journal.versions(document)  # again, under the lock: serve may have saved meanwhile
             if not latest or latest[-1].sha256 != hashlib.sha256(current).hexdigest():
                 journal.record(person, document, current, "snapshot")
-        write_replace(ann, content, mode)
+        durable.replace_file(ann, content, mode=mode, umask=False, durable=True)
         sha = journal.record(person, document, content, "restore")
     return number, sha

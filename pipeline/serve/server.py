@@ -33,7 +33,6 @@ What waitress itself does for the campaign (its own features, configured here):
 from __future__ import annotations
 
 import errno
-import fcntl
 import ipaddress
 import logging
 import os
@@ -51,6 +50,7 @@ from waitress.server import BaseWSGIServer, create_server
 from waitress.task import ErrorTask
 from waitress.utilities import RequestEntityTooLarge, RequestHeaderFieldsTooLarge
 
+from pipeline import durable
 from pipeline.campaign.layout import (
     ACCESS_DIR,
     LOCKS_DIR,
@@ -334,15 +334,12 @@ class ServeLock:
         """
         self.path.parent.mkdir(mode=0o700, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        if not durable.flock(fd, blocking=False):
             other = os.read(fd, 64).decode("ascii", "replace").strip()
             os.close(fd)
             raise ServeError(f"{self.path.parent.parent}: another campaign serve is running on this campaign "
                              f"(pid {other or 'unknown'}); stop it first") from None
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode("ascii"))
+        durable.write_lock_note(fd, f"{os.getpid()}\n".encode("ascii"))
         self.fd = fd
 
     def release(self) -> None:

@@ -22,10 +22,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-try:  # POSIX: a rate limit shared by processes
-    import fcntl
-except ImportError:  # pragma: no cover - Windows: per-process limit only
-    fcntl = None  # type: ignore[assignment]
+from pipeline import durable
 
 logger = logging.getLogger(__name__)
 
@@ -166,7 +163,7 @@ class HostRateLimiter:
 
     ``clock`` must be the same for every process: ``time.monotonic``
     (``CLOCK_MONOTONIC``, system-wide on Linux) is the default; logged times
-    far ahead of it (a reboot) are dropped.  Without ``fcntl``, or when the
+    far ahead of it (a reboot) are dropped.  Without ``flock``, or when the
     directory cannot be created, the limit holds within the process only
     (logged once).  ``wait`` is thread-safe.  The directory must be private
     (``0700``, this user's, not a link; see ``_private_directory``) and
@@ -217,7 +214,7 @@ class HostRateLimiter:
         self._sleep = sleep
         self._thread_lock = threading.Lock()
         self._local: list[float] = []  # the log when no file can be shared
-        self._shared = fcntl is not None
+        self._shared = durable.CAN_LOCK
         self.waited = 0.0
         self.last_start: float | None = None  # the start time logged by the last wait()
 
@@ -293,24 +290,20 @@ class HostRateLimiter:
 
     def _lock(self, fd: int) -> None:
         """``flock`` within ``LOCK_TIMEOUT`` seconds (real time), or ``RateLimitError``."""
-        assert fcntl is not None
         deadline = time.monotonic() + LOCK_TIMEOUT
         pause = 0.005
         while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if durable.flock(fd, blocking=False):
                 return
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise RateLimitError(
-                        f"rate-limit log {self.path}: its lock was not released within {LOCK_TIMEOUT:.0f} s "
-                        "(another process holds it); stop that process, or remove the file if none is running"
-                    ) from None
-                time.sleep(pause)
-                pause = min(pause * 2, 0.1)
+            if time.monotonic() >= deadline:
+                raise RateLimitError(
+                    f"rate-limit log {self.path}: its lock was not released within {LOCK_TIMEOUT:.0f} s "
+                    "(another process holds it); stop that process, or remove the file if none is running"
+                )
+            time.sleep(pause)
+            pause = min(pause * 2, 0.1)
 
     def _wait_shared(self, sleep: Callable[[float], None], clock: Callable[[], float]) -> float:
-        assert fcntl is not None
         with os.fdopen(self._open_log(), "r+", encoding="ascii") as fh:
             self._lock(fh.fileno())
             try:
@@ -327,7 +320,7 @@ class HostRateLimiter:
                 fh.write("".join(f"{t!r}\n" for t in kept))
                 fh.flush()
             finally:
-                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+                durable.unlock(fh.fileno())
         return waited
 
 

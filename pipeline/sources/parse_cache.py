@@ -16,12 +16,11 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
-from pipeline import __version__, store
+from pipeline import __version__, durable, store
 from pipeline.documents import Document
 from pipeline.sources.pubmed_xml import iter_documents
 
@@ -75,22 +74,19 @@ def cached_documents(path: Path, cache_dir: Path, counts: Counter[str]) -> Itera
         yield from store.read_records(docs_file, Document)
         return
     cache_dir.mkdir(parents=True, exist_ok=True)
-    tmp = docs_file.with_name(f".{docs_file.name}.tmp{os.getpid()}")
     file_counts: Counter[str] = Counter()
     pmids: list[str] = []
     try:
-        with open(tmp, "wb") as raw:
+        # an abandoned generator closes the block: the temporary is removed, no entry appears
+        with durable.replacing(docs_file) as tmp, open(tmp, "wb") as raw:
             for doc in iter_documents(path, file_counts):
                 # one member per document, the bytes a store file holds for its line
                 raw.write(store.encode_member(store.dumps_records([doc])))
                 pmids.append(doc.pmid)
                 yield doc
-        tmp.replace(docs_file)
-        store.write_atomic(cache_dir / f"{key}.pmids", "".join(f"{pmid}\n" for pmid in pmids).encode("utf-8"))
-        store.write_atomic(counts_file, store.dumps_json(dict(file_counts)).encode("utf-8"))
+        durable.replace_file(cache_dir / f"{key}.pmids", "".join(f"{pmid}\n" for pmid in pmids).encode("utf-8"))
+        durable.replace_file(counts_file, store.dumps_json(dict(file_counts)).encode("utf-8"))
     finally:
-        if tmp.exists():
-            tmp.unlink()
         counts.update(file_counts)
 
 

@@ -48,8 +48,6 @@ import gzip
 import hashlib
 import json
 import logging
-import os
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -58,6 +56,7 @@ from pathlib import Path
 
 import requests
 
+from pipeline import durable
 from pipeline.documents import pmid_sort_key
 from pipeline.sources.bioc_io import (
     BiocDocument,
@@ -392,20 +391,14 @@ class PubtatorClient:
         if path is None:
             return
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".gz")
-        try:
-            with os.fdopen(fd, "wb") as raw_fh, gzip.GzipFile(fileobj=raw_fh, mode="wb", mtime=0) as gz:
-                gz.write(raw)
-            os.replace(tmp, path)
-            sidecar = _sidecar(path)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".pmids")
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                answered = set(returned)
-                fh.write("".join(f"{'' if p in answered else '-'}{p}\n" for p in sorted(set(batch), key=pmid_sort_key)))
-            os.replace(tmp, sidecar)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        # mode 0600 less the umask, as tempfile.mkstemp gave them before
+        with durable.replacing(path, mode=0o600) as tmp, open(tmp, "wb") as raw_fh, \
+                gzip.GzipFile(filename="", fileobj=raw_fh, mode="wb", mtime=0) as gz:
+            gz.write(raw)
+        answered = set(returned)
+        durable.replace_file(_sidecar(path), "".join(f"{'' if p in answered else '-'}{p}\n"
+                                                     for p in sorted(set(batch), key=pmid_sort_key)).encode("utf-8"),
+                             mode=0o600)
 
     def _cache_index(self) -> dict[str, Path]:
         """PMID -> cached response answering it (the newest file wins when several do)."""

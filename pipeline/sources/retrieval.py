@@ -56,12 +56,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from pipeline import durable
 from pipeline.documents import Document, pmid_sort_key
 from pipeline.sources.eutils import EutilsClient, EutilsError
 from pipeline.sources.parse_cache import cached_documents, cached_lines
 from pipeline.sources.pubmed_xml import PubmedXmlError, count_records, iter_documents
 from pipeline.sources.pubtator_format import PubtatorFormatError, read_pubtator, to_document
-from pipeline.store import StoredDocument, write_atomic
+from pipeline.store import StoredDocument
 
 log = logging.getLogger(__name__)
 
@@ -312,7 +313,7 @@ def _read_index(cache_dir: Path) -> _Index:
 
 def _write_index(cache_dir: Path, index: _Index) -> None:
     payload = json.dumps(index.to_json(), sort_keys=True, indent=1).encode("utf-8") + b"\n"
-    write_atomic(Path(cache_dir) / INDEX_NAME, payload, fsync=True)
+    durable.replace_file(Path(cache_dir) / INDEX_NAME, payload, durable=True)
 
 
 def _store_batch(cache_dir: Path, requested: Sequence[str], payload: bytes) -> tuple[str, list[str]]:
@@ -323,7 +324,7 @@ def _store_batch(cache_dir: Path, requested: Sequence[str], payload: bytes) -> t
     batches = Path(cache_dir) / BATCH_DIR
     batches.mkdir(parents=True, exist_ok=True)
     xml = batches / f"{stem}.xml.gz"
-    write_atomic(xml, _gzip_bytes(payload), fsync=True)
+    durable.replace_file(xml, _gzip_bytes(payload), durable=True)
     stored = sorted({p for p in returned if p}, key=pmid_sort_key)
     meta = {
         "batch": xml.name,
@@ -332,8 +333,8 @@ def _store_batch(cache_dir: Path, requested: Sequence[str], payload: bytes) -> t
         "returned": stored,
         "sha1": hashlib.sha1(payload).hexdigest(),
     }
-    write_atomic(batches / f"{stem}.json", json.dumps(meta, sort_keys=True, indent=1).encode("utf-8") + b"\n",
-                 fsync=True)
+    durable.replace_file(batches / f"{stem}.json",
+                         json.dumps(meta, sort_keys=True, indent=1).encode("utf-8") + b"\n", durable=True)
     return xml.name, stored
 
 

@@ -23,7 +23,7 @@ from pipeline.tasks.stages import (
     Sample,
     Sentences,
 )
-from pipeline.tasks.targets import hold_out_lock, output_dir
+from pipeline.tasks.targets import FileTarget, hold_out_lock, output_dir
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +96,7 @@ class BuildCorpus(BatchParams, luigi.Task):
 
     def output(self) -> luigi.LocalTarget:
         """The run's ``manifest.json``."""
-        return luigi.LocalTarget(str(self.run_dir() / "manifest.json"))
+        return FileTarget(str(self.run_dir() / "manifest.json"))
 
     def complete(self) -> bool:
         """Whether the manifest is written and the published ``brat/`` is this run's."""

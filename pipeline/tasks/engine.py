@@ -15,6 +15,7 @@ from pipeline import memo, store
 from pipeline.documents import Document
 from pipeline.tasks.params import SOURCE_PARAMS, StageTask, param_hash
 from pipeline.tasks.sources import Documents
+from pipeline.tasks.targets import FileTarget
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +50,7 @@ class ShardTask(StageTask):
 
     def output(self) -> luigi.LocalTarget:
         """``shard-NNNNNN.jsonl.gz`` in the stage directory."""
-        return luigi.LocalTarget(str(self.stage_dir() / store.shard_name(self.shard)))
+        return FileTarget(str(self.stage_dir() / store.shard_name(self.shard)))
 
     def input_path(self) -> str:
         """Return the upstream shard this shard reads.
@@ -268,7 +269,7 @@ class StageWrapper(StageTask):
 
     def output(self) -> luigi.LocalTarget:
         """The stage's ``counts.json``."""
-        return luigi.LocalTarget(str(self.counts_path()))
+        return FileTarget(str(self.counts_path()))
 
     def run(self) -> Iterator[list[ShardTask]]:
         """Yield the shard tasks, then write the sum of their counts."""

@@ -13,7 +13,7 @@ import luigi
 
 from pipeline import store
 from pipeline.tasks.params import RunParams, SourceParams, StageTask, as_paths, ncbi, param_hash, significant_params
-from pipeline.tasks.targets import DirectoryTarget
+from pipeline.tasks.targets import DirectoryTarget, FileTarget
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +31,7 @@ class Search(RunParams, luigi.Task):
         """``OUT/searches/<query hash>/<date>.json``."""
         from pipeline.sources.retrieval import query_hash
 
-        return luigi.LocalTarget(str(Path(self.out) / "searches" / query_hash(self.query) / f"{self.search_date}.json"))
+        return FileTarget(str(Path(self.out) / "searches" / query_hash(self.query) / f"{self.search_date}.json"))
 
     def run(self) -> None:
         """Search PubMed, refusing an empty result unless allowed."""
@@ -88,7 +88,7 @@ class Fetch(SourceParams, luigi.Task):
 
     def output(self) -> luigi.LocalTarget:
         """``OUT/work/01_fetch/<hash>.json``, the fetch report."""
-        return luigi.LocalTarget(str(Path(self.out) / "work" / "01_fetch" / f"{param_hash(self)}.json"))
+        return FileTarget(str(Path(self.out) / "work" / "01_fetch" / f"{param_hash(self)}.json"))
 
     def run(self) -> None:
         """Fetch the searched PMIDs missing from the cache (and, with ``refetch_revised``, the revised ones)."""

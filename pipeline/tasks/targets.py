@@ -1,21 +1,45 @@
-"""Luigi targets of the build: stage output directories, complete only with their marker."""
+"""Luigi targets of the build: output files and stage output directories, written through `pipeline.durable`."""
 
 from __future__ import annotations
 
 import contextlib
 import logging
 import os
-import random
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import luigi
 
-from pipeline import store
+from pipeline import durable
 from pipeline.tasks.params import RunParams
 
 log = logging.getLogger(__name__)
+
+# --- file targets ------------------------------------------------------------------------------
+
+
+class FileTarget(luigi.LocalTarget):
+    """An output file of a task, written through [`replacing`][pipeline.durable.replacing].
+
+    Luigi's own ``temporary_path`` names a temporary ``NAME-luigi-tmp-N``, leaves it behind when the task
+    fails and renames it with its own code; here the temporary is the project's one temporary name
+    (``.NAME.tmp-PID-RANDOM``, created empty with the mode a new file gets), removed on failure, and renamed
+    by `pipeline.durable`.
+    """
+
+    @contextlib.contextmanager
+    def temporary_path(self) -> Iterator[str]:
+        """Give a temporary file to write, renamed over the output when the block ends without error.
+
+        Yields:
+            The temporary's path, beside the output (its directory is created).
+        """
+        final = Path(self.path)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        with durable.replacing(final) as tmp:
+            yield str(tmp)
+
 
 # --- directory targets -------------------------------------------------------------------------
 
@@ -29,10 +53,10 @@ class DirectoryTarget(luigi.LocalTarget):
     Luigi's own directory targets count any existing directory as complete, and ``LocalFileSystem.move``
     creates the (empty) target directory before renaming into it: a kill between the two left an empty
     ``07_sampled/<h>/`` that every later run took for the output.  Here the staging directory
-    (``NAME-luigi-tmp-N``, cleaned by
-    [`clean_stale_temporaries`][pipeline.corpus.outdir.clean_stale_temporaries]) gets the marker
+    ([`staging_directory`][pipeline.durable.staging_directory], ``.NAME.tmp-PID-RANDOM``; a killed run's is
+    cleaned by [`clean_stale_temporaries`][pipeline.corpus.outdir.clean_stale_temporaries]) gets the marker
     ([`COMPLETE_MARKER`][pipeline.tasks.targets.COMPLETE_MARKER]) and is then published in one step
-    ([`publish_directory`][pipeline.store.publish_directory]); an incomplete directory left by an older
+    ([`publish_directory`][pipeline.durable.publish_directory]); an incomplete directory left by an older
     version is replaced.
     """
 
@@ -49,14 +73,13 @@ class DirectoryTarget(luigi.LocalTarget):
         """Give a staging directory to write, then publish it with the complete marker in one step.
 
         Yields:
-            The staging directory's path, ending in ``/``.
+            The staging directory's path (created, empty), ending in ``/``.
         """
         final = Path(self.path.rstrip("/"))
-        final.parent.mkdir(parents=True, exist_ok=True)
-        tmp = final.with_name(f"{final.name}-luigi-tmp-{random.randrange(10_000_000_000):010}")
+        tmp = durable.staging_directory(final)
         yield str(tmp) + "/"
-        store.write_atomic(tmp / COMPLETE_MARKER, b"")
-        store.publish_directory(tmp, final)
+        durable.replace_file(tmp / COMPLETE_MARKER, b"")
+        durable.publish_directory(tmp, final)
 
 
 def output_dir(target: luigi.LocalTarget) -> str:

@@ -80,7 +80,7 @@ def test_an_object_is_never_overwritten_and_comes_before_its_line(tmp_path: Path
     def full_disk(*args: object, **kwargs: object) -> bool:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(journal_mod, "write_new", full_disk)
+    monkeypatch.setattr(journal_mod, "create_file", full_disk)
     with pytest.raises(OSError):
         journal.record("alice", "phase1/a/1", b"new content", "x")
     assert len(journal.entries()) == 2

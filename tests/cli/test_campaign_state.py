@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import cli
-from pipeline.campaign.durable import write_replace
+from pipeline import cli, durable
 from pipeline.campaign.journal import Journal
 from pipeline.campaign.locks import document_lock
 from pipeline.campaign.status import campaign_status
@@ -63,7 +62,7 @@ def save(campaign: Path, journal: Journal, person: str, document: str, content: 
     ann = campaign / f"{document}.ann"
     with document_lock(campaign, ann):
         journal.record(person, document, content.encode(), action)
-        write_replace(ann, content.encode(), 0o644)
+        durable.replace_file(ann, content.encode(), mode=0o644, umask=False, durable=True)
 
 
 def test_users_list_reset_revoke(live: tuple[Path, dict[str, str]], capsys: pytest.CaptureFixture[str],

@@ -8,7 +8,7 @@ everything, so a child costs no import).  The child installs a Python audit hook
   ``O_TRUNC``/``O_APPEND`` flags), ``os.rename`` (also ``os.replace``), ``os.remove`` (also ``unlink``),
   ``os.mkdir``, ``os.rmdir``, ``os.link``, ``os.symlink``, ``os.truncate``;
 * ``pgx.exchange``: the directory swap through ``ctypes`` (``renameat2``), raised by
-  :func:`pipeline.store.exchange` (ctypes calls raise no audit event of their own).
+  :func:`pipeline.durable.exchange` (ctypes calls raise no audit event of their own).
 
 Paths given relative to a directory descriptor (``shutil.rmtree`` uses them) are resolved through
 ``/proc/self/fd``.  Mutations outside the scenario's directory are not counted.
