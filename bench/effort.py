@@ -22,11 +22,12 @@ wrong build relations that survive must be deleted.  The last rows count that wo
 
     python bench/effort.py [--k 5] [--seed 13] [--target-precision 0.75] [--limit N] [--quick]
 
-Measured with ``--quick`` (5 folds, seed 13, 650 sentences; 3,337 s on a shared, loaded 2-core machine), edits per
-100 sentences (total = entity + relation): no pre-annotation 1,151.7 = 747.4 + 404.3; PubTator alone 840.9;
-the end-to-end build 710.9 = 326.6 + 384.3 (entity edits -56.3%, relation edits -4.9%); relations given the
-final entities 311.2 (-23.0%); the workflow without build-time relations in phase 1 637.8 (-44.6% of all
-edits), with them 665.5 (-42.2%): phase-1 documents save more without build-time relations.
+Measured with ``--quick`` (5 folds, seed 13, 650 sentences; 2,771 s on a shared 2-core machine at load average 2
+to 31), edits per 100 sentences (total = entity + relation): no pre-annotation 1,151.7 = 747.4 + 404.3; PubTator
+alone 840.9; the end-to-end build 697.7 = 319.2 + 378.5 (entity edits -57.3%, relation edits -6.4%); relations
+given the final entities 307.8 (-23.9%); the workflow without build-time relations in phase 1 627.1 (-45.6% of all
+edits), with them 654.8 (-43.1%): phase-1 documents save more without build-time relations, which is why the
+build proposes none by default.
 
 ``--quick`` fits each fold's scorer with the L2 strengths the shipped scorer selected (its meta's ``pair_c``,
 ``context_c``, ``type_c``) instead of selecting them by inner cross-validation: much faster, not quite the

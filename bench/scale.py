@@ -4,7 +4,8 @@ Replicates the 1,699 real GENIA records (``../shared/data/genia/pubmed-xml``)
 into N records with new PMIDs spread over 1..40,000,000 (seeded, so the same
 N gives the same records), written as PubMed XML files of 500 records, and
 runs ``pgx-corpus build`` on them with the local annotator and ``--sample
-all`` (every other option at its default).  Prints:
+all`` (every other option at its default: build-time relations are off, so
+the relation step's time is reported with ``--build-args=--relations``).  Prints:
 
 * per stage: wall time (first task start to last task end), task time (sum
   over the stage's tasks) and sentences per task-second, from the build log;

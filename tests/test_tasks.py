@@ -118,38 +118,49 @@ def test_no_extend_skips_the_parser(demo_build: Path, started: list[str]) -> Non
     assert all(a.source != "ontology" for d in mapped for a in d.annotations)
 
 
-def test_relations_on_by_default_and_off_with_no_relations(demo_build: Path, tmp_path: Path,
-                                                           started: list[str]) -> None:
+@pytest.fixture(scope="module")
+def related_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo build up to the collection with build-time relations turned on (they are off by default)."""
+    out = tmp_path_factory.mktemp("related")
+    assert luigi.build([build_task(out, relations=True, until="brat", roster="")], local_scheduler=True, workers=1)
+    return out
+
+
+def test_relations_off_by_default_and_on_with_relations(demo_build: Path, related_build: Path,
+                                                        tmp_path: Path) -> None:
     from pipeline.corpus.brat_export import read_settings
 
+    assert BuildCorpus(out=str(tmp_path)).relations is False
     manifest = store.read_json(build_task(demo_build).output().path)
-    assert "related" not in manifest["outputs"]  # the relation step runs in the mapped stage's tasks
-    mapped = list(store.iter_directory(manifest["outputs"]["mapped"], Document))
+    off_mapped = list(store.iter_directory(manifest["outputs"]["mapped"], Document))
+    assert off_mapped and not any(d.relations or d.parses for d in off_mapped)
+    assert all(not d.parses for d in store.iter_directory(manifest["outputs"]["extended"], Document))
+    assert read_settings(demo_build / "brat") == {"relations": False}
+    assert not any(line.startswith("R") for ann in (demo_build / "brat").glob("*.ann")
+                   for line in ann.read_text().splitlines())
+
+    on = build_task(related_build, relations=True, until="brat", roster="")
+    on_manifest = store.read_json(on.output().path)
+    assert "related" not in on_manifest["outputs"]  # the relation step runs in the mapped stage's tasks
+    mapped = list(store.iter_directory(on_manifest["outputs"]["mapped"], Document))
     assert all(not d.parses for d in mapped)  # consumed by the relation step, never written further
     assert sum(len(d.relations) for d in mapped) > 0
-    counts = store.read_json(Path(manifest["outputs"]["mapped"]) / "counts.json")
+    counts = store.read_json(Path(on_manifest["outputs"]["mapped"]) / "counts.json")
     assert counts["relations"] == sum(len(d.relations) for d in mapped) and counts["mapped"] > 0
-    assert read_settings(demo_build / "brat") == {"relations": True}
-    extended = list(store.iter_directory(manifest["outputs"]["extended"], Document))
+    assert read_settings(related_build / "brat") == {"relations": True}
+    extended = list(store.iter_directory(on_manifest["outputs"]["extended"], Document))
     assert any(d.parses for d in extended)
-    off = build_task(tmp_path, relations=False, until="brat", roster="")
-    assert luigi.build([off], local_scheduler=True, workers=1)
-    off_manifest = store.read_json(off.output().path)
-    off_mapped = list(store.iter_directory(off_manifest["outputs"]["mapped"], Document))
-    assert off_mapped and not any(d.relations or d.parses for d in off_mapped)
-    assert all(not d.parses for d in store.iter_directory(off_manifest["outputs"]["extended"], Document))
-    assert read_settings(tmp_path / "brat") == {"relations": False}
-    assert not any(line.startswith("R") for ann in (tmp_path / "brat").glob("*.ann")
-                   for line in ann.read_text().splitlines())
-    # byte-reproducible with relations off too
+    assert any(line.startswith("R") for ann in (related_build / "brat").glob("*.ann")
+               for line in ann.read_text().splitlines())
+    # byte-reproducible with relations on too
     again = tmp_path / "again"
-    assert luigi.build([build_task(again, relations=False, until="brat", roster="")], local_scheduler=True,
+    assert luigi.build([build_task(again, relations=True, until="brat", roster="")], local_scheduler=True,
                        workers=1)
-    for ann in sorted((tmp_path / "brat").glob("*.ann")):
+    for ann in sorted((related_build / "brat").glob("*.ann")):
         assert ann.read_bytes() == (again / "brat" / ann.name).read_bytes()
 
 
-def test_new_relation_rules_rerun_mapping_not_extension(demo_build: Path, tmp_path: Path,
+def test_new_relation_rules_rerun_mapping_not_extension(related_build: Path, tmp_path: Path,
                                                         started: list[str]) -> None:
     # the rules' content is significant from the mapped stage on: retraining the scorer never reparses
     rules = tmp_path / "relations.yaml"
@@ -157,7 +168,7 @@ def test_new_relation_rules_rerun_mapping_not_extension(demo_build: Path, tmp_pa
     rules.write_text(text.replace("scorer: relation_scorer.json", "scorer: " + str(PROJECT / "config" /
                                                                                   "relation_scorer.json"))
                      .replace("max_path: 6", "max_path: 5"), encoding="utf-8")
-    task = build_task(demo_build, relation_rules=str(rules), until="filtered", roster="")
+    task = build_task(related_build, relations=True, relation_rules=str(rules), until="filtered", roster="")
     assert luigi.build([task], local_scheduler=True, workers=1)
     assert any(t.startswith("MapShard") for t in started)
     assert not any(t.startswith(("ExtendShard", "PreannotateShard")) for t in started)

@@ -92,12 +92,13 @@ def _check_settings(collection: Path, reference: Path) -> None:
         raise ManifestError(str(exc)) from exc
     if bool(mine.get("relations")) != bool(theirs.get("relations")):
         def said(on: bool) -> str:
-            return "with relations pre-annotated" if on else "without relation pre-annotation (--no-relations)"
+            return ("with relations pre-annotated (--relations)" if on
+                    else "without relation pre-annotation (--no-relations, the default)")
 
         raise SettingsMismatchError(
             f"{collection} was built {said(bool(mine.get('relations')))}, but the campaign {reference.parent} "
             f"was built {said(bool(theirs.get('relations')))}: appending would mix the two in one campaign; "
-            f"rebuild {'without' if mine.get('relations') else 'with'} --no-relations")
+            f"rebuild with {'--no-relations' if mine.get('relations') else '--relations'}")
 
 
 def _row_key(row: tuple[str, str, str]) -> tuple[Any, ...]:

@@ -102,9 +102,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     ext.add_argument("--schema", type=Path, help="schema and type mapping (default config/schema.yaml)")
     ext.add_argument("--learned", type=Path, metavar="MODEL_DIR",
                      help="model written by `pgx-corpus train`: filters and completes the rules' annotations")
-    ext.add_argument("--no-relations", action="store_true",
-                     help="do not pre-annotate relations (annotators draw every relation)")
-    ext.add_argument("--relation-rules", type=Path, help="relation rules (default config/relations.yaml)")
+    ext.add_argument("--relations", action=argparse.BooleanOptionalAction, default=None,
+                     help="propose relations at build time on the build's entities (default off: phase 1 then "
+                     "costs fewer edits with campaign serve's Suggest relations button on the corrected entities; "
+                     "see the relation pre-annotation page)")
+    ext.add_argument("--relation-rules", type=Path,
+                     help="relation rules (default config/relations.yaml); needs --relations")
     sel = p.add_argument_group("selection")
     sel.add_argument("--filter", choices=["pgx", "none"], help="content rule (default pgx)")
     sel.add_argument("--sample", type=_sample_value, help="sample size or 'all' (default 1897)")
@@ -176,8 +179,8 @@ def build_params(args: argparse.Namespace) -> dict[str, Any]:
         params["fallback_local"] = False
     if args.no_extend:
         params["extend"] = False
-    if getattr(args, "no_relations", False):
-        params["relations"] = False
+    if getattr(args, "relations", None) is not None:
+        params["relations"] = args.relations
     for name in ("shard_size", "model", "filter", "sample", "seed", "per_abstract", "trigger_fraction",
                  "batch_seed", "until"):
         value = getattr(args, name)
@@ -206,7 +209,8 @@ def run_build(args: argparse.Namespace) -> int:
             efetch batches to retry (rerun the same command): built up to ``--until`` without them, and
             ``OUT/brat`` not published (an incomplete collection never is); ``REFUSED`` ``--out`` locked by
             another build, a configuration file that does not read
-            ([`check_build_config`][pipeline.cli.build_commands.check_build_config]), before any output;
+            ([`check_build_config`][pipeline.cli.build_commands.check_build_config]), ``--relation-rules``
+            without relations on, before any output;
             ``ERROR`` a task failed, or the central scheduler does not answer.
     """
     from pipeline.corpus import outdir
@@ -304,6 +308,11 @@ def _run_build_locked(args: argparse.Namespace) -> int:
     run.configure(ncbi={"email": args.email or "", "api_key": args.api_key or ""})
     params = build_params(args)
     task = tasks.BuildCorpus(**params)
+    if getattr(args, "relation_rules", None) is not None and not task.relations:
+        # rules that would never be read: the build would silently propose nothing
+        print("pgx-corpus build: --relation-rules is read only with --relations (build-time relation proposals "
+              "are off by default)", file=sys.stderr)
+        return ExitCode.REFUSED
     problem = check_build_config(task)
     if problem:
         print(f"pgx-corpus build: {problem}", file=sys.stderr)

@@ -259,8 +259,10 @@ class ExtendParams(PreannotateParams):
     schema: str = luigi.Parameter(default=str(CONFIG_DIR / "schema.yaml"))
     filter: str = luigi.ChoiceParameter(default="pgx", choices=["pgx", "none"], var_type=str)
     # Declared here: with relations on, extension keeps the parses the relation step reads (whether
-    # it does is significant here; the rules' content only from mapping on, see MapParams).
-    relations: bool = luigi.BoolParameter(default=True, parsing=luigi.BoolParameter.EXPLICIT_PARSING)
+    # it does is significant here; the rules' content only from mapping on, see MapParams).  Off by
+    # default: phase-1 documents without build-time relations cost annotators fewer edits, given the
+    # Suggest relations button on their corrected entities (bench/effort.py, docs/explanation/relations.md).
+    relations: bool = luigi.BoolParameter(default=False, parsing=luigi.BoolParameter.EXPLICIT_PARSING)
 
     def config_inputs(self) -> list[str]:
         """Return the versioned files this stage's result depends on: the ontology and the parse gate's files.

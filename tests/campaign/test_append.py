@@ -167,7 +167,8 @@ def test_append_refuses_a_rebuild_with_the_other_relation_setting(
     assert main(["campaign", "append", str(campaign), "--collection", str(collection),
                  "--roster", str(roster(tmp_path))]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("pgx-corpus campaign append: ") and "--no-relations" in err
+    assert err.startswith("pgx-corpus campaign append: ")
+    assert f"rebuild with {'--relations' if campaign_relations else '--no-relations'}" in err
     assert tree(campaign) == before  # refused: nothing written
 
 

@@ -122,12 +122,34 @@ def test_every_configuration_file_is_read_before_any_stage(
     if content is not None:
         path.write_text(content, encoding="utf-8")
     out = tmp_path / "out"
+    # the relation rules are read only with build-time relations on (off by default)
+    on = ["--relations"] if option == "--relation-rules" else []
     code = cli.main(["build", "--out", str(out), "--pubmed-xml", str(PROJECT / "data" / "demo" / "pubmed"),
-                     option, str(path)])
+                     *on, option, str(path)])
     err = capsys.readouterr().err
     assert code == 2, err
     assert f"pgx-corpus build: {path}" in err and expected in err
     assert not out.exists()
+
+
+def test_relation_rules_without_relations_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Build-time relations are off by default: rules given without --relations would never be read."""
+    out = tmp_path / "out"
+    code = cli.main(["build", "--out", str(out), "--pubmed-xml", str(PROJECT / "data" / "demo" / "pubmed"),
+                     "--relation-rules", str(PROJECT / "config" / "relations.yaml")])
+    assert code == 2
+    assert "--relation-rules is read only with --relations" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_build_relations_option_sets_the_parameter(tmp_path: Path) -> None:
+    from pipeline.cli.build_commands import build_params
+
+    parser = cli.make_parser()
+    base = ["build", "--out", str(tmp_path / "out"), "--pubmed-xml", str(PROJECT / "data" / "demo" / "pubmed")]
+    assert "relations" not in build_params(parser.parse_args(base))  # luigi.cfg, else off
+    assert build_params(parser.parse_args([*base, "--relations"]))["relations"] is True
+    assert build_params(parser.parse_args([*base, "--no-relations"]))["relations"] is False
 
 
 def test_console_build_exits_fast_with_its_status_and_output(tmp_path: Path) -> None:
