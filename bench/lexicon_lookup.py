@@ -8,8 +8,7 @@ they find the same matches, and prints each round's seconds, the ratio and the l
 
     python bench/lexicon_lookup.py [--lexicon PATH] [--repeat 3]
 
-The lexicon's sidecar needs its ``lengths`` sections (``pgx-corpus lexicon build`` writes them; an
-older sidecar is refused here, since it would time the former lookup on both sides).
+A sidecar written before the ``lengths`` sections existed gets them computed here, from its keys.
 """
 
 from __future__ import annotations
@@ -36,6 +35,16 @@ TITLE_OR_ABSTRACT = re.compile(r"<(ArticleTitle|AbstractText)[^>]*>(.*?)</\1>", 
 TAG = re.compile(r"<[^>]+>")
 
 
+def pair_lengths(table: lk.LookupTable) -> dict[str, str]:
+    """A table's ``lengths`` from its keys (what ``lexicon build`` writes in the sidecar)."""
+    lengths: dict[str, set[int]] = {}
+    for key in table.index:
+        parts = key.split(lk.SEP)
+        if len(parts) > 1:
+            lengths.setdefault(parts[0] + lk.SEP + parts[1], set()).add(len(parts))
+    return {pair: ",".join(map(str, sorted(n, reverse=True))) for pair, n in lengths.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lexicon", type=Path, default=DEFAULT_LEXICON)
@@ -44,8 +53,12 @@ def main() -> None:
     if not GENIA.is_dir():
         sys.exit(f"GENIA records not found: {GENIA} (put the shared/ folder beside the project)")
     lookup = lk.load_lookup(args.lexicon)
-    if lookup is None or not lookup.folded.lengths:
-        sys.exit(f"{args.lexicon}: no sidecar with 'lengths' sections (run `pgx-corpus lexicon build`)")
+    if lookup is None:
+        sys.exit(f"{args.lexicon}: no lookup sidecar (run `pgx-corpus lexicon build`)")
+    if not lookup.folded.lengths:  # an older sidecar: the lengths from its keys
+        tables = {name: dataclasses.replace(getattr(lookup, name), lengths=pair_lengths(getattr(lookup, name)))
+                  for name in lk.TABLES}
+        lookup = lk.Lookup(**tables, gene_folded=lookup.gene_folded)
     texts = []
     for path in sorted(GENIA.glob("*.xml")):
         for article in ARTICLE.findall(path.read_text(encoding="utf-8")):
