@@ -25,7 +25,7 @@ the relation step's time is reported with ``--build-args=--relations``).  Prints
 
 The local annotator's lexicon is used in its lookup form (``--lexicon``,
 default ``lexicon/lexicon.json.gz`` in the user cache directory; when its ``.lookup`` sidecar is
-missing, a copy with the sidecar is made in the work directory).
+missing or has no ``lengths`` sections, a copy with a new sidecar is made in the work directory).
 """
 
 from __future__ import annotations
@@ -259,8 +259,17 @@ def with_second_worker(out: Path, sources: list[Path], lexicon: Path, work: Path
 
 
 def ensure_lookup(lexicon: Path, work: Path) -> Path:
-    if lookup_path(lexicon).is_file():
-        return lexicon
+    """The lexicon, or a copy of it in ``work`` with a current sidecar when its own is missing or older.
+
+    A sidecar without the ``lengths`` sections (written before they existed) is read, slower: it would
+    measure the former lookup.
+    """
+    sidecar = lookup_path(lexicon)
+    if sidecar.is_file():
+        with open(sidecar, "rb") as fh:
+            sections = [name for name, _size in json.loads(fh.readline()).get("sections", [])]
+        if "folded.lengths" in sections:
+            return lexicon
     copy = work / "lexicon" / lexicon.name
     copy.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(lexicon, copy)

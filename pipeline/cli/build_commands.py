@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline import resources
+from pipeline.cli import nochange
 from pipeline.cli.exitcodes import ExitCode
 from pipeline.corpus.stages import STAGES
 
@@ -225,6 +226,15 @@ def run_build(args: argparse.Namespace) -> int:
     try:
         with lock:
             outdir.clean_stale_temporaries(out)
+            if nochange.applies(args):
+                printed = nochange.unchanged(out, build_params(args))
+                if printed is not None:
+                    log.info("nothing changed since the last build of %s (%s): nothing to run", out,
+                             nochange.record_path(out))
+                    for line in printed:
+                        print(line)
+                    return ExitCode.OK
+            nochange.forget(out)
             return _run_build_locked(args)
     finally:
         if created and out.is_dir() and not any(out.iterdir()):
@@ -337,7 +347,15 @@ def _run_build_locked(args: argparse.Namespace) -> int:
                        wait_for_workers=args.wait_for_workers, wait_timeout=args.wait_timeout, warm=warm)
     failures: list[str] = []
     result = run.run_build(task, task.clone(tasks.BuildDocuments), how, failures)
-    return _report(task, result, failures)
+    code = _report(task, result, failures)
+    if code == ExitCode.OK and nochange.applies(args):
+        manifest_path = Path(task.output().path)
+        printed = [f"manifest: {manifest_path}"]
+        if "brat" in json.loads(manifest_path.read_text(encoding="utf-8"))["outputs"]:
+            printed.append(f"brat collection: {Path(task.out) / 'brat'}")
+        nochange.write(Path(task.out), params, list(task.config_inputs()), list(task.data_inputs()), task.model,
+                       manifest_path, printed)
+    return code
 
 
 def _report(task: Any, result: Any, failures: list[str]) -> int:

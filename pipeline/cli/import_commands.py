@@ -20,9 +20,6 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
 from pipeline import durable
 from pipeline.brat.conf import annotation_conf, write_conf_files
 from pipeline.brat.intake import IntakeError, Limits, Names, check_document, iter_documents
@@ -62,6 +59,8 @@ def detect(path: Path) -> str:
     else:
         raise ValueError(f"{path}: cannot tell the format from the name (BioC .xml/.json, PubTator "
                          ".pubtator/.txt/.pubtator.gz, Parquet); give the format")
+    import pyarrow.parquet as pq  # here, not at start-up: pyarrow and numpy take a second to import
+
     names = set(pq.read_schema(probe).names)
     return "bigbio_kb" if "passages" in names else "source"
 
@@ -86,7 +85,7 @@ def read_input(src: Path, fmt: str, schema: Schema, limits: Limits | None = None
 
     Raises:
         OSError: If the input cannot be read; see
-            [`READ_ERRORS`][pipeline.cli.import_commands.READ_ERRORS] for every error of an unreadable input.
+            [`read_errors`][pipeline.cli.import_commands.read_errors] for every error of an unreadable input.
         ValueError: If the input is malformed, refused (file and record named) or its format unknown.
     """
     fmt = detect(src) if fmt == "auto" else fmt
@@ -142,9 +141,40 @@ def as_brat_dir(src: Path, docs: Sequence[BratDocument] | None) -> Iterator[Path
         yield Path(scratch)
 
 
-READ_ERRORS = (OSError, ValueError, KeyError, SyntaxError, pa.ArrowException)
-"""What reading an unreadable input raises (lxml's ``XMLSyntaxError`` is a ``SyntaxError``; an
-[`IntakeError`][pipeline.brat.intake.IntakeError] and a ``UnicodeError`` are ``ValueError``s)."""
+def read_errors() -> tuple[type[BaseException], ...]:
+    """Return what reading an unreadable input raises.
+
+    lxml's ``XMLSyntaxError`` is a ``SyntaxError``; an [`IntakeError`][pipeline.brat.intake.IntakeError]
+    and a ``UnicodeError`` are ``ValueError``s; pyarrow's errors are ``ArrowException``s.  pyarrow is
+    imported here, when an error is caught, not when the command line starts.  The module attribute
+    ``READ_ERRORS`` is the same tuple.
+
+    Returns:
+        The exception classes.
+    """
+    import pyarrow as pa
+
+    return (OSError, ValueError, KeyError, SyntaxError, pa.ArrowException)
+
+
+def refusals() -> tuple[type[BaseException], ...]:
+    """Return what refuses an input: [`read_errors`][pipeline.cli.import_commands.read_errors] and more.
+
+    The module attribute ``REFUSALS`` is the same tuple.
+
+    Returns:
+        The exception classes.
+    """
+    return (*read_errors(), SchemaError, RecursionError, MemoryError)
+
+
+def __getattr__(name: str) -> tuple[type[BaseException], ...]:
+    # READ_ERRORS and REFUSALS, made when first asked for (they need pyarrow)
+    if name == "READ_ERRORS":
+        return read_errors()
+    if name == "REFUSALS":
+        return refusals()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def input_format(src: Path, fmt: str) -> str:
@@ -190,7 +220,6 @@ def _refused(src: Path, message: str) -> int:
     return int(ExitCode.REFUSED)
 
 
-REFUSALS = (*READ_ERRORS, SchemaError, RecursionError, MemoryError)
 """What refuses an input (exit 2): unreadable, malformed, hostile, beyond a limit, or too deep or big to read."""
 
 
@@ -230,7 +259,7 @@ def run_import(args: argparse.Namespace) -> int:
             raise FileExistsError(f"{out}: exists and is not an empty directory; nothing written")
         fmt = detect(src) if args.format == "auto" else args.format
         conf, _ = parse_annotation_conf(annotation_conf(schema), "annotation.conf")
-    except REFUSALS as exc:
+    except refusals() as exc:
         return _refused(src, str(exc))
     tmp = durable.temporary_name(out)
     counts: Counter[str] = Counter()
@@ -260,7 +289,7 @@ def run_import(args: argparse.Namespace) -> int:
                 break
             names.add(item)
             ann = check_document(item, conf, limits)
-        except REFUSALS as exc:
+        except refusals() as exc:
             clean()
             message = _resource_message(exc) if isinstance(exc, RecursionError | MemoryError) else str(exc)
             return _refused(src, message)

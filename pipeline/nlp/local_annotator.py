@@ -60,9 +60,11 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import itertools
 import logging
+import operator
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -267,20 +269,28 @@ class LocalAnnotator:
 
     def _lexicon_matches(self, text: str) -> list[_Match]:
         tokens = [t for t in lx.tokenize(text) if t[0] not in lx.HYPHENS]
-        exact = [lx.exact_token(t) for t, _, _ in tokens]
-        folded = [lx.folded_token(t) for t, _, _ in tokens]
-        tables = ((0, self.stop, folded), (1, self.exact, exact), (2, self.relaxed, folded), (3, self.folded, folded))
+        words = [t for t, _, _ in tokens]
+        exact = list(map(lx.exact_token, words))
+        folded = list(map(lx.folded_token, words))
+        # The first two tokens at each position, joined as the tables' ``pairs`` are ("" after the last).
+        exact_pairs = [*map(SEP.join, zip(exact, exact[1:], strict=False)), ""]
+        folded_pairs = [*map(SEP.join, zip(folded, folded[1:], strict=False)), ""]
+        tables = (
+            (0, self.stop, folded, folded_pairs), (1, self.exact, exact, exact_pairs),
+            (2, self.relaxed, folded, folded_pairs), (3, self.folded, folded, folded_pairs),
+        )
         found: list[_Match] = []
         i = 0
-        n = len(tokens)
-        while i < n:
+        for candidate in self._candidates(words, exact, folded, exact_pairs, folded_pairs):
+            if candidate < i:
+                continue  # inside the match just taken
+            i = candidate
             best: tuple[int, int, _Entry] | None = None  # (length, rank, entry)
-            for rank, table, keys in tables:
-                first = keys[i]
-                if first in table.long and i + 1 < n and f"{first}{SEP}{keys[i + 1]}" in table.pairs:
+            for rank, table, keys, pairs in tables:
+                if pairs[i] in table.pairs:
                     hit = table.longest(keys, i)  # a longer key starts with these two tokens
                 else:  # the one-token key only (what ``longest`` does then, without the call)
-                    j = table.index.get(first)
+                    j = table.index.get(keys[i])
                     hit = None if j is None else (1, table.entry(j))
                 if hit is None:
                     continue
@@ -313,6 +323,30 @@ class LocalAnnotator:
             else:
                 i += 1
         return found
+
+    def _candidates(
+        self, words: list[str], exact: list[str], folded: list[str], exact_pairs: list[str], folded_pairs: list[str]
+    ) -> Iterator[int]:
+        """The token positions where a table can match or a gene prefix starts, in order.
+
+        A table matches at a position only when its token is a one-token key or the position's first two
+        tokens start a longer key (``pairs``); at any other position the longest-match loop finds nothing and
+        moves one token on, so it needs to visit these positions only (about one in six of a text's tokens).
+        The keys are looked up once per distinct token or pair of the text, and the positions are picked
+        out without a Python-level loop over the tokens.  A position is kept when any of its forms is in the
+        union of the hits: a few positions more than needed, never one less.
+        """
+        distinct_exact, distinct_folded = set(exact), set(folded)
+        hits = set(filter(self.exact.index.__contains__, distinct_exact))
+        for table in (self.relaxed, self.folded, self.stop):
+            hits.update(filter(table.index.__contains__, distinct_folded))
+        hits.update(set(exact_pairs) & self.exact.pairs)
+        text_pairs = set(folded_pairs)
+        for table in (self.relaxed, self.folded, self.stop):
+            hits.update(text_pairs & table.pairs)
+        hits.update(GENE_PREFIXES)
+        forms = zip(words, exact, folded, exact_pairs, folded_pairs, strict=True)
+        return itertools.compress(itertools.count(), map(operator.not_, map(hits.isdisjoint, forms)))
 
     def _prefixed_gene(self, text: str, tokens: list[tuple[str, int, int]], i: int) -> tuple[int, _Match] | None:
         """``c-kit``, ``H-ras``, ``v-src``: a one-letter prefix, a hyphen and a gene symbol in any case."""
