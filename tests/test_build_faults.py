@@ -7,6 +7,9 @@ reported missing; ``--no-fallback-local`` spares each build the lexicon load,
 the fallback itself is tested in tests/nlp/test_preannotate.py).  Each build's published ``OUT/brat`` must be
 byte-identical to the fault-free build's, after at most one rerun.
 Timeouts, backoffs and tries are short (luigi.cfg sections set here).
+
+Covers: pipeline.cli, pipeline.cli.build_commands, pipeline.corpus.outdir, pipeline.nlp.lexicon,
+pipeline.sources.pubmed_xml
 """
 
 from __future__ import annotations

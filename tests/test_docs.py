@@ -18,6 +18,8 @@ page of :data:`RUNNABLE_PAGES`, in order, each with ``bash -euo pipefail``, in a
 that looks like a clone for the commands (``data/demo`` copied, ``.venv`` and ``luigi.cfg`` linked to the
 project's), with this checkout's ``pipeline`` first on ``PYTHONPATH``.  Every block must exit 0, and a
 ``find`` that matches nothing fails the test (the examples must match the demo data).
+
+Covers: pipeline.cli, pipeline.cli.build_commands, pipeline.cli.exitcodes, pipeline.cli.reference
 """
 
 from __future__ import annotations

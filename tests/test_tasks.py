@@ -3,6 +3,10 @@
 Checks that the build publishes a brat collection that validates clean, that a
 second build does nothing, that a rebuild elsewhere is byte-identical, and that
 ``luigi --module pipeline.tasks`` works too.
+
+Covers: pipeline.brat.validate, pipeline.corpus.brat_export, pipeline.corpus.outdir, pipeline.corpus.stages,
+pipeline.documents, pipeline.nlp.lexicon, pipeline.sources.pubmed_xml, pipeline.store, pipeline.tasks.build,
+pipeline.tasks.engine, pipeline.tasks.sources, pipeline.tasks.stages, pipeline.tasks.targets
 """
 
 from __future__ import annotations

@@ -1,3 +1,9 @@
+"""Tests of pipeline.brat.agreement.
+
+Covers: pipeline.brat.agreement, pipeline.brat.matching, pipeline.brat.standoff, pipeline.cli,
+pipeline.cli.corpus_commands, pipeline.documents, pipeline.schema
+"""
+
 from __future__ import annotations
 
 import json

@@ -1,3 +1,9 @@
+"""Tests of pipeline.brat.stats.
+
+Covers: pipeline.brat.standoff, pipeline.brat.stats, pipeline.cli, pipeline.cli.corpus_commands, pipeline.documents,
+pipeline.schema
+"""
+
 from __future__ import annotations
 
 import gzip

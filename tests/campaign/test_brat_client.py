@@ -8,6 +8,10 @@ discard.  ``campaign review`` merges; the senior sees entity disagreements (``Di
 disagreements (``Disputed_<type>``, modality differences included), accepts by retyping, rejects by
 deleting, and signs off with Done.  ``campaign finalize`` takes signed-off documents only (and agreed ones
 with ``--accept-agreed``); FINAL and the release keep the modality notes in the PGxCorpus form.
+
+Covers: pipeline.brat.standoff, pipeline.campaign.batches, pipeline.campaign.release.command,
+pipeline.campaign.release.read, pipeline.campaign.review, pipeline.campaign.status, pipeline.cli,
+pipeline.cli.release_commands, pipeline.corpus.brat_export, pipeline.documents, pipeline.schema
 """
 
 from __future__ import annotations

@@ -1,5 +1,10 @@
 """The campaign on real data: the 300 PGxCorpus dev sentences, the gold as one annotator's result and the
-PubTator pre-annotation (mapped to the schema) as the other's."""
+PubTator pre-annotation (mapped to the schema) as the other's.
+
+Covers: pipeline.brat.conf, pipeline.brat.modality, pipeline.brat.standoff, pipeline.brat.validate,
+pipeline.campaign.batches, pipeline.campaign.conf, pipeline.campaign.documents, pipeline.campaign.merge,
+pipeline.campaign.review, pipeline.corpus.brat_export, pipeline.documents, pipeline.schema
+"""
 
 from __future__ import annotations
 

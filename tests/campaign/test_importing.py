@@ -1,5 +1,11 @@
 """``campaign import``: finished brat directories as phase-1 work, on synthetic cases and on the PGxCorpus
-dev sentences (the gold as one annotator, the mapped PubTator pre-annotation as the other)."""
+dev sentences (the gold as one annotator, the mapped PubTator pre-annotation as the other).
+
+Covers: pipeline.brat.modality, pipeline.brat.standoff, pipeline.brat.validate, pipeline.campaign.assignments,
+pipeline.campaign.conf, pipeline.campaign.documents, pipeline.campaign.importing, pipeline.campaign.phase1,
+pipeline.campaign.review, pipeline.cli, pipeline.cli.import_commands, pipeline.cli.release_commands,
+pipeline.cli.team_commands, pipeline.corpus.brat_export, pipeline.schema
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,11 @@
 """docs/reference/campaign-layout.md against the code: every part of a campaign directory that a module names is
-listed on the page, and every part the page lists is one the code names."""
+listed on the page, and every part the page lists is one the code names.
+
+Covers: pipeline.campaign.assignments, pipeline.campaign.calibration, pipeline.campaign.deploy,
+pipeline.campaign.finalized, pipeline.campaign.guidelines, pipeline.campaign.journal, pipeline.campaign.layout,
+pipeline.campaign.locks, pipeline.campaign.models, pipeline.campaign.suggestions, pipeline.campaign.team,
+pipeline.campaign.users, pipeline.serve.policy
+"""
 
 from __future__ import annotations
 

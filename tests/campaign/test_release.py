@@ -1,4 +1,10 @@
-"""release: formats, tables, datasheet with provenance, SHA256SUMS, byte-identical across runs."""
+"""release: formats, tables, datasheet with provenance, SHA256SUMS, byte-identical across runs.
+
+Covers: pipeline.brat.standoff, pipeline.campaign.finalize, pipeline.campaign.release.accounts,
+pipeline.campaign.release.charts, pipeline.campaign.release.files, pipeline.campaign.release.read,
+pipeline.campaign.release.tables, pipeline.campaign.release_data, pipeline.cli, pipeline.cli.release_commands,
+pipeline.documents, pipeline.schema
+"""
 
 from __future__ import annotations
 

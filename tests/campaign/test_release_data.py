@@ -1,5 +1,10 @@
 """A release of the 300 dev gold sentences read back the way its users read it: Hugging Face ``datasets`` offline,
-spaCy ``DocBin`` and ``spacy convert``, BioC and BIO readers; the declared format table against those counts."""
+spaCy ``DocBin`` and ``spacy convert``, BioC and BIO readers; the declared format table against those counts.
+
+Covers: pipeline.brat.formats, pipeline.brat.modality, pipeline.brat.spacy_docbin, pipeline.brat.standoff,
+pipeline.brat.validate, pipeline.campaign.release_data, pipeline.cli, pipeline.cli.corpus_commands,
+pipeline.cli.import_commands, pipeline.cli.release_commands, pipeline.cli.train_commands
+"""
 
 from __future__ import annotations
 

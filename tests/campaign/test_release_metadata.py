@@ -3,6 +3,9 @@
 Authors come from ``--author`` or a ``--citation`` CITATION.cff; without them no CITATION.cff is written (said
 on stderr and in the datasheet) and ``--strict-metadata`` refuses.  ``cffconvert`` (the citation tools'
 converter) renders the authors given; PGxCorpus is cited only as the method, only when the user says so.
+
+Covers: pipeline.campaign.release.datasheet, pipeline.campaign.release_meta, pipeline.cli,
+pipeline.cli.release_commands
 """
 
 from __future__ import annotations

@@ -1,7 +1,16 @@
 """A campaign of several months with a changing team, simulated in code: annotators write their .ann files
 as brat would, someone leaves half-way, a newcomer and an extra senior join, documents are reassigned, a
 calibration round runs, the guidelines change.  After every step the campaign's rules and counts are
-checked (:func:`check`)."""
+checked (:func:`check`).
+
+Covers: pipeline.brat.standoff, pipeline.brat.validate, pipeline.campaign.append, pipeline.campaign.assignments,
+pipeline.campaign.batches, pipeline.campaign.calibration, pipeline.campaign.conf, pipeline.campaign.documents,
+pipeline.campaign.guidelines, pipeline.campaign.journal, pipeline.campaign.layout, pipeline.campaign.locks,
+pipeline.campaign.merge, pipeline.campaign.phase1, pipeline.campaign.review, pipeline.campaign.simulate,
+pipeline.campaign.status, pipeline.campaign.team, pipeline.campaign.users, pipeline.cli, pipeline.cli.brat_commands,
+pipeline.cli.campaign_commands, pipeline.cli.release_commands, pipeline.cli.team_commands,
+pipeline.corpus.brat_export, pipeline.documents, pipeline.schema
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,9 @@
-"""The command line: subcommands, help, and how build options become task parameters."""
+"""The command line: subcommands, help, and how build options become task parameters.
+
+Covers: pipeline.__main__, pipeline.cli, pipeline.cli.brat_commands, pipeline.cli.build_commands,
+pipeline.cli.corpus_commands, pipeline.cli.relation_commands, pipeline.nlp.relations.rules,
+pipeline.nlp.relations.training, pipeline.schema
+"""
 
 from __future__ import annotations
 

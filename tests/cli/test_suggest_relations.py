@@ -1,4 +1,8 @@
-"""``pgx-corpus suggest-relations`` (pipeline.cli.suggest_commands)."""
+"""``pgx-corpus suggest-relations`` (pipeline.cli.suggest_commands).
+
+Covers: pipeline.brat.conf, pipeline.brat.standoff, pipeline.campaign.conf, pipeline.cli,
+pipeline.cli.suggest_commands, pipeline.schema
+"""
 
 from __future__ import annotations
 

@@ -1,7 +1,10 @@
 """Crash consistency of ``pgx-corpus build`` (demo data, every stage up to batches, an earlier build
 replaced): killed at a few sampled file-system mutations, then rerun, the output directory equals an
 uninterrupted build's (passwords masked, see tests/crash/harness.py), with no leftover; ``OUT/brat`` is
-never seen half-written.  ``bench/crash.py`` sweeps more points."""
+never seen half-written.  ``bench/crash.py`` sweeps more points.
+
+Covers: pipeline.nlp.lexicon
+"""
 
 from __future__ import annotations
 

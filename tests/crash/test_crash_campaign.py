@@ -2,7 +2,10 @@
 pre-annotations, ``review``, ``finalize``, ``decisions apply``, ``release``, ``append``) and of ``train`` on
 FINAL: each killed at sampled file-system mutations (and every directory swap), or failing on a full disk at
 sampled writes, then rerun: the directory equals an uninterrupted run's, with no leftover, and no published
-directory is ever seen half-written.  ``bench/crash.py`` sweeps every point."""
+directory is ever seen half-written.  ``bench/crash.py`` sweeps every point.
+
+Covers: pipeline.cli.brat_commands, pipeline.cli.release_commands, pipeline.cli.train_commands
+"""
 
 from __future__ import annotations
 

@@ -1,7 +1,10 @@
 """Crash consistency of ``pgx-corpus import`` (BioC XML, and PubTator with its sentence sidecar): killed at
 every file-system mutation (its directory rename included), or failing on a full disk at sampled writes,
 then rerun: the directory equals an uninterrupted run's, with no leftover (the ``.OUT.import-tmp`` a killed
-run leaves is removed by the rerun), and ``--out`` is never seen half-written."""
+run leaves is removed by the rerun), and ``--out`` is never seen half-written.
+
+Covers: pipeline.cli.corpus_commands, pipeline.cli.import_commands
+"""
 
 from __future__ import annotations
 

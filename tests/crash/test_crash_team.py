@@ -3,7 +3,10 @@
 ``reassign``, ``import``, ``calibrate``, ``guideline``).  Each is killed at a few sampled file-system
 mutations (first and last included), then rerun: the directory equals an uninterrupted run's (new
 passwords' hashes and clock times masked, see :mod:`tests.crash.harness`), with no leftover.
-``bench/crash.py`` sweeps every point."""
+``bench/crash.py`` sweeps every point.
+
+Covers: pipeline.cli.import_commands
+"""
 
 from __future__ import annotations
 

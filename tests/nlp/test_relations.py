@@ -1,4 +1,11 @@
-"""Relation pre-annotation (pipeline.nlp.relations) and relations in the document model."""
+"""Relation pre-annotation (pipeline.nlp.relations) and relations in the document model.
+
+Covers: pipeline.brat.modality, pipeline.brat.standoff, pipeline.corpus.brat_export, pipeline.documents,
+pipeline.nlp.logistic, pipeline.nlp.relations.documents, pipeline.nlp.relations.features,
+pipeline.nlp.relations.proposals, pipeline.nlp.relations.rules, pipeline.nlp.relations.scorer,
+pipeline.nlp.relations.training, pipeline.nlp.relations.tree, pipeline.nlp.sentences, pipeline.nlp.typemap,
+pipeline.schema, pipeline.sources.bioc_io, pipeline.sources.pubtator_format
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""Relation suggestions on a brat document's entities (pipeline.nlp.relations.suggest)."""
+"""Relation suggestions on a brat document's entities (pipeline.nlp.relations.suggest).
+
+Covers: pipeline.brat.modality, pipeline.brat.standoff, pipeline.campaign.conf, pipeline.campaign.layout,
+pipeline.nlp.relations.rules, pipeline.nlp.relations.suggest, pipeline.nlp.spacy_models, pipeline.schema
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,9 @@
 """Bad input gets a clear answer, a log line without secrets, and changes no byte; a server that cannot
-start says why before anything starts."""
+start says why before anything starts.
+
+Covers: pipeline.campaign.users, pipeline.cli, pipeline.cli.serve_commands, pipeline.serve.app, pipeline.serve.server,
+pipeline.serve.sessions
+"""
 
 from __future__ import annotations
 

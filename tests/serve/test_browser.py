@@ -1,7 +1,10 @@
 """Smoke test in brat's own web client (headless Debian Chromium driven by Selenium) against a live
 ``campaign serve``: log in through brat's login dialog, open a document from brat's collection browser,
 create an entity and a relation with a note in brat's dialogs, and check brat's messages (0 errors or
-warnings) and the ``.ann`` written.  One browser per module; a screenshot is saved on failure."""
+warnings) and the ``.ann`` written.  One browser per module; a screenshot is saved on failure.
+
+Covers: pipeline.campaign.status, pipeline.serve.app
+"""
 
 from __future__ import annotations
 

@@ -14,6 +14,9 @@ project's own commands; then ``campaign status``, ``review`` and ``finalize`` on
 
 After each step: 0 brat error or warning messages.  The tests run in file order and share the campaign
 (one browser per module).  Screenshots are saved in each test's tmp_path (``failure.png`` on failure).
+
+Covers: pipeline.campaign.batches, pipeline.campaign.users, pipeline.cli, pipeline.cli.campaign_commands,
+pipeline.cli.release_commands, pipeline.serve.app, pipeline.serve.policy
 """
 
 from __future__ import annotations
