@@ -4,7 +4,8 @@ The convention: a paragraph of the test file's module docstring that begins with
 dotted module names, separated by commas, e.g. ``Covers: pipeline.brat.standoff, pipeline.cli.brat_commands``
 (it may wrap onto the following lines; a blank line ends it). A module is every ``.py`` file under
 `pipeline/`, a package's ``__init__.py`` only when it holds more than its docstring. A CLI command is
-covered by naming its ``pipeline.cli.*_commands`` module.
+covered by naming its ``pipeline.cli.*_commands`` module.  ``pytest -m "not slow"`` runs at least one test of
+every module: each module is named by a test file with a test that is not marked slow.
 
 Covers: none (it reads the test files and the modules of the source tree as text)
 """
@@ -77,6 +78,29 @@ def imported_modules(path: Path, modules: frozenset[str]) -> list[str]:
     return sorted(found & modules)
 
 
+def is_slow(node: ast.expr) -> bool:
+    """Whether a decorator or ``pytestmark`` value is (or lists) ``pytest.mark.slow``."""
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return any(is_slow(element) for element in node.elts)
+    return ast.unparse(node) == "pytest.mark.slow"
+
+
+def fast_tests(path: Path) -> list[str]:
+    """The test functions of a file that ``-m "not slow"`` runs (read from the source, not collected)."""
+    tree = parsed(path)
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+                isinstance(target, ast.Name) and target.id == "pytestmark" for target in node.targets):
+            if is_slow(node.value):
+                return []
+    functions = [node for node in tree.body if isinstance(node, ast.FunctionDef)]
+    for cls in (node for node in tree.body if isinstance(node, ast.ClassDef) and node.name.startswith("Test")):
+        if not any(is_slow(decorator) for decorator in cls.decorator_list):
+            functions += [node for node in cls.body if isinstance(node, ast.FunctionDef)]
+    return [function.name for function in functions if function.name.startswith("test")
+            and not any(is_slow(decorator) for decorator in function.decorator_list)]
+
+
 def test_every_test_file_has_a_covers_line() -> None:
     modules = pipeline_modules()
     missing = {
@@ -110,6 +134,14 @@ def test_modules_that_no_test_file_names() -> None:
             for module in unnamed)
 
 
+def test_every_module_has_a_test_that_is_not_slow() -> None:
+    modules = pipeline_modules()
+    fast = {name for path in all_test_files() if fast_tests(path) for name in covers(path) or []}
+    only_slow = sorted(modules - fast)
+    assert not only_slow, "only slow tests cover these modules; write a cheaper test of each (a smaller input), " \
+        "not marked slow, in a test file that names it:\n  " + "\n  ".join(only_slow)
+
+
 def test_the_covers_convention_on_a_sample(tmp_path: Path) -> None:
     sample = tmp_path / "test_sample.py"
     sample.write_text('"""A sample.\n\nCovers: pipeline.brat.standoff,\n    pipeline.cli.brat_commands\n\n'
@@ -121,3 +153,11 @@ def test_the_covers_convention_on_a_sample(tmp_path: Path) -> None:
     bare.write_text("import pipeline.store\n", encoding="utf-8")
     assert covers(bare) is None
     assert "pipeline.tasks" in pipeline_modules() and "pipeline.sources" not in pipeline_modules()
+    marked = tmp_path / "test_marked.py"
+    marked.write_text("import pytest\n\n@pytest.mark.slow\ndef test_a():\n    pass\n\ndef test_b():\n    pass\n\n"
+                      "class TestC:\n    def test_c(self):\n        pass\n", encoding="utf-8")
+    assert fast_tests(marked) == ["test_b", "test_c"]
+    marked = tmp_path / "test_marked_module.py"
+    marked.write_text("import pytest\n\npytestmark = [pytest.mark.skipif(False, reason='x'), pytest.mark.slow]\n\n"
+                      "def test_b():\n    pass\n", encoding="utf-8")
+    assert fast_tests(marked) == []

@@ -18,8 +18,6 @@ from pipeline.brat.standoff import parse_ann
 from pipeline.campaign.conf import campaign_annotation_conf
 from pipeline.schema import load_schema
 
-pytestmark = pytest.mark.slow  # the spaCy model
-
 PROJECT = Path(__file__).resolve().parents[2]
 TEXT = ("CYP2C9 polymorphisms decrease warfarin clearance and increase the risk of bleeding, and VKORC1 variants "
         "did not alter warfarin sensitivity.")
