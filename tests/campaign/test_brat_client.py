@@ -122,6 +122,7 @@ def phase1_work(campaign: Path, brat: BratClient) -> None:
         brat.create_span(b, name, [CHEM], "Discard", attributes={"Reason": "typo"})
 
 
+@pytest.mark.slow  # the whole campaign through brat's server code
 def test_campaign_in_brats_own_code(campaign: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     brat = BratClient(campaign, tmp_path / "brat-work")
     # phase 1 as handed out, and as the annotators leave it, opens in brat with no message

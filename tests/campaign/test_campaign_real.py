@@ -14,6 +14,8 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from pipeline.brat.conf import write_conf_files
 from pipeline.brat.modality import format_note, parse_note
 from pipeline.brat.standoff import BratDocument, parse_ann, read_document, to_annotations
@@ -87,6 +89,7 @@ def pubtator_records() -> list[SentenceRecord]:
     return records
 
 
+@pytest.mark.slow  # the real gold and PubTator
 def test_gold_and_pubtator_merge_into_a_valid_phase2(tmp_path: Path) -> None:
     gold = shared_path("data", "pgxcorpus-dev", "gold")
     records = pubtator_records()

@@ -107,6 +107,7 @@ def tree(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
+@pytest.mark.slow  # two builds, one with a worker
 def test_a_worker_process_shares_the_shards_and_the_output_is_the_same(
     luigid: int, lexicon: Path, tmp_path: Path
 ) -> None:

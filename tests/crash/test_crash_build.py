@@ -27,6 +27,7 @@ def harness(workdir: Path) -> Harness:
     return Harness(build_scenario(), workdir)
 
 
+@pytest.mark.slow  # four builds killed and rerun
 def test_sampled_kill_points_of_a_build_recover(harness: Harness) -> None:
     assert harness.mutations > 100
     for point in sample_points(harness.mutations, 4, harness.exchanges[:2]):
