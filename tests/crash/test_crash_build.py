@@ -3,7 +3,7 @@ replaced): killed at a few sampled file-system mutations, then rerun, the output
 uninterrupted build's (passwords masked, see tests/crash/harness.py), with no leftover; ``OUT/brat`` is
 never seen half-written.  ``bench/crash.py`` sweeps more points.
 
-Covers: pipeline.nlp.lexicon
+Covers: pipeline.cli.build_commands, pipeline.nlp.lexicon, pipeline.tasks.build
 """
 
 from __future__ import annotations

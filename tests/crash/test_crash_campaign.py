@@ -4,7 +4,9 @@ FINAL: each killed at sampled file-system mutations (and every directory swap), 
 sampled writes, then rerun: the directory equals an uninterrupted run's, with no leftover, and no published
 directory is ever seen half-written.  ``bench/crash.py`` sweeps every point.
 
-Covers: pipeline.cli.brat_commands, pipeline.cli.release_commands, pipeline.cli.train_commands
+Covers: pipeline.campaign.append, pipeline.campaign.batches, pipeline.campaign.decisions, pipeline.campaign.finalize,
+pipeline.campaign.review, pipeline.cli.brat_commands, pipeline.cli.campaign_commands, pipeline.cli.release_commands,
+pipeline.cli.train_commands
 """
 
 from __future__ import annotations

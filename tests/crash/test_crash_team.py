@@ -5,7 +5,8 @@ mutations (first and last included), then rerun: the directory equals an uninter
 passwords' hashes and clock times masked, see :mod:`tests.crash.harness`), with no leftover.
 ``bench/crash.py`` sweeps every point.
 
-Covers: pipeline.cli.import_commands
+Covers: pipeline.campaign.importing, pipeline.campaign.team, pipeline.campaign.users, pipeline.cli.import_commands,
+pipeline.cli.team_commands, pipeline.cli.users_commands, pipeline.serve.backup, pipeline.serve.history
 """
 
 from __future__ import annotations
