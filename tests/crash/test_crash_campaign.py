@@ -20,6 +20,8 @@ from tests.crash.conftest import check
 from tests.crash.harness import Harness, sample_points
 from tests.crash.scenarios import by_name
 
+pytestmark = pytest.mark.slow  # every writing command of the campaign, killed at 8 points and on a full disk at 3
+
 COMMANDS = ("batches", "batches-rerun", "batches-changed", "review", "finalize", "decisions-apply", "release",
             "append", "train")
 

@@ -17,6 +17,8 @@ from tests.crash.conftest import check
 from tests.crash.harness import Harness, Scenario, sample_points
 from tests.crash.scenarios import _quiet, collection, names
 
+pytestmark = pytest.mark.slow  # every kill point of two imports
+
 
 def _setup(fmt: str, name: str) -> Scenario:
     def setup(root: Path) -> None:

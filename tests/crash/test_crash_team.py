@@ -20,6 +20,8 @@ from tests.crash.conftest import check
 from tests.crash.harness import Harness, sample_points
 from tests.crash.scenarios import by_name
 
+pytestmark = pytest.mark.slow  # ten commands, each killed at up to 6 points and rerun
+
 NAMES = ["users-reset", "users-revoke", "history-restore", "backup", "replace", "add-person", "reassign",
          "import", "calibrate", "guideline"]
 SAMPLES = {"import": 4, "replace": 5, "add-person": 5}
