@@ -180,6 +180,7 @@ def _subprocess_build(out: Path, server: faults.FaultServer, rate_dir: Path, ext
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
+@pytest.mark.slow  # builds killed at random points and rerun
 def test_kill_9_at_random_points_then_rerun(server: faults.FaultServer, tmp_path: Path) -> None:
     """kill -9 a build subprocess (with extension) at seeded random moments, under faults, then rerun:
     the same collection as an uninterrupted build, no temporary file, the killed builds' lock taken over."""

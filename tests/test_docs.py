@@ -92,6 +92,7 @@ def test_exit_code_page_lists_the_table() -> None:
         assert f"| {code.value} | `{code.name}` |" in page
 
 
+@pytest.mark.slow  # mkdocs build --strict of the whole site (20 s of CPU)
 def test_site_builds_strict(tmp_path: Path) -> None:
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
     proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(tmp_path / "site")],

@@ -34,5 +34,6 @@ def test_sampled_kill_points_of_a_build_recover(harness: Harness) -> None:
         check(harness, harness.trial(point))
 
 
+@pytest.mark.slow  # records a build's mutations, then two builds
 def test_a_full_disk_during_a_build_then_a_rerun_recovers(harness: Harness) -> None:
     check(harness, harness.trial(harness.writes // 2, "enospc"))

@@ -117,6 +117,7 @@ def test_senior_signs_off_a_document(driver: Any, live: LiveServer, demo: Demo,
     assert status["problems"] == [] and status["done"] >= 1
 
 
+@pytest.mark.slow  # opens every collection in Chromium
 def test_manager_reads_every_collection_without_error(driver: Any, live: LiveServer, demo: Demo,
                                                       shots: Callable[[str], Path]) -> None:
     wait = log_in(driver, live, "erin", demo.passwords["erin"])
