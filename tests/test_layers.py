@@ -168,6 +168,7 @@ PLACED = [(*v, ("module", "function", "type_checking")[i % 3]) for i, v in enume
 
 @pytest.mark.parametrize(("rel", "statement", "kind", "where"), PLACED,
                          ids=[f"{v[0]}:{v[1]}:{v[3]}" for v in PLACED])
+@pytest.mark.slow  # checks a copy of pipeline/ once per violation (the synthetic cases stay fast)
 def test_the_violations_found_in_issue_25_are_caught(tmp_path: Path, pipeline_copy: Path, rel: str,
                                                      statement: str, kind: str, where: str) -> None:
     copy = tmp_path / "pipeline"

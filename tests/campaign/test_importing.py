@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from pipeline import cli
 from pipeline.brat.modality import parse_note
 from pipeline.brat.standoff import read_document
@@ -91,6 +93,7 @@ def test_import_on_the_command_line_exits_3_with_held_back(tmp_path: Path, capsy
     assert "s\t" in captured.out and "a\t" in captured.out  # passwords of the new campaign, shown once
 
 
+@pytest.mark.slow  # the real gold and PubTator (10 s of CPU)
 def test_gold_and_pubtator_imported_round_trip(tmp_path: Path) -> None:
     gold = shared_path("data", "pgxcorpus-dev", "gold")
     records = pubtator_records()

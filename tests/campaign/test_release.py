@@ -77,6 +77,7 @@ def run_release(inputs: dict[str, Path], out: Path, *extra: str, metadata: tuple
                  "--date", "2026-02-01", "--decisions", str(inputs["decisions"]), *metadata, *extra])
 
 
+@pytest.mark.slow  # two releases of a campaign, compared byte for byte
 def test_release_is_complete_and_byte_identical(inputs: dict[str, Path], tmp_path: Path) -> None:
     first, second = tmp_path / "rel1", tmp_path / "rel2"
     assert run_release(inputs, first) == 0
