@@ -206,6 +206,7 @@ def test_release_without_campaign_or_manifest(inputs: dict[str, Path], tmp_path:
     assert "provenance not recorded" in readme and "annotation-process figures are not reported" in readme
 
 
+@pytest.mark.slow  # two releases
 def test_changelog_and_demo_dataset(inputs: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                     capsys: pytest.CaptureFixture[str]) -> None:
     first, second = tmp_path / "rel1", tmp_path / "rel2"
@@ -251,6 +252,7 @@ def test_changelog_and_demo_dataset(inputs: dict[str, Path], tmp_path: Path, mon
                                                                   "Demo Annotation Team"]
 
 
+@pytest.mark.slow  # releases in two interpreters
 def test_release_is_byte_identical_across_processes(inputs: dict[str, Path], tmp_path: Path) -> None:
     """Two interpreters with different hash seeds (set and dict orders of strings differ) write the same bytes."""
     outputs = []

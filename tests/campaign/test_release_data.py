@@ -47,6 +47,7 @@ def _modality(doc: BratDocument, rid: str) -> frozenset[str]:
     return join_notes(doc.notes_for(rid)).modality | {a.type for a in doc.attributes if a.target == rid}
 
 
+@pytest.mark.slow  # loads the release with Hugging Face datasets
 def test_huggingface_loads_offline_with_bigbio_checks(release_dir: Path, gold: list[BratDocument], tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")

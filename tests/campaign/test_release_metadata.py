@@ -181,6 +181,7 @@ def test_pgxcorpus_is_cited_as_the_method_when_the_user_says_so(inputs: dict[str
     assert "those of the PGxCorpus method" in (out / "GUIDELINES.md").read_text()
 
 
+@pytest.mark.slow  # two releases
 def test_the_changelog_names_the_previous_version(inputs: dict[str, Path], tmp_path: Path) -> None:
     first, second = tmp_path / "v1", tmp_path / "v2"
     assert _release(inputs, first, "--license", "MIT") == 0

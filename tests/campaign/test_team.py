@@ -132,6 +132,7 @@ def mine(campaign: dict[str, Any], person: str) -> list[str]:
     return [e["document"] for e in campaign["documents"] if person in e["phase1"]]
 
 
+@pytest.mark.slow  # a whole campaign with a changing team
 def test_a_campaign_of_several_months(tmp_path: Path, caplog: pytest.LogCaptureFixture,
                                       capsys: pytest.CaptureFixture[str]) -> None:
     # --- month 0: batches, 20 documents, four annotators and one senior

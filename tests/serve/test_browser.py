@@ -92,6 +92,7 @@ def test_annotator_logs_in_annotates_and_sees_no_error(driver: Any, live: LiveSe
     assert row["problems"] == [] and row["edited"] >= 1 and row["held_back"] == 0
 
 
+@pytest.mark.slow  # a second flow in Chromium
 def test_senior_signs_off_a_document(driver: Any, live: LiveServer, demo: Demo,
                                      shots: Callable[[str], Path]) -> None:
     ann = demo.root / "phase2" / "dave" / f"{demo.merged}.ann"

@@ -102,6 +102,7 @@ def clients(app: ServeApp, demo: Demo) -> dict[str, Client]:
     return out
 
 
+@pytest.mark.slow  # every role, action and document on a live server (23 s of CPU)
 def test_security_matrix(demo: Demo, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]) -> None:
     caplog.set_level(logging.INFO)
     app = ServeApp(demo.root)
