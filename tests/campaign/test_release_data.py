@@ -165,6 +165,7 @@ def _conll_spans(path: Path) -> set[tuple[str, int, int, str]]:
     return spans
 
 
+@pytest.mark.slow  # a release read back by every reader
 def test_format_table_equals_independent_counts(release_dir: Path, gold: list[BratDocument]) -> None:
     info = json.loads((release_dir / "release.json").read_text())
     table: dict[str, Any] = info["formats"]

@@ -41,6 +41,7 @@ def live(demo: Demo) -> Iterator[LiveServer]:
         yield server
 
 
+@pytest.mark.slow  # Chromium (every browser test is slow; CI runs them)
 def test_annotator_logs_in_annotates_and_sees_no_error(driver: Any, live: LiveServer, demo: Demo,
                                                         shots: Callable[[str], Path]) -> None:
     doc = demo.editable["alice"]

@@ -52,7 +52,7 @@ from tests.serve.browser import (
 )
 from tests.serve.live import HttpClient, LiveServer
 
-pytestmark = pytest.mark.slow  # three whole flows in Chromium (test_browser.py is the fast loop's smoke test)
+pytestmark = pytest.mark.slow  # three whole flows in Chromium
 
 PEOPLE = {"alice": ["annotator"], "bob": ["annotator"], "dave": ["senior"], "erin": ["manager"]}
 # "Warfarin doses were lower in CYP2C9 carriers."; brat's chunks are its words
