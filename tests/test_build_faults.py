@@ -7,6 +7,9 @@ reported missing; ``--no-fallback-local`` spares each build the lexicon load,
 the fallback itself is tested in tests/nlp/test_preannotate.py).  Each build's published ``OUT/brat`` must be
 byte-identical to the fault-free build's, after at most one rerun.
 Timeouts, backoffs and tries are short (luigi.cfg sections set here).
+
+Covers: pipeline.cli, pipeline.cli.build_commands, pipeline.corpus.outdir, pipeline.nlp.lexicon,
+pipeline.sources.pubmed_xml
 """
 
 from __future__ import annotations
@@ -177,6 +180,7 @@ def _subprocess_build(out: Path, server: faults.FaultServer, rate_dir: Path, ext
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
+@pytest.mark.slow  # builds killed at random points and rerun
 def test_kill_9_at_random_points_then_rerun(server: faults.FaultServer, tmp_path: Path) -> None:
     """kill -9 a build subprocess (with extension) at seeded random moments, under faults, then rerun:
     the same collection as an uninterrupted build, no temporary file, the killed builds' lock taken over."""

@@ -18,6 +18,8 @@ page of :data:`RUNNABLE_PAGES`, in order, each with ``bash -euo pipefail``, in a
 that looks like a clone for the commands (``data/demo`` copied, ``.venv`` and ``luigi.cfg`` linked to the
 project's), with this checkout's ``pipeline`` first on ``PYTHONPATH``.  Every block must exit 0, and a
 ``find`` that matches nothing fails the test (the examples must match the demo data).
+
+Covers: pipeline.cli, pipeline.cli.build_commands, pipeline.cli.exitcodes, pipeline.cli.reference
 """
 
 from __future__ import annotations
@@ -90,6 +92,7 @@ def test_exit_code_page_lists_the_table() -> None:
         assert f"| {code.value} | `{code.name}` |" in page
 
 
+@pytest.mark.slow  # mkdocs build --strict of the whole site (20 s of CPU)
 def test_site_builds_strict(tmp_path: Path) -> None:
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
     proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(tmp_path / "site")],

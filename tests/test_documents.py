@@ -1,4 +1,7 @@
-"""The document model: invariants, projection onto sentences, JSON round trip."""
+"""The document model: invariants, projection onto sentences, JSON round trip.
+
+Covers: pipeline.documents
+"""
 
 from __future__ import annotations
 

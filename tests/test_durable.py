@@ -1,5 +1,8 @@
 """Durable files and directories (pipeline/durable.py): atomicity and clean-up under kills, fsync order, modes,
-the cleaner's names old and new, and that no other module of pipeline/ renames, fsyncs or flocks itself."""
+the cleaner's names old and new, and that no other module of pipeline/ renames, fsyncs or flocks itself.
+
+Covers: pipeline.durable
+"""
 
 from __future__ import annotations
 

@@ -4,6 +4,9 @@ Every project error of bad input derives from ``InputError``; ``pgx-corpus`` rep
 (``REFUSED``) when the command has written nothing, and as 1 (``ERROR``) once it has begun writing
 (docs/reference/exit-codes.md).  Each subclass is raised in both places, through ``cli.main``, the
 release command's own handler and the corpus commands' guard.
+
+Covers: pipeline, pipeline.campaign.release.read, pipeline.cli, pipeline.cli.corpus_commands, pipeline.cli.exitcodes,
+pipeline.cli.release_commands, pipeline.errors, pipeline.store
 """
 
 from __future__ import annotations

@@ -4,6 +4,8 @@ The checker (`tests/layers_check.py`) reads the modules with `ast`, so function-
 under ``if TYPE_CHECKING:`` and ``importlib.import_module`` of a literal name count. Its own tests run it
 on tiny synthetic packages, and on a copy of `pipeline/` into which each of the violations issue 25 found
 (and a few more) is put back.
+
+Covers: pipeline.cli.import_commands, pipeline.layers
 """
 
 from __future__ import annotations
@@ -168,6 +170,7 @@ PLACED = [(*v, ("module", "function", "type_checking")[i % 3]) for i, v in enume
 
 @pytest.mark.parametrize(("rel", "statement", "kind", "where"), PLACED,
                          ids=[f"{v[0]}:{v[1]}:{v[3]}" for v in PLACED])
+@pytest.mark.slow  # checks a copy of pipeline/ once per violation (the synthetic cases stay fast)
 def test_the_violations_found_in_issue_25_are_caught(tmp_path: Path, pipeline_copy: Path, rel: str,
                                                      statement: str, kind: str, where: str) -> None:
     copy = tmp_path / "pipeline"

@@ -1,4 +1,7 @@
-"""The per-document memo: reusing earlier results gives the bytes and counts of a fresh run."""
+"""The per-document memo: reusing earlier results gives the bytes and counts of a fresh run.
+
+Covers: pipeline.documents, pipeline.memo, pipeline.nlp.learned, pipeline.store, pipeline.tasks.stages
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""pipeline/names.py: the patterns of identifiers that become paths."""
+"""pipeline/names.py: the patterns of identifiers that become paths.
+
+Covers: pipeline.names
+"""
 
 from __future__ import annotations
 

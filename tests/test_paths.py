@@ -1,5 +1,9 @@
 """pipeline/paths.py and the readers built on it: a symbolic link inside a collection is never followed
-(issue 23, defect 9); the collection itself may be one (the build publishes ``OUT/brat`` as a link)."""
+(issue 23, defect 9); the collection itself may be one (the build publishes ``OUT/brat`` as a link).
+
+Covers: pipeline.brat.standoff, pipeline.brat.stats, pipeline.brat.validate, pipeline.cli.brat_commands,
+pipeline.paths, pipeline.schema, pipeline.store
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""Configuration loaded once per process and content."""
+"""Configuration loaded once per process and content.
+
+Covers: pipeline.nlp.ontology, pipeline.process_cache
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
 """pipeline.resources: the shipped config/ files as paths, the user cache directory, and the package list
-of pyproject.toml that installs config/ as pipeline.config."""
+of pyproject.toml that installs config/ as pipeline.config.
+
+Covers: pipeline.resources
+"""
 
 from __future__ import annotations
 

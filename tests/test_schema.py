@@ -1,4 +1,7 @@
-"""The schema file: hierarchy, mapping (Table 5 of the paper) and validation errors."""
+"""The schema file: hierarchy, mapping (Table 5 of the paper) and validation errors.
+
+Covers: pipeline.schema
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""The sharded gzip JSONL store: determinism, sharding, error reporting."""
+"""The sharded gzip JSONL store: determinism, sharding, error reporting.
+
+Covers: pipeline.documents, pipeline.store
+"""
 
 from __future__ import annotations
 

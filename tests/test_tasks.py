@@ -3,6 +3,10 @@
 Checks that the build publishes a brat collection that validates clean, that a
 second build does nothing, that a rebuild elsewhere is byte-identical, and that
 ``luigi --module pipeline.tasks`` works too.
+
+Covers: pipeline.brat.validate, pipeline.corpus.brat_export, pipeline.corpus.outdir, pipeline.corpus.stages,
+pipeline.documents, pipeline.nlp.lexicon, pipeline.sources.pubmed_xml, pipeline.store, pipeline.tasks.build,
+pipeline.tasks.engine, pipeline.tasks.sources, pipeline.tasks.stages, pipeline.tasks.targets
 """
 
 from __future__ import annotations
@@ -274,6 +278,7 @@ def test_pubtator_file_annotations_from_a_dump(tmp_path: Path) -> None:
     assert store.read_json(split / "counts.json")["split_skipped_records"] == 1
 
 
+@pytest.mark.slow  # a build over many shards
 def test_many_shards_in_parallel_give_the_same_corpus(demo_build: Path, tmp_path: Path) -> None:
     """PMID blocks of 5: the demo spreads over 5 shards run by 2 workers; records equal the 1-shard build."""
     task = build_task(tmp_path, shard_size=5, until="sampled")
@@ -390,6 +395,7 @@ def published_files(out: Path) -> dict[str, bytes]:
             for p in sorted((out / "brat").rglob("*")) if p.is_file() and p.name != ".run"}
 
 
+@pytest.mark.slow  # an incremental and a fresh build
 def test_incremental_rebuild_is_byte_identical_to_a_fresh_build(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -417,6 +423,7 @@ def test_incremental_rebuild_is_byte_identical_to_a_fresh_build(
     assert shared and all((before / n).stat().st_ino == (after / n).stat().st_ino for n in shared)
 
 
+@pytest.mark.slow  # three builds
 def test_a_third_build_recycles_the_first_builds_collection(tmp_path: Path) -> None:
     """The brat export before the previous one becomes the new export (one rename, then only what changed):
     the result equals a fresh build's, the previous (published) collection is untouched."""
@@ -458,6 +465,7 @@ def test_output_paths_follow_config_contents_for_the_same_task_instance(tmp_path
     assert task.stage_dir() != first
 
 
+@pytest.mark.slow  # two builds
 def test_an_unreadable_brat_memo_is_a_missing_cache(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     """A damaged brat export memo is ignored with a warning naming it; the collection equals a fresh build's."""
     first = build_task(tmp_path / "inc", pubmed_xml=(str(DEMO / "pubmed" / "demo.xml"),), shard_size=10)

@@ -6,6 +6,9 @@ or a name imported with a leading underscore, an attribute chain from a Luigi im
 (``luigi.Task._event_callbacks``), or ``self._x`` in a subclass of a Luigi class whose own code sets or
 reads ``self._x`` (``worker.Worker``'s ``self._id``).  Tests of the checker itself run it on small
 sources with each of the uses the package had before (issue 38).
+
+Covers: pipeline.cli, pipeline.cli.build_commands, pipeline.cli.import_commands, pipeline.cli.worker_commands,
+pipeline.corpus.stages, pipeline.layers, pipeline.tasks.build
 """
 
 from __future__ import annotations

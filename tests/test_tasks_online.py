@@ -3,6 +3,8 @@
 Search -> fetch (incremental cache) -> documents; failed batches make the run
 end non-zero with a summary and are retried by the next run; zero hits fail
 unless --allow-empty; the API key never reaches an output file or a log line.
+
+Covers: pipeline.cli, pipeline.cli.build_commands, pipeline.documents, pipeline.sources.pubmed_xml, pipeline.store
 """
 
 from __future__ import annotations

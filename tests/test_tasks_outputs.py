@@ -17,6 +17,8 @@ The digests also follow the inputs a build legitimately depends on (``config/``,
 spaCy model, the demo data, the package version): after a deliberate change of one of them,
 rewrite the fixture with ``PYTHONPATH=$PWD .venv/bin/python -m tests.test_tasks_outputs`` and
 review the difference.
+
+Covers: pipeline.nlp.lexicon, pipeline.tasks
 """
 
 from __future__ import annotations

@@ -1,4 +1,8 @@
-"""pipeline/yamlfile.py: size, depth and alias limits checked before anything is built (issue 23, defect 10)."""
+"""pipeline/yamlfile.py: size, depth and alias limits checked before anything is built (issue 23, defect 10).
+
+Covers: pipeline.brat.export, pipeline.campaign.decisions, pipeline.cli.corpus_commands, pipeline.nlp.ontology,
+pipeline.schema, pipeline.yamlfile
+"""
 
 from __future__ import annotations
 

@@ -1,3 +1,9 @@
+"""Tests of pipeline.brat.agreement.
+
+Covers: pipeline.brat.agreement, pipeline.brat.matching, pipeline.brat.standoff, pipeline.cli,
+pipeline.cli.corpus_commands, pipeline.documents, pipeline.schema
+"""
+
 from __future__ import annotations
 
 import json
@@ -208,6 +214,7 @@ def test_cli_json_and_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert run_cli("agreement", str(tmp_path / "final")) == 2
 
 
+@pytest.mark.slow  # the real dev gold
 def test_dev_subset_table10_reference_figures(schema) -> None:  # type: ignore[no-untyped-def]
     dev = shared_path("data", "pgxcorpus-dev")
     r = preannotation_scores(dev / "pubtator", [dev / "gold"], schema)

@@ -1,4 +1,7 @@
-"""bigbio_kb and source rows of brat documents, their Parquet files and the way back."""
+"""bigbio_kb and source rows of brat documents, their Parquet files and the way back.
+
+Covers: pipeline.brat.bigbio, pipeline.brat.standoff
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
 """brat's own code on the project's brat files: the shim finds what brat's client would show, and the
-campaign's generated types are valid brat types."""
+campaign's generated types are valid brat types.
+
+Covers: pipeline.brat.conf, pipeline.campaign.conf, pipeline.schema
+"""
 
 from __future__ import annotations
 

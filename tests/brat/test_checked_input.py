@@ -1,4 +1,7 @@
-"""Issue 10 (7): every brat command checks its input first, reports file:line, leaves broken documents out."""
+"""Issue 10 (7): every brat command checks its input first, reports file:line, leaves broken documents out.
+
+Covers: pipeline.brat.checked, pipeline.brat.validate, pipeline.cli, pipeline.cli.corpus_commands
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""Tests of the edit model (pipeline.brat.edits), one hand-made case per rule."""
+"""Tests of the edit model (pipeline.brat.edits), one hand-made case per rule.
+
+Covers: pipeline.brat.edits, pipeline.brat.standoff, pipeline.campaign.conf, pipeline.campaign.layout
+"""
 
 from __future__ import annotations
 

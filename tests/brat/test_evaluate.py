@@ -1,3 +1,8 @@
+"""Tests of pipeline.brat.evaluate.
+
+Covers: pipeline.brat.evaluate, pipeline.brat.standoff, pipeline.cli, pipeline.cli.corpus_commands
+"""
+
 from __future__ import annotations
 
 import json

@@ -1,3 +1,9 @@
+"""Tests of pipeline.brat.export.
+
+Covers: pipeline.brat.export, pipeline.brat.standoff, pipeline.cli, pipeline.cli.corpus_commands,
+pipeline.cli.train_commands, pipeline.schema
+"""
+
 from __future__ import annotations
 
 import json

@@ -1,4 +1,7 @@
-"""The format table: features found again by a reader, decided per feature."""
+"""The format table: features found again by a reader, decided per feature.
+
+Covers: pipeline.brat.formats, pipeline.brat.spacy_docbin, pipeline.brat.standoff
+"""
 
 from __future__ import annotations
 

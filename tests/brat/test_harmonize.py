@@ -1,3 +1,8 @@
+"""Tests of pipeline.brat.harmonize.
+
+Covers: pipeline.brat.harmonize, pipeline.brat.standoff, pipeline.cli, pipeline.cli.corpus_commands
+"""
+
 from __future__ import annotations
 
 import json

@@ -1,4 +1,8 @@
-"""brat -> BioC -> brat and brat -> PubTator -> brat: what comes back, what is counted as lost, what bioc reads."""
+"""brat -> BioC -> brat and brat -> PubTator -> brat: what comes back, what is counted as lost, what bioc reads.
+
+Covers: pipeline.brat.export, pipeline.brat.pubtator, pipeline.brat.standoff, pipeline.brat.stats, pipeline.cli,
+pipeline.cli.corpus_commands, pipeline.schema, pipeline.sources.pubtator_format
+"""
 
 from __future__ import annotations
 

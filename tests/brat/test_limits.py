@@ -1,4 +1,7 @@
-"""pipeline.brat.limits: the limits on what the training commands read, checked in bounded pieces."""
+"""pipeline.brat.limits: the limits on what the training commands read, checked in bounded pieces.
+
+Covers: pipeline.brat.limits
+"""
 
 from __future__ import annotations
 

@@ -1,3 +1,8 @@
+"""Tests of pipeline.brat.matching.
+
+Covers: pipeline.brat.matching
+"""
+
 from __future__ import annotations
 
 import itertools

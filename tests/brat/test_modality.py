@@ -1,4 +1,7 @@
-"""The relation modality and note grammar (pipeline.brat.modality)."""
+"""The relation modality and note grammar (pipeline.brat.modality).
+
+Covers: pipeline.brat.modality
+"""
 
 from __future__ import annotations
 

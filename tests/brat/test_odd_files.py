@@ -1,5 +1,8 @@
 """Odd brat files (issue 23): CRLF line ends counted as brat counts them, names with dots, bytes that are
-not UTF-8 reported against their own file."""
+not UTF-8 reported against their own file.
+
+Covers: pipeline.brat.conf, pipeline.brat.standoff, pipeline.brat.stats, pipeline.brat.validate, pipeline.schema
+"""
 
 from __future__ import annotations
 

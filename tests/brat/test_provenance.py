@@ -1,4 +1,8 @@
-"""The provenance sidecar as the tools read it: stats and agreement --preannotation."""
+"""The provenance sidecar as the tools read it: stats and agreement --preannotation.
+
+Covers: pipeline.brat.agreement, pipeline.brat.provenance, pipeline.brat.standoff, pipeline.brat.stats, pipeline.cli,
+pipeline.cli.corpus_commands, pipeline.corpus.brat_export, pipeline.schema
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""brat reader/writer: every line kind, bad lines reported with file and line, round trip."""
+"""brat reader/writer: every line kind, bad lines reported with file and line, round trip.
+
+Covers: pipeline.brat.standoff, pipeline.names
+"""
 
 from __future__ import annotations
 

@@ -1,3 +1,9 @@
+"""Tests of pipeline.brat.stats.
+
+Covers: pipeline.brat.standoff, pipeline.brat.stats, pipeline.cli, pipeline.cli.corpus_commands, pipeline.documents,
+pipeline.schema
+"""
+
 from __future__ import annotations
 
 import gzip
@@ -173,6 +179,7 @@ def test_modality_whole_tokens(schema, note: str, modality: str, free: str) -> N
     assert r["comment_notes"] == ({free: 1} if free else {})
 
 
+@pytest.mark.slow  # draws the charts
 def test_outputs_markdown_csv_png_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert run_cli("stats", str(STATS_FIXTURE), "--json", "--out", str(tmp_path / "out")) == 0
     captured = capsys.readouterr()

@@ -1,4 +1,8 @@
-"""Validator: one small broken document per error kind, conf lookup, the real gold, the command line."""
+"""Validator: one small broken document per error kind, conf lookup, the real gold, the command line.
+
+Covers: pipeline.brat.conf, pipeline.brat.standoff, pipeline.brat.validate, pipeline.cli, pipeline.cli.brat_commands,
+pipeline.schema
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""campaign append: a rebuild's new sentences join a running campaign; nothing assigned or annotated moves."""
+"""campaign append: a rebuild's new sentences join a running campaign; nothing assigned or annotated moves.
+
+Covers: pipeline.brat.conf, pipeline.campaign.append, pipeline.campaign.publish, pipeline.cli,
+pipeline.cli.release_commands, pipeline.corpus.brat_export
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""Annotation batches: roster checks, assignment constraints, balance, determinism, appending, pages."""
+"""Annotation batches: roster checks, assignment constraints, balance, determinism, appending, pages.
+
+Covers: pipeline.brat.standoff, pipeline.brat.validate, pipeline.campaign.batches, pipeline.cli,
+pipeline.cli.brat_commands, pipeline.corpus.brat_export, pipeline.documents, pipeline.schema
+"""
 
 from __future__ import annotations
 

@@ -8,6 +8,10 @@ discard.  ``campaign review`` merges; the senior sees entity disagreements (``Di
 disagreements (``Disputed_<type>``, modality differences included), accepts by retyping, rejects by
 deleting, and signs off with Done.  ``campaign finalize`` takes signed-off documents only (and agreed ones
 with ``--accept-agreed``); FINAL and the release keep the modality notes in the PGxCorpus form.
+
+Covers: pipeline.brat.standoff, pipeline.campaign.batches, pipeline.campaign.release.command,
+pipeline.campaign.release.read, pipeline.campaign.review, pipeline.campaign.status, pipeline.cli,
+pipeline.cli.release_commands, pipeline.corpus.brat_export, pipeline.documents, pipeline.schema
 """
 
 from __future__ import annotations
@@ -118,6 +122,7 @@ def phase1_work(campaign: Path, brat: BratClient) -> None:
         brat.create_span(b, name, [CHEM], "Discard", attributes={"Reason": "typo"})
 
 
+@pytest.mark.slow  # the whole campaign through brat's server code
 def test_campaign_in_brats_own_code(campaign: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     brat = BratClient(campaign, tmp_path / "brat-work")
     # phase 1 as handed out, and as the annotators leave it, opens in brat with no message

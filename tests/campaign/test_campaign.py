@@ -1,5 +1,11 @@
 """The annotation campaign, phase 1 to phase 2: simulated annotators edit their .ann files in code, then
-``campaign status`` and ``campaign review`` are checked precisely."""
+``campaign status`` and ``campaign review`` are checked precisely.
+
+Covers: pipeline.brat.standoff, pipeline.brat.validate, pipeline.campaign.batches, pipeline.campaign.deploy,
+pipeline.campaign.merge, pipeline.campaign.origin, pipeline.campaign.phase1, pipeline.campaign.review,
+pipeline.campaign.status, pipeline.campaign.users, pipeline.cli, pipeline.cli.brat_commands,
+pipeline.cli.campaign_commands, pipeline.corpus.brat_export, pipeline.documents, pipeline.schema
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,10 @@
 """The campaign on real data: the 300 PGxCorpus dev sentences, the gold as one annotator's result and the
-PubTator pre-annotation (mapped to the schema) as the other's."""
+PubTator pre-annotation (mapped to the schema) as the other's.
+
+Covers: pipeline.brat.conf, pipeline.brat.modality, pipeline.brat.standoff, pipeline.brat.validate,
+pipeline.campaign.batches, pipeline.campaign.conf, pipeline.campaign.documents, pipeline.campaign.merge,
+pipeline.campaign.review, pipeline.corpus.brat_export, pipeline.documents, pipeline.schema
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,8 @@ import shutil
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
+
+import pytest
 
 from pipeline.brat.conf import write_conf_files
 from pipeline.brat.modality import format_note, parse_note
@@ -82,6 +89,7 @@ def pubtator_records() -> list[SentenceRecord]:
     return records
 
 
+@pytest.mark.slow  # the real gold and PubTator
 def test_gold_and_pubtator_merge_into_a_valid_phase2(tmp_path: Path) -> None:
     gold = shared_path("data", "pgxcorpus-dev", "gold")
     records = pubtator_records()

@@ -1,4 +1,8 @@
-"""campaign finalize: finished phase-2 documents go to FINAL, the others are held back with file:line."""
+"""campaign finalize: finished phase-2 documents go to FINAL, the others are held back with file:line.
+
+Covers: pipeline.brat.conf, pipeline.brat.standoff, pipeline.brat.validate, pipeline.campaign.finalize, pipeline.cli,
+pipeline.cli.release_commands
+"""
 
 from __future__ import annotations
 

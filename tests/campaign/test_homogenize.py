@@ -1,4 +1,8 @@
-"""find and decisions apply on a finalized corpus, and on the dev gold."""
+"""find and decisions apply on a finalized corpus, and on the dev gold.
+
+Covers: pipeline.campaign.decisions, pipeline.campaign.finalize, pipeline.campaign.find, pipeline.cli,
+pipeline.cli.release_commands
+"""
 
 from __future__ import annotations
 

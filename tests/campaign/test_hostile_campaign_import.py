@@ -5,6 +5,8 @@ A symbolic link in a ``--work`` or ``--reference`` directory is refused (exit 2)
 (``CON``, ``a b``, ``.hidden``, ``-dash``, a newline) is refused before anything is written; and a
 refused or failed import of a new campaign leaves no campaign behind (not even ``.import.pending``),
 while an existing campaign is left byte for byte as it was.
+
+Covers: pipeline.campaign.importing, pipeline.cli, pipeline.cli.import_commands, pipeline.cli.team_commands
 """
 
 from __future__ import annotations

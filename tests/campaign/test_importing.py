@@ -1,10 +1,18 @@
 """``campaign import``: finished brat directories as phase-1 work, on synthetic cases and on the PGxCorpus
-dev sentences (the gold as one annotator, the mapped PubTator pre-annotation as the other)."""
+dev sentences (the gold as one annotator, the mapped PubTator pre-annotation as the other).
+
+Covers: pipeline.brat.modality, pipeline.brat.standoff, pipeline.brat.validate, pipeline.campaign.assignments,
+pipeline.campaign.conf, pipeline.campaign.documents, pipeline.campaign.importing, pipeline.campaign.phase1,
+pipeline.campaign.review, pipeline.cli, pipeline.cli.import_commands, pipeline.cli.release_commands,
+pipeline.cli.team_commands, pipeline.corpus.brat_export, pipeline.schema
+"""
 
 from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
+
+import pytest
 
 from pipeline import cli
 from pipeline.brat.modality import parse_note
@@ -85,6 +93,7 @@ def test_import_on_the_command_line_exits_3_with_held_back(tmp_path: Path, capsy
     assert "s\t" in captured.out and "a\t" in captured.out  # passwords of the new campaign, shown once
 
 
+@pytest.mark.slow  # the real gold and PubTator (10 s of CPU)
 def test_gold_and_pubtator_imported_round_trip(tmp_path: Path) -> None:
     gold = shared_path("data", "pgxcorpus-dev", "gold")
     records = pubtator_records()

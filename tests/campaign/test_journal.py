@@ -1,5 +1,8 @@
 """The campaign's journal (pipeline.campaign.journal): content-addressed objects and an append-only log that
-many threads and processes write without losing or tearing a line."""
+many threads and processes write without losing or tearing a line.
+
+Covers: pipeline.campaign.journal
+"""
 
 from __future__ import annotations
 

@@ -1,7 +1,10 @@
 """pipeline.campaign.layout against a real campaign directory: every entry the campaign commands and
 ``campaign serve``'s writers leave at the top of ``CAMPAIGN_DIR`` is one the module names, and every name of
 [`TOP_LEVEL`] (the pending markers of a command under way aside) is one they write.  Also the reading of
-``campaign.json`` and the person ids (``read_campaign``, ``check_ids``, ``access_roles``)."""
+``campaign.json`` and the person ids (``read_campaign``, ``check_ids``, ``access_roles``).
+
+Covers: pipeline.campaign.layout
+"""
 
 from __future__ import annotations
 

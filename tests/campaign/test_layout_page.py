@@ -1,5 +1,8 @@
 """docs/reference/campaign-layout.md against pipeline.campaign.layout: every top-level part of a campaign directory
-that the module names (TOP_LEVEL) is listed on the page, and every part the page lists is one the module names."""
+that the module names (TOP_LEVEL) is listed on the page, and every part the page lists is one the module names.
+
+Covers: pipeline.campaign.layout
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""Per-document locks (pipeline.campaign.locks): one holder at a time, across threads and processes."""
+"""Per-document locks (pipeline.campaign.locks): one holder at a time, across threads and processes.
+
+Covers: pipeline.campaign.locks
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,9 @@
 """A manager joins a running campaign (``campaign add-person ID --role manager``), read-only everywhere on
-the live server; ``campaign append`` says what it did with each roster row it does not act on."""
+the live server; ``campaign append`` says what it did with each roster row it does not act on.
+
+Covers: pipeline.campaign.users, pipeline.cli, pipeline.cli.release_commands, pipeline.cli.team_commands,
+pipeline.serve.app
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""The phase-2 merge of relations and notes, and the corpus form of relation notes at finalize: small cases."""
+"""The phase-2 merge of relations and notes, and the corpus form of relation notes at finalize: small cases.
+
+Covers: pipeline.brat.standoff, pipeline.campaign.finalize, pipeline.campaign.merge
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""The campaign's models (pipeline.campaign.models): its finished documents, the scorer serve picks, IN_USE, status."""
+"""The campaign's models (pipeline.campaign.models): its finished documents, the scorer serve picks, IN_USE, status.
+
+Covers: pipeline.campaign.finalized, pipeline.campaign.models, pipeline.campaign.status, pipeline.nlp.relations.rules
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,10 @@
 """Odd input in a campaign (issue 23): an undecodable pre-annotation copy holds back its document with
 file:line and the rest of the review goes on; ``status`` reports it instead of crashing; bytes that are
-not UTF-8 in a person's ``.ann`` are reported against the ``.ann``."""
+not UTF-8 in a person's ``.ann`` are reported against the ``.ann``.
+
+Covers: pipeline.campaign.review, pipeline.campaign.status, pipeline.cli, pipeline.cli.brat_commands,
+pipeline.cli.campaign_commands
+"""
 
 from __future__ import annotations
 

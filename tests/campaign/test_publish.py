@@ -1,4 +1,7 @@
-"""Publication of campaign documents: documents as units, and the ledger of ``campaign review``."""
+"""Publication of campaign documents: documents as units, and the ledger of ``campaign review``.
+
+Covers: pipeline.campaign.batches, pipeline.campaign.publish, pipeline.campaign.review, pipeline.campaign.status
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,10 @@
-"""release: formats, tables, datasheet with provenance, SHA256SUMS, byte-identical across runs."""
+"""release: formats, tables, datasheet with provenance, SHA256SUMS, byte-identical across runs.
+
+Covers: pipeline.brat.standoff, pipeline.campaign.finalize, pipeline.campaign.release.accounts,
+pipeline.campaign.release.charts, pipeline.campaign.release.files, pipeline.campaign.release.read,
+pipeline.campaign.release.tables, pipeline.campaign.release_data, pipeline.cli, pipeline.cli.release_commands,
+pipeline.documents, pipeline.schema
+"""
 
 from __future__ import annotations
 
@@ -71,6 +77,7 @@ def run_release(inputs: dict[str, Path], out: Path, *extra: str, metadata: tuple
                  "--date", "2026-02-01", "--decisions", str(inputs["decisions"]), *metadata, *extra])
 
 
+@pytest.mark.slow  # two releases of a campaign, compared byte for byte
 def test_release_is_complete_and_byte_identical(inputs: dict[str, Path], tmp_path: Path) -> None:
     first, second = tmp_path / "rel1", tmp_path / "rel2"
     assert run_release(inputs, first) == 0
@@ -199,6 +206,7 @@ def test_release_without_campaign_or_manifest(inputs: dict[str, Path], tmp_path:
     assert "provenance not recorded" in readme and "annotation-process figures are not reported" in readme
 
 
+@pytest.mark.slow  # two releases
 def test_changelog_and_demo_dataset(inputs: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                     capsys: pytest.CaptureFixture[str]) -> None:
     first, second = tmp_path / "rel1", tmp_path / "rel2"
@@ -244,6 +252,7 @@ def test_changelog_and_demo_dataset(inputs: dict[str, Path], tmp_path: Path, mon
                                                                   "Demo Annotation Team"]
 
 
+@pytest.mark.slow  # releases in two interpreters
 def test_release_is_byte_identical_across_processes(inputs: dict[str, Path], tmp_path: Path) -> None:
     """Two interpreters with different hash seeds (set and dict orders of strings differ) write the same bytes."""
     outputs = []

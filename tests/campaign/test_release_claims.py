@@ -5,6 +5,8 @@ statement of the datasheet that code can check is counted again here, independen
 the PubTator titles (read from the file), ``bioc.validate`` (the ``bioc`` package's validator, run here),
 the CoNLL ``layers`` spans (decoded here), spaCy's ``doc.ents`` (the ``DocBin`` loaded with spaCy), the
 relation counts of ``GUIDELINES.md`` (from the brat files), and the PubTator losses logged once per release.
+
+Covers: pipeline.brat.standoff, pipeline.cli, pipeline.cli.release_commands, pipeline.cli.train_commands
 """
 
 from __future__ import annotations

@@ -1,5 +1,10 @@
 """A release of the 300 dev gold sentences read back the way its users read it: Hugging Face ``datasets`` offline,
-spaCy ``DocBin`` and ``spacy convert``, BioC and BIO readers; the declared format table against those counts."""
+spaCy ``DocBin`` and ``spacy convert``, BioC and BIO readers; the declared format table against those counts.
+
+Covers: pipeline.brat.formats, pipeline.brat.modality, pipeline.brat.spacy_docbin, pipeline.brat.standoff,
+pipeline.brat.validate, pipeline.campaign.release_data, pipeline.cli, pipeline.cli.corpus_commands,
+pipeline.cli.import_commands, pipeline.cli.release_commands, pipeline.cli.train_commands
+"""
 
 from __future__ import annotations
 
@@ -42,6 +47,7 @@ def _modality(doc: BratDocument, rid: str) -> frozenset[str]:
     return join_notes(doc.notes_for(rid)).modality | {a.type for a in doc.attributes if a.target == rid}
 
 
+@pytest.mark.slow  # loads the release with Hugging Face datasets
 def test_huggingface_loads_offline_with_bigbio_checks(release_dir: Path, gold: list[BratDocument], tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
@@ -159,6 +165,7 @@ def _conll_spans(path: Path) -> set[tuple[str, int, int, str]]:
     return spans
 
 
+@pytest.mark.slow  # a release read back by every reader
 def test_format_table_equals_independent_counts(release_dir: Path, gold: list[BratDocument]) -> None:
     info = json.loads((release_dir / "release.json").read_text())
     table: dict[str, Any] = info["formats"]

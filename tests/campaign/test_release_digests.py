@@ -24,6 +24,8 @@ date is the tutorial's ``--date 2026-12-01``).  The release itself (``out/releas
 After a deliberate change of an input (``config/``, the lexicon, the spaCy model, the demo data,
 the package version), rewrite the fixture with
 ``PYTHONPATH=$PWD .venv/bin/python -m tests.campaign.test_release_digests`` and review the difference.
+
+Covers: pipeline.nlp.lexicon
 """
 
 from __future__ import annotations

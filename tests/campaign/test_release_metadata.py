@@ -3,6 +3,9 @@
 Authors come from ``--author`` or a ``--citation`` CITATION.cff; without them no CITATION.cff is written (said
 on stderr and in the datasheet) and ``--strict-metadata`` refuses.  ``cffconvert`` (the citation tools'
 converter) renders the authors given; PGxCorpus is cited only as the method, only when the user says so.
+
+Covers: pipeline.campaign.release.datasheet, pipeline.campaign.release_meta, pipeline.cli,
+pipeline.cli.release_commands
 """
 
 from __future__ import annotations
@@ -178,6 +181,7 @@ def test_pgxcorpus_is_cited_as_the_method_when_the_user_says_so(inputs: dict[str
     assert "those of the PGxCorpus method" in (out / "GUIDELINES.md").read_text()
 
 
+@pytest.mark.slow  # two releases
 def test_the_changelog_names_the_previous_version(inputs: dict[str, Path], tmp_path: Path) -> None:
     first, second = tmp_path / "v1", tmp_path / "v2"
     assert _release(inputs, first, "--license", "MIT") == 0

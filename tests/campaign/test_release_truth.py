@@ -3,6 +3,8 @@
 Decisions must have taken effect in FINAL, the campaign and the build manifest must be FINAL's, the datasheet
 accounts for every assigned document, the machine's provenance notes are not released, and ``--out`` is never
 inside FINAL.  Each refusal exits 2 with one ``pgx-corpus release: ...`` line and writes nothing.
+
+Covers: pipeline.campaign.finalize, pipeline.cli, pipeline.cli.release_commands
 """
 
 from __future__ import annotations

@@ -1,4 +1,8 @@
-"""campaign retrain's judgement (pipeline.campaign.retrain): no figure about a scorer on documents it was trained on."""
+"""campaign retrain's judgement (pipeline.campaign.retrain): no figure about a scorer on documents it was trained on.
+
+Covers: pipeline.brat.standoff, pipeline.campaign.models, pipeline.campaign.retrain, pipeline.documents,
+pipeline.nlp.relations.rules, pipeline.nlp.relations.training
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,9 @@
 """The whole campaign in code: batches, simulated annotators, review, seniors, finalize, decisions, release, and a
-rebuild appended to the running campaign.  Needs part 1 (``campaign review``); skipped where it is absent."""
+rebuild appended to the running campaign.  Needs part 1 (``campaign review``); skipped where it is absent.
+
+Covers: pipeline.brat.standoff, pipeline.campaign.batches, pipeline.cli, pipeline.cli.campaign_commands,
+pipeline.cli.release_commands, pipeline.corpus.brat_export, pipeline.documents, pipeline.schema
+"""
 
 from __future__ import annotations
 

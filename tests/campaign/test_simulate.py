@@ -1,4 +1,10 @@
-"""The campaign simulator: seeded, reproducible, reports what it injected, and review/finalize run on it."""
+"""The campaign simulator: seeded, reproducible, reports what it injected, and review/finalize run on it.
+
+Covers: pipeline.brat.conf, pipeline.brat.modality, pipeline.brat.standoff, pipeline.campaign.conf,
+pipeline.campaign.documents, pipeline.campaign.layout, pipeline.campaign.phase1, pipeline.campaign.simulate,
+pipeline.cli, pipeline.cli.brat_commands, pipeline.cli.campaign_commands, pipeline.cli.release_commands,
+pipeline.cli.simulate_commands, pipeline.schema
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
 """Every module of pipeline.campaign (its release subpackage included): no function longer than 120 lines of
-code, its docstring excluded (issue 38's target), so that a function keeps to one concern a reader can hold."""
+code, its docstring excluded (issue 38's target), so that a function keeps to one concern a reader can hold.
+
+Covers: pipeline.campaign.finalize, pipeline.campaign.append
+"""
 
 from __future__ import annotations
 

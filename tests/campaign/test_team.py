@@ -1,7 +1,16 @@
 """A campaign of several months with a changing team, simulated in code: annotators write their .ann files
 as brat would, someone leaves half-way, a newcomer and an extra senior join, documents are reassigned, a
 calibration round runs, the guidelines change.  After every step the campaign's rules and counts are
-checked (:func:`check`)."""
+checked (:func:`check`).
+
+Covers: pipeline.brat.standoff, pipeline.brat.validate, pipeline.campaign.append, pipeline.campaign.assignments,
+pipeline.campaign.batches, pipeline.campaign.calibration, pipeline.campaign.conf, pipeline.campaign.documents,
+pipeline.campaign.guidelines, pipeline.campaign.journal, pipeline.campaign.layout, pipeline.campaign.locks,
+pipeline.campaign.merge, pipeline.campaign.phase1, pipeline.campaign.review, pipeline.campaign.simulate,
+pipeline.campaign.status, pipeline.campaign.team, pipeline.campaign.users, pipeline.cli, pipeline.cli.brat_commands,
+pipeline.cli.campaign_commands, pipeline.cli.release_commands, pipeline.cli.team_commands,
+pipeline.corpus.brat_export, pipeline.documents, pipeline.schema
+"""
 
 from __future__ import annotations
 
@@ -129,6 +138,7 @@ def mine(campaign: dict[str, Any], person: str) -> list[str]:
     return [e["document"] for e in campaign["documents"] if person in e["phase1"]]
 
 
+@pytest.mark.slow  # a whole campaign with a changing team
 def test_a_campaign_of_several_months(tmp_path: Path, caplog: pytest.LogCaptureFixture,
                                       capsys: pytest.CaptureFixture[str]) -> None:
     # --- month 0: batches, 20 documents, four annotators and one senior

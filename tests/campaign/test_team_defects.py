@@ -1,5 +1,10 @@
 """The smaller defects of issue 24 (each test fails without its fix), ``review --remerge`` and the exit code
-of ``review`` with documents held back."""
+of ``review`` with documents held back.
+
+Covers: pipeline.campaign.batches, pipeline.campaign.decisions, pipeline.campaign.phase1, pipeline.campaign.remerge,
+pipeline.campaign.review, pipeline.campaign.status, pipeline.campaign.users, pipeline.cli,
+pipeline.cli.campaign_commands, pipeline.schema
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""The campaign's users (pipeline.campaign.users): scrypt hashes, one-time passwords, reset, revoke, reload."""
+"""The campaign's users (pipeline.campaign.users): scrypt hashes, one-time passwords, reset, revoke, reload.
+
+Covers: pipeline.campaign.users
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,10 @@
 """``pgx-corpus build --annotator pubtator-file --annotations FILE``: annotation files in PubTator and BioC
 formats, through the command line (which passes the build's configuration record to every task, so a
-stage that does not read the annotation files must not refuse because they are in the record)."""
+stage that does not read the annotation files must not refuse because they are in the record).
+
+Covers: pipeline.cli, pipeline.cli.build_commands, pipeline.documents, pipeline.nlp.lexicon,
+pipeline.sources.pubmed_xml, pipeline.store
+"""
 
 from __future__ import annotations
 

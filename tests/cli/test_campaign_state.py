@@ -1,5 +1,10 @@
 """``campaign users | history | backup`` (pipeline/cli/users_commands.py) on a campaign written by ``batches``,
-with serve's saves simulated through the journal."""
+with serve's saves simulated through the journal.
+
+Covers: pipeline.durable, pipeline.campaign.journal, pipeline.campaign.locks, pipeline.campaign.status,
+pipeline.campaign.users, pipeline.cli, pipeline.cli.brat_commands, pipeline.cli.campaign_commands,
+pipeline.cli.users_commands, pipeline.serve.backup, pipeline.serve.history
+"""
 
 from __future__ import annotations
 

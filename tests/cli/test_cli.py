@@ -1,4 +1,9 @@
-"""The command line: subcommands, help, and how build options become task parameters."""
+"""The command line: subcommands, help, and how build options become task parameters.
+
+Covers: pipeline.__main__, pipeline.cli, pipeline.cli.brat_commands, pipeline.cli.build_commands,
+pipeline.cli.corpus_commands, pipeline.cli.relation_commands, pipeline.nlp.relations.rules,
+pipeline.nlp.relations.training, pipeline.schema
+"""
 
 from __future__ import annotations
 
@@ -163,6 +168,7 @@ def test_console_build_exits_fast_with_its_status_and_output(tmp_path: Path) -> 
     assert "at least three are needed" in proc.stderr
 
 
+@pytest.mark.slow  # trains the relation scorer four times (test_hostile_train refuses its bad input fast)
 def test_train_relations_writes_a_scorer_the_rules_can_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]
                                                             ) -> None:
     from pipeline.nlp.relations import rules as relations

@@ -1,6 +1,10 @@
 """The exit-code table (pipeline/cli/exitcodes.py) for every subcommand: each is documented in
 COMMAND_CODES and the help epilog, usage errors are 2, and failures a command does not handle itself
-(a full disk, a dead scheduler, bad YAML types, hostile names) end in one ``pgx-corpus COMMAND:`` line."""
+(a full disk, a dead scheduler, bad YAML types, hostile names) end in one ``pgx-corpus COMMAND:`` line.
+
+Covers: pipeline.campaign.batches, pipeline.campaign.status, pipeline.cli, pipeline.cli.brat_commands,
+pipeline.cli.build_commands, pipeline.cli.campaign_commands, pipeline.cli.exitcodes, pipeline.cli.release_commands
+"""
 
 from __future__ import annotations
 

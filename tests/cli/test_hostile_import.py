@@ -4,6 +4,8 @@ Each case is a small input made here.  For each: the exit code; the message name
 record (or line); nothing is written outside the output; no partial output is left (no ``--out``, no
 ``.OUT.import-tmp``).  The size cases run in a child process, whose peak memory (under 1 GiB) and time
 (under 60 s) are measured.
+
+Covers: pipeline.brat.bigbio, pipeline.brat.intake, pipeline.brat.standoff, pipeline.cli, pipeline.cli.import_commands
 """
 
 from __future__ import annotations

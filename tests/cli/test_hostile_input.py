@@ -1,6 +1,9 @@
 """Defect 8 of issue 23: a PMID is a file name (``{PMID}_{k}.txt``), so a PubTator file or a PubMed XML
 record whose PMID is a path (``../../x/PWNED``, an absolute path) is refused with its file and line, and
-the build writes nothing outside ``--out``."""
+the build writes nothing outside ``--out``.
+
+Covers: pipeline.cli, pipeline.cli.build_commands, pipeline.documents, pipeline.store
+"""
 
 from __future__ import annotations
 

@@ -5,6 +5,9 @@ limit, the file and the line, quickly and in little memory; so is an offset beyo
 that is not UTF-8.  A bad ``--out`` is refused before training.  The outputs are written beside and
 renamed through temporaries created exclusively: a symbolic link planted at a temporary's name is never
 written through.  Each refusal exits 2 and writes nothing.
+
+Covers: pipeline.cli, pipeline.cli.relation_commands, pipeline.cli.train_commands, pipeline.cli.training_input,
+pipeline.nlp.learned, pipeline.nlp.relations.training
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""pgx-corpus import: unreadable or unknown input is refused (exit 2) and nothing is written."""
+"""pgx-corpus import: unreadable or unknown input is refused (exit 2) and nothing is written.
+
+Covers: pipeline.brat.intake, pipeline.cli, pipeline.cli.corpus_commands, pipeline.cli.import_commands
+"""
 
 from __future__ import annotations
 

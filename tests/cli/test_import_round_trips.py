@@ -4,6 +4,9 @@
   entity: refused (exit 2, nothing written) unless ``--no-key-column``, which says on stderr that each line
   came back as one entity.
 * BioC and ``bigbio_kb`` keep brat's fragment order: the ``.ann`` line of every entity comes back identical.
+
+Covers: pipeline.brat.bigbio, pipeline.brat.export, pipeline.brat.standoff, pipeline.cli,
+pipeline.cli.corpus_commands, pipeline.cli.import_commands, pipeline.schema
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""Running one command imports only its module: the same parser for it, no pyarrow or numpy at start-up."""
+"""Running one command imports only its module: the same parser for it, no pyarrow or numpy at start-up.
+
+Covers: pipeline.cli, pipeline.cli.import_commands
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""A build with nothing changed is answered before Luigi loads; any change runs the build."""
+"""A build with nothing changed is answered before Luigi loads; any change runs the build.
+
+Covers: pipeline.cli.nochange, pipeline.cli.build_commands
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
 """``pgx-corpus campaign retrain``: a small finished campaign trains both models, twice to the same bytes; refusals
-write nothing."""
+write nothing.
+
+Covers: pipeline.campaign.models, pipeline.cli, pipeline.cli.retrain_commands, pipeline.serve.backup
+"""
 
 from __future__ import annotations
 

@@ -4,6 +4,8 @@ The command is the one docs/how-to/retrain-preannotation.md and config/relations
 ``train-relations ../shared/data/pgxcorpus-dev/gold ../shared/data/pgxcorpus-more/gold --out FILE
 --target-precision 0.75``.  It needs the shared PGxCorpus data (skipped without it) and trains on 650
 sentences: minutes.
+
+Covers: pipeline.cli, pipeline.cli.relation_commands
 """
 
 from __future__ import annotations

@@ -1,4 +1,8 @@
-"""``pgx-corpus suggest-relations`` (pipeline.cli.suggest_commands)."""
+"""``pgx-corpus suggest-relations`` (pipeline.cli.suggest_commands).
+
+Covers: pipeline.brat.conf, pipeline.brat.standoff, pipeline.campaign.conf, pipeline.cli,
+pipeline.cli.suggest_commands, pipeline.schema
+"""
 
 from __future__ import annotations
 
@@ -13,8 +17,6 @@ from pipeline.brat.conf import annotation_conf
 from pipeline.brat.standoff import parse_ann
 from pipeline.campaign.conf import campaign_annotation_conf
 from pipeline.schema import load_schema
-
-pytestmark = pytest.mark.slow  # the spaCy model
 
 PROJECT = Path(__file__).resolve().parents[2]
 TEXT = ("CYP2C9 polymorphisms decrease warfarin clearance and increase the risk of bleeding, and VKORC1 variants "

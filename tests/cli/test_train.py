@@ -1,4 +1,8 @@
-"""`pgx-corpus train` and `build --learned` (the model directory's content is part of the output hash)."""
+"""`pgx-corpus train` and `build --learned` (the model directory's content is part of the output hash).
+
+Covers: pipeline.cli, pipeline.cli.build_commands, pipeline.cli.train_commands, pipeline.cli.training_input,
+pipeline.documents, pipeline.nlp.learned, pipeline.store, pipeline.tasks.stages
+"""
 
 from __future__ import annotations
 

@@ -4,6 +4,10 @@ The build and the worker share the shard tasks; the published brat collection
 is byte-identical to a one-process build.  A worker that cannot import the
 project, cannot reach the scheduler or sees other configuration contents than
 the build refuses with a message saying why.
+
+Covers: pipeline, pipeline.cli, pipeline.cli.build_commands, pipeline.cli.worker_commands,
+pipeline.corpus.config_record, pipeline.nlp.lexicon, pipeline.nlp.lexicon_lookup, pipeline.tasks.build,
+pipeline.tasks.params, pipeline.tasks.run, pipeline.tasks.sources, pipeline.tasks.stages
 """
 
 from __future__ import annotations
@@ -103,6 +107,7 @@ def tree(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
+@pytest.mark.slow  # two builds, one with a worker
 def test_a_worker_process_shares_the_shards_and_the_output_is_the_same(
     luigid: int, lexicon: Path, tmp_path: Path
 ) -> None:

@@ -1,6 +1,9 @@
 """A worker killed mid-task: with the project's ``luigi.cfg`` ``[scheduler]`` settings, ``luigid`` gives
 the worker up and hands its task to another worker within about a minute (Luigi's defaults: 60 s, then
-a 900 s retry delay).  Loopback only: ``luigid`` on 127.0.0.1, a free port."""
+a 900 s retry delay).  Loopback only: ``luigid`` on 127.0.0.1, a free port.
+
+Covers: none (the project's luigi.cfg, with Luigi's own worker and luigid)
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,9 @@
-"""brat export: round trip, brat-safe fragments, dropped annotations, notes, normalizations, conf files."""
+"""brat export: round trip, brat-safe fragments, dropped annotations, notes, normalizations, conf files.
+
+Covers: pipeline.brat.conf, pipeline.brat.provenance, pipeline.brat.standoff, pipeline.brat.validate,
+pipeline.campaign.batches, pipeline.corpus.brat_export, pipeline.corpus.sample, pipeline.corpus.select,
+pipeline.documents, pipeline.schema, pipeline.store
+"""
 
 from __future__ import annotations
 

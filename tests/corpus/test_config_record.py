@@ -1,4 +1,7 @@
-"""The build's configuration record: what a worker compares with what the build saw."""
+"""The build's configuration record: what a worker compares with what the build saw.
+
+Covers: pipeline, pipeline.corpus.config_record, pipeline.store
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""The run manifest: the names of the build's versioned input files (pipeline/corpus/manifest.py)."""
+"""The run manifest: the names of the build's versioned input files (pipeline/corpus/manifest.py).
+
+Covers: pipeline.corpus.manifest
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""One writer per --out, stale temporaries, atomic publication of OUT/brat (pipeline/corpus/outdir.py)."""
+"""One writer per --out, stale temporaries, atomic publication of OUT/brat (pipeline/corpus/outdir.py).
+
+Covers: pipeline.corpus.outdir
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""Sampling: determinism, stability under growth, per-abstract cap, stratified fractions, triggers."""
+"""Sampling: determinism, stability under growth, per-abstract cap, stratified fractions, triggers.
+
+Covers: pipeline.corpus.sample, pipeline.corpus.select, pipeline.documents
+"""
 
 from __future__ import annotations
 

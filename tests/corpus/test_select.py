@@ -1,4 +1,7 @@
-"""Sentence filtering: malformed-sentence reasons, the content rule, counts."""
+"""Sentence filtering: malformed-sentence reasons, the content rule, counts.
+
+Covers: pipeline.corpus.select, pipeline.documents, pipeline.schema
+"""
 
 from __future__ import annotations
 

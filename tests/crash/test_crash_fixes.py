@@ -1,5 +1,10 @@
 """The defects the crash sweep of the later campaign commands found, each shown directly (fails without its
-fix): the state a kill leaves is made by hand, then the command is run again."""
+fix): the state a kill leaves is made by hand, then the command is run again.
+
+Covers: pipeline.brat.conf, pipeline.campaign.assignments, pipeline.campaign.guidelines, pipeline.campaign.importing,
+pipeline.campaign.journal, pipeline.campaign.phase1, pipeline.campaign.team, pipeline.cli.import_commands,
+pipeline.cli.team_commands, pipeline.cli.users_commands
+"""
 
 from __future__ import annotations
 

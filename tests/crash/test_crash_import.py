@@ -1,7 +1,10 @@
 """Crash consistency of ``pgx-corpus import`` (BioC XML, and PubTator with its sentence sidecar): killed at
 every file-system mutation (its directory rename included), or failing on a full disk at sampled writes,
 then rerun: the directory equals an uninterrupted run's, with no leftover (the ``.OUT.tmp-PID-RANDOM`` a killed
-run leaves is removed by the rerun), and ``--out`` is never seen half-written."""
+run leaves is removed by the rerun), and ``--out`` is never seen half-written.
+
+Covers: pipeline.cli.corpus_commands, pipeline.cli.import_commands
+"""
 
 from __future__ import annotations
 
@@ -13,6 +16,8 @@ import pytest
 from tests.crash.conftest import check
 from tests.crash.harness import Harness, Scenario, sample_points
 from tests.crash.scenarios import _quiet, collection, names
+
+pytestmark = pytest.mark.slow  # every kill point of two imports
 
 
 def _setup(fmt: str, name: str) -> Scenario:

@@ -3,7 +3,11 @@
 ``reassign``, ``import``, ``calibrate``, ``guideline``).  Each is killed at a few sampled file-system
 mutations (first and last included), then rerun: the directory equals an uninterrupted run's (new
 passwords' hashes and clock times masked, see :mod:`tests.crash.harness`), with no leftover.
-``bench/crash.py`` sweeps every point."""
+``bench/crash.py`` sweeps every point.
+
+Covers: pipeline.campaign.importing, pipeline.campaign.team, pipeline.campaign.users, pipeline.cli.import_commands,
+pipeline.cli.team_commands, pipeline.cli.users_commands, pipeline.serve.backup, pipeline.serve.history
+"""
 
 from __future__ import annotations
 
@@ -15,6 +19,8 @@ import pytest
 from tests.crash.conftest import check
 from tests.crash.harness import Harness, sample_points
 from tests.crash.scenarios import by_name
+
+pytestmark = pytest.mark.slow  # ten commands, each killed at up to 6 points and rerun
 
 NAMES = ["users-reset", "users-revoke", "history-restore", "backup", "replace", "add-person", "reassign",
          "import", "calibrate", "guideline"]

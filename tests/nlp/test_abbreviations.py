@@ -1,4 +1,7 @@
-"""Abbreviation definitions: scispaCy's Schwartz-Hearst detector, the built-in rule, and their use by the annotator."""
+"""Abbreviation definitions: scispaCy's Schwartz-Hearst detector, the built-in rule, and their use by the annotator.
+
+Covers: pipeline.nlp.abbreviations, pipeline.nlp.local_annotator
+"""
 
 from __future__ import annotations
 

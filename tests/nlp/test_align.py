@@ -1,3 +1,8 @@
+"""Tests of pipeline.nlp.align.
+
+Covers: pipeline.documents, pipeline.nlp.align, pipeline.sources.bioc_io
+"""
+
 from __future__ import annotations
 
 import random

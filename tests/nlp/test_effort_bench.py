@@ -1,4 +1,7 @@
-"""bench/effort.py's document conversions: what a person is given in each workflow."""
+"""bench/effort.py's document conversions: what a person is given in each workflow.
+
+Covers: pipeline.brat.edits, pipeline.brat.standoff, pipeline.documents, pipeline.schema
+"""
 
 from __future__ import annotations
 

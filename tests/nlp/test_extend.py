@@ -1,6 +1,8 @@
 """Tests of pipeline.nlp.extend: composite entities from key entities and the dependency parse.
 
 Sentences are written for the tests; the spaCy model and the ontology are loaded once per module.
+
+Covers: pipeline.documents, pipeline.nlp.extend, pipeline.nlp.ontology, pipeline.nlp.spacy_models
 """
 
 from __future__ import annotations

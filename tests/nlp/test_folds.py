@@ -1,4 +1,7 @@
-"""Grouped, seeded k-fold splits (pipeline.nlp.folds)."""
+"""Grouped, seeded k-fold splits (pipeline.nlp.folds).
+
+Covers: pipeline.nlp.folds
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""Learned pre-annotation (pipeline.nlp.learned): training, decisions, versioned model directory."""
+"""Learned pre-annotation (pipeline.nlp.learned): training, decisions, versioned model directory.
+
+Covers: pipeline.documents, pipeline.nlp.learned, pipeline.nlp.logistic
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""Lexicon build from tiny synthetic wheels (same internal paths as the real ones)."""
+"""Lexicon build from tiny synthetic wheels (same internal paths as the real ones).
+
+Covers: pipeline.nlp.lexicon, pipeline.nlp.lexicon_build
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""The lexicon's lookup form: same annotations as keying the entries in memory, deterministic bytes, load once."""
+"""The lexicon's lookup form: same annotations as keying the entries in memory, deterministic bytes, load once.
+
+Covers: pipeline.nlp.lexicon, pipeline.nlp.lexicon_lookup, pipeline.nlp.local_annotator
+"""
 
 from __future__ import annotations
 

@@ -4,6 +4,8 @@
 ``LookupTable.longest`` tries only the key lengths the sidecar's ``lengths`` section lists;
 [`lexicon_matches_reference`][tests.nlp.lexicon_matches_reference] is the former loop, which tries every
 table at every token and every length up to the first token's bound.
+
+Covers: pipeline.nlp.lexicon_lookup, pipeline.nlp.local_annotator
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""Local annotator: variant patterns, lexicon matching, abbreviations, offsets."""
+"""Local annotator: variant patterns, lexicon matching, abbreviations, offsets.
+
+Covers: pipeline.documents, pipeline.nlp.lexicon, pipeline.nlp.local_annotator
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""Tests of pipeline.nlp.ontology: loading, inheritance, term matching and validation errors (file:line)."""
+"""Tests of pipeline.nlp.ontology: loading, inheritance, term matching and validation errors (file:line).
+
+Covers: pipeline.nlp.ontology, pipeline.schema
+"""
 
 from __future__ import annotations
 

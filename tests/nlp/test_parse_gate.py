@@ -1,4 +1,9 @@
-"""Parse only what can matter: sentences that cannot pass the pgx filter are not parsed, the output is the same."""
+"""Parse only what can matter: sentences that cannot pass the pgx filter are not parsed, the output is the same.
+
+Covers: pipeline.corpus.brat_export, pipeline.corpus.select, pipeline.documents, pipeline.nlp.extend,
+pipeline.nlp.lexicon, pipeline.nlp.ontology, pipeline.nlp.parse_gate, pipeline.nlp.preannotate,
+pipeline.nlp.sentences, pipeline.nlp.spacy_models, pipeline.nlp.typemap, pipeline.schema, pipeline.sources.retrieval
+"""
 
 from __future__ import annotations
 

@@ -1,3 +1,9 @@
+"""Tests of pipeline.nlp.preannotate.
+
+Covers: pipeline.documents, pipeline.nlp.local_annotator, pipeline.nlp.preannotate, pipeline.nlp.sentences,
+pipeline.sources.bioc_io, pipeline.sources.pubmed_xml, pipeline.sources.pubtator_api, pipeline.sources.pubtator_format
+"""
+
 from __future__ import annotations
 
 import dataclasses

@@ -1,4 +1,11 @@
-"""Relation pre-annotation (pipeline.nlp.relations) and relations in the document model."""
+"""Relation pre-annotation (pipeline.nlp.relations) and relations in the document model.
+
+Covers: pipeline.brat.modality, pipeline.brat.standoff, pipeline.corpus.brat_export, pipeline.documents,
+pipeline.nlp.logistic, pipeline.nlp.relations.documents, pipeline.nlp.relations.features,
+pipeline.nlp.relations.proposals, pipeline.nlp.relations.rules, pipeline.nlp.relations.scorer,
+pipeline.nlp.relations.training, pipeline.nlp.relations.tree, pipeline.nlp.sentences, pipeline.nlp.typemap,
+pipeline.schema, pipeline.sources.bioc_io, pipeline.sources.pubtator_format
+"""
 
 from __future__ import annotations
 
@@ -360,6 +367,7 @@ def _example(k: int, related: bool, verb: str = "decrease") -> TrainingSentence:
     return TrainingSentence(doc, ((0, 1, f"{verb}s"),) if related else (), str(k))
 
 
+@pytest.mark.slow  # trains the relation scorer
 def test_scorer_learns_trains_saves_and_proposes(tmp_path: Path) -> None:
     examples = [_example(k, related=k % 2 == 0) for k in range(24)]
     scorer, curve = train_scorer(examples, ALL_RULES, SCHEMA, target_precision=0.8)
@@ -412,6 +420,7 @@ def test_the_type_thresholds_give_most_strict_types_within_the_hierarchy_budget(
     assert report["0.6/0.55"] == [18, 20, 22]
 
 
+@pytest.mark.slow  # trains the relation scorer
 def test_type_decisions_type_each_gold_pair_in_its_gold_direction() -> None:
     examples = [_example(k, related=k % 2 == 0, verb=("decrease", "increase")[k % 4 // 2]) for k in range(24)]
     scorer, _ = train_scorer(examples, ALL_RULES, SCHEMA, target_precision=0.8)
@@ -497,6 +506,7 @@ def test_the_hierarchy_budget_bounds_what_the_type_thresholds_may_lose() -> None
         train_scorer(examples, ALL_RULES, SCHEMA, hierarchy_budget=1.0)
 
 
+@pytest.mark.slow  # trains the relation scorer
 def test_type_features_say_which_way_and_are_computed_for_proposals_only(monkeypatch: pytest.MonkeyPatch) -> None:
     sentence = _sentences([_example(3, True)], ALL_RULES, SCHEMA)[0]
     forward, backward = sentence.type_rows[0]
@@ -552,6 +562,7 @@ def test_the_actions_decision_proposes_what_is_expected_to_save_an_action(p: flo
         assert len(out.relations) == (margin <= gain)
 
 
+@pytest.mark.slow  # trains the relation scorer
 def test_the_actions_decision_is_trained_written_and_read() -> None:
     examples = [_example(k, related=k % 2 == 0) for k in range(24)]
     scorer, _curve = train_scorer(examples, ALL_RULES, SCHEMA, target_precision=0.8, decision="actions",
@@ -593,6 +604,7 @@ def test_older_scorer_files_read_as_before_and_unknown_type_features_are_refused
             RelationScorer.from_json({**data, "type_thresholds": bad}, "x.json")
 
 
+@pytest.mark.slow  # trains the relation scorer
 def test_the_l2_strengths_are_the_ones_inner_cross_validation_favours(monkeypatch: pytest.MonkeyPatch) -> None:
     """Types told apart by their trigger word without noise: the weakest type regularisation has the
     lowest inner-CV log-loss and is chosen; pairs separable at every strength: a tie, the strongest wins."""
@@ -611,6 +623,7 @@ def test_the_l2_strengths_are_the_ones_inner_cross_validation_favours(monkeypatc
     assert (given.meta["pair_c"], given.meta["type_c"], given.meta["selection"]) == (1.0, 1.0, {"strengths": "given"})
 
 
+@pytest.mark.slow  # trains the relation scorer
 def test_the_strength_selection_reads_only_its_training_sentences(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every model fitted while choosing the strengths and thresholds sees only the sentences given to
     train_scorer, and every inner cross-validation fit leaves its inner held-out fold out."""
@@ -661,6 +674,7 @@ def _spied_bench(monkeypatch: pytest.MonkeyPatch) -> tuple[Any, list[Document], 
     return bench, docs, gold, calls
 
 
+@pytest.mark.slow  # trains the relation scorer
 def test_the_benchmark_trains_each_fold_without_its_held_out_pmids(monkeypatch: pytest.MonkeyPatch,
                                                                     capsys: pytest.CaptureFixture[str]) -> None:
     """bench/relations.py's out-of-fold scorer: the training function never receives a held-out PMID."""
@@ -672,6 +686,7 @@ def test_the_benchmark_trains_each_fold_without_its_held_out_pmids(monkeypatch: 
     assert "fold 2" in capsys.readouterr().out
 
 
+@pytest.mark.slow  # trains the relation scorer
 def test_the_benchmark_learning_curve_trains_on_shares_of_the_training_pmids(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """bench/relations.py --learning-curve: each fold's scorer sees only its training PMIDs, a growing share of them."""

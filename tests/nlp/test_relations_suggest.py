@@ -1,4 +1,8 @@
-"""Relation suggestions on a brat document's entities (pipeline.nlp.relations.suggest)."""
+"""Relation suggestions on a brat document's entities (pipeline.nlp.relations.suggest).
+
+Covers: pipeline.brat.modality, pipeline.brat.standoff, pipeline.campaign.conf, pipeline.campaign.layout,
+pipeline.nlp.relations.rules, pipeline.nlp.relations.suggest, pipeline.nlp.spacy_models, pipeline.schema
+"""
 
 from __future__ import annotations
 
@@ -6,15 +10,11 @@ import functools
 from collections import Counter
 from typing import Any
 
-import pytest
-
 from pipeline.brat.modality import parse_note
 from pipeline.brat.standoff import BratDocument, dumps, parse_ann
 from pipeline.nlp.relations.rules import DEFAULT_RULES, RelationRules, load_rules
 from pipeline.nlp.relations.suggest import FINISHED_MARKS, is_finished, schema_allowed, suggest_relations
 from pipeline.schema import Schema, load_schema
-
-pytestmark = pytest.mark.slow  # the spaCy model
 
 TEXT = ("CYP2C9 polymorphisms decrease warfarin clearance and increase the risk of bleeding, and VKORC1 variants "
         "did not alter warfarin sensitivity.")

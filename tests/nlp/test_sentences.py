@@ -1,4 +1,7 @@
-"""Tests of pipeline.nlp.sentences: splitter rules, exact offsets, invariants, sections, real data."""
+"""Tests of pipeline.nlp.sentences: splitter rules, exact offsets, invariants, sections, real data.
+
+Covers: pipeline.documents, pipeline.nlp.sentences, pipeline.sources.pubmed_xml
+"""
 
 from __future__ import annotations
 

@@ -4,6 +4,8 @@ Tiny pipelines written to tmp_path stand in for the model families (components n
 scispaCy's, an NER-only pipeline, a transformer pipeline without its package, a model built for spaCy 3.7);
 the real scispaCy models are tested when installed and skipped with a message otherwise (they are not on
 PyPI and cannot be downloaded here).
+
+Covers: pipeline.documents, pipeline.nlp.extend, pipeline.nlp.ontology, pipeline.nlp.spacy_models
 """
 
 from __future__ import annotations

@@ -1,4 +1,8 @@
-"""Tests of pipeline.nlp.typemap: Table 5 mapping, surface rules, ontology classes, and a pipeline test."""
+"""Tests of pipeline.nlp.typemap: Table 5 mapping, surface rules, ontology classes, and a pipeline test.
+
+Covers: pipeline.documents, pipeline.nlp.extend, pipeline.nlp.ontology, pipeline.nlp.spacy_models,
+pipeline.nlp.typemap, pipeline.schema
+"""
 
 from __future__ import annotations
 

@@ -5,15 +5,18 @@
 document mark it Done and ``campaign review`` merges it into ``phase2/dave`` (read-only in phase 1 now),
 dave signs it off (Done) and ``campaign finalize`` writes ``final/`` with it (read-only in phase 2 now),
 then a second document is merged (editable by dave).  ``a..b_1`` (a name containing ``..``) is added to
-alice's collection.
+alice's collection.  It is built once per test process and copied for each test (users' passwords are
+hashed on purpose slowly: building it for every test took most of the fast loop's serve tests).
 """
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import io
 import json
 import shutil
+import tempfile
 import urllib.parse
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -52,7 +55,24 @@ def _mark_done(root: Path, person: str, name: str, phase: str = "phase1") -> Non
     ann.write_text(ann.read_text(encoding="utf-8") + "T90\tDone 20 25\tlower\n", encoding="utf-8")
 
 
+_TEMPLATE: list[tuple[Path, Demo]] = []
+
+
 def build_served_campaign(tmp: Path) -> Demo:
+    """The demo campaign in ``tmp`` (a copy of this process's template; ``tmp`` is new or empty)."""
+    if not _TEMPLATE:
+        base = Path(tempfile.mkdtemp(prefix="pgx-served-demo-"))
+        atexit.register(shutil.rmtree, base, True)
+        _TEMPLATE.append((base, _build_served_campaign(base)))
+    base, demo = _TEMPLATE[0]
+    shutil.copytree(base, tmp, symlinks=True, dirs_exist_ok=True)
+    # the finalize record names FINAL by its absolute path: the copy's own
+    record = tmp / "campaign" / "finalized.json"
+    record.write_text(record.read_text(encoding="utf-8").replace(str(base), str(tmp)), encoding="utf-8")
+    return Demo(tmp / "campaign", dict(demo.passwords), demo.finalized, demo.merged, dict(demo.editable))
+
+
+def _build_served_campaign(tmp: Path) -> Demo:
     coll = make_collection(tmp / "coll")
     roster = tmp / "roster.csv"
     roster.write_text("id,role,phase1\nalice,annotator,yes\nbob,annotator,yes\ncarol,annotator,yes\n"

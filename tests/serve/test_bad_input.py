@@ -1,5 +1,9 @@
 """Bad input gets a clear answer, a log line without secrets, and changes no byte; a server that cannot
-start says why before anything starts."""
+start says why before anything starts.
+
+Covers: pipeline.campaign.users, pipeline.cli, pipeline.cli.serve_commands, pipeline.serve.app, pipeline.serve.server,
+pipeline.serve.sessions
+"""
 
 from __future__ import annotations
 
@@ -229,6 +233,7 @@ def test_cli_errors_before_anything_starts(tmp_path: Path, demo: Demo, capsys: p
         lock.release()
 
 
+@pytest.mark.slow  # starts serve in a new interpreter
 def test_serve_process_stops_cleanly_on_sigterm(demo: Demo) -> None:
     env = {**os.environ, "PYTHONPATH": str(PROJECT)}
     proc = subprocess.Popen([sys.executable, "-m", "pipeline", "campaign", "serve", str(demo.root), "--port", "0"],

@@ -1,6 +1,9 @@
 """Each named patch of pipeline/serve/brat_adapter.py: the defect shows on brat without the patch, and is
 gone with it.  brat is loaded in a child process per probe (tests/serve/brat_probe.py), on a copy of a
-phase-1 collection of a campaign written by the project's commands."""
+phase-1 collection of a campaign written by the project's commands.
+
+Covers: pipeline.serve.brat_adapter
+"""
 
 from __future__ import annotations
 

@@ -1,7 +1,10 @@
 """Smoke test in brat's own web client (headless Debian Chromium driven by Selenium) against a live
 ``campaign serve``: log in through brat's login dialog, open a document from brat's collection browser,
 create an entity and a relation with a note in brat's dialogs, and check brat's messages (0 errors or
-warnings) and the ``.ann`` written.  One browser per module; a screenshot is saved on failure."""
+warnings) and the ``.ann`` written.  One browser per module; a screenshot is saved on failure.
+
+Covers: pipeline.campaign.status, pipeline.serve.app
+"""
 
 from __future__ import annotations
 
@@ -38,6 +41,7 @@ def live(demo: Demo) -> Iterator[LiveServer]:
         yield server
 
 
+@pytest.mark.slow  # Chromium (every browser test is slow; CI runs them)
 def test_annotator_logs_in_annotates_and_sees_no_error(driver: Any, live: LiveServer, demo: Demo,
                                                         shots: Callable[[str], Path]) -> None:
     doc = demo.editable["alice"]
@@ -89,6 +93,7 @@ def test_annotator_logs_in_annotates_and_sees_no_error(driver: Any, live: LiveSe
     assert row["problems"] == [] and row["edited"] >= 1 and row["held_back"] == 0
 
 
+@pytest.mark.slow  # a second flow in Chromium
 def test_senior_signs_off_a_document(driver: Any, live: LiveServer, demo: Demo,
                                      shots: Callable[[str], Path]) -> None:
     ann = demo.root / "phase2" / "dave" / f"{demo.merged}.ann"
@@ -114,6 +119,7 @@ def test_senior_signs_off_a_document(driver: Any, live: LiveServer, demo: Demo,
     assert status["problems"] == [] and status["done"] >= 1
 
 
+@pytest.mark.slow  # opens every collection in Chromium
 def test_manager_reads_every_collection_without_error(driver: Any, live: LiveServer, demo: Demo,
                                                       shots: Callable[[str], Path]) -> None:
     wait = log_in(driver, live, "erin", demo.passwords["erin"])

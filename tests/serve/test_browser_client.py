@@ -7,6 +7,8 @@
 - the Login button is in sight whenever nobody is logged in (not only while the pointer is over the bar);
 - the Guide link opens the collection's guide rendered (tables kept, raw HTML shown as text, comments
   dropped), with no script run and no policy violation.
+
+Covers: pipeline.campaign.guide, pipeline.serve.app
 """
 
 from __future__ import annotations

@@ -14,6 +14,9 @@ project's own commands; then ``campaign status``, ``review`` and ``finalize`` on
 
 After each step: 0 brat error or warning messages.  The tests run in file order and share the campaign
 (one browser per module).  Screenshots are saved in each test's tmp_path (``failure.png`` on failure).
+
+Covers: pipeline.campaign.batches, pipeline.campaign.users, pipeline.cli, pipeline.cli.campaign_commands,
+pipeline.cli.release_commands, pipeline.serve.app, pipeline.serve.policy
 """
 
 from __future__ import annotations
@@ -48,6 +51,8 @@ from tests.serve.browser import (
     wait_for_file,
 )
 from tests.serve.live import HttpClient, LiveServer
+
+pytestmark = pytest.mark.slow  # three whole flows in Chromium
 
 PEOPLE = {"alice": ["annotator"], "bob": ["annotator"], "dave": ["senior"], "erin": ["manager"]}
 # "Warfarin doses were lower in CYP2C9 carriers."; brat's chunks are its words

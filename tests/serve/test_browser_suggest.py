@@ -3,7 +3,11 @@ live ``campaign serve``: an annotator corrects an entity, presses the button in 
 the suggestions drawn at once; Ctrl-Z takes the press back; pressed again, the suggestions come back; the
 annotator retypes one and deletes the other, presses again and nothing is suggested again.  After each
 step: 0 brat error or warning messages and 0 ``securitypolicyviolation`` events.  The ``.ann`` is checked
-line by line after each step, then the journal and the suggestion records."""
+line by line after each step, then the journal and the suggestion records.
+
+Covers: pipeline.campaign.journal, pipeline.campaign.status, pipeline.campaign.suggestions, pipeline.documents,
+pipeline.serve.app
+"""
 
 from __future__ import annotations
 

@@ -12,6 +12,8 @@ listener installed before any script of the page runs), and no byte of the campa
 
 Then each person opens every document of every collection they have: 0 brat error or warning messages and
 0 policy violations, so the Content-Security-Policy leaves brat's client working.
+
+Covers: pipeline.campaign.users, pipeline.serve.app, pipeline.serve.policy
 """
 
 from __future__ import annotations

@@ -1,6 +1,9 @@
 """Concurrency on a threaded waitress server: two people's requests interleaved never see each other's
 session or messages; two tabs of one person editing one document lose no edit, and every save is
-journaled."""
+journaled.
+
+Covers: pipeline.campaign.journal, pipeline.serve.app
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,10 @@
 """Finalized wherever FINAL is: ``campaign finalize --out`` anywhere writes the campaign's finalize record
 (read under each document's lock), and the live server, the manager's view and ``campaign status`` follow
-it; campaigns finalized before the record (``CAMPAIGN_DIR/final``) still hold."""
+it; campaigns finalized before the record (``CAMPAIGN_DIR/final``) still hold.
+
+Covers: pipeline.campaign.finalize, pipeline.campaign.finalized, pipeline.campaign.locks, pipeline.campaign.status,
+pipeline.cli, pipeline.cli.campaign_commands, pipeline.cli.release_commands, pipeline.serve.app
+"""
 
 from __future__ import annotations
 

@@ -1,7 +1,10 @@
 """What serve writes itself (issue 35, item 1 and item 7's guides): every message it writes is escaped, and
 only through ``escape_message``; every answer carries the Content-Security-Policy; brat's page holds no
 inline code (its inline scripts are served, unchanged, as same-origin files; brat's file is not changed);
-the guides are rendered by the ``markdown`` package with raw HTML shown as text."""
+the guides are rendered by the ``markdown`` package with raw HTML shown as text.
+
+Covers: pipeline.campaign.guide, pipeline.serve.app, pipeline.serve.pages, pipeline.serve.sessions
+"""
 
 from __future__ import annotations
 

@@ -4,7 +4,10 @@ waitress server with ``--trusted-proxy 127.0.0.1``.
 
 Clients connect to nginx from distinct loopback addresses (127.0.0.2, 127.0.0.3): the login throttle is
 per client, the log names each client, and the session cookie is ``Secure`` (the scheme is https from
-the proxy's ``X-Forwarded-Proto``, without ``--secure-cookies``)."""
+the proxy's ``X-Forwarded-Proto``, without ``--secure-cookies``).
+
+Covers: pipeline.serve.app
+"""
 
 from __future__ import annotations
 

@@ -1,7 +1,10 @@
 """Smaller defects of the served campaign (issue 35, item 6), on a live waitress server with the real brat:
 log lines escape and cap request values, answers carry no server path, brat's client files have one URL
 each and a long one is 404 (not 500), a save naming a missing annotation is refused with its line, and
-requests brat would crash on get a clear refusal.  None of them changes a byte."""
+requests brat would crash on get a clear refusal.  None of them changes a byte.
+
+Covers: pipeline.brat.validate, pipeline.serve.app, pipeline.serve.logtext
+"""
 
 from __future__ import annotations
 

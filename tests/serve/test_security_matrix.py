@@ -1,6 +1,9 @@
 """The security matrix: every brat ajax action x every kind of person x every kind of target, against the
 real brat code behind the real app.  A refused request (and every read) changes no byte of the campaign
-directory; no password appears in any served byte, log line or output."""
+directory; no password appears in any served byte, log line or output.
+
+Covers: pipeline.serve.app, pipeline.serve.brat_adapter, pipeline.serve.policy
+"""
 
 from __future__ import annotations
 
@@ -99,6 +102,7 @@ def clients(app: ServeApp, demo: Demo) -> dict[str, Client]:
     return out
 
 
+@pytest.mark.slow  # every role, action and document on a live server (23 s of CPU)
 def test_security_matrix(demo: Demo, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]) -> None:
     caplog.set_level(logging.INFO)
     app = ServeApp(demo.root)

@@ -1,7 +1,10 @@
 """What waitress answers itself, through the real server: its 400, 413 and 431 carry the security headers,
 every oversized body is answered, a Host that is not one of the server's names gets 400 before the app
 runs (and the Origin check uses those names), and the command line refuses a port out of range, the old
-bare ``--trusted-proxy`` and a public address without a proxy or ``--public``."""
+bare ``--trusted-proxy`` and a public address without a proxy or ``--public``.
+
+Covers: pipeline.cli.serve_commands, pipeline.serve.app, pipeline.serve.server
+"""
 
 from __future__ import annotations
 

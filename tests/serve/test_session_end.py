@@ -5,6 +5,8 @@ checks the old cookies at their next request: a reset, a revocation, a revocatio
 before the person's next request, and ``campaign users logout`` end them; a role change keeps the
 session with the new role's rights; ``campaign replace`` ends the leaver's; ``reassign`` ends nobody's.
 A refused request changes no byte.
+
+Covers: pipeline.campaign.team, pipeline.campaign.users, pipeline.cli, pipeline.serve.app, pipeline.serve.sessions
 """
 
 from __future__ import annotations

@@ -1,7 +1,13 @@
 """The "Suggest relations" button through the real app and the real brat code: the listing names it in
 the person's writable phase-1 collection only; a press adds relations in brat's edit answer, saves
 atomically, journals with the scorer's version and records each suggestion; no repeats; the undo token
-takes the press back; ``campaign status`` counts kept, retyped and deleted."""
+takes the press back; ``campaign status`` counts kept, retyped and deleted.
+
+Covers: pipeline.brat.standoff, pipeline.campaign.batches, pipeline.campaign.journal, pipeline.campaign.phase1,
+pipeline.campaign.status, pipeline.campaign.suggestions, pipeline.campaign.users, pipeline.corpus.brat_export,
+pipeline.documents, pipeline.nlp.relations.rules, pipeline.schema, pipeline.serve.app, pipeline.serve.policy,
+pipeline.serve.suggest
+"""
 
 from __future__ import annotations
 

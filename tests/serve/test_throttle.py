@@ -4,6 +4,8 @@ On a live waitress server with the real app, clients come from distinct loopback
 (127.0.0.N): a name alone is never locked (failures for it from many addresses only delay it, by 2 s
 at most), an (address, name) pair and an address back off exponentially, and the person still logs in
 from their own address.  The store's tables stay bounded whatever names are typed.
+
+Covers: pipeline.serve.app, pipeline.serve.sessions
 """
 
 from __future__ import annotations

@@ -1,3 +1,8 @@
+"""Tests of pipeline.sources.bioc_io.
+
+Covers: pipeline.sources.bioc_io
+"""
+
 from __future__ import annotations
 
 import gzip

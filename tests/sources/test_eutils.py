@@ -1,4 +1,7 @@
-"""The E-utilities client against a fake NCBI server on 127.0.0.1 (real response formats)."""
+"""The E-utilities client against a fake NCBI server on 127.0.0.1 (real response formats).
+
+Covers: pipeline.sources.eutils, pipeline.sources.pubmed_xml
+"""
 
 from __future__ import annotations
 

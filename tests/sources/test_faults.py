@@ -4,6 +4,8 @@ A loopback server (tests/fixtures/faults.py) injects the fault on the first
 two tries of a request; the third try must give exactly the fault-free answer.
 A fault on every try ends in an error naming the request, never in a wrong
 answer.  Timeouts and backoffs are short so the file runs in seconds.
+
+Covers: pipeline.sources.eutils, pipeline.sources.pubtator_api
 """
 
 from __future__ import annotations

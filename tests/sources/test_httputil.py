@@ -1,4 +1,7 @@
-"""The host-wide rate limiter and the body-length check (pipeline/sources/httputil.py)."""
+"""The host-wide rate limiter and the body-length check (pipeline/sources/httputil.py).
+
+Covers: pipeline.sources.httputil
+"""
 
 from __future__ import annotations
 

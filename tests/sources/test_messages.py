@@ -1,4 +1,8 @@
-"""Issue 10 (8): messages that keep the place (file:line, record position, document id and offsets)."""
+"""Issue 10 (8): messages that keep the place (file:line, record position, document id and offsets).
+
+Covers: pipeline.documents, pipeline.nlp.align, pipeline.nlp.preannotate, pipeline.sources.pubmed_xml,
+pipeline.sources.pubtator_format
+"""
 
 from __future__ import annotations
 

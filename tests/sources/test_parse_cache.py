@@ -1,4 +1,7 @@
-"""Parsed PubMed XML files are kept by content: the second read gives the same documents without parsing."""
+"""Parsed PubMed XML files are kept by content: the second read gives the same documents without parsing.
+
+Covers: pipeline.sources.parse_cache, pipeline.sources.pubmed_xml, pipeline.sources.retrieval, pipeline.store
+"""
 
 from __future__ import annotations
 

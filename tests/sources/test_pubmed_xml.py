@@ -1,4 +1,7 @@
-"""PubMed XML parsing: real EFetch fixtures, GENIA's 1,699 records and gold sentences, tiny cases."""
+"""PubMed XML parsing: real EFetch fixtures, GENIA's 1,699 records and gold sentences, tiny cases.
+
+Covers: pipeline.documents, pipeline.sources.pubmed_xml, pipeline.store
+"""
 
 from __future__ import annotations
 

@@ -6,6 +6,8 @@ and injects, on request, HTTP 429 (with Retry-After), 500/503, malformed JSON,
 HTTP 200 error bodies, empty collections, slow answers (client timeout),
 dropped connections, connection resets, bodies cut off under their
 ``Content-Length`` or longer than it, 404, and PMIDs it does not know.
+
+Covers: pipeline.sources.httputil, pipeline.sources.pubtator_api
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""PubTator format: tiny cases, the NCBI disease corpus and the real PubTator fixtures."""
+"""PubTator format: tiny cases, the NCBI disease corpus and the real PubTator fixtures.
+
+Covers: pipeline.sources.pubtator_format
+"""
 
 from __future__ import annotations
 

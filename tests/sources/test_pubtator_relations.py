@@ -4,6 +4,10 @@ Read from the recorded real responses in ../shared/fixtures/real/ (PMID 22429397
 biocjson and pubtator exports); the BioC XML form of the same response is written from the recorded
 JSON in ``tmp_path`` the way PubTator3's biocxml export writes relations (document-level
 ``<relation>`` elements whose ``role1``/``role2`` infons read ``Type|identifier``).
+
+Covers: pipeline.documents, pipeline.nlp.preannotate, pipeline.nlp.relations.documents, pipeline.nlp.relations.rules,
+pipeline.nlp.sentences, pipeline.nlp.typemap, pipeline.schema, pipeline.sources.bioc_io,
+pipeline.sources.pubtator_format
 """
 
 from __future__ import annotations

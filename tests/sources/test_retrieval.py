@@ -1,4 +1,8 @@
-"""Retrieval: search records, the incremental EFetch cache, offline sources (fake NCBI on 127.0.0.1)."""
+"""Retrieval: search records, the incremental EFetch cache, offline sources (fake NCBI on 127.0.0.1).
+
+Covers: pipeline.documents, pipeline.sources.eutils, pipeline.sources.pubmed_xml, pipeline.sources.pubtator_format,
+pipeline.sources.retrieval, pipeline.store
+"""
 
 from __future__ import annotations
 

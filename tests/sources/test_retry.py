@@ -1,4 +1,7 @@
-"""The one retry policy of the web clients (pipeline/sources/retry.py)."""
+"""The one retry policy of the web clients (pipeline/sources/retry.py).
+
+Covers: pipeline.sources.retry
+"""
 
 from __future__ import annotations
 
