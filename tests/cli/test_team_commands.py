@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pipeline import cli
-from pipeline.campaign.phase1 import read_campaign
+from pipeline.campaign.layout import read_campaign
 from tests.campaign.test_team import make_collection, mine, names
 
 
