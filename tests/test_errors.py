@@ -88,7 +88,7 @@ def test_main_refuses_before_writing_and_fails_after(error: type[InputError], wr
                                                      monkeypatch: pytest.MonkeyPatch,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
     exc = make(error, "probe.txt:3: bad input")
-    monkeypatch.setattr(cli, "make_parser", lambda: _probe_parser(_raiser(exc, tmp_path, write_first)))
+    monkeypatch.setattr(cli, "make_parser", lambda command=None: _probe_parser(_raiser(exc, tmp_path, write_first)))
     assert cli.main(["probe"]) == expected
     assert capsys.readouterr().err.strip() == "pgx-corpus probe: probe.txt:3: bad input"
     assert (tmp_path / "part.txt").exists() == write_first
@@ -96,7 +96,8 @@ def test_main_refuses_before_writing_and_fails_after(error: type[InputError], wr
 
 def test_an_earlier_commands_writes_do_not_count(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     errors.began_writing()  # e.g. a previous command in this process
-    monkeypatch.setattr(cli, "make_parser", lambda: _probe_parser(_raiser(ReleaseError("x"), tmp_path, False)))
+    monkeypatch.setattr(cli, "make_parser",
+                        lambda command=None: _probe_parser(_raiser(ReleaseError("x"), tmp_path, False)))
     assert cli.main(["probe"]) == ExitCode.REFUSED
 
 
