@@ -41,11 +41,11 @@ def test_train_writes_a_versioned_deterministic_model(small_dev: tuple[Path, Pat
     gold, keys = small_dev
     for name in ("a", "b"):
         assert cli.main(["train", str(gold), "--keys", str(keys), "--out", str(tmp_path / name),
-                         "--epochs", "1", "--seed", "7"]) == 0
+                         "--c", "1", "--seed", "7"]) == 0
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert summary["sentences"] == 20
     meta = json.loads((tmp_path / "a" / "meta.json").read_text(encoding="utf-8"))
-    assert meta["seed"] == 7 and meta["train_config"]["epochs"] == 1
+    assert meta["seed"] == 7 and meta["train_config"]["c"] == 1
     assert len(meta["training_data_sha256"]) == 64 and meta["spacy_version"].startswith("3.")
     assert meta["parser_model"] and meta["key_entities"] == "brat pre-annotations"
     for f in ("model.json", "meta.json"):
@@ -92,3 +92,4 @@ def test_mapped_stage_applies_the_learned_model(tmp_path: Path) -> None:
     out = list(task.transform(iter([doc]), counts))
     assert counts["learned_added"] >= 1 and counts["learned_dropped_rule"] >= 1
     assert {a.covered(new.text) for a in out[0].annotations} != {a.covered(new.text) for a in new.rules}
+
