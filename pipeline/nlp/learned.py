@@ -850,8 +850,8 @@ def model_files(directory: str | Path) -> list[str]:
 
 SHIPPED_DIR = Path(__file__).resolve().parents[2] / "config" / "learned"
 """The shipped models: ``SHIPPED_DIR/<key source>/``, trained on PGxCorpus dev and more (see the retrain how-to)."""
-SHIPPED = "shipped"
-"""``build --learned``'s default: the shipped model of the build's key-entity source, when there is one."""
+SHIPPED = ""
+"""``build --learned``'s default (no value): the shipped model of the build's key-entity source, when there is one."""
 NONE = "none"
 """``build --learned none``: no learned model."""
 KEY_SOURCES = {"local": "local", "pubtator-api": "pubtator", "pubtator-file": "pubtator"}
@@ -895,16 +895,16 @@ def resolve(learned: str, annotator: str) -> str:
     """Turn ``build --learned``'s value into the model directory the build applies, or ``""`` for none.
 
     Args:
-        learned: [`SHIPPED`][pipeline.nlp.learned.SHIPPED], [`NONE`][pipeline.nlp.learned.NONE] (or ``""``),
+        learned: [`SHIPPED`][pipeline.nlp.learned.SHIPPED] (``""``), [`NONE`][pipeline.nlp.learned.NONE],
             or a model directory.
         annotator: The build's annotator.
 
     Returns:
-        For ``shipped``, ``SHIPPED_DIR/<key source>`` when it holds a model for the annotator's key-entity
+        For ``""``, ``SHIPPED_DIR/<key source>`` when it holds a model for the annotator's key-entity
             source, else ``""`` (no shipped model for that source); ``""`` for ``none``; any other value as
             given.  No side effect.
     """
-    if learned in ("", NONE):
+    if learned == NONE:
         return ""
     if learned == SHIPPED:
         directory = SHIPPED_DIR / KEY_SOURCES.get(annotator, annotator)

@@ -141,14 +141,14 @@ def test_the_strength_is_chosen_on_inner_folds_of_the_training_data() -> None:
 
 
 def test_resolve_the_build_option(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """'shipped' is the model of the annotator's key-entity source when one is shipped; 'none' is none."""
+    """The default ('') is the model of the annotator's key-entity source when one is shipped; 'none' is none."""
     monkeypatch.setattr(learned, "SHIPPED_DIR", tmp_path)
     (tmp_path / "pubtator").mkdir()
     (tmp_path / "pubtator" / learned.MODEL_FILE).write_text("{}", encoding="utf-8")
-    assert learned.resolve("shipped", "pubtator-api") == str(tmp_path / "pubtator")
-    assert learned.resolve("shipped", "pubtator-file") == str(tmp_path / "pubtator")
-    assert learned.resolve("shipped", "local") == ""  # no model shipped for that source
-    assert learned.resolve("none", "pubtator-api") == learned.resolve("", "local") == ""
+    assert learned.resolve("", "pubtator-api") == str(tmp_path / "pubtator")
+    assert learned.resolve("", "pubtator-file") == str(tmp_path / "pubtator")
+    assert learned.resolve("", "local") == ""  # no model shipped for that source
+    assert learned.resolve("none", "pubtator-api") == ""
     assert learned.resolve("/some/model", "local") == "/some/model"
 
 
