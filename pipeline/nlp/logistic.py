@@ -10,8 +10,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-#: decimals the stored weights keep (a smaller, stable model file; the probabilities move by < 1e-4)
 DECIMALS = 4
+"""Decimals the stored weights keep (a smaller model file; a probability moves by less than 1e-4 per weight)."""
 
 
 def sigmoid(z: float) -> float:
