@@ -51,3 +51,14 @@ def test_the_shipped_model_fits_the_shipped_schema_and_pubtator_keys() -> None:
 def test_the_docs_give_that_command() -> None:
     doc = PROJECT / "docs" / "how-to" / "retrain-preannotation.md"
     assert COMMAND in " ".join(doc.read_text(encoding="utf-8").split()), doc
+
+
+def test_a_pubtator_build_applies_it_by_default_and_a_local_one_does_not(tmp_path: Path) -> None:
+    from pipeline.tasks.stages import MapShard
+
+    common = {"out": str(tmp_path / "out"), "shard": 0}
+    pubtator = MapShard(**common, annotator="pubtator-file")
+    assert pubtator.learned_model() == str(SHIPPED)
+    assert str(SHIPPED / learned.MODEL_FILE) in pubtator.config_inputs()
+    assert MapShard(**common, annotator="pubtator-file", learned="none").learned_model() == ""
+    assert MapShard(**common, annotator="local").learned_model() == ""
