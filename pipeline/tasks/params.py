@@ -278,7 +278,9 @@ class ExtendParams(PreannotateParams):
 class MapParams(ExtendParams):
     """Parameters of type mapping and of the relation step that follows it: the learned model, the relation rules."""
 
-    learned: str = luigi.Parameter(default="", description="learned pre-annotation model directory (train)")
+    learned: str = luigi.Parameter(
+        default="", description="learned pre-annotation: a model directory (train), 'none', or '' (the default: "
+        "the model shipped in config/learned/ for the annotator's key-entity source, when there is one)")
     relation_rules: str = luigi.Parameter(default=str(CONFIG_DIR / "relations.yaml"))
 
     def config_inputs(self) -> list[str]:
@@ -296,8 +298,18 @@ class MapParams(ExtendParams):
             from pipeline.nlp.relations.rules import rule_files
 
             rules = rule_files(self.relation_rules)
-        return (super().config_inputs() + [self.schema] + (model_files(self.learned) if self.learned else [])
-                + rules)
+        learned = self.learned_model()
+        return super().config_inputs() + [self.schema] + (model_files(learned) if learned else []) + rules
+
+    def learned_model(self) -> str:
+        """Return the learned model directory this build applies (``""``: none), from ``learned`` and ``annotator``.
+
+        Returns:
+            A directory, or ``""`` (see [`resolve`][pipeline.nlp.learned.resolve]).
+        """
+        from pipeline.nlp.learned import resolve
+
+        return resolve(self.learned, self.annotator, self.schema)
 
 
 class FilterParams(MapParams):

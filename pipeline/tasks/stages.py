@@ -278,10 +278,10 @@ class MapShard(MapParams, ShardTask):
         from pipeline.nlp import typemap
 
         mapped = typemap.map_from_files(docs, counts, schema_path=Path(self.schema), ontology_path=Path(self.ontology))
-        if self.learned:
+        if model_dir := self.learned_model():
             from pipeline.nlp import learned
 
-            mapped = learned.apply_documents(mapped, learned.load_model(self.learned), counts)
+            mapped = learned.apply_documents(mapped, learned.load_model(model_dir), counts)
         if not self.relations:
             return mapped
         from pipeline.nlp.relations.documents import relate_from_files

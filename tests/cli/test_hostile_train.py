@@ -75,7 +75,7 @@ def _line_of(ann: Path, nth: int, prefix: str = "") -> str:
 
 def _train_argv(command: str, gold: Path, out: Path) -> list[str]:
     # train's key entities from the gold's own pre-annotations (no lexicon needed)
-    extra = ["--keys", str(gold), "--epochs", "1"] if command == "train" else []
+    extra = ["--keys", str(gold), "--c", "1"] if command == "train" else []
     return [command, str(gold), "--out", str(out), *extra]
 
 

@@ -45,11 +45,11 @@ def test_train_writes_a_versioned_deterministic_model(small_dev: tuple[Path, Pat
     gold, keys = small_dev
     for name in ("a", "b"):
         assert cli.main(["train", str(gold), "--keys", str(keys), "--out", str(tmp_path / name),
-                         "--epochs", "1", "--seed", "7"]) == 0
+                         "--c", "1", "--seed", "7"]) == 0
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert summary["sentences"] == 20
     meta = json.loads((tmp_path / "a" / "meta.json").read_text(encoding="utf-8"))
-    assert meta["seed"] == 7 and meta["train_config"]["epochs"] == 1
+    assert meta["seed"] == 7 and meta["train_config"]["c"] == 1
     assert len(meta["training_data_sha256"]) == 64 and meta["spacy_version"].startswith("3.")
     assert meta["parser_model"] and meta["key_entities"] == "brat pre-annotations"
     for f in ("model.json", "meta.json"):
@@ -96,3 +96,31 @@ def test_mapped_stage_applies_the_learned_model(tmp_path: Path) -> None:
     out = list(task.transform(iter([doc]), counts))
     assert counts["learned_added"] >= 1 and counts["learned_dropped_rule"] >= 1
     assert {a.covered(new.text) for a in out[0].annotations} != {a.covered(new.text) for a in new.rules}
+
+
+def test_build_refuses_a_model_of_another_schema_or_key_source(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """Before any stage: a model whose meta records another schema, or other key entities, is refused (exit 2),
+    its meta.json named, nothing written; ``--learned none`` builds without one."""
+    from pipeline.nlp import learned
+    from pipeline.schema import DEFAULT_SCHEMA
+    from tests.conftest import PROJECT
+    from tests.nlp.test_learned import CONFIG, EXAMPLES
+
+    trained = learned.train(EXAMPLES, CONFIG)
+    pubmed = str(PROJECT / "data" / "demo" / "pubmed")
+    other_schema = {"schema_sha256": "0" * 64, "key_source": "local"}
+    pubtator_keys = {"schema_sha256": learned.schema_digest(DEFAULT_SCHEMA), "key_source": "pubtator"}
+    for meta, expected in ((other_schema, "trained with another schema"),
+                           (pubtator_keys, "trained with pubtator key entities")):
+        model = learned.save_model(trained, tmp_path / expected.replace(" ", "-"), meta)
+        out = tmp_path / "out"
+        code = cli.main(["build", "--out", str(out), "--pubmed-xml", pubmed, "--learned", str(model)])
+        err = capsys.readouterr().err
+        assert code == 2, err
+        assert f"pgx-corpus build: {model / 'meta.json'}: {expected}" in err
+        assert not out.exists()
+    args = cli.make_parser().parse_args(["build", "--out", str(tmp_path / "o"), "--pubmed-xml", pubmed,
+                                         "--learned", "none"])
+    assert build_commands.build_params(args)["learned"] == "none"
+    assert MapShard(out=str(tmp_path / "o"), shard=0, learned="none").learned_model() == ""

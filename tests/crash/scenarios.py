@@ -142,7 +142,7 @@ def scenarios(size: int = 2) -> list[Scenario]:
         collection(root / "coll2", names(range(100, 105), size))
 
     def train_argv(seed: int) -> list[str]:
-        return ["train", "FINAL", "--keys", "campaign/preannotation", "--out", "model", "--epochs", "1",
+        return ["train", "FINAL", "--keys", "campaign/preannotation", "--out", "model", "--c", "1",
                 "--seed", str(seed)]
 
     def setup_train(root: Path) -> None:

@@ -5,6 +5,7 @@ Covers: pipeline.documents, pipeline.nlp.learned, pipeline.nlp.logistic
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 
@@ -47,7 +48,7 @@ def example(i: int) -> learned.Example:
 
 
 EXAMPLES = [example(i) for i in range(20)]
-CONFIG = learned.TrainConfig(seed=13, epochs=2)
+CONFIG = learned.TrainConfig(seed=13, c=1.0)
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +71,7 @@ def test_learns_to_drop_and_to_add(model: learned.LearnedModel) -> None:
 def test_anchored_candidates_generalize_beyond_seen_phrases(model: learned.LearnedModel) -> None:
     """'<drug> response' for a drug never seen in training: no gazetteer phrase, an anchored candidate."""
     assert model.anchors == {}  # off by default
-    model = learned.train(EXAMPLES, learned.TrainConfig(seed=13, epochs=2, anchored=True))
+    model = learned.train(EXAMPLES, learned.TrainConfig(seed=13, c=1.0, anchored=True))
     assert "Pharmacodynamic_phenotype" in model.anchors["R|Chemical"]
     assert model.meta["train_config"]["anchored"] is True
     text = "Patients on imatinib showed a poor imatinib response and low CYP2D6 expression (99)."
@@ -102,8 +103,8 @@ def test_training_is_deterministic_and_versioned(model: learned.LearnedModel, tm
     assert loaded.meta["training_data_sha256"] == learned.training_hash(EXAMPLES)
     new = example(22)
     assert learned.predict(loaded, new.text, new.rules) == learned.predict(model, new.text, new.rules)
-    other = learned.train(EXAMPLES, learned.TrainConfig(seed=14, epochs=2))
-    assert other.weights != model.weights  # the seed decides the example order
+    other = learned.train(EXAMPLES, learned.TrainConfig(seed=14, c=1.0))
+    assert other.weights != model.weights  # the seed decides the inner folds (cross-fitted gazetteer features)
     assert learned.training_hash(EXAMPLES[:-1]) != learned.training_hash(EXAMPLES)
 
 
@@ -131,3 +132,61 @@ def test_out_of_fold_predicts_every_example_from_other_folds() -> None:
     assert sorted(oof) == sorted(ex.name for ex in EXAMPLES)
     with pytest.raises(ValueError):
         learned.train([], CONFIG)
+
+
+def test_the_strength_is_chosen_on_inner_folds_of_the_training_data() -> None:
+    """Without a fixed C, each strength of C_GRID is scored by inner cross-validation; the best is kept."""
+    trained = learned.train(EXAMPLES)
+    assert trained.meta["c_grid"] == list(learned.C_GRID)
+    assert set(trained.meta["inner_f1_by_c"]) == {str(c) for c in learned.C_GRID}
+    best = max(trained.meta["inner_f1_by_c"].values())
+    assert trained.meta["inner_f1_by_c"][str(trained.meta["c"])] == best
+    assert learned.train(EXAMPLES, learned.TrainConfig(c=0.3)).meta["inner_f1_by_c"].keys() == {"0.3"}
+
+
+def test_resolve_the_build_option(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default ('') is the model of the annotator's key-entity source when one is shipped; 'none' is none."""
+    monkeypatch.setattr(learned, "SHIPPED_DIR", tmp_path)
+    (tmp_path / "pubtator").mkdir()
+    (tmp_path / "pubtator" / learned.MODEL_FILE).write_text("{}", encoding="utf-8")
+    assert learned.resolve("", "pubtator-api") == str(tmp_path / "pubtator")
+    assert learned.resolve("", "pubtator-file") == str(tmp_path / "pubtator")
+    assert learned.resolve("", "local") == ""  # no model shipped for that source
+    assert learned.resolve("none", "pubtator-api") == ""
+    assert learned.resolve("/some/model", "local") == "/some/model"
+
+
+def test_the_shipped_default_is_not_applied_with_another_schema(monkeypatch: pytest.MonkeyPatch,
+                                                                tmp_path: Path) -> None:
+    schema = tmp_path / "schema.yaml"
+    schema.write_text("entities: []\n", encoding="utf-8")
+    other = tmp_path / "own.yaml"
+    other.write_text("entities: [X]\n", encoding="utf-8")
+    monkeypatch.setattr(learned, "SHIPPED_DIR", tmp_path)
+    (tmp_path / "pubtator").mkdir()
+    (tmp_path / "pubtator" / learned.MODEL_FILE).write_text("{}", encoding="utf-8")
+    meta = {"schema_sha256": learned.schema_digest(schema), "key_source": "pubtator"}
+    (tmp_path / "pubtator" / learned.META_FILE).write_text(json.dumps(meta), encoding="utf-8")
+    assert learned.resolve("", "pubtator-api", schema) == str(tmp_path / "pubtator")
+    assert learned.resolve("", "pubtator-api", other) == ""  # the rules alone: the model knows other types
+    assert learned.resolve(str(tmp_path / "pubtator"), "pubtator-api", other) == str(tmp_path / "pubtator")
+
+
+def test_a_model_trained_with_another_schema_or_key_source_is_refused(model: learned.LearnedModel,
+                                                                      tmp_path: Path) -> None:
+    schema = tmp_path / "schema.yaml"
+    schema.write_text("entities: []\n", encoding="utf-8")
+    other = tmp_path / "other.yaml"
+    other.write_text("entities: [X]\n", encoding="utf-8")
+    meta = {"schema_sha256": learned.schema_digest(schema), "key_source": "pubtator"}
+    directory = learned.save_model(model, tmp_path / "m", meta)
+    loaded = learned.load_model(directory)
+    assert learned.check_trained_with(loaded, directory, schema, "pubtator-api") is None
+    problem = learned.check_trained_with(loaded, directory, other, "pubtator-api")
+    assert problem and problem.startswith(f"{directory / 'meta.json'}: trained with another schema")
+    problem = learned.check_trained_with(loaded, directory, schema, "local")
+    assert problem and "trained with pubtator key entities" in problem and "local" in problem
+    old = learned.load_model(learned.save_model(model, tmp_path / "old", {}))
+    assert "records no schema_sha256" in (learned.check_trained_with(old, tmp_path / "old", schema, "local") or "")
+    with pytest.raises(ValueError, match="unknown annotator"):
+        learned.key_source("nope")

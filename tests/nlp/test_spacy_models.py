@@ -113,8 +113,9 @@ def test_install_hints() -> None:
             sm.load_parser(missing[0])
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("name", sm.SCISPACY_MODELS)
+# slow only where the model is installed (loading it takes seconds); elsewhere the test skips at once
+@pytest.mark.parametrize("name", [pytest.param(name, marks=[pytest.mark.slow] if spacy.util.is_package(name) else [])
+                                  for name in sm.SCISPACY_MODELS])
 def test_installed_scispacy_model(name: str) -> None:
     if not spacy.util.is_package(name):
         pytest.skip(f"scispaCy model {name} is not installed (it is not on PyPI; install: {sm.install_hint(name)})")

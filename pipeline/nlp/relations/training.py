@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.documents import Document, Sentence
+from pipeline.nlp.logistic import fit_logistic as _logistic
+from pipeline.nlp.logistic import rounded as _rounded
 from pipeline.nlp.relations.documents import _sentence_entities
 from pipeline.nlp.relations.features import _candidate_pairs, _PairRow, _type_features, _type_pair, context_features
 from pipeline.nlp.relations.rules import DECISIONS, EQUIVALENT, TYPE_FEATURES, RelationRules, RelationScorer
@@ -130,31 +132,6 @@ def _sentences(examples: Sequence[TrainingSentence], rules: RelationRules, schem
                          for a, b, _x, _y in rows] if TYPE_FEATURES else []
             out.append(_Sentence(ex.group, rows, labels, reachable, type_rows))
     return out
-
-
-def _logistic(rows: Sequence[tuple[Mapping[str, float], int]], c: float) -> dict[str, float]:
-    """An L2 logistic regression (scikit-learn, L-BFGS; deterministic) as feature -> weight (``bias`` the intercept)."""
-    from scipy.sparse import csr_matrix
-    from sklearn.linear_model import LogisticRegression
-
-    labels = [y for _x, y in rows]
-    names = sorted({f for x, _y in rows for f in x})
-    if len(set(labels)) < 2 or not names:
-        # nothing to separate, or nothing to separate it by (a tiny training set): a constant model
-        rate = min(max(sum(labels) / max(1, len(labels)), 1e-3), 1 - 1e-3)
-        return {"bias": round(math.log(rate / (1 - rate)), 4)}
-    column = {f: j for j, f in enumerate(names)}
-    data, indices, indptr = [], [], [0]
-    for x, _y in rows:
-        for f, v in sorted(x.items(), key=lambda kv: column[kv[0]]):
-            data.append(v)
-            indices.append(column[f])
-        indptr.append(len(indices))
-    matrix = csr_matrix((data, indices, indptr), shape=(len(rows), len(names)))
-    model = LogisticRegression(C=c, max_iter=5000, tol=1e-6).fit(matrix, labels)
-    weights = {f: float(w) for f, w in zip(names, model.coef_[0], strict=True)}
-    weights["bias"] = weights.get("bias", 0.0) + float(model.intercept_[0])
-    return _rounded(weights)
 
 
 def _softmax_regression(rows: Sequence[tuple[tuple[str, ...], str]], c: float) -> dict[str, dict[str, float]]:
@@ -370,10 +347,6 @@ def _fit_scorer(sentences: Sequence[_Sentence], *, inner_folds: int, seed: int, 
         context = _logistic(rows, strengths.context)
     typed = _typed_rows(sentences, _kept_features(sentences))
     return pair, context, _softmax_regression(typed, strengths.type), pair_types
-
-
-def _rounded(weights: Mapping[str, float]) -> dict[str, float]:
-    return {f: round(w, 4) for f, w in sorted(weights.items()) if round(w, 4)}
 
 
 def _inner_scored(sentences: Sequence[_Sentence], folds: Sequence[set[str]], *, inner_folds: int, seed: int,
