@@ -2,7 +2,8 @@
 
 Makes the same input as ``bench/scale.py`` (the 1,699 GENIA records replicated into N records with
 new PMIDs, local annotator, ``--sample all``) and runs ``pgx-corpus build`` twice on fresh output
-directories, with relations on (the default) or off (``--no-relations``):
+directories, with build-time relations off (the build's default, or ``--no-relations``) or on
+(``--build-args=--relations``):
 
 1. **plain**: the build as ``bench/scale.py`` runs it; per stage its task-seconds (sum over the
    stage's tasks, from the build log) and the process's wall time;
@@ -24,7 +25,7 @@ The categories overlap only where one calls another (the lexicon lookup is insid
 file I/O is inside gzip's reads); the profiler slows Python code more than C code (the parse), so
 the profiled shares are of the profiled run, and the plain run's task-seconds are the figures.
 
-    python bench/profile_build.py --records 1000 [--no-relations] [--work DIR]
+    python bench/profile_build.py --records 1000 [--build-args=--relations] [--work DIR]
 """
 
 from __future__ import annotations
@@ -254,6 +255,7 @@ def main() -> None:
     work = args.work or Path(tempfile.mkdtemp(prefix="pgx-profile-"))
     work.mkdir(parents=True, exist_ok=True)
     extra = [*args.build_args.split(), *(["--no-relations"] if args.no_relations else [])]
+    relations = "--relations" in extra and not args.no_relations
     try:
         lexicon = scale.ensure_lookup(args.lexicon, work)
         base_ids, _ = scale.pmids(args.records, 1)
@@ -265,7 +267,7 @@ def main() -> None:
         plain = scale.build(work / "out", sources, lexicon, work / "build-plain.log", extra)
         began = time.monotonic()
         profiled = profiled_build(work / "out-profiled", sources, lexicon, work, extra)
-        report(plain, profiled, not args.no_relations)
+        report(plain, profiled, relations)
         print(f"\n(profiled run took {time.monotonic() - began:.1f} s; "
               f"load average {os.getloadavg()[0]:.2f} at the end)")
     finally:
