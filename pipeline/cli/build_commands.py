@@ -103,8 +103,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     ext.add_argument("--schema", type=Path, help="schema and type mapping (default config/schema.yaml)")
     ext.add_argument("--learned", metavar="MODEL_DIR",
                      help="model written by `pgx-corpus train`: filters and completes the rules' annotations "
-                     "(default: config/learned/pubtator/ with PubTator key entities, none with the local "
-                     "annotator; 'none': no learned model)")
+                     "(default: config/learned/pubtator/ with PubTator key entities and the shipped schema; none with "
+                     "the local annotator or another schema; 'none': no learned model)")
     ext.add_argument("--relations", action=argparse.BooleanOptionalAction, default=None,
                      help="propose relations at build time on the build's entities (default off: phase 1 then "
                      "costs fewer edits with campaign serve's Suggest relations button on the corrected entities; "
