@@ -97,7 +97,7 @@ def load_resources(rules_path: Path = DEFAULT_RULES, model: str = DEFAULT_MODEL)
     """Load the rules, their scorer, the schema and the spaCy parser (once per process and arguments).
 
     Args:
-        rules_path: The relation rule file (``config/relations.yaml``: the build's).
+        rules_path: The relation rule file (``config/relations.yaml``, the build's default).
         model: The spaCy model (the build's default).
 
     Returns:
