@@ -28,7 +28,7 @@ Output ``DIR`` (built beside itself and swapped in whole):
 * ``brat/``: the documents and ``annotation.conf``, ``visual.conf``, ``tools.conf``, ``kb_shortcuts.conf``;
   ``brat.tar.gz``: the same as one archive;
 * ``bioc/corpus.bioc.xml``, ``bioc/corpus.bioc.json``, ``pubtator/corpus.pubtator``,
-  ``conll/corpus.conll`` ([`pipeline.brat.export`][pipeline.brat.export]; relation types mapped by ``relation_map``);
+  ``conll/corpus.conll`` ([`pipeline.brat.export`][pipeline.brat.export]; relation types as annotated);
 * ``splits/``: 60/20/20 PMID-grouped splits (``pmids_*.txt``, brat per split, ``splits.json``);
 * ``tables/``: Table 2 (entities), Table 3 (relations), the corpus summary, and when the inputs are given
   Table 8 (entity agreement between the phase-1 annotators), Table 9 (relation agreement) and Table 10
