@@ -235,7 +235,10 @@ def _tables(info: Mapping[str, Any], tables: Sequence[Table]) -> list[str]:
                   "drew the rest, so relation agreement is not comparable with the paper's Table 9, where every "
                   "relation was drawn by hand.", ""]
     elif relations_flag == "false":
-        lines += ["Relations were not pre-annotated: annotators drew every relation, as in the paper.", ""]
+        lines += ["Relations were not pre-annotated at build time: annotators drew them in brat, where `campaign "
+                  "serve`'s *Suggest relations* button can propose relations on the entities a person has "
+                  "corrected. The release does not record whether it was pressed, so relation agreement may not "
+                  "be comparable with the paper's Table 9, where every relation was drawn by hand.", ""]
     return lines
 
 
