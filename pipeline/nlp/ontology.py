@@ -466,6 +466,21 @@ def load_ontology(path: str | Path = DEFAULT_ONTOLOGY) -> Ontology:
             ``file:line``.
     """
     p = Path(path)
+    data = _read_ontology_yaml(p)
+    entity_types, alias = _load_entity_types(data, p)
+    raw = _raw_classes(data, p)
+    classes: dict[str, OntologyClass] = {}
+    term_lines: dict[tuple[str, tuple[str, ...]], int] = {}
+    for name, (spec, line) in raw.items():
+        classes[name] = _build_class(name, spec, line, raw, entity_types, p, term_lines)
+    index = _check_duplicate_terms(classes, term_lines, p)
+    rules = _load_rules(data.get("surface_rules"), classes, entity_types, p, _line(data, "surface_rules"))
+    suffixes = _load_suffix_rules(data.get("suffix_rules"), classes, entity_types, p, _line(data, "suffix_rules"))
+    return Ontology(classes, entity_types, rules, suffixes, str(p), index, alias)
+
+
+def _read_ontology_yaml(p: Path) -> Mapping[str, Any]:
+    """Parse the ontology file and check its top-level sections and version."""
     try:
         data = yamlfile.safe_load(p.read_text(encoding="utf-8"), _LineLoader)  # limits checked first
     except yaml.YAMLError as exc:
@@ -484,8 +499,11 @@ def load_ontology(path: str | Path = DEFAULT_ONTOLOGY) -> Ontology:
     version = data.get("version", 1)
     if version != 1:
         raise OntologyError(f"{p}:{_line(data, 'version')}: unsupported ontology version {version!r} (expected 1)")
+    return data
 
-    # Key-entity types and their source aliases.
+
+def _load_entity_types(data: Mapping[str, Any], p: Path) -> tuple[dict[str, frozenset[str]], dict[str, str]]:
+    """Read the key-entity types and map each source alias to its type."""
     entity_types: dict[str, frozenset[str]] = {}
     alias: dict[str, str] = {}
     raw_types = data.get("entity_types") or {}
@@ -499,12 +517,15 @@ def load_ontology(path: str | Path = DEFAULT_ONTOLOGY) -> Ontology:
                 raise OntologyError(f"{where}: source type {a!r} is an alias of both {alias[a]!r} and {name!r}")
             alias[a] = str(name)
         entity_types[str(name)] = frozenset(names)
+    return entity_types, alias
 
+
+def _raw_classes(data: Mapping[str, Any], p: Path) -> dict[str, tuple[Mapping[str, Any], int]]:
+    """Check the classes' names, keys and parents (no unknown parent, no cycle); map each to (spec, line)."""
     raw_classes = data.get("classes")
     if not isinstance(raw_classes, Mapping) or not raw_classes:
         raise OntologyError(f"{p}:{_line(data, 'classes', 1)}: 'classes' must be a non-empty mapping")
 
-    # First pass: shapes, parents.
     raw: dict[str, tuple[Mapping[str, Any], int]] = {}
     for name, spec in raw_classes.items():
         line = _line(raw_classes, name)
@@ -533,82 +554,97 @@ def load_ontology(path: str | Path = DEFAULT_ONTOLOGY) -> Ontology:
                 raise OntologyError(f"{p}:{raw[name][1]}: cycle of parents: {' -> '.join([*seen, current])}")
             seen.append(current)
             current = raw[current][0].get("parent")
+    return raw
 
-    def inherited(name: str, key: str) -> Any:
-        current: str | None = name
-        while current is not None:
-            spec = raw[current][0]
-            if key in spec:
-                return spec[key], current
-            current = spec.get("parent")
-        return None, name
 
-    classes: dict[str, OntologyClass] = {}
-    term_lines: dict[tuple[str, tuple[str, ...]], int] = {}
-    for name, (spec, line) in raw.items():
+def _inherited_value(raw: Mapping[str, tuple[Mapping[str, Any], int]], name: str, key: str) -> tuple[Any, str]:
+    """Return a class's value for key, or its nearest ancestor's, with the class that sets it."""
+    current: str | None = name
+    while current is not None:
+        spec = raw[current][0]
+        if key in spec:
+            return spec[key], current
+        current = spec.get("parent")
+    return None, name
 
-        def types_of(key: str) -> frozenset[str]:
-            value, owner = inherited(name, key)  # noqa: B023 - used immediately
-            owner_spec, owner_line = raw[owner]
-            w = f"{p}:{_line(owner_spec, key, owner_line)}"
-            out = set()
-            for t, tline in _str_list(value, w, f"class {owner!r}: {key}"):
-                if t not in entity_types:
-                    raise OntologyError(
-                        f"{p}:{tline or _line(owner_spec, key, owner_line)}: class {owner!r}: {key} names unknown "
-                        f"entity type {t!r} (entity_types: {sorted(entity_types)})"
-                    )
-                out.add(t)
-            return frozenset(out)
 
-        def words_of(key: str) -> frozenset[str]:
-            value, owner = inherited(name, key)  # noqa: B023 - used immediately
-            where = f"{p}:{_line(raw[owner][0], key, raw[owner][1])}"
-            return frozenset(normalise(w) for w, _ in _str_list(value, where, f"class {owner!r}: {key}"))
+def _build_class(
+    name: str,
+    spec: Mapping[str, Any],
+    line: int,
+    raw: Mapping[str, tuple[Mapping[str, Any], int]],
+    entity_types: Mapping[str, frozenset[str]],
+    p: Path,
+    term_lines: dict[tuple[str, tuple[str, ...]], int],
+) -> OntologyClass:
+    """Build one class, resolving inherited keys; records each term's line in term_lines."""
 
-        def relations_of(key: str) -> tuple[str, ...]:
-            value, owner = inherited(name, key)  # noqa: B023 - used immediately
-            owner_spec, owner_line = raw[owner]
-            w = f"{p}:{_line(owner_spec, key, owner_line)}"
-            out = []
-            for rel, rline in _str_list(value, w, f"class {owner!r}: {key}"):
-                out.append(_check_relation(rel, f"{p}:{rline or _line(owner_spec, key, owner_line)}: class {owner!r}"))
-            if key == "governs":
-                for rel in out:
-                    if rel.startswith("prep:"):
-                        raise OntologyError(f"{w}: class {owner!r}: governs takes dependency labels, not {rel!r}")
-            return tuple(dict.fromkeys(out))
+    def types_of(key: str) -> frozenset[str]:
+        value, owner = _inherited_value(raw, name, key)
+        owner_spec, owner_line = raw[owner]
+        w = f"{p}:{_line(owner_spec, key, owner_line)}"
+        out = set()
+        for t, tline in _str_list(value, w, f"class {owner!r}: {key}"):
+            if t not in entity_types:
+                raise OntologyError(
+                    f"{p}:{tline or _line(owner_spec, key, owner_line)}: class {owner!r}: {key} names unknown "
+                    f"entity type {t!r} (entity_types: {sorted(entity_types)})"
+                )
+            out.add(t)
+        return frozenset(out)
 
-        terms = []
-        for term, tline in _str_list(spec.get("terms"), f"{p}:{_line(spec, 'terms', line)}", f"class {name!r}: terms"):
-            for words in term_variants(term):
-                terms.append(words)
-                term_lines.setdefault((name, words), tline or _line(spec, "terms", line))
-        priority = spec.get("priority", 0)
-        if not isinstance(priority, int) or isinstance(priority, bool):
-            raise OntologyError(f"{p}:{_line(spec, 'priority', line)}: class {name!r}: priority must be an integer")
-        standalone = spec.get("standalone", False)
-        if not isinstance(standalone, bool):
-            raise OntologyError(f"{p}:{_line(spec, 'standalone', line)}: class {name!r}: standalone must be a boolean")
-        desc = spec.get("description", "")
-        classes[name] = OntologyClass(
-            name=name,
-            parent=spec.get("parent"),
-            terms=tuple(dict.fromkeys(terms)),
-            modified_by=types_of("modified_by"),
-            relations=relations_of("relations"),
-            governs=relations_of("governs"),
-            linkers=words_of("linkers"),
-            term_entities=types_of("term_entities"),
-            absorbs=types_of("absorbs"),
-            standalone=standalone,
-            qualifiers=words_of("qualifiers"),
-            priority=priority,
-            line=line,
-            description=str(desc or ""),
-        )
+    def words_of(key: str) -> frozenset[str]:
+        value, owner = _inherited_value(raw, name, key)
+        where = f"{p}:{_line(raw[owner][0], key, raw[owner][1])}"
+        return frozenset(normalise(w) for w, _ in _str_list(value, where, f"class {owner!r}: {key}"))
 
-    # Duplicate terms: allowed only when a tie-break exists.
+    def relations_of(key: str) -> tuple[str, ...]:
+        value, owner = _inherited_value(raw, name, key)
+        owner_spec, owner_line = raw[owner]
+        w = f"{p}:{_line(owner_spec, key, owner_line)}"
+        out = []
+        for rel, rline in _str_list(value, w, f"class {owner!r}: {key}"):
+            out.append(_check_relation(rel, f"{p}:{rline or _line(owner_spec, key, owner_line)}: class {owner!r}"))
+        if key == "governs":
+            for rel in out:
+                if rel.startswith("prep:"):
+                    raise OntologyError(f"{w}: class {owner!r}: governs takes dependency labels, not {rel!r}")
+        return tuple(dict.fromkeys(out))
+
+    terms = []
+    for term, tline in _str_list(spec.get("terms"), f"{p}:{_line(spec, 'terms', line)}", f"class {name!r}: terms"):
+        for words in term_variants(term):
+            terms.append(words)
+            term_lines.setdefault((name, words), tline or _line(spec, "terms", line))
+    priority = spec.get("priority", 0)
+    if not isinstance(priority, int) or isinstance(priority, bool):
+        raise OntologyError(f"{p}:{_line(spec, 'priority', line)}: class {name!r}: priority must be an integer")
+    standalone = spec.get("standalone", False)
+    if not isinstance(standalone, bool):
+        raise OntologyError(f"{p}:{_line(spec, 'standalone', line)}: class {name!r}: standalone must be a boolean")
+    desc = spec.get("description", "")
+    return OntologyClass(
+        name=name,
+        parent=spec.get("parent"),
+        terms=tuple(dict.fromkeys(terms)),
+        modified_by=types_of("modified_by"),
+        relations=relations_of("relations"),
+        governs=relations_of("governs"),
+        linkers=words_of("linkers"),
+        term_entities=types_of("term_entities"),
+        absorbs=types_of("absorbs"),
+        standalone=standalone,
+        qualifiers=words_of("qualifiers"),
+        priority=priority,
+        line=line,
+        description=str(desc or ""),
+    )
+
+
+def _check_duplicate_terms(
+    classes: Mapping[str, OntologyClass], term_lines: Mapping[tuple[str, tuple[str, ...]], int], p: Path
+) -> dict[str, list[tuple[tuple[str, ...], str]]]:
+    """Refuse a term shared by classes without a tie-break; return the first-word term index."""
     index: dict[str, list[tuple[tuple[str, ...], str]]] = {}
     owners: dict[tuple[str, ...], list[str]] = {}
     for cls in classes.values():
@@ -627,10 +663,7 @@ def load_ontology(path: str | Path = DEFAULT_ONTOLOGY) -> Ontology:
                         f"with overlapping key-entity types and equal priority {ca.priority}: give one a higher "
                         "'priority' or make their modified_by types disjoint"
                     )
-
-    rules = _load_rules(data.get("surface_rules"), classes, entity_types, p, _line(data, "surface_rules"))
-    suffixes = _load_suffix_rules(data.get("suffix_rules"), classes, entity_types, p, _line(data, "suffix_rules"))
-    return Ontology(classes, entity_types, rules, suffixes, str(p), index, alias)
+    return index
 
 
 def _compile(item: Mapping[str, Any], key: str, where: str, required: bool) -> re.Pattern[str] | None:
