@@ -53,7 +53,7 @@ import logging
 import re
 import zlib
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -259,14 +259,7 @@ def read_pubtator(
         counts["relations"] += len(block.relations)
         return block.record(str(path))
 
-    try:
-        # Bulk dumps (bioconcepts2pubtator_offsets.gz) ship gzip-compressed: sniff the magic bytes.
-        with open(path, "rb") as probe:
-            gz = probe.read(2) == b"\x1f\x8b"
-        binary: Any = gzip.open(path, "rb") if gz else open(path, "rb")  # noqa: SIM115 - closed in finally
-        fh = io.TextIOWrapper(io.BufferedReader(_Counted(binary, max_bytes, path)), encoding="utf-8", newline="")
-    except OSError as exc:
-        raise PubtatorFormatError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    fh = _open_text(path, max_bytes)
     lineno = 0
     try:
         while True:
@@ -308,16 +301,8 @@ def read_pubtator(
                         continue
                     current = _Block(pmid=pmid, line=lineno, title=body)
                     continue
-                # abstract line
-                if skipping == pmid:
-                    continue
-                if current is None or current.pmid != pmid:
-                    bad(lineno, f"abstract line for PMID {pmid} without its title line")
-                    continue
-                if current.has_abstract:
-                    bad(lineno, f"second abstract line for PMID {pmid}")
-                    continue
-                current.abstract, current.has_abstract = body, True
+                if skipping != pmid:
+                    _add_abstract(current, pmid, body, lineno, bad)
                 continue
             cols = line.split("\t")
             pmid = cols[0].strip()
@@ -329,42 +314,7 @@ def read_pubtator(
             if current is None or current.pmid != pmid:
                 bad(lineno, f"line for PMID {pmid} outside that document's block")
                 continue
-            if max_block_lines is not None and len(current.annotations) + len(current.relations) >= max_block_lines:
-                raise PubtatorLimitError(f"{path}:{lineno}: document {pmid} (line {current.line}) has more than "
-                                         f"{max_block_lines:,} annotation and relation lines (the limit per document)",
-                                         "max_block_lines")
-            start, end = _int(cols[1]), _int(cols[2])
-            if start is not None and end is not None:
-                if len(cols) < 5:
-                    bad(lineno, "annotation line needs at least 5 columns (PMID start end mention type)")
-                    continue
-                identifier = cols[5].strip() if len(cols) > 5 else ""
-                current.annotations.append(
-                    PubtatorAnnotation(
-                        start=start,
-                        end=end,
-                        text=cols[3],
-                        type=cols[4].strip(),
-                        identifier=identifier or None,
-                        line=lineno,
-                        extra=tuple(c.strip() for c in cols[6:]),
-                    )
-                )
-            elif start is None and _RELATION_TYPE.match(cols[1].strip()) and not (len(cols) >= 5 and end is not None):
-                # a relation (PMID type arg1 arg2): its second column is a word; "12a", "1.5" or
-                # a word followed by an integer end offset and mention/type columns is an
-                # annotation whose start offset is not an integer (an error below, not a relation)
-                current.relations.append(
-                    PubtatorRelation(
-                        type=cols[1].strip(),
-                        arg1=cols[2].strip(),
-                        arg2=cols[3].strip(),
-                        line=lineno,
-                        extra=tuple(c.strip() for c in cols[4:]),
-                    )
-                )
-            else:
-                bad(lineno, f"bad offsets {cols[1]!r}, {cols[2]!r}")
+            _add_data_line(cols, current, lineno, path, max_block_lines, bad)
         done = finish(current)
         if done is not None:
             yield done
@@ -374,6 +324,75 @@ def read_pubtator(
         raise PubtatorFormatError(f"{path}:{lineno + 1}: cannot read: {exc}") from exc
     finally:
         fh.close()
+
+
+def _open_text(path: Path, max_bytes: int | None) -> io.TextIOWrapper:
+    """Open a PubTator file (plain or gzip) as UTF-8 text, counting its decompressed bytes against max_bytes."""
+    try:
+        # Bulk dumps (bioconcepts2pubtator_offsets.gz) ship gzip-compressed: sniff the magic bytes.
+        with open(path, "rb") as probe:
+            gz = probe.read(2) == b"\x1f\x8b"
+        binary: Any = gzip.open(path, "rb") if gz else open(path, "rb")  # noqa: SIM115 - closed by the caller
+        return io.TextIOWrapper(io.BufferedReader(_Counted(binary, max_bytes, path)), encoding="utf-8", newline="")
+    except OSError as exc:
+        raise PubtatorFormatError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+
+
+def _add_abstract(
+    current: _Block | None, pmid: str, body: str, lineno: int, bad: Callable[[int, str], None]
+) -> None:
+    """Set the abstract of the current block, or report an abstract line out of place."""
+    if current is None or current.pmid != pmid:
+        bad(lineno, f"abstract line for PMID {pmid} without its title line")
+        return
+    if current.has_abstract:
+        bad(lineno, f"second abstract line for PMID {pmid}")
+        return
+    current.abstract, current.has_abstract = body, True
+
+
+def _add_data_line(
+    cols: list[str], current: _Block, lineno: int, path: Path, max_block_lines: int | None,
+    bad: Callable[[int, str], None],
+) -> None:
+    """Append an annotation or relation line to its document block, or report it as malformed."""
+    pmid = current.pmid
+    if max_block_lines is not None and len(current.annotations) + len(current.relations) >= max_block_lines:
+        raise PubtatorLimitError(f"{path}:{lineno}: document {pmid} (line {current.line}) has more than "
+                                 f"{max_block_lines:,} annotation and relation lines (the limit per document)",
+                                 "max_block_lines")
+    start, end = _int(cols[1]), _int(cols[2])
+    if start is not None and end is not None:
+        if len(cols) < 5:
+            bad(lineno, "annotation line needs at least 5 columns (PMID start end mention type)")
+            return
+        identifier = cols[5].strip() if len(cols) > 5 else ""
+        current.annotations.append(
+            PubtatorAnnotation(
+                start=start,
+                end=end,
+                text=cols[3],
+                type=cols[4].strip(),
+                identifier=identifier or None,
+                line=lineno,
+                extra=tuple(c.strip() for c in cols[6:]),
+            )
+        )
+    elif start is None and _RELATION_TYPE.match(cols[1].strip()) and not (len(cols) >= 5 and end is not None):
+        # a relation (PMID type arg1 arg2): its second column is a word; "12a", "1.5" or
+        # a word followed by an integer end offset and mention/type columns is an
+        # annotation whose start offset is not an integer (an error below, not a relation)
+        current.relations.append(
+            PubtatorRelation(
+                type=cols[1].strip(),
+                arg1=cols[2].strip(),
+                arg2=cols[3].strip(),
+                line=lineno,
+                extra=tuple(c.strip() for c in cols[4:]),
+            )
+        )
+    else:
+        bad(lineno, f"bad offsets {cols[1]!r}, {cols[2]!r}")
 
 
 def _fit(text: str, annotations: tuple[PubtatorAnnotation, ...]) -> int:
