@@ -51,7 +51,7 @@ stricter constraints) reject although ``annotation.conf`` admits them
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -550,28 +550,7 @@ def validate_document(doc: BratDocument, ann_text: str, conf: AnnotationConf, wh
             problems.append(Problem(where, t.line, f"{t.id}: {t.type} is not a known entity type"))
 
     # relations
-    for r in doc.relations:
-        if r.type not in conf.relation_types:
-            problems.append(Problem(where, r.line, f"{r.id}: {r.type} is not a known relation type"))
-        roles = tuple(role for role, _ in r.args)
-        if len(set(roles)) != len(roles):
-            problems.append(Problem(where, r.line, f"{r.id}: argument labels must differ"))
-        missing = False
-        for role, ref in r.args:
-            if ref not in kinds:
-                problems.append(Problem(where, r.line, f"{r.id}: {role} refers to undefined id {ref}"))
-                missing = True
-            elif kinds[ref] not in ("entity", "event"):
-                problems.append(Problem(where, r.line, f"{r.id}: {role} refers to {ref}, a {kinds[ref]}"))
-                missing = True
-        if missing or r.type not in conf.relation_types or len(r.args) != 2:
-            continue
-        arg_types = (types[r.args[0][1]], types[r.args[1][1]])
-        if not conf.relation_allowed(r.type, (roles[0], roles[1]), arg_types):
-            problems.append(Problem(
-                where, r.line,
-                f"{r.id}: {r.type} not allowed between {roles[0]}:{arg_types[0]} and {roles[1]}:{arg_types[1]}",
-            ))
+    problems += _relation_problems(doc, conf, kinds, types, where)
 
     # events (PGxCorpus has none; checked for known type and trigger)
     for e in doc.events:
@@ -584,24 +563,7 @@ def validate_document(doc: BratDocument, ann_text: str, conf: AnnotationConf, wh
                 problems.append(Problem(where, e.line, f"{e.id}: {role} refers to undefined id {ref}"))
 
     # attributes
-    for a in doc.attributes:
-        if a.target not in kinds:
-            problems.append(Problem(where, a.line, f"{a.id}: target {a.target} is not defined"))
-            continue
-        adef = conf.attributes.get(a.type)
-        if adef is None:
-            problems.append(Problem(where, a.line, f"{a.id}: {a.type} is not a known attribute"))
-            continue
-        kind = kinds[a.target]
-        if kind not in ("entity", "relation", "event") or a.type not in conf.attributes_for(kind, types[a.target]):
-            what = types.get(a.target, kind)
-            problems.append(Problem(where, a.line, f"{a.id}: {what} {a.target} cannot take a {a.type} attribute"))
-        if adef.values is None and a.value is not None:
-            problems.append(Problem(where, a.line, f"{a.id}: binary attribute {a.type} takes no value ({a.value!r})"))
-        elif adef.values is not None and a.value not in adef.values:
-            problems.append(Problem(
-                where, a.line, f"{a.id}: {a.type} value {a.value!r} not among {'|'.join(adef.values)}"
-            ))
+    problems += _attribute_problems(doc, conf, kinds, types, where)
 
     # notes and normalizations
     for q in doc.notes:
@@ -628,6 +590,69 @@ def validate_document(doc: BratDocument, ann_text: str, conf: AnnotationConf, wh
                     problems.append(Problem(where, eq.line, f"{eq.type} not allowed between {t1} and {t2}"))
 
     # overlap between entities
+    problems += _overlap_problems(doc, conf, where)
+    return problems
+
+
+def _relation_problems(
+    doc: BratDocument, conf: AnnotationConf, kinds: Mapping[str, str], types: Mapping[str, str], where: str
+) -> list[Problem]:
+    """Check the relations: known type, distinct labels, defined span arguments, allowed argument types."""
+    problems: list[Problem] = []
+    for r in doc.relations:
+        if r.type not in conf.relation_types:
+            problems.append(Problem(where, r.line, f"{r.id}: {r.type} is not a known relation type"))
+        roles = tuple(role for role, _ in r.args)
+        if len(set(roles)) != len(roles):
+            problems.append(Problem(where, r.line, f"{r.id}: argument labels must differ"))
+        missing = False
+        for role, ref in r.args:
+            if ref not in kinds:
+                problems.append(Problem(where, r.line, f"{r.id}: {role} refers to undefined id {ref}"))
+                missing = True
+            elif kinds[ref] not in ("entity", "event"):
+                problems.append(Problem(where, r.line, f"{r.id}: {role} refers to {ref}, a {kinds[ref]}"))
+                missing = True
+        if missing or r.type not in conf.relation_types or len(r.args) != 2:
+            continue
+        arg_types = (types[r.args[0][1]], types[r.args[1][1]])
+        if not conf.relation_allowed(r.type, (roles[0], roles[1]), arg_types):
+            problems.append(Problem(
+                where, r.line,
+                f"{r.id}: {r.type} not allowed between {roles[0]}:{arg_types[0]} and {roles[1]}:{arg_types[1]}",
+            ))
+    return problems
+
+
+def _attribute_problems(
+    doc: BratDocument, conf: AnnotationConf, kinds: Mapping[str, str], types: Mapping[str, str], where: str
+) -> list[Problem]:
+    """Check the attributes: defined target, known attribute allowed on it, value among the allowed ones."""
+    problems: list[Problem] = []
+    for a in doc.attributes:
+        if a.target not in kinds:
+            problems.append(Problem(where, a.line, f"{a.id}: target {a.target} is not defined"))
+            continue
+        adef = conf.attributes.get(a.type)
+        if adef is None:
+            problems.append(Problem(where, a.line, f"{a.id}: {a.type} is not a known attribute"))
+            continue
+        kind = kinds[a.target]
+        if kind not in ("entity", "relation", "event") or a.type not in conf.attributes_for(kind, types[a.target]):
+            what = types.get(a.target, kind)
+            problems.append(Problem(where, a.line, f"{a.id}: {what} {a.target} cannot take a {a.type} attribute"))
+        if adef.values is None and a.value is not None:
+            problems.append(Problem(where, a.line, f"{a.id}: binary attribute {a.type} takes no value ({a.value!r})"))
+        elif adef.values is not None and a.value not in adef.values:
+            problems.append(Problem(
+                where, a.line, f"{a.id}: {a.type} value {a.value!r} not among {'|'.join(adef.values)}"
+            ))
+    return problems
+
+
+def _overlap_problems(doc: BratDocument, conf: AnnotationConf, where: str) -> list[Problem]:
+    """Check each pair of overlapping entities (same span, containment, crossing) against the configuration."""
+    problems: list[Problem] = []
     entities = [t for t in doc.textbounds if t.type in conf.entity_types and t.fragments]
     entities.sort(key=lambda t: (t.start, t.end, t.line))
     for i, a1 in enumerate(entities):
