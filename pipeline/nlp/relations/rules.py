@@ -157,36 +157,7 @@ def load_rules(path: str | Path, schema: Schema, *, with_scorer: bool = True) ->
     """
     p = Path(path)
     where = str(p)
-    try:
-        root = yamlfile.compose(p.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise RelationRulesError(f"{where}: cannot read relation rules: {exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise RelationRulesError(f"{where}: cannot read relation rules: not UTF-8 ({exc.reason} at byte "
-                                 f"{exc.start})") from exc
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f":{mark.line + 1}" if mark is not None else ""
-        raise RelationRulesError(f"{where}{at}: invalid YAML: {exc}") from exc
-    sections: dict[str, tuple[Any, int]] = {k: (v, ln) for k, v, ln in _mapping(root, where, "the top level")}
-    known = {"version", "max_path", "argument_order", "argument_types", "triggers", "modality", "source_types",
-             "selection", "scorer"}
-    for section, (_node, section_line) in sections.items():
-        if section not in known:
-            raise RelationRulesError(f"{where}:{section_line}: unknown section {section!r} "
-                                     f"(known: {', '.join(sorted(known))})")
-
-    def relation_type(name: str, line: int) -> str:
-        if name not in schema.relation_parent:
-            raise RelationRulesError(f"{where}:{line}: unknown relation type {name!r} (schema {schema.path}: "
-                                     f"{', '.join(schema.relation_types())})")
-        return name
-
-    def entity_type(name: str, line: int) -> str:
-        if name != ANY_ENTITY and name.lstrip("=") not in schema.entity_parent:
-            raise RelationRulesError(f"{where}:{line}: unknown entity type {name!r} (schema {schema.path})")
-        return name
-
+    sections = _rule_sections(p)
     line: int
     node: Any
     value: Any
@@ -198,47 +169,12 @@ def load_rules(path: str | Path, schema: Schema, *, with_scorer: bool = True) ->
         except (TypeError, ValueError):
             raise RelationRulesError(f"{where}:{max_line}: max_path must be a whole number") from None
 
-    rank: dict[str, int] = {}
-    order_node = sections.get("argument_order", (None, 0))[0]
-    if order_node is not None:
-        order = [entity_type(name, line) for name, line in _words(order_node, where, "argument_order")]
-        # the most specific entry wins: a type takes the rank of its nearest listed ancestor
-        for t in schema.entity_parent:
-            for ancestor in schema.ancestors(t, include_self=True):
-                if ancestor in order:
-                    rank[t] = order.index(ancestor)
-                    break
-
-    allowed: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
-    for rel in schema.relation_parent:
-        allowed[rel] = (frozenset(schema.allowed_arguments(rel, "Arg1")),
-                        frozenset(schema.allowed_arguments(rel, "Arg2")))
-    for rel, node, line in _mapping(sections.get("argument_types", (None, 0))[0], where, "argument_types"):
-        relation_type(rel, line)
-        roles = {role: (value, role_line) for role, value, role_line in _mapping(node, where, f"argument_types.{rel}")}
-        narrowed = []
-        for role in ("Arg1", "Arg2"):
-            if role not in roles:
-                narrowed.append(allowed[rel][0 if role == "Arg1" else 1])
-                continue
-            value, role_line = roles.pop(role)
-            names = [entity_type(n, ln) for n, ln in _words(value, where, f"argument_types.{rel}.{role}")]
-            permitted = set(schema.allowed_arguments(rel, role))
-            for name, ln in _words(value, where, f"argument_types.{rel}.{role}"):
-                forbidden = sorted(_expand(schema, [name]) - permitted)
-                if forbidden:
-                    raise RelationRulesError(
-                        f"{where}:{ln}: {rel} {role} {name!r} admits {', '.join(forbidden)}, which the schema's "
-                        f"relation_arguments ({schema.path}) forbid for {rel} {role}")
-            narrowed.append(_expand(schema, names))
-        for role, (_, role_line) in roles.items():
-            raise RelationRulesError(f"{where}:{role_line}: argument_types.{rel}: unknown role {role!r} "
-                                     "(Arg1 or Arg2)")
-        allowed[rel] = (narrowed[0], narrowed[1])
+    rank = _argument_rank(sections, schema, where)
+    allowed = _argument_types(sections, schema, where)
 
     triggers: dict[str, str] = {}
     for rel, node, line in _mapping(sections.get("triggers", (None, 0))[0], where, "triggers"):
-        relation_type(rel, line)
+        _relation_type(schema, where, rel, line)
         for word, word_line in _words(node, where, f"triggers.{rel}"):
             word = word.lower()
             if word in triggers and triggers[word] != rel:
@@ -258,42 +194,148 @@ def load_rules(path: str | Path, schema: Schema, *, with_scorer: bool = True) ->
         if value in (None, "null", "~", ""):
             source_types[name] = None
         else:
-            source_types[name] = relation_type(str(value), _node_line(node))
+            source_types[name] = _relation_type(schema, where, str(value), _node_line(node))
+    enabled, retype = _selection(sections, schema, where)
+    scorer = _load_scorer(sections, p, schema) if with_scorer else None
+    return RelationRules(
+        triggers=triggers, allowed=allowed, rank=rank, negation=cues["negation"], hedges=cues["hedge"],
+        max_path=max_path, source_types=source_types, relation_parent=dict(schema.relation_parent), path=where,
+        enabled=enabled, retype=retype, scorer=scorer,
+    )
+
+
+def _rule_sections(p: Path) -> dict[str, tuple[Any, int]]:
+    """Compose the rule file's YAML and map each known top-level section to (node, line)."""
+    where = str(p)
+    try:
+        root = yamlfile.compose(p.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise RelationRulesError(f"{where}: cannot read relation rules: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise RelationRulesError(f"{where}: cannot read relation rules: not UTF-8 ({exc.reason} at byte "
+                                 f"{exc.start})") from exc
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f":{mark.line + 1}" if mark is not None else ""
+        raise RelationRulesError(f"{where}{at}: invalid YAML: {exc}") from exc
+    sections: dict[str, tuple[Any, int]] = {k: (v, ln) for k, v, ln in _mapping(root, where, "the top level")}
+    known = {"version", "max_path", "argument_order", "argument_types", "triggers", "modality", "source_types",
+             "selection", "scorer"}
+    for section, (_node, section_line) in sections.items():
+        if section not in known:
+            raise RelationRulesError(f"{where}:{section_line}: unknown section {section!r} "
+                                     f"(known: {', '.join(sorted(known))})")
+    return sections
+
+
+def _relation_type(schema: Schema, where: str, name: str, line: int) -> str:
+    """Return name if the schema has that relation type, else raise naming the file and line."""
+    if name not in schema.relation_parent:
+        raise RelationRulesError(f"{where}:{line}: unknown relation type {name!r} (schema {schema.path}: "
+                                 f"{', '.join(schema.relation_types())})")
+    return name
+
+
+def _entity_type(schema: Schema, where: str, name: str, line: int) -> str:
+    """Return name if it is ANY_ENTITY or a schema entity type (``=`` prefix allowed), else raise."""
+    if name != ANY_ENTITY and name.lstrip("=") not in schema.entity_parent:
+        raise RelationRulesError(f"{where}:{line}: unknown entity type {name!r} (schema {schema.path})")
+    return name
+
+
+def _argument_rank(sections: Mapping[str, tuple[Any, int]], schema: Schema, where: str) -> dict[str, int]:
+    """Rank each entity type by its nearest ancestor in ``argument_order`` (empty without that section)."""
+    rank: dict[str, int] = {}
+    order_node = sections.get("argument_order", (None, 0))[0]
+    if order_node is not None:
+        order = [_entity_type(schema, where, name, line) for name, line in _words(order_node, where, "argument_order")]
+        # the most specific entry wins: a type takes the rank of its nearest listed ancestor
+        for t in schema.entity_parent:
+            for ancestor in schema.ancestors(t, include_self=True):
+                if ancestor in order:
+                    rank[t] = order.index(ancestor)
+                    break
+    return rank
+
+
+def _argument_types(
+    sections: Mapping[str, tuple[Any, int]], schema: Schema, where: str
+) -> dict[str, tuple[frozenset[str], frozenset[str]]]:
+    """Map each relation type to its (Arg1, Arg2) entity types: the schema's, narrowed by ``argument_types``."""
+    line: int
+    node: Any
+    value: Any
+    allowed: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+    for rel in schema.relation_parent:
+        allowed[rel] = (frozenset(schema.allowed_arguments(rel, "Arg1")),
+                        frozenset(schema.allowed_arguments(rel, "Arg2")))
+    for rel, node, line in _mapping(sections.get("argument_types", (None, 0))[0], where, "argument_types"):
+        _relation_type(schema, where, rel, line)
+        roles = {role: (value, role_line) for role, value, role_line in _mapping(node, where, f"argument_types.{rel}")}
+        narrowed = []
+        for role in ("Arg1", "Arg2"):
+            if role not in roles:
+                narrowed.append(allowed[rel][0 if role == "Arg1" else 1])
+                continue
+            value, role_line = roles.pop(role)
+            names = [_entity_type(schema, where, n, ln)
+                     for n, ln in _words(value, where, f"argument_types.{rel}.{role}")]
+            permitted = set(schema.allowed_arguments(rel, role))
+            for name, ln in _words(value, where, f"argument_types.{rel}.{role}"):
+                forbidden = sorted(_expand(schema, [name]) - permitted)
+                if forbidden:
+                    raise RelationRulesError(
+                        f"{where}:{ln}: {rel} {role} {name!r} admits {', '.join(forbidden)}, which the schema's "
+                        f"relation_arguments ({schema.path}) forbid for {rel} {role}")
+            narrowed.append(_expand(schema, names))
+        for role, (_, role_line) in roles.items():
+            raise RelationRulesError(f"{where}:{role_line}: argument_types.{rel}: unknown role {role!r} "
+                                     "(Arg1 or Arg2)")
+        allowed[rel] = (narrowed[0], narrowed[1])
+    return allowed
+
+
+def _selection(
+    sections: Mapping[str, tuple[Any, int]], schema: Schema, where: str
+) -> tuple[frozenset[str] | None, dict[str, str]]:
+    """Read the ``selection`` section: the enabled keys (None: all) and the retype map."""
     enabled: frozenset[str] | None = None
     retype: dict[str, str] = {}
     for name, node, line in _mapping(sections.get("selection", (None, 0))[0], where, "selection"):
         if name == "enabled":
             keys = _words(node, where, "selection.enabled")
             for key, key_line in keys:
-                relation_type(key.rsplit(":", 1)[-1], key_line)
+                _relation_type(schema, where, key.rsplit(":", 1)[-1], key_line)
             enabled = frozenset(k for k, _line in keys)
         elif name == "retype":
             for key, value, key_line in _mapping(node, where, "selection.retype"):
-                relation_type(key.rsplit(":", 1)[-1], key_line)
-                target = relation_type(str(getattr(value, "value", "")), _node_line(value))
+                _relation_type(schema, where, key.rsplit(":", 1)[-1], key_line)
+                target = _relation_type(schema, where, str(getattr(value, "value", "")), _node_line(value))
                 if target not in schema.ancestors(key.rsplit(":", 1)[-1], include_self=True):
                     raise RelationRulesError(f"{where}:{_node_line(value)}: {key} can only become an ancestor of "
                                              f"its type, not {target!r}")
                 retype[key] = target
         else:
             raise RelationRulesError(f"{where}:{line}: selection: unknown entry {name!r} (enabled, retype)")
-    scorer = None
-    if with_scorer and "scorer" in sections:
-        scorer_node, scorer_line = sections["scorer"]
-        scorer_path = p.parent / str(getattr(scorer_node, "value", ""))
-        try:
-            scorer_data = json.loads(scorer_path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise RelationRulesError(f"{where}:{scorer_line}: cannot read the scorer {scorer_path}: {exc}") from exc
-        scorer = RelationScorer.from_json(scorer_data, str(scorer_path))
-        unknown = sorted(set(scorer.types) - set(schema.relation_parent))
-        if unknown:
-            raise RelationRulesError(f"{scorer_path}: unknown relation type(s) {', '.join(unknown)}")
-    return RelationRules(
-        triggers=triggers, allowed=allowed, rank=rank, negation=cues["negation"], hedges=cues["hedge"],
-        max_path=max_path, source_types=source_types, relation_parent=dict(schema.relation_parent), path=where,
-        enabled=enabled, retype=retype, scorer=scorer,
-    )
+    return enabled, retype
+
+
+def _load_scorer(sections: Mapping[str, tuple[Any, int]], p: Path, schema: Schema) -> RelationScorer | None:
+    """Load the scorer the ``scorer`` section names (relative to the rule file p); None without that section."""
+    if "scorer" not in sections:
+        return None
+    where = str(p)
+    scorer_node, scorer_line = sections["scorer"]
+    scorer_path = p.parent / str(getattr(scorer_node, "value", ""))
+    try:
+        scorer_data = json.loads(scorer_path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise RelationRulesError(f"{where}:{scorer_line}: cannot read the scorer {scorer_path}: {exc}") from exc
+    scorer = RelationScorer.from_json(scorer_data, str(scorer_path))
+    unknown = sorted(set(scorer.types) - set(schema.relation_parent))
+    if unknown:
+        raise RelationRulesError(f"{scorer_path}: unknown relation type(s) {', '.join(unknown)}")
+    return scorer
 
 
 #: rule_files's answers by (path, modification time, size): every shard task of the build asks for
