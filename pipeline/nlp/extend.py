@@ -443,16 +443,25 @@ def _align(
     return _Key(key, ktype, toks, head, clip)
 
 
-def _extend_sentence(
-    sdoc: Doc, offset: int, keys: Sequence[Annotation], ontology: Ontology, counts: Counter[str], text: str
-) -> tuple[list[Annotation], list[Annotation], set[Annotation]]:
-    """Composites, standalone terms and absorbed key annotations of one sentence (document-relative)."""
-    forms = [_forms(t) for t in sdoc]
-    stext = sdoc.text  # Doc.text joins every token: compute it once per sentence
+def _suffix_composites(keys: Sequence[Annotation], ontology: Ontology, text: str, offset: int, end: int,
+                       counts: Counter[str]) -> tuple[list[Annotation], set[Annotation]]:
+    """The composites a key makes with a suffix or an "anti-" prefix (document-relative).
+
+    Args:
+        keys: The sentence's key annotations.
+        ontology: The ontology.
+        text: The document's text.
+        offset: Where the sentence starts in the text.
+        end: Where the sentence ends in the text.
+        counts: Counters, updated (``composites`` ...).
+
+    Returns:
+        ``(composites, suffixed)``: the composites, and the keys that made one with a suffix.
+    """
     suffixed: set[Annotation] = set()
     suffix_composites: list[Annotation] = []
     for a in keys:
-        for made in _suffixes(a, ontology, text, offset + len(stext)):
+        for made in _suffixes(a, ontology, text, end):
             suffix_composites.append(made)
             suffixed.add(a)
             counts["composites"] += 1
@@ -465,6 +474,22 @@ def _extend_sentence(
             suffix_composites.append(anti)
             counts["composites"] += 1
             counts[f"composites_{anti.type}"] += 1
+    return suffix_composites, suffixed
+
+
+def _term_occurrences(sdoc: Doc, forms: Sequence[tuple[str, ...]], ontology: Ontology
+                      ) -> tuple[list[_Occurrence], dict[int, _Occurrence], dict[int, _Occurrence]]:
+    """The ontology's terms in one sentence.
+
+    Args:
+        sdoc: The sentence.
+        forms: Its tokens' forms (``_forms``).
+        ontology: The ontology.
+
+    Returns:
+        ``(occurrences, occ_at, prefix_at)``: the term occurrences in order, the occurrence at each of their
+            tokens, and at the first token of a multi-word term the shorter term it starts with.
+    """
     occ_at: dict[int, _Occurrence] = {}
     term_occurrences: list[_Occurrence] = []
     prefix_at: dict[int, _Occurrence] = {}
@@ -480,6 +505,57 @@ def _extend_sentence(
             if inner and inner[0][0] == 0:
                 _s, e, w = inner[0]
                 prefix_at[start] = _Occurrence(start, start + e, _anchor(sdoc, start, start + e), w)
+    return term_occurrences, occ_at, prefix_at
+
+
+def _standalone_terms(sdoc: Doc, stext: str, offset: int, term_occurrences: Sequence[_Occurrence], covered: set[int],
+                      aligned: Sequence[_Key], ontology: Ontology, counts: Counter[str]) -> list[Annotation]:
+    """The ontology terms that are entities on their own, outside every composite (document-relative).
+
+    Args:
+        sdoc: The sentence.
+        stext: Its text.
+        offset: Where the sentence starts in the text.
+        term_occurrences: The sentence's term occurrences (``_term_occurrences``).
+        covered: The tokens of the sentence's composites.
+        aligned: The sentence's aligned keys.
+        ontology: The ontology.
+        counts: Counters, updated (``standalone_<class>``).
+
+    Returns:
+        The standalone annotations.
+    """
+    standalone: list[Annotation] = []
+    key_tokens = {i for k in aligned if k.annotation.source != "ontology" for i in k.tokens}
+    for occ in term_occurrences:
+        if occ.words is None or occ.start in covered:
+            continue
+        # A key entity crossing the term or equal to it says what the words are; one strictly inside
+        # the term is a part of it ("tumor" in "tumor growth").
+        if any(i in key_tokens for i in range(occ.start, occ.end)) and not all(
+                set(k.tokens) <= set(range(occ.start, occ.end)) and len(k.tokens) < occ.end - occ.start
+                for k in aligned if set(k.tokens) & set(range(occ.start, occ.end))):
+            continue
+        cls = next((c for c in ontology.classes_for_term(occ.words) if c.standalone), None)
+        if cls is None:
+            continue
+        s, e = sdoc[occ.start].idx, sdoc[occ.end - 1].idx + len(sdoc[occ.end - 1].text)
+        standalone.append(
+            Annotation(((s + offset, e + offset),), cls.name, "ontology", text=stext[s:e],
+                       ontology_class=cls.name, rule="standalone")
+        )
+        counts[f"standalone_{cls.name}"] += 1
+    return standalone
+
+
+def _extend_sentence(
+    sdoc: Doc, offset: int, keys: Sequence[Annotation], ontology: Ontology, counts: Counter[str], text: str
+) -> tuple[list[Annotation], list[Annotation], set[Annotation]]:
+    """Composites, standalone terms and absorbed key annotations of one sentence (document-relative)."""
+    forms = [_forms(t) for t in sdoc]
+    stext = sdoc.text  # Doc.text joins every token: compute it once per sentence
+    suffix_composites, suffixed = _suffix_composites(keys, ontology, text, offset, offset + len(stext), counts)
+    term_occurrences, occ_at, prefix_at = _term_occurrences(sdoc, forms, ontology)
     aligned: list[_Key] = []
     for a in keys:
         ktype = ontology.key_type(a.type, a.covered(text))
@@ -551,26 +627,7 @@ def _extend_sentence(
                         counts[f"absorbed_{k.type}"] += 1
                     absorbed.add(k.annotation)
 
-    standalone: list[Annotation] = []
-    key_tokens = {i for k in aligned if k.annotation.source != "ontology" for i in k.tokens}
-    for occ in term_occurrences:
-        if occ.words is None or occ.start in covered:
-            continue
-        # A key entity crossing the term or equal to it says what the words are; one strictly inside
-        # the term is a part of it ("tumor" in "tumor growth").
-        if any(i in key_tokens for i in range(occ.start, occ.end)) and not all(
-                set(k.tokens) <= set(range(occ.start, occ.end)) and len(k.tokens) < occ.end - occ.start
-                for k in aligned if set(k.tokens) & set(range(occ.start, occ.end))):
-            continue
-        cls = next((c for c in ontology.classes_for_term(occ.words) if c.standalone), None)
-        if cls is None:
-            continue
-        s, e = sdoc[occ.start].idx, sdoc[occ.end - 1].idx + len(sdoc[occ.end - 1].text)
-        standalone.append(
-            Annotation(((s + offset, e + offset),), cls.name, "ontology", text=stext[s:e],
-                       ontology_class=cls.name, rule="standalone")
-        )
-        counts[f"standalone_{cls.name}"] += 1
+    standalone = _standalone_terms(sdoc, stext, offset, term_occurrences, covered, aligned, ontology, counts)
     return composites, standalone, absorbed
 
 
