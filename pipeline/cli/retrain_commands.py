@@ -148,12 +148,12 @@ def _train_entities(args: argparse.Namespace, staging: Path, key_entities: tuple
     Returns:
         ``(model, meta)``: the model (None when no document has an entity to learn from) and its metadata.
     """
-    from pipeline.nlp import learned
+    from pipeline.nlp import learned, learned_data
 
     keys, annotate, key_source, key_detail = key_entities
     entity_counts: Counter[str] = Counter()
-    entity_examples = learned.brat_examples([staging], keys=keys, annotate=annotate, model=model_name,
-                                            schema_path=schema_path, counts=entity_counts)
+    entity_examples = learned_data.brat_examples([staging], keys=keys, annotate=annotate, model=model_name,
+                                                 schema_path=schema_path, counts=entity_counts)
     entity_model = learned.train(entity_examples, learned.TrainConfig(seed=args.seed)) if entity_examples \
         else None
     entity_meta = {"training_data_sha256": learned.training_hash(entity_examples),
