@@ -30,7 +30,7 @@ from preannotation_agreement import f1s, fmt, load_sentences, missing_sets, run,
 
 from pipeline.brat.agreement import table10_scores  # noqa: E402
 from pipeline.documents import Annotation  # noqa: E402
-from pipeline.nlp import learned  # noqa: E402
+from pipeline.nlp import learned, learned_data  # noqa: E402
 from pipeline.nlp.ontology import DEFAULT_ONTOLOGY  # noqa: E402
 from pipeline.nlp.spacy_models import DEFAULT_MODEL, load_parser  # noqa: E402
 
@@ -87,7 +87,7 @@ def main() -> int:
             learned._candidates = candidates or with_dense_features(parsed)  # type: ignore[assignment]
             try:
                 started = time.perf_counter()
-                oof = learned.out_of_fold(examples, k=5, seed=13, config=config)
+                oof = learned_data.out_of_fold(examples, k=5, seed=13, config=config)
                 elapsed = time.perf_counter() - started
             finally:
                 learned._candidates = plain  # type: ignore[assignment]

@@ -32,7 +32,7 @@ from typing import Any
 PROJECT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT))
 
-from pipeline.nlp import learned  # noqa: E402
+from pipeline.nlp import learned, learned_data  # noqa: E402
 from pipeline.nlp.folds import DEFAULT_K, DEFAULT_SEED, kfold_groups  # noqa: E402
 from pipeline.nlp.local_annotator import LocalAnnotator  # noqa: E402
 
@@ -131,7 +131,7 @@ def kfold_report(
     full = learned.train(examples)
     in_sample = {(n, *a.fragments[0], a.type) for ex in examples
                  for a in learned.predict(full, ex.text, list(ex.rules)) for n in (ex.name,)}
-    oof = learned.out_of_fold(examples, k=k, seed=seed)
+    oof = learned_data.out_of_fold(examples, k=k, seed=seed)
     oof_items = {(n, *a.fragments[0], a.type) for n, anns in oof.items() for a in anns}
     print(f"  local + learned filter: in-sample {micro_f1(in_sample, pubtator):.3f}, "
           f"out-of-fold {micro_f1(oof_items, pubtator):.3f}")

@@ -41,7 +41,7 @@ sys.path.insert(0, str(PROJECT))
 from pipeline.brat import standoff as brat  # noqa: E402
 from pipeline.brat.agreement import table10_scores  # noqa: E402
 from pipeline.documents import Annotation, Document, Sentence  # noqa: E402
-from pipeline.nlp import learned  # noqa: E402
+from pipeline.nlp import learned, learned_data  # noqa: E402
 from pipeline.nlp.extend import extend_documents  # noqa: E402
 from pipeline.nlp.folds import DEFAULT_K, DEFAULT_SEED, kfold_groups, subsample, train_test  # noqa: E402
 from pipeline.nlp.ontology import DEFAULT_ONTOLOGY, load_ontology  # noqa: E402
@@ -376,7 +376,7 @@ def kfold_report(
     insample = {ex.name: (list(ex.gold), learned.predict(full, ex.text, ex.rules)) for ex in examples}
     learned_in = f1s(table10_scores(insample.values()))
     t0 = time.perf_counter()
-    oof = learned.out_of_fold(examples, k=k, seed=seed)
+    oof = learned_data.out_of_fold(examples, k=k, seed=seed)
     oof_s = time.perf_counter() - t0
     learned_oof = f1s(table10_scores((list(by_name[n].gold), p) for n, p in oof.items()))
     learned_folds = [f1s(table10_scores((list(by_name[n].gold), oof[n]) for n in fold)) for fold in folds]
@@ -385,7 +385,7 @@ def kfold_report(
     anchored_in = f1s(table10_scores((list(ex.gold), learned.predict(anchored_full, ex.text, ex.rules))
                                      for ex in examples))
     t0 = time.perf_counter()
-    anchored_oof_pred = learned.out_of_fold(examples, k=k, seed=seed, config=anchored_cfg)
+    anchored_oof_pred = learned_data.out_of_fold(examples, k=k, seed=seed, config=anchored_cfg)
     anchored_s = time.perf_counter() - t0
     anchored_oof = f1s(table10_scores((list(by_name[n].gold), p) for n, p in anchored_oof_pred.items()))
     added = Counter((a.rule == "learned:anchored", any(a.fragments == g.fragments and a.type == g.type

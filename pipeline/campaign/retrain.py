@@ -5,7 +5,7 @@ The training data is every finished document of the campaign once
 collections given with ``--also`` (a name already taken is left out and counted ``also_duplicates``).  They are
 staged, as brat documents, in a temporary directory outside the campaign, which the project's training
 functions read ([`brat_training`][pipeline.nlp.relations.training.brat_training],
-[`brat_examples`][pipeline.nlp.learned.brat_examples]).
+[`brat_examples`][pipeline.nlp.learned_data.brat_examples]).
 
 **Judgement** ([`judge`][pipeline.campaign.retrain.judge]).  The relation scorers are compared on the campaign's
 documents given their final entities: each document's relations are removed, the scorer's suggestions are

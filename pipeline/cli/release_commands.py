@@ -262,15 +262,8 @@ def run_release(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    """Add ``find``, ``decisions``, ``release`` and the ``campaign finalize``/``append`` subcommands.
-
-    Every handler is wrapped so that expected input errors end in one ``pgx-corpus COMMAND: ...`` line and
-    exit 2.
-
-    Args:
-        sub: The subparsers of ``pgx-corpus``.
-    """
+def _register_finalize() -> None:
+    """Add ``campaign finalize``."""
     p = add_campaign_command("finalize", "collect the seniors' phase-2 collections into the final corpus")
     p.description = (
         "Read CAMPAIGN_DIR/phase2/<senior>/ and write the finished documents to --out as one brat collection "
@@ -290,6 +283,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print the report as one JSON object")
     p.set_defaults(func=_guard("campaign finalize", run_finalize))
 
+
+def _register_append() -> None:
+    """Add ``campaign append``."""
     p = add_campaign_command("append", "append a rebuild's new sentences to a running campaign")
     p.description = (
         "Assign the documents of --collection that CAMPAIGN_DIR/manifest.csv does not list yet (two phase-1 "
@@ -303,6 +299,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print the new assignments as one JSON object")
     p.set_defaults(func=_guard("campaign append", run_append))
 
+
+def _register_find(sub: argparse._SubParsersAction) -> None:
+    """Add ``find`` to the subparsers of ``pgx-corpus``.
+
+    Args:
+        sub: The subparsers of ``pgx-corpus``.
+    """
     p = sub.add_parser(
         "find", help="list the sentences matching a keyword, regex, entity type or relation pattern",
         description="List the sentences of BRAT_DIR (e.g. FINAL) matching every given criterion, with their "
@@ -326,6 +329,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     _add_schema(p)
     p.set_defaults(func=_guard("find", run_find))
 
+
+def _register_decisions(sub: argparse._SubParsersAction) -> None:
+    """Add ``decisions`` and its ``apply`` to the subparsers of ``pgx-corpus``.
+
+    Args:
+        sub: The subparsers of ``pgx-corpus``.
+    """
     d = sub.add_parser("decisions", help="homogenization decisions applied in bulk to a brat collection",
                        description="Apply a decisions file (YAML: retype, remove, relations) to a collection.")
     dsub = d.add_subparsers(dest="decisions_command", metavar="DECISIONS_COMMAND", required=True)
@@ -341,6 +351,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     _add_schema(p)
     p.set_defaults(func=_guard("decisions apply", run_decisions_apply))
 
+
+def _register_release(sub: argparse._SubParsersAction) -> None:
+    """Add ``release`` to the subparsers of ``pgx-corpus``.
+
+    Args:
+        sub: The subparsers of ``pgx-corpus``.
+    """
     p = sub.add_parser(
         "release", help="a citable, byte-reproducible release of a final corpus",
         description="Write brat (+ configuration, tar.gz), BioC XML/JSON (+ key file), PubTator (+ a six-column "
@@ -399,3 +416,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     _add_export_config(p)
     p.add_argument("--json", action="store_true", help="print release.json on stdout")
     p.set_defaults(func=_guard("release", run_release))
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``find``, ``decisions``, ``release`` and the ``campaign finalize``/``append`` subcommands.
+
+    Every handler is wrapped so that expected input errors end in one ``pgx-corpus COMMAND: ...`` line and
+    exit 2.
+
+    Args:
+        sub: The subparsers of ``pgx-corpus``.
+    """
+    _register_finalize()
+    _register_append()
+    _register_find(sub)
+    _register_decisions(sub)
+    _register_release(sub)

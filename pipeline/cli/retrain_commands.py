@@ -82,7 +82,164 @@ def _print_figures(title: str, figures: Any) -> None:
           f"{d['final_relations']} final relations)")
 
 
-def run_retrain(args: argparse.Namespace) -> int:  # noqa: C901 - one refusal after another, in order
+def _refuse_paths(args: argparse.Namespace) -> int | None:
+    """Refuse a campaign, ``--also`` or ``--keys`` that cannot be used; None when all can.
+
+    Args:
+        args: The parsed arguments.
+
+    Returns:
+        The exit code 2 (the refusal printed), or None.
+    """
+    campaign: Path = args.campaign_dir
+    if not (campaign / PHASE2_DIR).is_dir() and not (campaign / CAMPAIGN_MANIFEST).is_file():
+        return _refuse(f"{campaign}: not a campaign (no campaign.json, no phase2/)")
+    for d in args.also:
+        if not d.is_dir():
+            return _refuse(f"--also {d}: not a directory")
+        if d.resolve() == campaign.resolve() or campaign.resolve() in d.resolve().parents:
+            return _refuse(f"--also {d}: inside the campaign (its finished documents are read already)")
+    if args.keys is not None and not args.keys.is_dir():
+        return _refuse(f"--keys {args.keys}: not a directory")
+    return None
+
+
+def _key_entities(args: argparse.Namespace, campaign: Path) -> tuple[Any, Any, str, str] | str:
+    """Find the key entities the entity model is trained with: those of the campaign's build.
+
+    Args:
+        args: The parsed arguments (``--keys``).
+        campaign: The campaign directory.
+
+    Returns:
+        ``(keys, annotate, key_source, key_detail)``, or the refusal message when they cannot be had.
+    """
+    annotator, lexicon, where = build_key_source(campaign)
+    if args.keys is not None:
+        return _keys_from(args.keys), None, "brat pre-annotations", f"--keys {args.keys.name}"
+    if annotator in (None, "local"):
+        from pipeline.nlp.local_annotator import LocalAnnotator
+
+        lexicon_path = Path(lexicon) if lexicon else None
+        try:
+            annotate = LocalAnnotator.load(lexicon_path).annotate
+        except (FileNotFoundError, ValueError) as exc:
+            return f"the local annotator ({where}): {exc}"
+        return None, annotate, "local annotator", where
+    return (f"the campaign's build took its key entities from {annotator} ({where}); the entity model "
+            "is trained with the same: pass them with --keys DIR (a brat directory of those "
+            "pre-annotations, one document per name)")
+
+
+def _train_entities(args: argparse.Namespace, staging: Path, key_entities: tuple[Any, Any, str, str],
+                    model_name: str, schema_path: Path, documents: list[dict[str, Any]],
+                    digest: str) -> tuple[Any, dict[str, Any]]:
+    """Train the entity model on the staged documents.
+
+    Args:
+        args: The parsed arguments (``--seed``, ``--also``).
+        staging: The staged brat collection.
+        key_entities: ``(keys, annotate, key_source, key_detail)`` from ``_key_entities``.
+        model_name: The parser model's name.
+        schema_path: The schema file.
+        documents: The staged documents' records (name, source, digests).
+        digest: The training data's digest.
+
+    Returns:
+        ``(model, meta)``: the model (None when no document has an entity to learn from) and its metadata.
+    """
+    from pipeline.nlp import learned, learned_data
+
+    keys, annotate, key_source, key_detail = key_entities
+    entity_counts: Counter[str] = Counter()
+    entity_examples = learned_data.brat_examples([staging], keys=keys, annotate=annotate, model=model_name,
+                                                 schema_path=schema_path, counts=entity_counts)
+    entity_model = learned.train(entity_examples, learned.TrainConfig(seed=args.seed)) if entity_examples \
+        else None
+    entity_meta = {"training_data_sha256": learned.training_hash(entity_examples),
+                   "training_dirs": ["campaign finished documents", *[d.name for d in args.also]],
+                   "documents": documents, "seed": args.seed, "parser_model": model_name,
+                   # key_entities as `pgx-corpus train` writes it; where it was read, beside it
+                   "key_entities": key_source, "key_entities_from": key_detail,
+                   # what build checks before applying the model (pipeline.nlp.learned.check_trained_with)
+                   "key_source": "local" if key_source == "local annotator" else "pubtator",
+                   "schema_sha256": learned.schema_digest(schema_path),
+                   "campaign_data_sha256": digest}
+    return entity_model, entity_meta
+
+
+def _write_models(campaign: Path, scorer: Any, entity_model: Any, entity_meta: dict[str, Any],
+                  model_name: str) -> tuple[str, Path, Path | None] | None:
+    """Write the scorer and the entity model under the campaign's next version.
+
+    Args:
+        campaign: The campaign directory.
+        scorer: The trained relation scorer.
+        entity_model: The trained entity model, or None (not written).
+        entity_meta: The entity model's metadata (completed with the spaCy and parser versions).
+        model_name: The parser model's name.
+
+    Returns:
+        ``(version, scorer_path, entity_path)``, or None when another run wrote the scorer's file meanwhile
+            (said on stderr).
+
+    Side effects:
+        Creates ``models/relations/NNN.json``, ``models/entities/NNN/``.
+    """
+    from pipeline.campaign import models
+    from pipeline.durable import create_file
+    from pipeline.nlp import learned
+
+    number = models.next_version(campaign)
+    version = models.version_name(number)
+    rel_dir = models.models_dir(campaign) / MODELS_RELATIONS_DIR
+    ent_dir = models.models_dir(campaign) / MODELS_ENTITIES_DIR
+    rel_dir.mkdir(parents=True, exist_ok=True)
+    scorer_path = rel_dir / f"{version}.json"
+    data = (json.dumps(scorer.to_json(), sort_keys=True, separators=(",", ":")) + "\n").encode("utf-8")
+    if not create_file(scorer_path, data, mode=0o644):
+        print(f"{NAME}: {scorer_path}: written by another run meanwhile; run again", file=sys.stderr)
+        return None
+    entity_path = None
+    if entity_model is not None:
+        import spacy
+
+        from pipeline.corpus.manifest import model_version
+
+        ent_dir.mkdir(parents=True, exist_ok=True)
+        entity_meta.update({"spacy_version": spacy.__version__, "parser_model_version": model_version(model_name)})
+        entity_path = learned.save_model(entity_model, ent_dir / version, entity_meta)
+    return version, scorer_path, entity_path
+
+
+def _print_judgement(judgement: Any, current: Any, version: str, scorer_path: Path) -> None:
+    """Print the new and the current scorer's figures and which is better.
+
+    Args:
+        judgement: The judgement (``pipeline.campaign.retrain.judge``).
+        current: The scorer in use before this run (``pipeline.campaign.models.select_scorer``).
+        version: The new version's name.
+        scorer_path: The new scorer's file.
+    """
+    print(f"judgement (given the final entities; {judgement.folds} folds by PMID for the new scorer):")
+    _print_figures("new, out of fold", judgement.new)
+    if judgement.new_common is not None and judgement.current is not None \
+            and judgement.new_common.documents != (judgement.new.documents if judgement.new else 0):
+        _print_figures("new, out of fold, on the current scorer's documents", judgement.new_common)
+    trained_note = ("on the documents it was not trained on" if judgement.current_documents_known
+                    else "on every campaign document: its file does not list its training documents")
+    _print_figures(f"current ({current.version}), {trained_note}", judgement.current)
+    for path, message in current.broken:
+        print(f"  skipped (does not load): {path}: {message}")
+    if judgement.better is None:
+        print("better: not judged (fewer than 2 PMIDs, or no document the current scorer was not trained on)")
+    else:
+        print(f"better: the {judgement.better} scorer (fewer relation edits; a tie keeps the current one)")
+    if judgement.better != "new":
+        print(f"serve uses the newest scorer that loads, {version}: to keep the current one, remove {scorer_path}")
+
+
+def run_retrain(args: argparse.Namespace) -> int:
     """Handle ``campaign retrain`` (see [`register`][pipeline.cli.retrain_commands.register]).
 
     Args:
@@ -98,15 +255,9 @@ def run_retrain(args: argparse.Namespace) -> int:  # noqa: C901 - one refusal af
 
     started = time.perf_counter()
     campaign: Path = args.campaign_dir
-    if not (campaign / PHASE2_DIR).is_dir() and not (campaign / CAMPAIGN_MANIFEST).is_file():
-        return _refuse(f"{campaign}: not a campaign (no campaign.json, no phase2/)")
-    for d in args.also:
-        if not d.is_dir():
-            return _refuse(f"--also {d}: not a directory")
-        if d.resolve() == campaign.resolve() or campaign.resolve() in d.resolve().parents:
-            return _refuse(f"--also {d}: inside the campaign (its finished documents are read already)")
-    if args.keys is not None and not args.keys.is_dir():
-        return _refuse(f"--keys {args.keys}: not a directory")
+    refused = _refuse_paths(args)
+    if refused is not None:
+        return refused
     try:
         schema_path = args.schema or DEFAULT_SCHEMA
         schema = load_schema(schema_path)
@@ -124,29 +275,13 @@ def run_retrain(args: argparse.Namespace) -> int:  # noqa: C901 - one refusal af
         return _refuse(f"{campaign}: no finished document (signed off by a senior, or in FINAL): nothing to "
                        "train on, nothing written")
     # the key-entity source of the campaign's build: the entity model is trained with the same
-    annotator, lexicon, where = build_key_source(campaign)
-    keys = None
-    annotate = None
-    if args.keys is not None:
-        key_source, key_detail = "brat pre-annotations", f"--keys {args.keys.name}"
-        keys = _keys_from(args.keys)
-    elif annotator in (None, "local"):
-        from pipeline.nlp.local_annotator import LocalAnnotator
-
-        lexicon_path = Path(lexicon) if lexicon else None
-        try:
-            annotate = LocalAnnotator.load(lexicon_path).annotate
-        except (FileNotFoundError, ValueError) as exc:
-            return _refuse(f"the local annotator ({where}): {exc}")
-        key_source, key_detail = "local annotator", where
-    else:
-        return _refuse(f"the campaign's build took its key entities from {annotator} ({where}); the entity model "
-                       "is trained with the same: pass them with --keys DIR (a brat directory of those "
-                       "pre-annotations, one document per name)")
+    key_entities = _key_entities(args, campaign)
+    if isinstance(key_entities, str):
+        return _refuse(key_entities)
+    keys, annotate, key_source, key_detail = key_entities
     named = relation_rules.rule_files(rules_path)[1:]
     current = models.select_scorer(campaign, schema, shipped_rules.scorer, Path(named[0]) if named else None,
                                    write_in_use=False)
-    from pipeline.nlp import learned
     from pipeline.nlp.relations import training
     from pipeline.nlp.spacy_models import DEFAULT_MODEL, load_parser
 
@@ -183,41 +318,12 @@ def run_retrain(args: argparse.Namespace) -> int:  # noqa: C901 - one refusal af
             "training_data_sha256": digest,
             "out_of_fold": judgement.new.as_dict() if judgement.new is not None else None,
             "out_of_fold_folds": judgement.folds})
-        entity_counts: Counter[str] = Counter()
-        entity_examples = learned.brat_examples([staging], keys=keys, annotate=annotate, model=model_name,
-                                                schema_path=schema_path, counts=entity_counts)
-        entity_model = learned.train(entity_examples, learned.TrainConfig(seed=args.seed)) if entity_examples \
-            else None
-        entity_meta = {"training_data_sha256": learned.training_hash(entity_examples),
-                       "training_dirs": ["campaign finished documents", *[d.name for d in args.also]],
-                       "documents": documents, "seed": args.seed, "parser_model": model_name,
-                       # key_entities as `pgx-corpus train` writes it; where it was read, beside it
-                       "key_entities": key_source, "key_entities_from": key_detail,
-                       # what build checks before applying the model (pipeline.nlp.learned.check_trained_with)
-                       "key_source": "local" if key_source == "local annotator" else "pubtator",
-                       "schema_sha256": learned.schema_digest(schema_path),
-                       "campaign_data_sha256": digest}
-    number = models.next_version(campaign)
-    version = models.version_name(number)
-    rel_dir = models.models_dir(campaign) / MODELS_RELATIONS_DIR
-    ent_dir = models.models_dir(campaign) / MODELS_ENTITIES_DIR
-    rel_dir.mkdir(parents=True, exist_ok=True)
-    from pipeline.durable import create_file
-
-    scorer_path = rel_dir / f"{version}.json"
-    data = (json.dumps(scorer.to_json(), sort_keys=True, separators=(",", ":")) + "\n").encode("utf-8")
-    if not create_file(scorer_path, data, mode=0o644):
-        print(f"{NAME}: {scorer_path}: written by another run meanwhile; run again", file=sys.stderr)
+        entity_model, entity_meta = _train_entities(args, staging, (keys, annotate, key_source, key_detail),
+                                                    model_name, schema_path, documents, digest)
+    written = _write_models(campaign, scorer, entity_model, entity_meta, model_name)
+    if written is None:
         return 1
-    entity_path = None
-    if entity_model is not None:
-        import spacy
-
-        from pipeline.corpus.manifest import model_version
-
-        ent_dir.mkdir(parents=True, exist_ok=True)
-        entity_meta.update({"spacy_version": spacy.__version__, "parser_model_version": model_version(model_name)})
-        entity_path = learned.save_model(entity_model, ent_dir / version, entity_meta)
+    version, scorer_path, entity_path = written
     models.append_history(campaign, {"version": version, "relations": str(scorer_path.relative_to(campaign)),
                                      "entities": str(entity_path.relative_to(campaign)) if entity_path else None,
                                      "documents": len(staged), "data_sha256": digest})
@@ -230,22 +336,7 @@ def run_retrain(args: argparse.Namespace) -> int:  # noqa: C901 - one refusal af
               f"it with `build --learned {entity_path}`")
     else:
         print("  entity model: not written (no document with an entity to learn from)")
-    print(f"judgement (given the final entities; {judgement.folds} folds by PMID for the new scorer):")
-    _print_figures("new, out of fold", judgement.new)
-    if judgement.new_common is not None and judgement.current is not None \
-            and judgement.new_common.documents != (judgement.new.documents if judgement.new else 0):
-        _print_figures("new, out of fold, on the current scorer's documents", judgement.new_common)
-    trained_note = ("on the documents it was not trained on" if judgement.current_documents_known
-                    else "on every campaign document: its file does not list its training documents")
-    _print_figures(f"current ({current.version}), {trained_note}", judgement.current)
-    for path, message in current.broken:
-        print(f"  skipped (does not load): {path}: {message}")
-    if judgement.better is None:
-        print("better: not judged (fewer than 2 PMIDs, or no document the current scorer was not trained on)")
-    else:
-        print(f"better: the {judgement.better} scorer (fewer relation edits; a tie keeps the current one)")
-    if judgement.better != "new":
-        print(f"serve uses the newest scorer that loads, {version}: to keep the current one, remove {scorer_path}")
+    _print_judgement(judgement, current, version, scorer_path)
     print(f"{time.perf_counter() - started:.1f} s")
     return 0
 

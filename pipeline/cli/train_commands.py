@@ -42,7 +42,7 @@ def _train(args: argparse.Namespace) -> int:
         return 2
     import spacy
 
-    from pipeline.nlp import learned
+    from pipeline.nlp import learned, learned_data
     from pipeline.nlp.spacy_models import DEFAULT_MODEL
     from pipeline.schema import DEFAULT_SCHEMA
 
@@ -60,8 +60,9 @@ def _train(args: argparse.Namespace) -> int:
             print(f"pgx-corpus train: {exc}", file=sys.stderr)
             return 2
     model_name = args.model or DEFAULT_MODEL
-    examples = learned.brat_examples(args.brat_dirs, keys=keys, annotate=annotate, ontology_path=args.ontology,
-                                     model=model_name, schema_path=args.schema, counts=counts)
+    examples = learned_data.brat_examples(args.brat_dirs, keys=keys, annotate=annotate,
+                                          ontology_path=args.ontology, model=model_name, schema_path=args.schema,
+                                          counts=counts)
     if not examples:
         print("pgx-corpus train: no annotated sentences found", file=sys.stderr)
         return 2

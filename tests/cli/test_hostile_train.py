@@ -156,7 +156,7 @@ def test_a_document_too_large_to_train_on_is_refused_quickly_and_small(tmp_path:
 
 def _reached_training(monkeypatch: pytest.MonkeyPatch) -> None:
     """Make reading the training data raise ``Reached`` (shown by the command): the checks before it passed."""
-    from pipeline.nlp import learned
+    from pipeline.nlp import learned_data
     from pipeline.nlp.relations import training as relations
 
     class Reached(Exception):
@@ -165,7 +165,7 @@ def _reached_training(monkeypatch: pytest.MonkeyPatch) -> None:
     def reached(*_args: object, **_kwargs: object) -> None:
         raise Reached
 
-    monkeypatch.setattr(learned, "brat_examples", reached)
+    monkeypatch.setattr(learned_data, "brat_examples", reached)
     monkeypatch.setattr(relations, "brat_training", reached)
 
 
@@ -220,13 +220,13 @@ def test_train_relations_refuses_a_text_that_is_not_utf8(tmp_path: Path, capsys:
 
 def _no_training(monkeypatch: pytest.MonkeyPatch) -> None:
     """Make reading the training data fail the test: a bad --out must be refused before it."""
-    from pipeline.nlp import learned
+    from pipeline.nlp import learned_data
     from pipeline.nlp.relations import training as relations
 
     def fail(*_args: object, **_kwargs: object) -> None:
         raise AssertionError("the training data was read before --out was checked")
 
-    monkeypatch.setattr(learned, "brat_examples", fail)
+    monkeypatch.setattr(learned_data, "brat_examples", fail)
     monkeypatch.setattr(relations, "brat_training", fail)
 
 

@@ -2,7 +2,8 @@
 
 Sentences are written for the tests; the spaCy model and the ontology are loaded once per module.
 
-Covers: pipeline.documents, pipeline.nlp.extend, pipeline.nlp.ontology, pipeline.nlp.spacy_models
+Covers: pipeline.documents, pipeline.nlp.extend, pipeline.nlp.extend_search, pipeline.nlp.ontology,
+pipeline.nlp.spacy_models
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Learned pre-annotation (pipeline.nlp.learned): training, decisions, versioned model directory.
 
-Covers: pipeline.documents, pipeline.nlp.learned, pipeline.nlp.logistic
+Covers: pipeline.documents, pipeline.nlp.learned, pipeline.nlp.learned_data, pipeline.nlp.logistic
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.documents import Annotation, Document, Sentence
-from pipeline.nlp import learned
+from pipeline.nlp import learned, learned_data
 
 DRUGS = ["warfarin", "clopidogrel", "tamoxifen", "codeine"]
 GENES = ["CYP2C9", "CYP2C19", "CYP2D6", "VKORC1", "ABCB1", "SLCO1B1"]
@@ -128,7 +128,7 @@ def test_apply_documents_is_sentence_relative(model: learned.LearnedModel) -> No
 
 
 def test_out_of_fold_predicts_every_example_from_other_folds() -> None:
-    oof = learned.out_of_fold(EXAMPLES, k=4, seed=13, config=CONFIG)
+    oof = learned_data.out_of_fold(EXAMPLES, k=4, seed=13, config=CONFIG)
     assert sorted(oof) == sorted(ex.name for ex in EXAMPLES)
     with pytest.raises(ValueError):
         learned.train([], CONFIG)

@@ -71,6 +71,87 @@ class _SentenceInfo:
         return found
 
 
+def _add_path_features(tree: _Tree, a: _Entity, b: _Entity, path: list[int], rules: RelationRules,
+                       info: _SentenceInfo, ab: list[str], ba: list[str], both: list[str]) -> None:
+    """Add the features of the dependency path between the heads of a and b to the pair's features.
+
+    Args:
+        tree: The sentence's parse tree.
+        a: The first entity of the pair (its head set).
+        b: The second entity of the pair (its head set).
+        path: The tokens of the path from a's collapsed head to b's.
+        rules: The relation rules (type ranks, triggers).
+        info: What the sentence's pairs share.
+        ab: The features of (a, b), extended.
+        ba: The features of (b, a), extended.
+        both: The features of both directions, extended.
+    """
+    p = tree.parse
+    root_a, root_b = info.root[a.index], info.root[b.index]
+    tp, pt = f"{a.type}>{b.type}", f"{b.type}>{a.type}"
+    rtp, prt = f"{root_a}>{root_b}", f"{root_b}>{root_a}"
+    plen = _bucket(len(path) - 1)
+    both.append(f"plen={plen}")
+    ab.append(f"tp|plen={tp}|{plen}")
+    ba.append(f"tp|plen={pt}|{plen}")
+    top = min(path, key=lambda i: (tree.depth[i], i))
+    k = path.index(top)
+    side_a = p.deps[path[k - 1]] if k > 0 else "top"
+    side_b = p.deps[path[k + 1]] if k + 1 < len(path) else "top"
+    shape, epahs = f"{side_a},{side_b}", f"{side_b},{side_a}"
+    top_lemma, top_tag = p.lemmas[top], p.tags[top]
+    both += [f"top={top_lemma}", f"top_pos={top_tag}"]
+    ab += [f"shape={shape}", f"tp|shape={tp}|{shape}", f"top|shape={top_lemma}|{shape}", f"tp|top={tp}|{top_lemma}",
+           f"rtp|shape={rtp}|{shape}", f"toptag|tp={top_tag}|{tp}"]
+    ba += [f"shape={epahs}", f"tp|shape={pt}|{epahs}", f"top|shape={top_lemma}|{epahs}", f"tp|top={pt}|{top_lemma}",
+           f"rtp|shape={prt}|{epahs}", f"toptag|tp={top_tag}|{pt}"]
+    if len(path) <= 7:
+        up, down = [p.deps[i] for i in path[:k]], [p.deps[i] for i in path[k + 1:]]
+        ab.append("deps=" + ">".join(up) + "^" + "<".join(down))
+        ba.append("deps=" + ">".join(reversed(down)) + "^" + "<".join(reversed(up)))
+    inner = [i for i in path[1:-1] if i not in a.tokens and i not in b.tokens]
+    if len(inner) <= 3:
+        ab.append("plem=" + "_".join(p.lemmas[i] for i in inner))
+        ba.append("plem=" + "_".join(p.lemmas[i] for i in reversed(inner)))
+    on_a = on_b = on_all = 0  # outer entities whose head is on the path (few sentences have any)
+    for i in inner:
+        for e in info.by_head.get(i, ()):
+            if e is not a and e is not b:
+                on_all += 1
+                kind = info.root[e.index]
+                on_a += kind == root_a
+                on_b += kind == root_b
+    on_a, on_b = min(2, on_a), min(2, on_b)
+    both.append(f"onpath={min(2, on_all)}")
+    ab += [f"onpath_same={on_a}{on_b}", f"tp|onpath_same={tp}|{on_a}{on_b}"]
+    ba += [f"onpath_same={on_b}{on_a}", f"tp|onpath_same={pt}|{on_b}{on_a}"]
+    any_trigger = False
+    for i in inner:
+        both.append(f"pl={p.lemmas[i]}")
+        t = _trigger_type(tree, i, rules)
+        if t is not None:
+            any_trigger = True
+            both.append(f"ptrig={t}")
+            ab.append(f"tp|ptrig={tp}|{t}")
+            ba.append(f"tp|ptrig={pt}|{t}")
+    top_trigger = _trigger_type(tree, top, rules) if top not in a.tokens and top not in b.tokens else None
+    if top_trigger is not None:
+        both.append(f"toptrig={top_trigger}")
+        ab.append(f"toptrig|shape={top_trigger}|{shape}")
+        ba.append(f"toptrig|shape={top_trigger}|{epahs}")
+    for ent, side, other in ((a, "a", "b"), (b, "b", "a")):
+        assert ent.head is not None
+        for c in tree.children(ent.head):
+            if c in ent.tokens or p.deps[c] not in _MODIFIER_DEPS:
+                continue
+            t = _trigger_type(tree, c, rules)
+            if t is not None:
+                ab.append(f"mod_{side}={t}")
+                ba.append(f"mod_{other}={t}")
+    if not any_trigger and top_trigger is None:
+        both.append("notrigger")
+
+
 def _pair_features_both(text: str, tree: _Tree, a: _Entity, b: _Entity, ents: Sequence[_Entity], outer: set[int],
                         rules: RelationRules, info: _SentenceInfo) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Return the features of the ordered pairs (a, b) and (b, a) of one parsed sentence, computed together.
@@ -144,66 +225,7 @@ def _pair_features_both(text: str, tree: _Tree, a: _Entity, b: _Entity, ents: Se
     if path is None:
         both.append("nopath")
         return tuple(ab + both), tuple(ba + both)
-    plen = _bucket(len(path) - 1)
-    both.append(f"plen={plen}")
-    ab.append(f"tp|plen={tp}|{plen}")
-    ba.append(f"tp|plen={pt}|{plen}")
-    top = min(path, key=lambda i: (tree.depth[i], i))
-    k = path.index(top)
-    side_a = p.deps[path[k - 1]] if k > 0 else "top"
-    side_b = p.deps[path[k + 1]] if k + 1 < len(path) else "top"
-    shape, epahs = f"{side_a},{side_b}", f"{side_b},{side_a}"
-    top_lemma, top_tag = p.lemmas[top], p.tags[top]
-    both += [f"top={top_lemma}", f"top_pos={top_tag}"]
-    ab += [f"shape={shape}", f"tp|shape={tp}|{shape}", f"top|shape={top_lemma}|{shape}", f"tp|top={tp}|{top_lemma}",
-           f"rtp|shape={rtp}|{shape}", f"toptag|tp={top_tag}|{tp}"]
-    ba += [f"shape={epahs}", f"tp|shape={pt}|{epahs}", f"top|shape={top_lemma}|{epahs}", f"tp|top={pt}|{top_lemma}",
-           f"rtp|shape={prt}|{epahs}", f"toptag|tp={top_tag}|{pt}"]
-    if len(path) <= 7:
-        up, down = [p.deps[i] for i in path[:k]], [p.deps[i] for i in path[k + 1:]]
-        ab.append("deps=" + ">".join(up) + "^" + "<".join(down))
-        ba.append("deps=" + ">".join(reversed(down)) + "^" + "<".join(reversed(up)))
-    inner = [i for i in path[1:-1] if i not in a.tokens and i not in b.tokens]
-    if len(inner) <= 3:
-        ab.append("plem=" + "_".join(p.lemmas[i] for i in inner))
-        ba.append("plem=" + "_".join(p.lemmas[i] for i in reversed(inner)))
-    on_a = on_b = on_all = 0  # outer entities whose head is on the path (few sentences have any)
-    for i in inner:
-        for e in info.by_head.get(i, ()):
-            if e is not a and e is not b:
-                on_all += 1
-                kind = info.root[e.index]
-                on_a += kind == root_a
-                on_b += kind == root_b
-    on_a, on_b = min(2, on_a), min(2, on_b)
-    both.append(f"onpath={min(2, on_all)}")
-    ab += [f"onpath_same={on_a}{on_b}", f"tp|onpath_same={tp}|{on_a}{on_b}"]
-    ba += [f"onpath_same={on_b}{on_a}", f"tp|onpath_same={pt}|{on_b}{on_a}"]
-    any_trigger = False
-    for i in inner:
-        both.append(f"pl={p.lemmas[i]}")
-        t = _trigger_type(tree, i, rules)
-        if t is not None:
-            any_trigger = True
-            both.append(f"ptrig={t}")
-            ab.append(f"tp|ptrig={tp}|{t}")
-            ba.append(f"tp|ptrig={pt}|{t}")
-    top_trigger = _trigger_type(tree, top, rules) if top not in a.tokens and top not in b.tokens else None
-    if top_trigger is not None:
-        both.append(f"toptrig={top_trigger}")
-        ab.append(f"toptrig|shape={top_trigger}|{shape}")
-        ba.append(f"toptrig|shape={top_trigger}|{epahs}")
-    for ent, side, other in ((a, "a", "b"), (b, "b", "a")):
-        assert ent.head is not None
-        for c in tree.children(ent.head):
-            if c in ent.tokens or p.deps[c] not in _MODIFIER_DEPS:
-                continue
-            t = _trigger_type(tree, c, rules)
-            if t is not None:
-                ab.append(f"mod_{side}={t}")
-                ba.append(f"mod_{other}={t}")
-    if not any_trigger and top_trigger is None:
-        both.append("notrigger")
+    _add_path_features(tree, a, b, path, rules, info, ab, ba, both)
     return tuple(ab + both), tuple(ba + both)
 
 
