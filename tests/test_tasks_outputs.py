@@ -7,7 +7,8 @@ manifest, the published ``brat/`` and the caches.  Moving code out of the Luigi 
 change one byte of them.
 
 What depends on where and when the build runs is normalised before hashing, in names and contents:
-the output directory (``<out>``), the project directory (``<project>``: config paths, the lexicon),
+the output directory (``<out>``), the cache directory (``<cache>``: the lexicon, see
+``pipeline.resources.cache_dir``), the project directory (``<project>``: config paths),
 and the parameter hashes in path components (``<hash>``), which hash absolute config paths and the
 sizes and mtimes of the source files.  Which stages share a parameter hash is compared separately.
 One file is left out: ``work/09_batches/<hash>/batches/access/users.json``, the campaign's scrypt
@@ -35,6 +36,7 @@ import pytest
 
 from pipeline import tasks
 from pipeline.nlp.lexicon import DEFAULT_LEXICON
+from pipeline.resources import cache_dir
 
 PROJECT = Path(__file__).resolve().parent.parent
 DEMO = PROJECT / "data" / "demo"
@@ -75,7 +77,9 @@ def digests(out: Path) -> dict[str, object]:
     hashes = _hash_names(out)
     # longest first: a shorter name is never replaced inside a longer one
     pattern = re.compile("|".join(re.escape(h) for h in sorted(hashes, key=len, reverse=True)))
-    replacements = [(str(out).encode(), b"<out>"), (str(PROJECT).encode(), b"<project>")]
+    # the cache directory (the lexicon) before the project: a checkout may keep its cache inside itself
+    replacements = [(str(out).encode(), b"<out>"), (str(cache_dir()).encode(), b"<cache>"),
+                    (str(PROJECT).encode(), b"<project>")]
     files: dict[str, list[str]] = {}
     for path in sorted(out.rglob("*")):
         if not path.is_file():

@@ -41,6 +41,9 @@ EXCLUDED: dict[str, str] = {
     r"(^|/)locks/[0-9a-f]+\.lock$": "per-document lock files (pipeline.campaign.locks): empty, created on first "
     "lock and never removed by design; a killed run may have locked a document the rerun does not need to",
     r"(^|/)\.build\.lock$": "the build's lock file records host, pid and start time of the build holding it",
+    r"(^|/)cache/nochange\.json$": "the no-change record (pipeline.cli.nochange) holds the inode, size and mtime of "
+    "the files a finished build left, which differ between any two runs by design; a build deletes it before it "
+    "changes anything, so a killed build leaves none, and the check compares it with the files before trusting it",
 }
 
 #: access/users.json: passwords come from :mod:`secrets` and are stored as salted scrypt hashes (random by
