@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
-import re
 import sys
 import time
 from pathlib import Path
@@ -27,22 +26,9 @@ sys.path.insert(0, str(PROJECT))
 from pipeline.nlp import lexicon_lookup as lk  # noqa: E402
 from pipeline.nlp.lexicon import DEFAULT_LEXICON  # noqa: E402
 from pipeline.nlp.local_annotator import LocalAnnotator  # noqa: E402
-from tests.nlp.lexicon_matches_reference import lexicon_matches  # noqa: E402
+from tests.nlp.lexicon_matches_reference import lexicon_matches, pair_lengths, pubmed_texts  # noqa: E402
 
 GENIA = Path(os.environ.get("PGX_SHARED", PROJECT.parent / "shared")) / "data" / "genia" / "pubmed-xml"
-ARTICLE = re.compile(r"<PubmedArticle>.*?</PubmedArticle>", re.S)
-TITLE_OR_ABSTRACT = re.compile(r"<(ArticleTitle|AbstractText)[^>]*>(.*?)</\1>", re.S)
-TAG = re.compile(r"<[^>]+>")
-
-
-def pair_lengths(table: lk.LookupTable) -> dict[str, str]:
-    """A table's ``lengths`` from its keys (what ``lexicon build`` writes in the sidecar)."""
-    lengths: dict[str, set[int]] = {}
-    for key in table.index:
-        parts = key.split(lk.SEP)
-        if len(parts) > 1:
-            lengths.setdefault(parts[0] + lk.SEP + parts[1], set()).add(len(parts))
-    return {pair: ",".join(map(str, sorted(n, reverse=True))) for pair, n in lengths.items()}
 
 
 def main() -> None:
@@ -59,10 +45,7 @@ def main() -> None:
         tables = {name: dataclasses.replace(getattr(lookup, name), lengths=pair_lengths(getattr(lookup, name)))
                   for name in lk.TABLES}
         lookup = lk.Lookup(**tables, gene_folded=lookup.gene_folded)
-    texts = []
-    for path in sorted(GENIA.glob("*.xml")):
-        for article in ARTICLE.findall(path.read_text(encoding="utf-8")):
-            texts.append("\n".join(TAG.sub("", m.group(2)) for m in TITLE_OR_ABSTRACT.finditer(article)))
+    texts = pubmed_texts(sorted(GENIA.glob("*.xml")))
     new = LocalAnnotator(lookup=lookup)
     former = {name: dataclasses.replace(getattr(lookup, name), lengths={}) for name in lk.TABLES}
     old = LocalAnnotator(lookup=lk.Lookup(**former, gene_folded=lookup.gene_folded))

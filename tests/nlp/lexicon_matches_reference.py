@@ -2,13 +2,19 @@
 
 [`LocalAnnotator._lexicon_matches`][pipeline.nlp.local_annotator.LocalAnnotator] visits only the token
 positions where a table can match; this straightforward version tries every table at every token, and
-the tests check that the two find the same matches on real text.
+the tests check that the two find the same matches on real text.  Also what the tests and
+``bench/lexicon_lookup.py`` share: a table's ``lengths`` computed from its keys, and the texts of
+PubMed XML files.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
 from pipeline.nlp import lexicon as lx
-from pipeline.nlp.lexicon_lookup import SEP, Entry
+from pipeline.nlp.lexicon_lookup import SEP, Entry, LookupTable
 from pipeline.nlp.local_annotator import _SPLIT_WORD, LocalAnnotator, _Match
 
 
@@ -72,3 +78,27 @@ def lexicon_matches(annotator: LocalAnnotator, text: str) -> list[_Match]:
         else:
             i += 1
     return found
+
+
+ARTICLE = re.compile(r"<PubmedArticle>.*?</PubmedArticle>", re.S)
+TITLE_OR_ABSTRACT = re.compile(r"<(ArticleTitle|AbstractText)[^>]*>(.*?)</\1>", re.S)
+TAG = re.compile(r"<[^>]+>")
+
+
+def pair_lengths(table: LookupTable) -> dict[str, str]:
+    """The ``lengths`` of a table, computed here from its keys (independently of the sidecar writer)."""
+    lengths: dict[str, set[int]] = {}
+    for key in table.index:
+        parts = key.split(SEP)
+        if len(parts) > 1:
+            lengths.setdefault(parts[0] + SEP + parts[1], set()).add(len(parts))
+    return {pair: ",".join(map(str, sorted(n, reverse=True))) for pair, n in lengths.items()}
+
+
+def pubmed_texts(files: Iterable[Path]) -> list[str]:
+    """The title and abstract of every article of PubMed XML files, markup removed, in file order."""
+    texts = []
+    for path in files:
+        for article in ARTICLE.findall(path.read_text(encoding="utf-8")):
+            texts.append("\n".join(TAG.sub("", m.group(2)) for m in TITLE_OR_ABSTRACT.finditer(article)))
+    return texts

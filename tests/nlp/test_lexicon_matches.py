@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -21,26 +20,11 @@ from pipeline.nlp import lexicon as lx
 from pipeline.nlp import lexicon_lookup as lk
 from pipeline.nlp.local_annotator import LocalAnnotator
 from tests.conftest import shared_path
-from tests.nlp.lexicon_matches_reference import lexicon_matches
+from tests.nlp.lexicon_matches_reference import lexicon_matches, pair_lengths, pubmed_texts
 from tests.nlp.test_lexicon_lookup import TEXTS, write_lexicon
 from tests.nlp.test_local_annotator import TABLES
 
 PROJECT = Path(__file__).resolve().parents[2]
-ARTICLE = re.compile(r"<PubmedArticle>.*?</PubmedArticle>", re.S)
-TITLE_OR_ABSTRACT = re.compile(r"<(ArticleTitle|AbstractText)[^>]*>(.*?)</\1>", re.S)
-TAG = re.compile(r"<[^>]+>")
-
-
-def pair_lengths(table: lk.LookupTable) -> dict[str, str]:
-    """The ``lengths`` of a table, computed here from its keys (independently of the sidecar writer)."""
-    lengths: dict[str, set[int]] = {}
-    for key in table.index:
-        parts = key.split(lk.SEP)
-        if len(parts) > 1:
-            lengths.setdefault(parts[0] + lk.SEP + parts[1], set()).add(len(parts))
-    return {pair: ",".join(map(str, sorted(n, reverse=True))) for pair, n in lengths.items()}
-
-
 def both_ways(lookup: lk.Lookup) -> tuple[LocalAnnotator, LocalAnnotator]:
     """The same lexicon as the former loop saw it (no lengths) and as the current one sees it (lengths)."""
     without = {name: dataclasses.replace(getattr(lookup, name), lengths={}) for name in lk.TABLES}
@@ -92,11 +76,7 @@ def real_texts() -> list[str]:
     """Titles and abstracts of the 1,699 GENIA records and the demo's records."""
     files = sorted(shared_path("data", "genia", "pubmed-xml").glob("*.xml"))
     files += sorted((PROJECT / "data").rglob("*.xml"))
-    texts = []
-    for path in files:
-        for article in ARTICLE.findall(path.read_text(encoding="utf-8")):
-            texts.append("\n".join(TAG.sub("", m.group(2)) for m in TITLE_OR_ABSTRACT.finditer(article)))
-    return texts
+    return pubmed_texts(files)
 
 
 @pytest.mark.slow
