@@ -192,11 +192,7 @@ def fsync_dir(directory: str | os.PathLike[str]) -> None:
     Raises:
         OSError: If it cannot be opened or flushed.
     """
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    _fsync_path(directory, os.O_RDONLY | os.O_DIRECTORY)
 
 
 def fsync_file(path: str | os.PathLike[str]) -> None:
@@ -208,7 +204,12 @@ def fsync_file(path: str | os.PathLike[str]) -> None:
     Raises:
         OSError: If it cannot be opened or flushed.
     """
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    _fsync_path(path, os.O_RDONLY | os.O_NOFOLLOW)
+
+
+def _fsync_path(path: str | os.PathLike[str], flags: int) -> None:
+    """Open ``path`` with ``flags``, flush it, and close it (also when the flush fails)."""
+    fd = os.open(path, flags)
     try:
         os.fsync(fd)
     finally:
