@@ -232,13 +232,20 @@ class FakeClock:
 
 
 def make_client(server: FakePubtator, clock: FakeClock, **kwargs: Any) -> PubtatorClient:
-    options: dict[str, Any] = {"timeout": 0.3, "max_tries": 3, "backoff": 0.5, "sleep": clock.sleep, "clock": clock}
+    # A generous timeout: a loaded machine can take longer than 0.3 s on loopback, and a spurious retry would
+    # change the request log the tests compare. The "slow" failure tests pass slow_timeout() themselves.
+    options: dict[str, Any] = {"timeout": 5.0, "max_tries": 3, "backoff": 0.5, "sleep": clock.sleep, "clock": clock}
     options.update(kwargs)
     # the host-wide limiter (in this test's own directory, see conftest), waiting on the fake clock
     options.setdefault("limiter", HostRateLimiter("pubtator", options.get("requests_per_second", 3.0),
                                                   directory=options.pop("rate_limit_dir", None),
                                                   clock=clock, sleep=clock.rate_sleep))
     return PubtatorClient(server.url, **options)
+
+
+def slow_timeout(failure: str) -> dict[str, float]:
+    """The client timeout for a failure: shorter than the fake's 0.6 s delay for "slow", else the default."""
+    return {"timeout": 0.3} if failure == "slow" else {}
 
 
 # --- the real response shape -------------------------------------------------
@@ -285,7 +292,7 @@ def test_batches_of_at_most_100_and_three_requests_per_second(fake_pubtator: Fak
 
     def timed_get(*args: Any, **kwargs: Any) -> requests.Response:
         starts.append(clock())
-        assert kwargs.get("timeout") == 0.3  # every request has a timeout
+        assert kwargs.get("timeout") == 5.0  # every request has a timeout
         return original_get(*args, **kwargs)
 
     session.get = timed_get  # type: ignore[method-assign]
@@ -315,7 +322,7 @@ def test_one_failure_is_retried(fake_pubtator: FakePubtator, failure: str) -> No
     fake_pubtator.add(simple_doc("201"), simple_doc("202"))
     fake_pubtator.failures = [failure]
     clock = FakeClock()
-    result = make_client(fake_pubtator, clock).fetch(["201", "202"])
+    result = make_client(fake_pubtator, clock, **slow_timeout(failure)).fetch(["201", "202"])
     assert sorted(result.documents) == ["201", "202"]
     assert result.requests == 2 and result.retries == 1
     assert fake_pubtator.requests == [["201", "202"], ["201", "202"]]
@@ -354,7 +361,7 @@ def test_persistent_failures_are_errors(fake_pubtator: FakePubtator, failure: st
     fake_pubtator.add(simple_doc("401"))
     fake_pubtator.always = failure
     with pytest.raises(PubtatorApiError, match=rf"PMID 401 failed after 2 tries: .*{reason}"):
-        make_client(fake_pubtator, FakeClock(), max_tries=2).fetch(["401"])
+        make_client(fake_pubtator, FakeClock(), max_tries=2, **slow_timeout(failure)).fetch(["401"])
 
 
 def test_client_error_is_not_retried(fake_pubtator: FakePubtator) -> None:
