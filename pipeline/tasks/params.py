@@ -5,18 +5,23 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import warnings
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, ClassVar
 
 import luigi
-from luigi.parameter import ParameterVisibility
+from luigi.parameter import ParameterVisibility, UnconsumedParameterWarning
 
 from pipeline import resources, store
 from pipeline.corpus import config_record
 from pipeline.corpus.config_record import ConfigMismatchError
 from pipeline.corpus.manifest import model_version
 
+# luigi.cfg's [core] rpc_retry_attempts and rpc_retry_wait are read by luigi.rpc.RemoteScheduler, but Luigi's
+# own [core] config class does not declare them, so it warns on every build that they are not consumed.
+warnings.filterwarnings("ignore", message=r"The configuration contains the parameter 'rpc_retry_(attempts|wait)'",
+                        category=UnconsumedParameterWarning)
 log = logging.getLogger(__name__)
 
 CONFIG_DIR = resources.CONFIG_DIR
