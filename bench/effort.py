@@ -219,6 +219,22 @@ def saved(e: Edits, base: Edits) -> str:
             f"relations {pct(e.relation_edits, base.relation_edits)}")
 
 
+def missing_data() -> str:
+    """The shared data sets that are absent, as one message ("" when all are there)."""
+    missing = [s for s in SETS if not (SHARED / s / "gold").is_dir()]
+    return f"missing data: {', '.join(str(SHARED / s) for s in missing)}" if missing else ""
+
+
+def scoring_setup(quick: bool) -> tuple[Schema, RelationRules, tuple[float, float, float] | None]:
+    """The schema, the relation rules without their scorer and, with ``quick``, the shipped scorer's L2 strengths."""
+    schema = load_schema()
+    base = load_rules(DEFAULT_RULES, schema, with_scorer=False)
+    shipped = load_rules(DEFAULT_RULES, schema).scorer
+    strengths = ((shipped.meta["pair_c"], shipped.meta["context_c"], shipped.meta["type_c"])
+                 if quick and shipped is not None else None)
+    return schema, base, strengths
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("--k", type=int, default=DEFAULT_K)
@@ -229,16 +245,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true",
                     help="the shipped scorer's L2 strengths for every fold (no inner selection)")
     args = ap.parse_args(argv)
-    missing = [s for s in SETS if not (SHARED / s / "gold").is_dir()]
-    if missing:
-        print(f"missing data: {', '.join(str(SHARED / s) for s in missing)}", file=sys.stderr)
+    if missing_data():
+        print(missing_data(), file=sys.stderr)
         return 2
     t0 = time.perf_counter()
-    schema = load_schema()
-    base = load_rules(DEFAULT_RULES, schema, with_scorer=False)
-    shipped = load_rules(DEFAULT_RULES, schema).scorer
-    strengths = ((shipped.meta["pair_c"], shipped.meta["context_c"], shipped.meta["type_c"])
-                 if args.quick and shipped is not None else None)
+    schema, base, strengths = scoring_setup(args.quick)
     nlp = load_parser(args.model)
     s = load(args.limit, nlp)
     n = len(s.names)

@@ -46,11 +46,10 @@ sys.path.insert(0, str(PROJECT))
 from pipeline.brat import standoff as brat  # noqa: E402
 from pipeline.brat.edits import Edits, sentence_edits, without_relations  # noqa: E402
 from pipeline.nlp.folds import DEFAULT_SEED, group_of  # noqa: E402
-from pipeline.nlp.relations.rules import DEFAULT_DECISION, DEFAULT_RULES, load_rules  # noqa: E402
+from pipeline.nlp.relations.rules import DEFAULT_DECISION  # noqa: E402
 from pipeline.nlp.relations.suggest import schema_allowed, suggest_relations  # noqa: E402
 from pipeline.nlp.relations.training import train_scorer  # noqa: E402
 from pipeline.nlp.spacy_models import DEFAULT_MODEL, load_parser  # noqa: E402
-from pipeline.schema import load_schema  # noqa: E402
 
 
 def _effort():  # type: ignore[no-untyped-def]
@@ -99,16 +98,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="the shipped scorer's L2 strengths for every scorer (no inner selection)")
     ap.add_argument("--only", type=int, nargs="+", metavar="K", help="measure only these batches (1-based)")
     args = ap.parse_args(argv)
-    missing = [s for s in effort.SETS if not (effort.SHARED / s / "gold").is_dir()]
-    if missing:
-        print(f"missing data: {', '.join(str(effort.SHARED / s) for s in missing)}", file=sys.stderr)
+    if effort.missing_data():
+        print(effort.missing_data(), file=sys.stderr)
         return 2
     t0 = time.perf_counter()
-    schema = load_schema()
-    base = load_rules(DEFAULT_RULES, schema, with_scorer=False)
-    shipped = load_rules(DEFAULT_RULES, schema).scorer
-    strengths = ((shipped.meta["pair_c"], shipped.meta["context_c"], shipped.meta["type_c"])
-                 if args.quick and shipped is not None else None)
+    schema, base, strengths = effort.scoring_setup(args.quick)
     nlp = load_parser(args.model)
     s = effort.load(None, nlp)
     dev = sorted(p.stem for p in (effort.SHARED / "pgxcorpus-dev" / "gold").glob("*.txt"))
