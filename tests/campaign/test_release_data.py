@@ -21,6 +21,7 @@ from bioc import biocxml
 from pipeline.brat.modality import join_notes
 from pipeline.brat.standoff import BratDocument, read_directory
 from pipeline.cli import main
+from tests.campaign.conftest import built_once
 from tests.conftest import shared_path
 
 NAME = "pgxcorpus-dev"
@@ -36,11 +37,14 @@ def gold() -> list[BratDocument]:
 
 @pytest.fixture(scope="module")
 def release_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The release of the dev gold, made once per session for every worker (the tests only read it)."""
     gold_dir = shared_path("data", "pgxcorpus-dev", "gold")
-    out = tmp_path_factory.mktemp("release") / "rel"
-    assert main(["release", str(gold_dir), "--out", str(out), "--name", NAME, "--license", "CC-BY-NC-4.0",
-                 "--release-version", "dev", "--date", "2026-11-25"]) == 0
-    return out
+
+    def build(out: Path) -> None:
+        assert main(["release", str(gold_dir), "--out", str(out), "--name", NAME, "--license", "CC-BY-NC-4.0",
+                     "--release-version", "dev", "--date", "2026-11-25"]) == 0
+
+    return built_once(tmp_path_factory, "pgxcorpus-dev-release", build)
 
 
 def _modality(doc: BratDocument, rid: str) -> frozenset[str]:

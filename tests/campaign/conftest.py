@@ -1,0 +1,74 @@
+"""Fixtures of the campaign tests: a cheap scrypt cost, and directories built once per test session.
+
+Passwords: every campaign test that makes people (``batches``, ``team``, ``create_users``) hashes their
+passwords, and scrypt at the production cost (``pipeline.campaign.users.SCRYPT_N``, 32 MiB per hash) is most of
+what those tests spend.  Their point is the files and the checks, not the cost, so they hash with
+``N = TEST_SCRYPT_N``; a test that checks the production cost asks for the ``production_scrypt`` fixture.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from pipeline.campaign import users
+
+PRODUCTION_SCRYPT_N = users.SCRYPT_N
+TEST_SCRYPT_N = 2**8  # the hash format and every check are the same; a hash costs ~0.3 ms instead of ~60 ms
+
+
+@pytest.fixture(autouse=True)
+def _cheap_scrypt(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Hash new passwords (and the store's decoy) with ``TEST_SCRYPT_N`` unless the test asks for
+    ``production_scrypt``.  Only this process: a CLI run in a subprocess hashes at the production cost."""
+    if "production_scrypt" not in request.fixturenames:
+        monkeypatch.setattr(users, "SCRYPT_N", TEST_SCRYPT_N)
+    yield
+
+
+@pytest.fixture
+def production_scrypt() -> int:
+    """The production scrypt cost, left in place for this test (see ``_cheap_scrypt``)."""
+    assert users.SCRYPT_N == PRODUCTION_SCRYPT_N
+    return PRODUCTION_SCRYPT_N
+
+
+def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], object]) -> Path:
+    """A directory made by ``build(path)`` once per test session, shared by every pytest-xdist worker.
+
+    The first worker that asks builds it in place (paths written into it stay true) under an ``flock``
+    and marks it done when ``build`` returns; the others wait for it and reuse it.  The directory is
+    shared: tests only read it (a test that changes files works on a ``copy_of`` it).
+
+    Args:
+        tmp_path_factory: pytest's factory; the directory lives under the session's temporary root.
+        name: The directory's name, unique per kind of build.
+        build: Writes the directory at the path given (which does not exist yet).
+
+    Returns:
+        The built directory.
+    """
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the session's root, shared by the workers (each has its own basetemp under it)
+    shared = root / "built-once"
+    shared.mkdir(exist_ok=True)
+    target, done = shared / name, shared / f"{name}.done"
+    with open(shared / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(target, ignore_errors=True)  # what a failed build left
+            build(target)
+            done.touch()
+    return target
+
+
+def copy_of(source: Path, destination: Path) -> Path:
+    """A private copy of a directory built once (``built_once``), for a test that changes it."""
+    shutil.copytree(source, destination, symlinks=True)
+    return destination
