@@ -1,4 +1,4 @@
-"""Fixtures of the campaign tests: a cheap scrypt cost, and directories built once per test session.
+"""Fixtures of the campaign tests: a cheap scrypt cost, releases without drawn charts, directories built once.
 
 Passwords: every campaign test that makes people (``batches``, ``team``, ``create_users``) hashes their
 passwords, and scrypt at the production cost (``pipeline.campaign.users.SCRYPT_N``, 32 MiB per hash) is most of
@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.campaign import users
+from pipeline.campaign.release import tables
 
 PRODUCTION_SCRYPT_N = users.SCRYPT_N
 TEST_SCRYPT_N = 2**8  # the hash format and every check are the same; a hash costs ~0.3 ms instead of ~60 ms
@@ -36,6 +37,25 @@ def production_scrypt() -> int:
     """The production scrypt cost, left in place for this test (see ``_cheap_scrypt``)."""
     assert users.SCRYPT_N == PRODUCTION_SCRYPT_N
     return PRODUCTION_SCRYPT_N
+
+
+@pytest.fixture
+def charts_not_drawn(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Releases in this test write each table's PNG as a bare PNG signature instead of drawing it.
+
+    Drawing the charts with matplotlib is most of a small release's time (about 0.25 s a chart).  Tests of
+    the datasheet, the metadata and the refusals never look at a chart; the charts themselves are drawn and
+    checked by tests/campaign/test_release.py.  Returns the names of the PNG files the release asked for.
+    """
+    asked: list[str] = []
+
+    def signature_only(path: Path, title: str, chart: tuple[str, list[str], dict[str, list[float]]]) -> None:
+        assert title and chart[1]  # what the real chart needs: a title and labels
+        asked.append(path.name)
+        path.write_bytes(b"\x89PNG\r\n\x1a\n")
+
+    monkeypatch.setattr(tables, "write_chart", signature_only)
+    return asked
 
 
 def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], object]) -> Path:

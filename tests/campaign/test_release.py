@@ -267,7 +267,8 @@ def test_release_is_byte_identical_across_processes(inputs: dict[str, Path], tmp
     assert "tables/table10_preannotation.png" in outputs[0]
 
 
-def test_release_of_an_older_final_writes_modality_as_notes(inputs: dict[str, Path], tmp_path: Path) -> None:
+def test_release_of_an_older_final_writes_modality_as_notes(inputs: dict[str, Path], tmp_path: Path,
+                                                            charts_not_drawn: list[str]) -> None:
     """A FINAL written before modality moved to notes (Negated/Hypothetical attributes on relations)."""
     final = inputs["final"]
     ann = final / "300_1.ann"
@@ -324,7 +325,7 @@ def test_table10_gains_relation_rows_when_relations_were_preannotated(tmp_path: 
 @pytest.mark.parametrize(("flag", "expected"), [("True", "Relations were pre-annotated"),
                                                 ("False", "Relations were not pre-annotated")])
 def test_datasheet_says_whether_relations_were_preannotated(inputs: dict[str, Path], tmp_path: Path, flag: str,
-                                                            expected: str) -> None:
+                                                            expected: str, charts_not_drawn: list[str]) -> None:
     manifest = json.loads(inputs["manifest"].read_text())
     manifest["params"]["relations"] = flag
     inputs["manifest"].write_text(json.dumps(manifest))

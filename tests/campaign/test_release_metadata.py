@@ -25,6 +25,9 @@ from tests.conftest import PROJECT, shared_path
 
 cffconvert = pytest.importorskip("cffconvert")
 
+# what these tests read is the datasheet, the metadata and the refusals: the charts are drawn in test_release.py
+pytestmark = pytest.mark.usefixtures("charts_not_drawn")
+
 
 @pytest.fixture
 def inputs(tmp_path: Path) -> dict[str, Path]:

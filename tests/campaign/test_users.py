@@ -116,7 +116,9 @@ def test_store_picks_up_new_people_and_denies_everyone_on_a_broken_file(tmp_path
     assert store.verify("alice", created["alice"]) is not None
 
 
-def test_unknown_people_cost_a_scrypt_check_too(tmp_path: Path, production_scrypt: int) -> None:
+def test_unknown_people_cost_a_scrypt_check_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a cost where scrypt still dominates every path (~8 ms a check) without the production one's 12 checks
+    monkeypatch.setattr(users, "SCRYPT_N", 2**12)
     created = create_users(tmp_path, {"alice": ["annotator"]})
     revoke(tmp_path, "alice")
     create_users(tmp_path, {"bob": ["annotator"]})
