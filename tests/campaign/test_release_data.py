@@ -20,8 +20,9 @@ from bioc import biocxml
 
 from pipeline.brat.modality import join_notes
 from pipeline.brat.standoff import BratDocument, read_directory
+from pipeline.campaign.release import tables
 from pipeline.cli import main
-from tests.campaign.conftest import built_once
+from tests.campaign.conftest import PNG_SIGNATURE, built_once
 from tests.conftest import shared_path
 
 NAME = "pgxcorpus-dev"
@@ -41,8 +42,10 @@ def release_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     gold_dir = shared_path("data", "pgxcorpus-dev", "gold")
 
     def build(out: Path) -> None:
-        assert main(["release", str(gold_dir), "--out", str(out), "--name", NAME, "--license", "CC-BY-NC-4.0",
-                     "--release-version", "dev", "--date", "2026-11-25"]) == 0
+        with pytest.MonkeyPatch.context() as patch:  # no test here reads a chart (charts_not_drawn)
+            patch.setattr(tables, "write_chart", lambda path, _title, _chart: path.write_bytes(PNG_SIGNATURE))
+            assert main(["release", str(gold_dir), "--out", str(out), "--name", NAME, "--license", "CC-BY-NC-4.0",
+                         "--release-version", "dev", "--date", "2026-11-25"]) == 0
 
     return built_once(tmp_path_factory, "pgxcorpus-dev-release", build)
 
