@@ -8,7 +8,6 @@ what those tests spend.  Their point is the files and the checks, not the cost, 
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
 from collections.abc import Callable, Iterator
@@ -16,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from pipeline import durable
 from pipeline.campaign import users
 from pipeline.campaign.release import tables
 
@@ -62,9 +62,9 @@ def charts_not_drawn(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], object]) -> Path:
     """A directory made by ``build(path)`` once per test session, shared by every pytest-xdist worker.
 
-    The first worker that asks builds it in place (paths written into it stay true) under an ``flock``
-    and marks it done when ``build`` returns; the others wait for it and reuse it.  The directory is
-    shared: tests only read it (a test that changes files works on a ``copy_of`` it).
+    The first worker that asks builds it in place (paths written into it stay true), holding
+    ``pipeline.durable.lock_path``, and marks it done when ``build`` returns; the others wait for it and
+    reuse it.  The directory is shared: tests only read it.
 
     Args:
         tmp_path_factory: pytest's factory; the directory lives under the session's temporary root.
@@ -80,16 +80,10 @@ def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Calla
     shared = root / "built-once"
     shared.mkdir(exist_ok=True)
     target, done = shared / name, shared / f"{name}.done"
-    with open(shared / f"{name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with durable.lock_path(shared / f"{name}.lock"):
         if not done.exists():
             shutil.rmtree(target, ignore_errors=True)  # what a failed build left
             build(target)
             done.touch()
     return target
 
-
-def copy_of(source: Path, destination: Path) -> Path:
-    """A private copy of a directory built once (``built_once``), for a test that changes it."""
-    shutil.copytree(source, destination, symlinks=True)
-    return destination
