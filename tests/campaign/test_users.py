@@ -152,7 +152,8 @@ def test_concurrent_writers_lose_nobody(tmp_path: Path) -> None:
     assert all(store.verify(p, pw) is not None for p, pw in results.items())
 
 
-def _create(campaign: str, person: str) -> None:
+def _create(campaign: str, person: str, scrypt_n: int) -> None:
+    users.SCRYPT_N = scrypt_n  # a spawned process: the cost of the test that started it (tests/campaign/conftest.py)
     create_users(Path(campaign), {person: ["annotator"]})
 
 
@@ -160,7 +161,7 @@ def test_concurrent_processes_lose_nobody(tmp_path: Path) -> None:
     import multiprocessing
 
     ctx = multiprocessing.get_context("spawn")
-    procs = [ctx.Process(target=_create, args=(str(tmp_path), f"q{i}")) for i in range(4)]
+    procs = [ctx.Process(target=_create, args=(str(tmp_path), f"q{i}", users.SCRYPT_N)) for i in range(4)]
     for p in procs:
         p.start()
     for p in procs:
