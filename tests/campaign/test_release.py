@@ -370,7 +370,8 @@ def test_calibration_copies_of_a_promoted_document_are_not_campaign_work(tmp_pat
 
 
 def test_guidelines_counts_and_pubtator_losses_logged_once(inputs: dict[str, Path], tmp_path: Path,
-                                                           caplog: pytest.LogCaptureFixture) -> None:
+                                                           caplog: pytest.LogCaptureFixture,
+                                                           charts_not_drawn: list[str]) -> None:
     """GUIDELINES.md gives every relation type's count, 0 included; each PubTator loss is one log line naming
     the files that have it (not one line per file written)."""
     ann = inputs["final"] / "100_1.ann"
