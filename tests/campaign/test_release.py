@@ -21,6 +21,7 @@ import pytest
 from bioc import biocjson, biocxml
 
 from pipeline.campaign.finalize import finalize
+from pipeline.campaign.release.charts import write_chart
 from pipeline.cli import main
 from pipeline.documents import SentenceRecord, to_dict
 from tests.campaign.builders import SCHEMA, TEXTS, build_campaign, build_preannotation
@@ -177,6 +178,21 @@ def test_release_is_complete_and_byte_identical(inputs: dict[str, Path], tmp_pat
     assert "| phase3.yaml | remove | /patients?/ | any type removed | not a phenotype \\| guideline 2 |" in readme
     assert "| phase3.yaml | relations | transports (Gene_or_protein -> *) | -> influences |  |" in readme
     assert str(tmp_path) not in readme and str(tmp_path) not in files["release.json"].decode()
+
+
+def test_a_chart_is_the_same_bytes_for_the_same_input(tmp_path: Path) -> None:
+    """The charts' determinism in the everyday loop (the releases of the other fast tests write no chart
+    but test_release_without_campaign_or_manifest's; whole releases are compared byte for byte in the slow
+    tests above): two series, a NaN drawn as no bar, rotated value labels."""
+    chart = ("F1 (%)", [f"pair {i}" for i in range(13)],
+             {"exact": [100.0, float("nan"), *range(11)], "partial": [50.0, 66.7, *range(11)]})
+    first, second, other = tmp_path / "a.png", tmp_path / "b.png", tmp_path / "c.png"
+    write_chart(first, "Table 8: entity agreement", chart)
+    write_chart(second, "Table 8: entity agreement", chart)
+    write_chart(other, "Table 8: entity agreement", (chart[0], chart[1], {"exact": chart[2]["exact"]}))
+    data = first.read_bytes()
+    assert data == second.read_bytes() and data != other.read_bytes()
+    assert data.startswith(b"\x89PNG\r\n\x1a\n") and b"Software" not in data and b"matplotlib" not in data
 
 
 def test_release_refuses_campaign_marks_and_invalid_documents(inputs: dict[str, Path], tmp_path: Path,
