@@ -4,13 +4,19 @@ Passwords: every campaign test that makes people (``batches``, ``team``, ``creat
 passwords, and scrypt at the production cost (``pipeline.campaign.users.SCRYPT_N``, 32 MiB per hash) is most of
 what those tests spend.  Their point is the files and the checks, not the cost, so they hash with
 ``N = TEST_SCRYPT_N``; a test that checks the production cost asks for the ``production_scrypt`` fixture.
+
+Charts: a test that reads a release's datasheet, metadata or refusals asks for ``charts_not_drawn``; the
+charts are drawn in the tests of tests/campaign/test_release.py that check them.
+
+Shared builds: ``built_once`` makes an expensive directory (the release of the dev gold) once per test session
+for every pytest-xdist worker, for tests that only read it.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -25,12 +31,11 @@ TEST_SCRYPT_N = 2**8  # the hash format and every check are the same; a hash cos
 
 
 @pytest.fixture(autouse=True)
-def _cheap_scrypt(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def _cheap_scrypt(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """Hash new passwords (and the store's decoy) with ``TEST_SCRYPT_N`` unless the test asks for
     ``production_scrypt``.  Only this process: a CLI run in a subprocess hashes at the production cost."""
     if "production_scrypt" not in request.fixturenames:
         monkeypatch.setattr(users, "SCRYPT_N", TEST_SCRYPT_N)
-    yield
 
 
 @pytest.fixture
