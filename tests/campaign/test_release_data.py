@@ -258,6 +258,7 @@ def test_spacy_docbin_counts_equal_the_brat(release_dir: Path, gold: list[BratDo
                                                    if len(t.fragments) > 1)
 
 
+@pytest.mark.slow  # a spaCy started in a subprocess; the release's own .spacy files are read in the fast loop
 def test_spacy_convert_reads_the_conll_layout(release_dir: Path, tmp_path: Path) -> None:
     pytest.importorskip("spacy")
     src = release_dir / "conll" / "corpus.spacy.conll"
