@@ -176,6 +176,7 @@ def test_gold_as_one_seniors_output_finalizes_to_the_gold(tmp_path: Path) -> Non
     assert ann_content(tmp_path / "final") == expected
 
 
+@pytest.mark.slow  # three finalizes of the 300 real documents, each written whole (the gold one above stays fast)
 def test_gold_with_the_preannotations_marks_accepted_gives_the_union(tmp_path: Path) -> None:
     """Phase 2 on real data: the gold plus, marked as the other annotator's, the PubTator entities it lacks."""
     gold = shared_path("data", "pgxcorpus-dev", "gold")

@@ -21,6 +21,7 @@ import pytest
 from bioc import biocjson, biocxml
 
 from pipeline.campaign.finalize import finalize
+from pipeline.campaign.release.charts import write_chart
 from pipeline.cli import main
 from pipeline.documents import SentenceRecord, to_dict
 from tests.campaign.builders import SCHEMA, TEXTS, build_campaign, build_preannotation
@@ -179,6 +180,21 @@ def test_release_is_complete_and_byte_identical(inputs: dict[str, Path], tmp_pat
     assert str(tmp_path) not in readme and str(tmp_path) not in files["release.json"].decode()
 
 
+def test_a_chart_is_the_same_bytes_for_the_same_input(tmp_path: Path) -> None:
+    """The charts' determinism in the everyday loop (the releases of the other fast tests write no chart
+    but test_release_without_campaign_or_manifest's; whole releases are compared byte for byte in the slow
+    tests above): two series, a NaN drawn as no bar, rotated value labels."""
+    chart = ("F1 (%)", [f"pair {i}" for i in range(13)],
+             {"exact": [100.0, float("nan"), *range(11)], "partial": [50.0, 66.7, *range(11)]})
+    first, second, other = tmp_path / "a.png", tmp_path / "b.png", tmp_path / "c.png"
+    write_chart(first, "Table 8: entity agreement", chart)
+    write_chart(second, "Table 8: entity agreement", chart)
+    write_chart(other, "Table 8: entity agreement", (chart[0], chart[1], {"exact": chart[2]["exact"]}))
+    data = first.read_bytes()
+    assert data == second.read_bytes() and data != other.read_bytes()
+    assert data.startswith(b"\x89PNG\r\n\x1a\n") and b"Software" not in data and b"matplotlib" not in data
+
+
 def test_release_refuses_campaign_marks_and_invalid_documents(inputs: dict[str, Path], tmp_path: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     final = inputs["final"]
@@ -267,7 +283,8 @@ def test_release_is_byte_identical_across_processes(inputs: dict[str, Path], tmp
     assert "tables/table10_preannotation.png" in outputs[0]
 
 
-def test_release_of_an_older_final_writes_modality_as_notes(inputs: dict[str, Path], tmp_path: Path) -> None:
+def test_release_of_an_older_final_writes_modality_as_notes(inputs: dict[str, Path], tmp_path: Path,
+                                                            charts_not_drawn: list[str]) -> None:
     """A FINAL written before modality moved to notes (Negated/Hypothetical attributes on relations)."""
     final = inputs["final"]
     ann = final / "300_1.ann"
@@ -324,7 +341,7 @@ def test_table10_gains_relation_rows_when_relations_were_preannotated(tmp_path: 
 @pytest.mark.parametrize(("flag", "expected"), [("True", "Relations were pre-annotated"),
                                                 ("False", "Relations were not pre-annotated")])
 def test_datasheet_says_whether_relations_were_preannotated(inputs: dict[str, Path], tmp_path: Path, flag: str,
-                                                            expected: str) -> None:
+                                                            expected: str, charts_not_drawn: list[str]) -> None:
     manifest = json.loads(inputs["manifest"].read_text())
     manifest["params"]["relations"] = flag
     inputs["manifest"].write_text(json.dumps(manifest))
@@ -369,7 +386,8 @@ def test_calibration_copies_of_a_promoted_document_are_not_campaign_work(tmp_pat
 
 
 def test_guidelines_counts_and_pubtator_losses_logged_once(inputs: dict[str, Path], tmp_path: Path,
-                                                           caplog: pytest.LogCaptureFixture) -> None:
+                                                           caplog: pytest.LogCaptureFixture,
+                                                           charts_not_drawn: list[str]) -> None:
     """GUIDELINES.md gives every relation type's count, 0 included; each PubTator loss is one log line naming
     the files that have it (not one line per file written)."""
     ann = inputs["final"] / "100_1.ann"

@@ -20,7 +20,9 @@ from bioc import biocxml
 
 from pipeline.brat.modality import join_notes
 from pipeline.brat.standoff import BratDocument, read_directory
+from pipeline.campaign.release import tables
 from pipeline.cli import main
+from tests.campaign.conftest import PNG_SIGNATURE, built_once
 from tests.conftest import shared_path
 
 NAME = "pgxcorpus-dev"
@@ -36,11 +38,16 @@ def gold() -> list[BratDocument]:
 
 @pytest.fixture(scope="module")
 def release_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The release of the dev gold, made once per session for every worker (the tests only read it)."""
     gold_dir = shared_path("data", "pgxcorpus-dev", "gold")
-    out = tmp_path_factory.mktemp("release") / "rel"
-    assert main(["release", str(gold_dir), "--out", str(out), "--name", NAME, "--license", "CC-BY-NC-4.0",
-                 "--release-version", "dev", "--date", "2026-11-25"]) == 0
-    return out
+
+    def build(out: Path) -> None:
+        with pytest.MonkeyPatch.context() as patch:  # no test here reads a chart (charts_not_drawn)
+            patch.setattr(tables, "write_chart", lambda path, _title, _chart: path.write_bytes(PNG_SIGNATURE))
+            assert main(["release", str(gold_dir), "--out", str(out), "--name", NAME, "--license", "CC-BY-NC-4.0",
+                         "--release-version", "dev", "--date", "2026-11-25"]) == 0
+
+    return built_once(tmp_path_factory, "pgxcorpus-dev-release", build)
 
 
 def _modality(doc: BratDocument, rid: str) -> frozenset[str]:
@@ -251,6 +258,7 @@ def test_spacy_docbin_counts_equal_the_brat(release_dir: Path, gold: list[BratDo
                                                    if len(t.fragments) > 1)
 
 
+@pytest.mark.slow  # a spaCy started in a subprocess; the release's own .spacy files are read in the fast loop
 def test_spacy_convert_reads_the_conll_layout(release_dir: Path, tmp_path: Path) -> None:
     pytest.importorskip("spacy")
     src = release_dir / "conll" / "corpus.spacy.conll"

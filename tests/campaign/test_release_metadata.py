@@ -25,6 +25,9 @@ from tests.conftest import PROJECT, shared_path
 
 cffconvert = pytest.importorskip("cffconvert")
 
+# what these tests read is the datasheet, the metadata and the refusals: the charts are drawn in test_release.py
+pytestmark = pytest.mark.usefixtures("charts_not_drawn")
+
 
 @pytest.fixture
 def inputs(tmp_path: Path) -> dict[str, Path]:
@@ -115,6 +118,14 @@ def test_strict_metadata_refuses_and_writes_nothing(inputs: dict[str, Path], tmp
     err = capsys.readouterr().err
     assert f"pgx-corpus release: --strict-metadata: {missing}" in err and "nothing released" in err
     assert sorted(tmp_path.rglob("*")) == before  # nothing written, not even a staging directory
+
+
+def test_strict_metadata_releases_once_authors_and_licence_are_given(inputs: dict[str, Path],
+                                                                     tmp_path: Path) -> None:
+    """What each refusal above asks for, given: the release is made (once, not once per refusal), after a
+    refusal into the same ``--out``."""
+    out = tmp_path / "rel"
+    assert _release(inputs, out, "--strict-metadata") == 2
     assert _release(inputs, out, "--strict-metadata", "--author", "Doe, Jane", "--license", "MIT") == 0
 
 

@@ -22,6 +22,9 @@ from pipeline.cli import main
 from tests.campaign.builders import SCHEMA
 from tests.campaign.test_release import build_inputs, run_release
 
+# what these tests read is the datasheet, the metadata and the refusals: the charts are drawn in test_release.py
+pytestmark = pytest.mark.usefixtures("charts_not_drawn")
+
 
 @pytest.fixture
 def inputs(tmp_path: Path) -> dict[str, Path]:

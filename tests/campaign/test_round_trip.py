@@ -63,7 +63,9 @@ def resolve(path: Path, accept: set[str], sign_off: bool = True) -> None:
           + ([f"T99\t{DONE} 20 25\tlower"] if sign_off else []))
 
 
-def test_campaign_round_trip(tmp_path: Path) -> None:
+def test_campaign_round_trip(tmp_path: Path, charts_not_drawn: list[str]) -> None:
+    """Its two releases write each chart as a PNG signature (charts_not_drawn): a chart's bytes are compared in
+    tests/campaign/test_release.py; the tables the charts would show are checked here."""
     names = ["100_1", "100_2", "100_3", "101_1", "101_2", "101_3"]
     roster = tmp_path / "roster.csv"
     roster.write_text("id,role\nalice,annotator\nbob,annotator\ncarol,annotator\ndave,senior\nerin,senior\n")
@@ -129,6 +131,8 @@ def test_campaign_round_trip(tmp_path: Path) -> None:
     assert "Of the 6 sentences assigned, 1 was discarded in phase 1 by at least one annotator (scope 1)" in readme
     assert "1 document(s) were held back" in readme
     assert "tables/table9_relations_agreement.csv" in tree(first)
+    assert "table9_relations_agreement.png" in charts_not_drawn
+    assert "tables/table9_relations_agreement.png" in tree(first)
 
     # a rebuild samples two more sentences: appended without touching anything, then reviewed as they finish
     before = tree(campaign)

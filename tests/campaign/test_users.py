@@ -23,8 +23,8 @@ def all_bytes(root: Path) -> bytes:
     return b"\n".join(p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file())
 
 
-def test_create_hashes_with_scrypt_and_never_stores_the_password(tmp_path: Path,
-                                                                caplog: pytest.LogCaptureFixture) -> None:
+def test_create_hashes_with_scrypt_and_never_stores_the_password(tmp_path: Path, caplog: pytest.LogCaptureFixture,
+                                                                production_scrypt: int) -> None:
     caplog.set_level(logging.DEBUG)
     created = create_users(tmp_path, {"alice": ["annotator"], "dave": ["senior", "annotator"], "mia": ["manager"]})
     assert sorted(created) == ["alice", "dave", "mia"]
@@ -35,7 +35,8 @@ def test_create_hashes_with_scrypt_and_never_stores_the_password(tmp_path: Path,
     record = json.loads(path.read_text(encoding="utf-8"))
     for person, password in created.items():
         stored = record["people"][person]["password"]
-        assert stored.startswith("scrypt:32768:8:1$") and password not in stored
+        assert stored.startswith("scrypt:32768:8:1$") and password not in stored  # the production cost
+        assert production_scrypt == 32768
         assert users.check_password(stored, password) and not users.check_password(stored, password + "x")
     assert record["people"]["dave"]["roles"] == ["annotator", "senior"]
     salts = {record["people"][p]["password"].split("$")[1] for p in created}
@@ -115,7 +116,9 @@ def test_store_picks_up_new_people_and_denies_everyone_on_a_broken_file(tmp_path
     assert store.verify("alice", created["alice"]) is not None
 
 
-def test_unknown_people_cost_a_scrypt_check_too(tmp_path: Path) -> None:
+def test_unknown_people_cost_a_scrypt_check_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a cost where scrypt still dominates every path (~8 ms a check) without the production one's 12 checks
+    monkeypatch.setattr(users, "SCRYPT_N", 2**12)
     created = create_users(tmp_path, {"alice": ["annotator"]})
     revoke(tmp_path, "alice")
     create_users(tmp_path, {"bob": ["annotator"]})
@@ -149,7 +152,8 @@ def test_concurrent_writers_lose_nobody(tmp_path: Path) -> None:
     assert all(store.verify(p, pw) is not None for p, pw in results.items())
 
 
-def _create(campaign: str, person: str) -> None:
+def _create(campaign: str, person: str, scrypt_n: int) -> None:
+    users.SCRYPT_N = scrypt_n  # a spawned process: the cost of the test that started it (tests/campaign/conftest.py)
     create_users(Path(campaign), {person: ["annotator"]})
 
 
@@ -157,7 +161,7 @@ def test_concurrent_processes_lose_nobody(tmp_path: Path) -> None:
     import multiprocessing
 
     ctx = multiprocessing.get_context("spawn")
-    procs = [ctx.Process(target=_create, args=(str(tmp_path), f"q{i}")) for i in range(4)]
+    procs = [ctx.Process(target=_create, args=(str(tmp_path), f"q{i}", users.SCRYPT_N)) for i in range(4)]
     for p in procs:
         p.start()
     for p in procs:
