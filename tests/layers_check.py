@@ -8,12 +8,12 @@ too; ``importlib.import_module`` of a literal name counts. `tests/test_layers.py
 from __future__ import annotations
 
 import ast
-import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.layers import LAYERS
+from tests import source_trees
 
 
 @dataclass(frozen=True, order=True)
@@ -68,21 +68,6 @@ def _import_module_target(node: ast.AST) -> str | None:
     return None
 
 
-@functools.lru_cache(maxsize=4096)
-def _parse_text(text: str) -> ast.Module:
-    return ast.parse(text)
-
-
-def _parse(path: Path) -> ast.Module:
-    """A module's syntax tree (read only by the checker), parsed once per content in a test process: a copy of
-    `pipeline/` with one file changed costs one parse."""
-    text = path.read_text(encoding="utf-8")
-    try:
-        return _parse_text(text)
-    except SyntaxError:
-        return ast.parse(text, filename=str(path))  # raises again, naming the file
-
-
 def imports(package_dir: Path) -> list[Import]:
     """Every import, anywhere in a module, of one module of a package by another.
 
@@ -103,7 +88,7 @@ def imports(package_dir: Path) -> list[Import]:
     modules = module_files(package_dir)
     found: set[Import] = set()
     for source, path in modules.items():
-        tree = _parse(path)
+        tree = source_trees.parse(path)
         package = source if _is_package(source, modules) else source.rpartition(".")[0]
         for node in ast.walk(tree):
             targets: list[str] = []
