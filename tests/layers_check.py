@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.layers import LAYERS
+from tests import source_trees
 
 
 @dataclass(frozen=True, order=True)
@@ -87,7 +88,7 @@ def imports(package_dir: Path) -> list[Import]:
     modules = module_files(package_dir)
     found: set[Import] = set()
     for source, path in modules.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        tree = source_trees.parse(path)
         package = source if _is_package(source, modules) else source.rpartition(".")[0]
         for node in ast.walk(tree):
             targets: list[str] = []

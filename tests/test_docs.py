@@ -199,12 +199,12 @@ def documented_invocations() -> list[tuple[str, list[str]]]:
     return out
 
 
-def parse_error(argv: list[str]) -> str | None:
+def parse_error(parser: argparse.ArgumentParser, argv: list[str]) -> str | None:
     """The parser's error for ``argv`` run in the current directory, or None when it parses."""
     err = io.StringIO()
     try:
         with contextlib.redirect_stderr(err):
-            cli.make_parser().parse_args(argv)
+            parser.parse_args(argv)
     except SystemExit:
         return err.getvalue().strip().splitlines()[-1]
     return None
@@ -216,6 +216,7 @@ def test_documented_commands_parse(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     directories: each one a parser wants to exist is made (under a temporary directory) and the line
     parsed again, so a wrong option behind it is still found."""
     monkeypatch.chdir(tmp_path)
+    parser = cli.make_parser()  # one parser for every line (parsing leaves it as it was)
     problems = []
     seen_pending = set()
     for page, argv in documented_invocations():
@@ -223,14 +224,14 @@ def test_documented_commands_parse(tmp_path: Path, monkeypatch: pytest.MonkeyPat
             seen_pending.add(tuple(argv[:2]))
             continue
         argv = [f"root{word}" if word.startswith("/") else word for word in argv]
-        message = parse_error(argv)
+        message = parse_error(parser, argv)
         for _ in range(10):
             missing = re.search(r"error: argument [^:]+: (.*): (?:not a directory|no such file or directory)$",
                                 message or "")
             if missing is None:
                 break
             Path(missing.group(1)).mkdir(parents=True)
-            message = parse_error(argv)
+            message = parse_error(parser, argv)
         if message is not None:
             problems.append(f"{page}: pgx-corpus {' '.join(argv)}: {message}")
     assert problems == []

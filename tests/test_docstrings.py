@@ -25,6 +25,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import source_trees
+
 ROOT = Path(__file__).resolve().parents[1]
 PIPELINE = ROOT / "pipeline"
 API_PAGES = ROOT / "docs" / "reference" / "api"
@@ -152,7 +154,7 @@ def _record_fields(node: ast.ClassDef) -> list[str] | None:
 
 
 def _module_problems(path: Path, root: Path = ROOT) -> Iterator[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    tree = source_trees.parse(path)
     rel = path.relative_to(root).as_posix()
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.name.startswith("_"):

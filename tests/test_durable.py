@@ -18,6 +18,7 @@ import pytest
 
 import pipeline
 from pipeline import durable
+from tests import source_trees
 from tests.crash import harness
 
 DEAD_PID = 4_000_000  # above the kernel's pid_max: no live process
@@ -36,7 +37,7 @@ _FORBIDDEN = {("os", "rename"), ("os", "renames"), ("os", "replace"), ("os", "fs
 
 def _forbidden_calls(path: Path) -> list[str]:
     found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+    for node in ast.walk(source_trees.parse(path)):
         if isinstance(node, ast.ImportFrom) and node.module in ("os", "fcntl"):
             found += [f"{path}:{node.lineno}: from {node.module} import {a.name}" for a in node.names
                       if (node.module, a.name) in _FORBIDDEN]

@@ -11,6 +11,7 @@ import ast
 from pathlib import Path
 
 import pipeline
+from tests import source_trees
 
 LIMIT = 120
 MODULE_LIMIT = 1000
@@ -31,7 +32,7 @@ def code_lines(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
 def long_functions(package: Path, limit: int) -> list[str]:
     out = []
     for path in sorted(package.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        for node in ast.walk(source_trees.parse(path)):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and code_lines(node) > limit:
                 out.append(f"{path.relative_to(package.parent)}:{node.lineno} {node.name}: {code_lines(node)} lines")
     return out

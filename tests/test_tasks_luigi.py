@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from pipeline import layers
+from tests import source_trees
 
 PIPELINE = Path(layers.__file__).resolve().parent
 TASKS = PIPELINE / "tasks"
@@ -106,7 +107,7 @@ def test_no_luigi_import_outside_the_tasks_package() -> None:
     outside = [
         f"{path.relative_to(PIPELINE.parent)}:{line}: import {name}"
         for path in sorted(PIPELINE.rglob("*.py")) if TASKS not in path.parents
-        for line, name in luigi_imports(ast.parse(path.read_text(encoding="utf-8")))
+        for line, name in luigi_imports(source_trees.parse(path))
     ]
     assert outside == []
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -103,9 +104,16 @@ def digests(out: Path) -> dict[str, object]:
     }
 
 
-def test_the_build_writes_the_recorded_bytes(tmp_path: Path) -> None:
-    build(tmp_path / "out")
-    found = digests(tmp_path / "out")
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One full demo build per module (read by one test, copied by the other)."""
+    out = tmp_path_factory.mktemp("demo_build") / "out"
+    build(out)
+    return out
+
+
+def test_the_build_writes_the_recorded_bytes(built: Path) -> None:
+    found = digests(built)
     expected = json.loads(FIXTURE.read_text(encoding="utf-8"))
     assert found["shared_stage_hashes"] == expected["shared_stage_hashes"]
     missing = sorted(set(expected["files"]) - set(found["files"]))  # type: ignore[arg-type]
@@ -118,10 +126,10 @@ def test_the_build_writes_the_recorded_bytes(tmp_path: Path) -> None:
     )
 
 
-def test_normalisation_keeps_a_changed_byte(tmp_path: Path) -> None:
+def test_normalisation_keeps_a_changed_byte(built: Path, tmp_path: Path) -> None:
     """A flipped byte in any output, or a file added, changes the digests (the comparison is not vacuous)."""
     out = tmp_path / "out"
-    build(out)
+    shutil.copytree(built, out, symlinks=True)  # a copy of the build: the module's build stays as it was
     before = digests(out)
     shard = next((out / "work" / "06_filtered").glob("*/shard-*.jsonl.gz"))
     data = bytearray(shard.read_bytes())

@@ -8,9 +8,11 @@ pipeline.cli.users_commands, pipeline.serve.backup, pipeline.serve.history
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import logging
+import shutil
 import stat
 import subprocess
 import tarfile
@@ -48,18 +50,30 @@ def tree(root: Path) -> dict[str, bytes]:
             if p.is_file() and "locks" not in p.relative_to(root).parts}
 
 
-@pytest.fixture()
-def live(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Iterator[tuple[Path, dict[str, str]]]:
-    """A campaign (alice, bob, dave senior, mia manager) and the passwords batches showed."""
-    coll = make_collection(tmp_path / "coll")
-    roster = tmp_path / "roster.csv"
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    """A campaign (alice, bob, dave senior, mia manager) written once per module, beside its collection
+    ``coll`` and roster ``roster.csv``, and the passwords batches showed."""
+    root = tmp_path_factory.mktemp("campaign_state")
+    coll = make_collection(root / "coll")
+    roster = root / "roster.csv"
     roster.write_text("id,role,phase1\nalice,annotator,yes\nbob,annotator,yes\ndave,senior,no\nmia,manager,\n")
-    campaign = tmp_path / "campaign"
-    assert cli.main(["batches", "--collection", str(coll), "--roster", str(roster), "--out", str(campaign)]) == 0
-    out = capsys.readouterr().out
-    passwords = dict(line.strip().split("\t") for line in out.splitlines() if line.startswith("  "))
+    shown = io.StringIO()
+    with contextlib.redirect_stdout(shown):
+        code = cli.main(["batches", "--collection", str(coll), "--roster", str(roster),
+                         "--out", str(root / "campaign")])
+    assert code == 0
+    passwords = dict(line.strip().split("\t") for line in shown.getvalue().splitlines() if line.startswith("  "))
     assert sorted(passwords) == ["alice", "bob", "dave", "mia"]
-    yield campaign, passwords
+    return root, passwords
+
+
+@pytest.fixture()
+def live(built: tuple[Path, dict[str, str]], tmp_path: Path) -> Iterator[tuple[Path, dict[str, str]]]:
+    """Each test's own copy of the module's campaign (in ``tmp_path``, with ``coll`` and ``roster.csv``)."""
+    root, passwords = built
+    shutil.copytree(root, tmp_path, dirs_exist_ok=True)
+    yield tmp_path / "campaign", passwords
 
 
 def save(campaign: Path, journal: Journal, person: str, document: str, content: str, action: str) -> None:

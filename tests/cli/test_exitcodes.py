@@ -18,6 +18,7 @@ import pytest
 
 from pipeline import cli
 from pipeline.cli.exitcodes import COMMAND_CODES, EPILOG, ExitCode
+from tests.cli.scheduler_client import no_retry_wait
 
 
 def subcommands(parser: argparse.ArgumentParser, prefix: str = "") -> Iterator[str]:
@@ -86,8 +87,9 @@ def test_a_full_disk_is_one_line_and_exit_1(tmp_path: Path, monkeypatch: pytest.
 
 
 def test_a_dead_scheduler_is_one_line_and_exit_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = cli.main(["build", "--out", str(tmp_path / "out"), "--pubmed-xml", str(tmp_path),
-                     "--scheduler-host", "127.0.0.1", "--scheduler-port", str(free_port())])
+    with no_retry_wait():
+        code = cli.main(["build", "--out", str(tmp_path / "out"), "--pubmed-xml", str(tmp_path),
+                         "--scheduler-host", "127.0.0.1", "--scheduler-port", str(free_port())])
     assert code == ExitCode.ERROR
     err = capsys.readouterr().err
     _one_failure_line(err, "build")

@@ -35,6 +35,7 @@ from pipeline.tasks.build import BuildCorpus
 from pipeline.tasks.params import record_config, verify_config
 from pipeline.tasks.sources import Documents
 from pipeline.tasks.stages import ExtendShard, SplitSentencesShard
+from tests.cli.scheduler_client import no_retry_wait
 from tests.nlp.test_local_annotator import TABLES
 
 PROJECT = Path(__file__).resolve().parents[2]
@@ -173,7 +174,8 @@ def test_a_worker_with_other_configuration_contents_is_refused(luigid: int, lexi
 def test_a_worker_that_cannot_reach_the_scheduler_says_so(capsys: pytest.CaptureFixture[str]) -> None:
     port = free_port()  # nothing listens there
     # ERROR (1): a service that did not answer
-    assert cli.main(["worker", "--scheduler-host", "127.0.0.1", "--scheduler-port", str(port)]) == 1
+    with no_retry_wait():
+        assert cli.main(["worker", "--scheduler-host", "127.0.0.1", "--scheduler-port", str(port)]) == 1
     assert f"cannot reach the Luigi scheduler at http://127.0.0.1:{port}/" in capsys.readouterr().err
 
 

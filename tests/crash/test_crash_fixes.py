@@ -25,8 +25,21 @@ DOC = "phase1/ann1/100_1"
 DEAD_PID = 4_000_000  # above the kernel's pid_max: no live process
 
 
-def test_a_restore_killed_after_its_write_journals_no_snapshot_on_rerun(tmp_path: Path) -> None:
-    _batches(tmp_path, 1)
+@pytest.fixture(scope="module")
+def batched_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``coll``, ``roster.csv`` and the ``campaign`` batches wrote from them (one document a batch), once."""
+    root = tmp_path_factory.mktemp("batched")
+    _batches(root, 1)
+    return root
+
+
+@pytest.fixture()
+def batched(batched_once: Path, tmp_path: Path) -> None:
+    """The module's batched campaign copied into the test's ``tmp_path``."""
+    shutil.copytree(batched_once, tmp_path, dirs_exist_ok=True)
+
+
+def test_a_restore_killed_after_its_write_journals_no_snapshot_on_rerun(tmp_path: Path, batched: None) -> None:
     _journal(tmp_path)
     ann = tmp_path / "campaign" / f"{DOC}.ann"
     ann.write_text(CHEM + "\n", encoding="utf-8")  # version 1 written, the run killed before its journal line
@@ -37,24 +50,22 @@ def test_a_restore_killed_after_its_write_journals_no_snapshot_on_rerun(tmp_path
     assert sorted(p.name for p in ann.parent.glob(".100_1*")) == []
 
 
-def test_backup_removes_a_killed_backups_temporary(tmp_path: Path) -> None:
-    _batches(tmp_path, 1)
+def test_backup_removes_a_killed_backups_temporary(tmp_path: Path, batched: None) -> None:
     left = tmp_path / f".backup.tar.gz.tmp-{DEAD_PID}"
     left.write_bytes(b"half an archive")
     assert _quiet(tmp_path, ["campaign", "backup", "campaign", "backup.tar.gz"]) == 0
     assert not left.exists() and (tmp_path / "backup.tar.gz").is_file()
 
 
-def test_team_commands_remove_killed_writers_temporaries(tmp_path: Path) -> None:
-    _batches(tmp_path, 1)
+def test_team_commands_remove_killed_writers_temporaries(tmp_path: Path, batched: None) -> None:
     left = tmp_path / "campaign" / f".campaign.json.tmp{DEAD_PID}"
     left.write_text("{", encoding="utf-8")
     assert _quiet(tmp_path, ["campaign", "guideline", "campaign", "2", "Genes"]) == 0
     assert not left.exists()
 
 
-def test_a_guideline_rerun_with_the_same_description_stamps_the_guides_a_kill_left(tmp_path: Path) -> None:
-    _batches(tmp_path, 1)
+def test_a_guideline_rerun_with_the_same_description_stamps_the_guides_a_kill_left(tmp_path: Path,
+                                                                                   batched: None) -> None:
     root = tmp_path / "campaign"
     guide = root / "phase1" / "ann2" / "guide.md"
     before = guide.read_text(encoding="utf-8")
@@ -66,8 +77,7 @@ def test_a_guideline_rerun_with_the_same_description_stamps_the_guides_a_kill_le
     assert [v["version"] for v in guidelines.versions(read_campaign(root))].count("2") == 1
 
 
-def test_a_collection_a_kill_left_with_part_of_its_configuration_is_completed(tmp_path: Path) -> None:
-    _batches(tmp_path, 1)
+def test_a_collection_a_kill_left_with_part_of_its_configuration_is_completed(tmp_path: Path, batched: None) -> None:
     root = tmp_path / "campaign"
     dest = root / "phase1" / "ann4"
     dest.mkdir()
@@ -106,10 +116,9 @@ def _killed_after_campaign_json(root: Path) -> tuple[dict[str, object], list[dic
     return campaign, changes
 
 
-def test_the_next_team_command_finishes_a_change_killed_after_campaign_json(tmp_path: Path) -> None:
+def test_the_next_team_command_finishes_a_change_killed_after_campaign_json(tmp_path: Path, batched: None) -> None:
     from pipeline.campaign.assignments import manifest_text
 
-    _batches(tmp_path, 1)
     root = tmp_path / "campaign"
     assert (root / "phase1" / "ann1" / "100_1.ann").is_file()
     campaign, _ = _killed_after_campaign_json(root)
@@ -121,10 +130,9 @@ def test_the_next_team_command_finishes_a_change_killed_after_campaign_json(tmp_
     assert '"event": "unassigned"' in (root / "assignments.jsonl").read_text(encoding="utf-8")
 
 
-def test_a_change_killed_before_campaign_json_is_dropped(tmp_path: Path) -> None:
+def test_a_change_killed_before_campaign_json_is_dropped(tmp_path: Path, batched: None) -> None:
     from pipeline.campaign.team import finish_pending
 
-    _batches(tmp_path, 1)
     root = tmp_path / "campaign"
     before = (root / "campaign.json").read_bytes()
     _killed_after_campaign_json(root)

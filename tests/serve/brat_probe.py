@@ -8,14 +8,17 @@ with it (the defect is gone).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from pipeline.serve import brat_adapter
 from pipeline.serve.brat_adapter import Brat, RequestSession, bound_request, load_brat
 
 
@@ -73,27 +76,53 @@ def probe_crash_mid_save(brat: Brat, coll: Path, doc: str) -> dict[str, Any]:
 
 
 def probe_two_edits(brat: Brat, coll: Path, doc: str) -> dict[str, Any]:
-    """Two edits of one document at once (both read it before either writes, unless a lock prevents it)."""
+    """Two edits of one document at once (both read it before either writes, unless a lock prevents it).
+
+    The first edit to have read the document waits for the other to have read it too, or for the other to be
+    waiting for the document's lock (then it can never read first: waiting longer proves nothing), at most 2 s.
+    """
     ann_mod = brat.modules["annotation"]
-    barrier = threading.Barrier(2, timeout=2.0)
+    state = {"parsed": 0, "held": False, "blocked": False}
+    changed = threading.Condition()
     original = ann_mod.Annotations._parse_ann_file
+    real_lock = brat_adapter.document_lock
 
     def parse_then_wait(self: Any, input_files: Any) -> Any:
         result = original(self, input_files)
-        try:
-            barrier.wait()
-        except threading.BrokenBarrierError:
-            pass  # the other edit cannot read now (it waits for the lock): go on alone
+        with changed:
+            state["parsed"] += 1
+            changed.notify_all()
+            # not met in time: the other edit cannot read now (it waits for the lock), go on alone
+            changed.wait_for(lambda: state["parsed"] >= 2 or state["blocked"], timeout=2.0)
         return result
 
+    @contextlib.contextmanager
+    def watched_lock(*args: Any, **kwargs: Any) -> Iterator[Any]:
+        with changed:
+            if state["held"]:
+                state["blocked"] = True  # this edit is about to wait for the one holding the lock
+                changed.notify_all()
+        with real_lock(*args, **kwargs) as held:
+            with changed:
+                state["held"] = True
+            try:
+                yield held
+            finally:
+                with changed:
+                    state["held"] = False
+
     ann_mod.Annotations._parse_ann_file = parse_then_wait
+    brat_adapter.document_lock = watched_lock  # type: ignore[assignment]
     threads = [threading.Thread(target=_dispatch, args=(brat, "createSpan", coll, doc, False),
                                 kwargs={"offsets": offsets, "type": "Phenotype"})
                for offsets in ("[[9,14]]", "[[36,44]]")]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        brat_adapter.document_lock = real_lock
     return {"after": (coll / f"{doc}.ann").read_text(encoding="utf-8")}
 
 

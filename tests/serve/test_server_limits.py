@@ -209,7 +209,11 @@ def test_a_public_address_needs_a_proxy_or_public(demo: Demo) -> None:
     assert tree_digest(demo.root) == before
 
 
-@pytest.mark.parametrize("flags", [["--public"], ["--trusted-proxy", "127.0.0.1"]])
+@pytest.mark.parametrize("flags", [
+    ["--public"],
+    # a second serve process (2-4 s) for the same message: out of the everyday loop, in make test and CI
+    pytest.param(["--trusted-proxy", "127.0.0.1"], marks=pytest.mark.slow),
+])
 def test_a_public_address_prints_that_tls_is_needed(demo: Demo, flags: list[str]) -> None:
     proc = subprocess.Popen([sys.executable, "-m", "pipeline", "campaign", "serve", str(demo.root), "--port", "0",
                              "--host", "0.0.0.0", *flags], cwd=PROJECT, stderr=subprocess.PIPE, text=True)

@@ -12,6 +12,7 @@ pipeline.serve.suggest
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -74,9 +75,17 @@ def app_factory() -> type[ServeApp]:
     return ServeApp
 
 
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Camp:
+    """The campaign, written once per module (its users' scrypt hashes are the slow part)."""
+    return build_suggest_campaign(tmp_path_factory.mktemp("suggest"))
+
+
 @pytest.fixture()
-def camp(tmp_path: Path) -> Camp:
-    return build_suggest_campaign(tmp_path)
+def camp(template: Camp, tmp_path: Path) -> Camp:
+    """Each test's own copy of the module's campaign."""
+    shutil.copytree(template.root.parent, tmp_path, dirs_exist_ok=True)
+    return Camp(tmp_path / template.root.name, dict(template.passwords), dict(template.doc))
 
 
 def _client(app: ServeApp, camp: Camp, person: str) -> Client:

@@ -5,6 +5,10 @@ On a live waitress server with the real app, clients come from distinct loopback
 at most), an (address, name) pair and an address back off exponentially, and the person still logs in
 from their own address.  The store's tables stay bounded whatever names are typed.
 
+The live server's store keeps its default delays but runs on a clock the test can move forward
+(real time plus a skip): waiting out a backoff is a skip instead of a sleep, while a delay the server
+itself sleeps (the name's) is still real time, measured around the request.
+
 Covers: pipeline.serve.app, pipeline.serve.sessions
 """
 
@@ -29,9 +33,27 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Demo:
     return build_served_campaign(tmp_path_factory.mktemp("throttle"))
 
 
+class SkipClock:
+    """``time.monotonic`` plus the seconds skipped so far (the store's clock, moved on by tests)."""
+
+    def __init__(self) -> None:
+        self.skipped = 0.0
+
+    def __call__(self) -> float:
+        return time.monotonic() + self.skipped
+
+    def skip(self, seconds: float) -> None:
+        self.skipped += seconds
+
+
 @pytest.fixture()
-def live(demo: Demo) -> Iterator[LiveServer]:
-    with LiveServer(ServeApp(demo.root)) as server:
+def clock() -> SkipClock:
+    return SkipClock()
+
+
+@pytest.fixture()
+def live(demo: Demo, clock: SkipClock) -> Iterator[LiveServer]:
+    with LiveServer(ServeApp(demo.root, sessions=SessionStore(clock=clock))) as server:
         yield server
 
 
@@ -39,8 +61,10 @@ def messages(answer: dict) -> list[str]:  # type: ignore[type-arg]
     return [m[0] for m in answer.get("messages", [])]
 
 
-def test_a_name_is_never_locked_failures_from_many_addresses_only_delay_it(live: LiveServer, demo: Demo) -> None:
+def test_a_name_is_never_locked_failures_from_many_addresses_only_delay_it(live: LiveServer, demo: Demo,
+                                                                          clock: SkipClock) -> None:
     for n in range(10, 22):  # twelve addresses, one wrong password each, all for alice
+        clock.skip(2)  # the name's delay (2 s at most) is over: each failure is counted, none is waited for
         attacker = HttpClient(live.port, source=f"127.0.0.{n}")
         assert messages(attacker.login("alice", "guess")) == WRONG  # checked (maybe after a delay), never locked
         attacker.close()
@@ -52,8 +76,9 @@ def test_a_name_is_never_locked_failures_from_many_addresses_only_delay_it(live:
     assert elapsed < 2 + 1.5  # the name's delay is 2 s at most (plus one password check on a busy machine)
 
 
-def test_the_name_delay_is_at_most_two_seconds(live: LiveServer) -> None:
+def test_the_name_delay_is_at_most_two_seconds(live: LiveServer, clock: SkipClock) -> None:
     for n in range(30, 45):
+        clock.skip(2)  # as above: fifteen failures, whose delays (up to 2 s each) are skipped, not slept
         HttpClient(live.port, source=f"127.0.0.{n}").login("bob", "guess")
     started = time.monotonic()
     assert messages(HttpClient(live.port, source="127.0.0.46").login("bob", "guess")) == WRONG
@@ -70,17 +95,17 @@ def test_a_pair_backs_off_but_not_the_name_nor_the_address(live: LiveServer, dem
     assert HttpClient(live.port, source="127.0.0.8").login("alice", demo.passwords["alice"]).get("exception") is None
 
 
-def test_an_address_backs_off_exponentially(live: LiveServer, demo: Demo) -> None:
+def test_an_address_backs_off_exponentially(live: LiveServer, demo: Demo, clock: SkipClock) -> None:
     scanner = HttpClient(live.port, source="127.0.0.5")
     for n in range(20):  # twenty names: the twentieth failure starts the address's backoff (1 s)
         assert messages(scanner.login(f"nobody{n}", "x")) == WRONG
     assert "Too many failed logins" in messages(scanner.login("bob", demo.passwords["bob"]))[0]
     assert HttpClient(live.port, source="127.0.0.6").login("bob", demo.passwords["bob"]).get("exception") is None
-    time.sleep(1.1)
+    clock.skip(1.1)
     assert messages(scanner.login("nobody20", "x")) == WRONG  # the wait is over; this failure doubles it (2 s)
-    time.sleep(1.1)
+    clock.skip(1.1)
     assert "Too many failed logins" in messages(scanner.login("bob", demo.passwords["bob"]))[0]
-    time.sleep(1.1)
+    clock.skip(1.1)
     assert scanner.login("bob", demo.passwords["bob"]).get("exception") is None
 
 
