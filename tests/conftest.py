@@ -41,3 +41,23 @@ def _private_rate_limit_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatc
     """Each test gets its own host-wide rate-limit directory: tests with fake clocks must not share
     (or pollute) the real one, and parallel test runs must not slow each other down."""
     monkeypatch.setenv("PGX_RATELIMIT_DIR", str(tmp_path_factory.mktemp("ratelimit")))
+
+
+MAX_SLOW = 150
+"""At most this many tests are marked ``slow``, so that the everyday loop keeps covering what it covers."""
+
+
+def slow_count_error(items: list[pytest.Item]) -> str:
+    """The error for a collection with too many tests marked ``slow``, or "" (a subset has fewer, never more)."""
+    slow = sum(1 for item in items if item.get_closest_marker("slow") is not None)
+    if slow <= MAX_SLOW:
+        return ""
+    return (f"{slow} tests are marked slow, more than {MAX_SLOW}: make one faster instead of marking it, "
+            "so that the everyday loop (-m 'not slow') still runs it")
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects them
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    error = slow_count_error(items)
+    if error:
+        raise pytest.UsageError(error)

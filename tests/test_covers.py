@@ -161,3 +161,18 @@ def test_the_covers_convention_on_a_sample(tmp_path: Path) -> None:
     marked.write_text("import pytest\n\npytestmark = [pytest.mark.skipif(False, reason='x'), pytest.mark.slow]\n\n"
                       "def test_b():\n    pass\n", encoding="utf-8")
     assert fast_tests(marked) == []
+
+
+def test_more_slow_tests_than_allowed_stop_the_run() -> None:
+    """conftest refuses a collection with more than MAX_SLOW slow tests; the real collection is within it."""
+    from tests.conftest import MAX_SLOW, slow_count_error
+
+    class Item:
+        def __init__(self, slow: bool) -> None:
+            self.slow = slow
+
+        def get_closest_marker(self, name: str) -> object | None:
+            return object() if self.slow and name == "slow" else None
+
+    assert slow_count_error([Item(True)] * MAX_SLOW + [Item(False)]) == ""  # type: ignore[list-item]
+    assert "151 tests are marked slow, more than 150" in slow_count_error([Item(True)] * (MAX_SLOW + 1))  # type: ignore[list-item]
