@@ -19,7 +19,9 @@ Guarantees, one sentence each:
 * **Stage and publish a directory** ([`staging_directory`][pipeline.durable.staging_directory],
   [`publish_directory`][pipeline.durable.publish_directory]): a reader sees the previous directory or the
   complete new one, never none and never a mix, and a kill between two renames is undone by
-  [`restore_directory`][pipeline.durable.restore_directory].
+  [`restore_directory`][pipeline.durable.restore_directory].  The files a command writes inside a staging
+  directory are plain writes, not fsynced: a publication is atomic for readers and after a kill, not
+  durable against a power cut.
 * **Exchange** ([`exchange`][pipeline.durable.exchange]): two paths swap names in one step
   (``renameat2(RENAME_EXCHANGE)``) or not at all.
 * **Clean** ([`clean_leftovers`][pipeline.durable.clean_leftovers]): what a killed writer left (under the
