@@ -103,7 +103,7 @@ def fates(ex: TrainingSentence, rules: RelationRules, schema: Schema) -> list[tu
             fate = "proposed, wrong direction" if (r.arg1.index, r.arg2.index) != (i, j) else "proposed, wrong type"
         elif t == EQUIVALENT:
             fate = "not proposed: isEquivalentTo (abbreviation rule)"
-        elif _type_pair(a.type, b.type) not in scorer.pair_types:
+        elif scorer.pair_types and _type_pair(a.type, b.type) not in scorer.pair_types:
             fate = "not a candidate: entity type pair not scored"
         elif (a.index, b.index) not in probs:
             fate = "not a candidate: other (abbreviation pair)"
