@@ -256,6 +256,41 @@ def print_coverage(title: str, cov: dict[str, Counter[str]]) -> None:
               f"| {100 * total['exact'] / total['final']:.0f} |")
 
 
+#: The types whose exact recall ``--recall-types`` prints fold by fold by default (issue 37's targets).
+RECALL_TYPES = ("Phenotype", "Pharmacodynamic_phenotype")
+
+
+def exact_recall_by_fold(predicted: dict[str, Sequence[Annotation]], gold: dict[str, list[Annotation]],
+                         folds: Sequence[Sequence[str]], types: Sequence[str]
+                         ) -> list[tuple[str, dict[str, tuple[int, int]]]]:
+    """Exact recall of ``types`` in each fold, then over all folds.
+
+    A final entity counts as recalled when a proposal has its fragments and its type (as in
+    :func:`coverage`).  Returns ``(label, {type: (exact, final)})`` rows: ``"1"`` ... ``"k"`` for the
+    folds in order, then ``"all"``; a type absent from a fold has ``(0, 0)``.  Every name of ``folds``
+    must be in ``predicted`` and ``gold`` (KeyError otherwise).
+    """
+    rows: list[tuple[str, dict[str, tuple[int, int]]]] = []
+    for label, names in [*((str(i), fold) for i, fold in enumerate(folds, 1)),
+                         ("all", [n for fold in folds for n in fold])]:
+        cov = coverage(predicted, gold, names)
+        rows.append((label, {t: (cov[t]["exact"], cov[t]["final"]) if t in cov else (0, 0) for t in types}))
+    return rows
+
+
+def print_recall_by_fold(rows: Sequence[tuple[str, dict[str, Sequence[Annotation]]]],
+                         gold: dict[str, list[Annotation]], folds: Sequence[Sequence[str]],
+                         types: Sequence[str]) -> None:
+    """For each ``(title, predictions)`` row, the table of :func:`exact_recall_by_fold` (percent, exact/final)."""
+    for title, predicted in rows:
+        print(f"\nexact recall per fold, {title}")
+        print("| fold | " + " | ".join(types) + " |")
+        print("|---|" + "---|" * len(types))
+        for label, by_type in exact_recall_by_fold(predicted, gold, folds, types):
+            cells = [f"{100 * e / n:.1f}% ({e}/{n})" if n else "-" for e, n in (by_type[t] for t in types)]
+            print(f"| {label} | " + " | ".join(cells) + " |")
+
+
 def proposed_document(name: str, text: str, annotations: Sequence[Annotation]) -> brat.BratDocument:
     """The proposals of one sentence as ``build`` writes them: one entity per (fragments, type), ids in
     the exporter's order (start, end, type, fragments); no relation (the entity edits only)."""
@@ -465,6 +500,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="learning-curve training sizes (none: skip)")
     parser.add_argument("--plot", type=Path, default=None, help="write the learning curve PNG here")
     parser.add_argument("--no-kfold", action="store_true", help="skip the k-fold and learned sections")
+    parser.add_argument("--recall-types", nargs="*", metavar="TYPE", default=list(RECALL_TYPES),
+                        help="types whose exact recall is printed per fold, for the rules and the learned "
+                             "model out of fold (default: %(default)s; none: skip)")
     args = parser.parse_args(argv)
     if missing := missing_sets(args.sets):
         print(f"shared data not available: {', '.join(map(str, missing))} (put the shared/ folder beside the "
@@ -521,6 +559,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         oof = kfold_report(extended, gold, args.k, args.seed, args.curve, args.plot)
         print("\n# the learned classifier out of fold, per portion")
         summarize([*rows, ("end-to-end build + learned classifier (out of fold)", oof)], gold, texts)
+        if args.recall_types:
+            print_recall_by_fold([("end-to-end build (rules)", ext_pred), ("rules + learned classifier (out of fold)",
+                                                                           oof)],
+                                 gold, kfold_groups(texts, k=args.k, seed=args.seed), args.recall_types)
 
     if not args.no_local:
         try:
