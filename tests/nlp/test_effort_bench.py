@@ -5,8 +5,6 @@ Covers: pipeline.brat.edits, pipeline.brat.standoff, pipeline.documents, pipelin
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,18 +14,14 @@ from pipeline.brat.edits import sentence_edits
 from pipeline.brat.standoff import parse_ann
 from pipeline.documents import Annotation, Document, Relation, Sentence
 from pipeline.schema import load_schema
+from tests.bench_loader import load_bench
 
 PROJECT = Path(__file__).resolve().parents[2]
 TEXT = "CYP2D6 poor metabolizers had higher plasma levels of codeine and morphine."
 
 
 def _bench(monkeypatch: pytest.MonkeyPatch) -> Any:
-    spec = importlib.util.spec_from_file_location("bench_effort", PROJECT / "bench" / "effort.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "bench_effort", module)  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    return load_bench(monkeypatch, "effort")
 
 
 def test_a_build_sentence_becomes_the_brat_document_a_person_is_given(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -5,8 +5,6 @@ Covers: pipeline.nlp.learned
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,19 +12,14 @@ import pytest
 
 from pipeline.documents import Annotation
 from pipeline.nlp import learned
+from tests.bench_loader import load_bench
 
 PROJECT = Path(__file__).resolve().parents[2]
 TEXT = "Warfarin response and alcohol -related suicide were often much higher in CYP2C9 carriers ."
 
 
 def _probe(monkeypatch: pytest.MonkeyPatch) -> Any:
-    spec = importlib.util.spec_from_file_location("bench_learned_miss_probe",
-                                                  PROJECT / "bench" / "learned_miss_probe.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "bench_learned_miss_probe", module)
-    spec.loader.exec_module(module)
-    return module
+    return load_bench(monkeypatch, "learned_miss_probe")
 
 
 def _a(phrase: str, type_: str) -> Annotation:

@@ -5,26 +5,19 @@ Covers: pipeline.documents
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pipeline.documents import Annotation
+from tests.bench_loader import load_bench
 
 PROJECT = Path(__file__).resolve().parents[2]
 
 
 def _bench(monkeypatch: pytest.MonkeyPatch) -> Any:
-    spec = importlib.util.spec_from_file_location("bench_preannotation_agreement",
-                                                  PROJECT / "bench" / "preannotation_agreement.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "bench_preannotation_agreement", module)
-    spec.loader.exec_module(module)
-    return module
+    return load_bench(monkeypatch, "preannotation_agreement")
 
 
 def _a(start: int, end: int, type_: str) -> Annotation:

@@ -6,9 +6,7 @@ Covers: pipeline.nlp.relations.scorer, pipeline.nlp.relations.features, pipeline
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import math
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +16,7 @@ from pipeline.documents import Annotation, Document, Sentence, SentenceParse
 from pipeline.nlp.relations.rules import DEFAULT_RULES, RelationScorer, load_rules
 from pipeline.nlp.relations.training import TrainingSentence
 from pipeline.schema import load_schema
+from tests.bench_loader import load_bench
 
 PROJECT = Path(__file__).resolve().parents[2]
 SCHEMA = load_schema()
@@ -30,13 +29,7 @@ ROWS = [("CYP2C9", 1, "compound", "PROPN", "cyp2c9"), ("variants", 3, "nsubj", "
 
 
 def _bench(monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.syspath_prepend(str(PROJECT / "bench"))
-    spec = importlib.util.spec_from_file_location("bench_relation_ceiling", PROJECT / "bench" / "relation_ceiling.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "bench_relation_ceiling", module)
-    spec.loader.exec_module(module)
-    return module
+    return load_bench(monkeypatch, "relation_ceiling", bench_on_path=True)
 
 
 def _example(gold: tuple[tuple[int, int, str], ...]) -> TrainingSentence:

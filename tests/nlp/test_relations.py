@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -68,6 +67,7 @@ from pipeline.nlp.relations.training import (
 )
 from pipeline.nlp.relations.tree import _align, _depth, _depths, _Entity, _outer, _Tree
 from pipeline.schema import load_schema
+from tests.bench_loader import load_bench
 from tests.nlp.pair_features_reference import pair_features
 
 SCHEMA = load_schema()
@@ -650,13 +650,7 @@ def test_the_strength_selection_reads_only_its_training_sentences(monkeypatch: p
 def _spied_bench(monkeypatch: pytest.MonkeyPatch) -> tuple[Any, list[Document], Any, list[set[str]]]:
     """bench/relations.py loaded as a module, 30 synthetic sentences and their gold, and the PMIDs each
     call of the (spied) training function receives."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("bench_relations", PROJECT / "bench" / "relations.py")
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "bench_relations", bench)  # its dataclasses look their module up
-    spec.loader.exec_module(bench)
+    bench = load_bench(monkeypatch, "relations")
     examples = [_example(k, related=k % 3 != 0, verb=("decrease", "increase")[k % 2]) for k in range(30)]
     docs = [ex.doc for ex in examples]
     gold = bench.Gold(docs, {ex.doc.pmid: [(ex.doc.annotations[i].fragments, ex.doc.annotations[j].fragments, t,
