@@ -48,7 +48,7 @@ from pipeline.campaign.layout import (
     MODELS_RELATIONS_DIR,
     PHASE2_DIR,
 )
-from pipeline.nlp.relations.rules import RelationRulesError, RelationScorer
+from pipeline.nlp.relations.rules import RelationRulesError, RelationScorer, load_scorer_file
 from pipeline.schema import Schema
 
 log = logging.getLogger(__name__)
@@ -125,31 +125,6 @@ def next_version(campaign_dir: Path) -> int:
     if entities.is_dir():
         numbers += [int(m.group(1)) for p in entities.iterdir() if (m := _VERSION.match(p.name)) and not m.group(2)]
     return max(numbers, default=0) + 1
-
-
-def load_scorer_file(path: Path, schema: Schema) -> RelationScorer:
-    """Read a relation scorer file and check its types against the schema.
-
-    Args:
-        path: The scorer file.
-        schema: The corpus schema.
-
-    Returns:
-        The scorer.
-
-    Raises:
-        RelationRulesError: If the file cannot be read, is not a scorer of the current format, or names a
-            relation type the schema lacks (the message names the file).
-    """
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise RelationRulesError(f"{path}: cannot read the relation scorer: {exc}") from exc
-    scorer = RelationScorer.from_json(data, str(path))
-    unknown = sorted(set(scorer.types) - set(schema.relation_parent))
-    if unknown:
-        raise RelationRulesError(f"{path}: unknown relation type(s) {', '.join(unknown)}")
-    return scorer
 
 
 @dataclass(frozen=True)

@@ -324,17 +324,36 @@ def _load_scorer(sections: Mapping[str, tuple[Any, int]], p: Path, schema: Schem
     """Load the scorer the ``scorer`` section names (relative to the rule file p); None without that section."""
     if "scorer" not in sections:
         return None
-    where = str(p)
     scorer_node, scorer_line = sections["scorer"]
-    scorer_path = p.parent / str(getattr(scorer_node, "value", ""))
+    return load_scorer_file(p.parent / str(getattr(scorer_node, "value", "")), schema,
+                            named_at=f"{p}:{scorer_line}")
+
+
+def load_scorer_file(path: Path, schema: Schema, *, named_at: str = "") -> RelationScorer:
+    """Read a relation scorer file and check its types against the schema.
+
+    Args:
+        path: The scorer file.
+        schema: The corpus schema.
+        named_at: ``FILE:LINE`` of the rule file's ``scorer`` entry that names it, when it was named there
+            (an unreadable file is then reported at that line).
+
+    Returns:
+        The scorer.
+
+    Raises:
+        RelationRulesError: If the file cannot be read, is not a scorer of the current format, or names a
+            relation type the schema lacks (the message names the file).
+    """
     try:
-        scorer_data = json.loads(scorer_path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise RelationRulesError(f"{where}:{scorer_line}: cannot read the scorer {scorer_path}: {exc}") from exc
-    scorer = RelationScorer.from_json(scorer_data, str(scorer_path))
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        where = f"{named_at}: cannot read the scorer {path}" if named_at else f"{path}: cannot read the relation scorer"
+        raise RelationRulesError(f"{where}: {exc}") from exc
+    scorer = RelationScorer.from_json(data, str(path))
     unknown = sorted(set(scorer.types) - set(schema.relation_parent))
     if unknown:
-        raise RelationRulesError(f"{scorer_path}: unknown relation type(s) {', '.join(unknown)}")
+        raise RelationRulesError(f"{path}: unknown relation type(s) {', '.join(unknown)}")
     return scorer
 
 
